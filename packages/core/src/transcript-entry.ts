@@ -1,0 +1,120 @@
+import type { ContentBlock, Message } from "./message.ts";
+
+/** Version of the on-disk transcript entry format. Readers accept this version and older. */
+export const TRANSCRIPT_FORMAT_VERSION = 1 as const;
+
+interface EntryBase {
+  /** Format version of this line. */
+  v: typeof TRANSCRIPT_FORMAT_VERSION;
+  /** Unique id of the entry (for message entries, the message id). */
+  id: string;
+  /** ISO-8601 time the entry was appended. */
+  timestamp: string;
+  /** Session the entry belongs to, when the writer knows it. */
+  sessionId?: string;
+}
+
+export interface MessageEntry extends EntryBase {
+  type: "message";
+  message: Message;
+}
+
+export type CompactTrigger = "manual" | "auto" | "reactive";
+
+/** Everything before the last boundary is history; the live context starts after it. */
+export interface CompactBoundaryEntry extends EntryBase {
+  type: "compact_boundary";
+  trigger: CompactTrigger;
+  /** Which layer produced the boundary (e.g. "full", "session-memory", "reactive", "provider"). */
+  layer?: string;
+  tokensBefore: number;
+  tokensAfter?: number;
+  messagesSummarized: number;
+  /** Id of the last message before the boundary: the logical parent of what follows. */
+  logicalParentId: string | null;
+  /** Tools discovered before the compaction, so deferred tool lists survive it. */
+  discoveredTools?: string[];
+  /** Messages kept verbatim across the boundary (anchor and ids), when a keep-window was used. */
+  preservedSegment?: { anchorId: string; messageIds: string[] };
+}
+
+export interface SummaryEntry extends EntryBase {
+  type: "summary";
+  /** "compact": the summary that replaces history after a boundary; "title": a session title. */
+  kind: "compact" | "title";
+  text: string;
+  /** The boundary this summary belongs to (kind "compact"). */
+  boundaryId?: string;
+  /** The last message the summary covers. */
+  leafId?: string;
+}
+
+export interface Attachment {
+  /** What kind of context this is ("memory-index", "file", "plan", "task-status", "hook-context", …). */
+  kind: string;
+  content: string | ContentBlock[];
+  /** Who produced it (plugin name, memory file path, hook command). */
+  source?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface AttachmentEntry extends EntryBase {
+  type: "attachment";
+  attachment: Attachment;
+}
+
+/**
+ * One edit a context layer made to the projection. The transcript keeps the original content; replaying
+ * edits reproduces the exact context after resume.
+ */
+export interface LayerEdit {
+  /** What was done: "clear_tool_result", "persist_tool_result", "snip", "collapse", … */
+  kind: string;
+  messageIds?: string[];
+  toolUseIds?: string[];
+  /** Layer-specific details (placeholder text, file path, preview length, …). */
+  details?: Record<string, unknown>;
+}
+
+export interface LayerDecisionEntry extends EntryBase {
+  type: "layer_decision";
+  /** The layer that decided ("tool-result-budget", "snip", "microcompact", …). */
+  layer: string;
+  edits: LayerEdit[];
+  tokensBefore?: number;
+  tokensAfter?: number;
+  reason?: string;
+}
+
+export interface HookResultEntry extends EntryBase {
+  type: "hook_result";
+  /** Hook event name ("PreCompact", "SessionStart", …). */
+  event: string;
+  /** Plugin name or command that ran. */
+  handler: string;
+  outcome: "success" | "blocked" | "error" | "timeout";
+  /** Text the hook contributed (instructions, additional context). */
+  output?: string;
+  reason?: string;
+  exitCode?: number;
+  durationMs?: number;
+}
+
+/** Session metadata; re-appended after each compaction so a reader of the tail still finds it. */
+export interface MetadataEntry extends EntryBase {
+  type: "metadata";
+  title?: string;
+  tags?: string[];
+  data?: Record<string, unknown>;
+}
+
+export type TranscriptEntry =
+  | MessageEntry
+  | CompactBoundaryEntry
+  | SummaryEntry
+  | AttachmentEntry
+  | LayerDecisionEntry
+  | HookResultEntry
+  | MetadataEntry;
+
+export type TranscriptEntryType = TranscriptEntry["type"];

@@ -1,0 +1,113 @@
+import type { StopReason, Usage } from "@unforget/core";
+
+/**
+ * The scripting model shared by every fake provider server. A test enqueues steps; each request the fake
+ * receives consumes the next step (or the default reply when the queue is empty). The same script drives
+ * the Anthropic, Bedrock and Vertex fakes, so one contract suite can run against all three.
+ */
+export interface FakeToolCall {
+  /** Defaults to a deterministic id (`toolu_fake_<n>` or the provider's style). */
+  id?: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface FakeReply {
+  kind: "reply";
+  text?: string;
+  thinking?: string;
+  toolCalls?: FakeToolCall[];
+  /** Defaults to "tool_use" when toolCalls are present, else "end_turn". */
+  stopReason?: StopReason;
+  /** Overrides the deterministic usage the fake computes. */
+  usage?: Partial<Usage>;
+  /** Wait this long before answering (or between stream frames, for streams). */
+  delayMs?: number;
+  /** Extra raw content blocks (provider wire format) appended verbatim, to test unknown-block preservation. */
+  rawBlocks?: unknown[];
+}
+
+export type FakeErrorKind =
+  /** 429 with a retry-after header. */
+  | "rate_limit"
+  /** Anthropic 529 overloaded_error; Bedrock ServiceUnavailable/ModelNotReady; Vertex 503. */
+  | "overloaded"
+  /** 500. */
+  | "server_error"
+  /** 200 with a body that is not valid for the protocol. */
+  | "malformed"
+  /** The provider's prompt-too-long error with numbers (actual/limit from the step or the context limit). */
+  | "prompt_too_long"
+  /** The provider's prompt-too-long wording without numbers, where one exists (Bedrock "Input is too long"). */
+  | "prompt_too_long_generic"
+  /** Anthropic 413 request_too_large (bytes). */
+  | "request_too_large"
+  /** A 200 response whose stop reason is model_context_window_exceeded. */
+  | "context_window_exceeded_stop"
+  /** 400 invalid request unrelated to size. */
+  | "invalid_request"
+  /** 401/403. */
+  | "authentication";
+
+export interface FakeError {
+  kind: "error";
+  error: FakeErrorKind;
+  /** For stream requests: emit this many normal events first, then the error in-stream. */
+  midStreamAfterEvents?: number;
+  actualTokens?: number;
+  limitTokens?: number;
+  retryAfterSeconds?: number;
+  delayMs?: number;
+}
+
+/** Never answer (until the request is aborted or the server closes): for abort and timeout tests. */
+export interface FakeHang {
+  kind: "hang";
+}
+
+export type FakeStep = FakeReply | FakeError | FakeHang;
+
+/** What the fake saw, for assertions (headers lower-cased; body parsed JSON when it was JSON). */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+  /** "messages", "stream", "count_tokens", "models", … in the provider's terms. */
+  operation: string;
+}
+
+export interface FakeServerOptions {
+  /** Deterministic context limit; requests whose counted tokens exceed it get the provider's overflow error. */
+  contextLimit?: number;
+  /** Reply used when the script queue is empty. */
+  defaultReply?: FakeReply;
+}
+
+/** A running fake. Start one per test (or per file) on 127.0.0.1 and close it afterwards. */
+export interface FakeProviderServer {
+  /** Provider id this fake imitates. */
+  readonly providerId: string;
+  /** Base URL (or endpoint) the provider factory should be pointed at. */
+  readonly url: string;
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[];
+  /** Appends steps to the script. */
+  enqueue(...steps: FakeStep[]): void;
+  /** Changes the context limit for later requests (undefined: no limit). */
+  setContextLimit(limit: number | undefined): void;
+  /**
+   * The fake's deterministic token count for a request body in its wire format; its countTokens endpoint
+   * and its usage numbers use the same function, so tests can predict them.
+   */
+  countTokens(body: unknown): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Deterministic token count used by all fakes: one token per 4 characters of the JSON of the parts that
+ * carry content, rounded up. Exposed so tests can predict usage and overflow.
+ */
+export function fakeTokenCount(payload: unknown): number {
+  return Math.ceil(JSON.stringify(payload ?? "").length / 4);
+}

@@ -1,0 +1,12 @@
+export type {
+  FakeToolCall,
+  FakeReply,
+  FakeErrorKind,
+  FakeError,
+  FakeHang,
+  FakeStep,
+  RecordedRequest,
+  FakeServerOptions,
+  FakeProviderServer,
+} from "./fakes/fake-script.ts";
+export { fakeTokenCount } from "./fakes/fake-script.ts";
