@@ -10,3 +10,10 @@ export type {
   FakeProviderServer,
 } from "./fakes/fake-script.ts";
 export { fakeTokenCount } from "./fakes/fake-script.ts";
+export type { ConversationOptions, ConversationMutation } from "./arbitraries.ts";
+export {
+  arbitraryText,
+  arbitraryToolOutput,
+  arbitraryConversation,
+  arbitraryDamagedConversation,
+} from "./arbitraries.ts";
