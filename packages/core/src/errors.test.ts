@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PromptTooLongError, ProviderRequestError, UnforgetError, isUnforgetError } from "./errors.ts";
+import { isUnforgetError, PromptTooLongError, ProviderRequestError, UnforgetError } from "./errors.ts";
 
 describe("errors", () => {
   it("computes the token gap only when both numbers are known", () => {

@@ -20,7 +20,12 @@ describe("message model", () => {
 
   it("counts every usage field toward window occupancy", () => {
     expect(
-      usageContextTokens({ inputTokens: 3, outputTokens: 5, cacheCreationInputTokens: 100, cacheReadInputTokens: 1000 }),
+      usageContextTokens({
+        inputTokens: 3,
+        outputTokens: 5,
+        cacheCreationInputTokens: 100,
+        cacheReadInputTokens: 1000,
+      }),
     ).toBe(1108);
   });
 

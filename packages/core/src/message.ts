@@ -223,9 +223,7 @@ export function getMessageText(message: Pick<Message, "content">): string {
 
 export function toolResultText(block: ToolResultBlock): string {
   if (typeof block.content === "string") return block.content;
-  return block.content
-    .map((part) => (part.type === "text" ? part.text : `[${part.type}]`))
-    .join("\n");
+  return block.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n");
 }
 
 const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set([

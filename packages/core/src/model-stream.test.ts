@@ -5,7 +5,12 @@ import { createModelStream } from "./model-stream.ts";
 import type { ModelStreamEvent } from "./provider.ts";
 
 const events: ModelStreamEvent[] = [
-  { type: "message_start", id: "r1", model: "m", usage: createUsage({ inputTokens: 10, cacheReadInputTokens: 5 }) },
+  {
+    type: "message_start",
+    id: "r1",
+    model: "m",
+    usage: createUsage({ inputTokens: 10, cacheReadInputTokens: 5 }),
+  },
   { type: "block_start", index: 0, block: { type: "thinking", thinking: "" } },
   { type: "thinking_delta", index: 0, thinking: "hmm" },
   { type: "signature_delta", index: 0, signature: "sig" },

@@ -55,7 +55,8 @@ export class ModelResponseAccumulator {
         if (event.stopReason !== undefined) this.response.stopReason = event.stopReason;
         if (event.rawStopReason !== undefined) this.response.rawStopReason = event.rawStopReason;
         if (event.stopSequence !== undefined) this.response.stopSequence = event.stopSequence;
-        if (event.appliedContextEdits !== undefined) this.response.appliedContextEdits = event.appliedContextEdits;
+        if (event.appliedContextEdits !== undefined)
+          this.response.appliedContextEdits = event.appliedContextEdits;
         if (event.usage) {
           for (const [key, value] of Object.entries(event.usage) as [keyof Usage, number | undefined][]) {
             if (typeof value === "number") this.usage[key] = value;
@@ -141,7 +142,10 @@ export function createModelStream(source: () => AsyncIterable<ModelStreamEvent>)
 
   return {
     [Symbol.asyncIterator]() {
-      if (iterated) throw new InvalidOperationError("A ModelStream can be iterated only once; use finalResponse() for the result.");
+      if (iterated)
+        throw new InvalidOperationError(
+          "A ModelStream can be iterated only once; use finalResponse() for the result.",
+        );
       iterated = true;
       return run();
     },

@@ -70,7 +70,10 @@ export interface ModelRequest {
   providerOptions?: Record<string, Record<string, unknown>>;
 }
 
-export type CountTokensRequest = Omit<ModelRequest, "maxTokens" | "temperature" | "topP" | "stopSequences"> & {
+export type CountTokensRequest = Omit<
+  ModelRequest,
+  "maxTokens" | "temperature" | "topP" | "stopSequences"
+> & {
   maxTokens?: number;
 };
 

@@ -1,9 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { ContentBlock, Message } from "./message.ts";
-import { MISSING_TOOL_RESULT_TEXT, findToolPairViolations, groupByApiRound, repairToolPairs } from "./tool-pairs.ts";
+import {
+  findToolPairViolations,
+  groupByApiRound,
+  MISSING_TOOL_RESULT_TEXT,
+  repairToolPairs,
+} from "./tool-pairs.ts";
 
 let counter = 0;
-const message = (role: Message["role"], content: ContentBlock[] | string, extra: Partial<Message> = {}): Message => ({
+const message = (
+  role: Message["role"],
+  content: ContentBlock[] | string,
+  extra: Partial<Message> = {},
+): Message => ({
   id: `m${counter++}`,
   role,
   timestamp: "2026-01-01T00:00:00.000Z",
@@ -150,7 +159,12 @@ describe("groupByApiRound", () => {
   });
 
   it("treats assistant messages without a response id as separate responses", () => {
-    const messages = [message("user", "a"), message("assistant", "b"), message("user", "c"), message("assistant", "d")];
+    const messages = [
+      message("user", "a"),
+      message("assistant", "b"),
+      message("user", "c"),
+      message("assistant", "d"),
+    ];
     // A group is a response plus what follows it; leading user messages join the first group.
     expect(groupByApiRound(messages).map((g) => g.messages.length)).toEqual([3, 1]);
   });

@@ -42,7 +42,12 @@ export function findToolPairViolations(
   const seenUseIds = new Set<string>();
   const answeredIds = new Set<string>();
   const report = (kind: ToolPairViolationKind, index: number, description: string, toolUseId?: string) => {
-    const violation: ToolPairViolation = { kind, messageIndex: index, messageId: messages[index]?.id ?? "", description };
+    const violation: ToolPairViolation = {
+      kind,
+      messageIndex: index,
+      messageId: messages[index]?.id ?? "",
+      description,
+    };
     if (toolUseId !== undefined) violation.toolUseId = toolUseId;
     violations.push(violation);
   };
@@ -64,10 +69,20 @@ export function findToolPairViolations(
     if (message.role === "assistant") {
       for (const block of message.content) {
         if (block.type === "tool_result") {
-          report("misplaced_block", index, `Assistant message ${index} contains a tool_result.`, block.tool_use_id);
+          report(
+            "misplaced_block",
+            index,
+            `Assistant message ${index} contains a tool_result.`,
+            block.tool_use_id,
+          );
         } else if (block.type === "tool_use") {
           if (seenUseIds.has(block.id)) {
-            report("duplicate_tool_use_id", index, `tool_use id ${block.id} is used more than once.`, block.id);
+            report(
+              "duplicate_tool_use_id",
+              index,
+              `tool_use id ${block.id} is used more than once.`,
+              block.id,
+            );
           }
           seenUseIds.add(block.id);
         }
@@ -196,7 +211,8 @@ function dropMisplacedBlocks(messages: Message[], repairs: ToolPairRepair[]): Me
     if (!message.content.some((block) => block.type === misplaced)) continue;
     message.content = message.content.filter((block) => {
       if (block.type !== misplaced) return true;
-      const toolUseId = block.type === "tool_use" ? block.id : block.type === "tool_result" ? block.tool_use_id : "";
+      const toolUseId =
+        block.type === "tool_use" ? block.id : block.type === "tool_result" ? block.tool_use_id : "";
       repairs.push({
         kind: "dropped_misplaced_block",
         messageId: message.id,
@@ -233,7 +249,10 @@ function mergeSameRole(messages: Message[], repairs: ToolPairRepair[]): Message[
     // Providers want a user turn's tool results before anything else in it.
     last.content =
       last.role === "user"
-        ? [...content.filter((b) => b.type === "tool_result"), ...content.filter((b) => b.type !== "tool_result")]
+        ? [
+            ...content.filter((b) => b.type === "tool_result"),
+            ...content.filter((b) => b.type !== "tool_result"),
+          ]
         : content;
     if (message.usage) last.usage = message.usage;
     if (message.stopReason) last.stopReason = message.stopReason;

@@ -11,7 +11,10 @@ export function arbitraryText(options: { maxLength?: number } = {}): fc.Arbitrar
     .array(fc.integer({ min: 0x3041, max: 0x30ff }), { minLength: 1, maxLength: Math.max(1, maxLength >> 2) })
     .map((points) => String.fromCodePoint(...points));
   const code = fc
-    .tuple(fc.constantFrom("const", "function", "def", "return", "if", "import"), fc.stringMatching(/^[a-z_]{1,12}$/))
+    .tuple(
+      fc.constantFrom("const", "function", "def", "return", "if", "import"),
+      fc.stringMatching(/^[a-z_]{1,12}$/),
+    )
     .map(([keyword, name]) => `${keyword} ${name}(x) { return x + 1; }\n`);
   const json = fc.jsonValue({ maxDepth: 2 }).map((value) => JSON.stringify(value));
   const emoji = fc.constantFrom("🙂", "🚀", "👩‍💻", "✅", "🇯🇵");
@@ -33,7 +36,10 @@ export function arbitraryToolOutput(options: { long?: boolean } = {}): fc.Arbitr
   const repeated = fc
     .tuple(line, fc.integer({ min: 50, max: options.long ? 4_000 : 400 }))
     .map(([text, count]) => `${text}\n`.repeat(count));
-  return fc.oneof({ weight: 5, arbitrary: arbitraryText({ maxLength: 300 }) }, { weight: 1, arbitrary: repeated });
+  return fc.oneof(
+    { weight: 5, arbitrary: arbitraryText({ maxLength: 300 }) },
+    { weight: 1, arbitrary: repeated },
+  );
 }
 
 const TOOL_NAMES = ["Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"] as const;
@@ -75,14 +81,21 @@ const imageBlock = (width: number, height: number): ContentBlock => ({
 
 function arbitraryToolCall(options: ConversationOptions): fc.Arbitrary<ToolCallSpec> {
   const blocksOutput = fc
-    .tuple(arbitraryText({ maxLength: 100 }), fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 1, max: 2000 }))
+    .tuple(
+      arbitraryText({ maxLength: 100 }),
+      fc.integer({ min: 1, max: 2000 }),
+      fc.integer({ min: 1, max: 2000 }),
+    )
     .map(([text, width, height]): ToolResultContentBlock[] => [
       { type: "text", text },
       imageBlock(width, height) as ToolResultContentBlock,
     ]);
   return fc.record({
     name: fc.constantFrom(...TOOL_NAMES),
-    input: fc.record({ path: fc.stringMatching(/^\/[a-z/]{1,30}$/), query: arbitraryText({ maxLength: 40 }) }),
+    input: fc.record({
+      path: fc.stringMatching(/^\/[a-z/]{1,30}$/),
+      query: arbitraryText({ maxLength: 40 }),
+    }),
     output: fc.oneof(
       { weight: 6, arbitrary: arbitraryToolOutput({ long: options.longToolOutputs ?? false }) },
       { weight: 1, arbitrary: blocksOutput },
@@ -146,11 +159,15 @@ function buildConversation(rounds: RoundSpec[]): Message[] {
     }
     const responseId = `resp_${roundIndex}`;
     const head: ContentBlock[] = [];
-    if (round.thinking !== undefined) head.push({ type: "thinking", thinking: round.thinking, signature: "sig" });
+    if (round.thinking !== undefined)
+      head.push({ type: "thinking", thinking: round.thinking, signature: "sig" });
     if (round.redactedThinking) head.push({ type: "redacted_thinking", data: "cmVkYWN0ZWQ=" });
     if (round.text !== undefined) head.push({ type: "text", text: round.text });
     if (round.serverBlock) {
-      head.push({ type: "unknown", original: { type: "server_tool_use", id: `srv_${roundIndex}`, name: "web_search" } });
+      head.push({
+        type: "unknown",
+        original: { type: "server_tool_use", id: `srv_${roundIndex}`, name: "web_search" },
+      });
     }
     const uses = round.toolCalls.map((call) => ({
       use: { type: "tool_use" as const, id: `toolu_${toolCounter++}`, name: call.name, input: call.input },
@@ -162,10 +179,19 @@ function buildConversation(rounds: RoundSpec[]): Message[] {
       } satisfies ToolResultBlock,
     }));
     if (head.length === 0 && uses.length === 0) head.push({ type: "text", text: "Done." });
-    const envelope = { role: "assistant" as const, responseId, usage: round.usage, model: "claude-sonnet-4-5" };
+    const envelope = {
+      role: "assistant" as const,
+      responseId,
+      usage: round.usage,
+      model: "claude-sonnet-4-5",
+    };
     if (uses.length > 1 && round.interleaved) {
       uses.forEach((pair, index) => {
-        push({ ...envelope, content: index === 0 ? [...head, pair.use] : [pair.use], stopReason: "tool_use" });
+        push({
+          ...envelope,
+          content: index === 0 ? [...head, pair.use] : [pair.use],
+          stopReason: "tool_use",
+        });
         push({ role: "user", content: [pair.result] });
       });
     } else if (uses.length > 0) {

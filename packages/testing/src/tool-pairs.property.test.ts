@@ -1,9 +1,9 @@
 import {
-  type Message,
   findToolPairViolations,
   getToolResults,
   getToolUses,
   groupByApiRound,
+  type Message,
   repairToolPairs,
 } from "@unforget/core";
 import fc from "fast-check";
@@ -94,10 +94,14 @@ describe("groupByApiRound", () => {
         expect(groups.flatMap((group) => group.messages)).toEqual(messages);
         for (const group of groups) {
           const responseIds = new Set(
-            group.messages.filter((message) => message.role === "assistant").map((message) => message.responseId),
+            group.messages
+              .filter((message) => message.role === "assistant")
+              .map((message) => message.responseId),
           );
           expect(responseIds.size).toBe(1);
-          const useIds = new Set(group.messages.flatMap((message) => getToolUses(message).map((use) => use.id)));
+          const useIds = new Set(
+            group.messages.flatMap((message) => getToolUses(message).map((use) => use.id)),
+          );
           for (const message of group.messages) {
             for (const result of getToolResults(message)) expect(useIds.has(result.tool_use_id)).toBe(true);
           }
