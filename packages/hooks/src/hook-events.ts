@@ -1,0 +1,104 @@
+import type { Attachment, CompactTrigger } from "@unforget/core";
+
+/** Fields every event carries so a plugin can tell which session (and transcript) it is looking at. */
+export interface SessionEventBase {
+  /** The session the event belongs to. */
+  sessionId: string;
+  /** Id (or path) of the session's transcript, when the caller knows it. */
+  transcriptId?: string;
+}
+
+/** Fired before a compaction summarises history. */
+export interface PreCompactEvent extends SessionEventBase {
+  /** "manual" (the user asked), "auto" (the threshold was crossed) or "reactive" (after a prompt-too-long error). */
+  trigger: CompactTrigger;
+  /** Context size in tokens when the compaction was decided. */
+  tokens: number;
+  /** The threshold that was crossed, in tokens (for a manual compaction: the threshold in force). */
+  threshold: number;
+}
+
+/** A refusal to let a proactive compaction (or a tool call) go ahead. */
+export interface HookVeto {
+  /** Shown to the user: why the compaction did not happen. */
+  reason: string;
+  /** Name of the plugin (or hook command) that vetoed; filled in by the bus when a plugin leaves it out. */
+  by?: string;
+}
+
+/** The value the `preCompact` waterfall passes from tap to tap. */
+export interface PreCompactResult {
+  /** Summary instructions so far: the user's first, each plugin's appended after them. */
+  instructions: string;
+  /** Set to refuse a manual or auto compaction. Ignored (and reported) for a reactive one. */
+  veto?: HookVeto;
+}
+
+/** Fired after a compaction has replaced history with a summary. */
+export interface PostCompactEvent extends SessionEventBase {
+  trigger: CompactTrigger;
+  /** The summary text that now stands for the summarised messages. */
+  summary: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesSummarized: number;
+}
+
+/** Why a session (re)started: the first turn, a resumed transcript, a cleared context, or after a compaction. */
+export type SessionStartSource = "startup" | "resume" | "clear" | "compact";
+
+export interface SessionStartEvent extends SessionEventBase {
+  source: SessionStartSource;
+}
+
+/** Why a session ended ("clear", "logout", "prompt_input_exit", "other", …). */
+export interface SessionEndEvent extends SessionEventBase {
+  reason: string;
+}
+
+/** Fired after each model response has been received and appended. */
+export interface PostSamplingEvent extends SessionEventBase {
+  /** Id of the assistant message just appended. */
+  messageId: string;
+  /** Context size in tokens after this response, as counted by the caller. */
+  contextTokens: number;
+  /** Tool calls the response made (0 for a final answer). */
+  toolCalls: number;
+}
+
+export interface PreToolUseEvent extends SessionEventBase {
+  toolName: string;
+  toolUseId: string;
+  /** The input the model asked for; a plugin may rewrite it. */
+  input: Record<string, unknown>;
+}
+
+/** What a `preToolUse` tap decides. Returning `undefined` leaves the decision to the next tap. */
+export type PreToolUseDecision =
+  | { behavior: "allow" }
+  | { behavior: "deny"; reason: string; by?: string }
+  | { behavior: "rewrite"; input: Record<string, unknown> };
+
+export interface PostToolUseEvent extends SessionEventBase {
+  toolName: string;
+  toolUseId: string;
+  input: Record<string, unknown>;
+  /** The tool's result as text (or a short description of non-text output). */
+  output: string;
+  isError: boolean;
+}
+
+export interface UserPromptSubmitEvent extends SessionEventBase {
+  prompt: string;
+}
+
+/** Fired when a background task reaches a final state. */
+export interface TaskSettledEvent extends SessionEventBase {
+  taskId: string;
+  status: "completed" | "failed" | "killed";
+  /** Where the task's output lives on disk, when it has one. */
+  outputPath?: string;
+}
+
+/** Context a `sessionStart` or `userPromptSubmit` tap adds. */
+export type HookAttachments = Attachment[];
