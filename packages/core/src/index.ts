@@ -1,85 +1,60 @@
 export type {
-  UnforgetErrorCode,
-  UnforgetErrorOptions,
   PromptTooLongDetails,
   ProviderRequestDetails,
+  UnforgetErrorCode,
+  UnforgetErrorOptions,
 } from "./errors.ts";
 export {
-  UnforgetError,
+  AbortedError,
+  ConfigurationError,
+  ImportError,
+  InvalidMessageError,
+  InvalidOperationError,
   isUnforgetError,
   PromptTooLongError,
-  RequestTooLargeError,
   ProviderRequestError,
+  RequestTooLargeError,
   TranscriptCorruptError,
   TranscriptWriteError,
-  InvalidMessageError,
-  ImportError,
-  ConfigurationError,
-  AbortedError,
-  InvalidOperationError,
+  UnforgetError,
 } from "./errors.ts";
 
 export type {
   CacheControl,
-  TextBlock,
-  MediaSource,
-  ImageBlock,
-  DocumentBlock,
-  ToolUseBlock,
-  ToolResultContentBlock,
-  ToolResultBlock,
-  ThinkingBlock,
-  RedactedThinkingBlock,
-  UnknownBlock,
   ContentBlock,
   ContentBlockType,
-  Role,
-  Usage,
-  StopReason,
-  Message,
-  RequestMessage,
   CreateMessageInit,
+  DocumentBlock,
+  ImageBlock,
+  MediaSource,
+  Message,
+  RedactedThinkingBlock,
+  RequestMessage,
+  Role,
+  StopReason,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolResultContentBlock,
+  ToolUseBlock,
+  UnknownBlock,
+  Usage,
 } from "./message.ts";
 export {
-  createMessageId,
   createMessage,
+  createMessageId,
   createUsage,
-  usageContextTokens,
-  isToolUseBlock,
-  isToolResultBlock,
-  getToolUses,
-  getToolResults,
   getMessageText,
-  toolResultText,
-  normalizeContentBlock,
-  normalizeContent,
+  getToolResults,
+  getToolUses,
   isRecord,
+  isToolResultBlock,
+  isToolUseBlock,
+  normalizeContent,
+  normalizeContentBlock,
+  toolResultText,
+  usageContextTokens,
 } from "./message.ts";
-
-export type {
-  ProviderSpecificationVersion,
-  ToolDefinition,
-  ToolChoice,
-  ThinkingConfig,
-  ContextManagementConfig,
-  ContextManagementEdit,
-  AppliedContextEdit,
-  ModelRequest,
-  CountTokensRequest,
-  ModelResponse,
-  ModelStreamEvent,
-  ModelStream,
-  RequestOptions,
-  TokenCountMethod,
-  TokenCount,
-  TokenCounter,
-  ProviderCapabilities,
-  ModelProvider,
-} from "./provider.ts";
-export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
-
-export { ModelResponseAccumulator, createModelStream } from "./model-stream.ts";
-
 export type {
   ModelLimits,
   ModelLimitsEntry,
@@ -87,43 +62,75 @@ export type {
   ModelLimitsRegistryOptions,
 } from "./model-limits.ts";
 export {
-  UNKNOWN_MODEL_LIMITS,
-  DEFAULT_MODEL_LIMITS,
   canonicalModelId,
   createModelLimitsRegistry,
+  DEFAULT_MODEL_LIMITS,
   getModelLimits,
+  UNKNOWN_MODEL_LIMITS,
 } from "./model-limits.ts";
 
+export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
+export type { PromptTooLongMatch } from "./prompt-too-long.ts";
+export { parsePromptTooLongMessage } from "./prompt-too-long.ts";
 export type {
-  MessageEntry,
-  CompactTrigger,
-  CompactBoundaryEntry,
-  SummaryEntry,
+  AppliedContextEdit,
+  ContextManagementConfig,
+  ContextManagementEdit,
+  CountTokensRequest,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelStream,
+  ModelStreamEvent,
+  ProviderCapabilities,
+  ProviderSpecificationVersion,
+  RequestOptions,
+  ThinkingConfig,
+  TokenCount,
+  TokenCounter,
+  TokenCountMethod,
+  ToolChoice,
+  ToolDefinition,
+} from "./provider.ts";
+export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
+export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
+export {
+  abortableDelay,
+  computeRetryDelay,
+  DEFAULT_MAX_RETRIES,
+  parseRetryAfter,
+  throwIfAborted,
+  withRetries,
+} from "./retry.ts";
+export type {
+  ApiRoundGroup,
+  RepairToolPairsOptions,
+  ToolPairCheckOptions,
+  ToolPairRepair,
+  ToolPairRepairKind,
+  ToolPairRepairResult,
+  ToolPairViolation,
+  ToolPairViolationKind,
+} from "./tool-pairs.ts";
+export {
+  findToolPairViolations,
+  groupByApiRound,
+  LEADING_USER_TEXT,
+  MISSING_TOOL_RESULT_TEXT,
+  repairToolPairs,
+} from "./tool-pairs.ts";
+export type {
   Attachment,
   AttachmentEntry,
-  LayerEdit,
-  LayerDecisionEntry,
+  CompactBoundaryEntry,
+  CompactTrigger,
   HookResultEntry,
+  LayerDecisionEntry,
+  LayerEdit,
+  MessageEntry,
   MetadataEntry,
+  SummaryEntry,
   TranscriptEntry,
   TranscriptEntryType,
 } from "./transcript-entry.ts";
 export { TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
-
-export type {
-  ToolPairViolationKind,
-  ToolPairViolation,
-  ToolPairCheckOptions,
-  ToolPairRepairKind,
-  ToolPairRepair,
-  ToolPairRepairResult,
-  RepairToolPairsOptions,
-  ApiRoundGroup,
-} from "./tool-pairs.ts";
-export {
-  findToolPairViolations,
-  repairToolPairs,
-  groupByApiRound,
-  MISSING_TOOL_RESULT_TEXT,
-  LEADING_USER_TEXT,
-} from "./tool-pairs.ts";
