@@ -16,7 +16,8 @@ export type UnforgetErrorCode =
   | "compaction_failed"
   | "memory_path"
   | "hook_failed"
-  | "invalid_operation";
+  | "invalid_operation"
+  | "transcript_not_found";
 
 export interface UnforgetErrorOptions {
   cause?: unknown;
@@ -126,6 +127,16 @@ export class TranscriptCorruptError extends UnforgetError {
     super("transcript_corrupt", message, { cause: details.cause });
     this.path = details.path;
     this.line = details.line;
+  }
+}
+
+/** A transcript file does not exist where it was expected. */
+export class TranscriptNotFoundError extends UnforgetError {
+  readonly path: string;
+
+  constructor(message: string, details: { path: string; cause?: unknown }) {
+    super("transcript_not_found", message, { cause: details.cause });
+    this.path = details.path;
   }
 }
 

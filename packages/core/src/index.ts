@@ -15,6 +15,7 @@ export {
   ProviderRequestError,
   RequestTooLargeError,
   TranscriptCorruptError,
+  TranscriptNotFoundError,
   TranscriptWriteError,
   UnforgetError,
 } from "./errors.ts";
@@ -124,6 +125,7 @@ export type {
   AttachmentEntry,
   CompactBoundaryEntry,
   CompactTrigger,
+  CreateTranscriptEntryDefaults,
   HookResultEntry,
   LayerDecisionEntry,
   LayerEdit,
@@ -131,6 +133,21 @@ export type {
   MetadataEntry,
   SummaryEntry,
   TranscriptEntry,
+  TranscriptEntryInput,
   TranscriptEntryType,
 } from "./transcript-entry.ts";
-export { TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+
+export type {
+  ParsedTranscript,
+  TranscriptEntryCheck,
+  TranscriptProblem,
+  TranscriptProblemKind,
+  UnknownTranscriptEntry,
+} from "./transcript-parse.ts";
+export { checkTranscriptEntry, parseTranscript } from "./transcript-parse.ts";
+export { projectMessages } from "./transcript-projection.ts";
+export type { QuarantinedLine, ReadTranscriptOptions, ReadTranscriptResult } from "./transcript-reader.ts";
+export { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
+export type { TranscriptFsyncMode, TranscriptWriterOptions } from "./transcript-writer.ts";
+export { TranscriptWriter } from "./transcript-writer.ts";

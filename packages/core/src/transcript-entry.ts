@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { ContentBlock, Message } from "./message.ts";
 
 /** Version of the on-disk transcript entry format. Readers accept this version and older. */
@@ -118,3 +119,38 @@ export type TranscriptEntry =
   | MetadataEntry;
 
 export type TranscriptEntryType = TranscriptEntry["type"];
+
+type WithoutEnvelope<Entry> = Entry extends TranscriptEntry
+  ? Omit<Entry, "v" | "id" | "timestamp" | "sessionId"> &
+      Partial<Pick<Entry, "v" | "id" | "timestamp" | "sessionId">>
+  : never;
+
+/** An entry as a caller hands it to the writer: `v`, `id`, `timestamp` and `sessionId` may be omitted. */
+export type TranscriptEntryInput = WithoutEnvelope<TranscriptEntry>;
+
+export interface CreateTranscriptEntryDefaults {
+  /** Session id to fill in when the entry has none. */
+  sessionId?: string;
+  /** Time to use when the entry has none (default: now). */
+  now?: Date;
+}
+
+/**
+ * Completes an entry: fills `v`, `id` (a message entry takes its message's id), `timestamp` and `sessionId`
+ * when the caller left them out. Fields the caller set are kept.
+ */
+export function createTranscriptEntry(
+  input: TranscriptEntryInput,
+  defaults: CreateTranscriptEntryDefaults = {},
+): TranscriptEntry {
+  const id = input.id ?? (input.type === "message" ? input.message.id : `${input.type}_${randomUUID()}`);
+  const entry = {
+    ...input,
+    v: input.v ?? TRANSCRIPT_FORMAT_VERSION,
+    id,
+    timestamp: input.timestamp ?? (defaults.now ?? new Date()).toISOString(),
+  } as TranscriptEntry;
+  const sessionId = input.sessionId ?? defaults.sessionId;
+  if (sessionId !== undefined) entry.sessionId = sessionId;
+  return entry;
+}

@@ -1,0 +1,255 @@
+import { TranscriptCorruptError } from "./errors.ts";
+import type { ContentBlock, Message } from "./message.ts";
+import { isRecord, normalizeContent } from "./message.ts";
+import type { TranscriptEntry } from "./transcript-entry.ts";
+import { TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+
+/**
+ * What was wrong with one line of a transcript.
+ * - `torn_line`: the last line has no newline and is not a valid entry: a crash interrupted its write.
+ * - `invalid_json`: a complete line that is not JSON (or not a JSON object).
+ * - `invalid_entry`: JSON that is not a valid entry of a type this version knows.
+ * - `unknown_entry`: a well-formed entry of an unknown `type` or a newer `v`, written by a newer version. It is
+ *   kept in `unknownEntries` (never dropped, never quarantined) and reported here for information.
+ */
+export type TranscriptProblemKind = "torn_line" | "invalid_json" | "invalid_entry" | "unknown_entry";
+
+export interface TranscriptProblem {
+  kind: TranscriptProblemKind;
+  /** 1-based line number in the file. */
+  line: number;
+  /** Why the line was not accepted as an entry, in one sentence. */
+  reason: string;
+  /** The line exactly as read (without its newline). */
+  raw: string;
+}
+
+/** An entry this version does not understand, kept verbatim so that a rewrite or export loses nothing. */
+export interface UnknownTranscriptEntry {
+  /** 1-based line number in the file. */
+  line: number;
+  /** The entry's `type` field. */
+  type: string;
+  /** The entry's `v` field (may be newer than `TRANSCRIPT_FORMAT_VERSION`). */
+  v: number;
+  /** The parsed line, untouched. */
+  value: Record<string, unknown>;
+}
+
+export interface ParsedTranscript {
+  /** Valid entries in file order. */
+  entries: TranscriptEntry[];
+  /** Entries from a newer writer (unknown type or newer `v`), in file order. */
+  unknownEntries: UnknownTranscriptEntry[];
+  /** Every line that is not in `entries`, with its line number and the reason; blank lines are ignored. */
+  problems: TranscriptProblem[];
+}
+
+/**
+ * Parses JSONL transcript text. Never drops a line silently: every line that is not a valid entry appears in
+ * `problems`. Throws `TranscriptCorruptError` only when the text is not JSONL at all (no line is a JSON
+ * object although complete lines exist).
+ */
+export function parseTranscript(text: string, options: { path?: string } = {}): ParsedTranscript {
+  const result: ParsedTranscript = { entries: [], unknownEntries: [], problems: [] };
+  const endsWithNewline = text.length === 0 || text.endsWith("\n");
+  const lines = text.split("\n");
+  if (endsWithNewline) lines.pop();
+  let objectLines = 0;
+  let completeLines = 0;
+  lines.forEach((rawLine, index) => {
+    const line = index + 1;
+    const raw = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
+    if (raw.trim().length === 0) return;
+    const isLastUnterminated = !endsWithNewline && index === lines.length - 1;
+    if (!isLastUnterminated) completeLines++;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      result.problems.push(
+        isLastUnterminated
+          ? {
+              kind: "torn_line",
+              line,
+              reason: `The last line ends without a newline and is not valid JSON (${detail}): a write was interrupted.`,
+              raw,
+            }
+          : { kind: "invalid_json", line, reason: `The line is not valid JSON (${detail}).`, raw },
+      );
+      return;
+    }
+    if (!isRecord(value)) {
+      result.problems.push({
+        kind: isLastUnterminated ? "torn_line" : "invalid_json",
+        line,
+        reason: `The line is JSON but not an object (got ${Array.isArray(value) ? "an array" : typeof value}).`,
+        raw,
+      });
+      return;
+    }
+    objectLines++;
+    const checked = checkTranscriptEntry(value);
+    if (checked.kind === "entry") {
+      result.entries.push(checked.entry);
+    } else if (checked.kind === "unknown") {
+      result.unknownEntries.push({ line, type: String(value.type), v: Number(value.v), value });
+      result.problems.push({ kind: "unknown_entry", line, reason: checked.reason, raw });
+    } else {
+      result.problems.push({ kind: "invalid_entry", line, reason: checked.reason, raw });
+    }
+  });
+  if (objectLines === 0 && completeLines > 0) {
+    const first = result.problems[0];
+    throw new TranscriptCorruptError(
+      `${options.path ?? "The transcript"} is not a JSONL transcript: none of its ${completeLines} line(s) is a JSON object` +
+        `${first ? ` (line ${first.line}: ${first.reason})` : ""}. Check that the path points to a transcript file.`,
+      {
+        ...(options.path === undefined ? {} : { path: options.path }),
+        ...(first ? { line: first.line } : {}),
+      },
+    );
+  }
+  return result;
+}
+
+export type TranscriptEntryCheck =
+  | { kind: "entry"; entry: TranscriptEntry }
+  | { kind: "unknown"; reason: string }
+  | { kind: "invalid"; reason: string };
+
+const ENTRY_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "compact_boundary",
+  "summary",
+  "attachment",
+  "layer_decision",
+  "hook_result",
+  "metadata",
+]);
+const COMPACT_TRIGGERS: ReadonlySet<string> = new Set(["manual", "auto", "reactive"]);
+const HOOK_OUTCOMES: ReadonlySet<string> = new Set(["success", "blocked", "error", "timeout"]);
+
+/**
+ * Validates one parsed line as a transcript entry. Message content is normalised with `normalizeContent`
+ * (string content becomes a text block; unknown blocks are preserved as `UnknownBlock`).
+ */
+export function checkTranscriptEntry(value: Record<string, unknown>): TranscriptEntryCheck {
+  const { v, type, id, timestamp } = value;
+  if (typeof type !== "string") return { kind: "invalid", reason: "The entry has no string `type` field." };
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+    return { kind: "invalid", reason: "The entry has no valid format version `v` (a positive integer)." };
+  }
+  if (v > TRANSCRIPT_FORMAT_VERSION) {
+    return {
+      kind: "unknown",
+      reason: `The entry has format version ${v}, newer than ${TRANSCRIPT_FORMAT_VERSION}; it was kept unread. Upgrade @unforget/core to use it.`,
+    };
+  }
+  if (!ENTRY_TYPES.has(type)) {
+    return {
+      kind: "unknown",
+      reason: `The entry type "${type}" is unknown to this version; it was kept unread. Upgrade @unforget/core to use it.`,
+    };
+  }
+  if (typeof id !== "string" || id.length === 0)
+    return { kind: "invalid", reason: "The entry has no string `id`." };
+  if (typeof timestamp !== "string")
+    return { kind: "invalid", reason: "The entry has no string `timestamp`." };
+  if (value.sessionId !== undefined && typeof value.sessionId !== "string") {
+    return { kind: "invalid", reason: "The entry's `sessionId` is not a string." };
+  }
+  const reason = checkTypeFields(type, value);
+  if (reason !== undefined) return { kind: "invalid", reason };
+  return { kind: "entry", entry: normaliseEntry(type, value) };
+}
+
+function checkTypeFields(type: string, value: Record<string, unknown>): string | undefined {
+  switch (type) {
+    case "message":
+      return checkMessage(value.message);
+    case "compact_boundary":
+      if (typeof value.trigger !== "string" || !COMPACT_TRIGGERS.has(value.trigger)) {
+        return "The compact_boundary's `trigger` is not one of manual, auto, reactive.";
+      }
+      if (typeof value.tokensBefore !== "number")
+        return "The compact_boundary has no numeric `tokensBefore`.";
+      if (typeof value.messagesSummarized !== "number") {
+        return "The compact_boundary has no numeric `messagesSummarized`.";
+      }
+      if (value.logicalParentId !== null && typeof value.logicalParentId !== "string") {
+        return "The compact_boundary's `logicalParentId` is neither a string nor null.";
+      }
+      return undefined;
+    case "summary":
+      if (value.kind !== "compact" && value.kind !== "title")
+        return "The summary's `kind` is not compact or title.";
+      if (typeof value.text !== "string") return "The summary has no string `text`.";
+      return undefined;
+    case "attachment": {
+      const attachment = value.attachment;
+      if (!isRecord(attachment) || typeof attachment.kind !== "string") {
+        return "The attachment entry has no `attachment` object with a string `kind`.";
+      }
+      if (typeof attachment.content !== "string" && !Array.isArray(attachment.content)) {
+        return "The attachment's `content` is neither a string nor a block array.";
+      }
+      return undefined;
+    }
+    case "layer_decision":
+      if (typeof value.layer !== "string") return "The layer_decision has no string `layer`.";
+      if (
+        !Array.isArray(value.edits) ||
+        !value.edits.every((edit) => isRecord(edit) && typeof edit.kind === "string")
+      ) {
+        return "The layer_decision's `edits` is not an array of objects with a string `kind`.";
+      }
+      return undefined;
+    case "hook_result":
+      if (typeof value.event !== "string" || typeof value.handler !== "string") {
+        return "The hook_result has no string `event` and `handler`.";
+      }
+      if (typeof value.outcome !== "string" || !HOOK_OUTCOMES.has(value.outcome)) {
+        return "The hook_result's `outcome` is not one of success, blocked, error, timeout.";
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+function checkMessage(message: unknown): string | undefined {
+  if (!isRecord(message)) return "The message entry has no `message` object.";
+  if (typeof message.id !== "string" || message.id.length === 0) return "The message has no string `id`.";
+  if (message.role !== "user" && message.role !== "assistant")
+    return "The message's `role` is not user or assistant.";
+  const content = message.content;
+  if (typeof content !== "string" && !Array.isArray(content)) {
+    return "The message's `content` is neither a string nor a block array.";
+  }
+  if (message.timestamp !== undefined && typeof message.timestamp !== "string") {
+    return "The message's `timestamp` is not a string.";
+  }
+  return undefined;
+}
+
+function normaliseEntry(type: string, value: Record<string, unknown>): TranscriptEntry {
+  if (type === "message") {
+    const message = value.message as Record<string, unknown>;
+    const normalised = {
+      ...message,
+      content: normalizeContent(message.content),
+      timestamp: typeof message.timestamp === "string" ? message.timestamp : (value.timestamp as string),
+    } as unknown as Message;
+    return { ...value, message: normalised } as unknown as TranscriptEntry;
+  }
+  if (type === "attachment") {
+    const attachment = value.attachment as Record<string, unknown>;
+    if (Array.isArray(attachment.content)) {
+      const content: ContentBlock[] = normalizeContent(attachment.content);
+      return { ...value, attachment: { ...attachment, content } } as unknown as TranscriptEntry;
+    }
+  }
+  return value as unknown as TranscriptEntry;
+}
