@@ -1,0 +1,296 @@
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HookResultEntry } from "@unforget/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createCommandHooksPlugin } from "./command-hooks-plugin.ts";
+import type { HookError } from "./hook-error.ts";
+import type { PreCompactEvent } from "./hook-events.ts";
+import { applyPlugins } from "./hook-plugin.ts";
+import type { HookCommandSettings } from "./hook-settings.ts";
+import { createSessionHooks } from "./session-hooks.ts";
+
+let projectDir: string;
+
+beforeEach(async () => {
+  projectDir = await mkdtemp(join(tmpdir(), "unforget-hooks-"));
+});
+
+afterEach(async () => {
+  await rm(projectDir, { recursive: true, force: true });
+});
+
+async function script(name: string, body: string): Promise<string> {
+  const path = join(projectDir, name);
+  await writeFile(path, `#!/bin/sh\n${body}\n`);
+  await chmod(path, 0o755);
+  return path;
+}
+
+function bus(settings: HookCommandSettings) {
+  const entries: HookResultEntry[] = [];
+  const errors: HookError[] = [];
+  const hooks = createSessionHooks({ sessionId: "session-1", onHookError: (error) => errors.push(error) });
+  applyPlugins(hooks, [
+    createCommandHooksPlugin({
+      settings,
+      projectDir,
+      transcriptPath: "/transcripts/session-1.jsonl",
+      killGraceMs: 200,
+      onHookResult: (entry) => entries.push(entry),
+    }),
+  ]);
+  return { hooks, entries, errors };
+}
+
+const autoEvent: PreCompactEvent = { sessionId: "session-1", trigger: "auto", tokens: 170_000, threshold: 167_000 };
+
+function isGone(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return Promise.resolve(true);
+  }
+  // A killed process whose parent is gone may linger as a zombie until init reaps it: that counts as gone.
+  return readFile(`/proc/${pid}/stat`, "utf8").then(
+    (stat) => / Z /.test(stat),
+    () => true,
+  );
+}
+
+describe("command hooks on PreCompact", () => {
+  it("a script that prints text adds instructions after the user's, and sees Claude Code's stdin and env", async () => {
+    const command = await script(
+      "add-instructions.sh",
+      'cat > "$CLAUDE_PROJECT_DIR/stdin.json"\necho "$UNFORGET_PROJECT_DIR" > "$CLAUDE_PROJECT_DIR/env.txt"\necho "Keep the API design decisions."',
+    );
+    const { hooks, entries } = bus({ PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }] });
+    const result = await hooks.preCompact.promise({ instructions: "Focus on the parser." }, autoEvent);
+    expect(result).toEqual({ instructions: "Focus on the parser.\n\nKeep the API design decisions." });
+    const stdin = JSON.parse(await readFile(join(projectDir, "stdin.json"), "utf8"));
+    expect(stdin).toMatchObject({
+      session_id: "session-1",
+      transcript_path: "/transcripts/session-1.jsonl",
+      cwd: projectDir,
+      hook_event_name: "PreCompact",
+      trigger: "auto",
+      custom_instructions: "Focus on the parser.",
+    });
+    expect((await readFile(join(projectDir, "env.txt"), "utf8")).trim()).toBe(projectDir);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      type: "hook_result",
+      event: "PreCompact",
+      handler: command,
+      outcome: "success",
+      output: "Keep the API design decisions.",
+      exitCode: 0,
+      sessionId: "session-1",
+    });
+    expect(entries[0]?.durationMs).toBeGreaterThan(0);
+  });
+
+  it("does not run a script whose matcher does not match the trigger", async () => {
+    const command = await script("manual-only.sh", 'echo "MANUAL"');
+    const { hooks, entries } = bus({ PreCompact: [{ matcher: "manual", hooks: [{ type: "command", command }] }] });
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({ instructions: "U" });
+    expect(entries).toHaveLength(0);
+  });
+
+  it("exit 2 vetoes a proactive compaction with stderr as the reason", async () => {
+    const command = await script("veto.sh", 'echo "A release is being cut; compact later." >&2\nexit 2');
+    const { hooks, entries } = bus({ PreCompact: [{ hooks: [{ type: "command", command }] }] });
+    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(result.veto).toEqual({ reason: "A release is being cut; compact later.", by: command });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ outcome: "blocked", exitCode: 2, reason: "A release is being cut; compact later." });
+  });
+
+  it("exit 2 cannot veto a reactive compaction: reported, not blocked", async () => {
+    const command = await script("veto.sh", 'echo "no" >&2\nexit 2');
+    const { hooks, entries } = bus({ PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }] });
+    const result = await hooks.preCompact.promise({ instructions: "U" }, { ...autoEvent, trigger: "reactive" });
+    expect(result).toEqual({ instructions: "U" });
+    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 2 });
+    expect(entries[0]?.reason).toContain("cannot block");
+  });
+
+  it("a script that hangs past its timeout is killed with its whole process group and does not block", async () => {
+    const command = await script(
+      "hang.sh",
+      `sleep 30 >/dev/null 2>&1 &\necho $! > "${projectDir}/child.pid"\nsleep 30`,
+    );
+    const { hooks, entries } = bus({ PreCompact: [{ hooks: [{ type: "command", command, timeout: 0.5 }] }] });
+    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(result).toEqual({ instructions: "U" });
+    expect(entries[0]).toMatchObject({ outcome: "timeout", handler: command });
+    expect(entries[0]?.reason).toContain("process group was killed");
+    const childPid = Number((await readFile(join(projectDir, "child.pid"), "utf8")).trim());
+    expect(childPid).toBeGreaterThan(0);
+    // SIGKILL follows SIGTERM after the grace period; wait it out before looking.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await isGone(childPid)).toBe(true);
+  });
+
+  it("a script that prints invalid JSON is reported and contributes nothing", async () => {
+    const command = await script("bad-json.sh", "echo '{\"decision\": '");
+    const { hooks, entries } = bus({ PreCompact: [{ hooks: [{ type: "command", command }] }] });
+    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(result).toEqual({ instructions: "U" });
+    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 0 });
+    expect(entries[0]?.reason).toContain("invalid JSON");
+    expect(entries[0]?.output).toBeUndefined();
+  });
+
+  it("other non-zero exits are reported with stderr and do not block", async () => {
+    const command = await script("fails.sh", 'echo "oops" >&2\nexit 1');
+    const { hooks, entries } = bus({ PreCompact: [{ hooks: [{ type: "command", command }] }] });
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({ instructions: "U" });
+    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "oops" });
+  });
+
+  it('reads JSON output: decision "block" vetoes, additionalContext adds, suppressOutput hides it from the entry', async () => {
+    const blocker = await script("json-block.sh", 'echo \'{"decision": "block", "reason": "not now"}\'');
+    const adder = await script(
+      "json-add.sh",
+      'echo \'{"suppressOutput": true, "hookSpecificOutput": {"hookEventName": "PreCompact", "additionalContext": "Keep TODOs."}}\'',
+    );
+    const add = bus({ PreCompact: [{ hooks: [{ type: "command", command: adder }] }] });
+    await expect(add.hooks.preCompact.promise({ instructions: "" }, autoEvent)).resolves.toEqual({
+      instructions: "Keep TODOs.",
+    });
+    expect(add.entries[0]).toMatchObject({ outcome: "success" });
+    expect(add.entries[0]?.output).toBeUndefined();
+    const block = bus({ PreCompact: [{ hooks: [{ type: "command", command: blocker }] }] });
+    const result = await block.hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(result.veto).toEqual({ reason: "not now", by: blocker });
+  });
+
+  it("runs an identical command configured twice only once", async () => {
+    const command = await script("count.sh", `echo x >> "${projectDir}/count.txt"`);
+    const { hooks } = bus({
+      PreCompact: [{ hooks: [{ type: "command", command }] }, { matcher: "*", hooks: [{ type: "command", command }] }],
+    });
+    await hooks.preCompact.promise({ instructions: "" }, autoEvent);
+    expect((await readFile(join(projectDir, "count.txt"), "utf8")).trim().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("command hooks on other events", () => {
+  it("SessionStart: matcher on source; stdout becomes a hook-context attachment", async () => {
+    const onCompact = await script("reinject.sh", 'echo "Project rules: use pnpm."');
+    const onStartup = await script("startup.sh", 'echo "STARTUP ONLY"');
+    const { hooks } = bus({
+      SessionStart: [
+        { matcher: "compact", hooks: [{ type: "command", command: onCompact }] },
+        { matcher: "startup", hooks: [{ type: "command", command: onStartup }] },
+      ],
+    });
+    const attachments = await hooks.sessionStart.promise([], { sessionId: "session-1", source: "compact" });
+    expect(attachments).toEqual([{ kind: "hook-context", content: "Project rules: use pnpm.", source: onCompact }]);
+  });
+
+  it("PreToolUse: exit 2 denies, permissionDecision deny denies, updatedInput rewrites, matchers select tools", async () => {
+    const denyExit = await script("deny-exit.sh", 'echo "no rm" >&2\nexit 2');
+    const rewrite = await script(
+      "rewrite.sh",
+      'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"path": "/safe"}}}\'',
+    );
+    const denyJson = await script(
+      "deny-json.sh",
+      'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "read only"}}\'',
+    );
+    const { hooks } = bus({
+      PreToolUse: [
+        { matcher: "Bash", hooks: [{ type: "command", command: denyExit }] },
+        { matcher: "Edit|Write", hooks: [{ type: "command", command: rewrite }] },
+        { matcher: "mcp__.*", hooks: [{ type: "command", command: denyJson }] },
+      ],
+    });
+    const base = { sessionId: "session-1", toolUseId: "t1", input: { path: "/etc" } };
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Bash" })).resolves.toEqual({
+      behavior: "deny",
+      reason: "no rm",
+      by: denyExit,
+    });
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Write" })).resolves.toEqual({
+      behavior: "rewrite",
+      input: { path: "/safe" },
+    });
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "mcp__db__query" })).resolves.toEqual({
+      behavior: "deny",
+      reason: "read only",
+      by: denyJson,
+    });
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Read" })).resolves.toBeUndefined();
+  });
+
+  it("PostCompact: observers receive the summary and sizes; exit 2 is reported, not blocking", async () => {
+    const command = await script("post.sh", `cat > "${projectDir}/post.json"\nexit 2`);
+    const { hooks, entries } = bus({ PostCompact: [{ hooks: [{ type: "command", command }] }] });
+    await hooks.postCompact.promise({
+      sessionId: "session-1",
+      trigger: "manual",
+      summary: "the summary",
+      tokensBefore: 1000,
+      tokensAfter: 100,
+      messagesSummarized: 12,
+    });
+    expect(JSON.parse(await readFile(join(projectDir, "post.json"), "utf8"))).toMatchObject({
+      hook_event_name: "PostCompact",
+      trigger: "manual",
+      compact_summary: "the summary",
+      tokens_before: 1000,
+      tokens_after: 100,
+      messages_summarized: 12,
+    });
+    expect(entries[0]).toMatchObject({ event: "PostCompact", outcome: "error", exitCode: 2 });
+  });
+
+  it("a command that cannot start is reported, not thrown", async () => {
+    const { hooks, entries } = bus({
+      UserPromptSubmit: [{ hooks: [{ type: "command", command: join(projectDir, "missing.sh") }] }],
+    });
+    await expect(hooks.userPromptSubmit.promise([], { sessionId: "session-1", prompt: "hi" })).resolves.toEqual([]);
+    expect(entries[0]).toMatchObject({ event: "UserPromptSubmit", outcome: "error", exitCode: 127 });
+  });
+
+  it("taps nothing when no commands are configured", () => {
+    const hooks = createSessionHooks();
+    applyPlugins(hooks, [createCommandHooksPlugin({ settings: {}, projectDir: "/tmp" })]);
+    expect(hooks.preCompact.taps).toHaveLength(0);
+    expect(hooks.postCompact.taps).toHaveLength(0);
+  });
+});
+
+describe("settings files", () => {
+  it("loads user and project files, ours and Claude Code's, merged in order", async () => {
+    const { loadHookSettings } = await import("./hook-settings.ts");
+    const home = join(projectDir, "home");
+    const project = join(projectDir, "project");
+    const write = async (path: string, value: unknown) => {
+      await mkdir(join(path, ".."), { recursive: true });
+      await writeFile(path, typeof value === "string" ? value : JSON.stringify(value));
+    };
+    const group = (command: string) => ({ hooks: { PreCompact: [{ hooks: [{ type: "command", command }] }] } });
+    await write(join(home, ".claude", "settings.json"), group("user-claude"));
+    await write(join(home, ".unforget", "settings.json"), group("user-ours"));
+    await write(join(project, ".claude", "settings.json"), group("project-claude"));
+    await write(join(project, ".unforget", "settings.json"), "{ not json");
+    await write(join(project, ".claude", "settings.local.json"), {
+      hooks: { PreCompact: [{ hooks: [{ type: "prompt", prompt: "x" }, { type: "command", command: "local" }] }] },
+    });
+    const loaded = await loadHookSettings({ projectDir: project, homeDir: home });
+    expect(loaded.hooks.PreCompact?.flatMap((g) => g.hooks.map((hook) => hook.command))).toEqual([
+      "user-claude",
+      "user-ours",
+      "project-claude",
+      "local",
+    ]);
+    expect(loaded.files).toHaveLength(4);
+    expect(loaded.problems.map((problem) => problem.message)).toEqual([
+      expect.stringContaining("not valid JSON"),
+      expect.stringContaining("only command hooks are supported"),
+    ]);
+  });
+});

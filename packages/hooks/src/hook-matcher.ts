@@ -1,0 +1,16 @@
+const PLAIN_NAMES = /^[A-Za-z0-9_|]+$/;
+
+/**
+ * Claude Code's matcher rules: no matcher, "" or "*" match everything; a matcher made only of letters, digits,
+ * "_" and "|" is a list of exact names; anything else is a regular expression tested against the value.
+ * An invalid regular expression matches nothing.
+ */
+export function matchesHookMatcher(matcher: string | undefined, value: string): boolean {
+  if (matcher === undefined || matcher === "" || matcher === "*") return true;
+  if (PLAIN_NAMES.test(matcher)) return matcher.split("|").includes(value);
+  try {
+    return new RegExp(matcher).test(value);
+  } catch {
+    return false;
+  }
+}
