@@ -1,0 +1,126 @@
+import type { ConverseStreamOutput } from "@aws-sdk/client-bedrock-runtime";
+import type { ContentBlock, ModelStreamEvent } from "@unforget/core";
+import { createUsage } from "@unforget/core";
+import { normalizeBedrockStopReason, normalizeBedrockUsage, stopSequenceOf, unknownBlock } from "./converse-response.ts";
+
+interface OpenBlock {
+  /** Position in the final `content` array. */
+  index: number;
+  kind: ContentBlock["type"];
+  /** Redacted reasoning arrives as bytes; it is buffered and announced whole when its block stops. */
+  redacted?: Buffer[];
+  announced: boolean;
+}
+
+/**
+ * Translates ConverseStream events into the normalised stream events. Converse numbers blocks itself and
+ * only announces tool-use blocks with a start event; text and reasoning blocks begin with their first delta,
+ * so a `block_start` is synthesised then. Usage arrives last, in the `metadata` event.
+ */
+export async function* translateConverseStream(
+  events: AsyncIterable<ConverseStreamOutput>,
+  id: string,
+  model: string,
+): AsyncGenerator<ModelStreamEvent> {
+  const blocks = new Map<number, OpenBlock>();
+  let nextIndex = 0;
+  let started = false;
+
+  const start = function* (): Generator<ModelStreamEvent> {
+    if (started) return;
+    started = true;
+    yield { type: "message_start", id, model, usage: createUsage() };
+  };
+  const open = (wireIndex: number, kind: ContentBlock["type"]): OpenBlock => {
+    const existing = blocks.get(wireIndex);
+    if (existing) return existing;
+    const block: OpenBlock = { index: nextIndex, kind, announced: false };
+    nextIndex += 1;
+    blocks.set(wireIndex, block);
+    return block;
+  };
+  const announce = function* (block: OpenBlock, initial: ContentBlock): Generator<ModelStreamEvent> {
+    if (block.announced) return;
+    block.announced = true;
+    yield { type: "block_start", index: block.index, block: initial };
+  };
+
+  for await (const event of events) {
+    if (event.messageStart !== undefined) {
+      yield* start();
+    } else if (event.contentBlockStart !== undefined) {
+      yield* start();
+      const wireIndex = event.contentBlockStart.contentBlockIndex ?? 0;
+      const startMember = event.contentBlockStart.start;
+      if (startMember?.toolUse !== undefined) {
+        const block = open(wireIndex, "tool_use");
+        yield* announce(block, {
+          type: "tool_use",
+          id: startMember.toolUse.toolUseId ?? "",
+          name: startMember.toolUse.name ?? "",
+          input: {},
+        });
+      } else if (startMember !== undefined) {
+        const block = open(wireIndex, "unknown");
+        yield* announce(block, unknownBlock(startMember));
+      }
+    } else if (event.contentBlockDelta !== undefined) {
+      yield* start();
+      const wireIndex = event.contentBlockDelta.contentBlockIndex ?? 0;
+      const delta = event.contentBlockDelta.delta;
+      if (delta === undefined) continue;
+      if (typeof delta.text === "string") {
+        const block = open(wireIndex, "text");
+        yield* announce(block, { type: "text", text: "" });
+        if (delta.text.length > 0) yield { type: "text_delta", index: block.index, text: delta.text };
+      } else if (delta.toolUse !== undefined) {
+        const block = open(wireIndex, "tool_use");
+        yield* announce(block, { type: "tool_use", id: "", name: "", input: {} });
+        yield { type: "tool_input_delta", index: block.index, partialJson: delta.toolUse.input ?? "" };
+      } else if (delta.reasoningContent !== undefined) {
+        const reasoning = delta.reasoningContent;
+        if (reasoning.redactedContent !== undefined) {
+          const block = open(wireIndex, "redacted_thinking");
+          block.redacted = [...(block.redacted ?? []), Buffer.from(reasoning.redactedContent)];
+          continue;
+        }
+        const block = open(wireIndex, "thinking");
+        yield* announce(block, { type: "thinking", thinking: "" });
+        if (typeof reasoning.text === "string" && reasoning.text.length > 0) {
+          yield { type: "thinking_delta", index: block.index, thinking: reasoning.text };
+        }
+        if (typeof reasoning.signature === "string") {
+          yield { type: "signature_delta", index: block.index, signature: reasoning.signature };
+        }
+      } else {
+        // Citations, tool-result and image deltas have no core counterpart; keep them as unknown blocks.
+        const block = open(wireIndex, "unknown");
+        yield* announce(block, unknownBlock(delta));
+      }
+    } else if (event.contentBlockStop !== undefined) {
+      const wireIndex = event.contentBlockStop.contentBlockIndex ?? 0;
+      const block = blocks.get(wireIndex);
+      if (block === undefined) continue;
+      if (block.redacted !== undefined) {
+        yield* announce(block, { type: "redacted_thinking", data: Buffer.concat(block.redacted).toString("base64") });
+      }
+      if (block.announced) yield { type: "block_stop", index: block.index };
+    } else if (event.messageStop !== undefined) {
+      yield* start();
+      const raw = event.messageStop.stopReason;
+      const stopSequence = stopSequenceOf(event.messageStop.additionalModelResponseFields);
+      yield {
+        type: "message_delta",
+        stopReason: normalizeBedrockStopReason(raw),
+        ...(raw === undefined ? {} : { rawStopReason: raw }),
+        ...(stopSequence === undefined ? {} : { stopSequence }),
+      };
+    } else if (event.metadata !== undefined) {
+      yield* start();
+      yield { type: "message_delta", usage: normalizeBedrockUsage(event.metadata.usage) };
+    }
+    // Exception members never reach here: the SDK throws them from the iterator.
+  }
+  yield* start();
+  yield { type: "message_stop" };
+}
