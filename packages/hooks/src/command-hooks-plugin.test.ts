@@ -43,7 +43,12 @@ function bus(settings: HookCommandSettings) {
   return { hooks, entries, errors };
 }
 
-const autoEvent: PreCompactEvent = { sessionId: "session-1", trigger: "auto", tokens: 170_000, threshold: 167_000 };
+const autoEvent: PreCompactEvent = {
+  sessionId: "session-1",
+  trigger: "auto",
+  tokens: 170_000,
+  threshold: 167_000,
+};
 
 function isGone(pid: number): Promise<boolean> {
   try {
@@ -64,7 +69,9 @@ describe("command hooks on PreCompact", () => {
       "add-instructions.sh",
       'cat > "$CLAUDE_PROJECT_DIR/stdin.json"\necho "$UNFORGET_PROJECT_DIR" > "$CLAUDE_PROJECT_DIR/env.txt"\necho "Keep the API design decisions."',
     );
-    const { hooks, entries } = bus({ PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }] });
+    const { hooks, entries } = bus({
+      PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }],
+    });
     const result = await hooks.preCompact.promise({ instructions: "Focus on the parser." }, autoEvent);
     expect(result).toEqual({ instructions: "Focus on the parser.\n\nKeep the API design decisions." });
     const stdin = JSON.parse(await readFile(join(projectDir, "stdin.json"), "utf8"));
@@ -92,8 +99,12 @@ describe("command hooks on PreCompact", () => {
 
   it("does not run a script whose matcher does not match the trigger", async () => {
     const command = await script("manual-only.sh", 'echo "MANUAL"');
-    const { hooks, entries } = bus({ PreCompact: [{ matcher: "manual", hooks: [{ type: "command", command }] }] });
-    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({ instructions: "U" });
+    const { hooks, entries } = bus({
+      PreCompact: [{ matcher: "manual", hooks: [{ type: "command", command }] }],
+    });
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U",
+    });
     expect(entries).toHaveLength(0);
   });
 
@@ -103,13 +114,22 @@ describe("command hooks on PreCompact", () => {
     const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
     expect(result.veto).toEqual({ reason: "A release is being cut; compact later.", by: command });
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ outcome: "blocked", exitCode: 2, reason: "A release is being cut; compact later." });
+    expect(entries[0]).toMatchObject({
+      outcome: "blocked",
+      exitCode: 2,
+      reason: "A release is being cut; compact later.",
+    });
   });
 
   it("exit 2 cannot veto a reactive compaction: reported, not blocked", async () => {
     const command = await script("veto.sh", 'echo "no" >&2\nexit 2');
-    const { hooks, entries } = bus({ PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }] });
-    const result = await hooks.preCompact.promise({ instructions: "U" }, { ...autoEvent, trigger: "reactive" });
+    const { hooks, entries } = bus({
+      PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command }] }],
+    });
+    const result = await hooks.preCompact.promise(
+      { instructions: "U" },
+      { ...autoEvent, trigger: "reactive" },
+    );
     expect(result).toEqual({ instructions: "U" });
     expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 2 });
     expect(entries[0]?.reason).toContain("cannot block");
@@ -145,7 +165,9 @@ describe("command hooks on PreCompact", () => {
   it("other non-zero exits are reported with stderr and do not block", async () => {
     const command = await script("fails.sh", 'echo "oops" >&2\nexit 1');
     const { hooks, entries } = bus({ PreCompact: [{ hooks: [{ type: "command", command }] }] });
-    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({ instructions: "U" });
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U",
+    });
     expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "oops" });
   });
 
@@ -169,7 +191,10 @@ describe("command hooks on PreCompact", () => {
   it("runs an identical command configured twice only once", async () => {
     const command = await script("count.sh", `echo x >> "${projectDir}/count.txt"`);
     const { hooks } = bus({
-      PreCompact: [{ hooks: [{ type: "command", command }] }, { matcher: "*", hooks: [{ type: "command", command }] }],
+      PreCompact: [
+        { hooks: [{ type: "command", command }] },
+        { matcher: "*", hooks: [{ type: "command", command }] },
+      ],
     });
     await hooks.preCompact.promise({ instructions: "" }, autoEvent);
     expect((await readFile(join(projectDir, "count.txt"), "utf8")).trim().split("\n")).toHaveLength(1);
@@ -187,7 +212,9 @@ describe("command hooks on other events", () => {
       ],
     });
     const attachments = await hooks.sessionStart.promise([], { sessionId: "session-1", source: "compact" });
-    expect(attachments).toEqual([{ kind: "hook-context", content: "Project rules: use pnpm.", source: onCompact }]);
+    expect(attachments).toEqual([
+      { kind: "hook-context", content: "Project rules: use pnpm.", source: onCompact },
+    ]);
   });
 
   it("PreToolUse: exit 2 denies, permissionDecision deny denies, updatedInput rewrites, matchers select tools", async () => {
@@ -251,7 +278,9 @@ describe("command hooks on other events", () => {
     const { hooks, entries } = bus({
       UserPromptSubmit: [{ hooks: [{ type: "command", command: join(projectDir, "missing.sh") }] }],
     });
-    await expect(hooks.userPromptSubmit.promise([], { sessionId: "session-1", prompt: "hi" })).resolves.toEqual([]);
+    await expect(
+      hooks.userPromptSubmit.promise([], { sessionId: "session-1", prompt: "hi" }),
+    ).resolves.toEqual([]);
     expect(entries[0]).toMatchObject({ event: "UserPromptSubmit", outcome: "error", exitCode: 127 });
   });
 
@@ -272,13 +301,24 @@ describe("settings files", () => {
       await mkdir(join(path, ".."), { recursive: true });
       await writeFile(path, typeof value === "string" ? value : JSON.stringify(value));
     };
-    const group = (command: string) => ({ hooks: { PreCompact: [{ hooks: [{ type: "command", command }] }] } });
+    const group = (command: string) => ({
+      hooks: { PreCompact: [{ hooks: [{ type: "command", command }] }] },
+    });
     await write(join(home, ".claude", "settings.json"), group("user-claude"));
     await write(join(home, ".unforget", "settings.json"), group("user-ours"));
     await write(join(project, ".claude", "settings.json"), group("project-claude"));
     await write(join(project, ".unforget", "settings.json"), "{ not json");
     await write(join(project, ".claude", "settings.local.json"), {
-      hooks: { PreCompact: [{ hooks: [{ type: "prompt", prompt: "x" }, { type: "command", command: "local" }] }] },
+      hooks: {
+        PreCompact: [
+          {
+            hooks: [
+              { type: "prompt", prompt: "x" },
+              { type: "command", command: "local" },
+            ],
+          },
+        ],
+      },
     });
     const loaded = await loadHookSettings({ projectDir: project, homeDir: home });
     expect(loaded.hooks.PreCompact?.flatMap((g) => g.hooks.map((hook) => hook.command))).toEqual([

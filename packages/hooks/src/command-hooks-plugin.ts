@@ -59,7 +59,11 @@ function stringField(record: Record<string, unknown>, key: string): string | und
 }
 
 /** Reads a finished run the way Claude Code does: exit 2 blocks, other failures are reported only. */
-export function interpretCommandRun(command: string, run: HookCommandRun, timeoutSeconds: number): CommandVerdict {
+export function interpretCommandRun(
+  command: string,
+  run: HookCommandRun,
+  timeoutSeconds: number,
+): CommandVerdict {
   const verdict: CommandVerdict = { command, outcome: "success", suppressOutput: false };
   const stderr = run.stderr.trim();
   if (run.spawnError !== undefined) {
@@ -212,7 +216,9 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
 
   const contextAttachments = (verdicts: CommandVerdict[]): Attachment[] =>
     verdicts.flatMap((verdict) =>
-      verdict.context === undefined ? [] : [{ kind: "hook-context", content: verdict.context, source: verdict.command }],
+      verdict.context === undefined
+        ? []
+        : [{ kind: "hook-context", content: verdict.context, source: verdict.command }],
     );
 
   return {
@@ -239,7 +245,9 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               commands,
               event.trigger !== "reactive",
             );
-            const added = verdicts.flatMap((verdict) => (verdict.context === undefined ? [] : [verdict.context]));
+            const added = verdicts.flatMap((verdict) =>
+              verdict.context === undefined ? [] : [verdict.context],
+            );
             const instructions = [result.instructions, ...added].filter((part) => part !== "").join("\n\n");
             const blocked = verdicts.find((verdict) => verdict.block !== undefined);
             return blocked?.block !== undefined
@@ -267,7 +275,13 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
           markSelfRecording(async (attachments, event) => {
             const commands = matching("UserPromptSubmit", undefined);
             if (commands.length === 0) return attachments;
-            const verdicts = await runAll("UserPromptSubmit", event, { prompt: event.prompt }, commands, false);
+            const verdicts = await runAll(
+              "UserPromptSubmit",
+              event,
+              { prompt: event.prompt },
+              commands,
+              false,
+            );
             return [...attachments, ...contextAttachments(verdicts)];
           }),
         );
@@ -287,9 +301,11 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               true,
             );
             const denied = verdicts.find((verdict) => verdict.block !== undefined);
-            if (denied?.block !== undefined) return { behavior: "deny", reason: denied.block, by: denied.command };
+            if (denied?.block !== undefined)
+              return { behavior: "deny", reason: denied.block, by: denied.command };
             const rewritten = verdicts.find((verdict) => verdict.updatedInput !== undefined);
-            if (rewritten?.updatedInput !== undefined) return { behavior: "rewrite", input: rewritten.updatedInput };
+            if (rewritten?.updatedInput !== undefined)
+              return { behavior: "rewrite", input: rewritten.updatedInput };
             return verdicts.some((verdict) => verdict.allow === true) ? { behavior: "allow" } : undefined;
           }),
         );
@@ -322,7 +338,13 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
         hooks.sessionEnd.tapPromise(
           name,
           markSelfRecording(async (event) => {
-            await runAll("SessionEnd", event, { reason: event.reason }, matching("SessionEnd", [event.reason]), false);
+            await runAll(
+              "SessionEnd",
+              event,
+              { reason: event.reason },
+              matching("SessionEnd", [event.reason]),
+              false,
+            );
           }),
         );
       }
@@ -354,7 +376,11 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
             await runAll(
               "PostSampling",
               event,
-              { message_id: event.messageId, context_tokens: event.contextTokens, tool_calls: event.toolCalls },
+              {
+                message_id: event.messageId,
+                context_tokens: event.contextTokens,
+                tool_calls: event.toolCalls,
+              },
               matching("PostSampling", undefined),
               false,
             );

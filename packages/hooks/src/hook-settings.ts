@@ -67,7 +67,7 @@ export function parseHookSettings(
   const problems: HookSettingsError[] = [];
   const problem = (message: string) => problems.push(new HookSettingsError(`${path}: ${message}`, { path }));
   if (!isRecord(settings)) {
-    problem("the file is not a JSON object; it was skipped. Write an object such as {\"hooks\": {}}.");
+    problem('the file is not a JSON object; it was skipped. Write an object such as {"hooks": {}}.');
     return { hooks, problems };
   }
   if (settings.hooks === undefined) return { hooks, problems };
@@ -95,7 +95,9 @@ export function parseHookSettings(
       group.hooks.forEach((hook, hookIndex) => {
         const hookWhere = `${where}.hooks[${hookIndex}]`;
         if (!isRecord(hook) || hook.type !== "command") {
-          problem(`${hookWhere} is not {"type": "command"}; only command hooks are supported, it was skipped.`);
+          problem(
+            `${hookWhere} is not {"type": "command"}; only command hooks are supported, it was skipped.`,
+          );
           return;
         }
         if (typeof hook.command !== "string" || hook.command.trim() === "") {
@@ -113,7 +115,9 @@ export function parseHookSettings(
         );
       });
       if (commands.length > 0) {
-        parsed.push(group.matcher === undefined ? { hooks: commands } : { matcher: group.matcher, hooks: commands });
+        parsed.push(
+          group.matcher === undefined ? { hooks: commands } : { matcher: group.matcher, hooks: commands },
+        );
       }
     });
     if (parsed.length > 0) hooks[eventName] = parsed;
@@ -134,10 +138,13 @@ export async function loadHookSettings(options: LoadHookSettingsOptions): Promis
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
       result.problems.push(
-        new HookSettingsError(`${path} could not be read (${(error as Error).message}); its hooks were skipped.`, {
-          path,
-          cause: error,
-        }),
+        new HookSettingsError(
+          `${path} could not be read (${(error as Error).message}); its hooks were skipped.`,
+          {
+            path,
+            cause: error,
+          },
+        ),
       );
       continue;
     }

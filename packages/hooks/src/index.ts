@@ -1,26 +1,39 @@
-export type {
-  SessionEventBase,
-  PreCompactEvent,
-  HookVeto,
-  PreCompactResult,
-  PostCompactEvent,
-  SessionStartSource,
-  SessionStartEvent,
-  SessionEndEvent,
-  PostSamplingEvent,
-  PreToolUseEvent,
-  PreToolUseDecision,
-  PostToolUseEvent,
-  UserPromptSubmitEvent,
-  TaskSettledEvent,
-  HookAttachments,
-} from "./hook-events.ts";
+export type { CommandHooksPluginOptions } from "./command-hooks-plugin.ts";
+export { createCommandHooksPlugin } from "./command-hooks-plugin.ts";
 export { HookError, HookSettingsError } from "./hook-error.ts";
-export type { HookName, HookEventName } from "./hook-event-names.ts";
+export type { HookEventName, HookName } from "./hook-event-names.ts";
 export { HOOK_EVENT_NAMES } from "./hook-event-names.ts";
+export type {
+  HookAttachments,
+  HookVeto,
+  PostCompactEvent,
+  PostSamplingEvent,
+  PostToolUseEvent,
+  PreCompactEvent,
+  PreCompactResult,
+  PreToolUseDecision,
+  PreToolUseEvent,
+  SessionEndEvent,
+  SessionEventBase,
+  SessionStartEvent,
+  SessionStartSource,
+  TaskSettledEvent,
+  UserPromptSubmitEvent,
+} from "./hook-events.ts";
+export { matchesHookMatcher } from "./hook-matcher.ts";
+export type { HookPlugin, PluginHooks, TapOnly } from "./hook-plugin.ts";
+export { applyPlugins } from "./hook-plugin.ts";
 export type { HookResultInit } from "./hook-result-entry.ts";
 export { createHookResultEntry } from "./hook-result-entry.ts";
+export type {
+  CommandHookDefinition,
+  HookCommandSettings,
+  HookMatcherGroup,
+  LoadedHookSettings,
+  LoadHookSettingsOptions,
+} from "./hook-settings.ts";
+export { hookSettingsPaths, loadHookSettings, parseHookSettings } from "./hook-settings.ts";
+export type { HookCommandRun, RunHookCommandOptions } from "./run-hook-command.ts";
+export { runHookCommand } from "./run-hook-command.ts";
 export type { SessionHooks, SessionHooksOptions } from "./session-hooks.ts";
 export { createSessionHooks } from "./session-hooks.ts";
-export type { TapOnly, PluginHooks, HookPlugin } from "./hook-plugin.ts";
-export { applyPlugins } from "./hook-plugin.ts";

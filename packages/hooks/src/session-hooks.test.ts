@@ -16,7 +16,12 @@ function createRecordingBus() {
   return { hooks, errors, entries };
 }
 
-const autoEvent: PreCompactEvent = { sessionId: "session-1", trigger: "auto", tokens: 170_000, threshold: 167_000 };
+const autoEvent: PreCompactEvent = {
+  sessionId: "session-1",
+  trigger: "auto",
+  tokens: 170_000,
+  threshold: 167_000,
+};
 const reactiveEvent: PreCompactEvent = { ...autoEvent, trigger: "reactive" };
 
 function instructionsPlugin(name: string, text: string, stage?: number): HookPlugin {
@@ -70,7 +75,12 @@ describe("preCompact", () => {
       ["early", "success", "EARLY"],
       ["late", "success", "LATE"],
     ]);
-    expect(entries[0]).toMatchObject({ type: "hook_result", event: "PreCompact", sessionId: "session-1", v: 1 });
+    expect(entries[0]).toMatchObject({
+      type: "hook_result",
+      event: "PreCompact",
+      sessionId: "session-1",
+      v: 1,
+    });
   });
 
   it("orders with `before` by plugin name", async () => {
@@ -110,7 +120,11 @@ describe("preCompact", () => {
     expect(result.veto).toEqual({ reason: "a release is being cut", by: "release-guard" });
     expect(laterCalled).toBe(false);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ handler: "release-guard", outcome: "blocked", reason: "a release is being cut" });
+    expect(entries[0]).toMatchObject({
+      handler: "release-guard",
+      outcome: "blocked",
+      reason: "a release is being cut",
+    });
   });
 
   it("ignores a veto of a reactive compaction and reports it", async () => {
@@ -242,7 +256,12 @@ describe("observer hooks", () => {
       output: "",
       isError: false,
     });
-    expect(errors.map((error) => error.hook)).toEqual(["postSampling", "sessionEnd", "taskSettled", "postToolUse"]);
+    expect(errors.map((error) => error.hook)).toEqual([
+      "postSampling",
+      "sessionEnd",
+      "taskSettled",
+      "postToolUse",
+    ]);
   });
 
   it("survives an onHookError sink that throws", async () => {
@@ -290,7 +309,9 @@ describe("sessionStart and userPromptSubmit", () => {
       },
     ]);
     const attachments = await hooks.sessionStart.promise([], { sessionId: "s", source: "compact" });
-    expect(attachments).toEqual([{ kind: "hook-context", content: "notes for compact", source: "project-notes" }]);
+    expect(attachments).toEqual([
+      { kind: "hook-context", content: "notes for compact", source: "project-notes" },
+    ]);
     expect(entries.map((entry) => [entry.event, entry.handler, entry.outcome, entry.output])).toEqual([
       ["SessionStart", "project-notes", "success", "notes for compact"],
       ["SessionStart", "broken", "error", undefined],
@@ -299,7 +320,10 @@ describe("sessionStart and userPromptSubmit", () => {
 
   it("userPromptSubmit passes attachments through a failing tap", async () => {
     const { hooks } = createRecordingBus();
-    hooks.userPromptSubmit.tap("one", (attachments) => [...attachments, { kind: "hook-context", content: "1" }]);
+    hooks.userPromptSubmit.tap("one", (attachments) => [
+      ...attachments,
+      { kind: "hook-context", content: "1" },
+    ]);
     hooks.userPromptSubmit.tap("two", () => {
       throw new Error("x");
     });
@@ -318,7 +342,9 @@ describe("preToolUse", () => {
         name: "guard",
         apply(bus) {
           bus.preToolUse.tap("guard", (toolEvent) =>
-            String(toolEvent.input.command).includes("rm -rf") ? { behavior: "deny", reason: "destructive" } : undefined,
+            String(toolEvent.input.command).includes("rm -rf")
+              ? { behavior: "deny", reason: "destructive" }
+              : undefined,
           );
         },
       },

@@ -1,7 +1,12 @@
 import type { Attachment, HookResultEntry } from "@unforget/core";
 import { HookError } from "./hook-error.ts";
 import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
-import type { PreCompactEvent, PreCompactResult, PreToolUseDecision, PreToolUseEvent } from "./hook-events.ts";
+import type {
+  PreCompactEvent,
+  PreCompactResult,
+  PreToolUseDecision,
+  PreToolUseEvent,
+} from "./hook-events.ts";
 import { createHookResultEntry } from "./hook-result-entry.ts";
 
 /**
@@ -68,7 +73,9 @@ function attachmentText(attachments: readonly Attachment[]): string {
     .map((attachment) =>
       typeof attachment.content === "string"
         ? attachment.content
-        : attachment.content.map((block) => ("text" in block ? String(block.text) : `[${block.type}]`)).join("\n"),
+        : attachment.content
+            .map((block) => ("text" in block ? String(block.text) : `[${block.type}]`))
+            .join("\n"),
     )
     .join("\n");
 }
@@ -134,7 +141,8 @@ const preCompactPolicy: TapPolicy = {
   reject(message, args, handler) {
     const previous = args[0] as PreCompactResult;
     const event = args[1] as PreCompactEvent;
-    if (event.trigger === "reactive") return { value: undefined, note: { outcome: "error", reason: message } };
+    if (event.trigger === "reactive")
+      return { value: undefined, note: { outcome: "error", reason: message } };
     const reason = `Plugin "${handler}" failed while preparing the compaction (${message}); the compaction was not run. Fix or remove the plugin.`;
     return {
       value: { instructions: previous.instructions, veto: { reason, by: handler } },
@@ -163,7 +171,11 @@ const preToolUsePolicy: TapPolicy = {
         if (!isRecord(decision.input)) throw new TypeError("its rewrite decision has no input object");
         return {
           value: { behavior: "rewrite", input: decision.input },
-          note: { outcome: "success", output: JSON.stringify(decision.input), reason: "rewrote the tool input" },
+          note: {
+            outcome: "success",
+            output: JSON.stringify(decision.input),
+            reason: "rewrote the tool input",
+          },
         };
       default:
         throw new TypeError("its decision behavior is not 'allow', 'deny' or 'rewrite'");
@@ -206,7 +218,10 @@ function toPromiseCall(tap: RegisteredTap): (args: readonly unknown[]) => unknow
  * Wraps every tap of one hook so that its result is checked and its failure is contained according to the
  * hook's policy: observers and transforms isolate errors, gates fail closed.
  */
-export function createTapGuard(hook: HookName, context: TapGuardContext): (tap: RegisteredTap) => RegisteredTap {
+export function createTapGuard(
+  hook: HookName,
+  context: TapGuardContext,
+): (tap: RegisteredTap) => RegisteredTap {
   const policy = policies[hook];
   const event = HOOK_EVENT_NAMES[hook];
 
@@ -218,11 +233,14 @@ export function createTapGuard(hook: HookName, context: TapGuardContext): (tap: 
       );
     } catch (error) {
       context.reportError(
-        new HookError(`Recording the ${event} result of "${handler}" failed (${describe(error)}); check the onHookResult sink.`, {
-          hook,
-          handler,
-          cause: error,
-        }),
+        new HookError(
+          `Recording the ${event} result of "${handler}" failed (${describe(error)}); check the onHookResult sink.`,
+          {
+            hook,
+            handler,
+            cause: error,
+          },
+        ),
       );
     }
   };
