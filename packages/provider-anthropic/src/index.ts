@@ -1,1 +1,3 @@
-export {};
+export { ANTHROPIC_PROVIDER_ID } from "./anthropic-error.ts";
+export type { AnthropicProvider, AnthropicProviderSettings } from "./anthropic-provider.ts";
+export { createAnthropicProvider } from "./anthropic-provider.ts";

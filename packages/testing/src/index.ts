@@ -17,3 +17,16 @@ export {
   arbitraryConversation,
   arbitraryDamagedConversation,
 } from "./arbitraries.ts";
+export type {
+  AnthropicFakeReply,
+  AnthropicFakeStep,
+  AnthropicFakeModel,
+  AnthropicFakeServer,
+} from "./fakes/anthropic-fake.ts";
+export { startAnthropicFake } from "./fakes/anthropic-fake.ts";
+export type {
+  ContractProviderSettings,
+  ProviderContractCapabilities,
+  ProviderContractOptions,
+} from "./contract/provider-contract.ts";
+export { describeProviderContract, containsDeep } from "./contract/provider-contract.ts";
