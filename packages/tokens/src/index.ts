@@ -1,4 +1,30 @@
 export type { TokenCount, TokenCounter, TokenCountMethod } from "@unforget/core";
+export type { CalibrationKey, Calibrator, CalibratorOptions } from "./calibrator.ts";
+export { createCalibrator } from "./calibrator.ts";
+export type {
+  CompactionLayer,
+  ContextPolicy,
+  ContextPolicyOptions,
+  ContextState,
+  ContextThresholdOptions,
+  GaugeLevel,
+  LayerLevels,
+} from "./context-thresholds.ts";
+export {
+  AUTO_COMPACT_BUFFER_TOKENS,
+  AUTO_COMPACT_PERCENT_ENV,
+  AUTO_COMPACT_WINDOW_ENV,
+  BLOCKING_BUFFER_TOKENS,
+  createContextPolicy,
+  DEFAULT_LAYER_LEVELS,
+  getAutoCompactThreshold,
+  getEffectiveContextWindow,
+  getTokensLeftBeforeCompaction,
+  SUMMARY_OUTPUT_RESERVE_TOKENS,
+  WARNING_BUFFER_TOKENS,
+} from "./context-thresholds.ts";
+export type { CostWeights } from "./cost-weighted-tokens.ts";
+export { costWeightedTokens, DEFAULT_COST_WEIGHTS } from "./cost-weighted-tokens.ts";
 export type { MessageTokenBreakdown } from "./estimate-message-tokens.ts";
 export {
   estimateImageTokens,
@@ -10,8 +36,28 @@ export { estimateRequestTokens } from "./estimate-request-tokens.ts";
 export { DEFAULT_ESTIMATOR_PROFILE, estimateTextTokens } from "./estimate-text-tokens.ts";
 export type { EstimatorProfile } from "./estimator-coefficients.ts";
 export { ESTIMATOR_COEFFICIENTS } from "./estimator-coefficients.ts";
+export type { FallbackCounterOptions } from "./fallback-counter.ts";
+export {
+  createFallbackCounter,
+  createHeuristicCounter,
+  DEFAULT_COUNT_CACHE_ENTRIES,
+  DEFAULT_COUNT_TIMEOUT_MS,
+} from "./fallback-counter.ts";
+export { stripUncountableFields } from "./strip-uncountable-fields.ts";
 export type { TextFeatureName } from "./text-features.ts";
 export { collectTextFeatures, TEXT_FEATURE_NAMES } from "./text-features.ts";
+export type { TokenCountSession } from "./token-count-session.ts";
+export { createTokenCountSession } from "./token-count-session.ts";
+export type {
+  ContextTokenCount,
+  CountableMessage,
+  TokenCountWithEstimationOptions,
+} from "./token-count-with-estimation.ts";
+export {
+  findUsageAnchor,
+  measureContextTokens,
+  tokenCountWithEstimation,
+} from "./token-count-with-estimation.ts";
 export type { TokenEstimatorOptions } from "./token-estimator-options.ts";
 export {
   DEFAULT_MEDIA_TOKENS,

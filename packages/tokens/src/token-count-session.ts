@@ -1,0 +1,116 @@
+import { usageContextTokens } from "@unforget/core";
+import { messageTokensWith } from "./estimate-message-tokens.ts";
+import {
+  type ContextTokenCount,
+  type CountableMessage,
+  findUsageAnchor,
+  type TokenCountWithEstimationOptions,
+} from "./token-count-with-estimation.ts";
+import { resolveTokenEstimatorOptions } from "./token-estimator-options.ts";
+
+export interface TokenCountSession {
+  /**
+   * Called before each model call with the whole current message list. Gives the same result as
+   * `measureContextTokens`, but only the messages added since the previous call are estimated as long as the
+   * list only grew; anything else (compaction, rewind, edits) is detected and recounted from scratch.
+   */
+  count(messages: readonly CountableMessage[]): ContextTokenCount;
+  /** Forgets the remembered anchor and estimates; the next `count` starts over. */
+  reset(): void;
+}
+
+/**
+ * Incremental `tokenCountWithEstimation`: remembers the anchor and the per-message estimates after it, so a
+ * new turn costs only its own messages. Detects a list that was replaced or rewritten by comparing the
+ * message objects it has seen (identity, or `id` when present).
+ */
+export function createTokenCountSession(options: TokenCountWithEstimationOptions = {}): TokenCountSession {
+  const resolved = resolveTokenEstimatorOptions(options);
+  const preambleTokens = Math.max(0, options.preambleTokens ?? 0);
+  let anchorIndex = -1;
+  let anchorMessage: CountableMessage | undefined;
+  let anchorTokens = 0;
+  // Estimates of messages anchorIndex+1 … seen-1, and their sum.
+  let estimates: number[] = [];
+  let estimateSum = 0;
+  let seen = 0;
+  let lastSeen: CountableMessage | undefined;
+
+  const reset = () => {
+    anchorIndex = -1;
+    anchorMessage = undefined;
+    anchorTokens = 0;
+    estimates = [];
+    estimateSum = 0;
+    seen = 0;
+    lastSeen = undefined;
+  };
+
+  const same = (a: CountableMessage | undefined, b: CountableMessage | undefined) =>
+    a === b || (a !== undefined && b !== undefined && a.id !== undefined && a.id === b.id);
+
+  const stillValid = (messages: readonly CountableMessage[]) =>
+    messages.length >= seen &&
+    (seen === 0 || same(messages[seen - 1], lastSeen)) &&
+    (anchorIndex < 0 || same(messages[anchorIndex], anchorMessage));
+
+  return {
+    count(messages) {
+      if (!stillValid(messages)) reset();
+      let newAnchor = findUsageAnchor(messages, messages.length - 1, seen);
+      if (newAnchor >= 0 && newAnchor < anchorIndex) {
+        // The new response claims to start before the remembered anchor: recount everything.
+        reset();
+        newAnchor = findUsageAnchor(messages);
+      }
+      if (newAnchor >= 0) {
+        // Re-anchor: keep the cached estimates of messages after the new anchor, drop the rest.
+        const keepFrom = newAnchor + 1 - (anchorIndex + 1);
+        if (keepFrom > 0) {
+          estimates = estimates.slice(Math.min(keepFrom, estimates.length));
+          estimateSum = 0;
+          for (const value of estimates) estimateSum += value;
+        }
+        anchorIndex = newAnchor;
+        anchorMessage = messages[newAnchor];
+        let usage = anchorMessage?.usage;
+        const responseId = anchorMessage?.responseId;
+        if (responseId !== undefined) {
+          for (let index = newAnchor + 1; index < messages.length; index++) {
+            const message = messages[index]!;
+            if (message.role !== "assistant") continue;
+            if (message.responseId !== responseId) break;
+            usage = message.usage ?? usage;
+          }
+        }
+        anchorTokens = usage === undefined ? 0 : usageContextTokens(usage);
+      }
+      for (let index = Math.max(seen, anchorIndex + 1); index < messages.length; index++) {
+        const value = messageTokensWith(messages[index]!, resolved);
+        estimates.push(value);
+        estimateSum += value;
+      }
+      seen = messages.length;
+      lastSeen = messages[seen - 1];
+      if (anchorIndex < 0) {
+        const estimatedTokens = Math.ceil(estimateSum * resolved.padding) + preambleTokens;
+        return {
+          tokens: estimatedTokens,
+          anchorTokens: 0,
+          estimatedTokens,
+          anchorIndex: -1,
+          method: "heuristic",
+        };
+      }
+      const estimatedTokens = Math.ceil(estimateSum * resolved.padding);
+      return {
+        tokens: anchorTokens + estimatedTokens,
+        anchorTokens,
+        estimatedTokens,
+        anchorIndex,
+        method: "usage-anchored",
+      };
+    },
+    reset,
+  };
+}
