@@ -18,6 +18,11 @@ describe("parsePromptTooLongMessage", () => {
       ),
     ).toEqual({ actualTokens: 1200293, limitTokens: 1048576 });
     expect(
+      parsePromptTooLongMessage(
+        "Unable to submit request because the input token count is 35238 but model only supports up to 32768. Reduce the input token count and try again.",
+      ),
+    ).toEqual({ actualTokens: 35238, limitTokens: 32768 });
+    expect(
       parsePromptTooLongMessage("input length and max_tokens exceed context limit: 188240 + 21333 > 200000"),
     ).toEqual({
       actualTokens: 209573,

@@ -25,6 +25,15 @@ const NUMBERED_PATTERNS: readonly { pattern: RegExp; read: (match: RegExpExecArr
       read: (match) => [match[1] ?? "", match[2] ?? ""],
     },
     {
+      // Vertex, older front-ends: "Unable to submit request because the input token count is 35238 but
+      // model only supports up to 32768. Reduce the input token count and try again."
+      pattern: new RegExp(
+        String.raw`input token count is\s*${NUMBER}\s*but (?:the )?model only supports up to\s*${NUMBER}`,
+        "i",
+      ),
+      read: (match) => [match[1] ?? "", match[2] ?? ""],
+    },
+    {
       // Anthropic: "input length and max_tokens exceed context limit: 188240 + 21333 > 200000"
       pattern: new RegExp(
         String.raw`exceed context limit:\s*${NUMBER}\s*\+\s*${NUMBER}\s*>\s*${NUMBER}`,
