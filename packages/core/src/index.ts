@@ -19,7 +19,25 @@ export {
   TranscriptWriteError,
   UnforgetError,
 } from "./errors.ts";
-
+export { importClaudeCodeTranscript } from "./importers/import-claude-code-transcript.ts";
+export { importMiniSweAgentTrajectory } from "./importers/import-mini-swe-agent-trajectory.ts";
+export type { OpenHandsInstanceImport } from "./importers/import-openhands-trajectory.ts";
+export {
+  importOpenHandsEvaluationOutput,
+  importOpenHandsTrajectory,
+} from "./importers/import-openhands-trajectory.ts";
+export type {
+  ImportCounts,
+  ImportFormat,
+  ImportLocation,
+  ImportProblem,
+  ImportRepair,
+  ImportReport,
+  ImportResult,
+  ImportViolation,
+} from "./importers/import-result.ts";
+export { importSweAgentTrajectory } from "./importers/import-swe-agent-trajectory.ts";
+export { importUnforgetTranscript } from "./importers/import-unforget-transcript.ts";
 export type {
   CacheControl,
   ContentBlock,
@@ -69,7 +87,6 @@ export {
   getModelLimits,
   UNKNOWN_MODEL_LIMITS,
 } from "./model-limits.ts";
-
 export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
 export type { PromptTooLongMatch } from "./prompt-too-long.ts";
 export { parsePromptTooLongMessage } from "./prompt-too-long.ts";
@@ -137,7 +154,6 @@ export type {
   TranscriptEntryType,
 } from "./transcript-entry.ts";
 export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
-
 export type {
   ParsedTranscript,
   TranscriptEntryCheck,

@@ -1,0 +1,396 @@
+import { ImportError } from "../errors.ts";
+import type { ContentBlock, Message } from "../message.ts";
+import { isRecord, normalizeContent } from "../message.ts";
+import type { CompactTrigger } from "../transcript-entry.ts";
+import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
+import {
+  countSkipped,
+  createImportDraft,
+  finishImport,
+  reportProblem,
+  sourceTimestamp,
+} from "./import-result.ts";
+import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
+
+interface SourceLine {
+  location: ImportLocation;
+  value: Record<string, unknown>;
+}
+
+const EXPECTED =
+  "Claude Code session JSONL (one JSON object per line with type, uuid, parentUuid, message), or a JSON object with a `loglines` array";
+
+/**
+ * Imports a Claude Code session (`~/.claude/projects/<project>/<session>.jsonl`). Assistant lines split from
+ * one response are merged by `message.id`; tool results come from user lines; `isMeta` lines become meta
+ * messages; `system/compact_boundary` lines become boundaries and the `isCompactSummary` user line after
+ * one becomes the summary message; `summary` lines become title summaries; sidechain (subagent) lines are
+ * skipped and counted. When parent links are complete and a `/rewind` left several branches, the active
+ * branch (ending at the newest leaf) is imported and the other lines are counted as off-branch. Unreadable
+ * lines are reported with their line numbers; tool-pair defects are repaired and reported.
+ */
+export function importClaudeCodeTranscript(text: string): ImportResult {
+  if (typeof text !== "string") {
+    throw new ImportError(`importClaudeCodeTranscript expects the file's text; expected ${EXPECTED}.`, {
+      format: "claude-code",
+    });
+  }
+  const draft = createImportDraft("claude-code");
+  const lines = readSourceLines(text, draft);
+  if (lines.length === 0) {
+    throw new ImportError(
+      `The input has no Claude Code line (no JSON object among ${draft.counts.sourceItems} item(s)); expected ${EXPECTED}.`,
+      { format: "claude-code" },
+    );
+  }
+  const conversational: SourceLine[] = [];
+  for (const line of lines) {
+    const type = line.value.type;
+    if (typeof line.value.sessionId === "string") draft.sessionId ??= line.value.sessionId;
+    if (line.value.isSidechain === true) {
+      draft.counts.sidechainSkipped++;
+      continue;
+    }
+    if (type === "user" || type === "assistant") {
+      if (!isRecord(line.value.message) || !("content" in line.value.message)) {
+        draft.counts.invalid++;
+        reportProblem(
+          draft,
+          "invalid_line",
+          line.location,
+          `A ${type} line has no message object with content; it was skipped.`,
+        );
+        continue;
+      }
+      conversational.push(line);
+    } else if (type === "system" && line.value.subtype === "compact_boundary") {
+      conversational.push(line);
+    } else if (type === "summary") {
+      if (typeof line.value.summary !== "string") {
+        draft.counts.invalid++;
+        reportProblem(
+          draft,
+          "invalid_line",
+          line.location,
+          "A summary line has no summary text; it was skipped.",
+        );
+        continue;
+      }
+      const leafId = typeof line.value.leafUuid === "string" ? line.value.leafUuid : undefined;
+      draft.items.push({
+        kind: "entry",
+        entry: {
+          v: TRANSCRIPT_FORMAT_VERSION,
+          type: "summary",
+          id: `summary-${describeId(line.location)}`,
+          timestamp: sourceTimestamp(line.value.timestamp, undefined),
+          kind: "title",
+          text: line.value.summary,
+          ...(leafId === undefined ? {} : { leafId }),
+        },
+      });
+    } else {
+      const subtype = typeof line.value.subtype === "string" ? `/${line.value.subtype}` : "";
+      countSkipped(draft, typeof type === "string" ? `${type}${subtype}` : "untyped");
+      if (typeof type !== "string") {
+        reportProblem(
+          draft,
+          "untyped_line",
+          line.location,
+          "A JSON object without a `type` field was skipped.",
+        );
+      }
+    }
+  }
+  const active = selectActiveBranch(conversational, draft);
+  convertLines(active, draft);
+  return finishImport(draft);
+}
+
+function describeId(location: ImportLocation): string {
+  return location.line !== undefined ? `line${location.line}` : `index${location.index ?? 0}`;
+}
+
+function readSourceLines(text: string, draft: ImportDraft): SourceLine[] {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+    // A whole JSON document: an array of lines, or {loglines: [...]} as some exporters write it.
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined; // Not one document: read it as JSONL.
+    }
+    const list = Array.isArray(parsed) ? parsed : isRecord(parsed) ? parsed.loglines : undefined;
+    if (Array.isArray(list)) return readArray(list, draft);
+  }
+  const out: SourceLine[] = [];
+  const rawLines = text.split("\n");
+  const endsWithNewline = text.endsWith("\n");
+  rawLines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim().length === 0) return;
+    draft.counts.sourceItems++;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      draft.counts.invalid++;
+      const torn = !endsWithNewline && index === rawLines.length - 1;
+      reportProblem(
+        draft,
+        torn ? "torn_line" : "invalid_json",
+        { line },
+        `${torn ? "The last line is cut off" : "The line is not valid JSON"} (${error instanceof Error ? error.message : String(error)}); it was skipped.`,
+      );
+      return;
+    }
+    if (!isRecord(value)) {
+      draft.counts.invalid++;
+      reportProblem(draft, "invalid_line", { line }, "The line is JSON but not an object; it was skipped.");
+      return;
+    }
+    out.push({ location: { line }, value });
+  });
+  return out;
+}
+
+function readArray(list: unknown[], draft: ImportDraft): SourceLine[] {
+  const out: SourceLine[] = [];
+  list.forEach((value, index) => {
+    draft.counts.sourceItems++;
+    if (isRecord(value)) out.push({ location: { index }, value });
+    else {
+      draft.counts.invalid++;
+      reportProblem(draft, "invalid_line", { index }, "The item is not an object; it was skipped.");
+    }
+  });
+  return out;
+}
+
+const uuidOf = (line: SourceLine): string | undefined =>
+  typeof line.value.uuid === "string" ? line.value.uuid : undefined;
+const parentOf = (line: SourceLine): string | undefined => {
+  if (typeof line.value.parentUuid === "string") return line.value.parentUuid;
+  return typeof line.value.logicalParentUuid === "string" ? line.value.logicalParentUuid : undefined;
+};
+const responseIdOf = (line: SourceLine): string | undefined => {
+  const message = line.value.message;
+  return isRecord(message) && typeof message.id === "string" ? message.id : undefined;
+};
+
+/**
+ * Follows parent links back from the newest leaf. Only used when every line after the first names a parent
+ * that exists (otherwise the links are not trustworthy and file order is used). Lines that are split parts
+ * of an on-branch response, or tool results answering an on-branch tool_use, stay on the branch.
+ */
+function selectActiveBranch(lines: SourceLine[], draft: ImportDraft): SourceLine[] {
+  const byUuid = new Map<string, SourceLine>();
+  for (const line of lines) {
+    const uuid = uuidOf(line);
+    if (uuid !== undefined && !byUuid.has(uuid)) byUuid.set(uuid, line);
+  }
+  const linked = lines.every((line, index) => {
+    if (index === 0) return true;
+    const parent = parentOf(line);
+    return parent !== undefined && byUuid.has(parent);
+  });
+  if (!linked || lines.length < 2) return lines;
+  const hasChildren = new Set<string>();
+  for (const line of lines) {
+    const parent = parentOf(line);
+    if (parent !== undefined) hasChildren.add(parent);
+  }
+  const leaves = lines.filter((line) => {
+    const uuid = uuidOf(line);
+    return uuid === undefined || !hasChildren.has(uuid);
+  });
+  if (leaves.length <= 1) return lines;
+  let newest = leaves[0]!;
+  for (const leaf of leaves) {
+    if (Date.parse(String(leaf.value.timestamp)) >= Date.parse(String(newest.value.timestamp))) newest = leaf;
+  }
+  const onBranch = new Set<SourceLine>();
+  const seen = new Set<string>();
+  let cursor: SourceLine | undefined = newest;
+  while (cursor && !onBranch.has(cursor)) {
+    onBranch.add(cursor);
+    const parent = parentOf(cursor);
+    if (parent === undefined || seen.has(parent)) break;
+    seen.add(parent);
+    cursor = byUuid.get(parent);
+  }
+  const responseIds = new Set<string>();
+  const toolUseIds = new Set<string>();
+  for (const line of onBranch) {
+    const responseId = responseIdOf(line);
+    if (responseId !== undefined && line.value.type === "assistant") responseIds.add(responseId);
+  }
+  for (const line of lines) {
+    const responseId = responseIdOf(line);
+    if (line.value.type === "assistant" && responseId !== undefined && responseIds.has(responseId)) {
+      onBranch.add(line);
+      for (const block of contentOf(line)) if (block.type === "tool_use") toolUseIds.add(block.id);
+    }
+  }
+  for (const line of lines) {
+    if (line.value.type !== "user" || onBranch.has(line)) continue;
+    const blocks = contentOf(line);
+    if (
+      blocks.length > 0 &&
+      blocks.every((block) => block.type === "tool_result" && toolUseIds.has(block.tool_use_id))
+    ) {
+      onBranch.add(line);
+    }
+  }
+  const kept = lines.filter((line) => onBranch.has(line));
+  const dropped = lines.length - kept.length;
+  if (dropped > 0) {
+    draft.counts.offBranchSkipped += dropped;
+    const first = lines.find((line) => !onBranch.has(line))!;
+    reportProblem(
+      draft,
+      "rewind_branch",
+      first.location,
+      `${dropped} line(s) belong to branches abandoned by a rewind; the branch ending at the newest leaf (${describeLocationOf(newest)}) was imported.`,
+    );
+  }
+  return kept;
+}
+
+function describeLocationOf(line: SourceLine): string {
+  return line.location.line !== undefined ? `line ${line.location.line}` : `index ${line.location.index}`;
+}
+
+function contentOf(line: SourceLine): ContentBlock[] {
+  const message = line.value.message;
+  return isRecord(message) ? normalizeContent(message.content) : [];
+}
+
+function convertLines(lines: SourceLine[], draft: ImportDraft): void {
+  const usedIds = new Set<string>();
+  let lastTimestamp: string | undefined;
+  let built: Message[] = [];
+  const flush = () => {
+    for (const message of built) {
+      const location = (message.metadata?.source ?? {}) as ImportLocation;
+      draft.items.push({ kind: "message", message, location });
+    }
+    built = [];
+  };
+  for (const line of lines) {
+    const value = line.value;
+    const timestamp = sourceTimestamp(value.timestamp, lastTimestamp);
+    lastTimestamp = timestamp;
+    if (value.type === "system") {
+      flush();
+      const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
+      const trigger: CompactTrigger = metadata.trigger === "manual" ? "manual" : "auto";
+      const preserved = isRecord(metadata.preservedMessages) ? metadata.preservedMessages : undefined;
+      const discovered = Array.isArray(metadata.preCompactDiscoveredTools)
+        ? metadata.preCompactDiscoveredTools.filter((tool): tool is string => typeof tool === "string")
+        : undefined;
+      draft.items.push({
+        kind: "entry",
+        entry: {
+          v: TRANSCRIPT_FORMAT_VERSION,
+          type: "compact_boundary",
+          id: uuidOf(line) ?? `boundary-${describeId(line.location)}`,
+          timestamp,
+          trigger,
+          layer: "claude-code",
+          tokensBefore: typeof metadata.preTokens === "number" ? metadata.preTokens : 0,
+          messagesSummarized: 0,
+          logicalParentId: typeof value.logicalParentUuid === "string" ? value.logicalParentUuid : null,
+          ...(discovered === undefined ? {} : { discoveredTools: discovered }),
+          ...(preserved && typeof preserved.anchorUuid === "string" && Array.isArray(preserved.uuids)
+            ? {
+                preservedSegment: {
+                  anchorId: preserved.anchorUuid,
+                  messageIds: preserved.uuids.filter((id): id is string => typeof id === "string"),
+                },
+              }
+            : {}),
+        },
+      });
+      continue;
+    }
+    const source = value.message as Record<string, unknown>;
+    const role = value.type === "assistant" ? "assistant" : "user";
+    const content = normalizeContent(source.content);
+    const responseId = role === "assistant" ? responseIdOf(line) : undefined;
+    if (role === "assistant" && responseId !== undefined) {
+      const target = findOpenResponse(built, responseId);
+      if (target) {
+        target.content.push(...content);
+        absorb(target, source, line);
+        draft.counts.mergedSourceItems++;
+        continue;
+      }
+    }
+    const previous = built[built.length - 1];
+    if (
+      role === "user" &&
+      previous?.role === "user" &&
+      isToolResultsOnly(content) &&
+      isToolResultsOnly(previous.content)
+    ) {
+      previous.content.push(...content);
+      (previous.metadata!.sourceLines as ImportLocation[]).push(line.location);
+      draft.counts.mergedSourceItems++;
+      continue;
+    }
+    let id = uuidOf(line) ?? `claude-code-${describeId(line.location)}`;
+    if (usedIds.has(id)) {
+      reportProblem(
+        draft,
+        "duplicate_id",
+        line.location,
+        `The uuid ${id} was already used by an earlier line; this message was imported as ${id}-${describeId(line.location)}.`,
+      );
+      id = `${id}-${describeId(line.location)}`;
+    }
+    usedIds.add(id);
+    const message: Message = {
+      id,
+      role,
+      content,
+      timestamp,
+      metadata: { source: line.location, sourceLines: [line.location] },
+    };
+    if (responseId !== undefined) message.responseId = responseId;
+    if (value.isMeta === true) message.isMeta = true;
+    if (value.isCompactSummary === true) {
+      message.isCompactSummary = true;
+      message.isMeta = true;
+    }
+    absorb(message, source, line);
+    built.push(message);
+  }
+  flush();
+}
+
+function findOpenResponse(built: Message[], responseId: string): Message | undefined {
+  for (let index = built.length - 1; index >= 0; index--) {
+    const message = built[index]!;
+    if (message.role === "assistant") return message.responseId === responseId ? message : undefined;
+    if (!isToolResultsOnly(message.content)) return undefined;
+  }
+  return undefined;
+}
+
+function isToolResultsOnly(content: ContentBlock[]): boolean {
+  return content.length > 0 && content.every((block) => block.type === "tool_result");
+}
+
+function absorb(message: Message, source: Record<string, unknown>, line: SourceLine): void {
+  if (message.role !== "assistant") return;
+  const usage = usageFromSource(source.usage);
+  if (usage) message.usage = usage;
+  const stopReason = stopReasonFromSource(source.stop_reason);
+  if (stopReason) message.stopReason = stopReason;
+  if (typeof source.model === "string") message.model = source.model;
+  const lines = message.metadata?.sourceLines as ImportLocation[] | undefined;
+  if (lines && !lines.includes(line.location)) lines.push(line.location);
+}
