@@ -1,9 +1,9 @@
 import {
   AbortedError,
-  parsePromptTooLongMessage,
-  parseRetryAfter,
   PromptTooLongError,
   ProviderRequestError,
+  parsePromptTooLongMessage,
+  parseRetryAfter,
   RequestTooLargeError,
   UnforgetError,
 } from "@unforget/core";
@@ -64,9 +64,12 @@ interface SdkErrorShape {
 export function toBedrockError(error: unknown, context: BedrockErrorContext = {}): UnforgetError {
   if (error instanceof UnforgetError) return error;
   if (context.signal?.aborted) {
-    return new AbortedError("The Bedrock request was aborted by its AbortSignal; nothing more will be sent.", {
-      cause: error,
-    });
+    return new AbortedError(
+      "The Bedrock request was aborted by its AbortSignal; nothing more will be sent.",
+      {
+        cause: error,
+      },
+    );
   }
   const shape = (typeof error === "object" && error !== null ? error : {}) as SdkErrorShape;
   const name = shape.name ?? "Error";
@@ -140,7 +143,8 @@ function adviceFor(name: string, status: number | undefined): string {
   if (name === "ResourceNotFoundException" || status === 404) {
     return "Check the model id and region; cross-region inference profiles need their us./eu./apac./global. prefix.";
   }
-  if (name === "ServiceQuotaExceededException") return "Raise the account's Bedrock quota or wait for it to reset.";
+  if (name === "ServiceQuotaExceededException")
+    return "Raise the account's Bedrock quota or wait for it to reset.";
   if (name === "ValidationException") return "Fix the request; sending it again unchanged will fail again.";
   if (name === "CredentialsProviderError") {
     return "Pass credentials or apiKey, or set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE or AWS_BEARER_TOKEN_BEDROCK.";

@@ -99,7 +99,8 @@ const CAPABILITIES: ProviderCapabilities = Object.freeze({
   thinking: true,
 });
 
-const COUNT_TOKENS_UNSUPPORTED = /(?:doesn't|does not|not) support(?:ed)?[^.]*count|count[^.]*not (?:supported|available)/i;
+const COUNT_TOKENS_UNSUPPORTED =
+  /(?:doesn't|does not|not) support(?:ed)?[^.]*count|count[^.]*not (?:supported|available)/i;
 
 interface ResolvedSettings {
   client: BedrockRuntimeClient;
@@ -192,7 +193,11 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
         const command = new ConverseCommand({ modelId: request.model, ...input });
         addHeaders(command, options.headers);
         const output = await client.send(command, signal === undefined ? {} : { abortSignal: signal });
-        return fromConverseResponse(output, output.$metadata.requestId ?? `bedrock-${randomUUID()}`, request.model);
+        return fromConverseResponse(
+          output,
+          output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
+          request.model,
+        );
       });
       if (response.stopReason === "model_context_window_exceeded") throw contextWindowExceeded(response);
       return response;
@@ -203,7 +208,8 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     },
 
     async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
-      if (settings.countTokens === "heuristic") return heuristicCount(request, "countTokens is set to heuristic");
+      if (settings.countTokens === "heuristic")
+        return heuristicCount(request, "countTokens is set to heuristic");
       if (request.messages.length === 0) {
         return heuristicCount(request, "CountTokens needs at least one message");
       }
@@ -223,7 +229,8 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
       } catch (error) {
         if (error instanceof AbortedError || error instanceof ConfigurationError) throw error;
         const reason = `Bedrock CountTokens failed for ${modelId}: ${error instanceof Error ? error.message : String(error)}`;
-        if (error instanceof ProviderRequestError && isCountTokensUnsupported(error)) unsupported.set(modelId, reason);
+        if (error instanceof ProviderRequestError && isCountTokensUnsupported(error))
+          unsupported.set(modelId, reason);
         return heuristicCount(request, reason);
       }
     },
@@ -236,7 +243,10 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     },
   };
 
-  async function* streamEvents(request: ModelRequest, options: RequestOptions): AsyncGenerator<ModelStreamEvent> {
+  async function* streamEvents(
+    request: ModelRequest,
+    options: RequestOptions,
+  ): AsyncGenerator<ModelStreamEvent> {
     const input = toConverseInput(request);
     // The request and its first event are one retryable unit: nothing has reached the caller yet.
     const { iterator, first } = await send(options, async (client, signal) => {
@@ -253,6 +263,8 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     let result = first;
     try {
       while (!result.done) {
+        // One Converse event can become several of ours; none is delivered after the caller aborted.
+        if (options.signal?.aborted) throw options.signal.reason;
         const event = result.value;
         if (event.type === "message_delta" && event.stopReason === "model_context_window_exceeded") {
           exceeded = true;
@@ -284,7 +296,11 @@ function contextWindowExceeded(response: ModelResponse | undefined): PromptTooLo
 
 function isCountTokensUnsupported(error: ProviderRequestError): boolean {
   const type = error.providerErrorType;
-  if (type === "AccessDeniedException" || type === "ResourceNotFoundException" || type === "UnknownOperationException") {
+  if (
+    type === "AccessDeniedException" ||
+    type === "ResourceNotFoundException" ||
+    type === "UnknownOperationException"
+  ) {
     return true;
   }
   if (error.status === 404) return true;
@@ -294,7 +310,9 @@ function isCountTokensUnsupported(error: ProviderRequestError): boolean {
 interface HeaderCommand {
   middlewareStack: {
     add(
-      middleware: (next: (args: { request: unknown }) => Promise<unknown>) => (args: { request: unknown }) => Promise<unknown>,
+      middleware: (
+        next: (args: { request: unknown }) => Promise<unknown>,
+      ) => (args: { request: unknown }) => Promise<unknown>,
       options: { step: "build"; name: string },
     ): void;
   };
@@ -323,7 +341,10 @@ async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | und
   const iterator = source[Symbol.asyncIterator]();
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new AbortedError("The Bedrock stream was aborted by its AbortSignal.", { cause: signal.reason }));
+    onAbort = () =>
+      reject(
+        new AbortedError("The Bedrock stream was aborted by its AbortSignal.", { cause: signal.reason }),
+      );
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
   });

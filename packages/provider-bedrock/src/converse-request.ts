@@ -1,8 +1,8 @@
 import type {
-  ConverseRequest,
   ContentBlock as BedrockContentBlock,
   Message as BedrockMessage,
   CachePointBlock,
+  ConverseRequest,
   DocumentFormat,
   ImageFormat,
   SystemContentBlock,
@@ -23,6 +23,7 @@ import type {
   ToolDefinition,
 } from "@unforget/core";
 import { InvalidMessageError, isRecord } from "@unforget/core";
+import type { BedrockRequestOptions } from "./bedrock-request-options.ts";
 
 type DocumentType = NonNullable<ConverseRequest["additionalModelRequestFields"]>;
 
@@ -37,16 +38,6 @@ export interface ConverseConversation {
 export interface ConverseInput extends ConverseConversation {
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   additionalModelRequestFields?: DocumentType;
-  requestMetadata?: Record<string, string>;
-}
-
-/** Bedrock-specific request fields, passed as `providerOptions.bedrock`. */
-export interface BedrockRequestOptions {
-  /** Merged into Converse `additionalModelRequestFields` (model-native fields, e.g. Claude's `top_k`). */
-  additionalModelRequestFields?: Record<string, unknown>;
-  /** Claude beta flags, sent as `additionalModelRequestFields.anthropic_beta`. */
-  anthropicBeta?: string[];
-  /** Converse `requestMetadata` (string key/value pairs for invocation logs). */
   requestMetadata?: Record<string, string>;
 }
 
@@ -263,7 +254,8 @@ function toDocument(block: DocumentBlock, number: number) {
   const source = block.source;
   const name = documentName(block.title, number);
   const context = block.context === undefined ? {} : { context: block.context };
-  if (source.type === "text") return { format: "txt" as const, name, source: { text: source.data }, ...context };
+  if (source.type === "text")
+    return { format: "txt" as const, name, source: { text: source.data }, ...context };
   if (source.type === "base64") {
     const format = DOCUMENT_FORMATS[source.media_type.toLowerCase()];
     if (format === undefined) {
@@ -275,7 +267,8 @@ function toDocument(block: DocumentBlock, number: number) {
   }
   if (source.type === "url" && source.url.startsWith("s3://")) {
     const format = Object.values(DOCUMENT_FORMATS).find((candidate) => candidate === extension(source.url));
-    if (format !== undefined) return { format, name, source: { s3Location: { uri: source.url } }, ...context };
+    if (format !== undefined)
+      return { format, name, source: { s3Location: { uri: source.url } }, ...context };
   }
   throw new InvalidMessageError(
     `Bedrock Converse takes documents as base64 bytes, plain text or s3:// locations; this document has a ${source.type} source. Download it and send it as base64.`,
@@ -310,7 +303,9 @@ function toToolConfig(
     specs.push({
       toolSpec: {
         name: tool.name,
-        ...(tool.description === undefined || tool.description === "" ? {} : { description: tool.description }),
+        ...(tool.description === undefined || tool.description === ""
+          ? {}
+          : { description: tool.description }),
         inputSchema: { json: toDocumentValue(tool.inputSchema) },
       },
     });

@@ -51,7 +51,8 @@ export function fromConverseBlock(block: BedrockContentBlock): ContentBlock | un
     const reasoning = block.reasoningContent;
     if (reasoning.reasoningText !== undefined) {
       const thinking: ContentBlock = { type: "thinking", thinking: reasoning.reasoningText.text ?? "" };
-      if (reasoning.reasoningText.signature !== undefined) thinking.signature = reasoning.reasoningText.signature;
+      if (reasoning.reasoningText.signature !== undefined)
+        thinking.signature = reasoning.reasoningText.signature;
       return thinking;
     }
     if (reasoning.redactedContent !== undefined) {

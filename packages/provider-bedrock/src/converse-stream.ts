@@ -1,7 +1,12 @@
 import type { ConverseStreamOutput } from "@aws-sdk/client-bedrock-runtime";
 import type { ContentBlock, ModelStreamEvent } from "@unforget/core";
 import { createUsage } from "@unforget/core";
-import { normalizeBedrockStopReason, normalizeBedrockUsage, stopSequenceOf, unknownBlock } from "./converse-response.ts";
+import {
+  normalizeBedrockStopReason,
+  normalizeBedrockUsage,
+  stopSequenceOf,
+  unknownBlock,
+} from "./converse-response.ts";
 
 interface OpenBlock {
   /** Position in the final `content` array. */
@@ -102,7 +107,10 @@ export async function* translateConverseStream(
       const block = blocks.get(wireIndex);
       if (block === undefined) continue;
       if (block.redacted !== undefined) {
-        yield* announce(block, { type: "redacted_thinking", data: Buffer.concat(block.redacted).toString("base64") });
+        yield* announce(block, {
+          type: "redacted_thinking",
+          data: Buffer.concat(block.redacted).toString("base64"),
+        });
       }
       if (block.announced) yield { type: "block_stop", index: block.index };
     } else if (event.messageStop !== undefined) {

@@ -77,7 +77,11 @@ describe("startBedrockFake", () => {
 
   it("serves Converse over h2c and records the decoded model id", async () => {
     fake.enqueue({ kind: "reply", text: "Sunny.", usage: { cacheReadInputTokens: 7 } });
-    const response = await post(fake.url, `/model/${encodeURIComponent(`us.${MODEL}`)}/converse`, conversation);
+    const response = await post(
+      fake.url,
+      `/model/${encodeURIComponent(`us.${MODEL}`)}/converse`,
+      conversation,
+    );
     expect(response.status).toBe(200);
     expect(response.headers["x-amzn-requestid"]).toBeTruthy();
     const body = JSON.parse(response.body.toString("utf8"));
@@ -133,7 +137,12 @@ describe("startBedrockFake", () => {
       expect(String(response.headers["x-amzn-errortype"]).split(":")[0]).toBe(name);
       expect(JSON.parse(response.body.toString("utf8")).__type).toBe(name);
     }
-    fake.enqueueBedrock({ kind: "bedrock-exception", name: "ModelNotReadyException", status: 429, message: "warming" });
+    fake.enqueueBedrock({
+      kind: "bedrock-exception",
+      name: "ModelNotReadyException",
+      status: 429,
+      message: "warming",
+    });
     const notReady = await post(fake.url, `/model/${MODEL}/converse`, conversation);
     expect(notReady.status).toBe(429);
     expect(notReady.headers["x-amzn-errortype"]).toMatch(/^ModelNotReadyException:/);
@@ -170,7 +179,11 @@ describe("startBedrockFake", () => {
     const bare = await post(fake.url, `/model/${encodeURIComponent(MODEL)}/count-tokens`, body);
     expect(JSON.parse(bare.body.toString("utf8"))).toEqual({ inputTokens: fake.countTokens(conversation) });
     expect(fake.countTokens(body)).toBe(fake.countTokens(conversation));
-    const prefixed = await post(fake.url, `/model/${encodeURIComponent(`global.${MODEL}`)}/count-tokens`, body);
+    const prefixed = await post(
+      fake.url,
+      `/model/${encodeURIComponent(`global.${MODEL}`)}/count-tokens`,
+      body,
+    );
     expect(prefixed.status).toBe(400);
     expect(prefixed.body.toString("utf8")).toContain("doesn't support counting tokens");
   });

@@ -142,7 +142,9 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     const content: unknown[] = [];
     if (reply.thinking !== undefined) {
       content.push({
-        reasoningContent: { reasoningText: { text: reply.thinking, signature: fakeSignature(reply.thinking) } },
+        reasoningContent: {
+          reasoningText: { text: reply.thinking, signature: fakeSignature(reply.thinking) },
+        },
       });
     }
     if (reply.text !== undefined) content.push({ text: reply.text });
@@ -192,10 +194,19 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
         for (const piece of splitInTwo(JSON.stringify(toolUse.input ?? {}))) {
           events.push(["contentBlockDelta", { contentBlockIndex, delta: { toolUse: { input: piece } } }]);
         }
+      } else if (asRecord(record.reasoningContent).redactedContent !== undefined) {
+        const redacted = asRecord(record.reasoningContent).redactedContent;
+        events.push([
+          "contentBlockDelta",
+          { contentBlockIndex, delta: { reasoningContent: { redactedContent: redacted } } },
+        ]);
       } else if (record.reasoningContent !== undefined) {
         const reasoning = asRecord(asRecord(record.reasoningContent).reasoningText);
         for (const piece of splitInTwo(String(reasoning.text ?? ""))) {
-          events.push(["contentBlockDelta", { contentBlockIndex, delta: { reasoningContent: { text: piece } } }]);
+          events.push([
+            "contentBlockDelta",
+            { contentBlockIndex, delta: { reasoningContent: { text: piece } } },
+          ]);
         }
         events.push([
           "contentBlockDelta",
@@ -304,7 +315,11 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     // An over-limit prompt is rejected before the script is consulted, so the queued reply answers the
     // retry that follows compaction.
     const next = queue[0];
-    if (contextLimit !== undefined && counted > contextLimit && (next === undefined || next.kind === "reply")) {
+    if (
+      contextLimit !== undefined &&
+      counted > contextLimit &&
+      (next === undefined || next.kind === "reply")
+    ) {
       sendException(response, fakeErrorException("prompt_too_long", counted, contextLimit, undefined));
       return;
     }
@@ -346,7 +361,11 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
         return;
       }
       if (step.kind === "error" && step.error === "context_window_exceeded_stop") {
-        const reply: FakeReply = { kind: "reply", text: "Partial answer", stopReason: "model_context_window_exceeded" };
+        const reply: FakeReply = {
+          kind: "reply",
+          text: "Partial answer",
+          stopReason: "model_context_window_exceeded",
+        };
         if (isStream) await sendStream(response, reply, counted);
         else sendConverse(response, reply, counted);
         return;
@@ -492,7 +511,8 @@ function fakeErrorException(
       return {
         name: "ValidationException",
         status: 400,
-        message: "The model returned the following errors: messages: roles must alternate between user and assistant",
+        message:
+          "The model returned the following errors: messages: roles must alternate between user and assistant",
       };
   }
 }
