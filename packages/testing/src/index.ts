@@ -1,32 +1,45 @@
-export type {
-  FakeToolCall,
-  FakeReply,
-  FakeErrorKind,
-  FakeError,
-  FakeHang,
-  FakeStep,
-  RecordedRequest,
-  FakeServerOptions,
-  FakeProviderServer,
-} from "./fakes/fake-script.ts";
-export { fakeTokenCount } from "./fakes/fake-script.ts";
-export type { ConversationOptions, ConversationMutation } from "./arbitraries.ts";
+export type { ConversationMutation, ConversationOptions } from "./arbitraries.ts";
 export {
-  arbitraryText,
-  arbitraryToolOutput,
   arbitraryConversation,
   arbitraryDamagedConversation,
+  arbitraryText,
+  arbitraryToolOutput,
 } from "./arbitraries.ts";
-export type {
-  AnthropicFakeReply,
-  AnthropicFakeStep,
-  AnthropicFakeModel,
-  AnthropicFakeServer,
-} from "./fakes/anthropic-fake.ts";
-export { startAnthropicFake } from "./fakes/anthropic-fake.ts";
 export type {
   ContractProviderSettings,
   ProviderContractCapabilities,
   ProviderContractOptions,
 } from "./contract/provider-contract.ts";
-export { describeProviderContract, containsDeep } from "./contract/provider-contract.ts";
+export { containsDeep, describeProviderContract } from "./contract/provider-contract.ts";
+export type {
+  AnthropicFakeModel,
+  AnthropicFakeReply,
+  AnthropicFakeServer,
+  AnthropicFakeStep,
+} from "./fakes/anthropic-fake.ts";
+export { startAnthropicFake } from "./fakes/anthropic-fake.ts";
+export type {
+  BedrockFakeCredentials,
+  BedrockFakeException,
+  BedrockFakeOptions,
+  BedrockFakeServer,
+} from "./fakes/bedrock-fake.ts";
+export { startBedrockFake } from "./fakes/bedrock-fake.ts";
+export type {
+  FakeError,
+  FakeErrorKind,
+  FakeHang,
+  FakeProviderServer,
+  FakeReply,
+  FakeServerOptions,
+  FakeStep,
+  FakeToolCall,
+  RecordedRequest,
+} from "./fakes/fake-script.ts";
+export { fakeTokenCount } from "./fakes/fake-script.ts";
+export type { VertexFakeOptions, VertexFakeServer } from "./fakes/vertex-fake.ts";
+export {
+  startVertexFake,
+  VERTEX_FAKE_CA_CERTIFICATE,
+  writeVertexFakeCaCertificate,
+} from "./fakes/vertex-fake.ts";

@@ -1,0 +1,35 @@
+import { describeProviderContract, startVertexFake, type VertexFakeServer } from "@unforget/testing";
+import { createVertexProvider } from "./vertex-provider.ts";
+
+const CODE_PART = { executableCode: { language: "PYTHON", code: "print(6 * 7)" } };
+
+describeProviderContract<VertexFakeServer>({
+  name: "vertex",
+  startFake: (options) => startVertexFake(options),
+  createProvider: (fake, settings) =>
+    createVertexProvider({
+      project: "unforget-test",
+      location: "us-central1",
+      apiEndpoint: fake.endpoint,
+      accessToken: "fake-token",
+      maxRetries: settings.maxRetries,
+      initialRetryDelayMs: settings.initialRetryDelayMs,
+      env: {},
+    }),
+  model: "gemini-2.5-pro",
+  capabilities: {
+    nativeTokenCounting: true,
+    cacheCreationUsage: false,
+    genericPromptTooLong: false,
+    contextWindowExceededStop: false,
+    midStreamPromptTooLong: true,
+    requestTooLarge: true,
+    thinking: true,
+    // Gemini rejects unknown fields, so a preserved part goes back as the bare part, not as `original`.
+    unknownBlocks: {
+      replyBlock: CODE_PART,
+      original: { type: "vertex_part", part: CODE_PART },
+      sentUnchanged: false,
+    },
+  },
+});
