@@ -274,6 +274,53 @@ describe("command hooks on other events", () => {
     expect(entries[0]).toMatchObject({ event: "PostCompact", outcome: "error", exitCode: 2 });
   });
 
+  it("SessionEnd, PostToolUse and TaskSettled commands receive their fields; matchers use reason and tool name", async () => {
+    const log = join(projectDir, "observers.jsonl");
+    const command = await script("observe.sh", `cat >> "${log}"\necho >> "${log}"`);
+    const { hooks, entries } = bus({
+      SessionEnd: [{ matcher: "logout", hooks: [{ type: "command", command }] }],
+      PostToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command }] }],
+      TaskSettled: [{ hooks: [{ type: "command", command }] }],
+    });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "other" });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "logout" });
+    await hooks.postToolUse.promise({
+      sessionId: "session-1",
+      toolName: "Bash",
+      toolUseId: "t9",
+      input: { command: "ls" },
+      output: "a\nb",
+      isError: false,
+    });
+    await hooks.taskSettled.promise({ sessionId: "session-1", taskId: "task-1", status: "failed" });
+    const lines = (await readFile(log, "utf8"))
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line));
+    expect(lines).toMatchObject([
+      { hook_event_name: "SessionEnd", reason: "logout" },
+      {
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_use_id: "t9",
+        tool_response: { output: "a\nb" },
+      },
+      { hook_event_name: "TaskSettled", task_id: "task-1", status: "failed" },
+    ]);
+    expect(entries.map((entry) => entry.event)).toEqual(["SessionEnd", "PostToolUse", "TaskSettled"]);
+  });
+
+  it("a matcher can name our reactive trigger, which Claude Code scripts see as auto", async () => {
+    const command = await script("reactive.sh", 'echo "EMERGENCY"');
+    const { hooks } = bus({ PreCompact: [{ matcher: "reactive", hooks: [{ type: "command", command }] }] });
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U",
+    });
+    await expect(
+      hooks.preCompact.promise({ instructions: "U" }, { ...autoEvent, trigger: "reactive" }),
+    ).resolves.toEqual({ instructions: "U\n\nEMERGENCY" });
+  });
+
   it("a command that cannot start is reported, not thrown", async () => {
     const { hooks, entries } = bus({
       UserPromptSubmit: [{ hooks: [{ type: "command", command: join(projectDir, "missing.sh") }] }],

@@ -1,11 +1,16 @@
 import type { Attachment, HookResultEntry } from "@unforget/core";
 import type { HookEventName } from "./hook-event-names.ts";
 import type {
+  PostCompactEvent,
+  PostSamplingEvent,
+  PostToolUseEvent,
   PreCompactEvent,
   PreCompactResult,
   PreToolUseDecision,
   PreToolUseEvent,
+  SessionEndEvent,
   SessionEventBase,
+  TaskSettledEvent,
 } from "./hook-events.ts";
 import { matchesHookMatcher } from "./hook-matcher.ts";
 import type { HookPlugin } from "./hook-plugin.ts";
@@ -311,97 +316,75 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
         );
       }
 
-      if (has("PostCompact")) {
-        hooks.postCompact.tapPromise(
+      // Observers: run the matching commands, record them, contribute nothing.
+      const observe = <E extends SessionEventBase>(
+        tapPromise: (tapName: string, fn: (event: E) => Promise<void>) => void,
+        eventName: HookEventName,
+        describeEvent: (event: E) => { values: string[] | undefined; fields: Record<string, unknown> },
+      ): void => {
+        if (!has(eventName)) return;
+        tapPromise(
           name,
-          markSelfRecording(async (event) => {
-            const commands = matching("PostCompact", [claudeTrigger(event.trigger), event.trigger]);
-            await runAll(
-              "PostCompact",
-              event,
-              {
-                trigger: claudeTrigger(event.trigger),
-                unforget_trigger: event.trigger,
-                compact_summary: event.summary,
-                tokens_before: event.tokensBefore,
-                tokens_after: event.tokensAfter,
-                messages_summarized: event.messagesSummarized,
-              },
-              commands,
-              false,
-            );
+          markSelfRecording(async (event: E) => {
+            const { values, fields } = describeEvent(event);
+            const commands = matching(eventName, values);
+            if (commands.length > 0) await runAll(eventName, event, fields, commands, false);
           }),
         );
-      }
-
-      if (has("SessionEnd")) {
-        hooks.sessionEnd.tapPromise(
-          name,
-          markSelfRecording(async (event) => {
-            await runAll(
-              "SessionEnd",
-              event,
-              { reason: event.reason },
-              matching("SessionEnd", [event.reason]),
-              false,
-            );
-          }),
-        );
-      }
-
-      if (has("PostToolUse")) {
-        hooks.postToolUse.tapPromise(
-          name,
-          markSelfRecording(async (event) => {
-            await runAll(
-              "PostToolUse",
-              event,
-              {
-                tool_name: event.toolName,
-                tool_input: event.input,
-                tool_use_id: event.toolUseId,
-                tool_response: { output: event.output, is_error: event.isError },
-              },
-              matching("PostToolUse", [event.toolName]),
-              false,
-            );
-          }),
-        );
-      }
-
-      if (has("PostSampling")) {
-        hooks.postSampling.tapPromise(
-          name,
-          markSelfRecording(async (event) => {
-            await runAll(
-              "PostSampling",
-              event,
-              {
-                message_id: event.messageId,
-                context_tokens: event.contextTokens,
-                tool_calls: event.toolCalls,
-              },
-              matching("PostSampling", undefined),
-              false,
-            );
-          }),
-        );
-      }
-
-      if (has("TaskSettled")) {
-        hooks.taskSettled.tapPromise(
-          name,
-          markSelfRecording(async (event) => {
-            await runAll(
-              "TaskSettled",
-              event,
-              { task_id: event.taskId, status: event.status, output_path: event.outputPath },
-              matching("TaskSettled", undefined),
-              false,
-            );
-          }),
-        );
-      }
+      };
+      observe(
+        (tapName, fn) => hooks.postCompact.tapPromise(tapName, fn),
+        "PostCompact",
+        (event: PostCompactEvent) => ({
+          values: [claudeTrigger(event.trigger), event.trigger],
+          fields: {
+            trigger: claudeTrigger(event.trigger),
+            unforget_trigger: event.trigger,
+            compact_summary: event.summary,
+            tokens_before: event.tokensBefore,
+            tokens_after: event.tokensAfter,
+            messages_summarized: event.messagesSummarized,
+          },
+        }),
+      );
+      observe(
+        (tapName, fn) => hooks.sessionEnd.tapPromise(tapName, fn),
+        "SessionEnd",
+        (event: SessionEndEvent) => ({ values: [event.reason], fields: { reason: event.reason } }),
+      );
+      observe(
+        (tapName, fn) => hooks.postToolUse.tapPromise(tapName, fn),
+        "PostToolUse",
+        (event: PostToolUseEvent) => ({
+          values: [event.toolName],
+          fields: {
+            tool_name: event.toolName,
+            tool_input: event.input,
+            tool_use_id: event.toolUseId,
+            tool_response: { output: event.output, is_error: event.isError },
+          },
+        }),
+      );
+      observe(
+        (tapName, fn) => hooks.postSampling.tapPromise(tapName, fn),
+        "PostSampling",
+        (event: PostSamplingEvent) => ({
+          values: undefined,
+          fields: {
+            message_id: event.messageId,
+            context_tokens: event.contextTokens,
+            tool_calls: event.toolCalls,
+          },
+        }),
+      );
+      observe(
+        (tapName, fn) => hooks.taskSettled.tapPromise(tapName, fn),
+        "TaskSettled",
+        (event: TaskSettledEvent) => ({
+          values: undefined,
+          fields: { task_id: event.taskId, status: event.status, output_path: event.outputPath },
+        }),
+      );
     },
   };
 }

@@ -264,6 +264,25 @@ describe("observer hooks", () => {
     ]);
   });
 
+  it("reports an onHookResult sink that throws, and still returns the value", async () => {
+    const errors: HookError[] = [];
+    const hooks = createSessionHooks({
+      onHookError: (error) => errors.push(error),
+      onHookResult: () => {
+        throw new Error("transcript closed");
+      },
+    });
+    hooks.sessionStart.tap("notes", (attachments) => [
+      ...attachments,
+      { kind: "hook-context", content: "n" },
+    ]);
+    await expect(hooks.sessionStart.promise([], { sessionId: "s", source: "resume" })).resolves.toHaveLength(
+      1,
+    );
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toContain("transcript closed");
+  });
+
   it("survives an onHookError sink that throws", async () => {
     const hooks = createSessionHooks({
       onHookError: () => {
