@@ -11,6 +11,15 @@ export type {
   ProviderContractOptions,
 } from "./contract/provider-contract.ts";
 export { containsDeep, describeProviderContract } from "./contract/provider-contract.ts";
+export type { CorpusFormat, CorpusImport, CorpusSession } from "./corpus.ts";
+export {
+  CORPUS_DIR_ENV,
+  corpusDir,
+  findRepositoryRoot,
+  importCorpusSession,
+  listCorpusSessions,
+  loadCorpusFile,
+} from "./corpus.ts";
 export type {
   AnthropicFakeModel,
   AnthropicFakeReply,

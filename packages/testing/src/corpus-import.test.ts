@@ -1,0 +1,50 @@
+import { findToolPairViolations, projectMessages } from "@unforget/core";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CorpusSession } from "./corpus.ts";
+import { importCorpusSession, listCorpusSessions } from "./corpus.ts";
+
+const sessions = listCorpusSessions();
+const rows: Record<string, string | number>[] = [];
+const shorten = (label: string) => (label.length <= 72 ? label : `${label.slice(0, 30)}…${label.slice(-41)}`);
+
+afterAll(() => {
+  console.table(rows);
+});
+
+describe("every corpus session imports with no remaining tool-pair violations", () => {
+  it("finds the sessions of every format the corpus README lists", () => {
+    const byFormat = (format: CorpusSession["format"]) =>
+      sessions.filter((session) => session.format === format).length;
+    expect(byFormat("swe-agent")).toBeGreaterThanOrEqual(22);
+    expect(byFormat("mini-swe-agent")).toBeGreaterThanOrEqual(2);
+    expect(byFormat("openhands")).toBeGreaterThanOrEqual(4);
+    expect(byFormat("openhands-evaluation")).toBeGreaterThanOrEqual(2);
+    expect(byFormat("claude-code")).toBeGreaterThanOrEqual(7);
+  });
+
+  it.each(sessions.map((session) => [session.relativePath, session] as const))("%s", (_name, session) => {
+    const imports = importCorpusSession(session);
+    expect(imports.length).toBeGreaterThan(0);
+    for (const { label, result } of imports) {
+      const { counts } = result.report;
+      rows.push({
+        file: shorten(label),
+        format: session.format,
+        messages: counts.messages,
+        toolPairs: counts.toolPairs,
+        repairs: counts.repairs,
+        problems: result.report.problems.length,
+        skipped: counts.sidechainSkipped + counts.offBranchSkipped + counts.invalid,
+      });
+      expect(result.messages.length, label).toBeGreaterThan(0);
+      expect(findToolPairViolations(result.messages), label).toEqual([]);
+      expect(result.report.remainingViolations, label).toEqual([]);
+      expect(projectMessages(result.entries), label).toEqual(result.messages);
+      expect(counts.repairs).toBe(result.report.repairs.length);
+      // Every defect and every repair says where in the source it is.
+      for (const item of [...result.report.violations, ...result.report.repairs, ...result.report.problems]) {
+        expect(Object.keys(item.location).length, `${label}: ${item.description}`).toBeGreaterThan(0);
+      }
+    }
+  });
+});

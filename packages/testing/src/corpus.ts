@@ -1,0 +1,138 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ImportResult } from "@unforget/core";
+import {
+  ConfigurationError,
+  importClaudeCodeTranscript,
+  importMiniSweAgentTrajectory,
+  importOpenHandsEvaluationOutput,
+  importOpenHandsTrajectory,
+  importSweAgentTrajectory,
+} from "@unforget/core";
+
+/** The session formats found in the corpus; "openhands-evaluation" files hold one instance per JSONL line. */
+export type CorpusFormat =
+  | "claude-code"
+  | "swe-agent"
+  | "mini-swe-agent"
+  | "openhands"
+  | "openhands-evaluation";
+
+export interface CorpusSession {
+  /** Absolute path of the file. */
+  path: string;
+  /** Path relative to the corpus folder, with forward slashes (stable across machines, for test names). */
+  relativePath: string;
+  format: CorpusFormat;
+}
+
+export interface CorpusImport {
+  /** The session's relative path, plus `#<line>` for one instance of an evaluation output. */
+  label: string;
+  result: ImportResult;
+}
+
+export const CORPUS_DIR_ENV = "UNFORGET_CORPUS_DIR";
+
+/**
+ * The corpus folder: `$UNFORGET_CORPUS_DIR` when set, otherwise `../shared/corpus` next to the repository root
+ * (the nearest folder above this package holding pnpm-workspace.yaml). Resolved from the repository, never
+ * from a fixed absolute path, so a clone anywhere with `shared/` beside it works.
+ */
+export function corpusDir(): string {
+  const fromEnvironment = process.env[CORPUS_DIR_ENV];
+  if (fromEnvironment !== undefined && fromEnvironment.length > 0) return resolve(fromEnvironment);
+  const start = dirname(fileURLToPath(import.meta.url));
+  const root = findRepositoryRoot(start) ?? findRepositoryRoot(process.cwd());
+  if (root === undefined) {
+    throw new ConfigurationError(
+      `No pnpm-workspace.yaml above ${start}: cannot locate the repository root. Set ${CORPUS_DIR_ENV} to the corpus folder.`,
+      { setting: CORPUS_DIR_ENV },
+    );
+  }
+  return resolve(root, "..", "shared", "corpus");
+}
+
+/** The nearest folder at or above `from` that holds pnpm-workspace.yaml, or undefined. */
+export function findRepositoryRoot(from: string): string | undefined {
+  let current = resolve(from);
+  for (;;) {
+    if (existsSync(join(current, "pnpm-workspace.yaml"))) return current;
+    const parent = dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
+}
+
+/** Every session file in the corpus with its format, sorted by relative path. */
+export function listCorpusSessions(directory: string = corpusDir()): CorpusSession[] {
+  if (!existsSync(directory) || !statSync(directory).isDirectory()) {
+    throw new ConfigurationError(
+      `The corpus folder ${directory} does not exist. Put shared/corpus beside the repository or set ${CORPUS_DIR_ENV}.`,
+      { setting: CORPUS_DIR_ENV },
+    );
+  }
+  const sessions: CorpusSession[] = [];
+  for (const path of walk(directory)) {
+    const relativePath = relative(directory, path).split(sep).join("/");
+    const format = classify(relativePath);
+    if (format !== undefined) sessions.push({ path, relativePath, format });
+  }
+  return sessions.sort((a, b) =>
+    a.relativePath < b.relativePath ? -1 : a.relativePath > b.relativePath ? 1 : 0,
+  );
+}
+
+function classify(relativePath: string): CorpusFormat | undefined {
+  const [top] = relativePath.split("/");
+  const name = relativePath.slice(relativePath.lastIndexOf("/") + 1);
+  if (/^(LICENSE|README|MANIFEST)/i.test(name)) return undefined;
+  switch (top) {
+    case "claude-code":
+      return name.endsWith(".jsonl") || name.endsWith(".json") ? "claude-code" : undefined;
+    case "sweagent":
+      return name.endsWith(".traj") ? "swe-agent" : undefined;
+    case "mini-swe-agent":
+      return name.endsWith(".json") ? "mini-swe-agent" : undefined;
+    case "openhands":
+      if (name.endsWith(".jsonl")) return "openhands-evaluation";
+      return name.endsWith(".json") ? "openhands" : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function* walk(directory: string): Generator<string> {
+  const entries = readdirSync(directory, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const entry of entries) {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else if (entry.isFile()) yield path;
+  }
+}
+
+/** Reads a corpus file as UTF-8 text; a relative path is taken relative to the corpus folder. */
+export function loadCorpusFile(path: string): string {
+  return readFileSync(isAbsolute(path) ? path : join(corpusDir(), path), "utf8");
+}
+
+/** Imports a corpus session with the importer for its format (one result per instance of an evaluation output). */
+export function importCorpusSession(session: CorpusSession): CorpusImport[] {
+  const text = loadCorpusFile(session.path);
+  switch (session.format) {
+    case "claude-code":
+      return [{ label: session.relativePath, result: importClaudeCodeTranscript(text) }];
+    case "swe-agent":
+      return [{ label: session.relativePath, result: importSweAgentTrajectory(text) }];
+    case "mini-swe-agent":
+      return [{ label: session.relativePath, result: importMiniSweAgentTrajectory(text) }];
+    case "openhands":
+      return [{ label: session.relativePath, result: importOpenHandsTrajectory(text) }];
+    case "openhands-evaluation":
+      return importOpenHandsEvaluationOutput(text).map((instance) => ({
+        label: `${session.relativePath}#${instance.line}`,
+        result: instance.result,
+      }));
+  }
+}
