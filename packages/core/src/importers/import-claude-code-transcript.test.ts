@@ -158,6 +158,33 @@ describe("importClaudeCodeTranscript", () => {
     ]);
   });
 
+  it("follows parent links through bookkeeping lines and keeps parallel results that hang off the branch", () => {
+    const text = jsonl([
+      user("u1", null, "start"),
+      assistant("a1", "u1", "r1", [toolUse("t1")]),
+      assistant("a2", "a1", "r1", [toolUse("t2")]),
+      // Each result points at the line of its own tool_use, so the first one is a side leaf.
+      user("x1", "a1", [toolResult("t1")]),
+      user("x2", "a2", [toolResult("t2")]),
+      assistant("a5", "x2", "r4", [{ type: "text", text: "read both" }]),
+      { type: "system", subtype: "turn_duration", uuid: "d1", parentUuid: "a5", timestamp: at() },
+      user("u2", "d1", "abandoned question"),
+      assistant("a3", "u2", "r2", [{ type: "text", text: "abandoned answer" }]),
+      user("u3", "d1", "question after rewind"),
+      assistant("a4", "u3", "r3", [{ type: "text", text: "answer" }]),
+    ]);
+    const result = importClaudeCodeTranscript(text);
+    expect(result.messages.map((message) => message.id)).toEqual(["u1", "a1", "x1", "a5", "u3", "a4"]);
+    expect(
+      result.messages[2]?.content.map((block) => block.type === "tool_result" && block.tool_use_id),
+    ).toEqual(["t1", "t2"]);
+    expect(result.report.counts).toMatchObject({
+      offBranchSkipped: 2,
+      skippedByType: { "system/turn_duration": 1 },
+    });
+    expect(result.report.repairs).toEqual([]);
+  });
+
   it("reports unreadable lines and tool-pair defects with their lines and repairs them", () => {
     const text = `${jsonl([
       { type: "user", message: { role: "user", content: "hi" } },

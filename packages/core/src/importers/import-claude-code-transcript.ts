@@ -103,7 +103,7 @@ export function importClaudeCodeTranscript(text: string): ImportResult {
       }
     }
   }
-  const active = selectActiveBranch(conversational, draft);
+  const active = selectActiveBranch(conversational, lines, draft);
   convertLines(active, draft);
   return finishImport(draft);
 }
@@ -185,9 +185,11 @@ const responseIdOf = (line: SourceLine): string | undefined => {
  * that exists (otherwise the links are not trustworthy and file order is used). Lines that are split parts
  * of an on-branch response, or tool results answering an on-branch tool_use, stay on the branch.
  */
-function selectActiveBranch(lines: SourceLine[], draft: ImportDraft): SourceLine[] {
+function selectActiveBranch(lines: SourceLine[], allLines: SourceLine[], draft: ImportDraft): SourceLine[] {
+  // Parent links may pass through lines that carry no conversation (system notes, attachments, progress).
+  const mainLines = allLines.filter((line) => line.value.isSidechain !== true);
   const byUuid = new Map<string, SourceLine>();
-  for (const line of lines) {
+  for (const line of mainLines) {
     const uuid = uuidOf(line);
     if (uuid !== undefined && !byUuid.has(uuid)) byUuid.set(uuid, line);
   }
@@ -198,13 +200,13 @@ function selectActiveBranch(lines: SourceLine[], draft: ImportDraft): SourceLine
   });
   if (!linked || lines.length < 2) return lines;
   const hasChildren = new Set<string>();
-  for (const line of lines) {
+  for (const line of mainLines) {
     const parent = parentOf(line);
     if (parent !== undefined) hasChildren.add(parent);
   }
-  const leaves = lines.filter((line) => {
+  const leaves = mainLines.filter((line) => {
     const uuid = uuidOf(line);
-    return uuid === undefined || !hasChildren.has(uuid);
+    return uuid !== undefined && !hasChildren.has(uuid);
   });
   if (leaves.length <= 1) return lines;
   let newest = leaves[0]!;
@@ -231,8 +233,11 @@ function selectActiveBranch(lines: SourceLine[], draft: ImportDraft): SourceLine
     const responseId = responseIdOf(line);
     if (line.value.type === "assistant" && responseId !== undefined && responseIds.has(responseId)) {
       onBranch.add(line);
-      for (const block of contentOf(line)) if (block.type === "tool_use") toolUseIds.add(block.id);
     }
+  }
+  for (const line of onBranch) {
+    if (line.value.type !== "assistant") continue;
+    for (const block of contentOf(line)) if (block.type === "tool_use") toolUseIds.add(block.id);
   }
   for (const line of lines) {
     if (line.value.type !== "user" || onBranch.has(line)) continue;
