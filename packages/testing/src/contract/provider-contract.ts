@@ -55,6 +55,10 @@ export interface ProviderContractCapabilities {
   };
 }
 
+/**
+ * Fakes used with the suite must follow one scripting rule: a model call (create or stream) consumes the
+ * next step; a counting call consumes the next step only when it is an error or a hang, never a reply.
+ */
 export interface ProviderContractOptions<Fake extends FakeProviderServer = FakeProviderServer> {
   /** Used in the describe title. */
   name: string;
@@ -305,6 +309,12 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
         expect(counted.method).toBe("native");
         expect(counted.inputTokens).toBe(fake.countTokens(lastRequestBody()));
         expect(counted.inputTokens).toBeGreaterThan(0);
+
+        // A pre-flight count never consumes a reply scripted for the model call that follows it.
+        fake.enqueue({ kind: "reply", text: "after the count" });
+        await provider.countTokens({ model, messages: [userText("Count me, please.")] });
+        const response = await provider.createMessage(request());
+        expect(response.content).toEqual([{ type: "text", text: "after the count" }]);
       },
       timeout,
     );

@@ -270,7 +270,13 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
       return;
     }
 
-    const step = nextStep();
+    // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call,
+    // like the Bedrock and Vertex fakes, so a pre-flight count does not eat the next answer.
+    const head = queue[0];
+    const step: AnthropicFakeStep =
+      operation === "count_tokens" && (head === undefined || head.kind === "reply")
+        ? { kind: "reply" }
+        : nextStep();
     if (step.kind === "hang") {
       await new Promise<void>((resolve) => {
         request.socket.once("close", () => resolve());
