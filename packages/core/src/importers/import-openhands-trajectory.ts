@@ -147,22 +147,19 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
     turns.push({ message, location });
     return message;
   };
-  const userTarget = (location: ImportLocation, timestamp: string, id: string): Message => {
+  /** The message a new item of this role joins: the last message when it has the same role, else a new one. */
+  const turnFor = (
+    role: "user" | "assistant",
+    location: ImportLocation,
+    timestamp: string,
+    id: string,
+  ): Message => {
     const previous = last();
-    if (previous?.message.role === "user") {
+    if (previous?.message.role === role) {
       draft.counts.mergedSourceItems++;
       return previous.message;
     }
-    return newMessage("user", location, timestamp, id);
-  };
-
-  const assistantTarget = (location: ImportLocation, timestamp: string, id: string): Message => {
-    const previous = last();
-    if (previous?.message.role === "assistant") {
-      draft.counts.mergedSourceItems++;
-      return previous.message;
-    }
-    return newMessage("assistant", location, timestamp, id);
+    return newMessage(role, location, timestamp, id);
   };
 
   events.forEach((raw, index) => {
@@ -222,9 +219,9 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
       ];
       if (source === "user") {
         seenUserMessage = true;
-        userTarget(location, timestamp, idBase).content.push(...content);
+        turnFor("user", location, timestamp, idBase).content.push(...content);
       } else {
-        assistantTarget(location, timestamp, idBase).content.push(...content);
+        turnFor("assistant", location, timestamp, idBase).content.push(...content);
       }
       return;
     }
@@ -238,7 +235,7 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
         .slice(index + 1)
         .some((next) => isRecord(next) && answersAction(next, raw, eventId));
       const thought = typeof args.thought === "string" ? args.thought : "";
-      const message = assistantTarget(location, timestamp, idBase);
+      const message = turnFor("assistant", location, timestamp, idBase);
       if (thought.length > 0) message.content.push({ type: "text", text: thought });
       if (answered) {
         const toolUseId = idBase;
@@ -267,7 +264,7 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
     const text = observationText(raw, args);
     const isError = observation === "error";
     if (toolUseId === undefined) {
-      userTarget(location, timestamp, idBase).content.push({
+      turnFor("user", location, timestamp, idBase).content.push({
         type: "text",
         text: text.length > 0 ? text : `[${observation}]`,
       });
@@ -277,7 +274,7 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
     if (index2 >= 0) unanswered.splice(index2, 1);
     const result: ContentBlock = { type: "tool_result", tool_use_id: toolUseId, content: text };
     if (isError) result.is_error = true;
-    userTarget(location, timestamp, idBase).content.push(result);
+    turnFor("user", location, timestamp, idBase).content.push(result);
   });
 
   function convertToolCallAction(
