@@ -1,4 +1,10 @@
-import { ConfigurationError, type ModelRequest, type ToolDefinition } from "@unforget/core";
+import {
+  AbortedError,
+  ConfigurationError,
+  type ModelRequest,
+  ProviderRequestError,
+  type ToolDefinition,
+} from "@unforget/core";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
@@ -381,5 +387,37 @@ describe("model limits", () => {
 
     const unknown = await anthropic.fetchModelLimits("claude-sonnet-4-6");
     expect(unknown.contextWindow).toBe(1_000_000);
+  });
+});
+
+describe("cancellation and timeouts", () => {
+  const hi: ModelRequest = {
+    model: MODEL,
+    maxTokens: 16,
+    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+  };
+
+  it("aborting after the first streamed event stops the stream with AbortedError", async () => {
+    fake.enqueue({ kind: "reply", text: "a slow answer that streams in several frames", delayMs: 40 });
+    const controller = new AbortController();
+    const stream = provider().streamMessage(hi, { signal: controller.signal });
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const event of stream) {
+        seen.push(event.type);
+        controller.abort();
+      }
+    })().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(seen).toEqual(["message_start"]);
+  });
+
+  it("a per-call timeout on a hanging server is a retryable ProviderRequestError", async () => {
+    fake.enqueue({ kind: "hang" });
+    const error = await provider()
+      .createMessage(hi, { timeoutMs: 100, maxRetries: 0 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderRequestError);
+    expect((error as ProviderRequestError).retryable).toBe(true);
   });
 });

@@ -264,6 +264,8 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
         }
         next = await iterator.next();
       }
+      // The SDK ends an aborted stream quietly; the caller must still learn that it was cut short.
+      throwIfAborted(options.signal);
     } catch (error) {
       throw toUnforgetError(error, { inStream: true, ...(options.signal ? { signal: options.signal } : {}) });
     } finally {

@@ -552,6 +552,23 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
       );
 
       it(
+        "aborting after the first streamed event ends the stream with AbortedError",
+        async () => {
+          fake.enqueue({ kind: "reply", text: "a slow answer streamed in several frames", delayMs: 30 });
+          const controller = new AbortController();
+          const stream = provider.streamMessage(request(), { signal: controller.signal });
+          const error = await captureError(
+            (async () => {
+              for await (const _event of stream) controller.abort();
+            })(),
+          );
+          expect(error).toBeInstanceOf(AbortedError);
+          await expect(stream.finalResponse()).rejects.toBeInstanceOf(AbortedError);
+        },
+        timeout,
+      );
+
+      it(
         "aborting during a retry wait rejects with AbortedError without another attempt",
         async () => {
           fake.enqueue({ kind: "error", error: "rate_limit", retryAfterSeconds: 30 });
