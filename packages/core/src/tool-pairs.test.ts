@@ -101,6 +101,7 @@ describe("repairToolPairs", () => {
     expect(repaired.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect(repaired[2]?.isMeta).toBe(true);
     expect(repaired[2]?.content[0]).toMatchObject({ type: "tool_result", tool_use_id: "a", is_error: true });
+    expect(repairToolPairs(messages).messages).toEqual(repaired);
   });
 
   it("merges consecutive assistant messages before pairing results", () => {

@@ -175,7 +175,8 @@ export const LEADING_USER_TEXT = "[Earlier conversation is not available; contin
 
 /**
  * Makes a message list valid for providers, explicitly: every change is listed in `repairs`. A list with no
- * violations is returned unchanged (same messages, no repairs). User text is never dropped: only tool
+ * violations is returned unchanged (same messages, no repairs). Deterministic: synthetic messages get ids derived
+ * from their neighbours, so repairing the same input twice gives identical output. User text is never dropped: only tool
  * results without a tool_use, empty messages and misplaced protocol blocks are removed.
  */
 export function repairToolPairs(
@@ -272,7 +273,11 @@ function mergeSameRole(messages: Message[], repairs: ToolPairRepair[]): Message[
 function ensureLeadingUser(messages: Message[], repairs: ToolPairRepair[], text: string): Message[] {
   const first = messages[0];
   if (!first || first.role === "user") return messages;
-  const marker = createMessage("user", text, { isMeta: true, timestamp: first.timestamp });
+  const marker = createMessage("user", text, {
+    id: `${first.id}-lead`,
+    isMeta: true,
+    timestamp: first.timestamp,
+  });
   repairs.push({
     kind: "inserted_leading_user_message",
     messageId: marker.id,
@@ -391,7 +396,11 @@ function addMissingResults(
         });
       }
     } else {
-      const synthetic = createMessage("user", missing, { isMeta: true, timestamp: message.timestamp });
+      const synthetic = createMessage("user", missing, {
+        id: `${message.id}-results`,
+        isMeta: true,
+        timestamp: message.timestamp,
+      });
       out.push(synthetic);
       for (const block of missing) {
         repairs.push({
