@@ -76,6 +76,12 @@ export interface AnthropicProvider extends ModelProvider {
   fetchModelLimits(model: string, options?: RequestOptions): Promise<ModelLimits>;
 }
 
+/** The two SDK calls used, typed loosely so that no SDK type leaks into this module's surface. */
+interface MessagesEndpoint {
+  create(body: WireObject, options: object): Promise<unknown>;
+  countTokens(body: WireObject, options: object): Promise<unknown>;
+}
+
 interface ResolvedSettings {
   client: Anthropic;
   maxRetries: number;
@@ -141,16 +147,18 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
       },
     );
 
-  /** Sends a body through the GA or the beta endpoint (same path; the beta one adds `anthropic-beta`). */
+  /** The GA or the beta messages API (same paths; the beta one adds `anthropic-beta`), with the body extras. */
+  const messagesApi = (
+    config: ResolvedSettings,
+    betas: string[],
+  ): { api: MessagesEndpoint; extra: WireObject } =>
+    betas.length > 0
+      ? { api: config.client.beta.messages as unknown as MessagesEndpoint, extra: { betas } }
+      : { api: config.client.messages as unknown as MessagesEndpoint, extra: {} };
+
   const send = (config: ResolvedSettings, body: WireObject, betas: string[], options: RequestOptions) => {
-    const { client } = config;
-    if (betas.length > 0) {
-      return client.beta.messages.create(
-        { ...body, betas } as never,
-        sdkOptions(options),
-      ) as unknown as Promise<unknown>;
-    }
-    return client.messages.create(body as never, sdkOptions(options)) as unknown as Promise<unknown>;
+    const { api, extra } = messagesApi(config, betas);
+    return api.create({ ...body, ...extra }, sdkOptions(options));
   };
 
   const provider: AnthropicProvider = {
@@ -194,17 +202,8 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
       const betas = requiredBetas(request);
       try {
         const result = await retrying(config, options, () => {
-          const { client } = config;
-          if (betas.length > 0) {
-            return client.beta.messages.countTokens(
-              { ...body, betas } as never,
-              sdkOptions(options),
-            ) as unknown as Promise<unknown>;
-          }
-          return client.messages.countTokens(
-            body as never,
-            sdkOptions(options),
-          ) as unknown as Promise<unknown>;
+          const { api, extra } = messagesApi(config, betas);
+          return api.countTokens({ ...body, ...extra }, sdkOptions(options));
         });
         const inputTokens = (result as { input_tokens?: unknown }).input_tokens;
         if (typeof inputTokens !== "number")
