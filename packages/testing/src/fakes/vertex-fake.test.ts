@@ -1,5 +1,7 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { fakeTokenCount } from "./fake-script.ts";
 import {
@@ -186,9 +188,24 @@ describe("Vertex fake", () => {
     expect(JSON.parse(lost.text).error.code).toBe(404);
   });
 
-  it("writes its CA certificate for NODE_EXTRA_CA_CERTS", () => {
-    const path = writeVertexFakeCaCertificate();
-    expect(readFileSync(path, "utf8")).toBe(VERTEX_FAKE_CA_CERTIFICATE);
-    expect(fake.caCertificate).toBe(VERTEX_FAKE_CA_CERTIFICATE);
+  it("writes a CA bundle for NODE_EXTRA_CA_CERTS that keeps the CAs already named there", () => {
+    const directory = mkdtempSync(join(tmpdir(), "vertex-ca-"));
+    const previous = process.env.NODE_EXTRA_CA_CERTS;
+    try {
+      const other = join(directory, "corporate.pem");
+      writeFileSync(other, "-----BEGIN CERTIFICATE-----\nCORPORATE\n-----END CERTIFICATE-----\n");
+      process.env.NODE_EXTRA_CA_CERTS = other;
+      const bundle = writeVertexFakeCaCertificate(join(directory, "fake"));
+      const text = readFileSync(bundle, "utf8");
+      expect(text.startsWith(VERTEX_FAKE_CA_CERTIFICATE)).toBe(true);
+      expect(text).toContain("CORPORATE");
+      process.env.NODE_EXTRA_CA_CERTS = bundle;
+      expect(writeVertexFakeCaCertificate(join(directory, "fake"))).toBe(bundle);
+      expect(fake.caCertificate).toBe(VERTEX_FAKE_CA_CERTIFICATE);
+    } finally {
+      if (previous === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+      else process.env.NODE_EXTRA_CA_CERTS = previous;
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import type { StopReason } from "@unforget/core";
 import {
   type FakeError,
@@ -42,16 +43,28 @@ HeFaPqoGrD0Cc3OpcnCTJJSiLZrXbtRt2FhS3p2llDA0RyfC71Qmj6OD
 `;
 
 /**
- * Writes `VERTEX_FAKE_CA_CERTIFICATE` to a file (in the OS temp directory unless told otherwise) and returns
- * its path. Set `NODE_EXTRA_CA_CERTS` to that path in the environment of the process that runs the SDK
- * before it starts (e.g. vitest's `test.env` with `pool: "forks"`): Node reads it only at start-up.
+ * Writes a CA bundle that trusts the fake (its certificate, plus the bundle `NODE_EXTRA_CA_CERTS` already
+ * names, so other extra CAs stay trusted) and returns its path. Set `NODE_EXTRA_CA_CERTS` to that path in the
+ * environment of the process that runs the SDK before it starts (e.g. vitest's `test.env` with
+ * `pool: "forks"`): Node reads it only at start-up. Idempotent: when `NODE_EXTRA_CA_CERTS` already names a
+ * bundle written here, that path is returned unchanged. The file is written atomically.
  */
 export function writeVertexFakeCaCertificate(
   directory: string = join(tmpdir(), "unforget-vertex-fake"),
 ): string {
-  mkdirSync(directory, { recursive: true });
-  const path = join(directory, "vertex-fake-ca.pem");
-  writeFileSync(path, VERTEX_FAKE_CA_CERTIFICATE);
+  const base = resolve(directory);
+  const existing = process.env.NODE_EXTRA_CA_CERTS;
+  if (existing && resolve(existing).startsWith(`${base}${sep}`) && existsSync(existing)) return existing;
+  let bundle = VERTEX_FAKE_CA_CERTIFICATE;
+  if (existing && existsSync(existing)) bundle += `\n${readFileSync(existing, "utf8")}`;
+  const digest = createHash("sha256").update(bundle).digest("hex").slice(0, 16);
+  const path = join(base, `vertex-fake-ca-${digest}.pem`);
+  if (!existsSync(path)) {
+    mkdirSync(base, { recursive: true });
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, bundle);
+    renameSync(temporary, path);
+  }
   return path;
 }
 
