@@ -135,44 +135,45 @@ function buildContents(messages: RequestMessage[]): VertexContent[] {
 function modelParts(blocks: ContentBlock[], remember: (id: string, name: string) => void): VertexPart[] {
   const parts: VertexPart[] = [];
   for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        if (block.text !== "") parts.push({ text: block.text });
-        break;
-      case "thinking":
-        if (block.thinking === "") {
-          // A signature-only block belongs to the part before it.
-          const previous = parts.at(-1);
-          if (previous && block.signature !== undefined) previous.thoughtSignature = block.signature;
-          else if (block.signature !== undefined) parts.push({ text: "", thoughtSignature: block.signature });
-        } else {
-          parts.push({
-            text: block.thinking,
-            thought: true,
-            ...(block.signature === undefined ? {} : { thoughtSignature: block.signature }),
-          });
-        }
-        break;
-      case "tool_use":
-        remember(block.id, block.name);
-        parts.push({ functionCall: { name: block.name, args: isRecord(block.input) ? block.input : {} } });
-        break;
-      case "unknown":
-        if (block.original.type === VERTEX_PART_BLOCK_TYPE && isRecord(block.original.part)) {
-          parts.push(structuredClone(block.original.part));
-        }
-        break;
-      case "image":
-      case "document":
-        parts.push(...mediaParts(block));
-        break;
-      case "tool_result":
-      case "redacted_thinking":
-        // Not expressible in a model turn (redacted thinking is Anthropic's); nothing Gemini could use.
-        break;
+    if (block.type === "thinking") {
+      if (block.thinking === "") {
+        // A signature-only block belongs to the part before it.
+        const previous = parts.at(-1);
+        if (previous && block.signature !== undefined) previous.thoughtSignature = block.signature;
+        else if (block.signature !== undefined) parts.push({ text: "", thoughtSignature: block.signature });
+      } else {
+        parts.push({
+          text: block.thinking,
+          thought: true,
+          ...(block.signature === undefined ? {} : { thoughtSignature: block.signature }),
+        });
+      }
+    } else if (block.type === "tool_use") {
+      remember(block.id, block.name);
+      parts.push({ functionCall: { name: block.name, args: isRecord(block.input) ? block.input : {} } });
+    } else {
+      // Tool results cannot appear in a model turn; redacted thinking is Anthropic's: nothing Gemini could use.
+      parts.push(...contentParts(block));
     }
   }
   return parts;
+}
+
+/** Text, media and preserved Gemini parts, the same in both roles; anything else yields nothing. */
+function contentParts(block: ContentBlock): VertexPart[] {
+  switch (block.type) {
+    case "text":
+      return block.text === "" ? [] : [{ text: block.text }];
+    case "image":
+    case "document":
+      return mediaParts(block);
+    case "unknown":
+      return block.original.type === VERTEX_PART_BLOCK_TYPE && isRecord(block.original.part)
+        ? [structuredClone(block.original.part)]
+        : [];
+    default:
+      return [];
+  }
 }
 
 function userParts(
@@ -206,24 +207,7 @@ function userParts(
     }
   }
   parts.push(...attachments);
-  for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        if (block.text !== "") parts.push({ text: block.text });
-        break;
-      case "image":
-      case "document":
-        parts.push(...mediaParts(block));
-        break;
-      case "unknown":
-        if (block.original.type === VERTEX_PART_BLOCK_TYPE && isRecord(block.original.part)) {
-          parts.push(structuredClone(block.original.part));
-        }
-        break;
-      default:
-        break;
-    }
-  }
+  for (const block of blocks) parts.push(...contentParts(block));
   return parts;
 }
 
