@@ -38,6 +38,16 @@ describe("collectTextFeatures", () => {
     });
   });
 
+  it("counts BPE-relevant patterns: digit groups, attached words, line-break runs, indentation, opaque runs", () => {
+    expect(features("1234567 x 42")).toMatchObject({ digitGroups: 4, digitRuns: 2, digitRunsAfterSpace: 1 });
+    expect(features('a.b _c "d {"e')).toMatchObject({ attachedWords: 3, words: 2, punctuationRuns: 4 });
+    expect(features("a\r\n\r\nb\n    c")).toMatchObject({ newlineRuns: 2, newlines: 3, indentRuns: 1 });
+    const hash = "d316759c281bf925d600be698a4973d5";
+    expect(features(hash).opaqueCharacters).toBe(hash.length - 12);
+    expect(features("internationalization").opaqueCharacters).toBe(0);
+    expect(features("ᓺ㜽“—”─")).toMatchObject({ rareScript: 2, symbols: 4 });
+  });
+
   it("counts letters beyond the eighth of a word as long-word letters", () => {
     expect(features("internationalization").longWordLetters).toBe("internationalization".length - 8);
   });
