@@ -5,10 +5,20 @@ import { cpus } from "node:os";
 import { createMessage, createUsage, type Message } from "@unforget/core";
 import { estimateMessagesTokens, estimateMessageTokens } from "../src/estimate-message-tokens.ts";
 import { estimateTextTokens } from "../src/estimate-text-tokens.ts";
-import type { EstimatorProfile } from "../src/estimator-coefficients.ts";
+import { ESTIMATOR_COEFFICIENTS } from "../src/estimator-coefficients.ts";
 import { createTokenCountSession } from "../src/token-count-session.ts";
 import { tokenCountWithEstimation } from "../src/token-count-with-estimation.ts";
-import { chunkText, loadSessions, loadTextFiles } from "./corpus.ts";
+import { DEFAULT_PADDING } from "../src/token-estimator-options.ts";
+import { foldOf, isTestGroup, loadDataset, type MessageSample, type Sample } from "./dataset.ts";
+import {
+  type Accuracy,
+  fitProfile,
+  MESSAGE_SCORE_CHARACTERS,
+  measureAccuracy,
+  predict,
+  SHIPPED_FIT_OPTIONS,
+  trainingData,
+} from "./fitting.ts";
 import { messageParts } from "./message-parts.ts";
 import { characterClassRule, langChainApproximately, lengthOverFour } from "./public-rules.ts";
 import { loadReferenceTokenizers } from "./reference-tokenizers.ts";
@@ -27,108 +37,101 @@ const percent = (value: number) => `${value >= 0 ? "+" : ""}${(value * 100).toFi
 const absolutePercent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
 const tokenizers = loadReferenceTokenizers();
-const textFiles = loadTextFiles();
-const sessions = loadSessions();
+const dataset = loadDataset(tokenizers);
+const textFiles = dataset.textFiles;
+const sessionMessages = dataset.messages.map((sample) => sample.message);
+const chunks = dataset.evaluationChunks.map((sample) => sample.text ?? "");
 
-interface Estimator {
-  label: string;
-  text(text: string, reference: EstimatorProfile): number;
-  message(message: Message, reference: EstimatorProfile): number;
-}
-
-const noOverhead = { messageOverheadTokens: 0 };
-const estimators: Estimator[] = [
-  {
-    label: "ours, profile fitted to that reference",
-    text: (text, reference) => estimateTextTokens(text, reference),
-    message: (message, reference) => estimateMessageTokens(message, { ...noOverhead, profile: reference }),
-  },
-  {
-    label: 'ours, default profile ("claude")',
-    text: (text) => estimateTextTokens(text),
-    message: (message) => estimateMessageTokens(message, noOverhead),
-  },
-  {
-    label: "length / 4",
-    text: lengthOverFour,
-    message: (message) => messageParts(message).reduce((total, part) => total + lengthOverFour(part), 0),
-  },
-  {
-    label: "character-class rule",
-    text: characterClassRule,
-    message: (message) => messageParts(message).reduce((total, part) => total + characterClassRule(part), 0),
-  },
-  {
-    label: "LangChain countTokensApproximately",
-    text: lengthOverFour,
-    message: (message) => langChainApproximately(message),
-  },
+type SampleEstimate = (sample: Sample) => number;
+const FOLDS = 5;
+const isTrain = (group: string) => !isTestGroup(group);
+const partsTotal = (rule: (text: string) => number) => (sample: Sample) =>
+  sample.text !== undefined
+    ? rule(sample.text)
+    : messageParts((sample as MessageSample).message).reduce((total, part) => total + rule(part), 0);
+const baselines: [string, SampleEstimate][] = [
+  ["length / 4", partsTotal(lengthOverFour)],
+  ["character-class rule", partsTotal(characterClassRule)],
+  [
+    "LangChain countTokensApproximately",
+    (sample) =>
+      sample.text !== undefined
+        ? lengthOverFour(sample.text)
+        : langChainApproximately((sample as MessageSample).message),
+  ],
 ];
-
-// ---- accuracy ----------------------------------------------------------------------------------------
-const chunks = textFiles
-  .flatMap((file) => chunkText(file.text, 1_200))
-  .filter((chunk) => chunk.length >= 200);
-const sessionMessages = sessions.flatMap((session) => session.messages);
-const longMessages = sessionMessages.filter((message) => messageParts(message).join("").length >= 200);
-
-const referenceOf = (count: (text: string) => number, message: Message) =>
-  messageParts(message).reduce((total, part) => total + count(part), 0);
-
-const textReference = tokenizers.map((tokenizer) => chunks.map((chunk) => tokenizer.count(chunk)));
-const fileReference = tokenizers.map((tokenizer) => textFiles.map((file) => tokenizer.count(file.text)));
-const messageReference = tokenizers.map((tokenizer) =>
-  longMessages.map((message) => referenceOf(tokenizer.count, message)),
-);
-const sessionReference = tokenizers.map((tokenizer) =>
-  sessions.map((session) =>
-    session.messages.reduce((total, message) => total + referenceOf(tokenizer.count, message), 0),
-  ),
-);
 
 print("### Accuracy");
 print();
 print(
-  `Samples: ${chunks.length} chunks (~1,200 characters, ≥ 200) of the ${textFiles.length} files in corpus/text; ` +
-    `${longMessages.length} session messages of ≥ 200 characters from ${sessions.length} corpus sessions ` +
-    `(SWE-agent, mini-swe-agent, OpenHands, Claude Code fixtures); totals over the ${textFiles.length} whole text ` +
-    `files and the ${sessions.length} whole conversations. Everything counts message *content* only (text, ` +
-    "tool name + JSON input, tool results, thinking): no per-message overhead, no padding. Errors are " +
-    "(estimate − reference) / reference. The fitted profiles were fitted on this same corpus (in-sample).",
+  `Samples: ${dataset.evaluationChunks.length} chunks (~1,200 characters, ≥ 200) of the ${textFiles.length} files in corpus/text; ` +
+    `${dataset.messages.filter((sample) => sample.characters >= MESSAGE_SCORE_CHARACTERS).length} session messages of ≥ ${MESSAGE_SCORE_CHARACTERS} characters ` +
+    `from ${dataset.conversations.length} corpus conversations (SWE-agent, mini-swe-agent, OpenHands, Claude Code fixtures, imported with ` +
+    "core's importers via `listCorpusSessions` / `importCorpusSession`); totals over the whole text files and the whole " +
+    "conversations (a conversation total is the sum of its rounded messages). Everything counts message *content* only " +
+    "(text, tool name + JSON input, tool results, thinking): no per-message overhead and, unless a row says padded, no " +
+    "padding. Errors are (estimate − reference) / reference.",
 );
+print();
+print(
+  "Validation by source: sources (text files; session files, with the replays of one SWE-agent task grouped) are " +
+    "split by a hash of their name into a fixed **test split** (about one in four) and a training split. " +
+    "*Held-out* rows come from weights fitted on the training split only and are scored on the test split; the " +
+    "*5-fold CV* row scores each training source with weights fitted on the other four folds. The *shipped* weights " +
+    "are fitted on every source, so their row is in-sample. Fit options were chosen on the CV inside the training split.",
+);
+const cell = (accuracy: Accuracy) =>
+  `${absolutePercent(accuracy.chunkP50)} | ${absolutePercent(accuracy.chunkP95)} | ${absolutePercent(accuracy.messageP50)} | ` +
+  `${absolutePercent(accuracy.messageP95)} | ${percent(accuracy.fileWorst)} | ${percent(accuracy.conversationWorst)} | ${percent(accuracy.conversationMedian)}`;
+const padded =
+  (estimate: SampleEstimate): SampleEstimate =>
+  (sample) =>
+    estimate(sample) * DEFAULT_PADDING;
 for (const [target, tokenizer] of tokenizers.entries()) {
+  const shipped = ESTIMATOR_COEFFICIENTS[tokenizer.name];
+  const ours: SampleEstimate = (sample) => predict(shipped, sample.features);
+  const defaultProfile: SampleEstimate = (sample) => predict(ESTIMATOR_COEFFICIENTS.claude, sample.features);
+  const trainFit = fitProfile(trainingData(dataset, isTrain), target, SHIPPED_FIT_OPTIONS);
+  const heldOut: SampleEstimate = (sample) => predict(trainFit, sample.features);
+  const folds = Array.from({ length: FOLDS }, (_, fold) =>
+    fitProfile(
+      trainingData(dataset, (group) => isTrain(group) && foldOf(group, FOLDS) !== fold),
+      target,
+      SHIPPED_FIT_OPTIONS,
+    ),
+  );
+  const crossValidated: SampleEstimate = (sample) =>
+    predict(folds[foldOf(sample.group, FOLDS)]!, sample.features);
+  const test = (group: string) => isTestGroup(group);
+  const rows: [string, Accuracy][] = [
+    ["ours, shipped weights (in-sample), all sources", measureAccuracy(dataset, target, ours)],
+    ["ours, shipped weights × 4/3 padding, all sources", measureAccuracy(dataset, target, padded(ours))],
+    ['ours, default profile ("claude"), all sources', measureAccuracy(dataset, target, defaultProfile)],
+    ...baselines.map(
+      ([label, estimate]) =>
+        [`${label}, all sources`, measureAccuracy(dataset, target, estimate)] as [string, Accuracy],
+    ),
+    ["ours, 5-fold CV by source, training split", measureAccuracy(dataset, target, crossValidated, isTrain)],
+    ["**ours, held-out: fitted on train, test split**", measureAccuracy(dataset, target, heldOut, test)],
+    ["ours, held-out × 4/3 padding, test split", measureAccuracy(dataset, target, padded(heldOut), test)],
+    ...baselines.map(
+      ([label, estimate]) =>
+        [`${label}, test split`, measureAccuracy(dataset, target, estimate, test)] as [string, Accuracy],
+    ),
+  ];
   print();
   print(`#### Reference: ${tokenizer.label}`);
   print();
   print(
-    "| estimator | text chunks \\|err\\| p50 | p95 | messages \\|err\\| p50 | p95 | text files: worst signed total | conversations: worst signed total | median signed total |",
+    "| estimator, samples | text chunks \\|err\\| p50 | p95 | messages \\|err\\| p50 | p95 | text files: worst signed total | conversations: worst signed total | median signed total |",
   );
   print("| --- | --- | --- | --- | --- | --- | --- | --- |");
-  for (const estimator of estimators) {
-    const textErrors = chunks.map((chunk, index) => {
-      const reference = textReference[target]![index]!;
-      return Math.abs(estimator.text(chunk, tokenizer.name) - reference) / reference;
-    });
-    const messageErrors = longMessages.map((message, index) => {
-      const reference = messageReference[target]![index]!;
-      return Math.abs(estimator.message(message, tokenizer.name) - reference) / reference;
-    });
-    const fileTotals = textFiles.map((file, index) => {
-      const reference = fileReference[target]![index]!;
-      return (estimator.text(file.text, tokenizer.name) - reference) / reference;
-    });
-    const sessionTotals = sessions.map((session, index) => {
-      const reference = sessionReference[target]![index]!;
-      const estimate = session.messages.reduce(
-        (total, message) => total + estimator.message(message, tokenizer.name),
-        0,
-      );
-      return (estimate - reference) / reference;
-    });
+  for (const [label, accuracy] of rows) print(`| ${label} | ${cell(accuracy)} |`);
+  const testCounts = rows.find(([label]) => label.includes("held-out"))![1].counts;
+  if (target === tokenizers.length - 1) {
+    print();
     print(
-      `| ${estimator.label} | ${absolutePercent(quantile(textErrors, 0.5))} | ${absolutePercent(quantile(textErrors, 0.95))} | ` +
-        `${absolutePercent(quantile(messageErrors, 0.5))} | ${absolutePercent(quantile(messageErrors, 0.95))} | ` +
-        `${percent(Math.min(...fileTotals))} | ${percent(Math.min(...sessionTotals))} | ${percent(quantile(sessionTotals, 0.5))} |`,
+      `Test split: ${testCounts.chunks} chunks, ${testCounts.messages} messages, ${testCounts.files} text files, ${testCounts.conversations} conversations.`,
     );
   }
 }
@@ -146,7 +149,7 @@ function throughput(run: () => void, bytes: number, minimumMs: number): number {
   return quantile(rates, 0.5);
 }
 
-const allText = textFiles.map((file) => file.text).join("\n");
+const allText = textFiles.map((file) => file.text ?? "").join("\n");
 const bytes = Buffer.byteLength(allText, "utf8");
 const o200k = tokenizers.find((tokenizer) => tokenizer.name === "o200k")!;
 const claude = tokenizers.find((tokenizer) => tokenizer.name === "claude")!;
