@@ -75,6 +75,7 @@ export {
   usageContextTokens,
 } from "./message.ts";
 export type {
+  LearnedModelLimits,
   ModelLimits,
   ModelLimitsEntry,
   ModelLimitsRegistry,
@@ -82,6 +83,7 @@ export type {
 } from "./model-limits.ts";
 export {
   canonicalModelId,
+  createLearnedModelLimits,
   createModelLimitsRegistry,
   DEFAULT_MODEL_LIMITS,
   getModelLimits,

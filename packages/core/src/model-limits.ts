@@ -1,3 +1,5 @@
+import { PromptTooLongError } from "./errors.ts";
+
 /**
  * Context windows and output limits. Providers may learn better numbers at run time (Anthropic's models
  * endpoint, a prompt-too-long error's stated maximum); this registry is the offline default.
@@ -160,6 +162,51 @@ function lookupPrefix(
     }
   }
   return best;
+}
+
+/** A registry that also learns, per instance, the windows providers actually enforce. */
+export interface LearnedModelLimits extends ModelLimitsRegistry {
+  /**
+   * Called with the error a model call failed with and the model id that call used. A `PromptTooLongError`
+   * stating the enforced maximum (`limitTokens`, which may be a regional or quota cap) bounds that model id's
+   * context window from then on: a known window is only ever lowered, an unrecognised model's default is
+   * replaced. Anything else is ignored. Returns true when `get(model).contextWindow` changed.
+   */
+  learnFromPromptTooLong(model: string, error: unknown): boolean;
+}
+
+/**
+ * Wraps a registry so that it remembers the maximum stated by prompt-too-long errors, keyed by the exact
+ * model id (trimmed, lower-cased). Entries given to `set` (e.g. from a models endpoint) replace the
+ * registry's base values as before; a learned maximum still bounds them. Keep one per provider instance:
+ * a cap learned in one region or project says nothing about another.
+ */
+export function createLearnedModelLimits(
+  registry: ModelLimitsRegistry = createModelLimitsRegistry(),
+): LearnedModelLimits {
+  const caps = new Map<string, number>();
+  const get = (model: string): ModelLimits => {
+    const base = registry.get(model);
+    const cap = caps.get(model.trim().toLowerCase());
+    if (cap === undefined) return base;
+    return { ...base, contextWindow: base.known ? Math.min(base.contextWindow, cap) : cap };
+  };
+  return {
+    get,
+    set(model, entry) {
+      registry.set(model, entry);
+    },
+    learnFromPromptTooLong(model, error) {
+      if (!(error instanceof PromptTooLongError)) return false;
+      const limit = error.limitTokens;
+      if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return false;
+      const before = get(model).contextWindow;
+      const key = model.trim().toLowerCase();
+      const previous = caps.get(key);
+      caps.set(key, previous === undefined ? limit : Math.min(previous, limit));
+      return get(model).contextWindow !== before;
+    },
+  };
 }
 
 let defaultRegistry: ModelLimitsRegistry | undefined;
