@@ -19,6 +19,13 @@ export {
   TranscriptWriteError,
   UnforgetError,
 } from "./errors.ts";
+export type {
+  ClaudeCodeSessionImport,
+  ClaudeCodeSessionSource,
+  ClaudeCodeSubagentImport,
+  ClaudeCodeSubagentSource,
+} from "./importers/import-claude-code-session.ts";
+export { importClaudeCodeSession } from "./importers/import-claude-code-session.ts";
 export { importClaudeCodeTranscript } from "./importers/import-claude-code-transcript.ts";
 export { importMiniSweAgentTrajectory } from "./importers/import-mini-swe-agent-trajectory.ts";
 export type { OpenHandsInstanceImport } from "./importers/import-openhands-trajectory.ts";
@@ -38,6 +45,7 @@ export type {
 } from "./importers/import-result.ts";
 export { importSweAgentTrajectory } from "./importers/import-swe-agent-trajectory.ts";
 export { importUnforgetTranscript } from "./importers/import-unforget-transcript.ts";
+export { readClaudeCodeSessionDir } from "./importers/read-claude-code-session-dir.ts";
 export type {
   CacheControl,
   ContentBlock,

@@ -225,6 +225,90 @@ describe("importClaudeCodeTranscript", () => {
     ]);
   });
 
+  it("turns attachment lines into attachment entries in place, without breaking a split response", () => {
+    const text = jsonl([
+      { type: "attachment", attachment: { type: "deferred_tools_delta", addedNames: ["WebFetch"] } },
+      user("u1", null, "Read both files"),
+      assistant("a1", "u1", "resp1", [toolUse("t1")]),
+      {
+        type: "attachment",
+        uuid: "att1",
+        parentUuid: "a1",
+        timestamp: at(),
+        attachment: {
+          type: "hook_additional_context",
+          hookName: "PostToolUse:Read",
+          content: ["first note", "second note"],
+        },
+      },
+      assistant("a2", "att1", "resp1", [toolUse("t2")]),
+      user("r1", "a2", [toolResult("t1"), toolResult("t2")]),
+      {
+        type: "attachment",
+        uuid: "att2",
+        parentUuid: "r1",
+        timestamp: at(),
+        attachment: { type: "todo", content: [{ type: "text", text: "1. fix" }] },
+      },
+      assistant("a3", "att2", "resp2", [{ type: "text", text: "Done" }]),
+      '{"type":"attachment"}',
+    ]);
+    const result = importClaudeCodeTranscript(text);
+    expect(result.entries.map((entry) => (entry.type === "message" ? entry.message.id : entry.id))).toEqual([
+      "attachment-line1",
+      "u1",
+      "a1",
+      "att1",
+      "r1",
+      "att2",
+      "a3",
+    ]);
+    const attachments = result.entries.flatMap((entry) => (entry.type === "attachment" ? [entry] : []));
+    expect(attachments.map((entry) => entry.attachment)).toEqual([
+      {
+        kind: "deferred_tools_delta",
+        content: JSON.stringify({ addedNames: ["WebFetch"] }),
+        metadata: { source: { line: 1 }, fields: { addedNames: ["WebFetch"] } },
+      },
+      {
+        kind: "hook_additional_context",
+        content: "first note\nsecond note",
+        source: "PostToolUse:Read",
+        metadata: { source: { line: 4 }, parentUuid: "a1", fields: { hookName: "PostToolUse:Read" } },
+      },
+      {
+        kind: "todo",
+        content: [{ type: "text", text: "1. fix" }],
+        metadata: { source: { line: 7 }, parentUuid: "r1", fields: {} },
+      },
+    ]);
+    // The split response is still one message although an attachment line sits between its parts.
+    expect(result.messages[1]?.content.map((block) => block.type === "tool_use" && block.id)).toEqual([
+      "t1",
+      "t2",
+    ]);
+    expect(result.report.problems).toEqual([
+      expect.objectContaining({ kind: "invalid_line", location: { line: 9 } }),
+    ]);
+    expect(result.report.repairs).toEqual([]);
+  });
+
+  it("keeps the structured toolUseResult of every result line on the message metadata", () => {
+    const text = jsonl([
+      user("u1", null, "Run it"),
+      assistant("a1", "u1", "resp1", [toolUse("t1"), toolUse("t2")]),
+      user("r1", "a1", [toolResult("t1")], {
+        toolUseResult: { stdout: "ok", stderr: "", interrupted: false },
+      }),
+      user("r2", "r1", [toolResult("t2")], { toolUseResult: { filePath: "/t2", numLines: 3 } }),
+    ]);
+    const result = importClaudeCodeTranscript(text);
+    expect(result.messages[2]?.metadata?.toolUseResults).toEqual({
+      t1: { stdout: "ok", stderr: "", interrupted: false },
+      t2: { filePath: "/t2", numLines: 3 },
+    });
+  });
+
   it("accepts a JSON document with a loglines array (index locations)", () => {
     const result = importClaudeCodeTranscript(
       JSON.stringify({

@@ -1,7 +1,7 @@
 import { ImportError } from "../errors.ts";
 import type { ContentBlock, Message } from "../message.ts";
 import { isRecord, normalizeContent } from "../message.ts";
-import type { CompactTrigger } from "../transcript-entry.ts";
+import type { AttachmentEntry, CompactTrigger } from "../transcript-entry.ts";
 import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
 import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
 import {
@@ -31,6 +31,19 @@ const EXPECTED =
  * lines are reported with their line numbers; tool-pair defects are repaired and reported.
  */
 export function importClaudeCodeTranscript(text: string): ImportResult {
+  return importClaudeCodeLines(text, { subagentFile: false });
+}
+
+export interface ClaudeCodeLinesOptions {
+  /**
+   * True for a subagent's own file (`subagents/agent-<id>.jsonl`): its lines carry `isSidechain: true` and are
+   * the conversation, so they are imported instead of skipped.
+   */
+  subagentFile: boolean;
+}
+
+/** Imports Claude Code lines; `importClaudeCodeTranscript` and `importClaudeCodeSession` share it. */
+export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOptions): ImportResult {
   if (typeof text !== "string") {
     throw new ImportError(`importClaudeCodeTranscript expects the file's text; expected ${EXPECTED}.`, {
       format: "claude-code",
@@ -48,7 +61,7 @@ export function importClaudeCodeTranscript(text: string): ImportResult {
   for (const line of lines) {
     const type = line.value.type;
     if (typeof line.value.sessionId === "string") draft.sessionId ??= line.value.sessionId;
-    if (line.value.isSidechain === true) {
+    if (line.value.isSidechain === true && !options.subagentFile) {
       draft.counts.sidechainSkipped++;
       continue;
     }
@@ -65,6 +78,18 @@ export function importClaudeCodeTranscript(text: string): ImportResult {
       }
       conversational.push(line);
     } else if (type === "system" && line.value.subtype === "compact_boundary") {
+      conversational.push(line);
+    } else if (type === "attachment") {
+      if (!isRecord(line.value.attachment)) {
+        draft.counts.invalid++;
+        reportProblem(
+          draft,
+          "invalid_line",
+          line.location,
+          "An attachment line has no attachment object; it was skipped.",
+        );
+        continue;
+      }
       conversational.push(line);
     } else if (type === "summary") {
       if (typeof line.value.summary !== "string") {
@@ -103,7 +128,7 @@ export function importClaudeCodeTranscript(text: string): ImportResult {
       }
     }
   }
-  const active = selectActiveBranch(conversational, lines, draft);
+  const active = selectActiveBranch(conversational, lines, draft, options.subagentFile);
   convertLines(active, draft);
   return finishImport(draft);
 }
@@ -185,16 +210,21 @@ const responseIdOf = (line: SourceLine): string | undefined => {
  * that exists (otherwise the links are not trustworthy and file order is used). Lines that are split parts
  * of an on-branch response, or tool results answering an on-branch tool_use, stay on the branch.
  */
-function selectActiveBranch(lines: SourceLine[], allLines: SourceLine[], draft: ImportDraft): SourceLine[] {
+function selectActiveBranch(
+  lines: SourceLine[],
+  allLines: SourceLine[],
+  draft: ImportDraft,
+  subagentFile: boolean,
+): SourceLine[] {
   // Parent links may pass through lines that carry no conversation (system notes, attachments, progress).
-  const mainLines = allLines.filter((line) => line.value.isSidechain !== true);
+  const mainLines = subagentFile ? allLines : allLines.filter((line) => line.value.isSidechain !== true);
   const byUuid = new Map<string, SourceLine>();
   for (const line of mainLines) {
     const uuid = uuidOf(line);
     if (uuid !== undefined && !byUuid.has(uuid)) byUuid.set(uuid, line);
   }
   const linked = lines.every((line, index) => {
-    if (index === 0) return true;
+    if (index === 0 || isUnlinkedAttachment(line)) return true;
     const parent = parentOf(line);
     return parent !== undefined && byUuid.has(parent);
   });
@@ -249,7 +279,7 @@ function selectActiveBranch(lines: SourceLine[], allLines: SourceLine[], draft: 
       onBranch.add(line);
     }
   }
-  const kept = lines.filter((line) => onBranch.has(line));
+  const kept = lines.filter((line) => onBranch.has(line) || isUnlinkedAttachment(line));
   const dropped = lines.length - kept.length;
   if (dropped > 0) {
     draft.counts.offBranchSkipped += dropped;
@@ -264,6 +294,11 @@ function selectActiveBranch(lines: SourceLine[], allLines: SourceLine[], draft: 
   return kept;
 }
 
+/** An attachment line outside the parent chain: it cannot be placed on a branch, so it is kept in file order. */
+function isUnlinkedAttachment(line: SourceLine): boolean {
+  return line.value.type === "attachment" && (uuidOf(line) === undefined || parentOf(line) === undefined);
+}
+
 function describeLocationOf(line: SourceLine): string {
   return line.location.line !== undefined ? `line ${line.location.line}` : `index ${line.location.index}`;
 }
@@ -276,18 +311,20 @@ function contentOf(line: SourceLine): ContentBlock[] {
 function convertLines(lines: SourceLine[], draft: ImportDraft): void {
   const usedIds = new Set<string>();
   let lastTimestamp: string | undefined;
+  // Messages of the current segment, searched when a later line continues one (split response, parallel
+  // results). Items go to the draft when created, so attachments between them keep their place.
   let built: Message[] = [];
   const flush = () => {
-    for (const message of built) {
-      const location = (message.metadata?.source ?? {}) as ImportLocation;
-      draft.items.push({ kind: "message", message, location });
-    }
     built = [];
   };
   for (const line of lines) {
     const value = line.value;
     const timestamp = sourceTimestamp(value.timestamp, lastTimestamp);
     lastTimestamp = timestamp;
+    if (value.type === "attachment") {
+      draft.items.push({ kind: "entry", entry: attachmentEntry(line, timestamp, draft.sessionId) });
+      continue;
+    }
     if (value.type === "system") {
       flush();
       const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
@@ -343,6 +380,7 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
     ) {
       previous.content.push(...content);
       (previous.metadata!.sourceLines as ImportLocation[]).push(line.location);
+      keepToolUseResult(previous, value, content);
       draft.counts.mergedSourceItems++;
       continue;
     }
@@ -370,10 +408,79 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
       message.isCompactSummary = true;
       message.isMeta = true;
     }
+    keepToolUseResult(message, value, content);
     absorb(message, source, line);
     built.push(message);
+    draft.items.push({ kind: "message", message, location: line.location });
   }
   flush();
+}
+
+/**
+ * Keeps a user line's structured `toolUseResult` (Bash stdout/stderr, the Edit patch, the Task agent's id and
+ * usage, …) on the message's `metadata.toolUseResults`, keyed by the tool_use id it answers.
+ */
+function keepToolUseResult(message: Message, value: Record<string, unknown>, content: ContentBlock[]): void {
+  if (value.toolUseResult === undefined) return;
+  const answered = content.find((block) => block.type === "tool_result");
+  const key =
+    answered?.type === "tool_result"
+      ? answered.tool_use_id
+      : typeof value.sourceToolUseID === "string"
+        ? value.sourceToolUseID
+        : (uuidOf({ location: {}, value }) ?? "unknown");
+  const metadata = (message.metadata ??= {});
+  const results = (metadata.toolUseResults ?? {}) as Record<string, unknown>;
+  results[key] = value.toolUseResult;
+  metadata.toolUseResults = results;
+}
+
+/**
+ * Converts an `attachment` line (`{type: "attachment", attachment: {type, …}}`) to an attachment entry: the
+ * attachment's `type` becomes the kind; string content is kept as it is, a list of strings is joined with
+ * newlines, content blocks are normalised, and an attachment without `content` keeps its fields as JSON text.
+ * Every other field of the attachment is kept in `metadata.fields`.
+ */
+function attachmentEntry(
+  line: SourceLine,
+  timestamp: string,
+  sessionId: string | undefined,
+): AttachmentEntry {
+  const raw = line.value.attachment as Record<string, unknown>;
+  const { type, content: rawContent, ...fields } = raw;
+  let content: string | ContentBlock[];
+  if (typeof rawContent === "string") content = rawContent;
+  else if (Array.isArray(rawContent) && rawContent.every((item) => typeof item === "string")) {
+    content = rawContent.join("\n");
+  } else if (
+    Array.isArray(rawContent) &&
+    rawContent.every((item) => isRecord(item) && typeof item.type === "string")
+  ) {
+    content = normalizeContent(rawContent);
+  } else if (rawContent !== undefined) content = JSON.stringify(rawContent);
+  else content = JSON.stringify(fields);
+  const source = [fields.hookName, fields.filename, fields.path, fields.command].find(
+    (candidate): candidate is string => typeof candidate === "string",
+  );
+  const uuid = uuidOf(line);
+  const parent = parentOf(line);
+  return {
+    v: TRANSCRIPT_FORMAT_VERSION,
+    type: "attachment",
+    id: uuid ?? `attachment-${describeId(line.location)}`,
+    timestamp,
+    ...(sessionId === undefined ? {} : { sessionId }),
+    attachment: {
+      kind: typeof type === "string" ? type : "unknown",
+      content,
+      ...(source === undefined ? {} : { source }),
+      metadata: {
+        source: line.location,
+        ...(parent === undefined ? {} : { parentUuid: parent }),
+        fields,
+      },
+    },
+  };
 }
 
 function findOpenResponse(built: Message[], responseId: string): Message | undefined {

@@ -152,7 +152,9 @@ export function describeLocation(location: ImportLocation): string {
 export function finishImport(draft: ImportDraft): ImportResult {
   const locations = new Map<string, ImportLocation>();
   const toolUseLocations = new Map<string, ImportLocation>();
-  type Segment = { boundary?: CompactBoundaryEntry; others: TranscriptEntry[]; messages: Message[] };
+  // Non-message entries keep their place: each is anchored after the message that preceded it in the source.
+  type Anchored = { entry: TranscriptEntry; afterMessage: number };
+  type Segment = { boundary?: CompactBoundaryEntry; others: Anchored[]; messages: Message[] };
   const segments: Segment[] = [{ others: [], messages: [] }];
   for (const item of draft.items) {
     const current = segments[segments.length - 1]!;
@@ -166,7 +168,7 @@ export function finishImport(draft: ImportDraft): ImportResult {
     } else if (item.entry.type === "compact_boundary") {
       segments.push({ boundary: item.entry, others: [], messages: [] });
     } else {
-      current.others.push(item.entry);
+      current.others.push({ entry: item.entry, afterMessage: current.messages.length - 1 });
     }
   }
 
@@ -188,11 +190,9 @@ export function finishImport(draft: ImportDraft): ImportResult {
       boundaries++;
       entries.push(segment.boundary);
     }
-    for (const entry of segment.others) {
-      if (entry.type === "summary") summaries++;
-      entries.push(entry);
-    }
+    for (const { entry } of segment.others) if (entry.type === "summary") summaries++;
     if (segment.messages.length === 0) {
+      entries.push(...segment.others.map(({ entry }) => entry));
       live = segment.boundary ? [] : live;
       continue;
     }
@@ -205,7 +205,9 @@ export function finishImport(draft: ImportDraft): ImportResult {
       repairs.push({ ...repair, location: locate(repair.messageId, repair.toolUseId, segment.messages[0]) });
     }
     remaining.push(...repaired.remaining);
-    for (const message of repaired.messages) {
+    const placed = placeAnchoredEntries(segment.others, segment.messages, repaired.messages);
+    entries.push(...(placed.get(-1) ?? []));
+    repaired.messages.forEach((message, position) => {
       entries.push({
         v: TRANSCRIPT_FORMAT_VERSION,
         type: "message",
@@ -214,7 +216,8 @@ export function finishImport(draft: ImportDraft): ImportResult {
         ...(draft.sessionId === undefined ? {} : { sessionId: draft.sessionId }),
         message,
       });
-    }
+      entries.push(...(placed.get(position) ?? []));
+    });
     total += repaired.messages.length;
     live = repaired.messages;
   }
@@ -245,6 +248,36 @@ export function finishImport(draft: ImportDraft): ImportResult {
   const result: ImportResult = { messages: live, entries, report };
   if (draft.system !== undefined) result.system = draft.system;
   return result;
+}
+
+/**
+ * Maps each anchored entry to the position in the repaired messages it follows (-1: before them all). An entry
+ * whose anchor message was merged or dropped by the repair follows the nearest earlier message that survived.
+ */
+function placeAnchoredEntries(
+  anchored: { entry: TranscriptEntry; afterMessage: number }[],
+  original: Message[],
+  repaired: Message[],
+): Map<number, TranscriptEntry[]> {
+  const positionOf = new Map<string, number>();
+  repaired.forEach((message, position) => {
+    if (!positionOf.has(message.id)) positionOf.set(message.id, position);
+  });
+  const placed = new Map<number, TranscriptEntry[]>();
+  for (const { entry, afterMessage } of anchored) {
+    let position = -1;
+    for (let index = afterMessage; index >= 0; index--) {
+      const found = positionOf.get(original[index]!.id);
+      if (found !== undefined) {
+        position = found;
+        break;
+      }
+    }
+    const list = placed.get(position) ?? [];
+    list.push(entry);
+    placed.set(position, list);
+  }
+  return placed;
 }
 
 function locationOrder(location: ImportLocation): number {

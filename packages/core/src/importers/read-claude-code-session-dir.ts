@@ -1,0 +1,67 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { ImportError } from "../errors.ts";
+import type { ClaudeCodeSessionSource, ClaudeCodeSubagentSource } from "./import-claude-code-session.ts";
+
+const SUBAGENT_FILE = /^agent-(.+)\.jsonl$/;
+
+/**
+ * Reads a Claude Code session from disk for `importClaudeCodeSession`. `path` is either the session file
+ * (`<project>/<sessionId>.jsonl`) or the session's folder (`<project>/<sessionId>/`); the main file is
+ * `<sessionId>.jsonl` beside the folder, the subagents are `<sessionId>/subagents/agent-<id>.jsonl` (sorted by
+ * file name) with their optional `agent-<id>.meta.json`. A session without a folder has no subagents. Throws
+ * `ImportError` when the main file does not exist.
+ */
+export async function readClaudeCodeSessionDir(path: string): Promise<ClaudeCodeSessionSource> {
+  const trimmed = path.replace(/[\\/]+$/, "");
+  const sessionFolder = trimmed.endsWith(".jsonl") ? trimmed.slice(0, -".jsonl".length) : trimmed;
+  const mainPath = join(dirname(sessionFolder), `${basename(sessionFolder)}.jsonl`);
+  let main: string;
+  try {
+    main = await readFile(mainPath, "utf8");
+  } catch (error) {
+    throw new ImportError(
+      `The Claude Code session file ${mainPath} could not be read (${error instanceof Error ? error.message : String(error)}); pass the session's .jsonl file or its folder beside it.`,
+      { format: "claude-code", cause: error },
+    );
+  }
+  const subagentFolder = join(sessionFolder, "subagents");
+  let names: string[] = [];
+  try {
+    if ((await stat(subagentFolder)).isDirectory()) names = await readdir(subagentFolder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  const subagents: ClaudeCodeSubagentSource[] = [];
+  for (const name of names.sort()) {
+    const match = SUBAGENT_FILE.exec(name);
+    if (!match) continue;
+    const agentId = match[1]!;
+    const subagent: ClaudeCodeSubagentSource = {
+      agentId,
+      text: await readFile(join(subagentFolder, name), "utf8"),
+    };
+    const meta = await readMeta(join(subagentFolder, `agent-${agentId}.meta.json`));
+    if (meta !== undefined) subagent.meta = meta;
+    subagents.push(subagent);
+  }
+  return { main, subagents };
+}
+
+async function readMeta(path: string): Promise<Record<string, unknown> | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    // An unreadable meta file only loses the agent's type and description; the conversation is still imported.
+    return undefined;
+  }
+}
