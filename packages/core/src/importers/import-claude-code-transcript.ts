@@ -429,10 +429,9 @@ function keepToolUseResult(message: Message, value: Record<string, unknown>, con
       : typeof value.sourceToolUseID === "string"
         ? value.sourceToolUseID
         : (uuidOf({ location: {}, value }) ?? "unknown");
-  const metadata = (message.metadata ??= {});
-  const results = (metadata.toolUseResults ?? {}) as Record<string, unknown>;
+  const results = (message.metadata?.toolUseResults ?? {}) as Record<string, unknown>;
   results[key] = value.toolUseResult;
-  metadata.toolUseResults = results;
+  message.metadata = { ...message.metadata, toolUseResults: results };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { ImportError } from "../errors.ts";
 import type { ContentBlock, Message } from "../message.ts";
 import { isRecord } from "../message.ts";
+import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
 import { parseArguments, textBlocks, textOf, toolUses } from "./convert-openai-chat.ts";
-import type { ImportLocation, ImportResult } from "./import-result.ts";
+import type { ImportItem, ImportLocation, ImportResult } from "./import-result.ts";
 import {
   countSkipped,
   createImportDraft,
@@ -23,6 +24,7 @@ const BOOKKEEPING: ReadonlySet<string> = new Set([
   "recall",
   "condensation",
   "condensation_request",
+  "summarize",
 ]);
 
 export interface OpenHandsInstanceImport {
@@ -130,7 +132,10 @@ interface Turn {
 
 function importEvents(events: unknown[], line: number | undefined): ImportResult {
   const draft = createImportDraft("openhands");
+  // Messages of the current segment (reset at a compact boundary); `sequence` holds every item in order.
   const turns: Turn[] = [];
+  const sequence: ImportItem[] = [];
+  let lastSummary: string | undefined;
   const actionToolIds = new Map<string | number, string>();
   const unanswered: { toolUseId: string; action: string }[] = [];
   let lastTimestamp: string | undefined;
@@ -145,6 +150,7 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
   ): Message => {
     const message: Message = { id, role, content: [], timestamp, metadata: { source: location } };
     turns.push({ message, location });
+    sequence.push({ kind: "message", message, location });
     return message;
   };
   /** The message a new item of this role joins: the last message when it has the same role, else a new one. */
@@ -200,12 +206,15 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
       draft.system = draft.system === undefined ? text : `${draft.system}\n\n${text}`;
       return;
     }
+    const idBase = `openhands-${line === undefined ? "" : `${line}-`}${eventId}`;
+    if (kind === "condensation" || kind === "summarize") {
+      if (convertCondensation(raw, args, action !== undefined, location, timestamp, idBase)) return;
+    }
     if (source === "environment" || BOOKKEEPING.has(kind)) {
       countSkipped(draft, `${source}:${action ? "action" : "observation"}:${kind}`);
       return;
     }
     const metadata = isRecord(raw.tool_call_metadata) ? raw.tool_call_metadata : undefined;
-    const idBase = `openhands-${line === undefined ? "" : `${line}-`}${eventId}`;
 
     if (action === "message") {
       const text =
@@ -322,9 +331,121 @@ function importEvents(events: unknown[], line: number | undefined): ImportResult
     }
   }
 
-  for (const turn of turns)
-    draft.items.push({ kind: "message", message: turn.message, location: turn.location });
+  /**
+   * A condensation that carries a summary becomes a compact boundary, a compact summary entry and the summary
+   * as a meta user message opening the next segment. Events OpenHands keeps in its view (the first events, those
+   * after the forgotten range) are listed by message id in the boundary's `preservedSegment`, not copied. A
+   * condensation without a summary only forgets events: it becomes a `layer_decision`. Returns false when the
+   * event is neither (it is then counted as bookkeeping).
+   */
+  function convertCondensation(
+    raw: Record<string, unknown>,
+    args: Record<string, unknown>,
+    isAction: boolean,
+    location: ImportLocation,
+    timestamp: string,
+    idBase: string,
+  ): boolean {
+    const summary = isAction
+      ? typeof args.summary === "string"
+        ? args.summary
+        : undefined
+      : observationText(raw, args);
+    const forgotten = forgottenEventIds(args);
+    if (summary === undefined || summary.trim().length === 0) {
+      if (!isAction || forgotten === undefined) return false;
+      const messageIds = turns
+        .filter((turn) => turn.location.eventId !== undefined && forgotten.has(String(turn.location.eventId)))
+        .map((turn) => turn.message.id);
+      sequence.push({
+        kind: "entry",
+        entry: {
+          v: TRANSCRIPT_FORMAT_VERSION,
+          type: "layer_decision",
+          id: `${idBase}-condensation`,
+          timestamp,
+          layer: "openhands-condenser",
+          edits: [
+            {
+              kind: "forget_events",
+              ...(messageIds.length > 0 ? { messageIds } : {}),
+              details: { eventIds: [...forgotten], source: location },
+            },
+          ],
+        },
+      });
+      countSkipped(draft, "agent:action:condensation(no summary)");
+      return true;
+    }
+    if (!isAction && summary === lastSummary) {
+      // The observation that repeats the summary of the condensation action just converted.
+      draft.counts.mergedSourceItems++;
+      return true;
+    }
+    lastSummary = summary;
+    const kept =
+      forgotten === undefined
+        ? []
+        : turns.filter(
+            (turn) => turn.location.eventId === undefined || !forgotten.has(String(turn.location.eventId)),
+          );
+    const previous = turns[turns.length - 1];
+    const boundaryId = `${idBase}-boundary`;
+    sequence.push({
+      kind: "entry",
+      entry: {
+        v: TRANSCRIPT_FORMAT_VERSION,
+        type: "compact_boundary",
+        id: boundaryId,
+        timestamp,
+        trigger: "auto",
+        layer: "openhands",
+        tokensBefore: 0,
+        messagesSummarized: turns.length - kept.length,
+        logicalParentId: previous?.message.id ?? null,
+        ...(kept.length > 0
+          ? { preservedSegment: { anchorId: idBase, messageIds: kept.map((turn) => turn.message.id) } }
+          : {}),
+      },
+    });
+    sequence.push({
+      kind: "entry",
+      entry: {
+        v: TRANSCRIPT_FORMAT_VERSION,
+        type: "summary",
+        id: `${idBase}-summary`,
+        timestamp,
+        kind: "compact",
+        text: summary,
+        boundaryId,
+        ...(previous === undefined ? {} : { leafId: previous.message.id }),
+      },
+    });
+    turns.length = 0;
+    const message = newMessage("user", location, timestamp, idBase);
+    message.content.push({ type: "text", text: summary });
+    message.isMeta = true;
+    message.isCompactSummary = true;
+    return true;
+  }
+
+  draft.items.push(...sequence);
   return finishImport(draft);
+}
+
+/** The event ids a condensation forgets: `forgotten_event_ids`, or the range start..end; undefined when neither. */
+function forgottenEventIds(args: Record<string, unknown>): Set<string> | undefined {
+  if (Array.isArray(args.forgotten_event_ids)) {
+    return new Set(args.forgotten_event_ids.map((id) => String(id)));
+  }
+  const start = args.forgotten_events_start_id;
+  const end = args.forgotten_events_end_id;
+  if (typeof start === "number" && typeof end === "number" && end >= start && end - start < 1_000_000) {
+    const ids = new Set<string>();
+    for (let id = start; id <= end; id++) ids.add(String(id));
+    return ids;
+  }
+  return undefined;
 }
 
 function newestAssistant(turns: Turn[]): Message | undefined {

@@ -223,6 +223,130 @@ describe("importOpenHandsTrajectory", () => {
     ]);
   });
 
+  it("turns a condensation with a summary into a boundary, a summary and a summary message", () => {
+    const run = (id: number, toolCallId: string) => ({
+      id,
+      source: "agent",
+      action: "run",
+      args: { command: `step ${id}` },
+      tool_call_metadata: {
+        tool_call_id: toolCallId,
+        function_name: "execute_bash",
+        model_response: response(`resp-${id}`, "", [
+          call(toolCallId, "execute_bash", `{"command":"step ${id}"}`),
+        ]),
+      },
+    });
+    const output = (id: number, cause: number, toolCallId: string) => ({
+      id,
+      source: "agent",
+      observation: "run",
+      cause,
+      content: `output ${cause}`,
+      tool_call_metadata: { tool_call_id: toolCallId },
+    });
+    const result = importOpenHandsTrajectory([
+      { id: 1, source: "user", action: "message", args: { content: "Fix the build" } },
+      run(2, "tc2"),
+      output(3, 2, "tc2"),
+      run(4, "tc4"),
+      output(5, 4, "tc4"),
+      { id: 6, source: "agent", action: "condensation_request", args: {} },
+      {
+        id: 7,
+        source: "agent",
+        action: "condensation",
+        message: "Summary: Ran two builds",
+        args: {
+          forgotten_event_ids: null,
+          forgotten_events_start_id: 2,
+          forgotten_events_end_id: 5,
+          summary: "Ran two builds; both failed on lint.",
+          summary_offset: 1,
+        },
+      },
+      {
+        id: 8,
+        source: "agent",
+        observation: "condensation",
+        content: "Ran two builds; both failed on lint.",
+      },
+      run(9, "tc9"),
+      output(10, 9, "tc9"),
+      {
+        id: 11,
+        source: "agent",
+        action: "condensation",
+        args: { forgotten_event_ids: [9, 10], summary: null },
+      },
+      { id: 12, source: "agent", action: "message", args: { content: "The build is green." } },
+    ]);
+    expect(result.entries.map((entry) => (entry.type === "message" ? entry.id : entry.type))).toEqual([
+      "openhands-1",
+      "openhands-2",
+      "openhands-3",
+      "openhands-4",
+      "openhands-5",
+      "compact_boundary",
+      "summary",
+      "openhands-7",
+      "openhands-9",
+      "openhands-10",
+      "layer_decision",
+      "openhands-12",
+    ]);
+    expect(result.entries[5]).toMatchObject({
+      type: "compact_boundary",
+      layer: "openhands",
+      messagesSummarized: 4,
+      logicalParentId: "openhands-5",
+      preservedSegment: { anchorId: "openhands-7", messageIds: ["openhands-1"] },
+    });
+    expect(result.entries[6]).toMatchObject({
+      type: "summary",
+      kind: "compact",
+      text: "Ran two builds; both failed on lint.",
+      boundaryId: result.entries[5]!.id,
+    });
+    expect(result.messages[0]).toMatchObject({
+      id: "openhands-7",
+      role: "user",
+      isMeta: true,
+      isCompactSummary: true,
+      content: [{ type: "text", text: "Ran two builds; both failed on lint." }],
+    });
+    expect(result.entries[10]).toMatchObject({
+      type: "layer_decision",
+      layer: "openhands-condenser",
+      edits: [{ kind: "forget_events", messageIds: ["openhands-9", "openhands-10"] }],
+    });
+    expect(findToolPairViolations(result.messages)).toEqual([]);
+    expect(result.report.repairs).toEqual([]);
+    expect(result.report.counts).toMatchObject({
+      boundaries: 1,
+      summaries: 1,
+      liveMessages: 4,
+      skippedByType: {
+        "agent:action:condensation_request": 1,
+        "agent:action:condensation(no summary)": 1,
+      },
+    });
+  });
+
+  it("accepts the older condensation observation that carries the summary as content", () => {
+    const result = importOpenHandsTrajectory([
+      { id: 1, source: "user", action: "message", args: { content: "Start" } },
+      { id: 2, source: "agent", action: "message", args: { content: "Working" } },
+      { id: 3, source: "user", observation: "condensation", content: "The user asked to start; work began." },
+      { id: 4, source: "agent", action: "message", args: { content: "Still working" } },
+    ]);
+    expect(result.report.counts.boundaries).toBe(1);
+    expect(result.messages.map((message) => [message.role, message.isCompactSummary ?? false])).toEqual([
+      ["user", true],
+      ["assistant", false],
+    ]);
+  });
+
   it("throws ImportError for input without events", () => {
     expect(() => importOpenHandsTrajectory("nothing here")).toThrow(ImportError);
     expect(() => importOpenHandsTrajectory({ history: [] })).toThrow(/OpenHands event stream/);
