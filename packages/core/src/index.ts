@@ -166,14 +166,22 @@ export type {
 export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
 export type {
   ParsedTranscript,
+  ParsedTranscriptLine,
   TranscriptEntryCheck,
   TranscriptProblem,
   TranscriptProblemKind,
   UnknownTranscriptEntry,
 } from "./transcript-parse.ts";
-export { checkTranscriptEntry, parseTranscript } from "./transcript-parse.ts";
+export { checkTranscriptEntry, parseTranscript, parseTranscriptLine } from "./transcript-parse.ts";
 export { projectMessages } from "./transcript-projection.ts";
 export type { QuarantinedLine, ReadTranscriptOptions, ReadTranscriptResult } from "./transcript-reader.ts";
 export { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
+export type {
+  StreamTranscriptOptions,
+  TranscriptStreamEntry,
+  TranscriptStreamItem,
+  TranscriptStreamProblem,
+} from "./transcript-stream.ts";
+export { streamTranscript } from "./transcript-stream.ts";
 export type { TranscriptFsyncMode, TranscriptWriterOptions } from "./transcript-writer.ts";
 export { TranscriptWriter } from "./transcript-writer.ts";

@@ -126,6 +126,21 @@ describe("createLearnedModelLimits", () => {
     expect(limits.get("claude-sonnet-4-5").contextWindow).toBe(200_000);
   });
 
+  it("learns from the error a wrapped stream ends with, passing events through and rethrowing", async () => {
+    const limits = createLearnedModelLimits(createModelLimitsRegistry());
+    async function* failing() {
+      yield "first";
+      throw overflow(32_768);
+    }
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const event of limits.learnFromStream("gemini-2.5-pro", failing())) seen.push(event);
+    })().catch((caught: unknown) => caught);
+    expect(seen).toEqual(["first"]);
+    expect(error).toBeInstanceOf(PromptTooLongError);
+    expect(limits.get("gemini-2.5-pro").contextWindow).toBe(32_768);
+  });
+
   it("keeps what it learned per instance", () => {
     const registry = createModelLimitsRegistry();
     const europe = createLearnedModelLimits(registry);

@@ -173,6 +173,11 @@ export interface LearnedModelLimits extends ModelLimitsRegistry {
    * replaced. Anything else is ignored. Returns true when `get(model).contextWindow` changed.
    */
   learnFromPromptTooLong(model: string, error: unknown): boolean;
+  /**
+   * Wraps a response stream of `model`: events pass through unchanged, and an error the stream ends with is
+   * given to `learnFromPromptTooLong` before it is rethrown. Called by providers around their event stream.
+   */
+  learnFromStream<Event>(model: string, events: AsyncIterable<Event>): AsyncGenerator<Event>;
 }
 
 /**
@@ -191,10 +196,18 @@ export function createLearnedModelLimits(
     if (cap === undefined) return base;
     return { ...base, contextWindow: base.known ? Math.min(base.contextWindow, cap) : cap };
   };
-  return {
+  const learned: LearnedModelLimits = {
     get,
     set(model, entry) {
       registry.set(model, entry);
+    },
+    async *learnFromStream(model, events) {
+      try {
+        yield* events;
+      } catch (error) {
+        learned.learnFromPromptTooLong(model, error);
+        throw error;
+      }
     },
     learnFromPromptTooLong(model, error) {
       if (!(error instanceof PromptTooLongError)) return false;
@@ -207,6 +220,7 @@ export function createLearnedModelLimits(
       return get(model).contextWindow !== before;
     },
   };
+  return learned;
 }
 
 let defaultRegistry: ModelLimitsRegistry | undefined;

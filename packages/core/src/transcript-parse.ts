@@ -58,60 +58,96 @@ export function parseTranscript(text: string, options: { path?: string } = {}): 
   let objectLines = 0;
   let completeLines = 0;
   lines.forEach((rawLine, index) => {
-    const line = index + 1;
-    const raw = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
-    if (raw.trim().length === 0) return;
     const isLastUnterminated = !endsWithNewline && index === lines.length - 1;
+    const parsed = parseTranscriptLine(rawLine, index + 1, isLastUnterminated);
+    if (parsed === undefined) return;
     if (!isLastUnterminated) completeLines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
-      result.problems.push(
-        isLastUnterminated
-          ? {
-              kind: "torn_line",
-              line,
-              reason: `The last line ends without a newline and is not valid JSON (${detail}): a write was interrupted.`,
-              raw,
-            }
-          : { kind: "invalid_json", line, reason: `The line is not valid JSON (${detail}).`, raw },
-      );
-      return;
-    }
-    if (!isRecord(value)) {
-      result.problems.push({
+    if (parsed.isObject) objectLines++;
+    if (parsed.entry !== undefined) result.entries.push(parsed.entry);
+    if (parsed.unknownEntry !== undefined) result.unknownEntries.push(parsed.unknownEntry);
+    if (parsed.problem !== undefined) result.problems.push(parsed.problem);
+  });
+  if (objectLines === 0 && completeLines > 0) {
+    throw notTranscriptError(options.path, completeLines, result.problems[0]);
+  }
+  return result;
+}
+
+/** The error for text in which no complete line is a JSON object: it is not a transcript at all. */
+export function notTranscriptError(
+  path: string | undefined,
+  completeLines: number,
+  first: TranscriptProblem | undefined,
+): TranscriptCorruptError {
+  return new TranscriptCorruptError(
+    `${path ?? "The transcript"} is not a JSONL transcript: none of its ${completeLines} line(s) is a JSON object` +
+      `${first ? ` (line ${first.line}: ${first.reason})` : ""}. Check that the path points to a transcript file.`,
+    {
+      ...(path === undefined ? {} : { path }),
+      ...(first ? { line: first.line } : {}),
+    },
+  );
+}
+
+/** What one transcript line holds: an entry, or a problem (with the kept unknown entry for `unknown_entry`). */
+export interface ParsedTranscriptLine {
+  entry?: TranscriptEntry;
+  problem?: TranscriptProblem;
+  unknownEntry?: UnknownTranscriptEntry;
+  /** Whether the line is a JSON object (a file where no line is one is not a transcript). */
+  isObject: boolean;
+}
+
+/**
+ * Parses one line (without its newline; a trailing `\r` is ignored). `isLastUnterminated` marks the file's
+ * last line when no newline follows it: if it is not valid, it is a `torn_line`. Returns undefined for a blank
+ * line. `parseTranscript` and `streamTranscript` share it, so both read a line the same way.
+ */
+export function parseTranscriptLine(
+  rawLine: string,
+  line: number,
+  isLastUnterminated: boolean,
+): ParsedTranscriptLine | undefined {
+  const raw = rawLine.endsWith("\r") ? rawLine.slice(0, -1) : rawLine;
+  if (raw.trim().length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return {
+      isObject: false,
+      problem: isLastUnterminated
+        ? {
+            kind: "torn_line",
+            line,
+            reason: `The last line ends without a newline and is not valid JSON (${detail}): a write was interrupted.`,
+            raw,
+          }
+        : { kind: "invalid_json", line, reason: `The line is not valid JSON (${detail}).`, raw },
+    };
+  }
+  if (!isRecord(value)) {
+    return {
+      isObject: false,
+      problem: {
         kind: isLastUnterminated ? "torn_line" : "invalid_json",
         line,
         reason: `The line is JSON but not an object (got ${Array.isArray(value) ? "an array" : typeof value}).`,
         raw,
-      });
-      return;
-    }
-    objectLines++;
-    const checked = checkTranscriptEntry(value);
-    if (checked.kind === "entry") {
-      result.entries.push(checked.entry);
-    } else if (checked.kind === "unknown") {
-      result.unknownEntries.push({ line, type: String(value.type), v: Number(value.v), value });
-      result.problems.push({ kind: "unknown_entry", line, reason: checked.reason, raw });
-    } else {
-      result.problems.push({ kind: "invalid_entry", line, reason: checked.reason, raw });
-    }
-  });
-  if (objectLines === 0 && completeLines > 0) {
-    const first = result.problems[0];
-    throw new TranscriptCorruptError(
-      `${options.path ?? "The transcript"} is not a JSONL transcript: none of its ${completeLines} line(s) is a JSON object` +
-        `${first ? ` (line ${first.line}: ${first.reason})` : ""}. Check that the path points to a transcript file.`,
-      {
-        ...(options.path === undefined ? {} : { path: options.path }),
-        ...(first ? { line: first.line } : {}),
       },
-    );
+    };
   }
-  return result;
+  const checked = checkTranscriptEntry(value);
+  if (checked.kind === "entry") return { isObject: true, entry: checked.entry };
+  if (checked.kind === "unknown") {
+    return {
+      isObject: true,
+      unknownEntry: { line, type: String(value.type), v: Number(value.v), value },
+      problem: { kind: "unknown_entry", line, reason: checked.reason, raw },
+    };
+  }
+  return { isObject: true, problem: { kind: "invalid_entry", line, reason: checked.reason, raw } };
 }
 
 export type TranscriptEntryCheck =
