@@ -1,5 +1,5 @@
 import { findToolPairViolations, projectMessages } from "@unforget/core";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { CorpusSession } from "./corpus.ts";
 import { importCorpusSession, listCorpusSessions } from "./corpus.ts";
 
@@ -46,5 +46,21 @@ describe("every corpus session imports with no remaining tool-pair violations", 
         expect(Object.keys(item.location).length, `${label}: ${item.description}`).toBeGreaterThan(0);
       }
     }
+  });
+});
+
+describe("importing is deterministic: the same file gives the same output, whatever the clock says", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each(sessions.map((session) => [session.relativePath, session] as const))("%s", (_name, session) => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2020-01-01T00:00:00.000Z"));
+    const first = importCorpusSession(session);
+    vi.setSystemTime(new Date("2031-06-15T12:34:56.789Z"));
+    const second = importCorpusSession(session);
+    // Byte-identical JSON: no generated id, timestamp or key order depends on the run.
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first));
   });
 });
