@@ -2,6 +2,7 @@ import {
   AbortedError,
   ConfigurationError,
   type ModelRequest,
+  PromptTooLongError,
   ProviderRequestError,
   type ToolDefinition,
 } from "@unforget/core";
@@ -318,7 +319,12 @@ describe("context management", () => {
 describe("settings", () => {
   const saved = { ...process.env };
   afterEach(() => {
-    for (const key of ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"]) {
+    for (const key of [
+      "ANTHROPIC_API_KEY",
+      "ANTHROPIC_AUTH_TOKEN",
+      "ANTHROPIC_BASE_URL",
+      "ANTHROPIC_CUSTOM_HEADERS",
+    ]) {
       if (saved[key] === undefined) delete process.env[key];
       else process.env[key] = saved[key];
     }
@@ -368,6 +374,48 @@ describe("settings", () => {
     expect(response.content).toEqual([{ type: "text", text: "from llama" }]);
     expect(fake.requests[0]?.headers["x-api-key"]).toBe("local-key");
   });
+
+  it("adds the headers of ANTHROPIC_CUSTOM_HEADERS, one `Name: value` per line; explicit headers win", async () => {
+    process.env.ANTHROPIC_CUSTOM_HEADERS =
+      "X-Gateway-Tenant: team-a\r\n\nnot a header\nX-Trace: a:b:c \nX-Api-Key: from-env\n: nameless";
+    const gateway = createAnthropicProvider({
+      apiKey: "sk-ant-test",
+      baseURL: fake.url,
+      headers: { "x-api-key": "explicit" },
+    });
+    fake.enqueue({ kind: "reply", text: "ok" });
+    await gateway.createMessage({
+      model: MODEL,
+      maxTokens: 16,
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    });
+    const headers = fake.requests[0]?.headers ?? {};
+    expect(headers["x-gateway-tenant"]).toBe("team-a");
+    expect(headers["x-trace"]).toBe("a:b:c");
+    expect(headers["x-api-key"]).toBe("explicit");
+    expect(Object.keys(headers).some((name) => name.includes(" "))).toBe(false);
+  });
+
+  it("reads ANTHROPIC_CUSTOM_HEADERS and the other fallbacks from the `env` setting when given", async () => {
+    process.env.ANTHROPIC_CUSTOM_HEADERS = "X-From-Process: yes";
+    const scoped = createAnthropicProvider({
+      env: {
+        ANTHROPIC_API_KEY: "sk-ant-scoped",
+        ANTHROPIC_BASE_URL: fake.url,
+        ANTHROPIC_CUSTOM_HEADERS: "X-From-Env-Setting: yes",
+      },
+    });
+    fake.enqueue({ kind: "reply", text: "ok" });
+    await scoped.createMessage({
+      model: MODEL,
+      maxTokens: 16,
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    });
+    const headers = fake.requests[0]?.headers ?? {};
+    expect(headers.authorization).toBe("Bearer sk-ant-scoped");
+    expect(headers["x-from-env-setting"]).toBe("yes");
+    expect(headers["x-from-process"]).toBeUndefined();
+  });
 });
 
 describe("model limits", () => {
@@ -387,6 +435,30 @@ describe("model limits", () => {
 
     const unknown = await anthropic.fetchModelLimits("claude-sonnet-4-6");
     expect(unknown.contextWindow).toBe(1_000_000);
+  });
+
+  it("the models endpoint and overflow errors feed one place: an error's maximum bounds the fetched window", async () => {
+    fake.setModel({ id: "claude-test-10", maxInputTokens: 500_000, maxTokens: 32_000 });
+    const anthropic = createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
+    expect((await anthropic.fetchModelLimits("claude-test-10")).contextWindow).toBe(500_000);
+    fake.setContextLimit(10);
+    const error = await anthropic
+      .createMessage({
+        model: "claude-test-10",
+        maxTokens: 16,
+        messages: [{ role: "user", content: [{ type: "text", text: "hello there" }] }],
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(PromptTooLongError);
+    expect(anthropic.getModelLimits("claude-test-10")).toMatchObject({
+      contextWindow: 10,
+      maxOutputTokens: 32_000,
+    });
+    // A later fetch does not lift the window the server was seen to enforce.
+    expect((await anthropic.fetchModelLimits("claude-test-10")).contextWindow).toBe(10);
+    // Another provider instance has learned nothing.
+    const other = createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url });
+    expect(other.getModelLimits("claude-test-10").contextWindow).not.toBe(10);
   });
 });
 

@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import {
   AbortedError,
   type CountTokensRequest,
+  createLearnedModelLimits,
   createModelLimitsRegistry,
   createModelStream,
   DEFAULT_MAX_RETRIES,
@@ -21,6 +22,7 @@ import {
   withRetries,
 } from "@unforget/core";
 import { estimateRequestTokens } from "@unforget/tokens";
+import { parseCustomHeaders } from "./anthropic-custom-headers.ts";
 import { ANTHROPIC_PROVIDER_ID, toUnforgetError } from "./anthropic-error.ts";
 import { AnthropicStreamTranslator } from "./anthropic-stream-translator.ts";
 import {
@@ -36,6 +38,7 @@ import {
 
 const DEFAULT_BASE_URL = "https://api.anthropic.com";
 const DEFAULT_TIMEOUT_MS = 600_000;
+const CUSTOM_HEADERS_VARIABLE = "ANTHROPIC_CUSTOM_HEADERS";
 /** Sent as the key when a non-Anthropic base URL (a local compatible server) needs none. */
 const PLACEHOLDER_API_KEY = "unforget-no-key";
 
@@ -50,7 +53,10 @@ export interface AnthropicProviderSettings {
   authToken?: string;
   /** API root without `/v1`, for proxies and Anthropic-compatible servers. Falls back to `ANTHROPIC_BASE_URL`. */
   baseURL?: string;
-  /** Headers added to every request (e.g. `x-api-key` for servers that want it). */
+  /**
+   * Headers added to every request (e.g. `x-api-key` for servers that want it). Headers from
+   * `ANTHROPIC_CUSTOM_HEADERS` (one `Name: value` per line) are added too; a header named here wins.
+   */
   headers?: Record<string, string>;
   /** Retries after the first attempt for 408/409/429/5xx/529 and network errors. Default 2. */
   maxRetries?: number;
@@ -64,14 +70,17 @@ export interface AnthropicProviderSettings {
   modelLimits?: Record<string, Partial<ModelLimitsEntry>>;
   /** Custom fetch (for tests or instrumentation). */
   fetch?: typeof globalThis.fetch;
+  /** Where environment fallbacks are read from. Defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
 }
 
 /** The Anthropic provider: the core contract plus a call that learns a model's limits from the API. */
 export interface AnthropicProvider extends ModelProvider {
   /**
    * Called when a deployment wants exact limits: reads `GET /v1/models/{id}` (`max_input_tokens`,
-   * `max_tokens`), remembers them for `getModelLimits`, and returns them. Never throws: on any failure
-   * it returns the offline registry's limits.
+   * `max_tokens`), remembers them for `getModelLimits`, and returns them (a maximum learned earlier from a
+   * prompt-too-long error still bounds the window). Never throws: on any failure it returns the limits
+   * known so far.
    */
   fetchModelLimits(model: string, options?: RequestOptions): Promise<ModelLimits>;
 }
@@ -92,13 +101,17 @@ interface ResolvedSettings {
 /** Creates a `ModelProvider` for the Anthropic Messages API (or any server that speaks it). */
 export function createAnthropicProvider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
   let resolved: ResolvedSettings | undefined;
-  const limits = createModelLimitsRegistry(settings.modelLimits ? { overrides: settings.modelLimits } : {});
+  // Overflow errors and the models endpoint both feed this one registry (see `learnFromPromptTooLong`).
+  const limits = createLearnedModelLimits(
+    createModelLimitsRegistry(settings.modelLimits ? { overrides: settings.modelLimits } : {}),
+  );
 
   const resolve = (): ResolvedSettings => {
     if (resolved) return resolved;
-    const baseURL = settings.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? DEFAULT_BASE_URL;
-    const authToken = settings.authToken ?? (settings.apiKey ? undefined : process.env.ANTHROPIC_AUTH_TOKEN);
-    let apiKey = settings.apiKey ?? (authToken ? undefined : process.env.ANTHROPIC_API_KEY);
+    const env = settings.env ?? process.env;
+    const baseURL = settings.baseURL ?? env.ANTHROPIC_BASE_URL ?? DEFAULT_BASE_URL;
+    const authToken = settings.authToken ?? (settings.apiKey ? undefined : env.ANTHROPIC_AUTH_TOKEN);
+    let apiKey = settings.apiKey ?? (authToken ? undefined : env.ANTHROPIC_API_KEY);
     if (!apiKey && !authToken) {
       if (baseURL.replace(/\/+$/, "") === DEFAULT_BASE_URL) {
         throw toUnforgetError(new Error("Could not resolve authentication method"));
@@ -112,10 +125,13 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     };
     if (apiKey) options.apiKey = apiKey;
     else options.authToken = authToken ?? null;
-    if (settings.headers) options.defaultHeaders = settings.headers;
+    const headers = mergeHeaders(parseCustomHeaders(env[CUSTOM_HEADERS_VARIABLE]), settings.headers);
+    if (Object.keys(headers).length > 0) options.defaultHeaders = headers;
     if (settings.fetch) options.fetch = settings.fetch;
     resolved = {
-      client: new Anthropic(options),
+      // SDK 1.14 reads ANTHROPIC_CUSTOM_HEADERS from process.env by itself, in its constructor, and fails every
+      // request on a line with an empty name; ours are parsed above (from `env`), so it must not see the variable.
+      client: withoutProcessEnv(CUSTOM_HEADERS_VARIABLE, () => new Anthropic(options)),
       maxRetries: settings.maxRetries ?? DEFAULT_MAX_RETRIES,
       initialRetryDelayMs: settings.initialRetryDelayMs ?? 500,
       nativeTokenCounting: settings.nativeTokenCounting ?? true,
@@ -176,12 +192,19 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
       throwIfAborted(options.signal);
       const config = resolve();
       const body = messageBodyToWire(request);
-      const raw = await retrying(config, options, () => send(config, body, requiredBetas(request), options));
-      return responseFromWire(raw);
+      try {
+        const raw = await retrying(config, options, () =>
+          send(config, body, requiredBetas(request), options),
+        );
+        return responseFromWire(raw);
+      } catch (error) {
+        limits.learnFromPromptTooLong(request.model, error);
+        throw error;
+      }
     },
 
     streamMessage(request: ModelRequest, options: RequestOptions = {}): ModelStream {
-      return createModelStream(() => streamEvents(request, options));
+      return createModelStream(() => limits.learnFromStream(request.model, streamEvents(request, options)));
     },
 
     async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
@@ -273,6 +296,31 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
   }
 
   return provider;
+}
+
+/** Runs a synchronous `build` with `name` absent from process.env, then restores it; no other code runs between. */
+function withoutProcessEnv<T>(name: string, build: () => T): T {
+  const saved = process.env[name];
+  if (saved === undefined) return build();
+  delete process.env[name];
+  try {
+    return build();
+  } finally {
+    process.env[name] = saved;
+  }
+}
+
+/** Environment headers first, then the explicit ones, which win over a same-named header in any case. */
+function mergeHeaders(
+  fromEnvironment: Record<string, string>,
+  explicit: Record<string, string> | undefined,
+): Record<string, string> {
+  const explicitNames = new Set(Object.keys(explicit ?? {}).map((name) => name.toLowerCase()));
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fromEnvironment)) {
+    if (!explicitNames.has(name.toLowerCase())) merged[name] = value;
+  }
+  return { ...merged, ...explicit };
 }
 
 function contextWindowExceeded(

@@ -8,9 +8,9 @@ import {
 } from "@aws-sdk/client-bedrock-runtime";
 import type {
   CountTokensRequest,
+  LearnedModelLimits,
   ModelLimits,
   ModelLimitsEntry,
-  ModelLimitsRegistry,
   ModelProvider,
   ModelRequest,
   ModelResponse,
@@ -23,6 +23,7 @@ import type {
 import {
   AbortedError,
   ConfigurationError,
+  createLearnedModelLimits,
   createModelLimitsRegistry,
   createModelStream,
   DEFAULT_MAX_RETRIES,
@@ -116,7 +117,14 @@ interface ResolvedSettings {
  */
 export function createBedrockProvider(settings: BedrockProviderSettings = {}): BedrockProvider {
   let resolved: ResolvedSettings | undefined;
-  let registry: ModelLimitsRegistry | undefined;
+  let registry: LearnedModelLimits | undefined;
+  // One registry per provider instance; an overflow error's stated maximum lowers the model's window in it.
+  const limits = (): LearnedModelLimits =>
+    (registry ??= createLearnedModelLimits(
+      createModelLimitsRegistry(
+        settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits },
+      ),
+    ));
   const unsupported = new Map<string, string>();
 
   const resolve = (): ResolvedSettings => {
@@ -198,13 +206,16 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
           output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
           request.model,
         );
+      }).catch((error: unknown) => {
+        limits().learnFromPromptTooLong(request.model, error);
+        throw error;
       });
       if (response.stopReason === "model_context_window_exceeded") throw contextWindowExceeded(response);
       return response;
     },
 
     streamMessage(request: ModelRequest, options: RequestOptions = {}): ModelStream {
-      return createModelStream(() => streamEvents(request, options));
+      return createModelStream(() => limits().learnFromStream(request.model, streamEvents(request, options)));
     },
 
     async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
@@ -236,10 +247,7 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     },
 
     getModelLimits(model: string): ModelLimits {
-      registry ??= createModelLimitsRegistry(
-        settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits },
-      );
-      return registry.get(model);
+      return limits().get(model);
     },
   };
 

@@ -3,6 +3,7 @@ import {
   AbortedError,
   ConfigurationError,
   type CountTokensRequest,
+  createLearnedModelLimits,
   createModelLimitsRegistry,
   createModelStream,
   DEFAULT_MAX_RETRIES,
@@ -89,7 +90,10 @@ const CAPABILITIES: ProviderCapabilities = Object.freeze({
  */
 export function createVertexProvider(settings: VertexProviderSettings = {}): ModelProvider {
   let client: ResolvedClient | undefined;
-  const limits = createModelLimitsRegistry(settings.modelLimits ? { overrides: settings.modelLimits } : {});
+  // Vertex's stated maximum is often a regional or quota cap below the model's window: learn it per instance.
+  const limits = createLearnedModelLimits(
+    createModelLimitsRegistry(settings.modelLimits ? { overrides: settings.modelLimits } : {}),
+  );
 
   const resolveClient = (): ResolvedClient => {
     client ??= createClient(settings);
@@ -132,7 +136,10 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Mod
         } catch (error) {
           throw normalizeVertexError(error);
         }
-      }, retryOptions(options));
+      }, retryOptions(options)).catch((error: unknown) => {
+        limits.learnFromPromptTooLong(request.model, error);
+        throw error;
+      });
       const translator = new VertexEventTranslator(digest, request.model);
       const accumulator = new ModelResponseAccumulator();
       for (const event of translator.push(response)) accumulator.push(event);
@@ -141,7 +148,7 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Mod
     },
 
     streamMessage(request: ModelRequest, options?: RequestOptions): ModelStream {
-      return createModelStream(async function* (): AsyncGenerator<ModelStreamEvent> {
+      const events = async function* (): AsyncGenerator<ModelStreamEvent> {
         const body = buildVertexRequest(request);
         const translator = new VertexEventTranslator(digestRequestBody(body), request.model);
         // Opening the stream and its first chunk are retried; after the first event nothing is.
@@ -175,7 +182,8 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Mod
           abandon(iterator);
           throw normalizeVertexError(error, "stream-error");
         }
-      });
+      };
+      return createModelStream(() => limits.learnFromStream(request.model, events()));
     },
 
     async countTokens(request: CountTokensRequest, options?: RequestOptions): Promise<TokenCount> {

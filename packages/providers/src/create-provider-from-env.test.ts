@@ -112,12 +112,14 @@ describe("createProviderFromEnv", () => {
           UNFORGET_PROVIDER: "anthropic",
           ANTHROPIC_API_KEY: "sk-ant-env",
           ANTHROPIC_BASE_URL: fake.url,
+          ANTHROPIC_CUSTOM_HEADERS: "X-Gateway-Tenant: team-a",
         },
       });
       fake.enqueue({ kind: "reply", text: "configured by environment" });
       const response = await provider.createMessage(hello(model));
       expect(response.content).toEqual([{ type: "text", text: "configured by environment" }]);
       expect(fake.requests[0]?.headers.authorization).toBe("Bearer sk-ant-env");
+      expect(fake.requests[0]?.headers["x-gateway-tenant"]).toBe("team-a");
       expect(fake.requests[0]?.body).toMatchObject({ model: "claude-sonnet-4-6" });
     } finally {
       await fake.close();

@@ -111,7 +111,8 @@ function build(
       if (present(env, "ANTHROPIC_API_KEY")) settings.apiKey = env.ANTHROPIC_API_KEY as string;
       else if (present(env, "ANTHROPIC_AUTH_TOKEN")) settings.authToken = env.ANTHROPIC_AUTH_TOKEN as string;
       if (present(env, "ANTHROPIC_BASE_URL")) settings.baseURL = env.ANTHROPIC_BASE_URL as string;
-      return createAnthropicProvider({ ...settings, ...options.anthropic });
+      // `env` also scopes the provider's own fallbacks (ANTHROPIC_CUSTOM_HEADERS) to the same variables.
+      return createAnthropicProvider({ env, ...settings, ...options.anthropic });
     }
     case "bedrock": {
       const settings: BedrockProviderSettings = {};

@@ -391,6 +391,56 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
         timeout,
       );
 
+      it(
+        "the maximum an overflow error states becomes getModelLimits(model).contextWindow, never higher",
+        async () => {
+          const overflow = (actualTokens: number, limitTokens: number, midStreamAfterEvents?: number) =>
+            fake.enqueue({
+              kind: "error",
+              error: "prompt_too_long",
+              actualTokens,
+              limitTokens,
+              ...(midStreamAfterEvents === undefined ? {} : { midStreamAfterEvents }),
+            });
+          // A fresh instance: what a provider learns stays in that instance.
+          const learning = withProvider({});
+          const before = learning.getModelLimits(model);
+
+          overflow(70_000, 65_536);
+          expect(await captureError(learning.createMessage(request()))).toBeInstanceOf(PromptTooLongError);
+          expect(learning.getModelLimits(model).contextWindow).toBe(65_536);
+          expect(learning.getModelLimits(model).maxOutputTokens).toBe(before.maxOutputTokens);
+
+          overflow(40_000, 32_768);
+          const streamed = await captureError(learning.streamMessage(request()).finalResponse());
+          expect(streamed).toBeInstanceOf(PromptTooLongError);
+          expect(learning.getModelLimits(model).contextWindow).toBe(32_768);
+
+          if (capabilities.midStreamPromptTooLong) {
+            overflow(20_000, 16_384, 2);
+            const midStream = await captureError(learning.streamMessage(request()).finalResponse());
+            expect(midStream).toBeInstanceOf(PromptTooLongError);
+            expect(learning.getModelLimits(model).contextWindow).toBe(16_384);
+          }
+          const learned = learning.getModelLimits(model).contextWindow;
+
+          // A larger stated maximum later (another region's quota, a stale cap) does not raise it again.
+          overflow(140_000, 131_072);
+          await captureError(learning.createMessage(request()));
+          expect(learning.getModelLimits(model).contextWindow).toBe(learned);
+          expect(withProvider({}).getModelLimits(model).contextWindow).toBe(before.contextWindow);
+
+          // An error never raises a known window.
+          if (before.known) {
+            const fresh = withProvider({});
+            overflow(before.contextWindow * 2, before.contextWindow + 1_000);
+            await captureError(fresh.createMessage(request()));
+            expect(fresh.getModelLimits(model).contextWindow).toBe(before.contextWindow);
+          }
+        },
+        timeout,
+      );
+
       it.runIf(capabilities.genericPromptTooLong)(
         "generic wording without numbers: tokenGap undefined",
         async () => {
