@@ -1,6 +1,14 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { StopReason } from "@unforget/core";
+import { isRecord, type StopReason } from "@unforget/core";
+import {
+  closeHttpServer,
+  delay,
+  type FakeHttpRequest,
+  fakeRequestListener,
+  sendJson as sendFakeJson,
+  untilClientCloses,
+} from "./fake-http.ts";
 import {
   type FakeError,
   type FakeHang,
@@ -9,6 +17,7 @@ import {
   type FakeServerOptions,
   fakeTokenCount,
   type RecordedRequest,
+  takeStep,
 } from "./fake-script.ts";
 
 /** A reply with the Anthropic-only parts a test may want to force (otherwise they are derived from the request). */
@@ -108,7 +117,7 @@ function applyContextManagement(body: WireBody): ContextManagementOutcome {
       });
     } else if (type.startsWith("clear_thinking_")) {
       const keepSetting = edit.keep;
-      if (keepSetting === "all" || (isObject(keepSetting) && keepSetting.type === "all")) continue;
+      if (keepSetting === "all" || (isRecord(keepSetting) && keepSetting.type === "all")) continue;
       const keep = numberField(keepSetting, "value") ?? 1;
       const turns = (working.messages ?? []).filter(
         (message) =>
@@ -149,12 +158,8 @@ function applyContextManagement(body: WireBody): ContextManagementOutcome {
   return outcome;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function numberField(value: unknown, key: string): number | undefined {
-  if (!isObject(value)) return undefined;
+  if (!isRecord(value)) return undefined;
   const field = value[key];
   return typeof field === "number" ? field : undefined;
 }
@@ -202,41 +207,21 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
   let contextLimit = options.contextLimit;
   let messageCounter = 0;
   let toolCounter = 0;
+  const defaultReply: AnthropicFakeReply = options.defaultReply ?? {
+    kind: "reply",
+    text: "Hello from the Anthropic fake.",
+  };
 
-  const nextStep = (): AnthropicFakeStep =>
-    queue.shift() ?? options.defaultReply ?? { kind: "reply", text: "Hello from the Anthropic fake." };
+  const server = createServer(
+    fakeRequestListener(handle, (response, error) =>
+      sendError(response, 500, "api_error", `Fake server failure: ${String(error)}`),
+    ),
+  );
 
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      void handle(request, response, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-        if (!response.headersSent) {
-          sendError(response, 500, "api_error", `Fake server failure: ${String(error)}`);
-        } else {
-          response.destroy();
-        }
-      });
-    });
-  });
-
-  async function handle(request: IncomingMessage, response: ServerResponse, raw: string): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    let body: unknown = raw;
-    if (raw !== "") {
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = raw;
-      }
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-    }
-    const path = url.pathname;
-    const method = request.method ?? "GET";
-    const wire = (isObject(body) ? body : {}) as WireBody;
+  async function handle(received: FakeHttpRequest, response: ServerResponse): Promise<void> {
+    const { method, headers, body } = received;
+    const path = new URL(received.url, "http://127.0.0.1").pathname;
+    const wire = (isRecord(body) ? body : {}) as WireBody;
     let operation = "unknown";
     if (method === "POST" && path === "/v1/messages")
       operation = wire.stream === true ? "stream" : "messages";
@@ -272,15 +257,11 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
 
     // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call,
     // like the Bedrock and Vertex fakes, so a pre-flight count does not eat the next answer.
-    const head = queue[0];
+    const counting = operation === "count_tokens";
     const step: AnthropicFakeStep =
-      operation === "count_tokens" && (head === undefined || head.kind === "reply")
-        ? { kind: "reply" }
-        : nextStep();
+      takeStep(queue, counting) ?? (counting ? { kind: "reply" } : defaultReply);
     if (step.kind === "hang") {
-      await new Promise<void>((resolve) => {
-        request.socket.once("close", () => resolve());
-      });
+      await untilClientCloses(response);
       return;
     }
     if (step.delayMs) await delay(step.delayMs);
@@ -535,12 +516,7 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
       models.set(model.id, model);
     },
     countTokens: countWireTokens,
-    close() {
-      return new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-    },
+    close: () => closeHttpServer(server),
   };
 }
 
@@ -585,14 +561,14 @@ async function writeStream(response: ServerResponse, frames: SseEvent[], delayMs
   }
 }
 
+/** Every Anthropic response carries a `request-id` header. */
 function sendJson(
   response: ServerResponse,
   status: number,
   payload: unknown,
   headers: Record<string, string> = {},
 ): void {
-  response.writeHead(status, { "content-type": "application/json", "request-id": "req_fake", ...headers });
-  response.end(JSON.stringify(payload));
+  sendFakeJson(response, status, payload, { "request-id": "req_fake", ...headers });
 }
 
 function sendError(
@@ -603,8 +579,4 @@ function sendError(
   headers: Record<string, string> = {},
 ): void {
   sendJson(response, status, { type: "error", error: { type, message }, request_id: "req_fake" }, headers);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

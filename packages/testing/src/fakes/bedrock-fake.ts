@@ -4,6 +4,13 @@ import type { AddressInfo } from "node:net";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import type { StopReason } from "@unforget/core";
+import {
+  delay,
+  type FakeHttpRequest,
+  fakeRequestListener,
+  sendJson,
+  untilClientCloses,
+} from "./fake-http.ts";
 import type {
   FakeError,
   FakeErrorKind,
@@ -13,7 +20,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { fakeTokenCount } from "./fake-script.ts";
+import { fakeTokenCount, takeStep } from "./fake-script.ts";
 
 /** SigV4 credentials the fake accepts; any non-empty Authorization header is accepted as well. */
 export interface BedrockFakeCredentials {
@@ -103,13 +110,11 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
 
   const sendException = (response: http2.Http2ServerResponse, spec: ExceptionSpec): void => {
     const headers: Record<string, string> = {
-      "content-type": "application/json",
       "x-amzn-errortype": `${spec.name}:${ERROR_TYPE_NAMESPACE}`,
       "x-amzn-requestid": randomUUID(),
     };
     if (spec.retryAfterSeconds !== undefined) headers["retry-after"] = String(spec.retryAfterSeconds);
-    response.writeHead(spec.status, headers);
-    response.end(JSON.stringify({ __type: spec.name, message: spec.message }));
+    sendJson(response, spec.status, { __type: spec.name, message: spec.message }, headers);
   };
 
   const exceptionFor = (step: FakeError, counted: number): ExceptionSpec => {
@@ -227,21 +232,9 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     return events;
   };
 
-  const handle = async (
-    request: http2.Http2ServerRequest,
-    response: http2.Http2ServerResponse,
-  ): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    let body: unknown = text;
-    try {
-      body = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      // keep the raw text
-    }
-    const rawPath = request.url ?? "/";
-    const path = safeDecode(rawPath.split("?")[0] ?? "/");
+  const handle = async (received: FakeHttpRequest, response: http2.Http2ServerResponse): Promise<void> => {
+    const { method, headers, body } = received;
+    const path = safeDecode(received.url.split("?")[0] ?? "/");
     const match = /^\/model\/(.+)\/(converse|converse-stream|count-tokens)$/.exec(path);
     const operation =
       match?.[2] === "converse"
@@ -251,18 +244,13 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
           : match?.[2] === "count-tokens"
             ? "count_tokens"
             : "unknown";
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (name.startsWith(":") || value === undefined) continue;
-      headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
-    }
-    requests.push({ method: request.method, path, headers, body, operation });
+    requests.push({ method, path, headers, body, operation });
 
-    if (request.method !== "POST" || match === null) {
+    if (method !== "POST" || match === null) {
       sendException(response, {
         name: "UnknownOperationException",
         status: 404,
-        message: `The fake Bedrock server has no operation at ${request.method} ${path}.`,
+        message: `The fake Bedrock server has no operation at ${method} ${path}.`,
       });
       return;
     }
@@ -280,14 +268,10 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     const counted = countTokens(body);
     if (operation === "count_tokens") {
       // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call.
-      const scripted = queue[0];
+      const scripted = takeStep(queue, true);
       if (scripted !== undefined && scripted.kind !== "reply") {
-        queue.shift();
         if (scripted.kind === "hang") {
-          await new Promise<void>((resolve) => {
-            request.once("close", resolve);
-            response.once("close", resolve);
-          });
+          await untilClientCloses(response);
           return;
         }
         if (scripted.kind === "error" && scripted.delayMs !== undefined) await delay(scripted.delayMs);
@@ -307,8 +291,7 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
         });
         return;
       }
-      response.writeHead(200, { "content-type": "application/json", "x-amzn-requestid": randomUUID() });
-      response.end(JSON.stringify({ inputTokens: counted }));
+      sendJson(response, 200, { inputTokens: counted }, { "x-amzn-requestid": randomUUID() });
       return;
     }
 
@@ -323,12 +306,9 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
       sendException(response, fakeErrorException("prompt_too_long", counted, contextLimit, undefined));
       return;
     }
-    const step: Step = queue.shift() ?? defaultReply;
+    const step: Step = takeStep(queue, false) ?? defaultReply;
     if (step.kind === "hang") {
-      await new Promise<void>((resolve) => {
-        request.once("close", resolve);
-        response.once("close", resolve);
-      });
+      await untilClientCloses(response);
       return;
     }
     if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);
@@ -383,14 +363,16 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
 
   const sendConverse = (response: http2.Http2ServerResponse, reply: FakeReply, counted: number): void => {
     const content = buildContent(reply);
-    response.writeHead(200, { "content-type": "application/json", "x-amzn-requestid": randomUUID() });
-    response.end(
-      JSON.stringify({
+    sendJson(
+      response,
+      200,
+      {
         output: { message: { role: "assistant", content } },
         stopReason: replyStopReason(reply),
         usage: buildUsage(reply, counted, content),
         metrics: { latencyMs: reply.delayMs ?? 0 },
-      }),
+      },
+      { "x-amzn-requestid": randomUUID() },
     );
   };
 
@@ -427,13 +409,12 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
-  server.on("request", (request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) {
-        sendException(response, { name: "InternalServerException", status: 500, message: String(error) });
-      } else response.destroy();
-    });
-  });
+  server.on(
+    "request",
+    fakeRequestListener(handle, (response, error) =>
+      sendException(response, { name: "InternalServerException", status: 500, message: String(error) }),
+    ),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
@@ -556,8 +537,4 @@ function safeDecode(path: string): string {
   } catch {
     return path;
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

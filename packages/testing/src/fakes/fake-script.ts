@@ -111,3 +111,14 @@ export interface FakeProviderServer {
 export function fakeTokenCount(payload: unknown): number {
   return Math.ceil(JSON.stringify(payload ?? "").length / 4);
 }
+
+/**
+ * The step a request consumes under the shared scripting rule: a model call takes the next step; a
+ * counting call takes it only when it is an error or a hang, never a reply meant for a model call.
+ * Undefined when the request consumes nothing (the fake then uses its default answer).
+ */
+export function takeStep<Step extends { kind: string }>(queue: Step[], counting: boolean): Step | undefined {
+  const head = queue[0];
+  if (counting && (head === undefined || head.kind === "reply")) return undefined;
+  return queue.shift();
+}

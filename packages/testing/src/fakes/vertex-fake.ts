@@ -1,11 +1,19 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve, sep } from "node:path";
-import type { StopReason } from "@unforget/core";
+import { isRecord, type StopReason } from "@unforget/core";
+import {
+  closeHttpServer,
+  delay,
+  type FakeHttpRequest,
+  fakeRequestListener,
+  sendJson as sendFakeJson,
+  untilClientCloses,
+} from "./fake-http.ts";
 import {
   type FakeError,
   type FakeProviderServer,
@@ -14,6 +22,7 @@ import {
   type FakeStep,
   fakeTokenCount,
   type RecordedRequest,
+  takeStep,
 } from "./fake-script.ts";
 
 /**
@@ -116,32 +125,14 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
 
   const server: Server = createServer(
     { key: VERTEX_FAKE_PRIVATE_KEY, cert: VERTEX_FAKE_CA_CERTIFICATE },
-    (request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", () => {
-        void handle(request, response, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          if (!response.headersSent)
-            sendError(response, 500, "INTERNAL", `Fake server failure: ${String(error)}`);
-          else response.destroy();
-        });
-      });
-    },
+    fakeRequestListener(handle, (response, error) =>
+      sendError(response, 500, "INTERNAL", `Fake server failure: ${String(error)}`),
+    ),
   );
 
-  async function handle(request: IncomingMessage, response: ServerResponse, raw: string): Promise<void> {
-    const url = new URL(request.url ?? "/", "https://127.0.0.1");
-    let body: unknown = raw;
-    try {
-      body = raw === "" ? raw : JSON.parse(raw);
-    } catch {
-      body = raw;
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-    }
-    const method = request.method ?? "GET";
+  async function handle(received: FakeHttpRequest, response: ServerResponse): Promise<void> {
+    const { method, headers, body } = received;
+    const url = new URL(received.url, "https://127.0.0.1");
     const match = ROUTE.exec(url.pathname);
     const operation = method === "POST" && match?.[6] ? match[6] : "unknown";
     requests.push({ method, path: `${url.pathname}${url.search}`, headers, body, operation });
@@ -164,19 +155,17 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
       );
       return;
     }
-    const wire = isObject(body) ? body : {};
+    const wire = isRecord(body) ? body : {};
     const counted = countWireTokens(wire);
     const model = decodeURIComponent(match?.[5] ?? "gemini");
 
-    const head = queue[0];
-    const consumes = operation !== "countTokens" || head?.kind === "error" || head?.kind === "hang";
-    const step: FakeStep = (consumes ? queue.shift() : undefined) ??
+    const step: FakeStep = takeStep(queue, operation === "countTokens") ??
       options.defaultReply ?? {
         kind: "reply",
         text: "Hello from the Vertex fake.",
       };
     if (step.kind === "hang") {
-      await new Promise<void>((resolve) => request.socket.once("close", () => resolve()));
+      await untilClientCloses(response);
       return;
     }
     if (step.delayMs && step.kind === "error") await delay(step.delayMs);
@@ -258,13 +247,8 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
     setContextLimit(limit) {
       contextLimit = limit;
     },
-    countTokens: (body: unknown) => countWireTokens(isObject(body) ? body : {}),
-    close() {
-      return new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-    },
+    countTokens: (body: unknown) => countWireTokens(isRecord(body) ? body : {}),
+    close: () => closeHttpServer(server),
   };
 }
 
@@ -366,7 +350,7 @@ function replyParts(reply: FakeReply): WirePart[] {
   if (reply.text) parts.push({ text: reply.text });
   for (const call of reply.toolCalls ?? [])
     parts.push({ functionCall: { name: call.name, args: call.input } });
-  for (const raw of reply.rawBlocks ?? []) if (isObject(raw)) parts.push(raw);
+  for (const raw of reply.rawBlocks ?? []) if (isRecord(raw)) parts.push(raw);
   // Gemini attaches the thought signature to the first function call, else to the last text part.
   if (reply.thinking) {
     const signed =
@@ -465,24 +449,16 @@ function writeData(response: ServerResponse, payload: unknown): void {
   response.write(`data: ${JSON.stringify(payload)}\r\n\r\n`);
 }
 
+/** Google front-ends name the charset in `content-type`. */
 function sendJson(
   response: ServerResponse,
   status: number,
   payload: unknown,
   headers: Record<string, string> = {},
 ): void {
-  response.writeHead(status, { "content-type": "application/json; charset=UTF-8", ...headers });
-  response.end(JSON.stringify(payload));
+  sendFakeJson(response, status, payload, { "content-type": "application/json; charset=UTF-8", ...headers });
 }
 
 function sendError(response: ServerResponse, status: number, code: string, message: string): void {
   sendJson(response, status, { error: { code: status, message, status: code } });
-}
-
-function isObject(value: unknown): value is WireObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,0 +1,106 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Server } from "node:net";
+
+/**
+ * The HTTP plumbing the fake servers share, for HTTP/1.1 (`node:http`, `node:https`) and HTTP/2
+ * (`node:http2` compatibility API) alike. Wire-specific headers and bodies stay in each fake.
+ */
+
+/** A request as the fakes read it: method, raw URL, lower-cased headers and the body. */
+export interface FakeHttpRequest {
+  method: string;
+  /** Path and query as sent (`request.url`). */
+  url: string;
+  /** Lower-cased names; repeated headers joined with ", "; HTTP/2 pseudo-headers (`:path`, …) left out. */
+  headers: Record<string, string>;
+  /** Parsed JSON when the body is JSON, the raw text otherwise, undefined when empty. */
+  body: unknown;
+}
+
+/** The part of `IncomingMessage` / `Http2ServerRequest` the fakes read. */
+interface ReadableRequest extends AsyncIterable<unknown> {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** The part of `ServerResponse` / `Http2ServerResponse` the fakes write to. */
+interface WritableResponse {
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  end(body: string): unknown;
+  once(event: "close", listener: () => void): unknown;
+  destroy(): unknown;
+}
+
+/** Reads the whole request: called once per request, before the fake decides how to answer. */
+async function readFakeRequest(request: ReadableRequest): Promise<FakeHttpRequest> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(Buffer.from(chunk as Uint8Array));
+  const text = Buffer.concat(chunks).toString("utf8");
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name.startsWith(":") || value === undefined) continue;
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return { method: request.method ?? "GET", url: request.url ?? "/", headers, body: parseBody(text) };
+}
+
+function parseBody(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A request listener for `createServer` / `server.on("request")`: reads each request whole and hands it to
+ * `handle`. When `handle` itself fails (a bug in the fake), the client gets `failed`'s answer, or a reset
+ * stream once the head was sent, never a hang.
+ */
+export function fakeRequestListener<Request extends ReadableRequest, Response extends WritableResponse>(
+  handle: (received: FakeHttpRequest, response: Response) => Promise<void>,
+  failed: (response: Response, error: unknown) => void,
+): (request: Request, response: Response) => void {
+  return (request, response) => {
+    readFakeRequest(request)
+      .then((received) => handle(received, response))
+      .catch((error: unknown) => {
+        if (response.headersSent) response.destroy();
+        else failed(response, error);
+      });
+  };
+}
+
+/** Answers with a JSON body; `headers` may replace the `content-type` and add the provider's own headers. */
+export function sendJson(
+  response: WritableResponse,
+  status: number,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): void {
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify(payload));
+}
+
+/** Resolves when the client gives up on the response (aborts, or the server closes): a scripted hang. */
+export function untilClientCloses(response: WritableResponse): Promise<void> {
+  return new Promise((resolve) => {
+    response.once("close", () => resolve());
+  });
+}
+
+/** Closes an HTTP/1.1 server, dropping open (and hanging) connections first. */
+export function closeHttpServer(server: Server & { closeAllConnections(): void }): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+/** Waits `ms` milliseconds: scripted delays before an answer or between stream frames. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
