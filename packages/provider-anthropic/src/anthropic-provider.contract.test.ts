@@ -20,6 +20,7 @@ describeProviderContract({
     midStreamPromptTooLong: true,
     requestTooLarge: true,
     thinking: true,
+    abortClosesConnection: true,
     unknownBlocks: {
       replyBlock: {
         type: "server_tool_use",

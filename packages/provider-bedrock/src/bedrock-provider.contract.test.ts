@@ -28,6 +28,7 @@ describeProviderContract({
     midStreamPromptTooLong: true,
     requestTooLarge: false,
     thinking: true,
+    abortClosesConnection: true,
     unknownBlocks: {
       replyBlock: { futureBlock: { detail: "kept verbatim", count: 2 } },
       original: { type: "futureBlock", futureBlock: { detail: "kept verbatim", count: 2 } },

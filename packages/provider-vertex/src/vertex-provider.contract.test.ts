@@ -25,6 +25,8 @@ describeProviderContract<VertexFakeServer>({
     midStreamPromptTooLong: true,
     requestTooLarge: true,
     thinking: true,
+    // @google-cloud/vertexai takes no AbortSignal: an aborted request is abandoned, not cancelled (decision 0003).
+    abortClosesConnection: false,
     // Gemini rejects unknown fields, so a preserved part goes back as the bare part, not as `original`.
     unknownBlocks: {
       replyBlock: CODE_PART,

@@ -11,7 +11,7 @@ import {
   RequestTooLargeError,
   UnforgetError,
 } from "@unforget/core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { FakeProviderServer, FakeServerOptions } from "../fakes/fake-script.ts";
 
 /** Settings the suite passes to `createProvider`; providers must honour them so scenarios stay fast. */
@@ -43,6 +43,11 @@ export interface ProviderContractCapabilities {
   requestTooLarge: boolean;
   /** Thinking text is streamed and returned as thinking blocks. */
   thinking: boolean;
+  /**
+   * Aborting cancels the HTTP request itself, so the server sees the connection (or HTTP/2 stream) close.
+   * False or absent when the SDK offers no cancellation and an aborted request is only abandoned.
+   */
+  abortClosesConnection?: boolean;
   /**
    * Unknown-block preservation. `replyBlock` is a raw block in the provider's wire format that the fake puts
    * into a reply; `original` is what the provider must hand back as `UnknownBlock.original`.
@@ -597,6 +602,30 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
           const stream = provider.streamMessage(request(), { signal: streamController.signal });
           setTimeout(() => streamController.abort(), 50);
           expect(await captureError(stream.finalResponse())).toBeInstanceOf(AbortedError);
+        },
+        timeout,
+      );
+
+      it.runIf(capabilities.abortClosesConnection === true)(
+        "an abort cancels the request on the wire: the fake sees the connection close (create and stream)",
+        async () => {
+          fake.enqueue({ kind: "hang" });
+          const controller = new AbortController();
+          const pending = provider.createMessage(request(), { signal: controller.signal });
+          await vi.waitFor(() => expect(fake.requests).toHaveLength(1));
+          expect(fake.requests[0]?.closedDuringHang).toBeUndefined();
+          controller.abort();
+          expect(await captureError(pending)).toBeInstanceOf(AbortedError);
+          await vi.waitFor(() => expect(fake.requests[0]?.closedDuringHang).toBe(true));
+
+          fake.enqueue({ kind: "hang" });
+          const streamController = new AbortController();
+          const stream = provider.streamMessage(request(), { signal: streamController.signal });
+          const streamed = captureError(stream.finalResponse());
+          await vi.waitFor(() => expect(fake.requests).toHaveLength(2));
+          streamController.abort();
+          expect(await streamed).toBeInstanceOf(AbortedError);
+          await vi.waitFor(() => expect(fake.requests[1]?.closedDuringHang).toBe(true));
         },
         timeout,
       );

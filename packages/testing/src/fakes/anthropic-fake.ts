@@ -6,8 +6,8 @@ import {
   delay,
   type FakeHttpRequest,
   fakeRequestListener,
+  hangUntilClosed,
   sendJson as sendFakeJson,
-  untilClientCloses,
 } from "./fake-http.ts";
 import {
   type FakeError,
@@ -227,7 +227,8 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
       operation = wire.stream === true ? "stream" : "messages";
     else if (method === "POST" && path === "/v1/messages/count_tokens") operation = "count_tokens";
     else if (method === "GET" && path.startsWith("/v1/models/")) operation = "models";
-    requests.push({ method, path, headers, body, operation });
+    const recorded: RecordedRequest = { method, path, headers, body, operation };
+    requests.push(recorded);
 
     if (!headers.authorization && !headers["x-api-key"]) {
       sendError(response, 401, "authentication_error", "x-api-key header is required");
@@ -261,7 +262,7 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
     const step: AnthropicFakeStep =
       takeStep(queue, counting) ?? (counting ? { kind: "reply" } : defaultReply);
     if (step.kind === "hang") {
-      await untilClientCloses(response);
+      await hangUntilClosed(response, recorded);
       return;
     }
     if (step.delayMs) await delay(step.delayMs);

@@ -4,13 +4,7 @@ import type { AddressInfo } from "node:net";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import type { StopReason } from "@unforget/core";
-import {
-  delay,
-  type FakeHttpRequest,
-  fakeRequestListener,
-  sendJson,
-  untilClientCloses,
-} from "./fake-http.ts";
+import { delay, type FakeHttpRequest, fakeRequestListener, hangUntilClosed, sendJson } from "./fake-http.ts";
 import type {
   FakeError,
   FakeErrorKind,
@@ -244,7 +238,8 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
           : match?.[2] === "count-tokens"
             ? "count_tokens"
             : "unknown";
-    requests.push({ method, path, headers, body, operation });
+    const recorded: RecordedRequest = { method, path, headers, body, operation };
+    requests.push(recorded);
 
     if (method !== "POST" || match === null) {
       sendException(response, {
@@ -271,7 +266,7 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
       const scripted = takeStep(queue, true);
       if (scripted !== undefined && scripted.kind !== "reply") {
         if (scripted.kind === "hang") {
-          await untilClientCloses(response);
+          await hangUntilClosed(response, recorded);
           return;
         }
         if (scripted.kind === "error" && scripted.delayMs !== undefined) await delay(scripted.delayMs);
@@ -308,7 +303,7 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     }
     const step: Step = takeStep(queue, false) ?? defaultReply;
     if (step.kind === "hang") {
-      await untilClientCloses(response);
+      await hangUntilClosed(response, recorded);
       return;
     }
     if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);

@@ -5,8 +5,8 @@ import {
   closeHttpServer,
   type FakeHttpRequest,
   fakeRequestListener,
+  hangUntilClosed,
   sendJson,
-  untilClientCloses,
 } from "./fake-http.ts";
 
 describe("fake-http", () => {
@@ -64,13 +64,14 @@ describe("fake-http", () => {
     expect(events).toEqual(["failed: Error: bug in the fake"]);
   });
 
-  it("untilClientCloses resolves when the client aborts", async () => {
+  it("hangUntilClosed resolves when the client aborts, and marks the recorded request", async () => {
+    const recorded: { closedDuringHang?: boolean } = {};
     let closed!: () => void;
     const sawClose = new Promise<void>((resolve) => {
       closed = resolve;
     });
     const { url } = await start(async (_received, response) => {
-      await untilClientCloses(response);
+      await hangUntilClosed(response, recorded);
       closed();
     });
     const controller = new AbortController();
@@ -78,5 +79,6 @@ describe("fake-http", () => {
     setTimeout(() => controller.abort(), 20);
     expect(await pending).toBeInstanceOf(Error);
     await sawClose;
+    expect(recorded.closedDuringHang).toBe(true);
   });
 });

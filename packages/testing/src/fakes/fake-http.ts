@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Server } from "node:net";
+import type { RecordedRequest } from "./fake-script.ts";
 
 /**
  * The HTTP plumbing the fake servers share, for HTTP/1.1 (`node:http`, `node:https`) and HTTP/2
@@ -85,10 +86,20 @@ export function sendJson(
   response.end(JSON.stringify(payload));
 }
 
-/** Resolves when the client gives up on the response (aborts, or the server closes): a scripted hang. */
-export function untilClientCloses(response: WritableResponse): Promise<void> {
+/**
+ * A scripted hang: never answers, and resolves when the connection (HTTP/1.1) or stream (HTTP/2) closes,
+ * because the client cancelled the request or the fake is closing. Then marks `recorded.closedDuringHang`,
+ * which is how a test sees that an abort really reached the network.
+ */
+export function hangUntilClosed(
+  response: WritableResponse,
+  recorded?: Pick<RecordedRequest, "closedDuringHang">,
+): Promise<void> {
   return new Promise((resolve) => {
-    response.once("close", () => resolve());
+    response.once("close", () => {
+      if (recorded) recorded.closedDuringHang = true;
+      resolve();
+    });
   });
 }
 

@@ -75,6 +75,11 @@ export interface RecordedRequest {
   body: unknown;
   /** "messages", "stream", "count_tokens", "models", … in the provider's terms. */
   operation: string;
+  /**
+   * Set when the request met a scripted hang and its connection then closed: the client cancelled it (or
+   * the fake was closed). Absent while it still hangs, so an abort that only abandons the request shows.
+   */
+  closedDuringHang?: boolean;
 }
 
 export interface FakeServerOptions {

@@ -11,8 +11,8 @@ import {
   delay,
   type FakeHttpRequest,
   fakeRequestListener,
+  hangUntilClosed,
   sendJson as sendFakeJson,
-  untilClientCloses,
 } from "./fake-http.ts";
 import {
   type FakeError,
@@ -135,7 +135,14 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
     const url = new URL(received.url, "https://127.0.0.1");
     const match = ROUTE.exec(url.pathname);
     const operation = method === "POST" && match?.[6] ? match[6] : "unknown";
-    requests.push({ method, path: `${url.pathname}${url.search}`, headers, body, operation });
+    const recorded: RecordedRequest = {
+      method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      body,
+      operation,
+    };
+    requests.push(recorded);
 
     if (operation === "unknown") {
       sendError(response, 404, "NOT_FOUND", `No route for ${method} ${url.pathname}.`);
@@ -165,7 +172,7 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
         text: "Hello from the Vertex fake.",
       };
     if (step.kind === "hang") {
-      await untilClientCloses(response);
+      await hangUntilClosed(response, recorded);
       return;
     }
     if (step.delayMs && step.kind === "error") await delay(step.delayMs);
