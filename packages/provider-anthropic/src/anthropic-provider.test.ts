@@ -375,6 +375,17 @@ describe("settings", () => {
     expect(fake.requests[0]?.headers["x-api-key"]).toBe("local-key");
   });
 
+  /** Sends one small request through `anthropic` and returns the headers the fake received. */
+  const headersSentBy = async (anthropic: ReturnType<typeof createAnthropicProvider>) => {
+    fake.enqueue({ kind: "reply", text: "ok" });
+    await anthropic.createMessage({
+      model: MODEL,
+      maxTokens: 16,
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+    });
+    return fake.requests.at(-1)?.headers ?? {};
+  };
+
   it("adds the headers of ANTHROPIC_CUSTOM_HEADERS, one `Name: value` per line; explicit headers win", async () => {
     process.env.ANTHROPIC_CUSTOM_HEADERS =
       "X-Gateway-Tenant: team-a\r\n\nnot a header\nX-Trace: a:b:c \nX-Api-Key: from-env\n: nameless";
@@ -383,13 +394,7 @@ describe("settings", () => {
       baseURL: fake.url,
       headers: { "x-api-key": "explicit" },
     });
-    fake.enqueue({ kind: "reply", text: "ok" });
-    await gateway.createMessage({
-      model: MODEL,
-      maxTokens: 16,
-      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    });
-    const headers = fake.requests[0]?.headers ?? {};
+    const headers = await headersSentBy(gateway);
     expect(headers["x-gateway-tenant"]).toBe("team-a");
     expect(headers["x-trace"]).toBe("a:b:c");
     expect(headers["x-api-key"]).toBe("explicit");
@@ -405,13 +410,7 @@ describe("settings", () => {
         ANTHROPIC_CUSTOM_HEADERS: "X-From-Env-Setting: yes",
       },
     });
-    fake.enqueue({ kind: "reply", text: "ok" });
-    await scoped.createMessage({
-      model: MODEL,
-      maxTokens: 16,
-      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
-    });
-    const headers = fake.requests[0]?.headers ?? {};
+    const headers = await headersSentBy(scoped);
     expect(headers.authorization).toBe("Bearer sk-ant-scoped");
     expect(headers["x-from-env-setting"]).toBe("yes");
     expect(headers["x-from-process"]).toBeUndefined();
