@@ -211,9 +211,10 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
   // Runs of spaces, punctuation, line breaks and CJK are consumed whole by an inner loop, and so is the rest of a
   // lower-case or digit run once its first character is counted: the branch chain runs once per run, not per
   // character. So it never sees a character of the same space, punctuation or line-break run as the previous one.
+  // Each code unit is read once: the loop that ends a run leaves the class of the character after it in `unit`.
   let index = 0;
+  let unit = length === 0 ? UNIT_LOWER : classes[text.charCodeAt(0)]!;
   while (index < length) {
-    const unit = classes[text.charCodeAt(index)];
     if (unit === UNIT_LOWER) {
       if (previous <= STATE_DIGIT) {
         if (previous === STATE_DIGIT) alphanumericMixed = true;
@@ -239,7 +240,11 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       previous = STATE_LOWER;
       // The rest of the lower-case run: each letter continues the word, until a mixed run turns opaque.
       let end = index + 1;
-      while (end < length && classes[text.charCodeAt(end)] === UNIT_LOWER) end++;
+      while (end < length) {
+        unit = classes[text.charCodeAt(end)]!;
+        if (unit !== UNIT_LOWER) break;
+        end++;
+      }
       const rest = end - index - 1;
       if (rest > 0) {
         let plain = rest;
@@ -258,7 +263,11 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       index = end;
     } else if (unit === UNIT_SPACE) {
       let end = index + 1;
-      while (end < length && classes[text.charCodeAt(end)] === UNIT_SPACE) end++;
+      while (end < length) {
+        unit = classes[text.charCodeAt(end)]!;
+        if (unit !== UNIT_SPACE) break;
+        end++;
+      }
       spaces += end - index;
       whitespaceRuns++;
       if (end - index >= 2) indentRuns++;
@@ -266,7 +275,11 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       index = end;
     } else if (unit === UNIT_PUNCTUATION) {
       let end = index + 1;
-      while (end < length && classes[text.charCodeAt(end)] === UNIT_PUNCTUATION) end++;
+      while (end < length) {
+        unit = classes[text.charCodeAt(end)]!;
+        if (unit !== UNIT_PUNCTUATION) break;
+        end++;
+      }
       punctuationLength = end - index;
       punctuation += punctuationLength;
       punctuationRuns++;
@@ -297,7 +310,11 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       // The rest of the digit run: a new group of three starts at every digit whose index in the run is a
       // multiple of three, until a mixed run turns opaque.
       let end = index + 1;
-      while (end < length && classes[text.charCodeAt(end)] === UNIT_DIGIT) end++;
+      while (end < length) {
+        unit = classes[text.charCodeAt(end)]!;
+        if (unit !== UNIT_DIGIT) break;
+        end++;
+      }
       const rest = end - index - 1;
       if (rest > 0) {
         let plain = rest;
@@ -339,11 +356,12 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       }
       previous = STATE_UPPER;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_LINE_FEED || unit === UNIT_CARRIAGE_RETURN) {
       newlineRuns++;
       let end = index;
       for (; end < length; end++) {
-        const unit = classes[text.charCodeAt(end)];
+        unit = classes[text.charCodeAt(end)]!;
         if (unit === UNIT_LINE_FEED) newlines++;
         else if (unit !== UNIT_CARRIAGE_RETURN) break;
       }
@@ -351,7 +369,11 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       index = end;
     } else if (unit === UNIT_CJK) {
       let end = index + 1;
-      while (end < length && classes[text.charCodeAt(end)] === UNIT_CJK) end++;
+      while (end < length) {
+        unit = classes[text.charCodeAt(end)]!;
+        if (unit !== UNIT_CJK) break;
+        end++;
+      }
       cjk += end - index;
       previous = STATE_WIDE;
       index = end;
@@ -363,31 +385,38 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
       }
       previous = STATE_LATIN_LETTER;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_HIGH_SURROGATE) {
       // A surrogate pair is one astral code point: count it once and skip its second half.
       astral++;
       previous = STATE_WIDE;
       index += 2;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_CJK_PUNCTUATION) {
       cjkPunctuation++;
       previous = STATE_WIDE;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_KANA) {
       kana++;
       previous = STATE_WIDE;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_SYMBOL) {
       symbols++;
       previous = STATE_WIDE;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else if (unit === UNIT_OTHER_NON_ASCII) {
       otherNonAscii++;
       previous = STATE_WIDE;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     } else {
       rareScript++;
       previous = STATE_WIDE;
       index++;
+      if (index < length) unit = classes[text.charCodeAt(index)]!;
     }
   }
   into[LETTERS]! += letters;
@@ -420,14 +449,17 @@ export function collectTextFeatures(text: string, into: Float64Array): void {
   into[SYMBOLS]! += symbols;
 }
 
-// Prime the scanner at load on a short text that takes every branch (a few dozen microseconds), so the optimising
-// compiler never compiles it with branches that have not run yet: without this, a very long first text could leave
-// a slower on-stack-replaced loop in place. V8 records type feedback only once a function has been called several
-// times, hence the repetition. Pure: the counts go to a throw-away array.
+// Prime the scanner at load on two short texts that take every branch, one-byte and two-byte (a few dozen
+// microseconds), so the optimising compiler never compiles it with branches or string widths it has not seen yet:
+// without this, a very long first text could leave a slower on-stack-replaced loop in place. V8 records type
+// feedback only once a function has been called several times, hence the repetition. Pure: the counts go to a
+// throw-away array. (Sliced or concatenated strings are deliberately not primed: once the loop has seen them, V8
+// reads every string through its slower generic path.)
+const primingTexts = [
+  "Ab cdefghijk, LMN 12345\t\t x1y2z3w4v5u6t7 .e _f\r\n\n ",
+  "Ab cdefghijk, LMN 12345\t\t x1y2z3w4v5u6t7 .e _f\r\n\n é漢字かな。─😀ж\u0800\ud800\u0301 ",
+];
 const primingCounts = new Float64Array(TEXT_FEATURE_COUNT);
 for (let round = 0; round < 32; round++) {
-  collectTextFeatures(
-    "Ab cdefghijk, LMN 12345\t\t x1y2z3w4v5u6t7 .e _f\r\n\n é漢字かな。─😀ж\u0800\ud800\u0301 ",
-    primingCounts,
-  );
+  for (const text of primingTexts) collectTextFeatures(text, primingCounts);
 }
