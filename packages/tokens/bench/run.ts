@@ -22,6 +22,7 @@ import {
 import { messageParts } from "./message-parts.ts";
 import { characterClassRule, langChainApproximately, lengthOverFour } from "./public-rules.ts";
 import { loadReferenceTokenizers } from "./reference-tokenizers.ts";
+import { throughput } from "./throughput.ts";
 
 const lines: string[] = [];
 const print = (line = "") => {
@@ -29,10 +30,6 @@ const print = (line = "") => {
   console.error(line);
 };
 
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-}
 const percent = (value: number) => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)}%`;
 const absolutePercent = (value: number) => `${(value * 100).toFixed(1)}%`;
 
@@ -137,17 +134,6 @@ for (const [target, tokenizer] of tokenizers.entries()) {
 }
 
 // ---- speed -------------------------------------------------------------------------------------------
-function throughput(run: () => void, bytes: number, minimumMs: number): number {
-  run();
-  const rates: number[] = [];
-  const deadline = performance.now() + minimumMs;
-  do {
-    const start = performance.now();
-    run();
-    rates.push(bytes / 1e6 / ((performance.now() - start) / 1_000));
-  } while (performance.now() < deadline || rates.length < 3);
-  return quantile(rates, 0.5);
-}
 
 const allText = textFiles.map((file) => file.text ?? "").join("\n");
 const bytes = Buffer.byteLength(allText, "utf8");
