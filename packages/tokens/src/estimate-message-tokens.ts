@@ -36,7 +36,12 @@ export function stringifyForCounting(value: unknown): string {
   try {
     return JSON.stringify(value) ?? "";
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      // A null-prototype object with a cycle has neither JSON nor a string form.
+      return "";
+    }
   }
 }
 

@@ -91,6 +91,20 @@ describe("createFallbackCounter", () => {
     expect(counted.fallbackReason).toMatch(/invalid result/);
   });
 
+  it.each([
+    ["a null tool definition", { model: "m", messages: [], tools: [null] }],
+    ["tools that are not a list", { model: "m", messages: [], tools: { read_file: {} } }],
+    ["a tool without a name", { model: "m", messages: [], tools: [{ inputSchema: {} }] }],
+    ["no request at all", null],
+  ])("never throws on a malformed request (%s): it estimates instead", async (_label, malformed) => {
+    for (const options of [{}, { cache: true }]) {
+      const counted = await createFallbackCounter(native(7), options).countTokens(malformed as never);
+      expect(counted.method).toBe("heuristic");
+      expect(Number.isSafeInteger(counted.inputTokens) && counted.inputTokens >= 0).toBe(true);
+      expect(counted.fallbackReason).toBeTruthy();
+    }
+  });
+
   it("skips the native counter for unsupported models and when none is configured", async () => {
     const seen: CountTokensRequest[] = [];
     const counter = createFallbackCounter(native(7, seen), {

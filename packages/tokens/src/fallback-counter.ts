@@ -82,63 +82,71 @@ export function createFallbackCounter(
     return { inputTokens, method: "heuristic", fallbackReason: reason };
   };
 
+  const count = async (request: CountTokensRequest, requestOptions?: RequestOptions): Promise<TokenCount> => {
+    if (primary === undefined) return heuristic(request, "no native counter configured");
+    let supported = true;
+    try {
+      supported = options.supportsModel?.(request.model) ?? true;
+    } catch {
+      supported = false;
+    }
+    if (!supported) return heuristic(request, `native counting does not support model "${request.model}"`);
+    if (requestOptions?.signal?.aborted) return heuristic(request, "count aborted by the caller");
+
+    const stripped = stripUncountableFields(request);
+    const key = cacheSize > 0 ? stringifyForCounting(stripped) : "";
+    const cached = cacheSize > 0 ? cache.get(key) : undefined;
+    if (cached !== undefined) {
+      // Refresh recency: Map iteration order is insertion order.
+      cache.delete(key);
+      cache.set(key, cached);
+      return { ...cached };
+    }
+
+    const controller = new AbortController();
+    const signals = requestOptions?.signal ? [controller.signal, requestOptions.signal] : [controller.signal];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          controller.abort();
+          reject(new CountTimeout(timeoutMs));
+        }, timeoutMs);
+      });
+      const counted = Promise.resolve().then(() =>
+        primary.countTokens(stripped, { ...requestOptions, signal: AbortSignal.any(signals) }),
+      );
+      // A late rejection after the timeout must not surface as an unhandled rejection.
+      counted.catch(() => {});
+      const result: unknown = await Promise.race([counted, timeout]);
+      if (!isValidCount(result)) {
+        return heuristic(
+          request,
+          `native count returned an invalid result (${stringifyForCounting(result).slice(0, 80)})`,
+        );
+      }
+      const count: TokenCount = { inputTokens: result.inputTokens, method: result.method ?? "native" };
+      if (result.fallbackReason !== undefined) count.fallbackReason = result.fallbackReason;
+      if (cacheSize > 0 && count.method === "native") {
+        cache.set(key, count);
+        if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
+      }
+      return { ...count };
+    } catch (error) {
+      return heuristic(request, describe(error), error);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  };
+
   return {
     async countTokens(request, requestOptions?: RequestOptions) {
-      if (primary === undefined) return heuristic(request, "no native counter configured");
-      let supported = true;
       try {
-        supported = options.supportsModel?.(request.model) ?? true;
-      } catch {
-        supported = false;
-      }
-      if (!supported) return heuristic(request, `native counting does not support model "${request.model}"`);
-      if (requestOptions?.signal?.aborted) return heuristic(request, "count aborted by the caller");
-
-      const stripped = stripUncountableFields(request);
-      const key = cacheSize > 0 ? stringifyForCounting(stripped) : "";
-      const cached = cacheSize > 0 ? cache.get(key) : undefined;
-      if (cached !== undefined) {
-        // Refresh recency: Map iteration order is insertion order.
-        cache.delete(key);
-        cache.set(key, cached);
-        return { ...cached };
-      }
-
-      const controller = new AbortController();
-      const signals = requestOptions?.signal
-        ? [controller.signal, requestOptions.signal]
-        : [controller.signal];
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            controller.abort();
-            reject(new CountTimeout(timeoutMs));
-          }, timeoutMs);
-        });
-        const counted = Promise.resolve().then(() =>
-          primary.countTokens(stripped, { ...requestOptions, signal: AbortSignal.any(signals) }),
-        );
-        // A late rejection after the timeout must not surface as an unhandled rejection.
-        counted.catch(() => {});
-        const result: unknown = await Promise.race([counted, timeout]);
-        if (!isValidCount(result)) {
-          return heuristic(
-            request,
-            `native count returned an invalid result (${stringifyForCounting(result).slice(0, 80)})`,
-          );
-        }
-        const count: TokenCount = { inputTokens: result.inputTokens, method: result.method ?? "native" };
-        if (result.fallbackReason !== undefined) count.fallbackReason = result.fallbackReason;
-        if (cacheSize > 0 && count.method === "native") {
-          cache.set(key, count);
-          if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
-        }
-        return { ...count };
+        return await count(request, requestOptions);
       } catch (error) {
+        // A malformed request from an untyped caller (tools that are not definitions, no request at all)
+        // breaks stripping or the cache key before the native counter is reached: estimate anyway.
         return heuristic(request, describe(error), error);
-      } finally {
-        if (timer !== undefined) clearTimeout(timer);
       }
     },
   };

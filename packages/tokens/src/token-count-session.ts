@@ -12,7 +12,8 @@ export interface TokenCountSession {
   /**
    * Called before each model call with the whole current message list. Gives the same result as
    * `measureContextTokens`, but only the messages added since the previous call are estimated as long as the
-   * list only grew; anything else (compaction, rewind, edits) is detected and recounted from scratch.
+   * list only grew; anything else (compaction, rewind, edits) is detected and recounted from scratch. A message
+   * after the anchor that was replaced by a new object is estimated again; one mutated in place is not seen.
    */
   count(messages: readonly CountableMessage[]): ContextTokenCount;
   /** Forgets the remembered anchor and estimates; the next `count` starts over. */
@@ -30,8 +31,9 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
   let anchorIndex = -1;
   let anchorMessage: CountableMessage | undefined;
   let anchorTokens = 0;
-  // Estimates of messages anchorIndex+1 … seen-1, and their sum.
+  // Estimates of messages anchorIndex+1 … seen-1, the message objects they were made from, and their sum.
   let estimates: number[] = [];
+  let estimated: CountableMessage[] = [];
   let estimateSum = 0;
   let seen = 0;
   let lastSeen: CountableMessage | undefined;
@@ -41,6 +43,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
     anchorMessage = undefined;
     anchorTokens = 0;
     estimates = [];
+    estimated = [];
     estimateSum = 0;
     seen = 0;
     lastSeen = undefined;
@@ -68,6 +71,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
         const keepFrom = newAnchor + 1 - (anchorIndex + 1);
         if (keepFrom > 0) {
           estimates = estimates.slice(Math.min(keepFrom, estimates.length));
+          estimated = estimated.slice(Math.min(keepFrom, estimated.length));
           estimateSum = 0;
           for (const value of estimates) estimateSum += value;
         }
@@ -85,9 +89,21 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
         }
         anchorTokens = usage === undefined ? 0 : usageContextTokens(usage);
       }
+      // A message after the anchor replaced by another object (a tool result swapped for a preview, an edit
+      // that kept the id) is estimated again; the anchor's usage already covers everything before it.
+      for (let offset = 0; offset < estimated.length; offset++) {
+        const message = messages[anchorIndex + 1 + offset]!;
+        if (message === estimated[offset]) continue;
+        const value = messageTokensWith(message, resolved);
+        estimateSum += value - estimates[offset]!;
+        estimates[offset] = value;
+        estimated[offset] = message;
+      }
       for (let index = Math.max(seen, anchorIndex + 1); index < messages.length; index++) {
-        const value = messageTokensWith(messages[index]!, resolved);
+        const message = messages[index]!;
+        const value = messageTokensWith(message, resolved);
         estimates.push(value);
+        estimated.push(message);
         estimateSum += value;
       }
       seen = messages.length;

@@ -140,6 +140,26 @@ describe("createTokenCountSession", () => {
     }
   });
 
+  it("re-estimates a message after the anchor that was replaced by a new object with the same id", () => {
+    const session = createTokenCountSession();
+    const question = createMessage("user", "read the log");
+    const call = toolUse("t1", "r1", true);
+    const result = toolResult("t1", "log line ".repeat(2_000));
+    const next = createMessage("user", "and now?");
+    session.count([question, call, result, next]);
+    // The tool-result budget swaps the large result for a preview, keeping the message id.
+    const preview = {
+      ...result,
+      content: [{ type: "tool_result" as const, tool_use_id: "t1", content: "[saved]" }],
+    };
+    const edited = [question, call, preview, next];
+    const direct = measureContextTokens(edited);
+    expect(session.count(edited).tokens).toBe(direct.tokens);
+    expect(session.count([...edited, createMessage("user", "more")]).tokens).toBe(
+      measureContextTokens([...edited, createMessage("user", "more")]).tokens,
+    );
+  });
+
   it("recounts from scratch when the list was rewritten (compaction)", () => {
     const session = createTokenCountSession();
     const long = [createMessage("user", "x ".repeat(5_000)), createMessage("assistant", "done")];
