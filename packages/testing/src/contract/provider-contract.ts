@@ -535,6 +535,31 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
       );
 
       it(
+        "never retries a stream once events have reached the caller, even for a retryable error",
+        async () => {
+          fake.enqueue(
+            { kind: "error", error: "overloaded", midStreamAfterEvents: 2 },
+            { kind: "reply", text: "a second answer that must not be spliced in" },
+          );
+          const stream = provider.streamMessage(request());
+          const seen: ModelStreamEvent[] = [];
+          const error = await captureError(
+            (async () => {
+              for await (const event of stream) seen.push(event);
+            })(),
+          );
+          expect(seen.length).toBeGreaterThan(0);
+          expect(error).toBeInstanceOf(ProviderRequestError);
+          expect(error).not.toBeInstanceOf(PromptTooLongError);
+          await expect(stream.finalResponse()).rejects.toBeInstanceOf(ProviderRequestError);
+          const text = seen.map((event) => (event.type === "text_delta" ? event.text : "")).join("");
+          expect(text).not.toContain("a second answer");
+          expect(fake.requests).toHaveLength(1);
+        },
+        timeout,
+      );
+
+      it(
         "gives up after maxRetries with a retryable ProviderRequestError",
         async () => {
           fake.enqueue(
