@@ -381,3 +381,87 @@ describe("settings files", () => {
     ]);
   });
 });
+
+describe("command hooks report through the bus they are applied to", () => {
+  it("without a plugin sink, results go to the bus's onHookResult and failures to its onHookError", async () => {
+    const ok = await script("adds.sh", 'echo "Keep the TODO list."');
+    const fails = await script("fails-on-bus.sh", 'echo "boom" >&2\nexit 1');
+    const hangs = await script("hangs-on-bus.sh", "sleep 30");
+    const entries: HookResultEntry[] = [];
+    const errors: HookError[] = [];
+    const hooks = createSessionHooks({
+      sessionId: "session-1",
+      onHookError: (error) => errors.push(error),
+      onHookResult: (entry) => entries.push(entry),
+    });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: {
+          PreCompact: [
+            {
+              hooks: [
+                { type: "command", command: ok },
+                { type: "command", command: fails },
+                { type: "command", command: hangs, timeout: 0.2 },
+              ],
+            },
+          ],
+        },
+        projectDir,
+        killGraceMs: 100,
+      }),
+    ]);
+    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(result).toEqual({ instructions: "U\n\nKeep the TODO list." });
+    // Commands run in parallel: entries arrive in completion order.
+    expect(entries.map((entry) => [entry.handler, entry.outcome]).sort()).toEqual(
+      [
+        [ok, "success"],
+        [fails, "error"],
+        [hangs, "timeout"],
+      ].sort(),
+    );
+    expect(entries.every((entry) => entry.sessionId === "session-1")).toBe(true);
+    expect(errors.map((error) => [error.hook, error.handler])).toEqual([
+      ["preCompact", fails],
+      ["preCompact", hangs],
+    ]);
+    expect(errors[0]?.message).toContain("boom");
+    expect(errors[1]?.message).toContain("did not finish within 0.2s");
+  });
+
+  it("a command that prints invalid JSON reaches onHookError, not only the transcript", async () => {
+    const command = await script("bad-json-reported.sh", "echo '{\"decision\": '");
+    const { hooks, errors } = bus({ PreCompact: [{ hooks: [{ type: "command", command }] }] });
+    await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toContain("invalid JSON");
+  });
+
+  it("a plugin sink that throws neither vetoes the compaction nor denies the tool call; it is reported", async () => {
+    const ok = await script("ok.sh", 'echo "Extra."');
+    const allow = await script("allow.sh", "exit 0");
+    const errors: HookError[] = [];
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: (error) => errors.push(error) });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: {
+          PreCompact: [{ hooks: [{ type: "command", command: ok }] }],
+          PreToolUse: [{ hooks: [{ type: "command", command: allow }] }],
+        },
+        projectDir,
+        onHookResult: () => {
+          throw new Error("disk full");
+        },
+      }),
+    ]);
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U\n\nExtra.",
+    });
+    await expect(
+      hooks.preToolUse.promise({ sessionId: "session-1", toolName: "Bash", toolUseId: "t1", input: {} }),
+    ).resolves.toBeUndefined();
+    expect(errors).toHaveLength(2);
+    expect(errors[0]?.message).toContain("disk full");
+  });
+});

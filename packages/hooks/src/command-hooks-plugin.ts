@@ -1,5 +1,6 @@
 import type { Attachment, HookResultEntry } from "@unforget/core";
-import type { HookEventName } from "./hook-event-names.ts";
+import { HookError } from "./hook-error.ts";
+import { HOOK_EVENT_NAMES, type HookEventName, type HookName } from "./hook-event-names.ts";
 import type {
   PostCompactEvent,
   PostSamplingEvent,
@@ -17,7 +18,7 @@ import type { HookPlugin } from "./hook-plugin.ts";
 import { createHookResultEntry } from "./hook-result-entry.ts";
 import type { CommandHookDefinition, HookCommandSettings } from "./hook-settings.ts";
 import { type HookCommandRun, runHookCommand } from "./run-hook-command.ts";
-import { markSelfRecording } from "./tap-guard.ts";
+import { type BusSinks, markSelfRecording } from "./tap-guard.ts";
 
 export interface CommandHooksPluginOptions {
   /** Event name → matcher groups, usually `(await loadHookSettings(...)).hooks`. */
@@ -34,7 +35,10 @@ export interface CommandHooksPluginOptions {
   defaultTimeoutSeconds?: number;
   /** Time between SIGTERM and SIGKILL of a timed-out command's process group, in ms. Default 1000. */
   killGraceMs?: number;
-  /** Called with one transcript entry per command run; append it to the session transcript. */
+  /**
+   * Called with one transcript entry per command run; append it to the session transcript. Default: the
+   * `onHookResult` of the bus the plugin is applied to. A sink that throws is reported, never a veto or denial.
+   */
   onHookResult?: (entry: HookResultEntry) => void;
   /** Plugin (and tap) name. Default "command-hooks". */
   name?: string;
@@ -130,6 +134,15 @@ export function interpretCommandRun(
   return verdict;
 }
 
+const HOOK_NAMES_BY_EVENT = new Map<string, HookName>(
+  (Object.entries(HOOK_EVENT_NAMES) as [HookName, HookEventName][]).map(([hook, event]) => [event, hook]),
+);
+
+/** Where one bus's command results and failures go; filled in when the plugin's taps are registered. */
+interface BusReporting {
+  sinks?: BusSinks;
+}
+
 /** Claude Code knows only "manual" and "auto"; an emergency compaction is automatic. */
 function claudeTrigger(trigger: PreCompactEvent["trigger"]): "manual" | "auto" {
   return trigger === "manual" ? "manual" : "auto";
@@ -173,7 +186,10 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
     fields: Record<string, unknown>,
     commands: CommandHookDefinition[],
     blockable: boolean,
+    reporting: BusReporting,
   ): Promise<CommandVerdict[]> => {
+    const hookName = HOOK_NAMES_BY_EVENT.get(eventName) ?? eventName;
+    const reportError = (error: HookError) => reporting.sinks?.reportError(error);
     const input = JSON.stringify({
       session_id: event.sessionId,
       transcript_path: options.transcriptPath ?? event.transcriptId ?? "",
@@ -201,18 +217,38 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
             reason: `${block} (a ${eventName} hook cannot block here; nothing was blocked)`,
           };
         }
-        if (options.onHookResult !== undefined) {
-          const entry = createHookResultEntry({
-            event: eventName,
-            handler: hook.command,
-            outcome: verdict.outcome,
-            output: verdict.suppressOutput ? undefined : verdict.context,
-            reason: verdict.reason,
-            exitCode: run.exitCode ?? undefined,
-            durationMs: run.durationMs,
-            sessionId: event.sessionId,
-          });
-          options.onHookResult(entry);
+        if (verdict.outcome === "error" || verdict.outcome === "timeout") {
+          reportError(
+            new HookError(
+              `Hook command "${hook.command}" failed on ${eventName}: ${verdict.reason ?? verdict.outcome}. The session goes on; fix the script (or raise its timeout).`,
+              { hook: hookName, handler: hook.command },
+            ),
+          );
+        }
+        const entry = createHookResultEntry({
+          event: eventName,
+          handler: hook.command,
+          outcome: verdict.outcome,
+          output: verdict.suppressOutput ? undefined : verdict.context,
+          reason: verdict.reason,
+          exitCode: run.exitCode ?? undefined,
+          durationMs: run.durationMs,
+          sessionId: event.sessionId,
+        });
+        if (options.onHookResult === undefined) {
+          reporting.sinks?.record(entry);
+        } else {
+          try {
+            options.onHookResult(entry);
+          } catch (error) {
+            // A broken audit sink must not turn into a veto or a denial: gates fail closed on a throw.
+            reportError(
+              new HookError(
+                `Recording the ${eventName} result of "${hook.command}" failed (${error instanceof Error ? error.message : String(error)}); check the command-hooks onHookResult sink.`,
+                { hook: hookName, handler: hook.command, cause: error },
+              ),
+            );
+          }
         }
         return verdict;
       }),
@@ -229,6 +265,11 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
   return {
     name,
     apply(hooks) {
+      // One apply per bus: the bus's sinks reach this closure when the taps below are registered on it.
+      const reporting: BusReporting = {};
+      const bind = (sinks: BusSinks) => {
+        reporting.sinks = sinks;
+      };
       const has = (eventName: HookEventName) => (options.settings[eventName]?.length ?? 0) > 0;
 
       if (has("PreCompact")) {
@@ -249,6 +290,7 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               },
               commands,
               event.trigger !== "reactive",
+              reporting,
             );
             const added = verdicts.flatMap((verdict) =>
               verdict.context === undefined ? [] : [verdict.context],
@@ -258,7 +300,7 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
             return blocked?.block !== undefined
               ? { instructions, veto: { reason: blocked.block, by: blocked.command } }
               : { instructions };
-          }),
+          }, bind),
         );
       }
 
@@ -268,9 +310,16 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
           markSelfRecording(async (attachments, event) => {
             const commands = matching("SessionStart", [event.source]);
             if (commands.length === 0) return attachments;
-            const verdicts = await runAll("SessionStart", event, { source: event.source }, commands, false);
+            const verdicts = await runAll(
+              "SessionStart",
+              event,
+              { source: event.source },
+              commands,
+              false,
+              reporting,
+            );
             return [...attachments, ...contextAttachments(verdicts)];
-          }),
+          }, bind),
         );
       }
 
@@ -286,9 +335,10 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               { prompt: event.prompt },
               commands,
               false,
+              reporting,
             );
             return [...attachments, ...contextAttachments(verdicts)];
-          }),
+          }, bind),
         );
       }
 
@@ -304,6 +354,7 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               { tool_name: event.toolName, tool_input: event.input, tool_use_id: event.toolUseId },
               commands,
               true,
+              reporting,
             );
             const denied = verdicts.find((verdict) => verdict.block !== undefined);
             if (denied?.block !== undefined)
@@ -312,7 +363,7 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
             if (rewritten?.updatedInput !== undefined)
               return { behavior: "rewrite", input: rewritten.updatedInput };
             return verdicts.some((verdict) => verdict.allow === true) ? { behavior: "allow" } : undefined;
-          }),
+          }, bind),
         );
       }
 
@@ -328,8 +379,8 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
           markSelfRecording(async (event: E) => {
             const { values, fields } = describeEvent(event);
             const commands = matching(eventName, values);
-            if (commands.length > 0) await runAll(eventName, event, fields, commands, false);
-          }),
+            if (commands.length > 0) await runAll(eventName, event, fields, commands, false, reporting);
+          }, bind),
         );
       };
       observe(

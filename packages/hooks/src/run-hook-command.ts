@@ -26,6 +26,9 @@ export interface HookCommandRun {
   spawnError?: Error;
 }
 
+/** setTimeout fires at once for delays above 2^31 - 1 ms (about 24.8 days); longer timeouts are capped to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     // A negative pid addresses the process group the detached shell leads: its children die with it.
@@ -78,13 +81,16 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
       if (spawnError !== undefined) run.spawnError = spawnError;
       resolve(run);
     };
-    const timer = setTimeout(() => {
-      if (child.pid === undefined) return;
-      const pid = child.pid;
-      timedOut = true;
-      killGroup(pid, "SIGTERM");
-      setTimeout(() => killGroup(pid, "SIGKILL"), options.killGraceMs ?? 1000).unref();
-    }, options.timeoutMs);
+    const timer = setTimeout(
+      () => {
+        if (child.pid === undefined) return;
+        const pid = child.pid;
+        timedOut = true;
+        killGroup(pid, "SIGTERM");
+        setTimeout(() => killGroup(pid, "SIGKILL"), options.killGraceMs ?? 1000).unref();
+      },
+      Math.min(options.timeoutMs, MAX_TIMER_MS),
+    );
     child.on("error", (error) => finish(null, error));
     // "close" waits for every holder of the pipes, so a backgrounded grandchild is covered by the timeout too.
     child.on("close", (code) => finish(code));

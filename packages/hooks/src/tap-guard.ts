@@ -9,14 +9,23 @@ import type {
 } from "./hook-events.ts";
 import { createHookResultEntry } from "./hook-result-entry.ts";
 
+/** The bus's own sinks, handed to a self-recording tap when it is registered on a bus. */
+export interface BusSinks {
+  /** Appends one entry through the bus's `onHookResult`; a sink that throws is reported, never rethrown. */
+  record(entry: HookResultEntry): void;
+  /** Reports through the bus's `onHookError`; never throws. */
+  reportError(error: HookError): void;
+}
+
 /**
  * Tap functions that record their own hook results (the command-hooks plugin records one entry per command);
- * the guard still isolates their errors but does not record a second entry for them.
+ * the guard still isolates their errors but does not record a second entry for them. `bind` is called when
+ * the tap is registered, with the sinks of the bus it was registered on.
  */
-const selfRecordingTaps = new WeakSet<object>();
+const selfRecordingTaps = new WeakMap<object, ((sinks: BusSinks) => void) | undefined>();
 
-export function markSelfRecording<F extends object>(fn: F): F {
-  selfRecordingTaps.add(fn);
+export function markSelfRecording<F extends object>(fn: F, bind?: (sinks: BusSinks) => void): F {
+  selfRecordingTaps.set(fn, bind);
   return fn;
 }
 
@@ -249,6 +258,22 @@ export function createTapGuard(
     const call = toPromiseCall(tap);
     const handler = tap.name;
     const selfRecording = selfRecordingTaps.has(tap.fn);
+    selfRecordingTaps.get(tap.fn)?.({
+      record(entry) {
+        if (context.record === undefined) return;
+        try {
+          context.record(entry);
+        } catch (error) {
+          context.reportError(
+            new HookError(
+              `Recording the ${event} result of "${entry.handler}" failed (${describe(error)}); check the onHookResult sink.`,
+              { hook, handler, cause: error },
+            ),
+          );
+        }
+      },
+      reportError: context.reportError,
+    });
     const guarded = async (...args: unknown[]): Promise<unknown> => {
       if (policy.skip?.(args) === true) return undefined;
       const started = performance.now();
