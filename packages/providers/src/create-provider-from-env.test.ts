@@ -51,6 +51,12 @@ describe("createProviderFromEnv", () => {
     expect(
       configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "bedrock" } })).message,
     ).toContain("AWS_REGION");
+    // A profile does not give the Bedrock provider a region: it would fail on its first call.
+    expect(
+      configurationError(() =>
+        createProviderFromEnv({ env: { UNFORGET_PROVIDER: "bedrock", AWS_PROFILE: "dev" } }),
+      ).message,
+    ).toContain("AWS_REGION");
     expect(
       configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "vertex" } })).message,
     ).toContain("GOOGLE_CLOUD_PROJECT");

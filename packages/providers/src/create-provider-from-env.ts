@@ -82,14 +82,15 @@ function missingFor(
       : "UNFORGET_PROVIDER=anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or ANTHROPIC_BASE_URL for a compatible server).";
   }
   if (name === "bedrock") {
+    // The Bedrock provider takes its region from its settings, AWS_REGION or AWS_DEFAULT_REGION only; a region
+    // written in an AWS_PROFILE's config file is not consulted, so a profile alone would fail on the first call.
     const hasRegion =
       options.bedrock?.region !== undefined ||
       present(env, "AWS_REGION") ||
-      present(env, "AWS_DEFAULT_REGION") ||
-      present(env, "AWS_PROFILE");
+      present(env, "AWS_DEFAULT_REGION");
     return hasRegion
       ? undefined
-      : "UNFORGET_PROVIDER=bedrock needs AWS_REGION (for example us-east-1), or an AWS_PROFILE whose config names a region.";
+      : "UNFORGET_PROVIDER=bedrock needs AWS_REGION (for example us-east-1), also when AWS_PROFILE is set.";
   }
   const hasProject =
     options.vertex?.project !== undefined ||
