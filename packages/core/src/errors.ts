@@ -17,7 +17,8 @@ export type UnforgetErrorCode =
   | "memory_path"
   | "hook_failed"
   | "invalid_operation"
-  | "transcript_not_found";
+  | "transcript_not_found"
+  | "transcript_read";
 
 export interface UnforgetErrorOptions {
   cause?: unknown;
@@ -136,6 +137,16 @@ export class TranscriptNotFoundError extends UnforgetError {
 
   constructor(message: string, details: { path: string; cause?: unknown }) {
     super("transcript_not_found", message, { cause: details.cause });
+    this.path = details.path;
+  }
+}
+
+/** A transcript file exists (or may) but could not be read: a permission, a folder in its place, an I/O error. */
+export class TranscriptReadError extends UnforgetError {
+  readonly path: string;
+
+  constructor(message: string, details: { path: string; cause?: unknown }) {
+    super("transcript_read", message, { cause: details.cause });
     this.path = details.path;
   }
 }

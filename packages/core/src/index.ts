@@ -16,6 +16,7 @@ export {
   RequestTooLargeError,
   TranscriptCorruptError,
   TranscriptNotFoundError,
+  TranscriptReadError,
   TranscriptWriteError,
   UnforgetError,
 } from "./errors.ts";

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TranscriptCorruptError, TranscriptNotFoundError } from "./errors.ts";
+import { TranscriptCorruptError, TranscriptNotFoundError, TranscriptReadError } from "./errors.ts";
 import { createMessage } from "./message.ts";
 import type { TranscriptEntry, TranscriptEntryInput } from "./transcript-entry.ts";
 import { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
@@ -141,5 +141,17 @@ describe("readTranscript", () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("readTranscript on a path it cannot read", () => {
+  it("throws a TranscriptReadError that names the path and says what to do, not a bare Node error", async () => {
+    const path = freshPath();
+    await mkdir(path);
+    const error = await readTranscript(path).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TranscriptReadError);
+    expect(error).toMatchObject({ code: "transcript_read", path });
+    expect((error as Error).message).toContain(path);
+    expect((error as Error).cause).toMatchObject({ code: "EISDIR" });
   });
 });

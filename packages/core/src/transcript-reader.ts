@@ -1,5 +1,5 @@
 import { appendFile, readFile } from "node:fs/promises";
-import { TranscriptNotFoundError, TranscriptWriteError } from "./errors.ts";
+import { TranscriptNotFoundError, TranscriptReadError, TranscriptWriteError } from "./errors.ts";
 import type { ParsedTranscript, TranscriptProblem } from "./transcript-parse.ts";
 import { parseTranscript } from "./transcript-parse.ts";
 
@@ -50,7 +50,7 @@ export async function readTranscript(
         { path, cause: error },
       );
     }
-    throw error;
+    throw transcriptReadError(path, error);
   }
   const parsed = parseTranscript(text, { path });
   const bad = parsed.problems.filter((problem) => problem.kind !== "unknown_entry");
@@ -91,6 +91,14 @@ async function quarantine(quarantinePath: string, problems: TranscriptProblem[])
     throw quarantineError(quarantinePath, error);
   }
   return fresh.length;
+}
+
+/** The error for a transcript that exists (or may) but cannot be read; shared with `streamTranscript`. */
+export function transcriptReadError(path: string, error: unknown): TranscriptReadError {
+  return new TranscriptReadError(
+    `Transcript ${path} could not be read (${error instanceof Error ? error.message : String(error)}); check that the path is a readable file.`,
+    { path, cause: error },
+  );
 }
 
 function quarantineKey(line: number, raw: string): string {

@@ -1,9 +1,14 @@
-import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigurationError, TranscriptCorruptError, TranscriptNotFoundError } from "./errors.ts";
+import {
+  ConfigurationError,
+  TranscriptCorruptError,
+  TranscriptNotFoundError,
+  TranscriptReadError,
+} from "./errors.ts";
 import { createMessage } from "./message.ts";
 import type { TranscriptEntryInput } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
@@ -176,5 +181,20 @@ describe("streamTranscript", () => {
     await expect(collect(join(dir, "missing.jsonl"))).rejects.toBeInstanceOf(TranscriptNotFoundError);
     await expect(collect(path, { fromOffset: -1 })).rejects.toBeInstanceOf(ConfigurationError);
     await expect(collect(path, { chunkSize: 0 })).rejects.toBeInstanceOf(ConfigurationError);
+  });
+});
+
+describe("streamTranscript on a path it cannot read", () => {
+  it("throws a TranscriptReadError, not a bare Node error", async () => {
+    const path = join(dir, `unreadable-${++counter}`);
+    await mkdir(path);
+    const read = async () => {
+      for await (const _item of streamTranscript(path)) {
+        // nothing to read
+      }
+    };
+    const error = await read().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TranscriptReadError);
+    expect(error).toMatchObject({ code: "transcript_read", path });
   });
 });

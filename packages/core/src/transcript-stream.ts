@@ -1,9 +1,10 @@
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import { ConfigurationError, TranscriptNotFoundError } from "./errors.ts";
+import { ConfigurationError, TranscriptNotFoundError, UnforgetError } from "./errors.ts";
 import type { TranscriptEntry } from "./transcript-entry.ts";
 import type { TranscriptProblem, UnknownTranscriptEntry } from "./transcript-parse.ts";
 import { notTranscriptError, parseTranscriptLine } from "./transcript-parse.ts";
+import { transcriptReadError } from "./transcript-reader.ts";
 
 export interface StreamTranscriptOptions {
   /**
@@ -88,7 +89,7 @@ export async function* streamTranscript(
         { path, cause: error },
       );
     }
-    throw error;
+    throw transcriptReadError(path, error);
   }
   let line = options.fromLine ?? 1;
   let objectLines = 0;
@@ -146,6 +147,9 @@ export async function* streamTranscript(
       const item = toItem(Buffer.concat(pending).toString("utf8"), position, true);
       if (item !== undefined) yield item;
     }
+  } catch (error) {
+    // A read can fail after the open succeeded (a folder in the file's place, an I/O error).
+    throw error instanceof UnforgetError ? error : transcriptReadError(path, error);
   } finally {
     await handle.close();
   }

@@ -173,4 +173,12 @@ describe("readClaudeCodeSessionDir", () => {
       /missing\.jsonl could not be read/,
     );
   });
+
+  it("an unreadable subagent file is an ImportError naming it, not a bare Node error", async () => {
+    const { file, folder } = await sessionOnDisk();
+    await mkdir(join(folder, "subagents", "agent-ccc333.jsonl"));
+    const error = await readClaudeCodeSessionDir(file).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ImportError);
+    expect((error as Error).message).toContain("agent-ccc333.jsonl");
+  });
 });

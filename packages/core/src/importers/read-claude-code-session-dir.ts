@@ -30,22 +30,33 @@ export async function readClaudeCodeSessionDir(path: string): Promise<ClaudeCode
   try {
     if ((await stat(subagentFolder)).isDirectory()) names = await readdir(subagentFolder);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw unreadable(subagentFolder, error);
   }
   const subagents: ClaudeCodeSubagentSource[] = [];
   for (const name of names.sort()) {
     const match = SUBAGENT_FILE.exec(name);
     if (!match) continue;
     const agentId = match[1]!;
-    const subagent: ClaudeCodeSubagentSource = {
-      agentId,
-      text: await readFile(join(subagentFolder, name), "utf8"),
-    };
+    const subagentPath = join(subagentFolder, name);
+    let text: string;
+    try {
+      text = await readFile(subagentPath, "utf8");
+    } catch (error) {
+      throw unreadable(subagentPath, error);
+    }
+    const subagent: ClaudeCodeSubagentSource = { agentId, text };
     const meta = await readMeta(join(subagentFolder, `agent-${agentId}.meta.json`));
     if (meta !== undefined) subagent.meta = meta;
     subagents.push(subagent);
   }
   return { main, subagents };
+}
+
+function unreadable(path: string, error: unknown): ImportError {
+  return new ImportError(
+    `The Claude Code subagent path ${path} could not be read (${error instanceof Error ? error.message : String(error)}); fix its permissions or move it out of the session's subagents folder.`,
+    { format: "claude-code", cause: error },
+  );
 }
 
 async function readMeta(path: string): Promise<Record<string, unknown> | undefined> {
