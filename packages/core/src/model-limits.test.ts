@@ -63,6 +63,7 @@ describe("createModelLimitsRegistry", () => {
     expect(registry.get("my-local-llama")).toMatchObject({ contextWindow: 32_768, known: true });
     expect(registry.get("us.anthropic.claude-sonnet-4-5-20250929-v1:0").contextWindow).toBe(1_000_000);
     registry.set("gemini-2.5-pro", { contextWindow: 131_072 });
+    expect(registry.get("gemini-2.5-pro-preview").contextWindow).toBe(131_072);
     expect(registry.get("gemini-2.5-pro").contextWindow).toBe(131_072);
   });
 });
@@ -148,5 +149,14 @@ describe("createLearnedModelLimits", () => {
     europe.learnFromPromptTooLong("gemini-2.5-pro", overflow(131_072));
     expect(europe.get("gemini-2.5-pro").contextWindow).toBe(131_072);
     expect(america.get("gemini-2.5-pro").contextWindow).toBe(1_048_576);
+  });
+
+  it("an override for one deployment id leaves the rest of the family alone", () => {
+    const arn =
+      "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0";
+    const registry = createModelLimitsRegistry({ overrides: { [arn]: { contextWindow: 100_000 } } });
+    expect(registry.get(arn).contextWindow).toBe(100_000);
+    expect(registry.get("claude-sonnet-4-5").contextWindow).toBe(200_000);
+    expect(registry.get("us.anthropic.claude-sonnet-4-5-20250929-v1:0").contextWindow).toBe(200_000);
   });
 });

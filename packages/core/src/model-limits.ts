@@ -91,7 +91,10 @@ export function canonicalModelId(model: string): string {
 }
 
 export interface ModelLimitsRegistryOptions {
-  /** Extra or replacement entries, keyed by canonical id prefix or by the exact id a deployment uses. */
+  /**
+   * Extra or replacement entries. A canonical family id ("claude-sonnet-4-5") changes every id of that family;
+   * any other id (a Bedrock ARN, a regional or dated id) changes only that exact id.
+   */
   overrides?: Record<string, Partial<ModelLimitsEntry>>;
   /** Limits used for unrecognised models; defaults to `UNKNOWN_MODEL_LIMITS`. */
   unknownDefaults?: ModelLimitsEntry;
@@ -126,9 +129,10 @@ export function createModelLimitsRegistry(options: ModelLimitsRegistryOptions = 
     const canonical = canonicalModelId(model);
     const base = table.get(canonical) ?? lookupPrefix(table, canonical)?.[1] ?? unknownDefaults;
     const merged = { ...base, ...entry };
-    exact.set(key, merged);
-    if (canonical !== key) table.set(canonical, merged);
-    else table.set(key, merged);
+    // A family name ("claude-sonnet-4-5") changes the family; a deployment id (a Bedrock ARN, a dated or
+    // regional id) changes only that id.
+    if (canonical === key) table.set(key, merged);
+    else exact.set(key, merged);
   };
   for (const [model, entry] of Object.entries(options.overrides ?? {})) set(model, entry);
 
