@@ -56,6 +56,10 @@ describe("collectTextFeatures", () => {
 describe("estimateTextTokens", () => {
   it("is zero for empty text and positive for any non-empty text", () => {
     expect(estimateTextTokens("")).toBe(0);
+    for (const profile of ["claude", "o200k", "cl100k"] as const) {
+      for (const text of [" ", "\t", "  "])
+        expect(estimateTextTokens(text, profile), JSON.stringify(text)).toBe(1);
+    }
     fc.assert(fc.property(fc.string({ minLength: 1 }), (text) => estimateTextTokens(text) > 0));
   });
 

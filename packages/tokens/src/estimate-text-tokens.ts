@@ -27,11 +27,14 @@ export function estimateTextTokensExact(
 /**
  * Estimated token count of a text: a linear model over character classes (ASCII words, letters, case changes,
  * digits, punctuation, whitespace runs, newlines, accented Latin, CJK, other scripts, astral symbols) fitted
- * against real BPE tokenizers. Unpadded best guess; linear in the text length and allocation-free.
+ * against real BPE tokenizers. Unpadded best guess, at least 1 for non-empty text; linear in the text length and
+ * allocation-free.
  */
 export function estimateTextTokens(
   text: string,
   profile: EstimatorProfile = DEFAULT_ESTIMATOR_PROFILE,
 ): number {
-  return Math.ceil(estimateTextTokensExact(text, profile));
+  if (text.length === 0) return 0;
+  // Some fitted weights are 0 (a lone space or tab under "claude"): any non-empty text is at least one token.
+  return Math.max(1, Math.ceil(estimateTextTokensExact(text, profile)));
 }
