@@ -53,11 +53,26 @@ describe("thresholds", () => {
 describe("createContextPolicy", () => {
   const policy = createContextPolicy("claude-sonnet-4-5", noEnv);
 
-  it("makes layers due at 60 / 80 / 90 % of the effective window, cheapest first", () => {
+  it("makes layers due at 60 / 80 % of the effective window and summarises at the auto-compact threshold", () => {
     expect(policy.evaluate(100_000).layersDue).toEqual([]);
     expect(policy.evaluate(108_000).layersDue).toEqual(["toolResultBudget"]);
     expect(policy.evaluate(144_000).layersDue).toEqual(["toolResultBudget", "microcompact"]);
-    expect(policy.evaluate(162_000).layersDue).toEqual(["toolResultBudget", "microcompact", "autoCompact"]);
+    expect(policy.evaluate(166_999).layersDue).toEqual(["toolResultBudget", "microcompact"]);
+    expect(policy.evaluate(167_000).layersDue).toEqual(["toolResultBudget", "microcompact", "autoCompact"]);
+  });
+
+  it("agrees with getAutoCompactThreshold and getTokensLeftBeforeCompaction", () => {
+    for (const model of ["claude-sonnet-4-5", "claude-opus-4-7", "gemini-2.5-pro"]) {
+      const state = createContextPolicy(model, noEnv).evaluate(50_000);
+      expect(state.autoCompactThreshold).toBe(getAutoCompactThreshold(model, noEnv));
+      expect(state.tokensLeftBeforeCompaction).toBe(getTokensLeftBeforeCompaction(50_000, model, noEnv));
+    }
+  });
+
+  it("applies seed 000's 90 % level when asked for it", () => {
+    const ninety = createContextPolicy("claude-sonnet-4-5", { ...noEnv, levels: { autoCompact: 0.9 } });
+    expect(ninety.evaluate(162_000).layersDue).toContain("autoCompact");
+    expect(ninety.evaluate(161_999).layersDue).not.toContain("autoCompact");
   });
 
   it("drives a UI gauge: ok, warning within 20,000 of the threshold, error past it, blocking near the window", () => {
@@ -66,13 +81,19 @@ describe("createContextPolicy", () => {
     expect(policy.evaluate(170_000).gauge).toBe("error");
     expect(policy.evaluate(176_999).atBlockingLimit).toBe(false);
     expect(policy.evaluate(177_000).atBlockingLimit).toBe(true);
-    const state = policy.evaluate(81_000);
-    expect(state.tokensLeftBeforeCompaction).toBe(81_000);
+    const state = policy.evaluate(83_500);
+    expect(state.tokensLeftBeforeCompaction).toBe(83_500);
     expect(state.percentLeftBeforeCompaction).toBe(50);
   });
 
   it("lets the auto-compact threshold win when it is lower than the 90 % level", () => {
-    const small = createContextPolicy({ contextWindow: 40_000, maxOutputTokens: 8_000 }, noEnv);
+    const small = createContextPolicy(
+      { contextWindow: 40_000, maxOutputTokens: 8_000 },
+      {
+        ...noEnv,
+        levels: { autoCompact: 0.9 },
+      },
+    );
     // effective 32,000; threshold 19,000 < 28,800
     expect(small.evaluate(19_000).layersDue).toContain("autoCompact");
     expect(() =>

@@ -88,14 +88,17 @@ export interface LayerLevels {
   toolResultBudget: number;
   /** Clear old tool results without a model call; default 0.8. */
   microcompact: number;
-  /** Summarise; default 0.9, or the auto-compact threshold if that is lower. */
-  autoCompact: number;
+  /**
+   * Summarise at this fraction when it is lower than the auto-compact threshold. Unset by default, so the
+   * policy fires exactly where `getAutoCompactThreshold` says (effective window − 13,000): a gauge and the
+   * compaction loop never disagree. Seed 000's 90 % is available as `autoCompact: 0.9`.
+   */
+  autoCompact?: number;
 }
 
 export const DEFAULT_LAYER_LEVELS: Readonly<LayerLevels> = Object.freeze({
   toolResultBudget: 0.6,
   microcompact: 0.8,
-  autoCompact: 0.9,
 });
 
 export type CompactionLayer = keyof LayerLevels;
@@ -134,12 +137,13 @@ export interface ContextPolicyOptions extends ContextThresholdOptions {
 }
 
 /**
- * The 60 / 80 / 90 % layer policy of seed 000 for one model, combined with the auto-compact threshold
- * (whichever fires first). Overrides are read once, here; an invalid one throws `ConfigurationError`.
+ * The layer policy of seed 000 for one model: the tool-result budget at 60 % and microcompact at 80 % of the
+ * effective window, summarising at the auto-compact threshold (or at `levels.autoCompact` when set and lower). Overrides are read once, here; an invalid one throws `ConfigurationError`.
  */
 export function createContextPolicy(model: ModelOrLimits, options: ContextPolicyOptions = {}): ContextPolicy {
   const levels: LayerLevels = { ...DEFAULT_LAYER_LEVELS, ...options.levels };
   for (const [name, value] of Object.entries(levels)) {
+    if (value === undefined) continue;
     if (!(value > 0 && value <= 1)) {
       throw new ConfigurationError(
         `Layer level ${name} is ${value}; give a fraction of the window in (0, 1].`,
@@ -150,10 +154,10 @@ export function createContextPolicy(model: ModelOrLimits, options: ContextPolicy
     }
   }
   const effectiveWindow = getEffectiveContextWindow(model, options);
-  const autoCompactThreshold = Math.min(
-    getAutoCompactThreshold(model, options),
-    Math.floor(effectiveWindow * levels.autoCompact),
-  );
+  const autoCompactThreshold =
+    levels.autoCompact === undefined
+      ? getAutoCompactThreshold(model, options)
+      : Math.min(getAutoCompactThreshold(model, options), Math.floor(effectiveWindow * levels.autoCompact));
   const blockingLimit = Math.max(0, effectiveWindow - BLOCKING_BUFFER_TOKENS);
   return {
     levels,
