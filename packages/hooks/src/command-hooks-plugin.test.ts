@@ -465,3 +465,139 @@ describe("command hooks report through the bus they are applied to", () => {
     expect(errors[0]?.message).toContain("disk full");
   });
 });
+
+describe("command hooks next to plugins", () => {
+  it("a command printing permissionDecision allow does not bypass a guard plugin placed after it", async () => {
+    const allow = await script(
+      "allow-json.sh",
+      'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}\'',
+    );
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: () => {} });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: { PreToolUse: [{ hooks: [{ type: "command", command: allow }] }] },
+        projectDir,
+      }),
+      {
+        name: "guard",
+        apply(bus) {
+          bus.preToolUse.tap("guard", (event) =>
+            event.toolName === "Bash" ? { behavior: "deny", reason: "no shell" } : undefined,
+          );
+        },
+      },
+    ]);
+    const base = { sessionId: "session-1", toolUseId: "t1", input: {} };
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Bash" })).resolves.toEqual({
+      behavior: "deny",
+      reason: "no shell",
+      by: "guard",
+    });
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Read" })).resolves.toEqual({
+      behavior: "allow",
+    });
+  });
+
+  it("a PreToolUse command sees the input an earlier plugin rewrote", async () => {
+    const command = await script("see-input.sh", `cat > "${projectDir}/tool.json"`);
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: () => {} });
+    applyPlugins(hooks, [
+      {
+        name: "sandbox",
+        apply(bus) {
+          bus.preToolUse.tap("sandbox", (event) => ({
+            behavior: "rewrite",
+            input: { ...event.input, sandbox: true },
+          }));
+        },
+      },
+      createCommandHooksPlugin({
+        settings: { PreToolUse: [{ hooks: [{ type: "command", command }] }] },
+        projectDir,
+      }),
+    ]);
+    await hooks.preToolUse.promise({
+      sessionId: "session-1",
+      toolName: "Bash",
+      toolUseId: "t1",
+      input: { command: "ls" },
+    });
+    const stdin = JSON.parse(await readFile(join(projectDir, "tool.json"), "utf8"));
+    expect(stdin.tool_input).toEqual({ command: "ls", sandbox: true });
+  });
+
+  it("PreCompact: custom_instructions is the user's own text; unforget_instructions has what plugins added", async () => {
+    const command = await script("see-instructions.sh", `cat > "${projectDir}/compact.json"`);
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: () => {} });
+    applyPlugins(hooks, [
+      {
+        name: "keep-api",
+        apply(bus) {
+          bus.preCompact.tap("keep-api", (result) => ({
+            ...result,
+            instructions: `${result.instructions}\nKeep the API decisions.`,
+          }));
+        },
+      },
+      createCommandHooksPlugin({
+        settings: { PreCompact: [{ hooks: [{ type: "command", command }] }] },
+        projectDir,
+      }),
+    ]);
+    await hooks.preCompact.promise({ instructions: "Focus on the parser." }, autoEvent);
+    const stdin = JSON.parse(await readFile(join(projectDir, "compact.json"), "utf8"));
+    expect(stdin.custom_instructions).toBe("Focus on the parser.");
+    expect(stdin.unforget_instructions).toBe("Focus on the parser.\nKeep the API decisions.");
+  });
+});
+
+describe("command hook environment", () => {
+  const secretName = "UNFORGET_HOOKS_TEST_SECRET";
+  beforeEach(() => {
+    process.env[secretName] = "sk-test-secret";
+  });
+  afterEach(() => {
+    delete process.env[secretName];
+  });
+
+  async function environmentSeen(options: Parameters<typeof createCommandHooksPlugin>[0]["inheritEnv"]) {
+    const command = await script("print-env.sh", `env > "${projectDir}/env.out"`);
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: () => {} });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: { SessionStart: [{ hooks: [{ type: "command", command }] }] },
+        projectDir,
+        inheritEnv: options,
+        env: { EXTRA: "1" },
+      }),
+    ]);
+    await hooks.sessionStart.promise([], { sessionId: "session-1", source: "startup" });
+    const lines = (await readFile(join(projectDir, "env.out"), "utf8")).split("\n");
+    return new Map(
+      lines.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+    );
+  }
+
+  it("inherits the whole process environment by default, as Claude Code does", async () => {
+    const seen = await environmentSeen(undefined);
+    expect(seen.get(secretName)).toBe("sk-test-secret");
+    expect(seen.get("EXTRA")).toBe("1");
+    expect(seen.get("CLAUDE_PROJECT_DIR")).toBe(projectDir);
+  });
+
+  it("inheritEnv: false passes only `env` and the project dir", async () => {
+    const seen = await environmentSeen(false);
+    expect(seen.has(secretName)).toBe(false);
+    expect(seen.has("HOME")).toBe(false);
+    expect(seen.get("EXTRA")).toBe("1");
+    expect(seen.get("CLAUDE_PROJECT_DIR")).toBe(projectDir);
+    expect(seen.get("UNFORGET_PROJECT_DIR")).toBe(projectDir);
+  });
+
+  it("inheritEnv: a list passes only those variables of the process environment", async () => {
+    const seen = await environmentSeen(["PATH", "HOME"]);
+    expect(seen.has(secretName)).toBe(false);
+    expect(seen.get("PATH")).toBe(process.env.PATH);
+    expect(seen.get("EXTRA")).toBe("1");
+  });
+});

@@ -29,7 +29,13 @@ export interface CommandHooksPluginOptions {
   cwd?: string;
   /** Sent as `transcript_path`; defaults to the event's `transcriptId`. */
   transcriptPath?: string;
-  /** Extra environment variables on top of `process.env`. */
+  /**
+   * Which variables of `process.env` the commands inherit. `true` (default, as in Claude Code): all of them,
+   * provider API keys included. `false`: none. A list of names: only those (e.g. `["PATH", "HOME", "LANG"]`).
+   * `env` and the project dir variables are added in every case. Read once, when the plugin is created.
+   */
+  inheritEnv?: boolean | readonly string[];
+  /** Extra environment variables, on top of the inherited ones. */
   env?: Record<string, string>;
   /** Timeout for commands that set none, in seconds. Default 60, as in Claude Code. */
   defaultTimeoutSeconds?: number;
@@ -148,6 +154,18 @@ function claudeTrigger(trigger: PreCompactEvent["trigger"]): "manual" | "auto" {
   return trigger === "manual" ? "manual" : "auto";
 }
 
+/** The part of `process.env` the commands inherit, per the `inheritEnv` option. */
+function inheritedEnvironment(inherit: boolean | readonly string[]): NodeJS.ProcessEnv {
+  if (inherit === true) return { ...process.env };
+  const environment: NodeJS.ProcessEnv = {};
+  if (inherit === false) return environment;
+  for (const name of inherit) {
+    const value = process.env[name];
+    if (value !== undefined) environment[name] = value;
+  }
+  return environment;
+}
+
 /**
  * A plugin that runs the hook commands of Claude Code style settings on the bus, so existing hook scripts work
  * unchanged. Only events with configured commands are tapped; an empty settings object costs nothing.
@@ -156,7 +174,7 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
   const name = options.name ?? "command-hooks";
   const cwd = options.cwd ?? options.projectDir;
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...inheritedEnvironment(options.inheritEnv ?? true),
     ...options.env,
     CLAUDE_PROJECT_DIR: options.projectDir,
     UNFORGET_PROJECT_DIR: options.projectDir,
@@ -283,7 +301,9 @@ export function createCommandHooksPlugin(options: CommandHooksPluginOptions): Ho
               event,
               {
                 trigger: claudeTrigger(event.trigger),
-                custom_instructions: result.instructions,
+                // What Claude Code sends: the user's own instructions, not what earlier plugins appended.
+                custom_instructions: result.userInstructions ?? result.instructions,
+                unforget_instructions: result.instructions,
                 unforget_trigger: event.trigger,
                 tokens: event.tokens,
                 threshold: event.threshold,

@@ -28,8 +28,18 @@ export interface HookVeto {
 
 /** The value the `preCompact` waterfall passes from tap to tap. */
 export interface PreCompactResult {
-  /** Summary instructions so far: the user's first, each plugin's appended after them. */
+  /**
+   * Summary instructions so far: the user's first, each plugin's appended after them. A tap must return them
+   * starting with what it received; otherwise the bus keeps what it received, appends the tap's new text and
+   * reports the plugin.
+   */
   instructions: string;
+  /**
+   * Set by the bus on the value each tap receives: the user's own instructions, as the app passed them in
+   * `instructions`, whatever earlier taps did (command hooks send it as `custom_instructions`). Ignored in
+   * what a tap returns, and not part of the fired result.
+   */
+  userInstructions?: string;
   /** Set to refuse a manual or auto compaction. Ignored (and reported) for a reactive one. */
   veto?: HookVeto;
 }
@@ -73,7 +83,10 @@ export interface PreToolUseEvent extends SessionEventBase {
   input: Record<string, unknown>;
 }
 
-/** What a `preToolUse` tap decides. Returning `undefined` leaves the decision to the next tap. */
+/**
+ * What a `preToolUse` tap decides. Every tap runs: "allow" and `undefined` (no opinion) let the next tap
+ * decide too, "rewrite" replaces the input the next taps see, "deny" stops the gate and wins.
+ */
 export type PreToolUseDecision =
   | { behavior: "allow" }
   | { behavior: "deny"; reason: string; by?: string }

@@ -1,7 +1,13 @@
 import type { Attachment } from "@unforget/core";
 import { describe, expectTypeOf, it } from "vitest";
-import type { PreCompactEvent, PreCompactResult, PreToolUseDecision } from "./hook-events.ts";
+import type {
+  PreCompactEvent,
+  PreCompactResult,
+  PreToolUseDecision,
+  PreToolUseEvent,
+} from "./hook-events.ts";
 import type { HookPlugin, PluginHooks } from "./hook-plugin.ts";
+import type { PreToolUseHook } from "./pre-tool-use-hook.ts";
 import { createSessionHooks, type SessionHooks } from "./session-hooks.ts";
 
 describe("plugin types", () => {
@@ -23,6 +29,7 @@ describe("plugin types", () => {
     };
     expectTypeOf(plugin.apply).parameter(0).toEqualTypeOf<PluginHooks>();
     expectTypeOf<keyof PluginHooks["preCompact"]>().toEqualTypeOf<"tap" | "tapAsync" | "tapPromise">();
+    expectTypeOf<keyof PluginHooks["preToolUse"]>().toEqualTypeOf<"tap" | "tapAsync" | "tapPromise">();
   });
 
   it("taps are typed with the event's argument tuple and result", () => {
@@ -31,6 +38,7 @@ describe("plugin types", () => {
       apply(hooks) {
         hooks.preCompact.tapPromise("typed", async (result, event) => {
           expectTypeOf(result).toEqualTypeOf<PreCompactResult>();
+          expectTypeOf(result.userInstructions).toEqualTypeOf<string | undefined>();
           expectTypeOf(event.trigger).toEqualTypeOf<"manual" | "auto" | "reactive">();
           return { ...result, instructions: `${result.instructions}\nmore` };
         });
@@ -47,6 +55,12 @@ describe("plugin types", () => {
         });
         // @ts-expect-error a deny decision needs a reason
         hooks.preToolUse.tap("typed", () => ({ behavior: "deny" }));
+        hooks.preToolUse.tapAsync({ name: "typed", stage: 10 }, (event, callback) =>
+          callback(null, { behavior: "rewrite", input: { ...event.input, sandbox: true } }),
+        );
+        hooks.preToolUse.tapPromise("typed", async () => ({ behavior: "allow" }));
+        // @ts-expect-error a rewrite needs an input object
+        hooks.preToolUse.tapPromise("typed", async () => ({ behavior: "rewrite" }));
       },
     };
     expectTypeOf(plugin.name).toBeString();
@@ -57,5 +71,9 @@ describe("plugin types", () => {
     expectTypeOf(hooks.preCompact.promise).returns.resolves.toEqualTypeOf<PreCompactResult>();
     expectTypeOf(hooks.preToolUse.promise).returns.resolves.toEqualTypeOf<PreToolUseDecision | undefined>();
     expectTypeOf(hooks.postCompact.promise).returns.resolves.toBeVoid();
+    expectTypeOf(hooks.preToolUse.promise).parameters.toEqualTypeOf<[PreToolUseEvent]>();
+    expectTypeOf(hooks.preToolUse).toEqualTypeOf<PreToolUseHook>();
+    // @ts-expect-error the gate runs every tap itself: there is no callback-style fire to bypass it
+    hooks.preToolUse.callAsync({} as PreToolUseEvent, () => {});
   });
 });

@@ -33,6 +33,7 @@ export type {
   LoadHookSettingsOptions,
 } from "./hook-settings.ts";
 export { hookSettingsPaths, loadHookSettings, parseHookSettings } from "./hook-settings.ts";
+export type { PreToolUseHook } from "./pre-tool-use-hook.ts";
 export type { HookCommandRun, RunHookCommandOptions } from "./run-hook-command.ts";
 export { runHookCommand } from "./run-hook-command.ts";
 export type { SessionHooks, SessionHooksOptions } from "./session-hooks.ts";

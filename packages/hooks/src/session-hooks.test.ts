@@ -354,7 +354,7 @@ describe("sessionStart and userPromptSubmit", () => {
 describe("preToolUse", () => {
   const event = { sessionId: "s", toolName: "Bash", toolUseId: "t1", input: { command: "rm -rf /" } };
 
-  it("the first decision wins: deny is stamped with the plugin name and recorded", async () => {
+  it("deny is stamped with the plugin name and recorded; an allow with no deny allows", async () => {
     const { hooks, entries } = createRecordingBus();
     applyPlugins(hooks, [
       {
@@ -407,6 +407,279 @@ describe("preToolUse", () => {
     expect(decision).toMatchObject({ behavior: "deny", by: "policy-server" });
     expect(decision?.behavior === "deny" && decision.reason).toContain("ECONNREFUSED");
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe("preToolUse: deny wins", () => {
+  const event = { sessionId: "s", toolName: "Bash", toolUseId: "t1", input: { command: "ls" } };
+
+  function guardPlugin(name: string, seen?: unknown[]): HookPlugin {
+    return {
+      name,
+      apply(bus) {
+        bus.preToolUse.tap(name, (toolEvent) => {
+          seen?.push(toolEvent.input);
+          return String(toolEvent.input.command).includes("rm -rf")
+            ? { behavior: "deny", reason: "destructive" }
+            : undefined;
+        });
+      },
+    };
+  }
+
+  it("an allow from an earlier tap does not skip a later guard", async () => {
+    const { hooks } = createRecordingBus();
+    applyPlugins(hooks, [
+      {
+        name: "allow-all",
+        apply(bus) {
+          bus.preToolUse.tap("allow-all", () => ({ behavior: "allow" }));
+        },
+      },
+      guardPlugin("guard"),
+    ]);
+    await expect(hooks.preToolUse.promise({ ...event, input: { command: "rm -rf /" } })).resolves.toEqual({
+      behavior: "deny",
+      reason: "destructive",
+      by: "guard",
+    });
+    await expect(hooks.preToolUse.promise(event)).resolves.toEqual({ behavior: "allow" });
+  });
+
+  it("a later guard checks the rewritten input, and its deny wins over the rewrite", async () => {
+    const { hooks } = createRecordingBus();
+    const seen: unknown[] = [];
+    applyPlugins(hooks, [
+      {
+        name: "rewriter",
+        apply(bus) {
+          bus.preToolUse.tap("rewriter", () => ({ behavior: "rewrite", input: { command: "rm -rf /" } }));
+        },
+      },
+      guardPlugin("guard", seen),
+    ]);
+    await expect(hooks.preToolUse.promise(event)).resolves.toEqual({
+      behavior: "deny",
+      reason: "destructive",
+      by: "guard",
+    });
+    expect(seen).toEqual([{ command: "rm -rf /" }]);
+    expect(event.input).toEqual({ command: "ls" });
+  });
+
+  it("rewrites chain: each tap sees the last input, the final decision carries it", async () => {
+    const { hooks, entries } = createRecordingBus();
+    const seen: unknown[] = [];
+    applyPlugins(hooks, [
+      {
+        name: "sandbox",
+        apply(bus) {
+          bus.preToolUse.tap("sandbox", (toolEvent) => ({
+            behavior: "rewrite",
+            input: { ...toolEvent.input, sandbox: true },
+          }));
+        },
+      },
+      {
+        name: "allow-all",
+        apply(bus) {
+          bus.preToolUse.tap("allow-all", () => ({ behavior: "allow" }));
+        },
+      },
+      {
+        name: "timeout",
+        apply(bus) {
+          bus.preToolUse.tapPromise("timeout", async (toolEvent) => ({
+            behavior: "rewrite",
+            input: { ...toolEvent.input, timeout: 10 },
+          }));
+        },
+      },
+      guardPlugin("guard", seen),
+    ]);
+    await expect(hooks.preToolUse.promise(event)).resolves.toEqual({
+      behavior: "rewrite",
+      input: { command: "ls", sandbox: true, timeout: 10 },
+    });
+    expect(seen).toEqual([{ command: "ls", sandbox: true, timeout: 10 }]);
+    expect(entries.map((entry) => [entry.handler, entry.outcome])).toEqual([
+      ["sandbox", "success"],
+      ["timeout", "success"],
+    ]);
+  });
+
+  it("a deny stops the taps after it, and a later failing tap cannot turn it into anything else", async () => {
+    const { hooks } = createRecordingBus();
+    let laterCalled = false;
+    applyPlugins(hooks, [
+      guardPlugin("guard"),
+      {
+        name: "later",
+        apply(bus) {
+          bus.preToolUse.tap("later", () => {
+            laterCalled = true;
+            return { behavior: "allow" };
+          });
+        },
+      },
+    ]);
+    await expect(
+      hooks.preToolUse.promise({ ...event, input: { command: "rm -rf /" } }),
+    ).resolves.toMatchObject({ behavior: "deny", by: "guard" });
+    expect(laterCalled).toBe(false);
+  });
+
+  it("a throwing tap after an allow and a rewrite still denies (fail closed)", async () => {
+    const { hooks, errors } = createRecordingBus();
+    hooks.preToolUse.tap("allow-all", () => ({ behavior: "allow" }));
+    hooks.preToolUse.tap("rewriter", () => ({ behavior: "rewrite", input: { command: "true" } }));
+    hooks.preToolUse.tapAsync("policy-server", (_toolEvent, callback) => callback(new Error("ECONNREFUSED")));
+    await expect(hooks.preToolUse.promise(event)).resolves.toMatchObject({
+      behavior: "deny",
+      by: "policy-server",
+    });
+    expect(errors.map((error) => error.handler)).toEqual(["policy-server"]);
+  });
+});
+
+describe("waterfalls keep what earlier taps contributed", () => {
+  it("a preCompact tap that replaces the instructions keeps the user's first, appends its text, and is reported", async () => {
+    const { hooks, errors, entries } = createRecordingBus();
+    applyPlugins(hooks, [
+      instructionsPlugin("early", "EARLY"),
+      {
+        name: "replacer",
+        apply(bus) {
+          bus.preCompact.tap("replacer", (result) => ({
+            ...result,
+            instructions: "Only summarize the code.",
+          }));
+        },
+      },
+      instructionsPlugin("late", "LATE"),
+    ]);
+    const result = await hooks.preCompact.promise({ instructions: "USER" }, autoEvent);
+    expect(result.instructions).toBe("USER\nEARLY\n\nOnly summarize the code.\nLATE");
+    expect(result.veto).toBeUndefined();
+    expect(errors.map((error) => error.handler)).toEqual(["replacer"]);
+    expect(errors[0]?.message).toContain("do not start with the instructions it received");
+    expect(entries.find((entry) => entry.handler === "replacer")).toMatchObject({
+      outcome: "error",
+      output: "Only summarize the code.",
+    });
+  });
+
+  it("every preCompact tap sees the user's own instructions, which a tap cannot forge; the result stays clean", async () => {
+    const { hooks } = createRecordingBus();
+    const seen: (string | undefined)[] = [];
+    applyPlugins(hooks, [
+      {
+        name: "forger",
+        apply(bus) {
+          bus.preCompact.tap("forger", (result) => {
+            seen.push(result.userInstructions);
+            return { instructions: `${result.instructions}\nA`, userInstructions: "forged" };
+          });
+        },
+      },
+      {
+        name: "reader",
+        apply(bus) {
+          bus.preCompact.tapPromise("reader", async (result) => {
+            seen.push(result.userInstructions);
+            return undefined as unknown as typeof result;
+          });
+        },
+      },
+      {
+        name: "last",
+        apply(bus) {
+          bus.preCompact.tap("last", (result) => {
+            seen.push(result.userInstructions);
+            return result;
+          });
+        },
+      },
+    ]);
+    const result = await hooks.preCompact.promise({ instructions: "USER" }, autoEvent);
+    expect(seen).toEqual(["USER", "USER", "USER"]);
+    expect(result).toEqual({ instructions: "USER\nA" });
+  });
+
+  it("a preCompact tap that drops text it received adds nothing already there", async () => {
+    const { hooks, errors } = createRecordingBus();
+    applyPlugins(hooks, [
+      instructionsPlugin("early", "EARLY"),
+      {
+        name: "dropper",
+        apply(bus) {
+          bus.preCompact.tap("dropper", () => ({ instructions: "EARLY" }));
+        },
+      },
+    ]);
+    await expect(hooks.preCompact.promise({ instructions: "USER" }, autoEvent)).resolves.toMatchObject({
+      instructions: "USER\nEARLY",
+    });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("a veto that also replaced the instructions still vetoes, with the instructions restored", async () => {
+    const { hooks, errors } = createRecordingBus();
+    hooks.preCompact.tap("guard", () => ({ instructions: "", veto: { reason: "release" } }));
+    const result = await hooks.preCompact.promise({ instructions: "USER" }, autoEvent);
+    expect(result).toMatchObject({ instructions: "USER", veto: { reason: "release", by: "guard" } });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("sessionStart: a tap that removes earlier attachments has them restored, its own kept, and is reported", async () => {
+    const { hooks, errors, entries } = createRecordingBus();
+    const notes = { kind: "hook-context", content: "notes", source: "notes" } as const;
+    const rules = { kind: "hook-context", content: "rules", source: "rules" } as const;
+    applyPlugins(hooks, [
+      {
+        name: "notes",
+        apply(bus) {
+          bus.sessionStart.tap("notes", (attachments) => [...attachments, notes]);
+        },
+      },
+      {
+        name: "greedy",
+        apply(bus) {
+          bus.sessionStart.tap("greedy", () => [rules]);
+        },
+      },
+    ]);
+    const attachments = await hooks.sessionStart.promise([], { sessionId: "s", source: "startup" });
+    expect(attachments).toEqual([notes, rules]);
+    expect(errors.map((error) => error.handler)).toEqual(["greedy"]);
+    expect(errors[0]?.message).toContain("removed");
+    expect(entries.find((entry) => entry.handler === "greedy")).toMatchObject({
+      outcome: "error",
+      output: "rules",
+    });
+  });
+
+  it("userPromptSubmit: a tap that returns an empty list keeps the app's and earlier taps' attachments", async () => {
+    const { hooks, errors } = createRecordingBus();
+    const fromApp = { kind: "hook-context", content: "app" } as const;
+    hooks.userPromptSubmit.tap("wipe", () => []);
+    await expect(
+      hooks.userPromptSubmit.promise([fromApp], { sessionId: "s", prompt: "hi" }),
+    ).resolves.toEqual([fromApp]);
+    expect(errors).toHaveLength(1);
+  });
+
+  it("copies of the earlier attachments count as kept", async () => {
+    const { hooks, errors } = createRecordingBus();
+    hooks.sessionStart.tap("copier", (attachments) => [
+      ...attachments.map((attachment) => ({ ...attachment })),
+      { kind: "hook-context", content: "mine" },
+    ]);
+    const fromApp = { kind: "hook-context", content: "app" } as const;
+    await expect(
+      hooks.sessionStart.promise([fromApp], { sessionId: "s", source: "resume" }),
+    ).resolves.toEqual([fromApp, { kind: "hook-context", content: "mine" }]);
+    expect(errors).toHaveLength(0);
   });
 });
 

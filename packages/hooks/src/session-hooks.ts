@@ -1,5 +1,5 @@
 import type { Attachment, HookResultEntry } from "@unforget/core";
-import { AsyncParallelHook, AsyncSeriesBailHook, AsyncSeriesWaterfallHook } from "tapable";
+import { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { HookError } from "./hook-error.ts";
 import type { HookName } from "./hook-event-names.ts";
 import type {
@@ -8,13 +8,12 @@ import type {
   PostToolUseEvent,
   PreCompactEvent,
   PreCompactResult,
-  PreToolUseDecision,
-  PreToolUseEvent,
   SessionEndEvent,
   SessionStartEvent,
   TaskSettledEvent,
   UserPromptSubmitEvent,
 } from "./hook-events.ts";
+import { createPreToolUseHook, type PreToolUseHook } from "./pre-tool-use-hook.ts";
 import { createTapGuard, type TapGuardContext } from "./tap-guard.ts";
 
 /** The per-session hook bus. Fire with `await hooks.name.promise(...)`; plugins tap through `applyPlugins`. */
@@ -29,8 +28,11 @@ export interface SessionHooks {
   readonly sessionEnd: AsyncParallelHook<[SessionEndEvent]>;
   /** After each model response (session-memory extraction listens here); observers. */
   readonly postSampling: AsyncParallelHook<[PostSamplingEvent]>;
-  /** Before a tool runs: the first tap to return a decision (allow / deny / rewrite) decides; a failing tap denies. */
-  readonly preToolUse: AsyncSeriesBailHook<[PreToolUseEvent], PreToolUseDecision | undefined>;
+  /**
+   * Before a tool runs: every tap runs in order and sees the input as rewritten so far; a deny (or a failing
+   * tap) stops the gate and wins, else the last rewrite, else "allow" if any tap allowed, else no opinion.
+   */
+  readonly preToolUse: PreToolUseHook;
   /** After a tool ran; observers. */
   readonly postToolUse: AsyncParallelHook<[PostToolUseEvent]>;
   /** When the user submits a prompt: each tap returns the attachments with its own context added. */
@@ -87,10 +89,8 @@ export function createSessionHooks(options: SessionHooksOptions = {}): SessionHo
     ),
     sessionEnd: new AsyncParallelHook<[SessionEndEvent]>(["event"], "sessionEnd"),
     postSampling: new AsyncParallelHook<[PostSamplingEvent]>(["event"], "postSampling"),
-    preToolUse: new AsyncSeriesBailHook<[PreToolUseEvent], PreToolUseDecision | undefined>(
-      ["event"],
-      "preToolUse",
-    ),
+    // The gate is driven by its tap guard: the guard is installed when the hook is created.
+    preToolUse: createPreToolUseHook(createTapGuard("preToolUse", context)),
     postToolUse: new AsyncParallelHook<[PostToolUseEvent]>(["event"], "postToolUse"),
     userPromptSubmit: new AsyncSeriesWaterfallHook<[Attachment[], UserPromptSubmitEvent]>(
       ["attachments", "event"],
@@ -99,6 +99,7 @@ export function createSessionHooks(options: SessionHooksOptions = {}): SessionHo
     taskSettled: new AsyncParallelHook<[TaskSettledEvent]>(["event"], "taskSettled"),
   };
   for (const name of Object.keys(hooks) as HookName[]) {
+    if (name === "preToolUse") continue;
     const guard = createTapGuard(name, context);
     // The register interceptor sees every tap before it is stored, whichever tap method was used.
     (hooks[name] as AsyncParallelHook<[unknown]>).intercept({

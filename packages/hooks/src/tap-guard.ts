@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Attachment, HookResultEntry } from "@unforget/core";
 import { HookError } from "./hook-error.ts";
 import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
@@ -51,10 +52,29 @@ interface Settled {
   problem?: string;
 }
 
+/**
+ * One `preToolUse` call as the gate drives it: created by `PreToolUseHook.promise`, handed to every guarded tap
+ * in order, read once at the end for the final decision.
+ */
+export interface PreToolUseRun {
+  /** The event the app fired; never modified. */
+  readonly event: PreToolUseEvent;
+  /** The input later taps see: the event's, or the last rewrite's. */
+  input: Record<string, unknown>;
+  /** Set by the first tap that rewrote the input. */
+  rewritten: boolean;
+  /** Set by a tap that answered "allow"; it does not stop the taps after it. */
+  allowed: boolean;
+  /** Set by the tap that denied (or failed); the gate stops there. */
+  denied?: { reason: string; by: string };
+}
+
 /** How one kind of hook treats a tap's result and a tap's failure. */
 interface TapPolicy {
   /** Skips the tap entirely (a vetoed compaction does not ask later plugins for instructions). */
   skip?(args: readonly unknown[]): boolean;
+  /** The arguments the plugin's function receives, when they differ from what tapable passes the guard. */
+  pluginArgs?(args: readonly unknown[]): readonly unknown[];
   /** Turns the tap's result into the value for tapable; throws when the result has the wrong shape. */
   accept(result: unknown, args: readonly unknown[], handler: string): Settled;
   /** Decides what a failed tap means: pass through (observers, transforms) or refuse (gates). */
@@ -98,6 +118,11 @@ const observerPolicy: TapPolicy = {
   reject: (message) => ({ value: undefined, note: { outcome: "error", reason: message } }),
 };
 
+function sameAttachment(left: Attachment | undefined, right: Attachment): boolean {
+  return left === right || isDeepStrictEqual(left, right);
+}
+
+/** A tap may add attachments after the ones it received; removing or replacing them is undone and reported. */
 const attachmentsPolicy: TapPolicy = {
   accept(result, args) {
     if (result === undefined) return { value: undefined };
@@ -105,46 +130,120 @@ const attachmentsPolicy: TapPolicy = {
       throw new TypeError("it returned something other than an array of attachments");
     }
     const previous = args[0] as Attachment[];
-    const added = result.length > previous.length ? result.slice(previous.length) : [];
-    if (added.length === 0) return { value: result };
-    return { value: result, note: { outcome: "success", output: attachmentText(added) } };
+    const kept = previous.every((attachment, index) => sameAttachment(result[index], attachment));
+    if (kept) {
+      const added = result.slice(previous.length) as Attachment[];
+      if (added.length === 0) return { value: result };
+      return { value: result, note: { outcome: "success", output: attachmentText(added) } };
+    }
+    // Restore what the app and earlier taps contributed; keep what this tap brought that is new.
+    const added = (result as Attachment[]).filter(
+      (attachment) => !previous.some((earlier) => sameAttachment(attachment, earlier)),
+    );
+    const reason = `removed or replaced attachments it received (${previous.length} received); they were restored`;
+    const note: Note = { outcome: "error", reason };
+    if (added.length > 0) note.output = attachmentText(added);
+    return {
+      value: [...previous, ...added],
+      note,
+      problem: `it ${reason} and its own were appended after them. Return [...attachments, ...yours]`,
+    };
   },
   reject: (message) => ({ value: undefined, note: { outcome: "error", reason: message } }),
 };
 
+/**
+ * The user's own instructions behind each value the guard hands on in a `preCompact` waterfall. Values are
+ * fresh objects per fire, so this is per call; the app's result stays `{ instructions, veto? }`.
+ */
+const userInstructionsByValue = new WeakMap<PreCompactResult, string>();
+
+/** The user's instructions as the app passed them: the first tap receives them as `instructions`. */
+function userInstructionsOf(result: PreCompactResult): string {
+  return userInstructionsByValue.get(result) ?? result.userInstructions ?? result.instructions;
+}
+
+function withUserInstructions(value: PreCompactResult, userInstructions: string): PreCompactResult {
+  userInstructionsByValue.set(value, userInstructions);
+  return value;
+}
+
+/**
+ * Keeps the instructions a tap received at the front. A tap that returned something else gets its text
+ * appended when it is new, and a problem to report.
+ */
+function appendOnly(
+  received: string,
+  returned: string,
+): { instructions: string; added: string; problem?: string } {
+  // Trailing whitespace of the received text may be trimmed away; that drops nothing.
+  const kept = returned.startsWith(received) ? received : received.trimEnd();
+  if (returned.startsWith(kept)) {
+    return { instructions: returned, added: returned.slice(kept.length).trim() };
+  }
+  const text = returned.trim();
+  const added = text !== "" && !received.includes(text) ? text : "";
+  const instructions = added === "" ? received : received === "" ? added : `${received}\n\n${added}`;
+  return {
+    instructions,
+    added,
+    problem: `it returned instructions that do not start with the instructions it received (the user's, then earlier plugins'); those were kept${
+      added === "" ? "" : " and its text was appended after them"
+    }. Return \`\${result.instructions}\\n<your text>\``,
+  };
+}
+
 const preCompactPolicy: TapPolicy = {
   skip: (args) => (args[0] as PreCompactResult).veto !== undefined,
+  pluginArgs(args) {
+    const received = args[0] as PreCompactResult;
+    return [{ ...received, userInstructions: userInstructionsOf(received) }, args[1]];
+  },
   accept(result, args, handler) {
     if (result === undefined) return { value: undefined };
     if (!isRecord(result) || typeof result.instructions !== "string") {
       throw new TypeError("it returned something other than { instructions: string, veto? }");
     }
+    const veto = result.veto;
+    if (veto !== undefined && (!isRecord(veto) || typeof veto.reason !== "string")) {
+      throw new TypeError("its veto is not { reason: string }");
+    }
     const previous = args[0] as PreCompactResult;
     const event = args[1] as PreCompactEvent;
-    const instructions = result.instructions;
-    const added = instructions.startsWith(previous.instructions)
-      ? instructions.slice(previous.instructions.length).trim()
-      : instructions;
-    const veto = result.veto;
+    // The user's instructions travel unchanged: a tap cannot rewrite what command hooks see as theirs.
+    const userInstructions = userInstructionsOf(previous);
+    const { instructions, added, problem } = appendOnly(previous.instructions, result.instructions);
+    const appendedNote = (): Note => {
+      const note: Note = {
+        outcome: "error",
+        reason: "replaced the instructions it received; they were restored",
+      };
+      if (added !== "") note.output = added;
+      return note;
+    };
     if (veto !== undefined) {
-      if (!isRecord(veto) || typeof veto.reason !== "string") {
-        throw new TypeError("its veto is not { reason: string }");
-      }
       if (event.trigger === "reactive") {
         return {
-          value: { instructions },
+          value: withUserInstructions({ instructions }, userInstructions),
           note: { outcome: "error", reason: "tried to veto a reactive compaction; the veto was ignored" },
-          problem:
-            "it tried to veto a reactive (emergency) compaction, which cannot be vetoed; the veto was ignored and the compaction goes on. Veto only when event.trigger is not 'reactive'",
+          problem: `it tried to veto a reactive (emergency) compaction, which cannot be vetoed; the veto was ignored and the compaction goes on. Veto only when event.trigger is not 'reactive'${
+            problem === undefined ? "" : `. Also, ${problem}`
+          }`,
         };
       }
       const by = typeof veto.by === "string" ? veto.by : handler;
-      return {
-        value: { instructions, veto: { reason: veto.reason, by } },
-        note: { outcome: "blocked", reason: veto.reason },
+      const settled: Settled = {
+        value: withUserInstructions(
+          { instructions, veto: { reason: veto.reason as string, by } },
+          userInstructions,
+        ),
+        note: { outcome: "blocked", reason: veto.reason as string },
       };
+      if (problem !== undefined) settled.problem = problem;
+      return settled;
     }
-    const value: PreCompactResult = { instructions };
+    const value = withUserInstructions({ instructions }, userInstructions);
+    if (problem !== undefined) return { value, note: appendedNote(), problem };
     return added.length > 0 ? { value, note: { outcome: "success", output: added } } : { value };
   },
   reject(message, args, handler) {
@@ -154,32 +253,47 @@ const preCompactPolicy: TapPolicy = {
       return { value: undefined, note: { outcome: "error", reason: message } };
     const reason = `Plugin "${handler}" failed while preparing the compaction (${message}); the compaction was not run. Fix or remove the plugin.`;
     return {
-      value: { instructions: previous.instructions, veto: { reason, by: handler } },
+      value: withUserInstructions(
+        { instructions: previous.instructions, veto: { reason, by: handler } },
+        userInstructionsOf(previous),
+      ),
       note: { outcome: "error", reason: message },
     };
   },
 };
 
+/** The event a `preToolUse` tap sees: the app's, with the input of the last rewrite. */
+function currentToolEvent(run: PreToolUseRun): PreToolUseEvent {
+  return run.rewritten ? { ...run.event, input: run.input } : run.event;
+}
+
+/**
+ * The gate: every tap runs in order and sees the input as rewritten so far; a deny (or a failure) stops the
+ * run and wins. The guard returns `true` to stop tapable's bail loop, `undefined` to go on.
+ */
 const preToolUsePolicy: TapPolicy = {
-  accept(result, _args, handler) {
+  pluginArgs: (args) => [currentToolEvent(args[0] as PreToolUseRun)],
+  accept(result, args, handler) {
     if (result === undefined) return { value: undefined };
     if (!isRecord(result)) throw new TypeError("it returned something other than a decision object");
+    const run = args[0] as PreToolUseRun;
     const decision = result as PreToolUseDecision;
     switch (decision.behavior) {
       case "allow":
-        return { value: { behavior: "allow" } };
+        run.allowed = true;
+        return { value: undefined };
       case "deny": {
         if (typeof decision.reason !== "string") throw new TypeError("its deny decision has no reason");
         const by = typeof decision.by === "string" ? decision.by : handler;
-        return {
-          value: { behavior: "deny", reason: decision.reason, by },
-          note: { outcome: "blocked", reason: decision.reason },
-        };
+        run.denied = { reason: decision.reason, by };
+        return { value: true, note: { outcome: "blocked", reason: decision.reason } };
       }
       case "rewrite":
         if (!isRecord(decision.input)) throw new TypeError("its rewrite decision has no input object");
+        run.input = decision.input;
+        run.rewritten = true;
         return {
-          value: { behavior: "rewrite", input: decision.input },
+          value: undefined,
           note: {
             outcome: "success",
             output: JSON.stringify(decision.input),
@@ -191,11 +305,19 @@ const preToolUsePolicy: TapPolicy = {
     }
   },
   reject(message, args, handler) {
-    const event = args[0] as PreToolUseEvent;
-    const reason = `Plugin "${handler}" failed while checking the ${event.toolName} call (${message}); the call was denied. Fix or remove the plugin.`;
-    return { value: { behavior: "deny", reason, by: handler }, note: { outcome: "error", reason: message } };
+    const run = args[0] as PreToolUseRun;
+    const reason = `Plugin "${handler}" failed while checking the ${run.event.toolName} call (${message}); the call was denied. Fix or remove the plugin.`;
+    run.denied = { reason, by: handler };
+    return { value: true, note: { outcome: "error", reason: message } };
   },
 };
+
+/** The decision of a finished run: deny if any tap denied, else rewrite if any rewrote, else allow / none. */
+export function preToolUseDecision(run: PreToolUseRun): PreToolUseDecision | undefined {
+  if (run.denied !== undefined) return { behavior: "deny", reason: run.denied.reason, by: run.denied.by };
+  if (run.rewritten) return { behavior: "rewrite", input: run.input };
+  return run.allowed ? { behavior: "allow" } : undefined;
+}
 
 const policies: Record<HookName, TapPolicy> = {
   preCompact: preCompactPolicy,
@@ -280,7 +402,7 @@ export function createTapGuard(
       let settled: Settled;
       let failure: unknown;
       try {
-        settled = policy.accept(await call(args), args, handler);
+        settled = policy.accept(await call(policy.pluginArgs?.(args) ?? args), args, handler);
       } catch (error) {
         failure = error;
         settled = policy.reject(describe(error), args, handler);
