@@ -3,6 +3,7 @@ import type { Attachment, HookResultEntry } from "@unforget/core";
 import { HookError } from "./hook-error.ts";
 import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
 import type {
+  HookVeto,
   PreCompactEvent,
   PreCompactResult,
   PreToolUseDecision,
@@ -153,20 +154,30 @@ const attachmentsPolicy: TapPolicy = {
 };
 
 /**
- * The user's own instructions behind each value the guard hands on in a `preCompact` waterfall. Values are
- * fresh objects per fire, so this is per call; the app's result stays `{ instructions, veto? }`.
+ * A value the guard hands on in a `preCompact` waterfall. It carries the user's own instructions in a private
+ * field, so they reach every tap of the fire without a tap being able to change them, and the app's result
+ * still reads, compares and serialises as `{ instructions, veto? }`.
  */
-const userInstructionsByValue = new WeakMap<PreCompactResult, string>();
+class PreCompactValue implements PreCompactResult {
+  instructions: string;
+  declare veto?: HookVeto;
+  readonly #userInstructions: string;
 
-/** The user's instructions as the app passed them: the first tap receives them as `instructions`. */
-function userInstructionsOf(result: PreCompactResult): string {
-  return userInstructionsByValue.get(result) ?? result.userInstructions ?? result.instructions;
+  constructor(instructions: string, userInstructions: string, veto?: HookVeto) {
+    this.instructions = instructions;
+    if (veto !== undefined) this.veto = veto;
+    this.#userInstructions = userInstructions;
+  }
+
+  /** The user's instructions as the app passed them: the first tap receives them as `instructions`. */
+  static userInstructionsOf(result: PreCompactResult): string {
+    return result instanceof PreCompactValue
+      ? result.#userInstructions
+      : (result.userInstructions ?? result.instructions);
+  }
 }
 
-function withUserInstructions(value: PreCompactResult, userInstructions: string): PreCompactResult {
-  userInstructionsByValue.set(value, userInstructions);
-  return value;
-}
+const userInstructionsOf = PreCompactValue.userInstructionsOf;
 
 /**
  * Keeps the instructions a tap received at the front. A tap that returned something else gets its text
@@ -193,11 +204,25 @@ function appendOnly(
   };
 }
 
+function replacedNote(added: string): Note {
+  const note: Note = {
+    outcome: "error",
+    reason: "replaced the instructions it received; they were restored",
+  };
+  if (added !== "") note.output = added;
+  return note;
+}
+
 const preCompactPolicy: TapPolicy = {
   skip: (args) => (args[0] as PreCompactResult).veto !== undefined,
   pluginArgs(args) {
+    // Skipped once vetoed: what a tap receives has no veto.
     const received = args[0] as PreCompactResult;
-    return [{ ...received, userInstructions: userInstructionsOf(received) }, args[1]];
+    const forPlugin: PreCompactResult = {
+      instructions: received.instructions,
+      userInstructions: userInstructionsOf(received),
+    };
+    return [forPlugin, args[1]];
   },
   accept(result, args, handler) {
     if (result === undefined) return { value: undefined };
@@ -213,18 +238,10 @@ const preCompactPolicy: TapPolicy = {
     // The user's instructions travel unchanged: a tap cannot rewrite what command hooks see as theirs.
     const userInstructions = userInstructionsOf(previous);
     const { instructions, added, problem } = appendOnly(previous.instructions, result.instructions);
-    const appendedNote = (): Note => {
-      const note: Note = {
-        outcome: "error",
-        reason: "replaced the instructions it received; they were restored",
-      };
-      if (added !== "") note.output = added;
-      return note;
-    };
     if (veto !== undefined) {
       if (event.trigger === "reactive") {
         return {
-          value: withUserInstructions({ instructions }, userInstructions),
+          value: new PreCompactValue(instructions, userInstructions),
           note: { outcome: "error", reason: "tried to veto a reactive compaction; the veto was ignored" },
           problem: `it tried to veto a reactive (emergency) compaction, which cannot be vetoed; the veto was ignored and the compaction goes on. Veto only when event.trigger is not 'reactive'${
             problem === undefined ? "" : `. Also, ${problem}`
@@ -233,17 +250,14 @@ const preCompactPolicy: TapPolicy = {
       }
       const by = typeof veto.by === "string" ? veto.by : handler;
       const settled: Settled = {
-        value: withUserInstructions(
-          { instructions, veto: { reason: veto.reason as string, by } },
-          userInstructions,
-        ),
+        value: new PreCompactValue(instructions, userInstructions, { reason: veto.reason as string, by }),
         note: { outcome: "blocked", reason: veto.reason as string },
       };
       if (problem !== undefined) settled.problem = problem;
       return settled;
     }
-    const value = withUserInstructions({ instructions }, userInstructions);
-    if (problem !== undefined) return { value, note: appendedNote(), problem };
+    const value = new PreCompactValue(instructions, userInstructions);
+    if (problem !== undefined) return { value, note: replacedNote(added), problem };
     return added.length > 0 ? { value, note: { outcome: "success", output: added } } : { value };
   },
   reject(message, args, handler) {
@@ -253,10 +267,10 @@ const preCompactPolicy: TapPolicy = {
       return { value: undefined, note: { outcome: "error", reason: message } };
     const reason = `Plugin "${handler}" failed while preparing the compaction (${message}); the compaction was not run. Fix or remove the plugin.`;
     return {
-      value: withUserInstructions(
-        { instructions: previous.instructions, veto: { reason, by: handler } },
-        userInstructionsOf(previous),
-      ),
+      value: new PreCompactValue(previous.instructions, userInstructionsOf(previous), {
+        reason,
+        by: handler,
+      }),
       note: { outcome: "error", reason: message },
     };
   },
