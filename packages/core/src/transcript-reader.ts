@@ -44,12 +44,6 @@ export async function readTranscript(
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new TranscriptNotFoundError(
-        `Transcript ${path} does not exist; check the session id or path (a new session starts with TranscriptWriter.open).`,
-        { path, cause: error },
-      );
-    }
     throw transcriptReadError(path, error);
   }
   const parsed = parseTranscript(text, { path });
@@ -93,8 +87,20 @@ async function quarantine(quarantinePath: string, problems: TranscriptProblem[])
   return fresh.length;
 }
 
-/** The error for a transcript that exists (or may) but cannot be read; shared with `streamTranscript`. */
-export function transcriptReadError(path: string, error: unknown): TranscriptReadError {
+/**
+ * The error for a transcript that cannot be opened or read: `TranscriptNotFoundError` when it does not exist,
+ * else `TranscriptReadError`. Shared with `streamTranscript`.
+ */
+export function transcriptReadError(
+  path: string,
+  error: unknown,
+): TranscriptReadError | TranscriptNotFoundError {
+  if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    return new TranscriptNotFoundError(
+      `Transcript ${path} does not exist; check the session id or path (a new session starts with TranscriptWriter.open).`,
+      { path, cause: error },
+    );
+  }
   return new TranscriptReadError(
     `Transcript ${path} could not be read (${error instanceof Error ? error.message : String(error)}); check that the path is a readable file.`,
     { path, cause: error },

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import { ConfigurationError, TranscriptNotFoundError, UnforgetError } from "./errors.ts";
+import { ConfigurationError, UnforgetError } from "./errors.ts";
 import type { TranscriptEntry } from "./transcript-entry.ts";
 import type { TranscriptProblem, UnknownTranscriptEntry } from "./transcript-parse.ts";
 import { notTranscriptError, parseTranscriptLine } from "./transcript-parse.ts";
@@ -83,12 +83,6 @@ export async function* streamTranscript(
   try {
     handle = await open(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new TranscriptNotFoundError(
-        `Transcript ${path} does not exist; check the session id or path (a new session starts with TranscriptWriter.open).`,
-        { path, cause: error },
-      );
-    }
     throw transcriptReadError(path, error);
   }
   let line = options.fromLine ?? 1;
