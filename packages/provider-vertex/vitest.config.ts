@@ -11,6 +11,9 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     pool: "forks",
     maxWorkers: 2,
+    // Behaviour, not speed: generous limits so property tests and real subprocesses pass on a loaded machine.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     env: { NODE_EXTRA_CA_CERTS: caFile },
     // The SDK prints a deprecation notice on every `new VertexAI()` (see docs/decisions/0003); only that
     // exact notice is dropped, every other console output stays.

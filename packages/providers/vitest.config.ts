@@ -5,5 +5,8 @@ export default defineConfig({
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     pool: "threads",
     maxWorkers: 2,
+    // Behaviour, not speed: generous limits so property tests and real subprocesses pass on a loaded machine.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
   },
 });

@@ -74,7 +74,7 @@ export interface ProviderContractOptions<Fake extends FakeProviderServer = FakeP
   /** Model id in the provider's naming. */
   model: string;
   capabilities: ProviderContractCapabilities;
-  /** Per-scenario timeout in milliseconds (default 10 000); a hang past it fails the scenario. */
+  /** Per-scenario timeout in milliseconds (default 30 000); a hang past it fails the scenario. */
   timeoutMs?: number;
 }
 
@@ -135,7 +135,7 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
   options: ProviderContractOptions<Fake>,
 ): void {
   const { capabilities, model } = options;
-  const timeout = options.timeoutMs ?? 10_000;
+  const timeout = options.timeoutMs ?? 30_000;
   const settings: ContractProviderSettings = { maxRetries: 2, initialRetryDelayMs: 1 };
 
   describe(`provider contract: ${options.name}`, () => {
