@@ -154,7 +154,10 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     return resolved;
   };
 
-  /** Runs one SDK call per attempt with the caller's signal, a per-attempt timeout and retries. */
+  /**
+   * Runs one SDK call per attempt with the caller's signal, a per-attempt timeout and retries. The timeout
+   * bounds the attempt (for a stream: up to its first event), not how long the caller then reads a stream.
+   */
   const send = async <T>(
     options: RequestOptions,
     call: (client: BedrockRuntimeClient, signal: AbortSignal | undefined) => Promise<T>,
@@ -163,16 +166,26 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     const timeoutMs = options.timeoutMs ?? config.timeoutMs;
     return withRetries(
       async () => {
-        const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
-        const signals = [options.signal, timeout].filter((signal) => signal !== undefined);
+        const timeout = timeoutMs === undefined ? undefined : new AbortController();
+        const timer =
+          timeout === undefined
+            ? undefined
+            : setTimeout(
+                () => timeout.abort(new AbortedError(`The Bedrock request timed out after ${timeoutMs} ms.`)),
+                timeoutMs,
+              );
+        const signals = [options.signal, timeout?.signal].filter((signal) => signal !== undefined);
         const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
         try {
           return await call(config.client, signal);
         } catch (error) {
           throw toBedrockError(error, {
             signal: options.signal,
-            timedOutAfterMs: timeout?.aborted && !options.signal?.aborted ? timeoutMs : undefined,
+            timedOutAfterMs: timeout?.signal.aborted && !options.signal?.aborted ? timeoutMs : undefined,
           });
+        } finally {
+          // The attempt is over (for a stream: its first event arrived); the timer must not cut the rest.
+          clearTimeout(timer);
         }
       },
       {

@@ -610,6 +610,38 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
       );
     });
 
+    describe("timeouts", () => {
+      it(
+        "a per-attempt timeout fails a request that never answers, as a retryable ProviderRequestError",
+        async () => {
+          fake.enqueue({ kind: "hang" });
+          const error = await captureError(
+            provider.createMessage(request(), { timeoutMs: 100, maxRetries: 0 }),
+          );
+          expect(error).toBeInstanceOf(ProviderRequestError);
+          expect((error as ProviderRequestError).retryable).toBe(true);
+        },
+        timeout,
+      );
+
+      it(
+        "a per-attempt timeout bounds the wait for a stream's first event, not how long the stream takes",
+        async () => {
+          // Frames 60 ms apart: the whole stream lasts far longer than the 150 ms timeout.
+          fake.enqueue({ kind: "reply", text: "a slow but steady answer", delayMs: 60 });
+          const started = Date.now();
+          const response = await provider
+            .streamMessage(request(), { timeoutMs: 150, maxRetries: 0 })
+            .finalResponse();
+          expect(Date.now() - started).toBeGreaterThan(150);
+          expect(response.content.find((block) => block.type === "text")).toMatchObject({
+            text: "a slow but steady answer",
+          });
+        },
+        timeout,
+      );
+    });
+
     describe("abort", () => {
       it(
         "aborting a hanging request rejects with AbortedError (create and stream)",
