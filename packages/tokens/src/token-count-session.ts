@@ -1,8 +1,10 @@
 import { usageContextTokens } from "@unforget/core";
 import { messageTokensWith } from "./estimate-message-tokens.ts";
 import {
+  anchorUsage,
   type ContextTokenCount,
   type CountableMessage,
+  contextTokenCount,
   findUsageAnchor,
   type TokenCountWithEstimationOptions,
 } from "./token-count-with-estimation.ts";
@@ -77,16 +79,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
         }
         anchorIndex = newAnchor;
         anchorMessage = messages[newAnchor];
-        let usage = anchorMessage?.usage;
-        const responseId = anchorMessage?.responseId;
-        if (responseId !== undefined) {
-          for (let index = newAnchor + 1; index < messages.length; index++) {
-            const message = messages[index]!;
-            if (message.role !== "assistant") continue;
-            if (message.responseId !== responseId) break;
-            usage = message.usage ?? usage;
-          }
-        }
+        const usage = anchorUsage(messages, newAnchor);
         anchorTokens = usage === undefined ? 0 : usageContextTokens(usage);
       }
       // A message after the anchor replaced by another object (a tool result swapped for a preview, an edit
@@ -108,24 +101,13 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
       }
       seen = messages.length;
       lastSeen = messages[seen - 1];
-      if (anchorIndex < 0) {
-        const estimatedTokens = Math.ceil(estimateSum * resolved.padding) + preambleTokens;
-        return {
-          tokens: estimatedTokens,
-          anchorTokens: 0,
-          estimatedTokens,
-          anchorIndex: -1,
-          method: "heuristic",
-        };
-      }
-      const estimatedTokens = Math.ceil(estimateSum * resolved.padding);
-      return {
-        tokens: anchorTokens + estimatedTokens,
-        anchorTokens,
-        estimatedTokens,
+      return contextTokenCount(
         anchorIndex,
-        method: "usage-anchored",
-      };
+        anchorIndex < 0 ? undefined : anchorTokens,
+        estimateSum,
+        resolved.padding,
+        preambleTokens,
+      );
     },
     reset,
   };

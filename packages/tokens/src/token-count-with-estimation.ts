@@ -59,7 +59,8 @@ function walkBackToResponseStart(messages: readonly CountableMessage[], index: n
   return first;
 }
 
-function anchorUsage(messages: readonly CountableMessage[], anchorIndex: number): Usage | undefined {
+/** The usage of the response the anchor opens; shared with the incremental session. */
+export function anchorUsage(messages: readonly CountableMessage[], anchorIndex: number): Usage | undefined {
   // The usage is on the last split message of the response at the latest; any of them carries the same.
   const responseId = messages[anchorIndex]?.responseId;
   let usage = messages[anchorIndex]?.usage;
@@ -84,8 +85,28 @@ function countWith(
   for (let index = anchorIndex + 1; index < messages.length; index++) {
     estimate += messageTokensWith(messages[index]!, options);
   }
-  if (usage === undefined) {
-    const estimatedTokens = Math.ceil(estimate * options.padding) + preambleTokens;
+  return contextTokenCount(
+    anchorIndex,
+    usage === undefined ? undefined : usageContextTokens(usage),
+    estimate,
+    options.padding,
+    preambleTokens,
+  );
+}
+
+/**
+ * The count from its parts: the anchor's window occupancy (undefined without an anchor: then the preamble is
+ * added instead) plus the padded estimate of what follows. Shared with the incremental session.
+ */
+export function contextTokenCount(
+  anchorIndex: number,
+  anchorTokens: number | undefined,
+  estimate: number,
+  padding: number,
+  preambleTokens: number,
+): ContextTokenCount {
+  if (anchorTokens === undefined) {
+    const estimatedTokens = Math.ceil(estimate * padding) + preambleTokens;
     return {
       tokens: estimatedTokens,
       anchorTokens: 0,
@@ -94,8 +115,7 @@ function countWith(
       method: "heuristic",
     };
   }
-  const anchorTokens = usageContextTokens(usage);
-  const estimatedTokens = Math.ceil(estimate * options.padding);
+  const estimatedTokens = Math.ceil(estimate * padding);
   return {
     tokens: anchorTokens + estimatedTokens,
     anchorTokens,
