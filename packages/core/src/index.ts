@@ -165,6 +165,7 @@ export type {
   TranscriptEntryType,
 } from "./transcript-entry.ts";
 export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
 export type {
   ParsedTranscript,
   ParsedTranscriptLine,
