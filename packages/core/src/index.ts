@@ -131,6 +131,7 @@ export {
   throwIfAborted,
   withRetries,
 } from "./retry.ts";
+export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
 export type {
   ApiRoundGroup,
   RepairToolPairsOptions,
@@ -165,7 +166,6 @@ export type {
   TranscriptEntryType,
 } from "./transcript-entry.ts";
 export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
-export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
 export type {
   ParsedTranscript,
   ParsedTranscriptLine,
