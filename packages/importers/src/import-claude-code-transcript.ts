@@ -1,16 +1,21 @@
-import { ImportError } from "../errors.ts";
-import type { ContentBlock, Message } from "../message.ts";
-import { isRecord, normalizeContent } from "../message.ts";
-import type { AttachmentEntry, CompactTrigger } from "../transcript-entry.ts";
-import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type {
+  AttachmentEntry,
+  CompactBoundaryEntry,
+  CompactTrigger,
+  ContentBlock,
+  Message,
+} from "@unforget/core";
+import { ImportError, normalizeContent, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
 import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
 import {
   countSkipped,
   createImportDraft,
+  describeLocation,
   finishImport,
   reportProblem,
   sourceTimestamp,
 } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
 import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
 
 interface SourceLine {
@@ -108,7 +113,7 @@ export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOpti
         entry: {
           v: TRANSCRIPT_FORMAT_VERSION,
           type: "summary",
-          id: `summary-${describeId(line.location)}`,
+          id: `summary-${locationKey(line.location)}`,
           timestamp: sourceTimestamp(line.value.timestamp, undefined),
           kind: "title",
           text: line.value.summary,
@@ -133,7 +138,8 @@ export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOpti
   return finishImport(draft);
 }
 
-function describeId(location: ImportLocation): string {
+/** A location as an id suffix ("line12", "index3"), for ids of items whose source line has no uuid. */
+function locationKey(location: ImportLocation): string {
   return location.line !== undefined ? `line${location.line}` : `index${location.index ?? 0}`;
 }
 
@@ -288,7 +294,7 @@ function selectActiveBranch(
       draft,
       "rewind_branch",
       first.location,
-      `${dropped} line(s) belong to branches abandoned by a rewind; the branch ending at the newest leaf (${describeLocationOf(newest)}) was imported.`,
+      `${dropped} line(s) belong to branches abandoned by a rewind; the branch ending at the newest leaf (${describeLocation(newest.location)}) was imported.`,
     );
   }
   return kept;
@@ -297,10 +303,6 @@ function selectActiveBranch(
 /** An attachment line outside the parent chain: it cannot be placed on a branch, so it is kept in file order. */
 function isUnlinkedAttachment(line: SourceLine): boolean {
   return line.value.type === "attachment" && (uuidOf(line) === undefined || parentOf(line) === undefined);
-}
-
-function describeLocationOf(line: SourceLine): string {
-  return line.location.line !== undefined ? `line ${line.location.line}` : `index ${line.location.index}`;
 }
 
 function contentOf(line: SourceLine): ContentBlock[] {
@@ -314,9 +316,6 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
   // Messages of the current segment, searched when a later line continues one (split response, parallel
   // results). Items go to the draft when created, so attachments between them keep their place.
   let built: Message[] = [];
-  const flush = () => {
-    built = [];
-  };
   for (const line of lines) {
     const value = line.value;
     const timestamp = sourceTimestamp(value.timestamp, lastTimestamp);
@@ -326,36 +325,9 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
       continue;
     }
     if (value.type === "system") {
-      flush();
-      const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
-      const trigger: CompactTrigger = metadata.trigger === "manual" ? "manual" : "auto";
-      const preserved = isRecord(metadata.preservedMessages) ? metadata.preservedMessages : undefined;
-      const discovered = Array.isArray(metadata.preCompactDiscoveredTools)
-        ? metadata.preCompactDiscoveredTools.filter((tool): tool is string => typeof tool === "string")
-        : undefined;
-      draft.items.push({
-        kind: "entry",
-        entry: {
-          v: TRANSCRIPT_FORMAT_VERSION,
-          type: "compact_boundary",
-          id: uuidOf(line) ?? `boundary-${describeId(line.location)}`,
-          timestamp,
-          trigger,
-          layer: "claude-code",
-          tokensBefore: typeof metadata.preTokens === "number" ? metadata.preTokens : 0,
-          messagesSummarized: 0,
-          logicalParentId: typeof value.logicalParentUuid === "string" ? value.logicalParentUuid : null,
-          ...(discovered === undefined ? {} : { discoveredTools: discovered }),
-          ...(preserved && typeof preserved.anchorUuid === "string" && Array.isArray(preserved.uuids)
-            ? {
-                preservedSegment: {
-                  anchorId: preserved.anchorUuid,
-                  messageIds: preserved.uuids.filter((id): id is string => typeof id === "string"),
-                },
-              }
-            : {}),
-        },
-      });
+      // A compact boundary ends the segment: no later line continues a message from before it.
+      built = [];
+      draft.items.push({ kind: "entry", entry: compactBoundaryEntry(line, timestamp) });
       continue;
     }
     const source = value.message as Record<string, unknown>;
@@ -384,15 +356,15 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
       draft.counts.mergedSourceItems++;
       continue;
     }
-    let id = uuidOf(line) ?? `claude-code-${describeId(line.location)}`;
+    let id = uuidOf(line) ?? `claude-code-${locationKey(line.location)}`;
     if (usedIds.has(id)) {
       reportProblem(
         draft,
         "duplicate_id",
         line.location,
-        `The uuid ${id} was already used by an earlier line; this message was imported as ${id}-${describeId(line.location)}.`,
+        `The uuid ${id} was already used by an earlier line; this message was imported as ${id}-${locationKey(line.location)}.`,
       );
-      id = `${id}-${describeId(line.location)}`;
+      id = `${id}-${locationKey(line.location)}`;
     }
     usedIds.add(id);
     const message: Message = {
@@ -413,7 +385,37 @@ function convertLines(lines: SourceLine[], draft: ImportDraft): void {
     built.push(message);
     draft.items.push({ kind: "message", message, location: line.location });
   }
-  flush();
+}
+
+/** Converts a `system/compact_boundary` line (its `compactMetadata`) to a compact boundary entry. */
+function compactBoundaryEntry(line: SourceLine, timestamp: string): CompactBoundaryEntry {
+  const value = line.value;
+  const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
+  const trigger: CompactTrigger = metadata.trigger === "manual" ? "manual" : "auto";
+  const preserved = isRecord(metadata.preservedMessages) ? metadata.preservedMessages : undefined;
+  const discovered = Array.isArray(metadata.preCompactDiscoveredTools)
+    ? metadata.preCompactDiscoveredTools.filter((tool): tool is string => typeof tool === "string")
+    : undefined;
+  return {
+    v: TRANSCRIPT_FORMAT_VERSION,
+    type: "compact_boundary",
+    id: uuidOf(line) ?? `boundary-${locationKey(line.location)}`,
+    timestamp,
+    trigger,
+    layer: "claude-code",
+    tokensBefore: typeof metadata.preTokens === "number" ? metadata.preTokens : 0,
+    messagesSummarized: 0,
+    logicalParentId: typeof value.logicalParentUuid === "string" ? value.logicalParentUuid : null,
+    ...(discovered === undefined ? {} : { discoveredTools: discovered }),
+    ...(preserved && typeof preserved.anchorUuid === "string" && Array.isArray(preserved.uuids)
+      ? {
+          preservedSegment: {
+            anchorId: preserved.anchorUuid,
+            messageIds: preserved.uuids.filter((id): id is string => typeof id === "string"),
+          },
+        }
+      : {}),
+  };
 }
 
 /**
@@ -466,7 +468,7 @@ function attachmentEntry(
   return {
     v: TRANSCRIPT_FORMAT_VERSION,
     type: "attachment",
-    id: uuid ?? `attachment-${describeId(line.location)}`,
+    id: uuid ?? `attachment-${locationKey(line.location)}`,
     timestamp,
     ...(sessionId === undefined ? {} : { sessionId }),
     attachment: {

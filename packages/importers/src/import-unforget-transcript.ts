@@ -1,8 +1,12 @@
-import { ImportError, TranscriptCorruptError } from "../errors.ts";
-import type { Message } from "../message.ts";
-import { findToolPairViolations, repairToolPairs } from "../tool-pairs.ts";
-import { parseTranscript } from "../transcript-parse.ts";
-import { projectMessages } from "../transcript-projection.ts";
+import type { Message } from "@unforget/core";
+import {
+  findToolPairViolations,
+  ImportError,
+  parseTranscript,
+  projectMessages,
+  repairToolPairs,
+  TranscriptCorruptError,
+} from "@unforget/core";
 import type { ImportLocation, ImportResult } from "./import-result.ts";
 
 /**

@@ -1,9 +1,16 @@
-import { ImportError } from "../errors.ts";
-import type { Message } from "../message.ts";
-import type { ToolPairRepair, ToolPairViolation } from "../tool-pairs.ts";
-import { findToolPairViolations, repairToolPairs } from "../tool-pairs.ts";
-import type { CompactBoundaryEntry, TranscriptEntry } from "../transcript-entry.ts";
-import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type {
+  CompactBoundaryEntry,
+  Message,
+  ToolPairRepair,
+  ToolPairViolation,
+  TranscriptEntry,
+} from "@unforget/core";
+import {
+  findToolPairViolations,
+  ImportError,
+  repairToolPairs,
+  TRANSCRIPT_FORMAT_VERSION,
+} from "@unforget/core";
 
 export type ImportFormat = "claude-code" | "swe-agent" | "mini-swe-agent" | "openhands" | "unforget";
 

@@ -1,7 +1,7 @@
-import type { ContentBlock, Message, ToolResultContentBlock } from "../message.ts";
-import { isRecord } from "../message.ts";
+import type { ContentBlock, Message, ToolResultContentBlock } from "@unforget/core";
 import type { ImportDraft, ImportLocation } from "./import-result.ts";
 import { countSkipped, reportProblem, sourceTimestamp } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
 
 export interface OpenAiChatConversionOptions {
   /** Prefix of message ids (`<prefix>-<index>`). */

@@ -1,6 +1,5 @@
+import { findToolPairViolations, ImportError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { ImportError } from "../errors.ts";
-import { findToolPairViolations } from "../tool-pairs.ts";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
 import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";

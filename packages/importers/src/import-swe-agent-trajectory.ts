@@ -1,8 +1,8 @@
-import { ImportError } from "../errors.ts";
-import { isRecord } from "../message.ts";
+import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
 import type { ImportResult } from "./import-result.ts";
 import { createImportDraft, finishImport, parseJsonInput } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
 
 const EXPECTED =
   "a SWE-agent trajectory: a JSON object with a `history` array of chat messages (or a `trajectory` array of steps)";

@@ -1,8 +1,8 @@
-import { ImportError } from "../errors.ts";
-import { isRecord } from "../message.ts";
+import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
 import type { ImportResult } from "./import-result.ts";
 import { createImportDraft, finishImport, parseJsonInput } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
 
 const EXPECTED =
   "a mini-swe-agent trajectory: a JSON array of chat messages, or an object with a `messages` array";

@@ -1,6 +1,5 @@
-import { ImportError } from "../errors.ts";
-import type { Message } from "../message.ts";
-import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type { Message } from "@unforget/core";
+import { ImportError, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
 import { importClaudeCodeLines } from "./import-claude-code-transcript.ts";
 import type { ImportResult } from "./import-result.ts";
 

@@ -1,7 +1,32 @@
 import { findToolPairViolations, projectMessages } from "@unforget/core";
+import type { CorpusSession } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import type { CorpusSession } from "./corpus.ts";
-import { importCorpusSession, listCorpusSessions } from "./corpus.ts";
+import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
+import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
+import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
+import type { ImportResult } from "./import-result.ts";
+import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
+
+/** Imports a corpus session with the importer for its format (one result per instance of an evaluation output). */
+function importCorpusSession(session: CorpusSession): { label: string; result: ImportResult }[] {
+  const text = loadCorpusFile(session.path);
+  switch (session.format) {
+    case "claude-code":
+      return [{ label: session.relativePath, result: importClaudeCodeTranscript(text) }];
+    case "swe-agent":
+      return [{ label: session.relativePath, result: importSweAgentTrajectory(text) }];
+    case "mini-swe-agent":
+      return [{ label: session.relativePath, result: importMiniSweAgentTrajectory(text) }];
+    case "openhands":
+      return [{ label: session.relativePath, result: importOpenHandsTrajectory(text) }];
+    case "openhands-evaluation":
+      return importOpenHandsEvaluationOutput(text).map((instance) => ({
+        label: `${session.relativePath}#${instance.line}`,
+        result: instance.result,
+      }));
+  }
+}
 
 const sessions = listCorpusSessions();
 const rows: Record<string, string | number>[] = [];

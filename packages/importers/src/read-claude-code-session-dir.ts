@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { ImportError } from "../errors.ts";
+import { ImportError } from "@unforget/core";
 import type { ClaudeCodeSessionSource, ClaudeCodeSubagentSource } from "./import-claude-code-session.ts";
 
 const SUBAGENT_FILE = /^agent-(.+)\.jsonl$/;
