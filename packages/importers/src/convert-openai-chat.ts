@@ -1,7 +1,10 @@
 import type { ContentBlock, Message, ToolResultContentBlock } from "@unforget/core";
+import { acceptNesting, appendAll, convertItem } from "./guard-import.ts";
 import type { ImportDraft, ImportLocation } from "./import-result.ts";
-import { countSkipped, reportProblem, sourceTimestamp } from "./import-result.ts";
+import { countSkipped, reportProblem } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";
+import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
+import { EPOCH, readTimestamp } from "./source-timestamp.ts";
 
 export interface OpenAiChatConversionOptions {
   /** Prefix of message ids (`<prefix>-<index>`). */
@@ -28,6 +31,12 @@ export function convertOpenAiChatMessages(
   history.forEach((raw, index) => {
     draft.counts.sourceItems++;
     const location: ImportLocation = { index };
+    if (acceptNesting(draft, location, raw))
+      convertItem(draft, location, () => convertOne(raw, index, location));
+  });
+  if (systemParts.length > 0) draft.system = systemParts.join("\n\n");
+
+  function convertOne(raw: unknown, index: number, location: ImportLocation): void {
     if (!isRecord(raw) || typeof raw.role !== "string") {
       draft.counts.invalid++;
       reportProblem(
@@ -38,7 +47,7 @@ export function convertOpenAiChatMessages(
       );
       return;
     }
-    const timestamp = sourceTimestamp(raw.timestamp, lastTimestamp);
+    const timestamp = readTimestamp(draft, raw.timestamp, location) ?? lastTimestamp ?? EPOCH;
     lastTimestamp = timestamp;
     if (raw.role === "system" || raw.role === "developer") {
       systemParts.push(textOf(raw.content));
@@ -86,7 +95,7 @@ export function convertOpenAiChatMessages(
       // only if nothing answered yet (they cannot precede text in the same turn otherwise).
       !(kind === "tool" && previous.kind === "user");
     if (mergeable && previous) {
-      previous.message.content.push(...content);
+      appendAll(previous.message.content, content);
       (previous.message.metadata!.sourceIndices as number[]).push(index);
       previous.kind = kind === "user" ? "user" : previous.kind;
       draft.counts.mergedSourceItems++;
@@ -108,8 +117,7 @@ export function convertOpenAiChatMessages(
     }
     draft.items.push({ kind: "message", message, location });
     previous = { message, kind };
-  });
-  if (systemParts.length > 0) draft.system = systemParts.join("\n\n");
+  }
 }
 
 function toolCallIds(raw: Record<string, unknown>): string[] {
@@ -197,8 +205,9 @@ export function toolUses(toolCalls: unknown, location: ImportLocation, draft: Im
 export function parseArguments(raw: unknown, location: ImportLocation, draft: ImportDraft): unknown {
   if (typeof raw !== "string") return raw ?? {};
   if (raw.trim().length === 0) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(raw);
+    parsed = JSON.parse(raw);
   } catch {
     reportProblem(
       draft,
@@ -208,4 +217,14 @@ export function parseArguments(raw: unknown, location: ImportLocation, draft: Im
     );
     return { raw };
   }
+  if (exceedsNesting(parsed)) {
+    reportProblem(
+      draft,
+      "too_deep",
+      location,
+      `Tool call arguments nest more than ${MAX_NESTING} levels deep; they were kept as { raw: <text> }.`,
+    );
+    return { raw };
+  }
+  return parsed;
 }

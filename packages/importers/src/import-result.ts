@@ -1,16 +1,4 @@
-import type {
-  CompactBoundaryEntry,
-  Message,
-  ToolPairRepair,
-  ToolPairViolation,
-  TranscriptEntry,
-} from "@unforget/core";
-import {
-  findToolPairViolations,
-  ImportError,
-  repairToolPairs,
-  TRANSCRIPT_FORMAT_VERSION,
-} from "@unforget/core";
+import type { Message, ToolPairRepair, ToolPairViolation, TranscriptEntry } from "@unforget/core";
 
 export type ImportFormat = "claude-code" | "swe-agent" | "mini-swe-agent" | "openhands" | "unforget";
 
@@ -89,6 +77,14 @@ export interface ImportResult {
   report: ImportReport;
   /** The system prompt, when the source had one (it is not a message in this model). */
   system?: string;
+  /** The source's session id, when it names one (Claude Code `sessionId`, an OpenHands instance id, …). */
+  sessionId?: string;
+  /** The directory the agent worked in, when the source records it (Claude Code `cwd`, SWE-agent `working_dir`). */
+  workingDirectory?: string;
+  /** The model of the last assistant message that names one, else the model the run was configured with. */
+  model?: string;
+  /** The first valid timestamp of the source (ISO 8601); absent when the source has no dates. */
+  startedAt?: string;
 }
 
 /** One item in source order, as an importer hands it to `finishImport`. */
@@ -112,6 +108,11 @@ export interface ImportDraft {
   >;
   system?: string;
   sessionId?: string;
+  workingDirectory?: string;
+  /** The model the run was configured with, used when no assistant message names its model. */
+  configuredModel?: string;
+  /** The first valid timestamp read from the source (set by `readTimestamp`). */
+  startedAt?: string;
 }
 
 export function createImportDraft(format: ImportFormat): ImportDraft {
@@ -149,171 +150,4 @@ export function describeLocation(location: ImportLocation): string {
   if (location.eventId !== undefined) return `event ${location.eventId}`;
   if (location.index !== undefined) return `index ${location.index}`;
   return "an unknown place";
-}
-
-/**
- * Splits the items into segments at compact boundaries, repairs each segment's messages with
- * `repairToolPairs` (so the projection after any boundary is valid on its own), maps violations and repairs
- * back to source locations, and builds the entries and the report.
- */
-export function finishImport(draft: ImportDraft): ImportResult {
-  const locations = new Map<string, ImportLocation>();
-  const toolUseLocations = new Map<string, ImportLocation>();
-  // Non-message entries keep their place: each is anchored after the message that preceded it in the source.
-  type Anchored = { entry: TranscriptEntry; afterMessage: number };
-  type Segment = { boundary?: CompactBoundaryEntry; others: Anchored[]; messages: Message[] };
-  const segments: Segment[] = [{ others: [], messages: [] }];
-  for (const item of draft.items) {
-    const current = segments[segments.length - 1]!;
-    if (item.kind === "message") {
-      locations.set(item.message.id, item.location);
-      for (const block of item.message.content) {
-        if (block.type === "tool_use" && !toolUseLocations.has(block.id))
-          toolUseLocations.set(block.id, item.location);
-      }
-      current.messages.push(item.message);
-    } else if (item.entry.type === "compact_boundary") {
-      segments.push({ boundary: item.entry, others: [], messages: [] });
-    } else {
-      current.others.push({ entry: item.entry, afterMessage: current.messages.length - 1 });
-    }
-  }
-
-  const locate = (messageId: string, toolUseId?: string, fallback?: Message): ImportLocation =>
-    locations.get(messageId) ??
-    (toolUseId === undefined ? undefined : toolUseLocations.get(toolUseId)) ??
-    (fallback === undefined ? undefined : locations.get(fallback.id)) ??
-    {};
-  const violations: ImportViolation[] = [];
-  const repairs: ImportRepair[] = [];
-  const remaining: ToolPairViolation[] = [];
-  const entries: TranscriptEntry[] = [];
-  let live: Message[] = [];
-  let boundaries = 0;
-  let summaries = 0;
-  let total = 0;
-  for (const segment of segments) {
-    if (segment.boundary) {
-      boundaries++;
-      entries.push(segment.boundary);
-    }
-    for (const { entry } of segment.others) if (entry.type === "summary") summaries++;
-    if (segment.messages.length === 0) {
-      entries.push(...segment.others.map(({ entry }) => entry));
-      live = segment.boundary ? [] : live;
-      continue;
-    }
-    for (const violation of findToolPairViolations(segment.messages)) {
-      violations.push({ ...violation, location: locate(violation.messageId, violation.toolUseId) });
-    }
-    const repaired = repairToolPairs(segment.messages);
-    for (const repair of repaired.repairs) {
-      // A synthetic leading message has no source: point at the message it was put in front of.
-      repairs.push({ ...repair, location: locate(repair.messageId, repair.toolUseId, segment.messages[0]) });
-    }
-    remaining.push(...repaired.remaining);
-    const placed = placeAnchoredEntries(segment.others, segment.messages, repaired.messages);
-    entries.push(...(placed.get(-1) ?? []));
-    repaired.messages.forEach((message, position) => {
-      entries.push({
-        v: TRANSCRIPT_FORMAT_VERSION,
-        type: "message",
-        id: message.id,
-        timestamp: message.timestamp,
-        ...(draft.sessionId === undefined ? {} : { sessionId: draft.sessionId }),
-        message,
-      });
-      entries.push(...(placed.get(position) ?? []));
-    });
-    total += repaired.messages.length;
-    live = repaired.messages;
-  }
-
-  const messageEntries = entries.filter((entry) => entry.type === "message");
-  const toolPairs = messageEntries.reduce(
-    (sum, entry) => sum + entry.message.content.filter((block) => block.type === "tool_use").length,
-    0,
-  );
-  const metaMessages = messageEntries.filter((entry) => entry.message.isMeta).length;
-  const report: ImportReport = {
-    format: draft.format,
-    counts: {
-      ...draft.counts,
-      messages: total,
-      liveMessages: live.length,
-      toolPairs,
-      boundaries,
-      summaries,
-      metaMessages,
-      repairs: repairs.length,
-    },
-    problems: [...draft.problems].sort((a, b) => locationOrder(a.location) - locationOrder(b.location)),
-    violations,
-    repairs,
-    remainingViolations: remaining,
-  };
-  const result: ImportResult = { messages: live, entries, report };
-  if (draft.system !== undefined) result.system = draft.system;
-  return result;
-}
-
-/**
- * Maps each anchored entry to the position in the repaired messages it follows (-1: before them all). An entry
- * whose anchor message was merged or dropped by the repair follows the nearest earlier message that survived.
- */
-function placeAnchoredEntries(
-  anchored: { entry: TranscriptEntry; afterMessage: number }[],
-  original: Message[],
-  repaired: Message[],
-): Map<number, TranscriptEntry[]> {
-  const positionOf = new Map<string, number>();
-  repaired.forEach((message, position) => {
-    if (!positionOf.has(message.id)) positionOf.set(message.id, position);
-  });
-  const placed = new Map<number, TranscriptEntry[]>();
-  for (const { entry, afterMessage } of anchored) {
-    let position = -1;
-    for (let index = afterMessage; index >= 0; index--) {
-      const found = positionOf.get(original[index]!.id);
-      if (found !== undefined) {
-        position = found;
-        break;
-      }
-    }
-    const list = placed.get(position) ?? [];
-    list.push(entry);
-    placed.set(position, list);
-  }
-  return placed;
-}
-
-function locationOrder(location: ImportLocation): number {
-  return location.line ?? location.index ?? (typeof location.eventId === "number" ? location.eventId : 0);
-}
-
-/** Parses a JSON string (or passes a parsed value through), throwing `ImportError` naming the expected format. */
-export function parseJsonInput(json: unknown, format: ImportFormat, expected: string): unknown {
-  if (typeof json !== "string") return json;
-  try {
-    return JSON.parse(json);
-  } catch (error) {
-    throw new ImportError(
-      `The ${format} input is not valid JSON (${error instanceof Error ? error.message : String(error)}); expected ${expected}.`,
-      { format, cause: error },
-    );
-  }
-}
-
-const EPOCH = new Date(0).toISOString();
-
-/** A timestamp from the source when it is a usable date (ISO string, seconds or milliseconds), else the fallback. */
-export function sourceTimestamp(value: unknown, fallback: string | undefined): string {
-  if (typeof value === "string" && value.length > 0) {
-    const parsed = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
-    if (!Number.isNaN(parsed)) return new Date(parsed).toISOString();
-  }
-  if (typeof value === "number" && Number.isFinite(value)) {
-    return new Date(value < 1e12 ? value * 1000 : value).toISOString();
-  }
-  return fallback ?? EPOCH;
 }

@@ -1,4 +1,4 @@
-import type { Message } from "@unforget/core";
+import type { Message, TranscriptEntry } from "@unforget/core";
 import {
   findToolPairViolations,
   ImportError,
@@ -7,15 +7,24 @@ import {
   repairToolPairs,
   TranscriptCorruptError,
 } from "@unforget/core";
-import type { ImportLocation, ImportResult } from "./import-result.ts";
+import { guardImport } from "./guard-import.ts";
+import type { ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
+import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
+import { parseSourceTimestamp } from "./source-timestamp.ts";
 
 /**
  * Imports our own JSONL transcript text. `entries` are the valid entries exactly as written (an append-only
  * transcript is never restructured); `messages` is the projection after the last compact boundary, repaired
- * with `repairToolPairs`. Invalid and torn lines and entries from a newer version are reported with their line
- * numbers as problems.
+ * with `repairToolPairs`. Invalid and torn lines, entries from a newer version and entries nested too deep to
+ * write back are reported with their line numbers as problems. The session id, working directory and model
+ * come from the entries (`sessionId`, the last `metadata` entry's `data.workingDirectory` and `data.model`, or
+ * the last assistant message's `model`).
  */
 export function importUnforgetTranscript(text: string): ImportResult {
+  return guardImport("unforget", () => importTranscript(text));
+}
+
+function importTranscript(text: string): ImportResult {
   let parsed: ReturnType<typeof parseTranscript>;
   try {
     parsed = parseTranscript(text);
@@ -31,66 +40,105 @@ export function importUnforgetTranscript(text: string): ImportResult {
     }
     throw error;
   }
+  const problems: ImportProblem[] = parsed.problems.map((problem) => ({
+    kind: problem.kind,
+    location: { line: problem.line },
+    description: problem.reason,
+  }));
+  const entries: TranscriptEntry[] = [];
   const lineOf = new Map<string, number>();
-  let line = 0;
-  const lines = text.split("\n");
-  const entryLines: number[] = [];
-  for (const raw of lines) {
-    line++;
-    if (raw.trim().length > 0) entryLines.push(line);
-  }
-  // Entries keep file order, so the n-th entry's line is found by skipping problem lines.
-  const problemLines = new Set(parsed.problems.map((problem) => problem.line));
-  const validLines = entryLines.filter((candidate) => !problemLines.has(candidate));
-  parsed.entries.forEach((entry, index) => {
-    const at = validLines[index];
-    if (at !== undefined && entry.type === "message") lineOf.set(entry.message.id, at);
+  linesOfEntries(text, parsed).forEach((line, index) => {
+    const entry = parsed.entries[index]!;
+    if (exceedsNesting(entry)) {
+      problems.push({
+        kind: "too_deep",
+        location: line === undefined ? {} : { line },
+        description: `The entry nests values more than ${MAX_NESTING} levels deep and could not be written back; it was left out.`,
+      });
+      return;
+    }
+    entries.push(entry);
+    if (line !== undefined && entry.type === "message") lineOf.set(entry.message.id, line);
   });
   const locate = (messageId: string): ImportLocation => {
     const at = lineOf.get(messageId);
     return at === undefined ? {} : { line: at };
   };
 
-  const projected: Message[] = projectMessages(parsed.entries);
+  const projected: Message[] = projectMessages(entries);
   const violations = findToolPairViolations(projected).map((violation) => ({
     ...violation,
     location: locate(violation.messageId),
   }));
   const repaired = repairToolPairs(projected);
   const repairs = repaired.repairs.map((repair) => ({ ...repair, location: locate(repair.messageId) }));
-  const messageEntries = parsed.entries.filter((entry) => entry.type === "message");
-  const problems = parsed.problems.map((problem) => ({
-    kind: problem.kind,
-    location: { line: problem.line },
-    description: problem.reason,
-  }));
-  return {
+  let toolPairs = 0;
+  let metaMessages = 0;
+  let messages = 0;
+  let model: string | undefined;
+  let workingDirectory: string | undefined;
+  for (const entry of entries) {
+    if (entry.type === "metadata") {
+      if (typeof entry.data?.workingDirectory === "string") workingDirectory = entry.data.workingDirectory;
+      if (typeof entry.data?.model === "string") model = entry.data.model;
+    }
+    if (entry.type !== "message") continue;
+    messages++;
+    if (entry.message.isMeta) metaMessages++;
+    for (const block of entry.message.content) if (block.type === "tool_use") toolPairs++;
+    if (entry.message.role === "assistant" && typeof entry.message.model === "string")
+      model = entry.message.model;
+  }
+  const result: ImportResult = {
     messages: repaired.messages,
-    entries: parsed.entries,
+    entries,
     report: {
       format: "unforget",
       counts: {
         sourceItems: parsed.entries.length + parsed.problems.length,
-        messages: messageEntries.length,
+        messages,
         liveMessages: repaired.messages.length,
-        toolPairs: messageEntries.reduce(
-          (sum, entry) => sum + entry.message.content.filter((block) => block.type === "tool_use").length,
-          0,
-        ),
-        boundaries: parsed.entries.filter((entry) => entry.type === "compact_boundary").length,
-        summaries: parsed.entries.filter((entry) => entry.type === "summary").length,
-        metaMessages: messageEntries.filter((entry) => entry.message.isMeta).length,
+        toolPairs,
+        boundaries: entries.filter((entry) => entry.type === "compact_boundary").length,
+        summaries: entries.filter((entry) => entry.type === "summary").length,
+        metaMessages,
         sidechainSkipped: 0,
         offBranchSkipped: 0,
         mergedSourceItems: 0,
         skippedByType: parsed.unknownEntries.length > 0 ? { unknown: parsed.unknownEntries.length } : {},
-        invalid: parsed.problems.filter((problem) => problem.kind !== "unknown_entry").length,
+        invalid: problems.filter((problem) => problem.kind !== "unknown_entry").length,
         repairs: repairs.length,
       },
-      problems,
+      problems: problems.sort((a, b) => (a.location.line ?? 0) - (b.location.line ?? 0)),
       violations,
       repairs,
       remainingViolations: repaired.remaining,
     },
   };
+  const sessionId = entries.find((entry) => entry.sessionId !== undefined)?.sessionId;
+  if (sessionId !== undefined) result.sessionId = sessionId;
+  if (workingDirectory !== undefined) result.workingDirectory = workingDirectory;
+  if (model !== undefined) result.model = model;
+  const startedAt = entries
+    .map((entry) => parseSourceTimestamp(entry.timestamp))
+    .find((time) => time !== undefined);
+  if (startedAt !== undefined) result.startedAt = startedAt;
+  return result;
+}
+
+/** The 1-based line of each parsed entry: entries keep file order, so problem lines are skipped. */
+function linesOfEntries(text: string, parsed: ReturnType<typeof parseTranscript>): (number | undefined)[] {
+  const problemLines = new Set(parsed.problems.map((problem) => problem.line));
+  const lines: number[] = [];
+  let line = 0;
+  let start = 0;
+  while (start <= text.length) {
+    const end = text.indexOf("\n", start);
+    const stop = end === -1 ? text.length : end;
+    line++;
+    if (text.slice(start, stop).trim().length > 0 && !problemLines.has(line)) lines.push(line);
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return parsed.entries.map((_, index) => lines[index]);
 }
