@@ -1,3 +1,4 @@
+export type { SessionFormat, SessionFormatAttempt } from "./detect-session-format.ts";
 export type {
   ClaudeCodeSessionImport,
   ClaudeCodeSessionSource,
@@ -22,6 +23,13 @@ export type {
   ImportResult,
   ImportViolation,
 } from "./import-result.ts";
+export type { ImportSessionFileOptions } from "./import-session-file.ts";
+export { importSessionFile } from "./import-session-file.ts";
+export type { ImportSessionOptions, SessionImport } from "./import-session-text.ts";
+export { importSessionText } from "./import-session-text.ts";
 export { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
 export { importUnforgetTranscript } from "./import-unforget-transcript.ts";
+export type { ReadClaudeCodeSessionDirOptions } from "./read-claude-code-session-dir.ts";
 export { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
+export type { SessionFileErrorKind } from "./session-errors.ts";
+export { SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";

@@ -2,13 +2,7 @@
 // imported with @unforget/importers), turned into feature vectors and reference token counts once, with a group per
 // source so that fits can be validated on sources they never saw.
 import type { Message } from "@unforget/core";
-import {
-  importClaudeCodeTranscript,
-  importMiniSweAgentTrajectory,
-  importOpenHandsEvaluationOutput,
-  importOpenHandsTrajectory,
-  importSweAgentTrajectory,
-} from "@unforget/importers";
+import { importSessionText } from "@unforget/importers";
 import { type CorpusSession, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { collectTextFeatures, TEXT_FEATURE_COUNT } from "../src/text-features.ts";
 import { chunkText, loadTextFiles } from "./corpus.ts";
@@ -151,22 +145,12 @@ export function foldOf(group: string, folds: number): number {
   return (hash(`fold:${group}`) >>> 3) % folds;
 }
 
-/** Imports a corpus session with the importer for its format (one result per instance of an evaluation output). */
+/** Imports a corpus session by content (one result per run of an evaluation output). */
 function importCorpusSession(session: CorpusSession): { label: string; result: { messages: Message[] } }[] {
-  const text = loadCorpusFile(session.path);
-  switch (session.format) {
-    case "claude-code":
-      return [{ label: session.relativePath, result: importClaudeCodeTranscript(text) }];
-    case "swe-agent":
-      return [{ label: session.relativePath, result: importSweAgentTrajectory(text) }];
-    case "mini-swe-agent":
-      return [{ label: session.relativePath, result: importMiniSweAgentTrajectory(text) }];
-    case "openhands":
-      return [{ label: session.relativePath, result: importOpenHandsTrajectory(text) }];
-    case "openhands-evaluation":
-      return importOpenHandsEvaluationOutput(text).map((instance) => ({
-        label: `${session.relativePath}#${instance.line}`,
-        result: instance.result,
-      }));
-  }
+  const imported = importSessionText(loadCorpusFile(session.path));
+  if (imported.instances.length === 0) return [{ label: session.relativePath, result: imported }];
+  return imported.instances.map((instance) => ({
+    label: `${session.relativePath}#${instance.line}`,
+    result: instance.result,
+  }));
 }
