@@ -1,8 +1,9 @@
 import type { ContentBlock, Message } from "@unforget/core";
 import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { appendAll } from "./append-all.ts";
 import { parseArguments, textBlocks, textOf, toolUses } from "./convert-openai-chat.ts";
 import { finishImport } from "./finish-import.ts";
-import { acceptNesting, appendAll, convertItem } from "./guard-import.ts";
+import { acceptNesting, convertItem } from "./guard-import.ts";
 import type { ImportDraft, ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
 import { countSkipped, createImportDraft, reportProblem } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";

@@ -1,6 +1,6 @@
 import type { CompactBoundaryEntry, Message, ToolPairViolation, TranscriptEntry } from "@unforget/core";
 import { findToolPairViolations, repairToolPairs, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
-import { appendAll } from "./guard-import.ts";
+import { appendAll } from "./append-all.ts";
 import type {
   ImportDraft,
   ImportLocation,

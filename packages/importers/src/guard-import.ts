@@ -3,22 +3,6 @@ import type { ImportDraft, ImportFormat, ImportLocation } from "./import-result.
 import { reportProblem } from "./import-result.ts";
 import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
 
-/** Parses a JSON string (or passes a parsed value through), throwing `ImportError` naming the expected format. */
-export function parseJsonInput(json: unknown, format: ImportFormat, expected: string): unknown {
-  if (typeof json !== "string") return json;
-  try {
-    return JSON.parse(json);
-  } catch (error) {
-    throw new ImportError(
-      `The ${format} input is not valid JSON (${messageOf(error)}); expected ${expected}.`,
-      {
-        format,
-        cause: error,
-      },
-    );
-  }
-}
-
 /**
  * Runs a whole import so that only typed errors leave it: an `UnforgetError` passes through, anything else
  * (a defect of the importer that a source value exposed) becomes an `ImportError` that says so.
@@ -65,11 +49,6 @@ export function acceptNesting(draft: ImportDraft, location: ImportLocation, valu
     `The item nests values more than ${MAX_NESTING} levels deep, which no agent writes; it was skipped.`,
   );
   return false;
-}
-
-/** Appends every item without spreading it into call arguments (which overflows the stack past ~100,000). */
-export function appendAll<T>(target: T[], items: readonly T[]): void {
-  for (const item of items) target.push(item);
 }
 
 function messageOf(error: unknown): string {

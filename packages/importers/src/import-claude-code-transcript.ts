@@ -6,8 +6,9 @@ import type {
   Message,
 } from "@unforget/core";
 import { ImportError, normalizeContent, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { appendAll } from "./append-all.ts";
 import { finishImport } from "./finish-import.ts";
-import { acceptNesting, appendAll, convertItem, guardImport } from "./guard-import.ts";
+import { acceptNesting, convertItem, guardImport } from "./guard-import.ts";
 import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
 import { countSkipped, createImportDraft, describeLocation, reportProblem } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";

@@ -1,10 +1,11 @@
 import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
 import { finishImport } from "./finish-import.ts";
-import { guardImport, parseJsonInput } from "./guard-import.ts";
+import { guardImport } from "./guard-import.ts";
 import type { ImportResult } from "./import-result.ts";
 import { createImportDraft } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";
+import { parseJsonInput } from "./parse-json-input.ts";
 
 const EXPECTED =
   "a mini-swe-agent trajectory: a JSON array of chat messages, or an object with a `messages` array";

@@ -9,16 +9,15 @@ import {
 } from "@unforget/core";
 import { guardImport } from "./guard-import.ts";
 import type { ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
-import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
 import { parseSourceTimestamp } from "./source-timestamp.ts";
 
 /**
  * Imports our own JSONL transcript text. `entries` are the valid entries exactly as written (an append-only
  * transcript is never restructured); `messages` is the projection after the last compact boundary, repaired
- * with `repairToolPairs`. Invalid and torn lines, entries from a newer version and entries nested too deep to
- * write back are reported with their line numbers as problems. The session id, working directory and model
- * come from the entries (`sessionId`, the last `metadata` entry's `data.workingDirectory` and `data.model`, or
- * the last assistant message's `model`).
+ * with `repairToolPairs`. Invalid and torn lines (a line nested too deep to write back is one) and
+ * entries from a newer version are reported with their line numbers as problems. The session id, working
+ * directory and model come from the entries (`sessionId`, the last `metadata` entry's `data.workingDirectory`
+ * and `data.model`, or the last assistant message's `model`).
  */
 export function importUnforgetTranscript(text: string): ImportResult {
   return guardImport("unforget", () => importTranscript(text));
@@ -45,19 +44,11 @@ function importTranscript(text: string): ImportResult {
     location: { line: problem.line },
     description: problem.reason,
   }));
-  const entries: TranscriptEntry[] = [];
+  // Lines nested too deep to write back are already invalid entries (the reader checks them).
+  const entries = parsed.entries;
   const lineOf = new Map<string, number>();
   linesOfEntries(text, parsed).forEach((line, index) => {
-    const entry = parsed.entries[index]!;
-    if (exceedsNesting(entry)) {
-      problems.push({
-        kind: "too_deep",
-        location: line === undefined ? {} : { line },
-        description: `The entry nests values more than ${MAX_NESTING} levels deep and could not be written back; it was left out.`,
-      });
-      return;
-    }
-    entries.push(entry);
+    const entry = entries[index]!;
     if (line !== undefined && entry.type === "message") lineOf.set(entry.message.id, line);
   });
   const locate = (messageId: string): ImportLocation => {
@@ -72,23 +63,7 @@ function importTranscript(text: string): ImportResult {
   }));
   const repaired = repairToolPairs(projected);
   const repairs = repaired.repairs.map((repair) => ({ ...repair, location: locate(repair.messageId) }));
-  let toolPairs = 0;
-  let metaMessages = 0;
-  let messages = 0;
-  let model: string | undefined;
-  let workingDirectory: string | undefined;
-  for (const entry of entries) {
-    if (entry.type === "metadata") {
-      if (typeof entry.data?.workingDirectory === "string") workingDirectory = entry.data.workingDirectory;
-      if (typeof entry.data?.model === "string") model = entry.data.model;
-    }
-    if (entry.type !== "message") continue;
-    messages++;
-    if (entry.message.isMeta) metaMessages++;
-    for (const block of entry.message.content) if (block.type === "tool_use") toolPairs++;
-    if (entry.message.role === "assistant" && typeof entry.message.model === "string")
-      model = entry.message.model;
-  }
+  const facts = countEntries(entries);
   const result: ImportResult = {
     messages: repaired.messages,
     entries,
@@ -96,12 +71,12 @@ function importTranscript(text: string): ImportResult {
       format: "unforget",
       counts: {
         sourceItems: parsed.entries.length + parsed.problems.length,
-        messages,
+        messages: facts.messages,
         liveMessages: repaired.messages.length,
-        toolPairs,
+        toolPairs: facts.toolPairs,
         boundaries: entries.filter((entry) => entry.type === "compact_boundary").length,
         summaries: entries.filter((entry) => entry.type === "summary").length,
-        metaMessages,
+        metaMessages: facts.metaMessages,
         sidechainSkipped: 0,
         offBranchSkipped: 0,
         mergedSourceItems: 0,
@@ -117,13 +92,38 @@ function importTranscript(text: string): ImportResult {
   };
   const sessionId = entries.find((entry) => entry.sessionId !== undefined)?.sessionId;
   if (sessionId !== undefined) result.sessionId = sessionId;
-  if (workingDirectory !== undefined) result.workingDirectory = workingDirectory;
-  if (model !== undefined) result.model = model;
+  if (facts.workingDirectory !== undefined) result.workingDirectory = facts.workingDirectory;
+  if (facts.model !== undefined) result.model = facts.model;
   const startedAt = entries
     .map((entry) => parseSourceTimestamp(entry.timestamp))
     .find((time) => time !== undefined);
   if (startedAt !== undefined) result.startedAt = startedAt;
   return result;
+}
+
+/** Message counts, and the working directory and model the entries record (the last ones win). */
+function countEntries(entries: TranscriptEntry[]) {
+  const facts = {
+    messages: 0,
+    toolPairs: 0,
+    metaMessages: 0,
+    model: undefined as string | undefined,
+    workingDirectory: undefined as string | undefined,
+  };
+  for (const entry of entries) {
+    if (entry.type === "metadata") {
+      if (typeof entry.data?.workingDirectory === "string")
+        facts.workingDirectory = entry.data.workingDirectory;
+      if (typeof entry.data?.model === "string") facts.model = entry.data.model;
+    }
+    if (entry.type !== "message") continue;
+    facts.messages++;
+    if (entry.message.isMeta) facts.metaMessages++;
+    for (const block of entry.message.content) if (block.type === "tool_use") facts.toolPairs++;
+    if (entry.message.role === "assistant" && typeof entry.message.model === "string")
+      facts.model = entry.message.model;
+  }
+  return facts;
 }
 
 /** The 1-based line of each parsed entry: entries keep file order, so problem lines are skipped. */

@@ -6,17 +6,17 @@
 export const MAX_NESTING = 256;
 
 /**
- * Whether a value nests arrays or objects deeper than `MAX_NESTING`. Iterative (no recursion to overflow) and
+ * Whether a value nests arrays or objects deeper than `limit` (default `MAX_NESTING`). Iterative (no recursion to overflow) and
  * linear: each object is visited once, so shared or cyclic references in a caller's parsed value cannot make
  * it loop.
  */
-export function exceedsNesting(value: unknown): boolean {
+export function exceedsNesting(value: unknown, limit: number = MAX_NESTING): boolean {
   if (typeof value !== "object" || value === null) return false;
   const seen = new Set<object>();
   const stack: { value: object; depth: number }[] = [{ value, depth: 1 }];
   while (stack.length > 0) {
     const { value: current, depth } = stack.pop()!;
-    if (depth > MAX_NESTING) return true;
+    if (depth > limit) return true;
     if (seen.has(current)) continue;
     seen.add(current);
     const children = Array.isArray(current) ? current : Object.values(current);
