@@ -51,15 +51,6 @@ type RecordKind =
   | "openhands-event"
   | "swe-agent-step";
 
-const UNFORGET_TYPES: ReadonlySet<string> = new Set([
-  "message",
-  "compact_boundary",
-  "summary",
-  "attachment",
-  "layer_decision",
-  "hook_result",
-  "metadata",
-]);
 const CLAUDE_CODE_TYPES: ReadonlySet<string> = new Set([
   "user",
   "assistant",
@@ -84,12 +75,8 @@ const SAMPLE = 5;
 /** What one record of a source looks like. */
 function kindOf(value: Record<string, unknown>): RecordKind | undefined {
   const { type } = value;
-  if (
-    typeof value.v === "number" &&
-    typeof type === "string" &&
-    UNFORGET_TYPES.has(type) &&
-    typeof value.id === "string"
-  )
+  // Only Unforget entries carry a numeric format version; which types a version knows is the reader's business.
+  if (typeof value.v === "number" && typeof type === "string" && typeof value.id === "string")
     return "unforget-entry";
   if (
     typeof type === "string" &&
