@@ -1,6 +1,7 @@
 export type {
   PromptTooLongDetails,
   ProviderRequestDetails,
+  CoreErrorCode,
   UnforgetErrorCode,
   UnforgetErrorOptions,
 } from "./errors.ts";
