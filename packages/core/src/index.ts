@@ -1,7 +1,7 @@
 export type {
+  CoreErrorCode,
   PromptTooLongDetails,
   ProviderRequestDetails,
-  CoreErrorCode,
   UnforgetErrorCode,
   UnforgetErrorOptions,
 } from "./errors.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMessage } from "./message.ts";
-import type { TranscriptEntry } from "./transcript-entry.ts";
+import type { LayerEdit, TranscriptEntry } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
 import { projectContext, projectMessages, toRequestMessages } from "./transcript-projection.ts";
 
@@ -75,13 +75,7 @@ describe("projectContext", () => {
     );
   const toolResult = (id: string, useId: string, content: string) =>
     createMessage("user", [{ type: "tool_result", tool_use_id: useId, content }], { id });
-  const decision = (
-    edits: TranscriptEntry extends infer E
-      ? E extends { type: "layer_decision" }
-        ? E["edits"]
-        : never
-      : never,
-  ) =>
+  const decision = (edits: LayerEdit[]) =>
     createTranscriptEntry({
       type: "layer_decision",
       layer: "test",
