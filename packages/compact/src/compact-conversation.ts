@@ -69,6 +69,10 @@ export interface CompactionOutcome {
   tokensBefore: number;
   /** Estimated tokens of the summary message and the kept messages (attachments not included). */
   tokensAfter: number;
+  /**
+   * The summariser's spend: model calls and tokens; `inputTokens` is what a model read (for a summariser
+   * that calls none, the estimate of what a model would have read, so policies can be compared).
+   */
   summarizer: { name: string; calls: number; inputTokens: number; outputTokens: number };
   /** Prompt-too-long retries and API rounds left out (before the call or by retries). */
   ptlRetries: number;
@@ -139,8 +143,8 @@ export async function compactConversation(
         summarizer: {
           name: options.summarizer.name,
           calls: result.calls,
-          inputTokens: result.inputTokens,
-          outputTokens: result.outputTokens,
+          inputTokens: result.calls > 0 ? result.inputTokens : estimateTokens(input) + 1_200,
+          outputTokens: result.calls > 0 ? result.outputTokens : estimateTextTokens(result.text),
         },
         ptlRetries,
         droppedRounds,

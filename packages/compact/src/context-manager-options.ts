@@ -37,7 +37,8 @@ export interface ContextManagerConfig {
   thresholds?: Record<string, ThresholdSetting>;
   /**
    * Share of the threshold at which a summary starts in the background, off the critical path, so that
-   * nothing waits at the threshold; default 0.8, `false` to summarise only at the threshold.
+   * nothing waits at the threshold (only when the cheaper layers could not help in the same call); default
+   * 0.9, `false` to summarise only at the threshold.
    */
   earlyMark?: number | false;
   /** How the model is told to go on after an automatic compaction; default "interactive". */

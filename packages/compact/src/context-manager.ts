@@ -906,17 +906,23 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       limits = resolveLimits();
       policy = buildPolicy(limits);
       const reports: LayerReport[] = [];
-      const tokensBefore = Math.max(tokensNow(), error.actualTokens ?? 0);
+      const tokensBefore = tokensNow();
       if (config.collapse !== false) {
         await runLayer("collapse", "reactive", "drain before the reactive summary", reports, () =>
           collapseContext(view.view, { ...(config.collapse || {}), drain: true, now: clock() }),
         );
       }
-      const keepFrom = Math.max(0, view.view.length - 5);
-      const ok = await summarize("reactive", tokensBefore, reports, prepareOptions, {
-        range: { upTo: keepFrom },
-      });
-      if (!ok && reports.length === 0) throw error;
+      // The drain is enough when it removed the share the provider said was too much, plus a margin.
+      const tooMuch =
+        error.actualTokens !== undefined && error.limitTokens !== undefined && error.actualTokens > 0
+          ? Math.max(0, 1 - error.limitTokens / error.actualTokens)
+          : undefined;
+      const drained = tooMuch !== undefined && tokensNow() <= tokensBefore * (1 - tooMuch - 0.1);
+      if (!drained) {
+        const keepFrom = Math.max(0, view.view.length - 5);
+        await summarize("reactive", tokensBefore, reports, prepareOptions, { range: { upTo: keepFrom } });
+      }
+      if (reports.length === 0) throw error;
       return finish(tokensBefore, reports, prepareOptions);
     },
 

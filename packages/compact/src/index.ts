@@ -89,3 +89,5 @@ export type {
 export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary-format.ts";
 export type { ToolResultBudgetOptions } from "./tool-result-budget.ts";
 export { applyToolResultBudget } from "./tool-result-budget.ts";
+export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
+export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";

@@ -47,7 +47,8 @@ export interface SnipOptions extends LayerTimeOptions {
 export function snipCompact(messages: readonly Message[], options: SnipOptions = {}): LayerResult {
   const maxMessages = Math.max(2, options.maxMessages ?? DEFAULT_SNIP_MAX_MESSAGES);
   const keepHead = Math.max(1, options.keepHead ?? DEFAULT_SNIP_KEEP_HEAD);
-  const keepTail = Math.max(1, options.keepTail ?? maxMessages - keepHead);
+  // Room for the placeholder, so that the result has at most `maxMessages` messages and a second run does nothing.
+  const keepTail = Math.max(1, options.keepTail ?? maxMessages - keepHead - 1);
   const overCount = messages.length > maxMessages;
   const overTokens = options.maxTokens !== undefined && estimateTokens(messages) > options.maxTokens;
   if (!overCount && !overTokens) return unchanged(messages);
@@ -64,9 +65,12 @@ export function snipCompact(messages: readonly Message[], options: SnipOptions =
   if (overTokens && options.maxTokens !== undefined) {
     tailStart = shortenTail(messages, headEnd, tailStart, options.maxTokens);
   }
-  tailStart = pairSafeStart(messages, tailStart, headEnd);
+  // Tool output at the cut goes with its call into the snipped part, so the tail never grows past its size.
+  while (tailStart < messages.length - 1 && isToolOutputMessage(messages[tailStart]) && messages[tailStart - 1]?.role === "assistant") {
+    tailStart++;
+  }
   const removed = messages.slice(headEnd, tailStart);
-  if (removed.length === 0) return unchanged(messages);
+  if (removed.length === 0 || (removed.length === 1 && isPlaceholder(removed[0]!))) return unchanged(messages);
 
   const text = placeholderText(removed);
   const tokensFreed = estimateTokens(removed) - estimateTextTokens(text);
@@ -107,19 +111,21 @@ function lastRoundStart(messages: readonly Message[]): number {
   return messages.length - 1;
 }
 
-/** Moves a cut point back so that it never starts on tool output whose call would be left behind. */
-export function pairSafeStart(messages: readonly Message[], start: number, floor = 0): number {
-  let index = start;
-  while (index > floor && isToolOutputMessage(messages[index]) && messages[index - 1]?.role === "assistant") {
-    index--;
-  }
-  return index;
+function isPlaceholder(message: Message): boolean {
+  return message.isMeta === true && message.metadata?.reason === "snip";
 }
 
 function placeholderText(removed: readonly Message[]): string {
-  const quotes = removed
-    .filter(isUserAuthored)
-    .map((message) => `- "${clip(userText(message), QUOTE_CHARS)}"`);
+  // The user's words quoted by an earlier snip placeholder are carried into the new one.
+  const quotes = removed.flatMap((message) =>
+    isUserAuthored(message)
+      ? [`- "${clip(userText(message), QUOTE_CHARS)}"`]
+      : isPlaceholder(message)
+        ? userText(message)
+            .split("\n")
+            .filter((line) => line.startsWith('- "'))
+        : [],
+  );
   const header = `[${removed.length} earlier messages were snipped from the middle of this conversation to save context; the full transcript is kept on disk.]`;
   return quotes.length === 0
     ? header
