@@ -38,6 +38,7 @@ export {
   estimateMessageBreakdown,
   estimateMessagesTokens,
   estimateMessageTokens,
+  MAX_DOCUMENT_PAGES,
 } from "./estimate-message-tokens.ts";
 export { estimateRequestTokens } from "./estimate-request-tokens.ts";
 export { DEFAULT_ESTIMATOR_PROFILE, estimateTextTokens } from "./estimate-text-tokens.ts";
@@ -50,6 +51,7 @@ export {
   DEFAULT_COUNT_CACHE_ENTRIES,
   DEFAULT_COUNT_TIMEOUT_MS,
 } from "./fallback-counter.ts";
+export { MAX_COUNTED_TOKENS } from "./finite-count.ts";
 export { stripUncountableFields } from "./strip-uncountable-fields.ts";
 export type { TextFeatureName } from "./text-features.ts";
 export { collectTextFeatures, TEXT_FEATURE_NAMES } from "./text-features.ts";
