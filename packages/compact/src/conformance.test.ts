@@ -1,4 +1,10 @@
-import { importClaudeCodeTranscript, importMiniSweAgentTrajectory, importOpenHandsTrajectory, importSweAgentTrajectory, type Message } from "@unforget/core";
+import {
+  importClaudeCodeTranscript,
+  importMiniSweAgentTrajectory,
+  importOpenHandsTrajectory,
+  importSweAgentTrajectory,
+  type Message,
+} from "@unforget/core";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { collapseContext } from "./collapse-context.ts";
 import { createContextManager } from "./context-manager.ts";
@@ -30,19 +36,50 @@ function corpusSessions(): { name: string; messages: Message[] }[] {
 const sessions = corpusSessions();
 
 describeLayerContract(
-  { name: "tool-result-budget", run: (messages, { dir }) => applyToolResultBudget(messages, { sessionDir: dir, maxResultChars: 4_000 }) },
+  {
+    name: "tool-result-budget",
+    run: (messages, { dir }) => applyToolResultBudget(messages, { sessionDir: dir, maxResultChars: 4_000 }),
+  },
   { sessions },
 );
-describeLayerContract({ name: "tool-result-budget (middle cut)", run: (messages) => applyToolResultBudget(messages, { maxResultChars: 4_000 }) }, { sessions });
-describeLayerContract({ name: "snip", run: (messages, { now }) => snipCompact(messages, { maxMessages: 8, keepHead: 2, now }) }, { sessions });
-describeLayerContract({ name: "microcompact (time)", run: (messages, { now }) => microcompact(messages, { now, keepRecent: 2 }) }, { sessions });
 describeLayerContract(
-  { name: "microcompact (prune)", run: (messages, { now }) => microcompact(messages, { strategy: "prune", protectTokens: 500, minimumFreedTokens: 100, now }) },
+  {
+    name: "tool-result-budget (middle cut)",
+    run: (messages) => applyToolResultBudget(messages, { maxResultChars: 4_000 }),
+  },
   { sessions },
 );
-describeLayerContract({ name: "collapse", run: (messages, { now }) => collapseContext(messages, { protectRounds: 1, now }) }, { sessions });
-describeLayerContract({ name: "collapse (drain)", run: (messages, { now }) => collapseContext(messages, { drain: true, now }) }, { sessions });
-describeLayerContract({ name: "observation masking", run: (messages, { now }) => maskObservations(messages, { keepLast: 2, now }) }, { sessions });
+describeLayerContract(
+  { name: "snip", run: (messages, { now }) => snipCompact(messages, { maxMessages: 8, keepHead: 2, now }) },
+  { sessions },
+);
+describeLayerContract(
+  { name: "microcompact (time)", run: (messages, { now }) => microcompact(messages, { now, keepRecent: 2 }) },
+  { sessions },
+);
+describeLayerContract(
+  {
+    name: "microcompact (prune)",
+    run: (messages, { now }) =>
+      microcompact(messages, { strategy: "prune", protectTokens: 500, minimumFreedTokens: 100, now }),
+  },
+  { sessions },
+);
+describeLayerContract(
+  { name: "collapse", run: (messages, { now }) => collapseContext(messages, { protectRounds: 1, now }) },
+  { sessions },
+);
+describeLayerContract(
+  { name: "collapse (drain)", run: (messages, { now }) => collapseContext(messages, { drain: true, now }) },
+  { sessions },
+);
+describeLayerContract(
+  {
+    name: "observation masking",
+    run: (messages, { now }) => maskObservations(messages, { keepLast: 2, now }),
+  },
+  { sessions },
+);
 
 let counter = 0;
 describeContextManagerContract({

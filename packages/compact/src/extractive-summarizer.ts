@@ -133,8 +133,11 @@ function buildSections(
   sections.set("Problem Solving", mergeLines(previous.get("Problem Solving"), notes, level.notes));
 
   const carriedMessages = previous.get("All User Messages");
-  const earlier = carriedMessages ? carriedMessages.split("\n").filter((line) => /^\d+\.\s/.test(line)) : [];
-  const all = [...earlier.map((line) => line.replace(/^\d+\.\s/, "")), ...facts.userMessages.map(quote)];
+  // Items are numbered; a quoted message may span several lines, so split before each number.
+  const earlier = carriedMessages
+    ? carriedMessages.split(/\n(?=\d+\.\s)/).filter((item) => /^\d+\.\s/.test(item))
+    : [];
+  const all = [...earlier.map((item) => item.replace(/^\d+\.\s/, "")), ...facts.userMessages.map(quote)];
   sections.set("All User Messages", all.map((line, index) => `${index + 1}. ${line}`).join("\n"));
 
   const open = facts.todos?.filter((item) => !/^(completed|done|cancelled)$/i.test(item.status));

@@ -75,6 +75,8 @@ export {
   createSkillsProvider,
   createTodosProvider,
 } from "./rehydration.ts";
+export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
+export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
 export type { SessionMemoryCompactOptions } from "./session-memory-compact.ts";
 export { sessionMemoryCompact } from "./session-memory-compact.ts";
 export type { SnipOptions } from "./snip-compact.ts";
@@ -89,5 +91,3 @@ export type {
 export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary-format.ts";
 export type { ToolResultBudgetOptions } from "./tool-result-budget.ts";
 export { applyToolResultBudget } from "./tool-result-budget.ts";
-export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
-export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";

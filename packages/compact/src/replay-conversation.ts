@@ -13,6 +13,12 @@ import { LAYER_NAMES } from "./context-events.ts";
 import type { ContextManager } from "./context-manager.ts";
 import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
 
+/**
+ * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
+ * summary or placeholder, which cut long messages but never below this).
+ */
+export const USER_PREFIX_CHARS = 100;
+
 /** Share of a cached prompt prefix in the input cost (a cache read costs a tenth of an uncached token). */
 export const CACHED_INPUT_WEIGHT = 0.1;
 
@@ -88,14 +94,22 @@ export interface ReplayResult {
  * for that request, so usage anchoring and calibration work as in a live session. Deterministic for a
  * deterministic manager (offline summaries, counter ids).
  */
-export async function replayConversation(messages: readonly Message[], options: ReplayOptions): Promise<ReplayResult> {
+export async function replayConversation(
+  messages: readonly Message[],
+  options: ReplayOptions,
+): Promise<ReplayResult> {
   let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
   const manager = options.createManager(() => time);
-  const countRequest = options.countRequest ?? ((request: readonly RequestMessage[]) => request.reduce((sum, message) => sum + estimateMessageTokens(message), 0));
+  const countRequest =
+    options.countRequest ??
+    ((request: readonly RequestMessage[]) =>
+      request.reduce((sum, message) => sum + estimateMessageTokens(message), 0));
   const preamble = preambleTokens(options.system, options.tools);
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
-  const layers = Object.fromEntries(LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }])) as ReplayStats["layers"];
+  const layers = Object.fromEntries(
+    LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }]),
+  ) as ReplayStats["layers"];
   let previous: RequestMessage[] = [];
   let naive = 0;
   let summarizerCalls = 0;
@@ -107,7 +121,9 @@ export async function replayConversation(messages: readonly Message[], options: 
     const recorded = Date.parse(message.timestamp);
     if (Number.isFinite(recorded) && recorded > time) time = recorded;
     const continuesResponse =
-      message.role === "assistant" && message.responseId !== undefined && history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
+      message.role === "assistant" &&
+      message.responseId !== undefined &&
+      history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
     if (message.role === "assistant" && !continuesResponse && history.length > 0) {
       const prepareOptions = {
         ...(options.system !== undefined ? { system: options.system } : {}),
@@ -151,9 +167,18 @@ export async function replayConversation(messages: readonly Message[], options: 
       calls.push(call);
       await options.onCall?.(call);
       previous = prepared.messages;
-      history.push({ ...message, usage: createUsage({ inputTokens: tokens, outputTokens: estimateMessageTokens(message) }) });
+      history.push({
+        ...message,
+        usage: createUsage({ inputTokens: tokens, outputTokens: estimateMessageTokens(message) }),
+      });
     } else if (message.role === "assistant" && continuesResponse) {
-      const usage = calls.length > 0 ? createUsage({ inputTokens: calls[calls.length - 1]!.tokens, outputTokens: estimateMessageTokens(message) }) : undefined;
+      const usage =
+        calls.length > 0
+          ? createUsage({
+              inputTokens: calls[calls.length - 1]!.tokens,
+              outputTokens: estimateMessageTokens(message),
+            })
+          : undefined;
       history.push(usage ? { ...message, usage } : message);
     } else {
       history.push(message);
@@ -178,7 +203,9 @@ export async function replayConversation(messages: readonly Message[], options: 
       prefixReuse: totalTokens === 0 ? 1 : cached / totalTokens,
       inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
       naiveInputCost: Math.round(naiveCost),
-      violations: calls.flatMap((call) => call.violations.map((violation) => `call ${call.index}: ${violation}`)),
+      violations: calls.flatMap((call) =>
+        call.violations.map((violation) => `call ${call.index}: ${violation}`),
+      ),
     },
   };
 }
@@ -197,7 +224,9 @@ function naiveCostOf(calls: readonly ReplayCall[]): number {
 
 function preambleTokens(system: ReplayOptions["system"], tools: ReplayOptions["tools"]): number {
   const text = typeof system === "string" ? system : (system ?? []).map((block) => block.text).join("\n");
-  return (text ? estimateTextTokens(text) : 0) + (tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0);
+  return (
+    (text ? estimateTextTokens(text) : 0) + (tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0)
+  );
 }
 
 function commonPrefixTokens(
@@ -206,19 +235,30 @@ function commonPrefixTokens(
   count: (messages: readonly RequestMessage[]) => number,
 ): number {
   let same = 0;
-  while (same < previous.length && same < current.length && JSON.stringify(previous[same]) === JSON.stringify(current[same])) same++;
+  while (
+    same < previous.length &&
+    same < current.length &&
+    JSON.stringify(previous[same]) === JSON.stringify(current[same])
+  )
+    same++;
   return same === 0 ? 0 : count(current.slice(0, same));
 }
 
-function checkRequest(request: readonly RequestMessage[], users: readonly Message[], tokens: number, window: number): string[] {
-  const problems = findToolPairViolations(request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" }))).map(
-    (violation) => violation.description,
-  );
+function checkRequest(
+  request: readonly RequestMessage[],
+  users: readonly Message[],
+  tokens: number,
+  window: number,
+): string[] {
+  const problems = findToolPairViolations(
+    request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
+  ).map((violation) => violation.description);
   if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
   const text = JSON.stringify(request);
   for (const user of users) {
-    const prefix = JSON.stringify(userText(user).slice(0, 120)).slice(1, -1);
-    if (!text.includes(prefix)) problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
+    const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
+    if (!text.includes(prefix))
+      problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
   }
   return problems;
 }

@@ -66,11 +66,16 @@ export function snipCompact(messages: readonly Message[], options: SnipOptions =
     tailStart = shortenTail(messages, headEnd, tailStart, options.maxTokens);
   }
   // Tool output at the cut goes with its call into the snipped part, so the tail never grows past its size.
-  while (tailStart < messages.length - 1 && isToolOutputMessage(messages[tailStart]) && messages[tailStart - 1]?.role === "assistant") {
+  while (
+    tailStart < messages.length - 1 &&
+    isToolOutputMessage(messages[tailStart]) &&
+    messages[tailStart - 1]?.role === "assistant"
+  ) {
     tailStart++;
   }
   const removed = messages.slice(headEnd, tailStart);
-  if (removed.length === 0 || (removed.length === 1 && isPlaceholder(removed[0]!))) return unchanged(messages);
+  if (removed.length === 0 || (removed.length === 1 && isPlaceholder(removed[0]!)))
+    return unchanged(messages);
 
   const text = placeholderText(removed);
   const tokensFreed = estimateTokens(removed) - estimateTextTokens(text);

@@ -2,21 +2,43 @@ import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
-import { CompactionFailedError } from "./compact-error.ts";
 import { compactConversation } from "./compact-conversation.ts";
+import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens } from "./conversation.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { createModelSummarizer } from "./model-summarizer.ts";
-import { formatSummaryReply, missingSections, parseSummarySections, SUMMARY_SECTIONS } from "./summary-format.ts";
+import {
+  formatSummaryReply,
+  missingSections,
+  parseSummarySections,
+  SUMMARY_SECTIONS,
+} from "./summary-format.ts";
 
-const NINE = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- something about ${title}`).join("\n\n");
+const NINE = SUMMARY_SECTIONS.map(
+  (title, index) => `${index + 1}. ${title}:\n- something about ${title}`,
+).join("\n\n");
 
 function session() {
   const c = conversationBuilder().user("Fix the date parser in src/date.ts; keep the public API unchanged.");
-  c.tool("Read", { file_path: "src/date.ts" }, "export function parse(s: string) {\n  return new Date(s);\n}");
-  c.tool("Bash", { command: "npm test" }, "FAIL src/date.test.ts\nError: expected 2024-01-01", { isError: true });
+  c.tool(
+    "Read",
+    { file_path: "src/date.ts" },
+    "export function parse(s: string) {\n  return new Date(s);\n}",
+  );
+  c.tool("Bash", { command: "npm test" }, "FAIL src/date.test.ts\nError: expected 2024-01-01", {
+    isError: true,
+  });
   c.tool("Edit", { file_path: "src/date.ts", old_string: "new Date(s)", new_string: "parseIso(s)" }, "ok");
-  c.tool("TodoWrite", { todos: [{ content: "Fix parser", status: "completed" }, { content: "Add a test for leap years", status: "in_progress" }] }, "ok");
+  c.tool(
+    "TodoWrite",
+    {
+      todos: [
+        { content: "Fix parser", status: "completed" },
+        { content: "Add a test for leap years", status: "in_progress" },
+      ],
+    },
+    "ok",
+  );
   c.user("Also: always use pnpm, never npm.");
   c.assistant("I switched to pnpm. The parser now uses parseIso.");
   return c;
@@ -34,11 +56,17 @@ describe("summary format", () => {
 describe("createExtractiveSummarizer", () => {
   it("fills the nine sections from the conversation's structure, with every user message verbatim", async () => {
     const c = session();
-    const { text, calls } = await createExtractiveSummarizer().summarize({ messages: c.messages, scope: "all", maxTokens: 4_000 });
+    const { text, calls } = await createExtractiveSummarizer().summarize({
+      messages: c.messages,
+      scope: "all",
+      maxTokens: 4_000,
+    });
     expect(calls).toBe(0);
     expect(missingSections(text)).toEqual([]);
     const sections = parseSummarySections(text);
-    expect(sections.get("All User Messages")).toContain('"Fix the date parser in src/date.ts; keep the public API unchanged."');
+    expect(sections.get("All User Messages")).toContain(
+      '"Fix the date parser in src/date.ts; keep the public API unchanged."',
+    );
     expect(sections.get("All User Messages")).toContain('"Also: always use pnpm, never npm."');
     expect(sections.get("Files and Code Sections")).toContain("src/date.ts — edited 1×, read 1×");
     expect(sections.get("Errors and Fixes")).toContain("Bash(npm test)");
@@ -49,12 +77,25 @@ describe("createExtractiveSummarizer", () => {
 
   it("is deterministic and merges into the previous summary instead of summarising it", async () => {
     const summarizer = createExtractiveSummarizer();
-    const first = await summarizer.summarize({ messages: session().messages, scope: "all", maxTokens: 4_000 });
-    const again = await summarizer.summarize({ messages: session().messages, scope: "all", maxTokens: 4_000 });
+    const first = await summarizer.summarize({
+      messages: session().messages,
+      scope: "all",
+      maxTokens: 4_000,
+    });
+    const again = await summarizer.summarize({
+      messages: session().messages,
+      scope: "all",
+      maxTokens: 4_000,
+    });
     expect(again.text).toBe(first.text);
     const later = conversationBuilder().user("Now document the change in README.md.");
     later.tool("Edit", { file_path: "README.md", old_string: "a", new_string: "b" }, "ok");
-    const merged = await summarizer.summarize({ messages: later.messages, scope: "all", maxTokens: 4_000, previousSummary: first.text });
+    const merged = await summarizer.summarize({
+      messages: later.messages,
+      scope: "all",
+      maxTokens: 4_000,
+      previousSummary: first.text,
+    });
     const sections = parseSummarySections(merged.text);
     expect(sections.get("All User Messages")).toContain("always use pnpm");
     expect(sections.get("All User Messages")).toContain("Now document the change");
@@ -65,8 +106,13 @@ describe("createExtractiveSummarizer", () => {
 
   it("shrinks to its token budget", async () => {
     const c = conversationBuilder().user("start");
-    for (let index = 0; index < 60; index++) c.tool("Read", { file_path: `src/file${index}.ts` }, filler(50, index));
-    const { text } = await createExtractiveSummarizer().summarize({ messages: c.messages, scope: "all", maxTokens: 700 });
+    for (let index = 0; index < 60; index++)
+      c.tool("Read", { file_path: `src/file${index}.ts` }, filler(50, index));
+    const { text } = await createExtractiveSummarizer().summarize({
+      messages: c.messages,
+      scope: "all",
+      maxTokens: 700,
+    });
     expect(estimateTextTokens(text)).toBeLessThanOrEqual(700);
     expect(missingSections(text)).toEqual([]);
   });
@@ -84,8 +130,13 @@ describe("createModelSummarizer (real Anthropic SDK against the fake)", () => {
     fake.requests.length = 0;
     fake.setContextLimit(undefined);
   });
-  const provider = () => createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, initialRetryDelayMs: 1 });
-  const body = (index: number) => fake.requests.filter((request) => request.operation !== "count_tokens")[index]?.body as Record<string, unknown>;
+  const provider = () =>
+    createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, initialRetryDelayMs: 1 });
+  const body = (index: number) =>
+    fake.requests.filter((request) => request.operation !== "count_tokens")[index]?.body as Record<
+      string,
+      unknown
+    >;
 
   it("forks the session's request (same system and tools) and keeps only the summary", async () => {
     fake.enqueue({ kind: "reply", text: `<analysis>scratch</analysis>\n<summary>\n${NINE}\n</summary>` });
@@ -133,23 +184,34 @@ describe("createModelSummarizer (real Anthropic SDK against the fake)", () => {
   });
 
   it("fails the compaction when the sections are still missing after the reminder", async () => {
-    fake.enqueue({ kind: "reply", text: "<summary>nothing useful</summary>" }, { kind: "reply", text: "<summary>still nothing</summary>" });
-    const summarizer = createModelSummarizer({ provider: provider(), model: "claude-sonnet-4-6" });
-    await expect(summarizer.summarize({ messages: session().messages, scope: "all", maxTokens: 4_000 })).rejects.toBeInstanceOf(
-      CompactionFailedError,
+    fake.enqueue(
+      { kind: "reply", text: "<summary>nothing useful</summary>" },
+      { kind: "reply", text: "<summary>still nothing</summary>" },
     );
+    const summarizer = createModelSummarizer({ provider: provider(), model: "claude-sonnet-4-6" });
+    await expect(
+      summarizer.summarize({ messages: session().messages, scope: "all", maxTokens: 4_000 }),
+    ).rejects.toBeInstanceOf(CompactionFailedError);
   });
 
   it("retries a prompt-too-long summary by dropping the oldest rounds, keeping the user's words", async () => {
     const c = conversationBuilder().user("The original task: migrate the build to turbo.");
-    for (let index = 0; index < 12; index++) c.tool("Read", { file_path: `f${index}.ts` }, filler(400, index));
+    for (let index = 0; index < 12; index++)
+      c.tool("Read", { file_path: `f${index}.ts` }, filler(400, index));
     c.user("latest request");
     // A fake whose every answer is a good summary, and whose window is small: a request over it is refused.
-    const small = await startAnthropicFake({ contextLimit: 3_000, defaultReply: { kind: "reply", text: `<summary>\n${NINE}\n</summary>` } });
+    const small = await startAnthropicFake({
+      contextLimit: 3_000,
+      defaultReply: { kind: "reply", text: `<summary>\n${NINE}\n</summary>` },
+    });
     try {
       const outcome = await compactConversation(c.messages, {
         summarizer: createModelSummarizer({
-          provider: createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: small.url, initialRetryDelayMs: 1 }),
+          provider: createAnthropicProvider({
+            apiKey: "sk-ant-test",
+            baseURL: small.url,
+            initialRetryDelayMs: 1,
+          }),
           model: "claude-sonnet-4-6",
         }),
         trigger: "auto",

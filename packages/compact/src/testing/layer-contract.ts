@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateTokens, isUserAuthored, userText } from "../conversation.ts";
 import type { LayerResult } from "../layer-result.ts";
+import { USER_PREFIX_CHARS } from "../replay-conversation.ts";
 
 /** A layer as the suite drives it. */
 export interface LayerUnderTest {
@@ -24,7 +25,10 @@ export interface LayerUnderTest {
    * Applies the layer to messages. `dir` is a fresh folder the layer may write to (a session folder); `now`
    * is the time to decide by (late enough for time-based layers to act).
    */
-  run(messages: readonly Message[], context: { dir: string; now: number }): LayerResult | Promise<LayerResult>;
+  run(
+    messages: readonly Message[],
+    context: { dir: string; now: number },
+  ): LayerResult | Promise<LayerResult>;
   /** Whether running the layer on its own output must change nothing; default true. */
   idempotent?: boolean;
 }
@@ -35,9 +39,6 @@ export interface LayerContractOptions {
   /** fast-check runs over generated conversations; default 60. */
   numRuns?: number;
 }
-
-/** How many characters of a user message must reappear when it was folded into a placeholder or summary. */
-const QUOTE_PREFIX = 120;
 
 /**
  * The conformance suite every compaction layer passes, over generated conversations and the given
@@ -50,9 +51,12 @@ export function describeLayerContract(layer: LayerUnderTest, options: LayerContr
   describe(`compaction layer contract: ${layer.name}`, () => {
     it("holds every invariant on generated conversations", async () => {
       await fc.assert(
-        fc.asyncProperty(arbitraryConversation({ maxRounds: 14, longToolOutputs: true }), async (messages) => {
-          await checkLayer(layer, messages);
-        }),
+        fc.asyncProperty(
+          arbitraryConversation({ maxRounds: 14, longToolOutputs: true }),
+          async (messages) => {
+            await checkLayer(layer, messages);
+          },
+        ),
         { numRuns: options.numRuns ?? 60 },
       );
     });
@@ -72,15 +76,20 @@ async function checkLayer(layer: LayerUnderTest, messages: readonly Message[]): 
     const result = await layer.run(input, { dir, now });
     const output = result.messages;
 
-    const inputViolations = new Set(findToolPairViolations(toRequestMessages(input) as Message[]).map((v) => v.kind));
+    const inputViolations = new Set(
+      findToolPairViolations(toRequestMessages(input) as Message[]).map((v) => v.kind),
+    );
     const violations = findToolPairViolations(toRequestMessages(output) as Message[]).filter(
       (violation) => !inputViolations.has(violation.kind),
     );
     expect(violations, "no new tool-pair or alternation violations").toEqual([]);
 
     expect(result.tokensFreed).toBeGreaterThanOrEqual(0);
-    expect(estimateTokens(output), "never larger after than before").toBeLessThanOrEqual(estimateTokens(input));
-    if (result.edits.length === 0) expect(output.map((message) => message.id)).toEqual(input.map((message) => message.id));
+    expect(estimateTokens(output), "never larger after than before").toBeLessThanOrEqual(
+      estimateTokens(input),
+    );
+    if (result.edits.length === 0)
+      expect(output.map((message) => message.id)).toEqual(input.map((message) => message.id));
 
     const outputText = output.map((message) => JSON.stringify(message.content)).join("\n");
     const outputIds = new Map(output.map((message) => [message.id, message]));
@@ -88,7 +97,7 @@ async function checkLayer(layer: LayerUnderTest, messages: readonly Message[]): 
       if (!isUserAuthored(message)) continue;
       const kept = outputIds.get(message.id);
       if (kept && userText(kept) === userText(message)) continue;
-      const prefix = JSON.stringify(userText(message).slice(0, QUOTE_PREFIX)).slice(1, -1);
+      const prefix = JSON.stringify(userText(message).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
       expect(outputText.includes(prefix), `user message ${message.id} is kept or quoted`).toBe(true);
     }
 
@@ -97,7 +106,9 @@ async function checkLayer(layer: LayerUnderTest, messages: readonly Message[]): 
       expect(again.edits, "a second run changes nothing").toEqual([]);
     }
 
-    const entries: TranscriptEntry[] = input.map((message) => createTranscriptEntry({ type: "message", message }));
+    const entries: TranscriptEntry[] = input.map((message) =>
+      createTranscriptEntry({ type: "message", message }),
+    );
     if (result.edits.length > 0) {
       const decision = createTranscriptEntry(
         { type: "layer_decision", layer: layer.name, edits: result.edits },
@@ -106,9 +117,10 @@ async function checkLayer(layer: LayerUnderTest, messages: readonly Message[]): 
       entries.push(decision);
     }
     const reread = JSON.parse(JSON.stringify(entries)) as TranscriptEntry[];
-    expect(JSON.stringify(toRequestMessages(projectMessages(reread))), "the transcript projects to the live request").toBe(
-      JSON.stringify(toRequestMessages(output)),
-    );
+    expect(
+      JSON.stringify(toRequestMessages(projectMessages(reread))),
+      "the transcript projects to the live request",
+    ).toBe(JSON.stringify(toRequestMessages(output)));
 
     for (const edit of result.edits) {
       const path = edit.details?.path;

@@ -38,7 +38,9 @@ export function describeContextManagerContract(options: PipelineContractOptions)
           expect(stats.peakTokens).toBeLessThanOrEqual(window);
           expect(calls.length).toBeGreaterThan(0);
           const entries = JSON.parse(JSON.stringify(manager!.entries)) as TranscriptEntry[];
-          expect(JSON.stringify(toRequestMessages(projectMessages(entries)))).toBe(JSON.stringify(calls.at(-1)!.messages));
+          expect(JSON.stringify(toRequestMessages(projectMessages(entries)))).toBe(
+            JSON.stringify(calls.at(-1)!.messages),
+          );
         });
       }
     }
