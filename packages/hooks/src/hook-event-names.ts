@@ -1,4 +1,7 @@
-/** Bus property → the event name Claude Code (and our settings files) use for it. */
+/**
+ * The bus's own hooks: property → the event name Claude Code (and our settings files) use for it. Hooks that
+ * other packages declare with `defineHookGroup` carry their event name in their own options.
+ */
 export const HOOK_EVENT_NAMES = {
   preCompact: "PreCompact",
   postCompact: "PostCompact",
@@ -8,7 +11,6 @@ export const HOOK_EVENT_NAMES = {
   preToolUse: "PreToolUse",
   postToolUse: "PostToolUse",
   userPromptSubmit: "UserPromptSubmit",
-  taskSettled: "TaskSettled",
 } as const;
 
 export type HookName = keyof typeof HOOK_EVENT_NAMES;

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { describeError } from "./describe-error.ts";
 import { HookSettingsError } from "./hook-error.ts";
+import { isRecord } from "./is-record.ts";
 
 /** One hook command, as written in a settings file. */
 export interface CommandHookDefinition {
@@ -52,10 +54,6 @@ export function hookSettingsPaths(options: LoadHookSettingsOptions): string[] {
     join(project, ".unforget", "settings.local.json"),
   ];
   return [...new Set(paths)];
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Reads the `hooks` section of one parsed settings file; malformed parts are skipped and described. */
@@ -139,7 +137,7 @@ export async function loadHookSettings(options: LoadHookSettingsOptions): Promis
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
       result.problems.push(
         new HookSettingsError(
-          `${path} could not be read (${(error as Error).message}); its hooks were skipped.`,
+          `${path} could not be read (${describeError(error)}); its hooks were skipped.`,
           {
             path,
             cause: error,
@@ -154,7 +152,7 @@ export async function loadHookSettings(options: LoadHookSettingsOptions): Promis
     } catch (error) {
       result.problems.push(
         new HookSettingsError(
-          `${path} is not valid JSON (${(error as Error).message}); its hooks were skipped. Fix the file.`,
+          `${path} is not valid JSON (${describeError(error)}); its hooks were skipped. Fix the file.`,
           { path, cause: error },
         ),
       );

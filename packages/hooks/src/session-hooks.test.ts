@@ -1,20 +1,10 @@
-import type { HookResultEntry } from "@unforget/core";
 import { describe, expect, it } from "vitest";
+import { createRecordingBus } from "./__fixtures__/recording-bus.ts";
+import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
 import type { HookError } from "./hook-error.ts";
 import type { PreCompactEvent } from "./hook-events.ts";
 import { applyPlugins, type HookPlugin } from "./hook-plugin.ts";
 import { createSessionHooks } from "./session-hooks.ts";
-
-function createRecordingBus() {
-  const errors: HookError[] = [];
-  const entries: HookResultEntry[] = [];
-  const hooks = createSessionHooks({
-    sessionId: "session-1",
-    onHookError: (error) => errors.push(error),
-    onHookResult: (entry) => entries.push(entry),
-  });
-  return { hooks, errors, entries };
-}
 
 const autoEvent: PreCompactEvent = {
   sessionId: "session-1",
@@ -219,6 +209,7 @@ describe("observer hooks", () => {
     await hooks.postCompact.promise({
       sessionId: "session-1",
       trigger: "auto",
+      layer: "full",
       summary: "S",
       tokensBefore: 100,
       tokensAfter: 10,
@@ -232,7 +223,7 @@ describe("observer hooks", () => {
     expect(entries[0]).toMatchObject({ event: "PostCompact", handler: "broken", outcome: "error" });
   });
 
-  it("a rejected promise in postSampling, sessionEnd and taskSettled never rejects the fire", async () => {
+  it("a rejected promise in postSampling, sessionEnd, postToolUse and a declared observer never rejects the fire", async () => {
     const { hooks, errors } = createRecordingBus();
     applyPlugins(hooks, [
       {
@@ -240,14 +231,14 @@ describe("observer hooks", () => {
         apply(bus) {
           bus.postSampling.tapPromise("broken", () => Promise.reject(new Error("x")));
           bus.sessionEnd.tapPromise("broken", () => Promise.reject(new Error("y")));
-          bus.taskSettled.tapPromise("broken", () => Promise.reject(new Error("z")));
+          getTaskHooks(bus).taskSettled.tapPromise("broken", () => Promise.reject(new Error("z")));
           bus.postToolUse.tapPromise("broken", () => Promise.reject(new Error("w")));
         },
       },
     ]);
     await hooks.postSampling.promise({ sessionId: "s", messageId: "m", contextTokens: 1, toolCalls: 0 });
     await hooks.sessionEnd.promise({ sessionId: "s", reason: "other" });
-    await hooks.taskSettled.promise({ sessionId: "s", taskId: "t", status: "completed" });
+    await getTaskHooks(hooks).taskSettled.promise({ sessionId: "s", taskId: "t", status: "completed" });
     await hooks.postToolUse.promise({
       sessionId: "s",
       toolName: "Bash",
@@ -296,6 +287,7 @@ describe("observer hooks", () => {
       hooks.postCompact.promise({
         sessionId: "s",
         trigger: "manual",
+        layer: "full",
         summary: "",
         tokensBefore: 1,
         tokensAfter: 1,

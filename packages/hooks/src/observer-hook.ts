@@ -1,0 +1,51 @@
+import { AsyncParallelHook } from "tapable";
+import {
+  type DeclaredHookOptions,
+  declareHook,
+  type EventOf,
+  type HookArgumentNames,
+} from "./hook-declaration.ts";
+import { type GuardSpec, installTapGuard, type TapPolicy } from "./tap-guard.ts";
+
+/** Observers contribute nothing; a failing one is recorded and reported, and the others still run. */
+const observerPolicy: TapPolicy = {
+  accept: () => ({ value: undefined }),
+  reject: (message) => ({
+    value: undefined,
+    note: { outcome: "error", reason: message },
+    consequence: "the other observers still ran and the session goes on",
+  }),
+};
+
+/** An `AsyncParallelHook` whose taps are guarded as observers, reporting through `spec`. */
+export function observerHook<Args extends unknown[]>(
+  argNames: HookArgumentNames<Args>,
+  spec: GuardSpec,
+): AsyncParallelHook<Args> {
+  const hook = new AsyncParallelHook<Args>(argNames as never, spec.hook);
+  installTapGuard(hook, spec, observerPolicy);
+  return hook;
+}
+
+/**
+ * Declares an observer hook for a hook group: taps run concurrently; a failing tap is reported (`onHookError`
+ * and a `hook_result` entry) and never stops the other taps or the caller.
+ */
+export function createObserverHook<Args extends unknown[]>(
+  argNames: HookArgumentNames<Args>,
+  name: string,
+  options: DeclaredHookOptions<EventOf<Args>> = {},
+): AsyncParallelHook<Args> {
+  const binding = {};
+  return declareHook(
+    observerHook<Args>(argNames, { hook: name, event: options.eventName ?? name, binding }),
+    {
+      kind: "observer",
+      name,
+      eventName: options.eventName,
+      binding,
+      matcherValue: options.matcherValue as ((event: unknown) => string | undefined) | undefined,
+      addCommandContext: undefined,
+    },
+  );
+}
