@@ -172,7 +172,7 @@ describe("command hooks on PreCompact", () => {
     await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
       instructions: "U",
     });
-    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "oops" });
+    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "exit code 1: oops" });
   });
 
   it('reads JSON output: decision "block" vetoes, additionalContext adds, suppressOutput hides it from the entry', async () => {
@@ -372,14 +372,79 @@ describe("command hooks on other events", () => {
     ).resolves.toEqual({ instructions: "U\n\nEMERGENCY" });
   });
 
-  it("a command that cannot start is reported, not thrown", async () => {
-    const { hooks, entries } = bus({
-      UserPromptSubmit: [{ hooks: [{ type: "command", command: join(projectDir, "missing.sh") }] }],
+  it("a missing script is reported as missing, not as a script to fix or a timeout to raise", async () => {
+    const missing = join(projectDir, "missing.sh");
+    const { hooks, entries, errors } = bus({
+      UserPromptSubmit: [{ hooks: [{ type: "command", command: missing }] }],
+      SessionStart: [
+        { hooks: [{ type: "command", command: '"$CLAUDE_PROJECT_DIR/hooks/start.sh" --quiet' }] },
+      ],
     });
     await expect(
       hooks.userPromptSubmit.promise([], { sessionId: "session-1", prompt: "hi" }),
     ).resolves.toEqual([]);
+    await expect(
+      hooks.sessionStart.promise([], { sessionId: "session-1", source: "startup" }),
+    ).resolves.toEqual([]);
     expect(entries[0]).toMatchObject({ event: "UserPromptSubmit", outcome: "error", exitCode: 127 });
+    expect(entries[0]?.reason).toBe(`the file ${missing} does not exist`);
+    expect(errors[0]?.message).toBe(
+      `Hook command "${missing}" failed on UserPromptSubmit: the file ${missing} does not exist. It added nothing and blocked nothing. Fix the path in the settings file, or create the script.`,
+    );
+    expect(errors[1]?.message).toContain(`the file ${join(projectDir, "hooks", "start.sh")} does not exist`);
+    for (const error of errors) expect(error.message).not.toContain("timeout");
+  });
+
+  it("a script that is not executable, or a command not on PATH, says so", async () => {
+    const notExecutable = join(projectDir, "plain.sh");
+    await writeFile(notExecutable, "#!/bin/sh\necho hi\n");
+    const { hooks, errors } = bus({
+      SessionEnd: [
+        { matcher: "other", hooks: [{ type: "command", command: notExecutable }] },
+        { matcher: "logout", hooks: [{ type: "command", command: "unforget-no-such-command --flag" }] },
+      ],
+    });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "other" });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "logout" });
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "${notExecutable}" failed on SessionEnd: ${notExecutable} is not executable. It added nothing and blocked nothing. Make it executable (chmod +x) or run it through its interpreter (sh ${notExecutable}).`,
+      'Hook command "unforget-no-such-command --flag" failed on SessionEnd: no command named "unforget-no-such-command" was found on PATH. It added nothing and blocked nothing. Install it, or fix the command in the settings file.',
+    ]);
+  });
+
+  it("a working directory that does not exist is named as the problem", async () => {
+    const gone = join(projectDir, "gone");
+    const errors: HookError[] = [];
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: (error) => errors.push(error) });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: { SessionEnd: [{ hooks: [{ type: "command", command: "true" }] }] },
+        projectDir,
+        cwd: gone,
+      }),
+    ]);
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "other" });
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "true" failed on SessionEnd: its working directory ${gone} does not exist. It added nothing and blocked nothing. Pass an existing directory as cwd (or projectDir).`,
+    ]);
+  });
+
+  it("a timeout says what to raise, and a failing script what happened", async () => {
+    const hangs = await script("slow.sh", "sleep 30");
+    const fails = await script("fails-loudly.sh", 'echo "no database" >&2\nexit 3');
+    const { hooks, errors } = bus({
+      PreToolUse: [
+        { matcher: "Bash", hooks: [{ type: "command", command: hangs, timeout: 0.2 }] },
+        { matcher: "Read", hooks: [{ type: "command", command: fails }] },
+      ],
+    });
+    const base = { sessionId: "session-1", toolUseId: "t1", input: {} };
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Bash" })).resolves.toBeUndefined();
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Read" })).resolves.toBeUndefined();
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "${hangs}" timed out on PreToolUse: did not finish within 0.2s; its process group was killed. It added nothing and blocked nothing. Make it faster, or raise its "timeout" (in seconds) in the settings file.`,
+      `Hook command "${fails}" failed on PreToolUse: exit code 3: no database. It added nothing and blocked nothing. Fix the script.`,
+    ]);
   });
 
   it("taps nothing when no commands are configured", () => {

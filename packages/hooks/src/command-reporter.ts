@@ -29,9 +29,15 @@ export function createCommandReporter(
   const reportError = (error: HookError) => busSinks()?.reportError(error);
   return ({ eventName, hookName, sessionId, verdict, run }) => {
     if (verdict.outcome === "error" || verdict.outcome === "timeout") {
+      const what = verdict.outcome === "timeout" ? "timed out" : "failed";
+      // A failed run never blocks; it may still have printed context (e.g. a block on an event that cannot block).
+      const consequence =
+        verdict.context === undefined
+          ? "It added nothing and blocked nothing."
+          : "Its output was added; it blocked nothing.";
       reportError(
         new HookError(
-          `Hook command "${verdict.command}" failed on ${eventName}: ${verdict.reason ?? verdict.outcome}. The session goes on; fix the script (or raise its timeout).`,
+          `Hook command "${verdict.command}" ${what} on ${eventName}: ${verdict.reason ?? verdict.outcome}. ${consequence} ${verdict.advice ?? "Fix the script."}`,
           { hook: hookName, handler: verdict.command },
         ),
       );

@@ -1,4 +1,5 @@
 import type { HookResultEntry } from "@unforget/core";
+import { launchFailure } from "./command-launch-failure.ts";
 import { describeError } from "./describe-error.ts";
 import { isRecord } from "./is-record.ts";
 import type { HookCommandRun } from "./run-hook-command.ts";
@@ -17,6 +18,8 @@ export interface CommandVerdict {
   updatedInput?: Record<string, unknown>;
   /** Why: the block reason, the failure, or the command's own reason. */
   reason?: string;
+  /** For a failed run: what to change, for the report. */
+  advice?: string;
   /** The command asked that its output stay out of the transcript. */
   suppressOutput: boolean;
 }
@@ -55,27 +58,41 @@ function readJsonOutput(verdict: CommandVerdict, json: Record<string, unknown>):
   return verdict;
 }
 
-/** Reads a finished run the way Claude Code does: exit 2 blocks, other failures are reported only. */
-export function readCommandRun(command: string, run: HookCommandRun, timeoutSeconds: number): CommandVerdict {
+/**
+ * Reads a finished run the way Claude Code does: exit 2 blocks, other failures are reported only. `launch`
+ * (the commands' working directory and environment) tells a missing or non-executable script apart from a
+ * script that failed.
+ */
+export function readCommandRun(
+  command: string,
+  run: HookCommandRun,
+  timeoutSeconds: number,
+  launch: { cwd: string; env: NodeJS.ProcessEnv },
+): CommandVerdict {
   const verdict: CommandVerdict = { command, outcome: "success", suppressOutput: false };
   const stderr = run.stderr.trim();
-  if (run.spawnError !== undefined) {
-    return { ...verdict, outcome: "error", reason: `could not be started (${run.spawnError.message})` };
-  }
   if (run.timedOut) {
     return {
       ...verdict,
       outcome: "timeout",
       reason: `did not finish within ${timeoutSeconds}s; its process group was killed`,
+      advice: 'Make it faster, or raise its "timeout" (in seconds) in the settings file.',
     };
   }
+  const failedToLaunch = launchFailure(command, run, launch);
+  if (failedToLaunch !== undefined) return { ...verdict, outcome: "error", ...failedToLaunch };
   if (run.exitCode === 2) {
     const reason = stderr === "" ? "the hook exited with code 2" : stderr;
     return { ...verdict, outcome: "blocked", block: reason, reason };
   }
   if (run.exitCode !== 0) {
-    const reason = stderr === "" ? `exited with code ${run.exitCode ?? "null (killed)"}` : stderr;
-    return { ...verdict, outcome: "error", reason };
+    const exit = run.exitCode === null ? "killed by a signal" : `exit code ${run.exitCode}`;
+    return {
+      ...verdict,
+      outcome: "error",
+      reason: stderr === "" ? exit : `${exit}: ${stderr}`,
+      advice: "Fix the script.",
+    };
   }
   const stdout = run.stdout.trim();
   if (stdout === "") return verdict;
@@ -87,7 +104,8 @@ export function readCommandRun(command: string, run: HookCommandRun, timeoutSeco
     return {
       ...verdict,
       outcome: "error",
-      reason: `printed invalid JSON (${describeError(error)}); its output was ignored. Print one JSON object or plain text.`,
+      reason: `printed invalid JSON (${describeError(error)}); its output was ignored`,
+      advice: "Print one JSON object or plain text.",
     };
   }
   return isRecord(json) ? readJsonOutput(verdict, json) : { ...verdict, context: stdout };

@@ -1,7 +1,7 @@
 import { AsyncSeriesBailHook } from "tapable";
 import {
   type DeclaredHookOptions,
-  declareHook,
+  declaredHook,
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
@@ -147,19 +147,12 @@ export function createGateHook<Args extends unknown[]>(
   options: DeclaredHookOptions<EventOf<Args>> = {},
 ): GateHook<Args> {
   void argNames; // Taps receive the caller's arguments; the names document them, as on tapable hooks.
-  const binding = {};
-  const gate = seriesGate<Args, GateDecision, GateRun>(
-    { hook: name, event: options.eventName ?? name, binding },
-    gatePolicy(name),
-    (args) => ({ args, allowed: false }),
-    gateDecision,
+  return declaredHook("gate", name, options, (spec) =>
+    seriesGate<Args, GateDecision, GateRun>(
+      spec,
+      gatePolicy(name),
+      (args) => ({ args, allowed: false }),
+      gateDecision,
+    ),
   );
-  return declareHook(gate, {
-    kind: "gate",
-    name,
-    eventName: options.eventName,
-    binding,
-    matcherValue: options.matcherValue as ((event: unknown) => string | undefined) | undefined,
-    addCommandContext: undefined,
-  });
 }

@@ -1,4 +1,4 @@
-import type { HookBinding } from "./tap-guard.ts";
+import type { GuardSpec, HookBinding } from "./tap-guard.ts";
 
 /** One name per argument of a hook, as tapable takes them (`["event"]`, `["value", "event"]`). */
 export type HookArgumentNames<Args extends unknown[]> = { readonly [K in keyof Args]: string };
@@ -43,9 +43,27 @@ export interface HookDeclaration {
 
 const declarations = new WeakMap<object, HookDeclaration>();
 
-/** Marks a hook as made by one of the declaring constructors, so a hook group can bind and list it. */
-export function declareHook<H extends object>(hook: H, declaration: HookDeclaration): H {
-  declarations.set(hook, declaration);
+/**
+ * Builds a hook for a hook group and remembers what it is, so a group can bind it to a bus and command hooks
+ * can subscribe to it. `build` receives the guard spec of a hook not bound to any bus yet.
+ */
+export function declaredHook<H extends object>(
+  kind: HookKind,
+  name: string,
+  options: DeclaredHookOptions<never>,
+  build: (spec: GuardSpec) => H,
+  addCommandContext?: (value: never, contexts: readonly CommandContext[]) => unknown,
+): H {
+  const binding: HookBinding = {};
+  const hook = build({ hook: name, event: options.eventName ?? name, binding });
+  declarations.set(hook, {
+    kind,
+    name,
+    eventName: options.eventName,
+    binding,
+    matcherValue: options.matcherValue as HookDeclaration["matcherValue"],
+    addCommandContext: addCommandContext as HookDeclaration["addCommandContext"],
+  });
   return hook;
 }
 

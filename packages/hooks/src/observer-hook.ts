@@ -1,7 +1,7 @@
 import { AsyncParallelHook } from "tapable";
 import {
   type DeclaredHookOptions,
-  declareHook,
+  declaredHook,
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
@@ -36,16 +36,5 @@ export function createObserverHook<Args extends unknown[]>(
   name: string,
   options: DeclaredHookOptions<EventOf<Args>> = {},
 ): AsyncParallelHook<Args> {
-  const binding = {};
-  return declareHook(
-    observerHook<Args>(argNames, { hook: name, event: options.eventName ?? name, binding }),
-    {
-      kind: "observer",
-      name,
-      eventName: options.eventName,
-      binding,
-      matcherValue: options.matcherValue as ((event: unknown) => string | undefined) | undefined,
-      addCommandContext: undefined,
-    },
-  );
+  return declaredHook("observer", name, options, (spec) => observerHook<Args>(argNames, spec));
 }

@@ -127,26 +127,16 @@ const preCompactPolicy: TapPolicy = {
     if (problem !== undefined) return { value, note: replacedNote(added), problem };
     return added.length > 0 ? { value, note: { outcome: "success", output: added } } : { value };
   },
-  reject(message, args, handler) {
-    const previous = args[0] as PreCompactResult;
-    const event = args[1] as PreCompactEvent;
-    if (event.trigger === "reactive") {
-      return {
-        value: undefined,
-        note: { outcome: "error", reason: message },
-        consequence: "its instructions were left out and the reactive compaction goes on",
-      };
-    }
-    const reason = `Plugin "${handler}" failed while preparing the compaction (${message}); the compaction was not run. Fix or remove the plugin.`;
-    return {
-      value: new PreCompactValue(previous.instructions, userInstructionsOf(previous), {
-        reason,
-        by: handler,
-      }),
-      note: { outcome: "error", reason: message },
-      consequence: "the compaction was vetoed (a failing preCompact tap vetoes a manual or auto compaction)",
-    };
-  },
+  // Blocking a compaction is the dangerous direction (the context then grows until the emergency path), so a
+  // failing tap only loses its own contribution: only an explicit veto vetoes.
+  reject: (message, args) => ({
+    value: undefined,
+    note: { outcome: "error", reason: message },
+    consequence:
+      (args[1] as PreCompactEvent).trigger === "reactive"
+        ? "its instructions were left out and the reactive compaction goes on"
+        : "its instructions were left out and the compaction goes on (only an explicit veto stops a compaction)",
+  }),
 };
 
 /**

@@ -57,13 +57,15 @@ export function createEventCommandRunner(
           timeoutMs: timeoutSeconds * 1000,
           killGraceMs: options.killGraceMs,
         });
-        let verdict = readCommandRun(hook.command, run, timeoutSeconds);
+        let verdict = readCommandRun(hook.command, run, timeoutSeconds, options);
         if (verdict.block !== undefined && !target.blockable) {
           const { block, ...rest } = verdict;
           verdict = {
             ...rest,
             outcome: "error",
-            reason: `${block} (a ${target.eventName} hook cannot block here; nothing was blocked)`,
+            reason: `it asked to block (${block}), but a ${target.eventName} hook cannot block here`,
+            advice:
+              'Exit code 2 and "block" decisions block only PreCompact (manual or auto), PreToolUse and declared gates.',
           };
         }
         report({

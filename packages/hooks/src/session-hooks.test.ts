@@ -128,7 +128,7 @@ describe("preCompact", () => {
     expect(entries[0]).toMatchObject({ handler: "release-guard", outcome: "error" });
   });
 
-  it("fails closed: a throwing tap vetoes a proactive compaction", async () => {
+  it("a throwing tap is reported and does not veto: only an explicit veto stops a compaction", async () => {
     const { hooks, errors, entries } = createRecordingBus();
     applyPlugins(hooks, [
       {
@@ -139,13 +139,18 @@ describe("preCompact", () => {
           });
         },
       },
+      instructionsPlugin("after", "AFTER"),
     ]);
-    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
-    expect(result.instructions).toBe("U");
-    expect(result.veto?.by).toBe("broken");
-    expect(result.veto?.reason).toContain("disk full");
-    expect(errors).toHaveLength(1);
+    for (const trigger of ["auto", "manual"] as const) {
+      const result = await hooks.preCompact.promise({ instructions: "U" }, { ...autoEvent, trigger });
+      expect(result).toEqual({ instructions: "U\nAFTER" });
+      expect(result.veto).toBeUndefined();
+    }
+    expect(errors).toHaveLength(2);
     expect(errors[0]?.code).toBe("hook_failed");
+    expect(errors[0]?.message).toBe(
+      'Plugin "broken" threw in preCompact (disk full); its instructions were left out and the compaction goes on (only an explicit veto stops a compaction). Fix or remove the plugin.',
+    );
     expect(entries[0]).toMatchObject({ handler: "broken", outcome: "error", reason: "disk full" });
   });
 
@@ -165,13 +170,15 @@ describe("preCompact", () => {
     expect(errors.map((error) => error.handler)).toEqual(["broken"]);
   });
 
-  it("treats a wrongly shaped result as a failure", async () => {
+  it("treats a wrongly shaped result as a failure that is reported, not as a veto", async () => {
     const { hooks, errors } = createRecordingBus();
     const hooksAsUntyped = hooks.preCompact as unknown as { tap(name: string, fn: () => unknown): void };
     hooksAsUntyped.tap("sloppy", () => "just a string");
     const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
-    expect(result.veto?.by).toBe("sloppy");
+    expect(result).toEqual({ instructions: "U" });
+    expect(errors[0]?.message).toContain("returned an unusable result in preCompact");
     expect(errors[0]?.message).toContain("instructions");
+    expect(errors[0]?.message).toContain("the compaction goes on");
   });
 });
 
@@ -217,7 +224,9 @@ describe("observer hooks", () => {
     });
     expect(seen).toEqual(["a:10", "b:100"]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]?.message).toContain("observer exploded");
+    expect(errors[0]?.message).toBe(
+      'Plugin "broken" threw in postCompact (observer exploded); the other observers still ran and the session goes on. Fix or remove the plugin.',
+    );
     expect(errors[0]?.hook).toBe("postCompact");
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ event: "PostCompact", handler: "broken", outcome: "error" });
@@ -399,6 +408,9 @@ describe("preToolUse", () => {
     expect(decision).toMatchObject({ behavior: "deny", by: "policy-server" });
     expect(decision?.behavior === "deny" && decision.reason).toContain("ECONNREFUSED");
     expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toBe(
+      'Plugin "policy-server" threw in preToolUse (ECONNREFUSED); the Bash call was denied (a tool gate that fails denies). Fix or remove the plugin.',
+    );
   });
 });
 

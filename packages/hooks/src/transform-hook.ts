@@ -3,7 +3,7 @@ import { AsyncSeriesWaterfallHook } from "tapable";
 import {
   type CommandContext,
   type DeclaredHookOptions,
-  declareHook,
+  declaredHook,
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
@@ -120,20 +120,11 @@ export function createTransformHook<Args extends [unknown, ...unknown[]]>(
   name: string,
   options: TransformHookOptions<Args[0], EventOf<Args>> = {},
 ): AsyncSeriesWaterfallHook<Args> {
-  const binding = {};
-  const hook = transformHook<Args>(
-    argNames,
-    { hook: name, event: options.eventName ?? name, binding },
-    options.merge,
-  );
-  return declareHook(hook, {
-    kind: "transform",
+  return declaredHook(
+    "transform",
     name,
-    eventName: options.eventName,
-    binding,
-    matcherValue: options.matcherValue as ((event: unknown) => string | undefined) | undefined,
-    addCommandContext: options.addCommandContext as
-      | ((value: unknown, contexts: readonly CommandContext[]) => unknown)
-      | undefined,
-  });
+    options,
+    (spec) => transformHook<Args>(argNames, spec, options.merge),
+    options.addCommandContext,
+  );
 }
