@@ -35,6 +35,7 @@ export type {
   HookMatcherGroup,
   LoadedHookSettings,
   LoadHookSettingsOptions,
+  ParseHookSettingsOptions,
 } from "./hook-settings.ts";
 export { hookSettingsPaths, loadHookSettings, parseHookSettings } from "./hook-settings.ts";
 export { createObserverHook } from "./observer-hook.ts";
