@@ -11,6 +11,7 @@ import {
   type TranscriptEntry,
   toRequestMessages,
 } from "@unforget/core";
+import type { PostCompactEvent } from "@unforget/hooks";
 import { type Calibrator, type ContextPolicy, createCalibrator, createContextPolicy } from "@unforget/tokens";
 import { type CacheBreakDetector, createCacheBreakDetector } from "./cache-break-detector.ts";
 import { type CachedMicrocompact, type CacheEdit, createCachedMicrocompact } from "./cached-microcompact.ts";
@@ -313,7 +314,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 
   async function firePostCompact(report: LayerReport, summary?: string): Promise<void> {
     if (!options.hooks) return;
-    const event: Record<string, unknown> = {
+    const event: PostCompactEvent = {
       sessionId: options.sessionId ?? "",
       trigger: report.trigger,
       layer: report.layer,
@@ -323,7 +324,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     if (options.transcript?.path) event.transcriptId = options.transcript.path;
     if (summary !== undefined) event.summary = summary;
     if (report.messagesSummarized !== undefined) event.messagesSummarized = report.messagesSummarized;
-    await options.hooks.postCompact.promise(event as never);
+    await options.hooks.postCompact.promise(event);
   }
 
   /** PreCompact: the user's instructions first, each plugin's appended; a veto stops a manual or auto compaction. */
