@@ -311,15 +311,31 @@ describe("createContextManager events", () => {
         },
       },
     ]);
-    const manager = createContextManager({ model: "m", limits: LIMITS, hooks, clock: c.now, config: { earlyMark: false } });
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      hooks,
+      clock: c.now,
+      config: { earlyMark: false },
+    });
     for (let turn = 0; turn < 80; turn++) {
-      c.tool(turn % 3 === 0 ? "Read" : "Task", { description: `f${turn}`, file_path: `f${turn}` }, filler(1_200, turn));
+      c.tool(
+        turn % 3 === 0 ? "Read" : "Task",
+        { description: `f${turn}`, file_path: `f${turn}` },
+        filler(1_200, turn),
+      );
       await manager.prepare(c.messages);
     }
     const layers = new Set(seen.map((event) => event.layer));
     expect(layers.has("full")).toBe(true);
-    expect(seen.filter((event) => event.layer === "full").every((event) => event.summary?.includes("## 6. All User Messages"))).toBe(true);
-    expect(seen.filter((event) => event.layer !== "full").every((event) => event.summary === undefined)).toBe(true);
+    expect(
+      seen
+        .filter((event) => event.layer === "full")
+        .every((event) => event.summary?.includes("## 6. All User Messages")),
+    ).toBe(true);
+    expect(seen.filter((event) => event.layer !== "full").every((event) => event.summary === undefined)).toBe(
+      true,
+    );
     expect(manager.status().turnsUntilCompaction).toBeGreaterThanOrEqual(0);
   });
 });
