@@ -101,6 +101,7 @@ export async function compactConversation(
     throw new CompactionFailedError(
       "full",
       "There is nothing to summarise: every message is in the verbatim tail. The conversation is unchanged.",
+      { reason: "nothing-to-summarize" },
     );
   }
   let input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
@@ -155,7 +156,7 @@ export async function compactConversation(
         throw new CompactionFailedError(
           "full",
           `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that left out the oldest rounds; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
-          { cause: error },
+          { cause: error, reason: "too-long" },
         );
       }
       const trimmed = truncateHeadForRetry(input, error.tokenGap);
@@ -163,7 +164,7 @@ export async function compactConversation(
         throw new CompactionFailedError(
           "full",
           "The summary request is too long for the model even with only its last round left; the conversation is unchanged.",
-          { cause: error },
+          { cause: error, reason: "too-long" },
         );
       }
       input = trimmed.messages;

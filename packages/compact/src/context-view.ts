@@ -5,10 +5,12 @@ import {
   type CompactTrigger,
   type ContextEdit,
   createTranscriptEntry,
+  extendRequestMessages,
   InvalidMessageError,
   InvalidOperationError,
   type Message,
   projectContext,
+  type RequestMessage,
   type TranscriptEntry,
   type TranscriptEntryInput,
 } from "@unforget/core";
@@ -52,6 +54,8 @@ export class ContextView {
   #session: TokenCountSession;
   #preambleTokens = 0;
   #boundary: CompactBoundaryEntry | undefined;
+  // The request of the current view, extended as messages are appended; rebuilt after any other change.
+  #request: RequestMessage[] | undefined;
 
   constructor(options: ContextViewOptions) {
     this.#options = options;
@@ -110,6 +114,7 @@ export class ContextView {
     if (added.length > 0) {
       this.view = [...this.view, ...added];
       this.#countView.push(...added);
+      if (this.#request) this.#request = extendRequestMessages(this.#request, added);
     }
     return added;
   }
@@ -212,6 +217,11 @@ export class ContextView {
     this.#rebuildCountView();
   }
 
+  /** The estimated tokens of the system prompt and tools last set. */
+  get preambleTokens(): number {
+    return this.#preambleTokens;
+  }
+
   /** Sets the estimated tokens of the system prompt and tools, counted when no response usage anchors the count. */
   setPreambleTokens(tokens: number): void {
     if (tokens === this.#preambleTokens) return;
@@ -258,7 +268,14 @@ export class ContextView {
     return this.#options.idFactory?.(kind) ?? `${kind}_${randomUUID()}`;
   }
 
+  /** The request's `messages` for the current view (`toRequestMessages(view)`), incremental while messages are only appended. */
+  requestMessages(): RequestMessage[] {
+    this.#request ??= extendRequestMessages([], this.view);
+    return this.#request;
+  }
+
   #rebuildCountView(): void {
+    this.#request = undefined;
     const validFrom = this.#usageValidFrom;
     this.#countView = this.view.map((message, index) => {
       if (index >= validFrom || message.usage === undefined) return message;
