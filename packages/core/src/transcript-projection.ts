@@ -241,7 +241,10 @@ export function toRequestMessages(messages: readonly Message[]): RequestMessage[
  * `toRequestMessages` of the projection plus `added`, given the request of the projection: linear in `added`
  * (the last message is replaced by a merged copy when `added` continues its role). Neither input is changed.
  */
-export function extendRequestMessages(request: readonly RequestMessage[], added: readonly Message[]): RequestMessage[] {
+export function extendRequestMessages(
+  request: readonly RequestMessage[],
+  added: readonly Message[],
+): RequestMessage[] {
   const out = request.slice();
   for (const message of added) {
     if (message.content.length === 0) continue;
@@ -250,7 +253,9 @@ export function extendRequestMessages(request: readonly RequestMessage[], added:
       out[out.length - 1] = {
         role: last.role,
         content:
-          message.role === "user" ? resultsFirst(last.content, message.content) : [...last.content, ...message.content],
+          message.role === "user"
+            ? resultsFirst(last.content, message.content)
+            : [...last.content, ...message.content],
       };
     } else {
       out.push({ role: message.role, content: message.content });
