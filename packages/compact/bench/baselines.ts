@@ -94,6 +94,7 @@ function manager(
     compact: unsupported,
     requestCompaction: unsupported,
     requestSnip: unsupported,
+    recordMetadata: unsupported,
     status: () => result([], estimate(state.messages)).status,
     entries: [],
     on: () => () => {},

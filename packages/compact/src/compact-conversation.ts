@@ -179,14 +179,20 @@ function split(
   options: CompactConversationOptions,
   bodyStart: number,
 ): { head: Message[]; summarized: Message[]; tail: Message[]; scope: SummaryScope } {
-  const keepStart = (from: number) =>
-    calculateKeepStart(messages, {
+  const keepStart = (from: number) => {
+    const floor = Math.max(from, options.keep?.floor ?? 0);
+    const start = calculateKeepStart(messages, {
       minTokens: 0,
       minTextMessages: 1,
       maxTokens: 4_000,
       ...options.keep,
-      floor: Math.max(from, options.keep?.floor ?? 0),
+      floor,
     });
+    // When the tail would swallow everything (the only text message opens the range), keep the last round only.
+    return start > floor
+      ? start
+      : calculateKeepStart(messages, { minTokens: 0, minTextMessages: 0, maxTokens: 0, floor });
+  };
   const range = options.range;
   if (range && "upTo" in range) {
     const cut = Math.max(bodyStart, Math.min(range.upTo, messages.length));

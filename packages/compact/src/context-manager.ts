@@ -118,12 +118,21 @@ export interface ContextManager {
    * transcript intact) when that is not possible, or with `CompactionDisabledError` when emergency compaction is off.
    */
   recover(error: unknown, options?: PrepareOptions): Promise<PrepareResult>;
-  /** A manual compaction now (the user's `/compact`); never fails for being too long to summarise. */
-  compact(options?: CompactOptions & PrepareOptions): Promise<PrepareResult>;
+  /**
+   * A manual compaction now (the user's `/compact`) of the conversation (the same list `prepare` takes);
+   * never fails for being too long to summarise. The instructions apply to this compaction only.
+   */
+  compact(messages: readonly Message[], options?: CompactOptions & PrepareOptions): Promise<PrepareResult>;
   /** Asks for a compaction before the next model call (the model-callable compact tool uses this). */
   requestCompaction(instructions?: string): void;
   /** Asks for a snip before the next model call, keeping the most recent messages (the snip tool uses this). */
   requestSnip(keepRecentMessages: number): void;
+  /** Records session metadata (title, tags, app data); it is re-appended after every compaction. */
+  recordMetadata(metadata: {
+    title?: string;
+    tags?: string[];
+    data?: Record<string, unknown>;
+  }): Promise<void>;
   /** The current context state; cheap. */
   status(): ContextStatus;
   /** Everything the manager has recorded, in order (also written to the transcript sink). */
@@ -195,6 +204,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   let turnsSinceCompaction = Number.POSITIVE_INFINITY;
   let lastTokensAfter: number | undefined;
   const growth: number[] = [];
+  // Every tool the session's requests offered, recorded on each boundary so deferred tool lists survive it.
+  const discoveredTools = new Set<string>();
   let lastSystem: unknown;
   let lastTools: unknown;
   let cacheSafe: { system?: PrepareOptions["system"]; tools?: PrepareOptions["tools"]; maxTokens?: number } =
@@ -439,6 +450,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
         tokensBefore,
         tokensAfter: projectedAfter,
         attachments,
+        discoveredTools: [...discoveredTools],
       });
     }
     manualAnchor = undefined;
@@ -711,6 +723,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   }
 
   function setRequestShape(prepareOptions: PrepareOptions): void {
+    for (const tool of prepareOptions.tools ?? []) discoveredTools.add(tool.name);
     if (prepareOptions.system !== lastSystem || prepareOptions.tools !== lastTools) {
       lastSystem = prepareOptions.system;
       lastTools = prepareOptions.tools;
@@ -849,6 +862,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       const now = clock();
       const recursion =
         prepareOptions.querySource === "compact" || prepareOptions.querySource === "session_memory";
+      // A compaction's or a memory extraction's own call never compacts (it would recurse or deadlock).
+      if (recursion) return finish(tokensBefore, reports, prepareOptions);
 
       if (config.toolResultBudget !== false && added.length > 0) {
         const budget = config.toolResultBudget ?? {};
@@ -961,7 +976,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       return finish(tokensBefore, reports, prepareOptions);
     },
 
-    async compact(compactOptions = {}) {
+    async compact(messages, compactOptions = {}) {
+      observeResponses(view.sync(messages));
       setRequestShape(compactOptions);
       const reports: LayerReport[] = [];
       const tokensBefore = tokensNow();
@@ -978,6 +994,11 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 
     requestSnip(keepRecentMessages) {
       pendingSnip = Math.max(1, Math.floor(keepRecentMessages));
+    },
+
+    async recordMetadata(metadata) {
+      view.appendMetadata(metadata);
+      await view.flush();
     },
 
     status: () => status(),

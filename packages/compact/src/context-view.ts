@@ -186,6 +186,12 @@ export class ContextView {
         this.#defaults(),
       ),
     );
+    // Session metadata (title, tags) goes after the compaction again, so a reader of the transcript's tail finds it.
+    const metadata = this.#latestMetadata();
+    if (metadata) {
+      const { v: _version, id: _id, timestamp: _time, sessionId: _session, ...copy } = metadata;
+      this.#queue(createTranscriptEntry({ ...copy, id: this.#id("metadata") }, this.#defaults()));
+    }
     for (const attachment of input.attachments) {
       this.#queue(
         createTranscriptEntry(
@@ -200,6 +206,13 @@ export class ContextView {
     this.#session.reset();
     this.#rebuildCountView();
     return boundaryEntry;
+  }
+
+  /** Appends a metadata entry (it does not change the projection). */
+  appendMetadata(metadata: { title?: string; tags?: string[]; data?: Record<string, unknown> }): void {
+    this.#queue(
+      createTranscriptEntry({ type: "metadata", id: this.#id("metadata"), ...metadata }, this.#defaults()),
+    );
   }
 
   /** Appends attachments after the current view (context added between turns). */
@@ -252,6 +265,14 @@ export class ContextView {
       this.#writeError = undefined;
       throw error;
     }
+  }
+
+  #latestMetadata(): Extract<TranscriptEntry, { type: "metadata" }> | undefined {
+    for (let index = this.entries.length - 1; index >= 0; index--) {
+      const entry = this.entries[index]!;
+      if (entry.type === "metadata") return entry;
+    }
+    return undefined;
   }
 
   #queue(entry: TranscriptEntry): void {
