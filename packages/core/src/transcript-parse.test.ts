@@ -107,7 +107,11 @@ describe("parseTranscript", () => {
     const parsed = parseTranscript(text);
     expect(parsed.entries).toEqual([messageEntry]);
     expect(parsed.problems).toEqual([
-      expect.objectContaining({ kind: "invalid_entry", line: 2, reason: expect.stringMatching(/levels deep/) }),
+      expect.objectContaining({
+        kind: "invalid_entry",
+        line: 2,
+        reason: expect.stringMatching(/levels deep/),
+      }),
     ]);
     expect(() => JSON.stringify(parsed.entries)).not.toThrow();
   });
