@@ -10,24 +10,29 @@ import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
 const COUNT = 40_000;
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 
+/** A user line, then COUNT assistant lines in one parent chain, each of the response `responseId` names. */
+function assistantLines(responseId: (index: number) => string): string {
+  const lines: unknown[] = [
+    { type: "user", uuid: "u0", parentUuid: null, message: { role: "user", content: "go" } },
+  ];
+  for (let index = 1; index <= COUNT; index++) {
+    lines.push({
+      type: "assistant",
+      uuid: `a${index}`,
+      parentUuid: index === 1 ? "u0" : `a${index - 1}`,
+      message: {
+        id: responseId(index),
+        role: "assistant",
+        content: [{ type: "text", text: `part ${index}` }],
+      },
+    });
+  }
+  return jsonl(lines);
+}
+
 describe("imports stay linear whatever the shape", () => {
   it("Claude Code: 40,000 assistant lines with distinct response ids", () => {
-    const lines: unknown[] = [
-      { type: "user", uuid: "u0", parentUuid: null, message: { role: "user", content: "go" } },
-    ];
-    for (let index = 1; index <= COUNT; index++) {
-      lines.push({
-        type: "assistant",
-        uuid: `a${index}`,
-        parentUuid: index === 1 ? "u0" : `a${index - 1}`,
-        message: {
-          id: `msg_${index}`,
-          role: "assistant",
-          content: [{ type: "text", text: `part ${index}` }],
-        },
-      });
-    }
-    const text = jsonl(lines);
+    const text = assistantLines((index) => `msg_${index}`);
     const result = importClaudeCodeTranscript(text);
     expect(result.messages).toHaveLength(2);
     expect(result.messages[1]?.content).toHaveLength(COUNT);
@@ -35,18 +40,7 @@ describe("imports stay linear whatever the shape", () => {
   });
 
   it("Claude Code: 40,000 split lines of one response", () => {
-    const lines: unknown[] = [
-      { type: "user", uuid: "u0", parentUuid: null, message: { role: "user", content: "go" } },
-    ];
-    for (let index = 1; index <= COUNT; index++) {
-      lines.push({
-        type: "assistant",
-        uuid: `a${index}`,
-        parentUuid: index === 1 ? "u0" : `a${index - 1}`,
-        message: { id: "msg_1", role: "assistant", content: [{ type: "text", text: `part ${index}` }] },
-      });
-    }
-    const result = importClaudeCodeTranscript(jsonl(lines));
+    const result = importClaudeCodeTranscript(assistantLines(() => "msg_1"));
     expect(result.messages).toHaveLength(2);
     expect(result.messages[1]?.metadata?.sourceLines).toHaveLength(COUNT);
     expect(result.report.counts.mergedSourceItems).toBe(COUNT - 1);
