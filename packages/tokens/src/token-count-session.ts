@@ -1,4 +1,4 @@
-import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
+import { assertMessageList, isRecord, messageTokensWith } from "./estimate-message-tokens.ts";
 import {
   type ContextTokenCount,
   type CountableMessage,
@@ -56,8 +56,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
     runResponseId = undefined;
   };
 
-  const idOf = (message: unknown) =>
-    typeof message === "object" && message !== null ? (message as CountableMessage).id : undefined;
+  const idOf = (message: unknown) => (isRecord(message) ? message.id : undefined);
   const same = (a: CountableMessage | undefined, b: CountableMessage | undefined) =>
     a === b || (idOf(a) !== undefined && idOf(a) === idOf(b));
 
@@ -77,7 +76,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
       let newAnchorTokens = 0;
       for (let index = seen; index < messages.length; index++) {
         const message = messages[index];
-        if (typeof message !== "object" || message === null || message.role !== "assistant") continue;
+        if (!isRecord(message) || message.role !== "assistant") continue;
         const responseId = message.responseId;
         if (responseId === undefined || responseId !== runResponseId) {
           runStart = index;

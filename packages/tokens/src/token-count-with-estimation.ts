@@ -1,5 +1,5 @@
 import type { Message } from "@unforget/core";
-import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
+import { assertMessageList, isRecord, messageTokensWith } from "./estimate-message-tokens.ts";
 import { addCounts, toCount } from "./finite-count.ts";
 import {
   type ResolvedTokenEstimatorOptions,
@@ -55,7 +55,7 @@ export function usageTokens(usage: unknown): number | undefined {
   return fields > 0 && Number.isFinite(total) ? toCount(total) : undefined;
 }
 
-const isMessage = (value: unknown): value is CountableMessage => typeof value === "object" && value !== null;
+const isMessage = isRecord as (value: unknown) => value is CountableMessage;
 
 /**
  * The anchor: the last assistant message with a valid usage (its window occupancy is the anchor's), walked
