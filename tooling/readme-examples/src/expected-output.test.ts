@@ -8,7 +8,7 @@ describe("expectedOutput", () => {
       "console.log(1 + 1); // → 2",
       "console.log('a', [1]) // → a [ 1 ]",
       "console.log(x); // a plain comment asserts nothing",
-      "  console.log(\"→\", x); // → → arrows inside the text are kept  ",
+      '  console.log("→", x); // → → arrows inside the text are kept  ',
     ].join("\n");
     expect(expectedOutput(code)).toEqual({
       expected: [
