@@ -216,7 +216,7 @@ function applyMutation(root: { value: unknown }, mutation: Mutation): void {
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /** Tree size plus text length / 50: what a case costs to count. */
-const MAX_WEIGHT = 20_000;
+const MAX_WEIGHT = 10_000;
 
 function weightOf(root: unknown): number {
   let weight = 1;
@@ -362,6 +362,9 @@ function sizeOf(root: unknown, limit = Number.POSITIVE_INFINITY): number {
   return size;
 }
 
+/** The properties run hundreds of cases; CI shares two cores with other jobs. Work is bounded by MAX_WEIGHT. */
+const PROPERTY_TIMEOUT_MS = 90_000;
+
 /** Reads allowed per unit of input size: a few passes of a few reads each. A quadratic path exceeds it. */
 const READS_PER_UNIT = 40;
 
@@ -373,137 +376,159 @@ describe("hostile input: mutated corpus sessions", () => {
     expect(texts.length).toBeGreaterThan(10);
   });
 
-  it("every counter and estimator returns a finite non-negative integer or a typed error", async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArbitrary(60, 4), fc.nat(), async (input, choice) => {
-        const messages = mutated(input.index, input.start, input.limit, input.mutations);
-        const list = Array.isArray(messages) ? messages : [messages];
-        const profile = PROFILES[choice % PROFILES.length]!;
-        for (const message of list.slice(0, 20)) {
-          expectCount(
-            typedOnly("estimateMessageTokens", () => estimateMessageTokens(message, { profile })),
-            "estimateMessageTokens",
-          );
-          const text =
-            typeof message === "object" && message !== null ? (message as Message).content : message;
-          expectCount(estimateTextTokens(text as string, profile), "estimateTextTokens");
-        }
-        const total = typedOnly("estimateMessagesTokens", () =>
-          estimateMessagesTokens(messages as Message[], { profile }),
-        );
-        if (total !== undefined) expectCount(total, "estimateMessagesTokens");
-        const counted = typedOnly("tokenCountWithEstimation", () =>
-          tokenCountWithEstimation(messages as Message[], { profile, preambleTokens: choice % 1_000 }),
-        );
-        if (counted !== undefined) expectCount(counted, "tokenCountWithEstimation");
-        const request = requestOf(messages, list[0]);
-        expectCount(estimateRequestTokens(request, { profile }), "estimateRequestTokens");
-        const counter = createFallbackCounter(PRIMARIES[choice % PRIMARIES.length], {
-          cache: choice % 2 === 0,
-        });
-        const result = await typedOnlyAsync("createFallbackCounter", () => counter.countTokens(request));
-        expect(result).toBeDefined();
-        expectCount(result?.inputTokens, "createFallbackCounter");
-      }),
-      { numRuns: 40 },
-    );
-  });
-
-  it("the incremental session agrees with the stateless count as the list grows, on any mutated list", () => {
-    fc.assert(
-      fc.property(caseArbitrary(80, 3), fc.integer({ min: 1, max: 7 }), (input, step) => {
-        const messages = mutated(input.index, input.start, input.limit, input.mutations);
-        if (!Array.isArray(messages)) {
-          expect(() => createTokenCountSession().count(messages as never)).toThrow(
-            /not an array of messages/,
-          );
-          return;
-        }
-        const session = createTokenCountSession();
-        // The session sees every prefix; the stateless count (linear per call) is compared at ~10 of them.
-        const checkEvery = Math.max(step, Math.ceil(messages.length / 10));
-        for (let end = 0; end <= messages.length; end += step) {
-          const prefix = messages.slice(0, end);
-          const actual = session.count(prefix);
-          expectCount(actual.tokens, "createTokenCountSession");
-          expectCount(actual.estimatedTokens, "createTokenCountSession (estimated)");
-          if (end % checkEvery < step || end + step > messages.length) {
-            expect(actual).toEqual(measureContextTokens(prefix));
+  it(
+    "every counter and estimator returns a finite non-negative integer or a typed error",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArbitrary(40, 4), fc.nat(), async (input, choice) => {
+          const messages = mutated(input.index, input.start, input.limit, input.mutations);
+          const list = Array.isArray(messages) ? messages : [messages];
+          const profile = PROFILES[choice % PROFILES.length]!;
+          for (const message of list.slice(0, 20)) {
+            expectCount(
+              typedOnly("estimateMessageTokens", () => estimateMessageTokens(message, { profile })),
+              "estimateMessageTokens",
+            );
+            const text =
+              typeof message === "object" && message !== null ? (message as Message).content : message;
+            expectCount(estimateTextTokens(text as string, profile), "estimateTextTokens");
           }
-        }
-      }),
-      { numRuns: 40 },
-    );
-  });
+          const total = typedOnly("estimateMessagesTokens", () =>
+            estimateMessagesTokens(messages as Message[], { profile }),
+          );
+          if (total !== undefined) expectCount(total, "estimateMessagesTokens");
+          const counted = typedOnly("tokenCountWithEstimation", () =>
+            tokenCountWithEstimation(messages as Message[], { profile, preambleTokens: choice % 1_000 }),
+          );
+          if (counted !== undefined) expectCount(counted, "tokenCountWithEstimation");
+          const request = requestOf(messages, list[0]);
+          expectCount(estimateRequestTokens(request, { profile }), "estimateRequestTokens");
+          const counter = createFallbackCounter(PRIMARIES[choice % PRIMARIES.length], {
+            cache: choice % 2 === 0,
+          });
+          const result = await typedOnlyAsync("createFallbackCounter", () => counter.countTokens(request));
+          expect(result).toBeDefined();
+          expectCount(result?.inputTokens, "createFallbackCounter");
+        }),
+        { numRuns: 30 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it("reads the input a bounded number of times per element, whatever its shape", async () => {
-    await fc.assert(
-      fc.asyncProperty(caseArbitrary(40, 3), async (input) => {
-        const messages = mutated(input.index, input.start, input.limit, input.mutations);
-        const size = sizeOf(messages);
-        const bound = READS_PER_UNIT * size + 1_000;
-        const measure = async (label: string, call: (value: unknown) => unknown) => {
-          const probe = instrument(messages);
-          await typedOnlyAsync(label, async () => call(probe.value));
-          if (probe.reads() > bound)
-            expect.fail(`${label} read the input ${probe.reads()} times (size ${size})`);
-        };
-        await measure("estimateMessagesTokens", (value) => estimateMessagesTokens(value as Message[]));
-        await measure("tokenCountWithEstimation", (value) => tokenCountWithEstimation(value as Message[]));
-        await measure("estimateRequestTokens", (value) => estimateRequestTokens(requestOf(value, "system")));
-        await measure("createFallbackCounter", (value) =>
-          createFallbackCounter(PRIMARIES[1], { cache: true }).countTokens(requestOf(value, "system")),
-        );
-      }),
-      { numRuns: 15 },
-    );
-  });
+  it(
+    "the incremental session agrees with the stateless count as the list grows, on any mutated list",
+    () => {
+      fc.assert(
+        fc.property(caseArbitrary(80, 3), fc.integer({ min: 1, max: 7 }), (input, step) => {
+          const messages = mutated(input.index, input.start, input.limit, input.mutations);
+          if (!Array.isArray(messages)) {
+            expect(() => createTokenCountSession().count(messages as never)).toThrow(
+              /not an array of messages/,
+            );
+            return;
+          }
+          const session = createTokenCountSession();
+          // The session sees every prefix; the stateless count (linear per call) is compared at ~10 of them.
+          const checkEvery = Math.max(step, Math.ceil(messages.length / 10));
+          for (let end = 0; end <= messages.length; end += step) {
+            const prefix = messages.slice(0, end);
+            const actual = session.count(prefix);
+            expectCount(actual.tokens, "createTokenCountSession");
+            expectCount(actual.estimatedTokens, "createTokenCountSession (estimated)");
+            if (end % checkEvery < step || end + step > messages.length) {
+              expect(actual).toEqual(measureContextTokens(prefix));
+            }
+          }
+        }),
+        { numRuns: 40 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it("a session reads each message a bounded number of times over the whole conversation", () => {
-    fc.assert(
-      fc.property(caseArbitrary(200, 2), (input) => {
-        const messages = mutated(input.index, input.start, input.limit, input.mutations);
-        if (!Array.isArray(messages)) return;
-        // The list is the caller's; its messages are instrumented.
-        const probes = messages.map((message) => instrument(message));
-        const list = probes.map((probe) => probe.value);
-        const session = createTokenCountSession();
-        for (let end = 1; end <= list.length; end++) session.count(list.slice(0, end));
-        const reads = probes.reduce((sum, probe) => sum + probe.reads(), 0);
-        const size = sizeOf(messages);
-        if (reads > READS_PER_UNIT * size + 10 * list.length) {
-          expect.fail(`the session read ${list.length} messages ${reads} times (size ${size})`);
-        }
-      }),
-      { numRuns: 20 },
-    );
-  });
+  it(
+    "reads the input a bounded number of times per element, whatever its shape",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(caseArbitrary(40, 3), async (input) => {
+          const messages = mutated(input.index, input.start, input.limit, input.mutations);
+          const size = sizeOf(messages);
+          const bound = READS_PER_UNIT * size + 1_000;
+          const measure = async (label: string, call: (value: unknown) => unknown) => {
+            const probe = instrument(messages);
+            await typedOnlyAsync(label, async () => call(probe.value));
+            if (probe.reads() > bound)
+              expect.fail(`${label} read the input ${probe.reads()} times (size ${size})`);
+          };
+          await measure("estimateMessagesTokens", (value) => estimateMessagesTokens(value as Message[]));
+          await measure("tokenCountWithEstimation", (value) => tokenCountWithEstimation(value as Message[]));
+          await measure("estimateRequestTokens", (value) =>
+            estimateRequestTokens(requestOf(value, "system")),
+          );
+          await measure("createFallbackCounter", (value) =>
+            createFallbackCounter(PRIMARIES[1], { cache: true }).countTokens(requestOf(value, "system")),
+          );
+        }),
+        { numRuns: 15 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "a session reads each message a bounded number of times over the whole conversation",
+    () => {
+      fc.assert(
+        fc.property(caseArbitrary(200, 2), (input) => {
+          const messages = mutated(input.index, input.start, input.limit, input.mutations);
+          if (!Array.isArray(messages)) return;
+          // The list is the caller's; its messages are instrumented.
+          const probes = messages.map((message) => instrument(message));
+          const list = probes.map((probe) => probe.value);
+          const session = createTokenCountSession();
+          for (let end = 1; end <= list.length; end++) session.count(list.slice(0, end));
+          const reads = probes.reduce((sum, probe) => sum + probe.reads(), 0);
+          const size = sizeOf(messages);
+          if (reads > READS_PER_UNIT * size + 10 * list.length) {
+            expect.fail(`the session read ${list.length} messages ${reads} times (size ${size})`);
+          }
+        }),
+        { numRuns: 20 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe("hostile input: mutated corpus texts", () => {
-  it("estimates truncated, flipped and repeated texts as counts", () => {
-    fc.assert(
-      fc.property(
-        fc.nat(),
-        fraction,
-        fc.integer({ min: 0, max: 20_000 }),
-        fc.array(mutationArbitrary, { maxLength: 4 }),
-        (index, start, length, mutations) => {
-          const source = texts[index % texts.length]!;
-          const from = Math.floor(start * source.length);
-          const root = { value: { text: source.slice(from, from + length) } };
-          for (const mutation of mutations) if (mutation.kind !== "replace") applyMutation(root, mutation);
-          const text = (root.value as { text: unknown }).text;
-          for (const profile of PROFILES) {
-            const tokens = estimateTextTokens(text as string, profile);
-            expectCount(tokens, "estimateTextTokens");
-            if (typeof text === "string" && text.length > 0) expect(tokens).toBeGreaterThanOrEqual(1);
-          }
-        },
-      ),
-      { numRuns: 100 },
-    );
-  });
+  it(
+    "estimates truncated, flipped and repeated texts as counts",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.nat(),
+          fraction,
+          fc.integer({ min: 0, max: 20_000 }),
+          fc.array(mutationArbitrary, { maxLength: 4 }),
+          (index, start, length, mutations) => {
+            const source = texts[index % texts.length]!;
+            const from = Math.floor(start * source.length);
+            const root = { value: { text: source.slice(from, from + length) } };
+            for (const mutation of mutations) if (mutation.kind !== "replace") applyMutation(root, mutation);
+            const text = (root.value as { text: unknown }).text;
+            for (const profile of PROFILES) {
+              const tokens = estimateTextTokens(text as string, profile);
+              expectCount(tokens, "estimateTextTokens");
+              if (typeof text === "string" && text.length > 0) expect(tokens).toBeGreaterThanOrEqual(1);
+            }
+          },
+        ),
+        { numRuns: 100 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   it("counts huge runs of one character or one short pattern in proportion to their length", () => {
     for (const unit of [
