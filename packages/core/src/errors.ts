@@ -18,7 +18,11 @@ export type UnforgetErrorCode =
   | "hook_failed"
   | "invalid_operation"
   | "transcript_not_found"
-  | "transcript_read";
+  | "transcript_read"
+  | "task_not_found"
+  | "invalid_task_input"
+  | "task_state"
+  | "task_store";
 
 export interface UnforgetErrorOptions {
   cause?: unknown;
