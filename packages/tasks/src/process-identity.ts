@@ -55,6 +55,11 @@ export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
   return { pid, startTime: stat.startTime };
 }
 
+/** The start time of a pid, even a zombie's: what a manager records right after spawning a child. */
+export function readProcessStartTime(pid: number): string | undefined {
+  return readStat(pid)?.startTime;
+}
+
 /** True while the very process that was recorded still runs (not a zombie, not a recycled pid). */
 export function isProcessAlive(identity: ProcessIdentity): boolean {
   return readProcessIdentity(identity.pid)?.startTime === identity.startTime;

@@ -6,16 +6,16 @@ export function taskDirectory(dir: string, id: string): string {
 }
 
 /** The task's output: appended by the task, read by any number of readers with byte offsets. */
-export function taskOutputPath(dir: string, id: string): string {
-  return join(dir, id, "output.log");
+export function outputFile(taskFolder: string): string {
+  return join(taskFolder, "output.log");
 }
 
 /** Written by a local_bash task's wrapper shell when the command ends: its exit status, whoever watches. */
-export function taskExitPath(dir: string, id: string): string {
-  return join(dir, id, "exit");
+export function exitStatusFile(taskFolder: string): string {
+  return join(taskFolder, "exit");
 }
 
 /** Written by a local_bash task's wrapper shell first thing: the pid of the process group leader. */
-export function taskPidPath(dir: string, id: string): string {
-  return join(dir, id, "pid");
+export function pidFile(taskFolder: string): string {
+  return join(taskFolder, "pid");
 }

@@ -1,0 +1,177 @@
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { groupExists, terminateGroup } from "./process-group.ts";
+import { isProcessAlive, type ProcessIdentity, readProcessStartTime } from "./process-identity.ts";
+import { describeError, TaskStateError } from "./task-errors.ts";
+import { exitStatusFile, pidFile } from "./task-paths.ts";
+import type { TaskRecord } from "./task-record.ts";
+import { outcomeFromExit, type RunnerContext, type TaskOutcome, type TaskRunner } from "./task-runner.ts";
+import type { LocalBashSpec } from "./task-spec.ts";
+
+/**
+ * The wrapper shell leads the task's process group. It records its pid first (so a manager that dies right
+ * after the spawn can still find it), runs the command in the foreground, and records the exit status with
+ * an atomic rename, so the status survives the manager. Its TERM/INT/HUP trap is a handler, not an ignore:
+ * handlers are reset in the command, which therefore still dies of SIGTERM; the wrapper outlives it long
+ * enough to write the status. $1 shell, $2 command, $3 pid file, $4 exit-status file.
+ */
+const WRAPPER = [
+  'echo $$ > "$3"',
+  "trap : TERM INT HUP",
+  '"$1" -c "$2"',
+  "code=$?",
+  'printf "%s\\n" "$code" > "$4.tmp" && mv -f "$4.tmp" "$4"',
+  'exit "$code"',
+].join("\n");
+
+const DEFAULT_SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+
+/** The exit status the wrapper recorded, or undefined when it did not get to write one. */
+export function readExitStatus(path: string): number | undefined {
+  try {
+    const code = Number.parseInt(readFileSync(path, "utf8"), 10);
+    return Number.isNaN(code) ? undefined : code;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pid the wrapper recorded, for a task whose manager died before it could record it. */
+export function readRecordedPid(path: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
+    return Number.isNaN(pid) ? undefined : pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** After the leader exits, whatever it left in its group is ended too, so nothing writes after `done`. */
+async function endLeftovers(pgid: number, graceMs: number): Promise<void> {
+  if (groupExists(pgid)) await terminateGroup(pgid, graceMs);
+}
+
+/** Starts `spec.command` in its own process group, stdout and stderr appended to the output file. */
+export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): TaskRunner {
+  const exitPath = exitStatusFile(context.taskDirectory);
+  const output = openSync(context.outputPath, "a");
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(
+      "/bin/sh",
+      [
+        "-c",
+        WRAPPER,
+        "unforget-task",
+        spec.shell ?? DEFAULT_SHELL,
+        spec.command,
+        pidFile(context.taskDirectory),
+        exitPath,
+      ],
+      {
+        cwd: spec.cwd,
+        env: { ...process.env, ...spec.env },
+        // Its own session and process group: signals reach the whole tree, and no terminal is inherited.
+        detached: true,
+        stdio: ["pipe", output, output],
+      },
+    );
+  } finally {
+    // The child has its own copy of the descriptor; the manager never touches the output stream.
+    closeSync(output);
+  }
+  const stdin = child.stdin!;
+  stdin.on("error", () => undefined); // EPIPE once the command has exited: the write call reports it.
+  const pid = child.pid;
+  const startTime = pid === undefined ? undefined : readProcessStartTime(pid);
+  const ready =
+    pid !== undefined && startTime !== undefined
+      ? context.recordProcess({ pid, startTime })
+      : Promise.resolve();
+
+  const done = new Promise<TaskOutcome>((resolve) => {
+    child.once("error", (error) => {
+      if (pid === undefined)
+        resolve({ status: "failed", endReason: "error", error: `could not start: ${describeError(error)}` });
+    });
+    child.once("exit", (code, signal) => {
+      stdin.destroy();
+      void (async () => {
+        if (pid !== undefined) await endLeftovers(pid, context.graceMs);
+        resolve(outcomeFromExit(readExitStatus(exitPath) ?? code, signal));
+      })();
+    });
+  });
+
+  return {
+    done,
+    ready,
+    watchForPrompts: true,
+    async stop() {
+      if (pid !== undefined) await terminateGroup(pid, context.graceMs);
+      await done;
+    },
+    async write(input, end) {
+      if (stdin.destroyed || stdin.writableEnded) {
+        throw new TaskStateError(
+          `The stdin of task ${context.taskId} is closed; the command can no longer read input.`,
+          {
+            taskId: context.taskId,
+          },
+        );
+      }
+      await new Promise<void>((resolve, reject) => {
+        stdin.write(input, (error) => (error ? reject(error) : resolve()));
+      }).catch((error: unknown) => {
+        throw new TaskStateError(
+          `Could not write to the stdin of task ${context.taskId} (${describeError(error)}).`,
+          {
+            taskId: context.taskId,
+            cause: error,
+          },
+        );
+      });
+      if (end) stdin.end();
+    },
+    release() {
+      child.unref();
+      (stdin as unknown as { unref?: () => void }).unref?.();
+    },
+  };
+}
+
+/**
+ * Watches a local_bash task that an earlier manager started: by pid and start time, since it is not this
+ * process's child. Its stdin went with the earlier manager, so it takes no input.
+ */
+export function attachLocalBash(
+  record: TaskRecord,
+  leader: ProcessIdentity,
+  context: RunnerContext,
+  pollMs: number,
+): TaskRunner {
+  const exitPath = exitStatusFile(context.taskDirectory);
+  let stopping: Promise<unknown> | undefined;
+  const done = (async (): Promise<TaskOutcome> => {
+    while (isProcessAlive(leader)) await sleep(pollMs);
+    await stopping;
+    await endLeftovers(leader.pid, context.graceMs);
+    return outcomeFromExit(readExitStatus(exitPath));
+  })();
+  return {
+    done,
+    watchForPrompts: true,
+    async stop() {
+      if (isProcessAlive(leader)) stopping = terminateGroup(leader.pid, context.graceMs);
+      await stopping;
+      await done;
+    },
+    async write() {
+      throw new TaskStateError(
+        `Task ${record.id} was started by a manager that has since exited; its stdin closed with that manager, so it takes no input. Stop it and start it again to answer it.`,
+        { taskId: record.id },
+      );
+    },
+  };
+}
