@@ -330,10 +330,9 @@ export async function createTaskManager(options: TaskManagerOptions): Promise<Ta
         }
         const remaining = until - Date.now();
         if (live !== undefined) {
-          const settled = await Promise.race([
-            live.settled,
-            sleep(Math.min(remaining, 2 ** 31 - 1), undefined),
-          ]);
+          // Unreferenced: the task's own child process keeps the event loop alive while it runs.
+          const timeout = sleep(Math.min(remaining, 2 ** 31 - 1), undefined, { ref: false });
+          const settled = await Promise.race([live.settled, timeout]);
           if (settled !== undefined) return info(settled);
         } else await sleep(Math.min(state.pollMs, remaining));
       }
