@@ -1,7 +1,10 @@
 import { startJob } from "./job-runner.ts";
 import { startLocalBash } from "./local-bash-runner.ts";
+import { startMonitor } from "./monitor-runner.ts";
+import { startRemoteAgent } from "./remote-agent-runner.ts";
 import type { RunnerContext, TaskRunner } from "./task-runner.ts";
 import type { DreamJob, TaskJob, TaskSpec } from "./task-spec.ts";
+import { startWorkflow } from "./workflow-runner.ts";
 
 /** A dream job seen as a task job: its log lines go to the output, its summary becomes the result. */
 function dreamAsJob(job: DreamJob): TaskJob {
@@ -22,7 +25,12 @@ export function createRunner(spec: TaskSpec, context: RunnerContext): TaskRunner
       return startJob(spec.teammate.run, context, spec.prompt);
     case "dream":
       return startJob(dreamAsJob(spec.job), context);
-    default:
-      throw new Error("not yet");
+    case "local_workflow":
+      return startWorkflow(spec, context);
+    case "monitor":
+    case "monitor_mcp":
+      return startMonitor(spec, context);
+    case "remote_agent":
+      return startRemoteAgent(spec, context);
   }
 }

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { groupExists, terminateGroup } from "./process-group.ts";
-import { isProcessAlive, type ProcessIdentity, readProcessStartTime } from "./process-identity.ts";
+import { isProcessAlive, type ProcessIdentity } from "./process-identity.ts";
+import { DEFAULT_SHELL, spawnGroup } from "./spawn-group.ts";
 import { describeError, TaskStateError } from "./task-errors.ts";
 import { exitStatusFile, pidFile } from "./task-paths.ts";
 import type { TaskRecord } from "./task-record.ts";
@@ -25,8 +25,6 @@ const WRAPPER = [
   'exit "$code"',
 ].join("\n");
 
-const DEFAULT_SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
-
 /** The exit status the wrapper recorded, or undefined when it did not get to write one. */
 export function readExitStatus(path: string): number | undefined {
   try {
@@ -48,60 +46,27 @@ export function readRecordedPid(path: string): number | undefined {
 }
 
 /** After the leader exits, whatever it left in its group is ended too, so nothing writes after `done`. */
-async function endLeftovers(pgid: number, graceMs: number): Promise<void> {
+export async function endLeftovers(pgid: number, graceMs: number): Promise<void> {
   if (groupExists(pgid)) await terminateGroup(pgid, graceMs);
 }
 
 /** Starts `spec.command` in its own process group, stdout and stderr appended to the output file. */
 export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): TaskRunner {
   const exitPath = exitStatusFile(context.taskDirectory);
-  const output = openSync(context.outputPath, "a");
-  let child: ReturnType<typeof spawn>;
-  try {
-    child = spawn(
-      "/bin/sh",
-      [
-        "-c",
-        WRAPPER,
-        "unforget-task",
-        spec.shell ?? DEFAULT_SHELL,
-        spec.command,
-        pidFile(context.taskDirectory),
-        exitPath,
-      ],
-      {
-        cwd: spec.cwd,
-        env: { ...process.env, ...spec.env },
-        // Its own session and process group: signals reach the whole tree, and no terminal is inherited.
-        detached: true,
-        stdio: ["pipe", output, output],
-      },
-    );
-  } finally {
-    // The child has its own copy of the descriptor; the manager never touches the output stream.
-    closeSync(output);
-  }
+  const shell = spec.shell ?? DEFAULT_SHELL;
+  const { child, identity, exited } = spawnGroup(
+    "/bin/sh",
+    ["-c", WRAPPER, "unforget-task", shell, spec.command, pidFile(context.taskDirectory), exitPath],
+    { cwd: spec.cwd, env: spec.env, outputPath: context.outputPath },
+  );
   const stdin = child.stdin!;
-  stdin.on("error", () => undefined); // EPIPE once the command has exited: the write call reports it.
-  const pid = child.pid;
-  const startTime = pid === undefined ? undefined : readProcessStartTime(pid);
-  const ready =
-    pid !== undefined && startTime !== undefined
-      ? context.recordProcess({ pid, startTime })
-      : Promise.resolve();
+  const ready = identity !== undefined ? context.recordProcess(identity) : Promise.resolve();
 
-  const done = new Promise<TaskOutcome>((resolve) => {
-    child.once("error", (error) => {
-      if (pid === undefined)
-        resolve({ status: "failed", endReason: "error", error: `could not start: ${describeError(error)}` });
-    });
-    child.once("exit", (code, signal) => {
-      stdin.destroy();
-      void (async () => {
-        if (pid !== undefined) await endLeftovers(pid, context.graceMs);
-        resolve(outcomeFromExit(readExitStatus(exitPath) ?? code, signal));
-      })();
-    });
+  const done = exited.then(async ({ code, signal, error }): Promise<TaskOutcome> => {
+    if (error !== undefined)
+      return { status: "failed", endReason: "error", error: `could not start: ${describeError(error)}` };
+    if (identity !== undefined) await endLeftovers(identity.pid, context.graceMs);
+    return outcomeFromExit(readExitStatus(exitPath) ?? code, signal);
   });
 
   return {
@@ -109,7 +74,7 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
     ready,
     watchForPrompts: true,
     async stop() {
-      if (pid !== undefined) await terminateGroup(pid, context.graceMs);
+      if (identity !== undefined) await terminateGroup(identity.pid, context.graceMs);
       await done;
     },
     async write(input, end) {
