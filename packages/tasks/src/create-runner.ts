@@ -10,7 +10,9 @@ import { startWorkflow } from "./workflow-runner.ts";
 function dreamAsJob(job: DreamJob): TaskJob {
   return async ({ output, signal }) => {
     const result = await job.run({ signal, log: (line) => output.line(line) });
-    return typeof result === "string" ? result : result?.summary;
+    const summary =
+      typeof result === "object" && result !== null ? (result as { summary?: unknown }).summary : result;
+    return typeof summary === "string" ? summary : undefined;
   };
 }
 

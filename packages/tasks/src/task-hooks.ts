@@ -47,7 +47,11 @@ export const getTaskHooks = defineHookGroup("tasks", () => ({
   /** When a background task has started; observers. */
   taskStarted: createObserverHook<[TaskStartedEvent]>(["event"], "taskStarted", { eventName: "TaskStarted" }),
   /** When a background task reaches a final state; observers. */
-  taskSettled: createObserverHook<[TaskSettledEvent]>(["event"], "taskSettled", { eventName: "TaskSettled" }),
+  taskSettled: createObserverHook<[TaskSettledEvent]>(["event"], "taskSettled", {
+    eventName: "TaskSettled",
+    // A settings file can run a command for failed tasks only: {"matcher": "failed"}.
+    matcherValue: (event) => event.status,
+  }),
   /** When a background task seems to wait for input; observers. */
   taskStalled: createObserverHook<[TaskStalledEvent]>(["event"], "taskStalled", { eventName: "TaskStalled" }),
   /** When a background task passes its deadline still running; observers. */

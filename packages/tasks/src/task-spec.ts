@@ -37,8 +37,8 @@ export interface TaskJobContext {
   mailbox: MailboxEndpoint;
 }
 
-/** An agent loop or any other in-process job; the string it resolves to is its report (the task's `result`). */
-export type TaskJob = (context: TaskJobContext) => Promise<string | undefined> | Promise<void>;
+/** An agent loop or any other in-process job; a string it resolves to is its report (the task's `result`). */
+export type TaskJob = (context: TaskJobContext) => Promise<unknown>;
 
 /** An agent loop the caller supplies, with its own context, that reports back when it ends. */
 export interface LocalAgentSpec extends TaskSpecBase {
@@ -78,10 +78,10 @@ export interface CommandWorkflowStep {
   env?: Record<string, string>;
 }
 
-/** A workflow step that runs in-process; the string it resolves to is its output. */
+/** A workflow step that runs in-process; a string it resolves to is appended as its output. */
 export interface FunctionWorkflowStep {
   name: string;
-  run(context: WorkflowStepContext): Promise<string | undefined> | Promise<void>;
+  run(context: WorkflowStepContext): Promise<unknown>;
 }
 
 export interface WorkflowStepContext extends Omit<TaskJobContext, "prompt" | "mailbox"> {
@@ -141,8 +141,8 @@ export interface McpMonitorSpec extends TaskSpecBase, MonitorOptions {
 export interface DreamJob {
   /** Shown in `list()` and notifications. */
   readonly name: string;
-  /** Runs the consolidation once; resolves with a summary of what changed (the task's `result`). */
-  run(context: DreamJobContext): Promise<string | { summary: string } | undefined> | Promise<void>;
+  /** Runs the consolidation once; resolves with a summary of what changed, as a string or `{ summary }` (the task's `result`). */
+  run(context: DreamJobContext): Promise<unknown>;
 }
 
 export interface DreamJobContext {
