@@ -24,11 +24,7 @@ export type CoreErrorCode =
   | "hook_failed"
   | "invalid_operation"
   | "transcript_not_found"
-  | "transcript_read"
-  | "task_not_found"
-  | "invalid_task_input"
-  | "task_state"
-  | "task_store";
+  | "transcript_read";
 
 export interface UnforgetErrorOptions {
   cause?: unknown;

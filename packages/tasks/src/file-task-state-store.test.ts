@@ -49,6 +49,6 @@ describe("file store on disk", () => {
 
   it("rejects ids that would leave the directory", async () => {
     const store = createFileTaskStateStore({ dir: tmpdir() });
-    await expect(store.get("../etc")).rejects.toMatchObject({ code: "invalid_task_input" });
+    await expect(store.get("../etc")).rejects.toMatchObject({ code: "task_invalid_input" });
   });
 });

@@ -23,7 +23,13 @@ export {
   renderTaskStatus,
   type TaskStatusOptions,
 } from "./task-attachments.ts";
-export { TaskInputError, TaskNotFoundError, TaskStateError, TaskStoreError } from "./task-errors.ts";
+export {
+  type TaskErrorCode,
+  TaskInputError,
+  TaskNotFoundError,
+  TaskStateError,
+  TaskStoreError,
+} from "./task-errors.ts";
 export {
   getTaskHooks,
   type TaskDeadlineEvent,

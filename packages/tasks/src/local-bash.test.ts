@@ -131,7 +131,7 @@ describe("local_bash", () => {
 
   it("rejects bad specs and unknown ids with typed errors that say what to do", async () => {
     await expect(manager.start({ type: "local_bash", command: "" })).rejects.toMatchObject({
-      code: "invalid_task_input",
+      code: "task_invalid_input",
       field: "command",
     });
     await expect(manager.start({ type: "local_bash", command: "ls", cwd: "/no/such/dir" })).rejects.toThrow(
@@ -142,7 +142,7 @@ describe("local_bash", () => {
       field: "timeoutMs",
     });
     await expect(manager.readOutput("bash-nope")).rejects.toMatchObject({ code: "task_not_found" });
-    await expect(manager.readOutput("../x")).rejects.toMatchObject({ code: "invalid_task_input" });
+    await expect(manager.readOutput("../x")).rejects.toMatchObject({ code: "task_invalid_input" });
     await expect(manager.stop("bash-nope")).rejects.toMatchObject({ code: "task_not_found" });
     const id = await manager.start({ type: "local_bash", command: "true" });
     await manager.wait(id);

@@ -1,5 +1,8 @@
 import { UnforgetError } from "@unforget/core";
 
+/** The codes of this package's errors; stable once published. */
+export type TaskErrorCode = "task_not_found" | "task_invalid_input" | "task_state" | "task_store";
+
 /** No task with this id exists in the manager's directory (or in the store). */
 export class TaskNotFoundError extends UnforgetError {
   readonly taskId: string;
@@ -16,7 +19,7 @@ export class TaskInputError extends UnforgetError {
   readonly field: string;
 
   constructor(message: string, details: { field: string; cause?: unknown }) {
-    super("invalid_task_input", message, { cause: details.cause });
+    super("task_invalid_input", message, { cause: details.cause });
     this.field = details.field;
   }
 }

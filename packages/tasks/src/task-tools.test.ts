@@ -64,7 +64,7 @@ describe("task tools", () => {
 
   it("refuse invalid input with a message that names the field and the fix", async () => {
     await expect(tools.task_start!.execute({})).rejects.toMatchObject({
-      code: "invalid_task_input",
+      code: "task_invalid_input",
       field: "command",
       message: expect.stringMatching(/"command" is required/),
     });
