@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startChildManager } from "./__fixtures__/child-manager.ts";
+import { killChildManagers, startChildManager } from "./__fixtures__/child-manager.ts";
 import {
   eventually,
   readAllOutput,
@@ -21,6 +21,7 @@ beforeEach(async () => {
   ({ dir, cleanup } = await temporaryDirectory("tasks-crash-"));
 });
 afterEach(async () => {
+  killChildManagers();
   for (const manager of managers.splice(0)) await manager.close();
   await cleanup();
 });

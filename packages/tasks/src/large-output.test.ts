@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { PRINT_LINES, startChildManager } from "./__fixtures__/child-manager.ts";
+import { killChildManagers, PRINT_LINES, startChildManager } from "./__fixtures__/child-manager.ts";
 import { createLineChecker } from "./__fixtures__/numbered-lines.ts";
 import { temporaryDirectory } from "./__fixtures__/task-test-kit.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
@@ -13,6 +13,7 @@ beforeEach(async () => {
   reader = await createTaskManager({ dir, pollMs: 20 });
 });
 afterEach(async () => {
+  killChildManagers();
   await reader.close();
   await cleanup();
 });

@@ -38,6 +38,7 @@ export interface ManagerState {
   readonly graceMs: number;
   readonly deadlineMs: number;
   readonly pollMs: number;
+  readonly readChunkBytes: number;
   readonly stall: StallSettings;
   readonly reportError: (error: UnforgetError) => void;
   readonly live: Map<string, LiveTask>;

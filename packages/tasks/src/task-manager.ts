@@ -1,31 +1,31 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { UnforgetError } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import { createRunner } from "./create-runner.ts";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
 import { createInProcessMailbox } from "./in-process-mailbox.ts";
 import type { Mailbox } from "./mailbox.ts";
-import { createOwner, type ManagerState, ownerIsAlive } from "./manager-state.ts";
+import { createOwner, type ManagerState } from "./manager-state.ts";
 import { INTERACTIVE_PROMPT_PATTERNS, type PromptPattern } from "./prompt-patterns.ts";
+import { readTaskOutput } from "./read-task-output.ts";
 import { reconcileAll } from "./reconcile-tasks.ts";
-import { createRunnerContext } from "./runner-context.ts";
+import { startTask } from "./start-task.ts";
 import { stopForeignTask } from "./stop-foreign-task.ts";
-import { TaskInputError, TaskNotFoundError, TaskStateError } from "./task-errors.ts";
+import { takeNotifications } from "./take-notifications.ts";
+import { TaskInputError, TaskStateError } from "./task-errors.ts";
 import { createTaskEvents } from "./task-events.ts";
-import { assertTaskId, createTaskId } from "./task-id.ts";
-import { type TaskInfo, type TaskWatcher, toTaskInfo } from "./task-info.ts";
-import { finalizeTask, outputPathOf, stopLiveTask, superviseTask } from "./task-lifecycle.ts";
+import type { TaskInfo } from "./task-info.ts";
+import { stopLiveTask } from "./task-lifecycle.ts";
+import { describeTask, requireRecord } from "./task-lookup.ts";
 import type { TaskNotification } from "./task-notification.ts";
-import { MIN_CHUNK_BYTES, type OutputChunk, readOutputChunk } from "./task-output.ts";
-import { taskDirectory } from "./task-paths.ts";
-import { isFinalStatus, type TaskRecord } from "./task-record.ts";
+import { MIN_CHUNK_BYTES, type OutputChunk } from "./task-output.ts";
+import { isFinalStatus } from "./task-record.ts";
 import { createTaskRecords } from "./task-records.ts";
 import type { TaskSpec } from "./task-spec.ts";
 import type { TaskStateStore } from "./task-state-store.ts";
 import { startWatchdog } from "./task-watchdog.ts";
-import { checkDuration, describeSpec, validateTaskSpec } from "./validate-task-spec.ts";
+import { checkDuration } from "./validate-task-spec.ts";
+import { waitForTask } from "./wait-for-task.ts";
 
 /** When to suspect that a quiet task waits for input. */
 export interface StallOptions {
@@ -132,6 +132,7 @@ function createState(options: TaskManagerOptions): ManagerState {
     graceMs: options.graceMs ?? DEFAULTS.graceMs,
     deadlineMs: options.deadlineMs ?? DEFAULTS.deadlineMs,
     pollMs: options.pollMs ?? DEFAULTS.pollMs,
+    readChunkBytes: options.readChunkBytes ?? DEFAULTS.readChunkBytes,
     stall: {
       intervalMs: options.stall?.intervalMs ?? DEFAULTS.intervalMs,
       quietMs: options.stall?.quietMs ?? DEFAULTS.quietMs,
@@ -150,10 +151,43 @@ function createState(options: TaskManagerOptions): ManagerState {
   };
 }
 
-function watcherOf(state: ManagerState, record: TaskRecord): TaskWatcher {
-  if (isFinalStatus(record.status)) return "nobody";
-  if (state.live.has(record.id)) return "this manager";
-  return ownerIsAlive(record.owner) ? "another manager" : "nobody";
+/** Releases this manager's tasks to the next manager on `dir`; the processes keep running. */
+async function closeManager(state: ManagerState): Promise<void> {
+  const release = (id: string, ended: boolean) =>
+    state.records.mutate(id, (record) =>
+      isFinalStatus(record.status) !== ended || record.owner?.managerId !== state.owner.managerId
+        ? undefined
+        : { ...record, owner: undefined },
+    );
+  for (const live of state.live.values()) {
+    for (const timer of live.timers) clearTimeout(timer);
+    if (live.runner.release === undefined) continue;
+    live.runner.release();
+    // Released: the next manager on this directory adopts it without waiting for this process to end.
+    await release(live.id, false);
+  }
+  // Notifications nobody took: any manager opened later delivers them.
+  for (const id of state.responsible) await release(id, true);
+}
+
+async function writeToTask(state: ManagerState, id: string, input: string, end: boolean): Promise<void> {
+  if (typeof input !== "string") {
+    throw new TaskInputError(`input: write() takes a string (got ${typeof input}).`, { field: "input" });
+  }
+  const live = state.live.get(id);
+  const record = await requireRecord(state, id, live === undefined);
+  if (live === undefined) {
+    throw new TaskStateError(
+      isFinalStatus(record.status)
+        ? `Task ${id} has ended (${record.status}); it takes no more input.`
+        : `Task ${id} is watched by another manager (pid ${record.owner?.pid}); write to it there.`,
+      { taskId: id },
+    );
+  }
+  if (live.runner.write === undefined) {
+    throw new TaskStateError(`Task ${id} is a ${record.type} task, which takes no input.`, { taskId: id });
+  }
+  await live.runner.write(input, end);
 }
 
 /**
@@ -165,192 +199,46 @@ export async function createTaskManager(options: TaskManagerOptions): Promise<Ta
   checkOptions(options);
   await mkdir(options.dir, { recursive: true });
   const state = createState(options);
-  const readChunkBytes = options.readChunkBytes ?? DEFAULTS.readChunkBytes;
   await reconcileAll(state);
   const stopWatchdog = startWatchdog(state);
-
   const assertOpen = () => {
     if (state.closed)
       throw new TaskStateError("This task manager is closed; open a new one with createTaskManager().");
   };
-
-  const requireRecord = async (id: string, fresh = true): Promise<TaskRecord> => {
-    assertTaskId(id);
-    const record = await state.records.get(id, fresh && !state.live.has(id));
-    if (record === undefined) {
-      throw new TaskNotFoundError(`No task "${id}" in ${state.dir}. Call list() to see the tasks.`, {
-        taskId: id,
-      });
-    }
-    return record;
-  };
-
-  /** Clears this manager's ownership of a running (or, with `ended`, a finished) task. */
-  const release = (id: string, ended: boolean) =>
-    state.records.mutate(id, (record) =>
-      isFinalStatus(record.status) !== ended || record.owner?.managerId !== state.owner.managerId
-        ? undefined
-        : { ...record, owner: undefined },
-    );
-
-  const info = async (record: TaskRecord) => toTaskInfo(record, state.dir, watcherOf(state, record));
-
   return {
     dir: state.dir,
-
     async start(spec) {
       assertOpen();
-      validateTaskSpec(spec);
-      const id = createTaskId(spec.type);
-      const createdAt = Date.now();
-      const deadlineMs = spec.deadlineMs ?? state.deadlineMs;
-      await mkdir(taskDirectory(state.dir, id), { recursive: true });
-      const record = await state.records.create({
-        id,
-        type: spec.type,
-        description: describeSpec(spec),
-        status: "running",
-        createdAt,
-        cwd: "cwd" in spec ? spec.cwd : undefined,
-        timeoutMs: spec.timeoutMs,
-        deadlineAt: Number.isFinite(deadlineMs) ? createdAt + deadlineMs : undefined,
-        owner: state.owner,
-        pending: [],
-      });
-      let runner: ReturnType<typeof createRunner>;
-      try {
-        runner = createRunner(spec, createRunnerContext(state, id));
-      } catch (error) {
-        await finalizeTask(state, id, { status: "failed", endReason: "error", error: String(error) });
-        throw error;
-      }
-      superviseTask(state, record, runner);
-      await runner.ready;
-      await state.events.started({
-        taskId: id,
-        type: spec.type,
-        description: record.description,
-        outputPath: outputPathOf(state, id),
-      });
-      return id;
+      return startTask(state, spec);
     },
-
     async write(id, input, writeOptions = {}) {
       assertOpen();
-      if (typeof input !== "string") {
-        throw new TaskInputError(`input: write() takes a string (got ${typeof input}).`, { field: "input" });
-      }
-      const live = state.live.get(id);
-      if (live === undefined) {
-        const record = await requireRecord(id);
-        throw new TaskStateError(
-          isFinalStatus(record.status)
-            ? `Task ${id} has ended (${record.status}); it takes no more input.`
-            : `Task ${id} is watched by another manager (pid ${record.owner?.pid}); write to it there.`,
-          { taskId: id },
-        );
-      }
-      if (live.runner.write === undefined) {
-        throw new TaskStateError(
-          `Task ${id} is a ${(await requireRecord(id, false)).type} task, which takes no input.`,
-          { taskId: id },
-        );
-      }
-      await live.runner.write(input, writeOptions.end === true);
+      await writeToTask(state, id, input, writeOptions.end === true);
     },
-
     async stop(id) {
       const live = state.live.get(id);
-      if (live !== undefined) return info(await stopLiveTask(state, live));
-      const record = await requireRecord(id);
-      if (isFinalStatus(record.status)) return info(record);
-      return info(await stopForeignTask(state, record));
+      if (live !== undefined) return describeTask(state, await stopLiveTask(state, live));
+      const record = await requireRecord(state, id);
+      return describeTask(
+        state,
+        isFinalStatus(record.status) ? record : await stopForeignTask(state, record),
+      );
     },
-
     async get(id) {
-      return info(await requireRecord(id));
+      return describeTask(state, await requireRecord(state, id));
     },
-
     async list() {
-      return Promise.all((await state.records.store.list()).map(info));
+      return Promise.all((await state.records.store.list()).map((record) => describeTask(state, record)));
     },
-
-    async readOutput(id, offset = 0, readOptions = {}) {
-      if (!Number.isSafeInteger(offset) || offset < 0) {
-        throw new TaskInputError(
-          `offset: must be a whole number of bytes ≥ 0 (got ${String(offset)}); pass 0 to read from the start, then each read's nextOffset.`,
-          { field: "offset" },
-        );
-      }
-      const maxBytes = readOptions.maxBytes ?? readChunkBytes;
-      if (!Number.isSafeInteger(maxBytes) || maxBytes < MIN_CHUNK_BYTES || maxBytes > readChunkBytes) {
-        throw new TaskInputError(
-          `maxBytes: must be a whole number from ${MIN_CHUNK_BYTES} to ${readChunkBytes} (got ${String(maxBytes)}).`,
-          {
-            field: "maxBytes",
-          },
-        );
-      }
-      let record = await requireRecord(id, false);
-      const path = outputPathOf(state, id);
-      let chunk = await readOutputChunk(path, offset, maxBytes, isFinalStatus(record.status));
-      if (chunk.data === "" && !chunk.done && !state.live.has(id)) {
-        // At the end of the output of a task this manager does not run: it may have ended meanwhile.
-        record = await requireRecord(id, true);
-        if (isFinalStatus(record.status)) chunk = await readOutputChunk(path, offset, maxBytes, true);
-      }
-      return chunk;
-    },
-
-    async takeNotifications() {
-      const taken: TaskNotification[] = [];
-      for (const id of [...state.responsible]) {
-        let pending: readonly TaskNotification[] = [];
-        const record = await state.records.mutate(id, (current) => {
-          pending = current.pending;
-          return pending.length === 0 ? undefined : { ...current, pending: [] };
-        });
-        taken.push(...pending);
-        if (isFinalStatus(record.status) || !state.live.has(id)) state.responsible.delete(id);
-      }
-      return taken.sort((a, b) => a.at - b.at);
-    },
-
-    async wait(id, waitOptions = {}) {
-      const until = Date.now() + (waitOptions.timeoutMs ?? Number.POSITIVE_INFINITY);
-      for (;;) {
-        const live = state.live.get(id);
-        const record = live !== undefined ? undefined : await requireRecord(id);
-        if (record !== undefined && isFinalStatus(record.status)) return info(record);
-        if (Date.now() >= until) {
-          throw new TaskStateError(
-            `Task ${id} was still running after ${waitOptions.timeoutMs} ms of waiting.`,
-            { taskId: id },
-          );
-        }
-        const remaining = until - Date.now();
-        if (live !== undefined) {
-          // Unreferenced: the task's own child process keeps the event loop alive while it runs.
-          const timeout = sleep(Math.min(remaining, 2 ** 31 - 1), undefined, { ref: false });
-          const settled = await Promise.race([live.settled, timeout]);
-          if (settled !== undefined) return info(settled);
-        } else await sleep(Math.min(state.pollMs, remaining));
-      }
-    },
-
+    readOutput: (id, offset = 0, readOptions = {}) =>
+      readTaskOutput(state, id, offset, readOptions.maxBytes ?? state.readChunkBytes),
+    takeNotifications: () => takeNotifications(state),
+    wait: (id, waitOptions = {}) => waitForTask(state, id, waitOptions.timeoutMs),
     async close() {
       if (state.closed) return;
       state.closed = true;
       stopWatchdog();
-      for (const live of state.live.values()) {
-        for (const timer of live.timers) clearTimeout(timer);
-        if (live.runner.release === undefined) continue;
-        live.runner.release();
-        // Released: the next manager on this directory adopts it without waiting for this process to end.
-        await release(live.id, false);
-      }
-      // Notifications nobody took: any manager opened later delivers them.
-      for (const id of state.responsible) await release(id, true);
+      await closeManager(state);
     },
   };
 }

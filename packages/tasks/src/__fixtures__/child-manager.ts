@@ -1,8 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { signalGroup } from "../process-group.ts";
 
 const PACKAGE_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Child managers and the task groups they reported, ended by `killChildManagers` even when a test fails. */
+const started = new Set<{ child: ChildProcess; taskGroups: number[] }>();
 
 /** Runs manager-process.ts in a child Node process; `next()` resolves with each JSON line it prints. */
 export function startChildManager(dir: string, mode: "hold" | "measure", command: string) {
@@ -11,6 +15,8 @@ export function startChildManager(dir: string, mode: "hold" | "measure", command
     ["--import", "tsx", fileURLToPath(new URL("./manager-process.ts", import.meta.url)), dir, mode, command],
     { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
+  const entry = { child, taskGroups: [] as number[] };
+  started.add(entry);
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return {
@@ -19,9 +25,20 @@ export function startChildManager(dir: string, mode: "hold" | "measure", command
     async next<T>(): Promise<T> {
       const { value, done } = await lines.next();
       if (done) throw new Error("the child manager exited before printing what the test waited for");
-      return JSON.parse(value as string) as T;
+      const message = JSON.parse(value as string) as T & { pid?: number };
+      if (typeof message.pid === "number") entry.taskGroups.push(message.pid);
+      return message;
     },
   };
+}
+
+/** SIGKILLs every child manager still running and the process groups of the tasks they started. */
+export function killChildManagers(): void {
+  for (const { child, taskGroups } of started) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const pgid of taskGroups) signalGroup(pgid, "SIGKILL");
+  }
+  started.clear();
 }
 
 export const PRINT_LINES = fileURLToPath(new URL("./print-lines.mjs", import.meta.url));
