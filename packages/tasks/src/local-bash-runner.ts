@@ -25,21 +25,14 @@ const WRAPPER = [
   'exit "$code"',
 ].join("\n");
 
-/** The exit status the wrapper recorded, or undefined when it did not get to write one. */
-export function readExitStatus(path: string): number | undefined {
+/**
+ * A number the wrapper shell wrote (its pid file, the exit status), or undefined when it did not get to
+ * write it.
+ */
+export function readWrapperNumber(path: string): number | undefined {
   try {
-    const code = Number.parseInt(readFileSync(path, "utf8"), 10);
-    return Number.isNaN(code) ? undefined : code;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The pid the wrapper recorded, for a task whose manager died before it could record it. */
-export function readRecordedPid(path: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
-    return Number.isNaN(pid) ? undefined : pid;
+    const value = Number.parseInt(readFileSync(path, "utf8"), 10);
+    return Number.isNaN(value) ? undefined : value;
   } catch {
     return undefined;
   }
@@ -66,7 +59,7 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
     if (error !== undefined)
       return { status: "failed", endReason: "error", error: `could not start: ${describeError(error)}` };
     if (identity !== undefined) await endLeftovers(identity.pid, context.graceMs);
-    return outcomeFromExit(readExitStatus(exitPath) ?? code, signal);
+    return outcomeFromExit(readWrapperNumber(exitPath) ?? code, signal);
   });
 
   return {
@@ -122,7 +115,7 @@ export function attachLocalBash(
     while (isProcessAlive(leader)) await sleep(pollMs);
     await stopping;
     await endLeftovers(leader.pid, context.graceMs);
-    return outcomeFromExit(readExitStatus(exitPath));
+    return outcomeFromExit(readWrapperNumber(exitPath));
   })();
   return {
     done,

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { attachLocalBash, readExitStatus, readRecordedPid } from "./local-bash-runner.ts";
+import { attachLocalBash, readWrapperNumber } from "./local-bash-runner.ts";
 import { type ManagerState, ownerIsAlive } from "./manager-state.ts";
 import { terminateGroup } from "./process-group.ts";
 import { isProcessAlive, type ProcessIdentity, readProcessIdentity } from "./process-identity.ts";
@@ -15,7 +15,7 @@ import { outcomeFromExit } from "./task-runner.ts";
  */
 function leaderFromPidFile(state: ManagerState, record: TaskRecord): ProcessIdentity | undefined {
   const folder = taskDirectory(state.dir, record.id);
-  const pid = readRecordedPid(pidFile(folder));
+  const pid = readWrapperNumber(pidFile(folder));
   if (pid === undefined) return undefined;
   const identity = readProcessIdentity(pid);
   if (identity === undefined) return undefined;
@@ -45,7 +45,7 @@ export async function adoptTask(state: ManagerState, record: TaskRecord): Promis
     await finalizeTask(
       state,
       adopted.id,
-      outcomeFromExit(readExitStatus(exitStatusFile(context.taskDirectory))),
+      outcomeFromExit(readWrapperNumber(exitStatusFile(context.taskDirectory))),
     );
     return;
   }

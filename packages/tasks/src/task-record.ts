@@ -12,6 +12,18 @@ export type TaskType =
   | "remote_agent"
   | "in_process_teammate";
 
+/** Every task type, in the order the docs list them. */
+export const TASK_TYPES: readonly TaskType[] = [
+  "local_bash",
+  "local_agent",
+  "local_workflow",
+  "monitor",
+  "monitor_mcp",
+  "dream",
+  "remote_agent",
+  "in_process_teammate",
+];
+
 /** "running" until the task ends; the three others are final and never change again. */
 export type TaskStatus = "running" | "completed" | "failed" | "killed";
 

@@ -1,18 +1,7 @@
 import { statSync } from "node:fs";
 import { TaskInputError } from "./task-errors.ts";
-import type { TaskType } from "./task-record.ts";
+import { TASK_TYPES, type TaskType } from "./task-record.ts";
 import type { TaskSpec } from "./task-spec.ts";
-
-const TASK_TYPES: readonly TaskType[] = [
-  "local_bash",
-  "local_agent",
-  "local_workflow",
-  "monitor",
-  "monitor_mcp",
-  "dream",
-  "remote_agent",
-  "in_process_teammate",
-];
 
 type Fields = Record<string, unknown>;
 

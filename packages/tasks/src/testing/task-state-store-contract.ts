@@ -1,7 +1,7 @@
 import { UnforgetError } from "@unforget/core";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { TaskRecord, TaskRecordInit, TaskType } from "../task-record.ts";
+import { TASK_TYPES, type TaskRecord, type TaskRecordInit } from "../task-record.ts";
 import type { TaskStateStore } from "../task-state-store.ts";
 
 /** One scenario's storage: an empty store and a second handle on the same storage. */
@@ -23,17 +23,6 @@ export interface TaskStateStoreContractOptions {
   propertyRuns?: number;
 }
 
-const TYPES: readonly TaskType[] = [
-  "local_bash",
-  "local_agent",
-  "local_workflow",
-  "monitor",
-  "monitor_mcp",
-  "dream",
-  "remote_agent",
-  "in_process_teammate",
-];
-
 let counter = 0;
 
 /** A minimal valid record with a fresh id. */
@@ -53,7 +42,7 @@ export function sampleTaskRecord(overrides: Partial<TaskRecordInit> = {}): TaskR
 const arbitraryRecord: fc.Arbitrary<TaskRecordInit> = fc.record(
   {
     id: fc.stringMatching(/^[a-z0-9][a-z0-9_.-]{0,40}$/),
-    type: fc.constantFrom(...TYPES),
+    type: fc.constantFrom(...TASK_TYPES),
     description: fc.string({ unit: "grapheme", maxLength: 200 }),
     status: fc.constantFrom("running", "completed", "failed", "killed"),
     createdAt: fc.integer({ min: 0, max: 2 ** 45 }),
