@@ -6,8 +6,9 @@ export default defineConfig({
     // Forks: the tests start real process groups and measure a manager's memory in its own process.
     pool: "forks",
     maxWorkers: 2,
-    // Behaviour, not speed: generous limits so real subprocesses pass on a loaded machine.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Behaviour, not speed: generous limits so real subprocesses (and the fsyncs of every state write) pass
+    // on a loaded machine; CI on the shared 2-core machine has run at a load average of 20.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

@@ -134,7 +134,7 @@ describe("two managers on one directory", () => {
         }),
       ),
     );
-    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? first : second).wait(id, { timeoutMs: 20_000 })));
+    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? first : second).wait(id, { timeoutMs: 45_000 })));
     const fromFirst = await first.takeNotifications();
     const fromSecond = await second.takeNotifications();
     expect(fromFirst.map((n) => n.taskId).sort()).toEqual(ids.filter((_, i) => i % 2 === 0).sort());

@@ -111,8 +111,13 @@ export function attachLocalBash(
 ): TaskRunner {
   const exitPath = exitStatusFile(context.taskDirectory);
   let stopping: Promise<unknown> | undefined;
+  let released = false;
   const done = (async (): Promise<TaskOutcome> => {
-    while (isProcessAlive(leader)) await sleep(pollMs);
+    while (isProcessAlive(leader)) {
+      await sleep(pollMs);
+      // Released by close(): the next manager watches it; this one stops polling and never records an end.
+      if (released) await new Promise<never>(() => undefined);
+    }
     await stopping;
     await endLeftovers(leader.pid, context.graceMs);
     return outcomeFromExit(readWrapperNumber(exitPath));
@@ -124,6 +129,9 @@ export function attachLocalBash(
       if (isProcessAlive(leader)) stopping = terminateGroup(leader.pid, context.graceMs);
       await stopping;
       await done;
+    },
+    release() {
+      released = true;
     },
     async write() {
       throw new TaskStateError(

@@ -60,7 +60,7 @@ describe("local_bash", () => {
       command: "test -t 0 || echo not-a-terminal; cat; echo eof",
     });
     await manager.write(id, "hello\n", { end: true });
-    await manager.wait(id, { timeoutMs: 20_000 });
+    await manager.wait(id, { timeoutMs: 45_000 });
     expect(await readAllOutput(manager, id)).toBe("not-a-terminal\nhello\neof\n");
   });
 
@@ -124,7 +124,7 @@ describe("local_bash", () => {
       command: "sleep 60 & echo $! > child.pid",
       cwd: dir,
     });
-    await manager.wait(id, { timeoutMs: 20_000 });
+    await manager.wait(id, { timeoutMs: 45_000 });
     const childPid = Number(await readFile(`${dir}/child.pid`, "utf8"));
     await eventually(() => !isProcessAlive({ pid: childPid, startTime: "any" }));
   });

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { UnforgetError } from "@unforget/core";
 import type { LiveTask, ManagerState } from "./manager-state.ts";
 import { describeError, TaskStoreError } from "./task-errors.ts";
-import type { TaskNotification } from "./task-notification.ts";
+import type { TaskDeadlineNotification, TaskNotification } from "./task-notification.ts";
 import { readOutputTail } from "./task-output.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 import { isFinalStatus, type TaskRecord, type TaskRecordInit } from "./task-record.ts";
@@ -72,23 +72,25 @@ async function onDeadline(state: ManagerState, live: LiveTask): Promise<void> {
   const path = outputPathOf(state, live.id);
   const tail = await readOutputTail(path, state.stall.tailBytes);
   const now = Date.now();
-  const notification = await raiseNotification(state, live.id, (record) =>
-    isFinalStatus(record.status) || record.deadlineNotified
-      ? undefined
-      : {
-          kind: "deadline",
-          taskId: record.id,
-          type: record.type,
-          description: record.description,
-          at: now,
-          outputPath: path,
-          runningMs: now - record.createdAt,
-          tail,
-        },
-  );
-  if (notification?.kind !== "deadline") return;
-  await state.records.mutate(live.id, (record) => ({ ...record, deadlineNotified: true }));
-  await state.events.deadline({ taskId: live.id, runningMs: notification.runningMs, tail });
+  let raised: TaskDeadlineNotification | undefined;
+  // The notification and the flag that prevents a second one are one write.
+  await state.records.mutate(live.id, (record) => {
+    if (isFinalStatus(record.status) || record.deadlineNotified) return undefined;
+    raised = {
+      kind: "deadline",
+      taskId: record.id,
+      type: record.type,
+      description: record.description,
+      at: now,
+      outputPath: path,
+      runningMs: now - record.createdAt,
+      tail,
+    };
+    return { ...record, deadlineNotified: true, pending: [...record.pending, raised] };
+  });
+  if (raised === undefined) return;
+  state.responsible.add(live.id);
+  await state.events.deadline({ taskId: live.id, runningMs: raised.runningMs, tail });
 }
 
 function scheduleTimers(state: ManagerState, live: LiveTask, record: TaskRecord): void {

@@ -38,7 +38,7 @@ describe("task tools", () => {
     );
     await waitForNotification(manager, (n) => n.taskId === id && n.kind === "stalled");
     expect(await tools.task_input!.execute({ id, input: "y\n" })).toBe(`Sent "y\\n" to task ${id}.`);
-    await manager.wait(id, { timeoutMs: 20_000 });
+    await manager.wait(id, { timeoutMs: 45_000 });
     const first = await tools.task_output!.execute({ id });
     expect(first).toBe(
       "Proceed? (y/n) g\n---\nnext_offset: 16 (completed; 40 B of output so far). Call task_output again with this offset for more.",

@@ -12,7 +12,7 @@ const started = new Set<{ child: ChildProcess; taskGroups: number[] }>();
 export function startChildManager(dir: string, mode: "hold" | "measure", command: string) {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("./manager-process.ts", import.meta.url)), dir, mode, command],
+    [fileURLToPath(new URL("./manager-process.mjs", import.meta.url)), dir, mode, command],
     { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const entry = { child, taskGroups: [] as number[] };

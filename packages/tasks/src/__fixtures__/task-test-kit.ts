@@ -31,7 +31,7 @@ export async function readAllOutput(manager: TaskManager, id: string, maxBytes?:
 export async function waitForNotification(
   manager: TaskManager,
   matches: (notification: TaskNotification) => boolean,
-  timeoutMs = 20_000,
+  timeoutMs = 45_000,
 ): Promise<{ match: TaskNotification; all: TaskNotification[] }> {
   const all: TaskNotification[] = [];
   const until = Date.now() + timeoutMs;
@@ -45,7 +45,7 @@ export async function waitForNotification(
 }
 
 /** Polls until `check` holds. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error("condition not reached in time");
