@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { groupExists, terminateGroup } from "./process-group.ts";
 import { isProcessAlive, type ProcessIdentity } from "./process-identity.ts";
-import { DEFAULT_SHELL, spawnGroup } from "./spawn-group.ts";
+import { shellCommandLine, spawnGroup } from "./spawn-group.ts";
 import { describeError, TaskStateError } from "./task-errors.ts";
 import { exitStatusFile, pidFile } from "./task-paths.ts";
 import type { TaskRecord } from "./task-record.ts";
@@ -11,17 +11,19 @@ import type { LocalBashSpec } from "./task-spec.ts";
 
 /**
  * The wrapper shell leads the task's process group. It records its pid first (so a manager that dies right
- * after the spawn can still find it), runs the command in the foreground, and records the exit status with
- * an atomic rename, so the status survives the manager. Its TERM/INT/HUP trap is a handler, not an ignore:
- * handlers are reset in the command, which therefore still dies of SIGTERM; the wrapper outlives it long
- * enough to write the status. $1 shell, $2 command, $3 pid file, $4 exit-status file.
+ * after the spawn can still find it), runs the command in the foreground and records the exit status with an
+ * atomic rename, so the status survives the manager. Its TERM/INT/HUP trap is a handler, not an ignore:
+ * handlers are reset in the command, which therefore still dies of SIGTERM, while the wrapper outlives it long
+ * enough to write the status. $1 pid file, $2 exit-status file, then the shell's argv.
  */
 const WRAPPER = [
-  'echo $$ > "$3"',
+  'echo $$ > "$1"',
+  'exit_file="$2"',
+  "shift 2",
   "trap : TERM INT HUP",
-  '"$1" -c "$2"',
+  '"$@"',
   "code=$?",
-  'printf "%s\\n" "$code" > "$4.tmp" && mv -f "$4.tmp" "$4"',
+  'printf "%s\\n" "$code" > "$exit_file.tmp" && mv -f "$exit_file.tmp" "$exit_file"',
   'exit "$code"',
 ].join("\n");
 
@@ -46,10 +48,16 @@ export async function endLeftovers(pgid: number, graceMs: number): Promise<void>
 /** Starts `spec.command` in its own process group, stdout and stderr appended to the output file. */
 export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): TaskRunner {
   const exitPath = exitStatusFile(context.taskDirectory);
-  const shell = spec.shell ?? DEFAULT_SHELL;
   const { child, identity, exited } = spawnGroup(
     "/bin/sh",
-    ["-c", WRAPPER, "unforget-task", shell, spec.command, pidFile(context.taskDirectory), exitPath],
+    [
+      "-c",
+      WRAPPER,
+      "unforget-task",
+      pidFile(context.taskDirectory),
+      exitPath,
+      ...shellCommandLine(spec.command, spec.shell),
+    ],
     { cwd: spec.cwd, env: spec.env, outputPath: context.outputPath },
   );
   const stdin = child.stdin!;

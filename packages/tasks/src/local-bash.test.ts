@@ -1,4 +1,5 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   eventually,
@@ -62,6 +63,23 @@ describe("local_bash", () => {
     await manager.write(id, "hello\n", { end: true });
     await manager.wait(id, { timeoutMs: 45_000 });
     expect(await readAllOutput(manager, id)).toBe("not-a-terminal\nhello\neof\n");
+  });
+
+  it("never sources the user's ~/.bashrc, even where bash would (stdin a socket, SHLVL unset)", async () => {
+    const home = join(dir, "home");
+    await mkdir(home);
+    await writeFile(join(home, ".bashrc"), "echo bashrc-was-read\n");
+    const saved = { HOME: process.env.HOME, SHLVL: process.env.SHLVL };
+    process.env.HOME = home;
+    delete process.env.SHLVL;
+    try {
+      const id = await manager.start({ type: "local_bash", command: "echo ran" });
+      await manager.wait(id, { timeoutMs: 45_000 });
+      expect(await readAllOutput(manager, id)).toBe("ran\n");
+    } finally {
+      process.env.HOME = saved.HOME;
+      if (saved.SHLVL !== undefined) process.env.SHLVL = saved.SHLVL;
+    }
   });
 
   it("answers a prompt through stdin after the stall notice", async () => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
+import { basename } from "node:path";
 import type { ProcessIdentity } from "./process-identity.ts";
 import { readProcessStartTime } from "./process-identity.ts";
 
@@ -63,10 +64,22 @@ export function spawnGroup(file: string, args: readonly string[], options: Spawn
   };
 }
 
+/**
+ * The argv that runs `command` in `shell`. Bash gets `--norc --noprofile`: its stdin is a socket (how Node
+ * makes pipes), and bash sources ~/.bashrc when stdin is a socket and SHLVL is unset, as under a task
+ * runner that clears the environment; a .bashrc that waits for the terminal would hang the task.
+ */
+export function shellCommandLine(command: string, shell = DEFAULT_SHELL): string[] {
+  return basename(shell) === "bash"
+    ? [shell, "--norc", "--noprofile", "-c", command]
+    : [shell, "-c", command];
+}
+
 /** Starts a shell command as a process group (see `spawnGroup`). */
 export function spawnShellCommand(
   command: string,
   options: SpawnGroupOptions & { shell?: string },
 ): GroupChild {
-  return spawnGroup(options.shell ?? DEFAULT_SHELL, ["-c", command], options);
+  const [file, ...args] = shellCommandLine(command, options.shell);
+  return spawnGroup(file!, args, options);
 }
