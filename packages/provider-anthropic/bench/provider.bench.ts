@@ -3,7 +3,7 @@
 import { cpus, loadavg } from "node:os";
 import Anthropic from "@anthropic-ai/sdk";
 import type { ModelRequest } from "@unforget/core";
-import { startAnthropicFake } from "@unforget/testing";
+import { startAnthropicFake } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
 import { messageBodyToWire } from "../src/anthropic-wire.ts";
 import { createAnthropicProvider } from "../src/index.ts";

@@ -10,7 +10,7 @@ import {
   ConverseStreamCommand,
 } from "@aws-sdk/client-bedrock-runtime";
 import type { ModelRequest, RequestMessage } from "@unforget/core";
-import { startBedrockFake } from "@unforget/testing";
+import { startBedrockFake } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
 import { toConverseInput } from "../src/converse-request.ts";
 import { createBedrockProvider } from "../src/index.ts";

@@ -1,4 +1,5 @@
-import { describeProviderContract, startBedrockFake } from "@unforget/testing";
+import { describeProviderContract } from "@unforget/testing/contract";
+import { startBedrockFake } from "@unforget/testing/fakes";
 import { beforeAll } from "vitest";
 import { createBedrockProvider } from "./index.ts";
 

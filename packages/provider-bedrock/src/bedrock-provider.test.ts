@@ -1,7 +1,7 @@
 import type { ModelRequest, RequestMessage } from "@unforget/core";
 import { AbortedError, ConfigurationError, PromptTooLongError, ProviderRequestError } from "@unforget/core";
-import type { BedrockFakeServer } from "@unforget/testing";
-import { startBedrockFake } from "@unforget/testing";
+import type { BedrockFakeServer } from "@unforget/testing/fakes";
+import { startBedrockFake } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BedrockProviderSettings } from "./index.ts";
 import { createBedrockProvider } from "./index.ts";

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { type GenerateContentRequest, VertexAI } from "@google-cloud/vertexai";
 import type { ModelRequest, RequestMessage } from "@unforget/core";
-import { startVertexFake, writeVertexFakeCaCertificate } from "@unforget/testing";
+import { startVertexFake, writeVertexFakeCaCertificate } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
 import { buildVertexRequest } from "../src/build-vertex-request.ts";
 import { createVertexProvider } from "../src/index.ts";

@@ -1,4 +1,5 @@
-import { describeProviderContract, startVertexFake, type VertexFakeServer } from "@unforget/testing";
+import { describeProviderContract } from "@unforget/testing/contract";
+import { startVertexFake, type VertexFakeServer } from "@unforget/testing/fakes";
 import { createVertexProvider } from "./vertex-provider.ts";
 
 const CODE_PART = { executableCode: { language: "PYTHON", code: "print(6 * 7)" } };

@@ -9,7 +9,7 @@ import {
   ProviderRequestError,
   type RequestMessage,
 } from "@unforget/core";
-import { startVertexFake, type VertexFakeServer } from "@unforget/testing";
+import { startVertexFake, type VertexFakeServer } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createVertexProvider, type VertexProviderSettings } from "./index.ts";
 

@@ -1,5 +1,5 @@
 import { ConfigurationError } from "@unforget/core";
-import { startAnthropicFake, startBedrockFake } from "@unforget/testing";
+import { startAnthropicFake, startBedrockFake } from "@unforget/testing/fakes";
 import { describe, expect, it } from "vitest";
 import { createProviderFromEnv, DEFAULT_MODELS } from "./create-provider-from-env.ts";
 

@@ -2,7 +2,7 @@
 // through @unforget/testing), turned into feature vectors and reference token counts once, with a group per
 // source so that fits can be validated on sources they never saw.
 import type { Message } from "@unforget/core";
-import { importCorpusSession, listCorpusSessions } from "@unforget/testing";
+import { importCorpusSession, listCorpusSessions } from "@unforget/testing/corpus";
 import { collectTextFeatures, TEXT_FEATURE_COUNT } from "../src/text-features.ts";
 import { chunkText, loadTextFiles } from "./corpus.ts";
 import { messageParts } from "./message-parts.ts";
