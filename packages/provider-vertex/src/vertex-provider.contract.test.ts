@@ -11,7 +11,7 @@ describeProviderContract<VertexFakeServer>({
     createVertexProvider({
       project: "unforget-test",
       location: "us-central1",
-      apiEndpoint: fake.endpoint,
+      baseURL: fake.url,
       accessToken: "fake-token",
       maxRetries: settings.maxRetries,
       initialRetryDelayMs: settings.initialRetryDelayMs,

@@ -144,7 +144,7 @@ describe("createProviderFromEnv", () => {
           AWS_REGION: fake.region,
           UNFORGET_MODEL: "anthropic.claude-sonnet-4-5-20250929-v1:0",
         },
-        bedrock: { endpoint: fake.url },
+        bedrock: { baseURL: fake.url },
       });
       fake.enqueue({ kind: "reply", text: "hello from bedrock" });
       const response = await provider.createMessage(hello(model));

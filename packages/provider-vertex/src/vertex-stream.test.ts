@@ -1,17 +1,18 @@
-import { type ModelResponse, ModelResponseAccumulator } from "@unforget/core";
+import type { ModelResponse } from "@unforget/core";
+import { ModelResponseAccumulator } from "@unforget/provider-runtime";
 import { describe, expect, it } from "vitest";
-import { buildVertexRequest } from "./build-vertex-request.ts";
-import { normalizeUsageMetadata, VertexEventTranslator } from "./vertex-event-translator.ts";
+import { convertToVertexRequest } from "./convert-to-vertex-request.ts";
+import { normalizeUsageMetadata, VertexStreamTranslator } from "./vertex-stream.ts";
 
 function assemble(chunks: unknown[]): ModelResponse {
-  const translator = new VertexEventTranslator("digest", "gemini-2.5-pro");
+  const translator = new VertexStreamTranslator("digest", "gemini-2.5-pro");
   const accumulator = new ModelResponseAccumulator();
   for (const chunk of chunks) for (const event of translator.push(chunk)) accumulator.push(event);
   for (const event of translator.finish()) accumulator.push(event);
   return accumulator.finish();
 }
 
-describe("VertexEventTranslator", () => {
+describe("VertexStreamTranslator", () => {
   it("reports a prompt blocked before generation as a refusal with Google's reason", () => {
     const response = assemble([
       { promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 9 } },
@@ -39,7 +40,7 @@ describe("VertexEventTranslator", () => {
       { type: "text", text: "Hello" },
       { type: "thinking", thinking: "", signature: "c2ln" },
     ]);
-    const sentBack = buildVertexRequest({
+    const sentBack = convertToVertexRequest({
       model: "gemini-2.5-pro",
       maxTokens: 10,
       messages: [{ role: "assistant", content: response.content }],
@@ -55,7 +56,7 @@ describe("VertexEventTranslator", () => {
       { candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP" }] },
     ]);
     expect(response.content).toEqual([{ type: "unknown", original: { type: "vertex_part", part } }]);
-    const sentBack = buildVertexRequest({
+    const sentBack = convertToVertexRequest({
       model: "gemini-2.5-pro",
       maxTokens: 10,
       messages: [

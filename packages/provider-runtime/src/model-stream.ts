@@ -1,7 +1,12 @@
-import { InvalidOperationError } from "./errors.ts";
-import type { ContentBlock, Usage } from "./message.ts";
-import { createUsage } from "./message.ts";
-import type { ModelResponse, ModelStream, ModelStreamEvent } from "./provider.ts";
+import {
+  type ContentBlock,
+  createUsage,
+  InvalidOperationError,
+  type ModelResponse,
+  type ModelStream,
+  type ModelStreamEvent,
+  type Usage,
+} from "@unforget/core";
 
 /**
  * Builds a `ModelResponse` from normalised stream events. Providers feed it their translated events;

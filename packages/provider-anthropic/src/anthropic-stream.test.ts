@@ -1,15 +1,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ModelResponseAccumulator } from "@unforget/core";
+import { ModelResponseAccumulator } from "@unforget/provider-runtime";
 import { describe, expect, it } from "vitest";
-import { AnthropicStreamTranslator } from "./anthropic-stream-translator.ts";
 import {
+  AnthropicStreamTranslator,
   appliedEditsFromWire,
   contentBlockFromWire,
   stopReasonFromWire,
   usageFromWire,
-} from "./anthropic-wire.ts";
+} from "./anthropic-stream.ts";
 
 const corpusDir =
   process.env.UNFORGET_CORPUS_DIR ??

@@ -8,8 +8,10 @@ import type {
   ToolChoice,
   ToolResultBlock,
 } from "@unforget/core";
-import { isRecord } from "@unforget/core";
+import { InvalidMessageError } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 import { toVertexSchema } from "./to-vertex-schema.ts";
+import type { VertexProviderOptions } from "./vertex-provider.ts";
 
 /** A Gemini `Part` as it travels on the wire. Internal: never exported from the package. */
 export type VertexPart = Record<string, unknown>;
@@ -41,7 +43,7 @@ export const VERTEX_PART_BLOCK_TYPE = "vertex_part";
  * `thoughtSignature` to the part before them, system prompt as `systemInstruction`, tools as
  * `functionDeclarations`, tool choice as `toolConfig`.
  */
-export function buildVertexRequest(request: ModelRequest | CountTokensRequest): VertexRequestBody {
+export function convertToVertexRequest(request: ModelRequest | CountTokensRequest): VertexRequestBody {
   const body: VertexRequestBody = { contents: buildContents(request.messages) };
   const system = systemParts(request.system);
   if (system.length > 0) body.systemInstruction = { role: "system", parts: system };
@@ -57,7 +59,7 @@ export function buildVertexRequest(request: ModelRequest | CountTokensRequest): 
     ];
   }
   if (request.toolChoice) body.toolConfig = toolConfig(request.toolChoice);
-  const vertexOptions = request.providerOptions?.vertex ?? {};
+  const vertexOptions = vertexProviderOptions(request);
   const generation: Record<string, unknown> = {};
   const full = request as Partial<ModelRequest>;
   if (full.maxTokens !== undefined) generation.maxOutputTokens = full.maxTokens;
@@ -79,12 +81,24 @@ export function buildVertexRequest(request: ModelRequest | CountTokensRequest): 
 }
 
 /** The countTokens body: what occupies the window (contents, system instruction, tools), nothing else. */
-export function buildVertexCountTokensBody(request: CountTokensRequest): VertexRequestBody {
-  const full = buildVertexRequest(request);
+export function convertToVertexCountRequest(request: CountTokensRequest): VertexRequestBody {
+  const full = convertToVertexRequest(request);
   const body: VertexRequestBody = { contents: full.contents };
   if (full.systemInstruction) body.systemInstruction = full.systemInstruction;
   if (full.tools) body.tools = full.tools;
   return body;
+}
+
+/** `providerOptions.vertex`, checked: a malformed value is a caller's mistake, said at once. */
+function vertexProviderOptions(request: Pick<ModelRequest, "providerOptions">): VertexProviderOptions {
+  const raw: unknown = request.providerOptions?.vertex;
+  if (raw === undefined) return {};
+  if (!isRecord(raw)) {
+    throw new InvalidMessageError(
+      "providerOptions.vertex must be an object ({ generationConfig, safetySettings, labels, cachedContent }).",
+    );
+  }
+  return raw as VertexProviderOptions;
 }
 
 function systemParts(system: ModelRequest["system"]): VertexPart[] {

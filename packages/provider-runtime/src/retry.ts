@@ -1,4 +1,4 @@
-import { AbortedError, ProviderRequestError } from "./errors.ts";
+import { AbortedError, ProviderRequestError } from "@unforget/core";
 
 /** Default retry count for provider calls when the caller does not say. */
 export const DEFAULT_MAX_RETRIES = 2;

@@ -1,5 +1,5 @@
+import { AbortedError, ProviderRequestError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { AbortedError, ProviderRequestError } from "./errors.ts";
 import { computeRetryDelay, parseRetryAfter, withRetries } from "./retry.ts";
 
 const transient = (retryAfterMs?: number) =>

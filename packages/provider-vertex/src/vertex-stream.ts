@@ -1,12 +1,8 @@
 import { createHash } from "node:crypto";
-import {
-  type ContentBlock,
-  isRecord,
-  type ModelStreamEvent,
-  type StopReason,
-  type Usage,
-} from "@unforget/core";
-import { VERTEX_PART_BLOCK_TYPE, type VertexPart } from "./build-vertex-request.ts";
+import type { ContentBlock, ModelStreamEvent, StopReason, Usage } from "@unforget/core";
+import { VERTEX_PART_BLOCK_TYPE, type VertexPart } from "./convert-to-vertex-request.ts";
+import { isRecord } from "./is-record.ts";
+import { fromPayload } from "./vertex-error.ts";
 
 /** Normalised stop reasons for Gemini `finishReason` values; anything unlisted becomes "other". */
 const STOP_REASONS: Readonly<Record<string, StopReason>> = {
@@ -86,7 +82,7 @@ type OpenKind = "text" | "thinking";
  * signature-only thinking block right after that part's block; parts this version does not model become
  * `UnknownBlock`s of type `vertex_part`.
  */
-export class VertexEventTranslator {
+export class VertexStreamTranslator {
   private started = false;
   private blockCount = 0;
   private open: { kind: OpenKind; index: number } | undefined;
@@ -227,4 +223,38 @@ export class VertexEventTranslator {
 
 function hasOtherPayload(part: VertexPart): boolean {
   return Object.keys(part).some((key) => key !== "text" && key !== "thought" && key !== "thoughtSignature");
+}
+
+/**
+ * The events of a Gemini response stream (a whole response is a stream of one chunk). A chunk that carries
+ * `{error: …}` (Vertex reports failures inside a 200 stream that way) ends it with the typed error.
+ */
+export async function* translateVertexStream(
+  chunks: AsyncIterable<unknown> | Iterable<unknown>,
+  requestDigest: string,
+  requestedModel: string,
+): AsyncGenerator<ModelStreamEvent> {
+  const translator = new VertexStreamTranslator(requestDigest, requestedModel);
+  let first = true;
+  for await (const chunk of chunks) {
+    throwIfErrorChunk(chunk, first ? "error-response" : "stream-error");
+    first = false;
+    yield* translator.push(chunk);
+  }
+  yield* translator.finish();
+}
+
+function throwIfErrorChunk(chunk: unknown, source: "error-response" | "stream-error"): void {
+  if (!isRecord(chunk) || !isRecord(chunk.error)) return;
+  const error = chunk.error;
+  throw fromPayload(
+    {
+      ...(typeof error.code === "number" ? { code: error.code } : {}),
+      ...(typeof error.message === "string" ? { message: error.message } : {}),
+      ...(typeof error.status === "string" ? { status: error.status } : {}),
+      ...(Array.isArray(error.details) ? { details: error.details } : {}),
+    },
+    source,
+    chunk,
+  );
 }

@@ -1,14 +1,14 @@
 import { ClientError, GoogleAuthError, GoogleGenerativeAIError } from "@google-cloud/vertexai";
 import {
   ConfigurationError,
-  isRecord,
   type PromptTooLongDetails,
   PromptTooLongError,
   ProviderRequestError,
-  parsePromptTooLongMessage,
   RequestTooLargeError,
-  UnforgetError,
+  type UnforgetError,
 } from "@unforget/core";
+import { describeError, type ErrorContext, parsePromptTooLongMessage } from "@unforget/provider-runtime";
+import { isRecord } from "./is-record.ts";
 
 export const VERTEX_PROVIDER_ID = "vertex";
 
@@ -38,11 +38,9 @@ export interface GoogleErrorPayload {
  * with the HTTP status, `retryable` for 408/429/5xx and network failures, and `retryAfterMs` from a
  * `google.rpc.RetryInfo` detail (the SDK hides response headers, so `retry-after` itself is not visible).
  */
-export function normalizeVertexError(
-  error: unknown,
-  source: PromptTooLongDetails["source"] = "error-response",
-): UnforgetError {
-  if (error instanceof UnforgetError) return error;
+export function toVertexError(error: unknown, context: ErrorContext): UnforgetError {
+  const source: PromptTooLongDetails["source"] =
+    context.phase === "stream" ? "stream-error" : "error-response";
   if (error instanceof GoogleAuthError) {
     return new ConfigurationError(
       "Vertex AI could not obtain a Google access token. Run `gcloud auth application-default login`, set " +
@@ -202,11 +200,11 @@ function network(cause: unknown, wrapper: unknown = cause): UnforgetError {
     return new ConfigurationError(
       `The TLS connection to the Vertex AI endpoint failed (${code}). The SDK always uses https://: for a local ` +
         "fake, start Node with NODE_EXTRA_CA_CERTS pointing at the fake's CA certificate; for a proxy, trust its CA the same way.",
-      { setting: "apiEndpoint", cause: wrapper },
+      { setting: "baseURL", cause: wrapper },
     );
   }
   return new ProviderRequestError(
-    `Could not reach Vertex AI${code ? ` (${code})` : ""}: ${describe(cause)}. Check the network and the apiEndpoint setting.`,
+    `Could not reach Vertex AI${code ? ` (${code})` : ""}: ${describeError(cause)}. Check the network and the baseURL setting.`,
     { providerId: VERTEX_PROVIDER_ID, retryable: true, providerErrorType: "network_error", cause: wrapper },
   );
 }
@@ -217,8 +215,4 @@ function errorCode(error: unknown): string | undefined {
     current = current.cause;
   }
   return undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,8 +1,11 @@
+import {
+  createUsage,
+  InvalidOperationError,
+  type ModelStreamEvent,
+  PromptTooLongError,
+} from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { InvalidOperationError, PromptTooLongError } from "./errors.ts";
-import { createUsage } from "./message.ts";
 import { createModelStream } from "./model-stream.ts";
-import type { ModelStreamEvent } from "./provider.ts";
 
 const events: ModelStreamEvent[] = [
   {

@@ -22,8 +22,8 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from "@unforget/core";
-import { InvalidMessageError, isRecord } from "@unforget/core";
-import type { BedrockRequestOptions } from "./bedrock-request-options.ts";
+import { InvalidMessageError } from "@unforget/core";
+import type { BedrockProviderOptions } from "./bedrock-provider.ts";
 
 type DocumentType = NonNullable<ConverseRequest["additionalModelRequestFields"]>;
 
@@ -83,8 +83,8 @@ const CONVERSE_MEMBERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Translates a core request into the Converse input (everything but the model id). */
-export function toConverseInput(request: ModelRequest): ConverseInput {
-  const input: ConverseInput = toConverseConversation(request);
+export function convertToBedrockRequest(request: ModelRequest): ConverseInput {
+  const input: ConverseInput = convertToBedrockConversation(request);
   const inferenceConfig: NonNullable<ConverseInput["inferenceConfig"]> = { maxTokens: request.maxTokens };
   if (request.temperature !== undefined) inferenceConfig.temperature = request.temperature;
   if (request.topP !== undefined) inferenceConfig.topP = request.topP;
@@ -108,7 +108,9 @@ export function toConverseInput(request: ModelRequest): ConverseInput {
 }
 
 /** Translates the conversation parts of a request (messages, system, tools); used for CountTokens too. */
-export function toConverseConversation(request: CountTokensRequest | ModelRequest): ConverseConversation {
+export function convertToBedrockConversation(
+  request: CountTokensRequest | ModelRequest,
+): ConverseConversation {
   const conversation: ConverseConversation = { messages: toConverseMessages(request.messages) };
   const system = toSystemBlocks(request.system);
   if (system.length > 0) conversation.system = system;
@@ -117,9 +119,16 @@ export function toConverseConversation(request: CountTokensRequest | ModelReques
   return conversation;
 }
 
-function bedrockOptions(request: ModelRequest): BedrockRequestOptions {
-  const raw = request.providerOptions?.bedrock;
-  return isRecord(raw) ? (raw as BedrockRequestOptions) : {};
+/** `providerOptions.bedrock`, checked: a malformed value is a caller's mistake, said at once. */
+function bedrockOptions(request: ModelRequest): BedrockProviderOptions {
+  const raw: unknown = request.providerOptions?.bedrock;
+  if (raw === undefined) return {};
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new InvalidMessageError(
+      "providerOptions.bedrock must be an object ({ additionalModelRequestFields, anthropicBeta, requestMetadata }).",
+    );
+  }
+  return raw as BedrockProviderOptions;
 }
 
 function toSystemBlocks(system: string | TextBlock[] | undefined): SystemContentBlock[] {
