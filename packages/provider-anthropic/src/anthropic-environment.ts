@@ -29,7 +29,7 @@ export interface AnthropicConnection {
 type Environment = Readonly<Record<string, string | undefined>>;
 
 const HELP =
-  "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL alone for an Anthropic-compatible server)";
+  "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL alone for a compatible server)";
 
 /**
  * What the Anthropic provider finds in `env` and `settings`: the first of apiKey / ANTHROPIC_API_KEY,

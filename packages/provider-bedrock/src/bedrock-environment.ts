@@ -44,7 +44,7 @@ export interface BedrockConnection {
 type Environment = Readonly<Record<string, string | undefined>>;
 
 const HELP =
-  "AWS_REGION plus AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, AWS_BEARER_TOKEN_BEDROCK or AWS_PROFILE (a profile's region counts)";
+  "AWS_REGION plus AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, AWS_BEARER_TOKEN_BEDROCK or AWS_PROFILE";
 
 /**
  * What the Bedrock provider finds in `env` and `settings`. A Bedrock API key, an access key pair or a named

@@ -34,7 +34,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
 const GOOGLE_RUNTIME_VARIABLES = ["K_SERVICE", "CLOUD_RUN_JOB", "GAE_SERVICE", "FUNCTION_TARGET"];
 
 const HELP =
-  "GOOGLE_CLOUD_PROJECT plus GOOGLE_APPLICATION_CREDENTIALS (or gcloud application-default credentials); GOOGLE_CLOUD_LOCATION optional";
+  "GOOGLE_CLOUD_PROJECT plus GOOGLE_APPLICATION_CREDENTIALS or gcloud application-default credentials";
 
 /**
  * What the Vertex provider finds in `env` and `settings`. It needs a project (`project`,
