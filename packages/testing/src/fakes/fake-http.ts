@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Server } from "node:net";
+import http2 from "node:http2";
+import type { AddressInfo, Server } from "node:net";
 import type { RecordedRequest } from "./fake-script.ts";
 
 /**
@@ -114,4 +115,31 @@ export function closeHttpServer(server: Server & { closeAllConnections(): void }
 /** Waits `ms` milliseconds: scripted delays before an answer or between stream frames. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Starts a cleartext HTTP/2 (h2c) server on 127.0.0.1 with `listener`, and returns its port and a close
+ * that first destroys open sessions (a hanging stream would otherwise keep `close` waiting).
+ */
+export async function listenHttp2(
+  listener: (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => void,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http2.createServer();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  server.on("request", listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const session of sessions) session.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
