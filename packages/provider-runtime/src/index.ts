@@ -1,8 +1,6 @@
-export { connectOnce } from "./connect-once.ts";
 export { describeError } from "./describe-error.ts";
 export type { EnvironmentDetection, EnvironmentProblem } from "./environment-detection.ts";
 export { isSet } from "./environment-detection.ts";
-export { heuristicTokenCount } from "./heuristic-token-count.ts";
 export type { LearnedModelLimits } from "./learned-model-limits.ts";
 export { createLearnedModelLimits } from "./learned-model-limits.ts";
 export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
@@ -13,11 +11,4 @@ export type { ProviderDefinition, ProviderRuntime } from "./provider-runtime.ts"
 export { createProviderRuntime } from "./provider-runtime.ts";
 export type { ProviderRuntimeSettings } from "./provider-settings.ts";
 export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
-export {
-  abortableDelay,
-  computeRetryDelay,
-  DEFAULT_MAX_RETRIES,
-  parseRetryAfter,
-  throwIfAborted,
-  withRetries,
-} from "./retry.ts";
+export { DEFAULT_MAX_RETRIES, parseRetryAfter, withRetries } from "./retry.ts";

@@ -9,7 +9,6 @@ import {
   type ModelStream,
   type ModelStreamEvent,
   PROVIDER_SPECIFICATION_VERSION,
-  PromptTooLongError,
   type ProviderCapabilities,
   type RequestOptions,
   type TokenCount,
@@ -20,14 +19,10 @@ import { describeError } from "./describe-error.ts";
 import { heuristicTokenCount } from "./heuristic-token-count.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
-import {
-  type AttemptContext,
-  type ErrorContext,
-  type ProviderAttempt,
-  startProviderAttempt,
-} from "./provider-attempt.ts";
+import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import type { ProviderRuntimeSettings } from "./provider-settings.ts";
-import { DEFAULT_MAX_RETRIES, type RetryOptions, throwIfAborted, withRetries } from "./retry.ts";
+import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
+import { throwIfAborted } from "./retry.ts";
 
 /**
  * What makes a provider a provider: its settings, how it connects, how it sends a request and translates the
@@ -92,89 +87,7 @@ export function createProviderRuntime<Client, Id extends string>(
     definition.countTokens !== undefined &&
     settings.nativeTokenCounting !== false;
 
-  const retryOptions = (options: RequestOptions): RetryOptions => ({
-    maxRetries: options.maxRetries ?? settings.maxRetries ?? DEFAULT_MAX_RETRIES,
-    ...(settings.initialRetryDelayMs === undefined ? {} : { initialDelayMs: settings.initialRetryDelayMs }),
-    ...(settings.maxRetryDelayMs === undefined ? {} : { maxDelayMs: settings.maxRetryDelayMs }),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-  });
-  const startAttempt = (options: RequestOptions): ProviderAttempt =>
-    startProviderAttempt(
-      definition,
-      options.signal,
-      options.timeoutMs ?? settings.timeoutMs ?? definition.defaultTimeoutMs,
-    );
-  const context = (attempt: ProviderAttempt, options: RequestOptions, number: number): AttemptContext => ({
-    signal: attempt.signal,
-    headers: options.headers,
-    attempt: number,
-  });
-
-  const call = <T>(
-    options: RequestOptions,
-    run: (client: Client, attempt: AttemptContext) => Promise<T>,
-  ): Promise<T> =>
-    withRetries(async (number) => {
-      const connected = await client();
-      const attempt = startAttempt(options);
-      try {
-        return await attempt.race(run(connected, context(attempt, options, number)));
-      } catch (error) {
-        throw attempt.toError(error, { phase: "request" });
-      } finally {
-        attempt.dispose();
-      }
-    }, retryOptions(options));
-
-  /** Opens the stream and waits for its first event; this whole unit is what a retry repeats. */
-  const openStream = (request: ModelRequest, options: RequestOptions) =>
-    withRetries(async (number) => {
-      const connected = await client();
-      const attempt = startAttempt(options);
-      let iterator: AsyncIterator<ModelStreamEvent> | undefined;
-      try {
-        iterator = definition
-          .streamMessage(connected, request, context(attempt, options, number))
-          [Symbol.asyncIterator]();
-        const first = await attempt.race(iterator.next());
-        attempt.stopWait();
-        return { attempt, iterator, first };
-      } catch (error) {
-        attempt.dispose();
-        abandon(iterator);
-        throw attempt.toError(error, { phase: "request" });
-      }
-    }, retryOptions(options));
-
-  async function* streamEvents(
-    request: ModelRequest,
-    options: RequestOptions,
-  ): AsyncGenerator<ModelStreamEvent> {
-    throwIfAborted(options.signal);
-    const { attempt, iterator, first } = await openStream(request, options);
-    let next = first;
-    try {
-      while (!next.done) {
-        const event = next.value;
-        // One wire event may become several of ours; none is delivered once the caller aborted.
-        throwIfAborted(options.signal);
-        if (event.type === "message_delta" && event.stopReason === "model_context_window_exceeded") {
-          throw contextWindowExceeded(definition, event.rawStopReason);
-        }
-        yield event;
-        attempt.startWait();
-        next = await attempt.race(iterator.next());
-        attempt.stopWait();
-      }
-      // Some SDKs end an aborted stream quietly; the caller must still learn that it was cut short.
-      throwIfAborted(options.signal);
-    } catch (error) {
-      throw attempt.toError(error, { phase: "stream" });
-    } finally {
-      attempt.dispose();
-      if (!next.done) abandon(iterator);
-    }
-  }
+  const calls = createRetriedCalls(definition, client);
 
   const provider: ModelProvider & { readonly providerId: Id } = {
     specificationVersion: PROVIDER_SPECIFICATION_VERSION,
@@ -183,7 +96,7 @@ export function createProviderRuntime<Client, Id extends string>(
 
     async createMessage(request: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
       try {
-        const response = await call(options, (connected, attempt) =>
+        const response = await calls.call(options, (connected, attempt) =>
           definition.createMessage(connected, request, attempt),
         );
         if (response.stopReason === "model_context_window_exceeded") {
@@ -197,7 +110,9 @@ export function createProviderRuntime<Client, Id extends string>(
     },
 
     streamMessage(request: ModelRequest, options: RequestOptions = {}): ModelStream {
-      return createModelStream(() => limits.learnFromStream(request.model, streamEvents(request, options)));
+      const events = () =>
+        calls.stream(options, (connected, attempt) => definition.streamMessage(connected, request, attempt));
+      return createModelStream(() => limits.learnFromStream(request.model, events()));
     },
 
     async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
@@ -212,7 +127,9 @@ export function createProviderRuntime<Client, Id extends string>(
       const unavailable = definition.nativeCountUnavailable?.(request);
       if (unavailable !== undefined) return heuristicTokenCount(request, unavailable);
       try {
-        const inputTokens = await call(options, (connected, attempt) => count(connected, request, attempt));
+        const inputTokens = await calls.call(options, (connected, attempt) =>
+          count(connected, request, attempt),
+        );
         return { inputTokens, method: "native" };
       } catch (error) {
         if (error instanceof AbortedError) throw error;
@@ -229,25 +146,5 @@ export function createProviderRuntime<Client, Id extends string>(
     },
   };
 
-  return { provider, limits, call };
-}
-
-/**
- * A response stopped because the context window filled up. It is an overflow like an error response, so it
- * surfaces as the same typed error (without numbers: no provider states them here).
- */
-function contextWindowExceeded(
-  owner: { providerId: string; displayName: string },
-  rawStopReason: string | undefined,
-  response?: ModelResponse,
-): PromptTooLongError {
-  return new PromptTooLongError(
-    `${owner.displayName} stopped the response with ${rawStopReason ?? "model_context_window_exceeded"}: the prompt plus the output filled the model's context window. Compact the conversation and retry.`,
-    { providerId: owner.providerId, source: "stop-reason", ...(response ? { cause: response } : {}) },
-  );
-}
-
-/** Lets go of a stream without waiting: `return()` may wait for a read an SDK cannot cancel. */
-function abandon(iterator: AsyncIterator<unknown> | undefined): void {
-  void iterator?.return?.()?.catch?.(() => {});
+  return { provider, limits, call: calls.call };
 }
