@@ -1,5 +1,5 @@
 import type { EnvironmentDetection, EnvironmentProblem } from "@unforget/provider-runtime";
-import { isSet } from "@unforget/provider-runtime";
+import { nonBlank } from "@unforget/provider-runtime";
 import { parseCustomHeaders } from "./anthropic-custom-headers.ts";
 
 /** The model a deployment gets when it names none. */
@@ -28,8 +28,7 @@ export interface AnthropicConnection {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-const HELP =
-  "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL alone for a compatible server)";
+const HELP = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL alone for a compatible server)";
 
 /**
  * What the Anthropic provider finds in `env` and `settings`: the first of apiKey / ANTHROPIC_API_KEY,
@@ -79,13 +78,9 @@ function firstGiven(env: Environment, settings: AnthropicEnvironmentSettings): s
   if (settings.authToken !== undefined) return "authToken is given";
   if (settings.baseURL !== undefined) return "baseURL is given";
   for (const name of ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"]) {
-    if (isSet(env, name)) return `${name} is set`;
+    if (nonBlank(env[name]) !== undefined) return `${name} is set`;
   }
   return undefined;
-}
-
-function nonBlank(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== "" ? value : undefined;
 }
 
 /** Environment headers first, then the explicit ones, which win over a same-named header in any case. */

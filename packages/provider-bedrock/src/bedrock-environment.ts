@@ -1,6 +1,6 @@
 import { loadConfig, NODE_REGION_CONFIG_FILE_OPTIONS, NODE_REGION_CONFIG_OPTIONS } from "@smithy/core/config";
 import type { EnvironmentDetection, EnvironmentProblem } from "@unforget/provider-runtime";
-import { isSet } from "@unforget/provider-runtime";
+import { nonBlank } from "@unforget/provider-runtime";
 
 /** The model a deployment gets when it names none: a cross-region inference profile, enabled per account. */
 export const BEDROCK_DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -70,8 +70,8 @@ export async function readBedrockEnvironment(
 }> {
   const { authentication, reason } = authenticationOf(env, settings);
   const sharedFiles = {
-    ...(isSet(env, "AWS_CONFIG_FILE") ? { configFilepath: env.AWS_CONFIG_FILE as string } : {}),
-    ...(isSet(env, "AWS_SHARED_CREDENTIALS_FILE")
+    ...(nonBlank(env.AWS_CONFIG_FILE) !== undefined ? { configFilepath: env.AWS_CONFIG_FILE as string } : {}),
+    ...(nonBlank(env.AWS_SHARED_CREDENTIALS_FILE) !== undefined
       ? { filepath: env.AWS_SHARED_CREDENTIALS_FILE as string }
       : {}),
   };
@@ -106,17 +106,19 @@ function authenticationOf(
       reason: "credentials are given",
     };
   }
-  if (isSet(env, "AWS_BEARER_TOKEN_BEDROCK")) {
+  if (nonBlank(env.AWS_BEARER_TOKEN_BEDROCK) !== undefined) {
     return {
       authentication: { kind: "api-key", apiKey: env.AWS_BEARER_TOKEN_BEDROCK as string },
       reason: "AWS_BEARER_TOKEN_BEDROCK is set",
     };
   }
-  if (isSet(env, "AWS_ACCESS_KEY_ID") && isSet(env, "AWS_SECRET_ACCESS_KEY")) {
+  if (nonBlank(env.AWS_ACCESS_KEY_ID) !== undefined && nonBlank(env.AWS_SECRET_ACCESS_KEY) !== undefined) {
     const credentials: BedrockCredentials = {
       accessKeyId: env.AWS_ACCESS_KEY_ID as string,
       secretAccessKey: env.AWS_SECRET_ACCESS_KEY as string,
-      ...(isSet(env, "AWS_SESSION_TOKEN") ? { sessionToken: env.AWS_SESSION_TOKEN as string } : {}),
+      ...(nonBlank(env.AWS_SESSION_TOKEN) !== undefined
+        ? { sessionToken: env.AWS_SESSION_TOKEN as string }
+        : {}),
     };
     return {
       authentication: { kind: "credentials", credentials },
@@ -153,8 +155,4 @@ async function profileRegion(
   } catch {
     return undefined;
   }
-}
-
-function nonBlank(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
 }

@@ -19,8 +19,8 @@ export interface EnvironmentProblem {
   setting: string;
 }
 
-/** True when the variable is set to something other than blanks. */
-export function isSet(env: Readonly<Record<string, string | undefined>>, name: string): boolean {
-  const value = env[name];
-  return value !== undefined && value.trim() !== "";
+/** A variable's (or setting's) value, trimmed, or undefined when it is absent or blank: blank means unset. */
+export function nonBlank(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === "" ? undefined : trimmed;
 }

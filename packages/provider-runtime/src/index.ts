@@ -1,6 +1,6 @@
 export { describeError } from "./describe-error.ts";
 export type { EnvironmentDetection, EnvironmentProblem } from "./environment-detection.ts";
-export { isSet } from "./environment-detection.ts";
+export { nonBlank } from "./environment-detection.ts";
 export type { LearnedModelLimits } from "./learned-model-limits.ts";
 export { createLearnedModelLimits } from "./learned-model-limits.ts";
 export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError } from "@unforget/core";
 import type { EnvironmentDetection, EnvironmentProblem } from "@unforget/provider-runtime";
-import { isSet } from "@unforget/provider-runtime";
+import { nonBlank } from "@unforget/provider-runtime";
 
 /** The model a deployment gets when it names none. */
 export const VERTEX_DEFAULT_MODEL = "gemini-2.5-pro";
@@ -110,7 +110,8 @@ function projectOf(
     return { value: settings.project, reason: "project is given" };
   }
   for (const name of ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]) {
-    if (isSet(env, name)) return { value: (env[name] as string).trim(), reason: `${name} is set` };
+    if (nonBlank(env[name]) !== undefined)
+      return { value: (env[name] as string).trim(), reason: `${name} is set` };
   }
   return undefined;
 }
@@ -122,7 +123,7 @@ function credentialsOf(
 ): { reason: string | undefined; problem?: EnvironmentProblem } {
   if (settings.accessToken !== undefined) return { reason: "accessToken is given" };
   if (settings.googleAuthOptions !== undefined) return { reason: "googleAuthOptions are given" };
-  if (isSet(env, "GOOGLE_APPLICATION_CREDENTIALS")) {
+  if (nonBlank(env.GOOGLE_APPLICATION_CREDENTIALS) !== undefined) {
     const file = (env.GOOGLE_APPLICATION_CREDENTIALS as string).trim();
     if (!existsSync(file)) {
       return {
@@ -137,7 +138,7 @@ function credentialsOf(
   }
   if (existsSync(applicationDefaultCredentialsFile(env)))
     return { reason: "gcloud application-default credentials exist" };
-  const runtime = GOOGLE_RUNTIME_VARIABLES.find((name) => isSet(env, name));
+  const runtime = GOOGLE_RUNTIME_VARIABLES.find((name) => nonBlank(env[name]) !== undefined);
   if (runtime !== undefined) return { reason: `${runtime} is set (a Google Cloud runtime)` };
   if (env.METADATA_SERVER_DETECTION?.trim() === "assume-present") {
     return { reason: "METADATA_SERVER_DETECTION=assume-present" };
@@ -153,8 +154,4 @@ function applicationDefaultCredentialsFile(env: Environment): string {
       ? join(env.APPDATA ?? join(homedir(), "AppData", "Roaming"), "gcloud")
       : join(env.HOME ?? homedir(), ".config", "gcloud"));
   return join(configDirectory, "application_default_credentials.json");
-}
-
-function nonBlank(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== "" ? value.trim() : undefined;
 }
