@@ -12,6 +12,7 @@ import {
   type AttemptContext,
   createProviderRuntime,
   type ProviderRuntimeSettings,
+  unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import {
   type AnthropicEnvironmentSettings,
@@ -67,22 +68,26 @@ export interface AnthropicProvider extends ModelProvider {
   fetchModelLimits(model: string, options?: RequestOptions): Promise<ModelLimits>;
 }
 
+const ANTHROPIC = { providerId: ANTHROPIC_PROVIDER_ID, displayName: "The Anthropic API" } as const;
+
 /** Per-attempt timeout when neither the call nor the settings give one: the SDK's own default. */
 const DEFAULT_TIMEOUT_MS = 600_000;
 /** The runtime times every attempt; the SDK's own timer is pushed past any realistic call. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** The three SDK calls used, typed loosely so that no SDK type leaks into this module's surface. */
+/** The SDK calls used, typed loosely so that no SDK type leaks into this module's surface. */
 interface MessagesEndpoint {
-  create(body: WireObject, options: object): Promise<unknown>;
+  create(
+    body: WireObject,
+    options: object,
+  ): { withResponse(): Promise<{ data: unknown; response: Response }> };
   countTokens(body: WireObject, options: object): Promise<unknown>;
 }
 
 /** Creates a `ModelProvider` for the Anthropic Messages API (or any server that speaks it). */
 export function createAnthropicProvider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
   const runtime = createProviderRuntime({
-    providerId: ANTHROPIC_PROVIDER_ID,
-    displayName: "The Anthropic API",
+    ...ANTHROPIC,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: true,
@@ -95,17 +100,29 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     connect: (): Anthropic => connectAnthropic(settings),
     toError: toAnthropicError,
     async createMessage(client, request, attempt) {
-      return responseFromWire(await send(client, convertToAnthropicRequest(request), attempt));
+      const { data, response } = await send(client, convertToAnthropicRequest(request), attempt);
+      const contentType = response.headers.get("content-type") ?? undefined;
+      if (!contentType?.includes("json") || !isMessage(data)) {
+        const body = typeof data === "string" ? data : JSON.stringify(data);
+        throw unexpectedResponseError(ANTHROPIC, { contentType, body, expected: "a Messages API message" });
+      }
+      return responseFromWire(data);
     },
     async *streamMessage(client, request, attempt): AsyncGenerator<ModelStreamEvent> {
       const call = convertToAnthropicRequest(request);
-      const events = (await send(
+      const { data, response } = await send(
         client,
         { ...call, body: { ...call.body, stream: true } },
         attempt,
-      )) as AsyncIterable<unknown>;
+      );
+      const contentType = response.headers.get("content-type") ?? undefined;
+      if (!contentType?.includes("text/event-stream")) {
+        // The SDK reads the body only when its stream is iterated: it is still ours to quote.
+        const body = await response.text();
+        throw unexpectedResponseError(ANTHROPIC, { contentType, body, expected: "an event stream" });
+      }
       const translator = new AnthropicStreamTranslator();
-      for await (const raw of events) yield* translator.translate(raw);
+      for await (const raw of data as AsyncIterable<unknown>) yield* translator.translate(raw);
     },
     async countTokens(client, request, attempt) {
       const { body, betas } = convertToAnthropicCountRequest(request);
@@ -174,9 +191,25 @@ function messagesApi(client: Anthropic, betas: string[]): { api: MessagesEndpoin
     : { api: client.messages as unknown as MessagesEndpoint, extra: {} };
 }
 
-function send(client: Anthropic, call: AnthropicRequest, attempt: AttemptContext): Promise<unknown> {
+/** Sends one Messages API call; the raw response comes along, for its content type. */
+function send(
+  client: Anthropic,
+  call: AnthropicRequest,
+  attempt: AttemptContext,
+): Promise<{ data: unknown; response: Response }> {
   const { api, extra } = messagesApi(client, call.betas);
-  return api.create({ ...call.body, ...extra }, sdkOptions(attempt));
+  return api.create({ ...call.body, ...extra }, sdkOptions(attempt)).withResponse();
+}
+
+/** A Messages API message, as far as translating it needs. */
+function isMessage(data: unknown): boolean {
+  const message = data as { type?: unknown; content?: unknown } | null;
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    message.type === "message" &&
+    Array.isArray(message.content)
+  );
 }
 
 function sdkOptions(attempt: AttemptContext): { signal: AbortSignal; headers?: Record<string, string> } {

@@ -17,6 +17,7 @@ import {
   type AttemptContext,
   createProviderRuntime,
   type ProviderRuntimeSettings,
+  unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import { type BedrockEnvironmentSettings, readBedrockEnvironment } from "./bedrock-environment.ts";
 import { BEDROCK_PROVIDER_ID, toBedrockError } from "./bedrock-error.ts";
@@ -73,6 +74,8 @@ export interface BedrockProvider extends ModelProvider {
   readonly countTokensUnsupported: ReadonlyMap<string, string>;
 }
 
+const BEDROCK = { providerId: BEDROCK_PROVIDER_ID, displayName: "Bedrock" } as const;
+
 const COUNT_TOKENS_UNSUPPORTED =
   /(?:doesn't|does not|not) support(?:ed)?[^.]*count|count[^.]*not (?:supported|available)/i;
 
@@ -84,8 +87,7 @@ const COUNT_TOKENS_UNSUPPORTED =
 export function createBedrockProvider(settings: BedrockProviderSettings = {}): BedrockProvider {
   const unsupported = new Map<string, string>();
   const runtime = createProviderRuntime({
-    providerId: BEDROCK_PROVIDER_ID,
-    displayName: "Bedrock",
+    ...BEDROCK,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: false,
@@ -98,9 +100,18 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     toError: toBedrockError,
     async createMessage(client, request, attempt) {
       const command = new ConverseCommand({ modelId: request.model, ...convertToBedrockRequest(request) });
+      expectContentType(command, "json", "a Converse response (application/json)");
       const output = await client.send(withHeaders(command, settings.headers, attempt), {
         abortSignal: attempt.signal,
       });
+      if (output.output?.message === undefined) {
+        const { $metadata: _metadata, ...body } = output;
+        throw unexpectedResponseError(BEDROCK, {
+          contentType: "application/json",
+          body: JSON.stringify(body),
+          expected: "a Converse response with an output message",
+        });
+      }
       return fromConverseResponse(
         output,
         output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
@@ -112,6 +123,7 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
         modelId: request.model,
         ...convertToBedrockRequest(request),
       });
+      expectContentType(command, "application/vnd.amazon.eventstream", "an event stream");
       const output = await client.send(withHeaders(command, settings.headers, attempt), {
         abortSignal: attempt.signal,
       });
@@ -183,15 +195,65 @@ function isCountTokensUnsupported(error: unknown): error is ProviderRequestError
   return type === "ValidationException" && COUNT_TOKENS_UNSUPPORTED.test(message ?? "");
 }
 
-interface HeaderCommand {
+/** The part of an SDK command this module touches: its middleware stack. */
+interface MiddlewareCommand {
   middlewareStack: {
     add(
       middleware: (
         next: (args: { request: unknown }) => Promise<unknown>,
       ) => (args: { request: unknown }) => Promise<unknown>,
-      options: { step: "build"; name: string },
+      options: { step: "build" | "deserialize"; name: string; priority?: "low" },
     ): void;
   };
+}
+
+/** The raw answer a deserializer receives (Smithy `HttpResponse`). */
+interface RawResponse {
+  statusCode?: number;
+  headers?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+/**
+ * Checks a 200's content type before the SDK parses it: anything but `expected` (a gateway's HTML page,
+ * the other format) is a typed error quoting what came back, not a parse failure or an empty answer.
+ */
+function expectContentType(command: unknown, expected: string, expectedInWords: string): void {
+  (command as MiddlewareCommand).middlewareStack.add(
+    (next) => async (args) => {
+      const result = (await next(args)) as { response?: RawResponse };
+      const response = result.response;
+      if (response?.statusCode !== 200) return result;
+      const contentType = Object.entries(response.headers ?? {}).find(
+        ([name]) => name.toLowerCase() === "content-type",
+      )?.[1];
+      if (contentType?.includes(expected)) return result;
+      throw unexpectedResponseError(BEDROCK, {
+        contentType,
+        body: await firstBytes(response.body),
+        expected: expectedInWords,
+      });
+    },
+    // Low priority in the deserialize step runs inside the SDK's deserializer: it sees the raw answer.
+    { step: "deserialize", name: "unforgetExpectContentType", priority: "low" },
+  );
+}
+
+/** The first bytes of a response body (a Node stream, bytes or text), as text; the rest is not read. */
+async function firstBytes(body: unknown, limit = 1024): Promise<string> {
+  if (typeof body === "string") return body.slice(0, limit);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  if (body instanceof Uint8Array) chunks.push(Buffer.from(body));
+  else if (typeof body === "object" && body !== null && Symbol.asyncIterator in body) {
+    for await (const chunk of body as AsyncIterable<Uint8Array | string>) {
+      const buffer = Buffer.from(chunk);
+      chunks.push(buffer);
+      length += buffer.length;
+      if (length >= limit) break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
 }
 
 /** Adds the settings' and the call's headers to one command (the call's win). */
@@ -202,7 +264,7 @@ function withHeaders<Command>(
 ): Command {
   const headers = { ...fromSettings, ...attempt.headers };
   if (Object.keys(headers).length === 0) return command;
-  (command as unknown as HeaderCommand).middlewareStack.add(
+  (command as unknown as MiddlewareCommand).middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { headers?: Record<string, string> };
       if (request.headers) Object.assign(request.headers, headers);

@@ -25,7 +25,8 @@ interface OpenBlock {
 /**
  * Translates ConverseStream events into the normalised stream events. Converse numbers blocks itself and
  * only announces tool-use blocks with a start event; text and reasoning blocks begin with their first delta,
- * so a `block_start` is synthesised then. Usage arrives last, in the `metadata` event.
+ * so a `block_start` is synthesised then. Usage arrives last, in the `metadata` event. `message_stop` is
+ * yielded only when the wire sent `messageStop`.
  */
 export async function* translateConverseStream(
   events: AsyncIterable<ConverseStreamOutput>,
@@ -35,6 +36,7 @@ export async function* translateConverseStream(
   const blocks = new Map<number, OpenBlock>();
   let nextIndex = 0;
   let started = false;
+  let stopped = false;
 
   const start = function* (): Generator<ModelStreamEvent> {
     if (started) return;
@@ -120,6 +122,7 @@ export async function* translateConverseStream(
       if (block.announced) yield { type: "block_stop", index: block.index };
     } else if (event.messageStop !== undefined) {
       yield* start();
+      stopped = true;
       const raw = event.messageStop.stopReason;
       const stopSequence = stopSequenceOf(event.messageStop.additionalModelResponseFields);
       yield {
@@ -134,8 +137,9 @@ export async function* translateConverseStream(
     }
     // Exception members never reach here: the SDK throws them from the iterator.
   }
-  yield* start();
-  yield { type: "message_stop" };
+  // Usage follows `messageStop` in a `metadata` event, so the end is told once the wire is done; a stream
+  // without `messageStop` was cut short, and the runtime reports it.
+  if (stopped) yield { type: "message_stop" };
 }
 
 /** Maps a Converse stop reason onto the normalised set; the raw word is kept on the response. */

@@ -12,3 +12,5 @@ export { createProviderRuntime } from "./provider-runtime.ts";
 export type { ProviderRuntimeSettings } from "./provider-settings.ts";
 export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
 export { DEFAULT_MAX_RETRIES, parseRetryAfter, withRetries } from "./retry.ts";
+export type { UnexpectedResponse } from "./unexpected-response.ts";
+export { unexpectedResponseError } from "./unexpected-response.ts";

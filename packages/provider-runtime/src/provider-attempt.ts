@@ -81,7 +81,7 @@ export function startProviderAttempt(
       );
     }
     return new AbortedError(
-      `The ${owner.displayName} request was aborted by its AbortSignal; nothing more will be sent.`,
+      `${owner.displayName}: the request was aborted by its AbortSignal; nothing more will be sent.`,
       { cause: controller.signal.reason },
     );
   };

@@ -12,6 +12,7 @@ import {
 } from "./provider-attempt.ts";
 import type { ProviderRuntimeSettings } from "./provider-settings.ts";
 import { DEFAULT_MAX_RETRIES, type RetryOptions, throwIfAborted, withRetries } from "./retry.ts";
+import { truncatedStreamError } from "./unexpected-response.ts";
 
 /** Who calls: the provider as messages name it, its settings and its error mapping. */
 export interface RetriedCallOwner extends AttemptOwner {
@@ -82,6 +83,8 @@ export function createRetriedCalls<Client>(
         iterator = open(connected, context)[Symbol.asyncIterator]();
         const first = await attempt.race(iterator.next());
         attempt.stopWait();
+        // An empty stream is a dropped connection: nothing reached the caller, so it may be retried.
+        if (first.done) throw truncatedStreamError(owner, 0);
         return { attempt, iterator, first };
       } catch (error) {
         attempt.dispose();
@@ -111,6 +114,8 @@ async function* deliver(
   first: IteratorResult<ModelStreamEvent>,
 ): AsyncGenerator<ModelStreamEvent> {
   let next = first;
+  let delivered = 0;
+  let ended = false;
   try {
     while (!next.done) {
       const event = next.value;
@@ -119,13 +124,16 @@ async function* deliver(
       if (event.type === "message_delta" && event.stopReason === "model_context_window_exceeded") {
         throw contextWindowExceeded(owner, event.rawStopReason);
       }
+      if (event.type === "message_stop") ended = true;
       yield event;
+      delivered += 1;
       attempt.startWait();
       next = await attempt.race(iterator.next());
       attempt.stopWait();
     }
     // Some SDKs end an aborted stream quietly; the caller must still learn that it was cut short.
     throwIfAborted(options.signal);
+    if (!ended) throw truncatedStreamError(owner, delivered);
   } catch (error) {
     throw attempt.toError(error, { phase: "stream" });
   } finally {

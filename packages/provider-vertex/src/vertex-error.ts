@@ -7,7 +7,12 @@ import {
   RequestTooLargeError,
   type UnforgetError,
 } from "@unforget/core";
-import { describeError, type ErrorContext, parsePromptTooLongMessage } from "@unforget/provider-runtime";
+import {
+  describeError,
+  type ErrorContext,
+  parsePromptTooLongMessage,
+  unexpectedResponseError,
+} from "@unforget/provider-runtime";
 import { isRecord } from "./is-record.ts";
 
 export const VERTEX_PROVIDER_ID = "vertex";
@@ -72,6 +77,9 @@ export function toVertexError(error: unknown, context: ErrorContext): UnforgetEr
   }
   if (error instanceof GoogleGenerativeAIError) return fromGenerativeError(error);
   if (error instanceof SyntaxError) {
+    // The SDK hides the response; JSON.parse's message quotes the body's first bytes, which tell what it was.
+    const quoted = /^Unexpected token .*?, "(.*)"(?:\.\.\.)? is not valid JSON$/s.exec(error.message)?.[1];
+    if (quoted !== undefined) return unexpected(quoted, "a JSON response", error);
     return malformed(`Vertex AI answered with a body that is not valid JSON (${error.message}).`, error);
   }
   if (
@@ -167,6 +175,9 @@ function fromGenerativeError(error: GoogleGenerativeAIError): UnforgetError {
     }
     return fromPayload(payload, "error-response", error);
   }
+  // What is left once no `data:` line matched: a body that is not an event stream at all (HTML, JSON, …).
+  const left = /Failed to parse final chunk of stream: (.*)$/s.exec(error.message)?.[1];
+  if (left !== undefined && !/^\s*data:/.test(left)) return unexpected(left, "an event stream", error);
   if (
     /parsing JSON response from stream chunk|Failed to parse final chunk|aggregating stream chunks/i.test(
       error.message,
@@ -180,6 +191,14 @@ function fromGenerativeError(error: GoogleGenerativeAIError): UnforgetError {
     retryable: false,
     cause: error,
   });
+}
+
+/** A 200 whose body is not what the call expects; the SDK hides its content type, so its first bytes tell. */
+function unexpected(body: string, expected: string, cause: unknown): ProviderRequestError {
+  return unexpectedResponseError(
+    { providerId: VERTEX_PROVIDER_ID, displayName: "Vertex AI" },
+    { contentType: undefined, body, expected, cause },
+  );
 }
 
 function malformed(message: string, cause: unknown): ProviderRequestError {

@@ -11,6 +11,7 @@ import {
   describeError,
   ModelResponseAccumulator,
   type ProviderRuntimeSettings,
+  unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import {
   convertToVertexCountRequest,
@@ -44,6 +45,8 @@ export interface VertexProviderSettings extends ProviderRuntimeSettings, VertexE
   headers?: Record<string, string>;
 }
 
+const VERTEX = { providerId: VERTEX_PROVIDER_ID, displayName: "Vertex AI" } as const;
+
 /** Vertex-specific request fields, passed as `providerOptions.vertex` on a `ModelRequest`. */
 export interface VertexProviderOptions {
   /** Merged last into `generationConfig` (e.g. `{ topK: 40, responseMimeType: "application/json" }`). */
@@ -75,8 +78,7 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
     );
   };
   const runtime = createProviderRuntime({
-    providerId: VERTEX_PROVIDER_ID,
-    displayName: "Vertex AI",
+    ...VERTEX,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: false,
@@ -91,12 +93,21 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
       const body = convertToVertexRequest(request);
       const result = await model(vertex, request.model, attempt).generateContent(asSdkRequest(body));
       const accumulator = new ModelResponseAccumulator();
+      let ended = false;
       for await (const event of translateVertexStream(
         [result.response],
         digestRequestBody(body),
         request.model,
       )) {
         accumulator.push(event);
+        if (event.type === "message_stop") ended = true;
+      }
+      if (!ended) {
+        throw unexpectedResponseError(VERTEX, {
+          contentType: undefined,
+          body: JSON.stringify(result.response),
+          expected: "a Gemini response with a finish reason",
+        });
       }
       return accumulator.finish();
     },

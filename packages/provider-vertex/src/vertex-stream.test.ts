@@ -69,7 +69,7 @@ describe("VertexStreamTranslator", () => {
     expect(sentBack.contents).toEqual([{ role: "model", parts: [part] }]);
   });
 
-  it("maps inline image output to an image block and a missing candidate list to an empty end_turn", () => {
+  it("maps inline image output to an image block; a response without a finish reason is not an ended one", () => {
     const image = assemble([
       {
         candidates: [
@@ -83,7 +83,11 @@ describe("VertexStreamTranslator", () => {
     expect(image.content).toEqual([
       { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
     ]);
-    expect(assemble([{}]).stopReason).toBe("end_turn");
+    // `{}` is no answer: nothing says the message ended, so nothing pretends it did.
+    const translator = new VertexStreamTranslator("digest", "gemini-2.5-pro");
+    const events = [...translator.push({}), ...translator.finish()].map((event) => event.type);
+    expect(events).toEqual(["message_start"]);
+    expect(assemble([{}]).stopReason).toBe("other");
   });
 });
 

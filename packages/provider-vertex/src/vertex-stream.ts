@@ -123,10 +123,13 @@ export class VertexStreamTranslator {
     for (const part of parts) if (isRecord(part)) yield* this.part(part);
   }
 
-  /** Closing events: the open block's stop, the stop reason and final usage, `message_stop`. */
+  /** Closing events: the open block's stop, the stop reason and final usage, and `message_stop` if the wire ended the message. */
   *finish(): Generator<ModelStreamEvent> {
     if (!this.started) yield* this.push({});
     yield* this.close();
+    // Gemini's end of message is a finish reason (or a blocked prompt); without one the answer was cut
+    // short, and no stop reason or `message_stop` may pretend otherwise.
+    if (this.finishReason === undefined && this.blockReason === undefined) return;
     const stopReason = this.blockReason
       ? "refusal"
       : normalizeFinishReason(this.finishReason, this.functionCalls > 0);
@@ -241,7 +244,8 @@ export async function* translateVertexStream(
     first = false;
     yield* translator.push(chunk);
   }
-  yield* translator.finish();
+  // No chunk at all is a dropped connection, which the runtime retries: nothing to close.
+  if (!first) yield* translator.finish();
 }
 
 function throwIfErrorChunk(chunk: unknown, source: "error-response" | "stream-error"): void {

@@ -1,6 +1,7 @@
 import type { ModelProvider, ModelRequest } from "@unforget/core";
 import { afterAll, beforeAll, beforeEach, describe } from "vitest";
 import type { FakeProviderServer, FakeServerOptions } from "../fakes/fake-script.ts";
+import { describeBadResponseScenarios } from "./bad-response-scenarios.ts";
 import { describeCancellationScenarios } from "./cancellation-scenarios.ts";
 import { type ContractContext, userText } from "./contract-context.ts";
 import { describeOverflowScenarios } from "./overflow-scenarios.ts";
@@ -125,6 +126,7 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
     describeTokenCountingScenarios(contract);
     describeOverflowScenarios(contract);
     describeRetryScenarios(contract);
+    describeBadResponseScenarios(contract);
     describeCancellationScenarios(contract);
     describeUnknownBlockScenarios(contract);
   });

@@ -35,10 +35,15 @@ export interface AnthropicErrorWire {
   message: string;
 }
 
-const ERROR_WIRE: Record<
-  Exclude<FakeError["error"], "malformed" | "context_window_exceeded_stop">,
-  AnthropicErrorWire
-> = {
+/** The kinds answered with a 200 (or a 500 where a 200 makes no sense, as for a count). */
+type SuccessShapedKind =
+  | "malformed"
+  | "context_window_exceeded_stop"
+  | "html_page"
+  | "wrong_format"
+  | "truncated_stream";
+
+const ERROR_WIRE: Record<Exclude<FakeError["error"], SuccessShapedKind>, AnthropicErrorWire> = {
   rate_limit: {
     status: 429,
     type: "rate_limit_error",
@@ -67,10 +72,9 @@ export function errorWire(
   counted: number,
   contextLimit: number | undefined,
 ): AnthropicErrorWire {
-  if (step.error === "malformed" || step.error === "context_window_exceeded_stop") {
+  if (!(step.error in ERROR_WIRE))
     return { status: 500, type: "api_error", message: "Internal server error" };
-  }
-  const base = ERROR_WIRE[step.error];
+  const base = ERROR_WIRE[step.error as Exclude<FakeError["error"], SuccessShapedKind>];
   if (step.error === "prompt_too_long") {
     const limit = step.limitTokens ?? contextLimit ?? Math.max(1, counted - 1);
     const actual = step.actualTokens ?? Math.max(counted, limit + 1);

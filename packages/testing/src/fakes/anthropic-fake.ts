@@ -28,7 +28,7 @@ import type {
   FakeServerOptions,
   RecordedRequest,
 } from "./fake-script.ts";
-import { takeStep } from "./fake-script.ts";
+import { cutAt, FAKE_GATEWAY_PAGE, isBadSuccess, takeStep } from "./fake-script.ts";
 
 export type { AnthropicFakeReply } from "./anthropic-fake-wire.ts";
 
@@ -131,6 +131,7 @@ class AnthropicFakeHandler {
     response: ServerResponse,
   ): Promise<void> {
     const counted = countWireTokens(wire);
+    if (step.kind === "error" && isBadSuccess(step)) return this.badSuccess(isStream, wire, step, response);
     if (step.kind === "error" && !(isStream && step.midStreamAfterEvents !== undefined)) {
       if (step.error === "context_window_exceeded_stop") {
         const stopped: AnthropicFakeReply = {
@@ -169,6 +170,31 @@ class AnthropicFakeHandler {
   ): Promise<void> {
     if (!isStream) return sendJson(response, 200, this.replies.message(wire, reply));
     await writeStream(response, this.replies.frames(wire, reply), reply.delayMs ?? 0);
+    response.end();
+  }
+
+  /** A 200 the client cannot take as an answer: a gateway page, the other format, or a cut-short stream. */
+  private async badSuccess(isStream: boolean, wire: WireBody, step: FakeError, response: ServerResponse) {
+    const reply: AnthropicFakeReply = {
+      kind: "reply",
+      text: "An answer in a shape the client did not ask for.",
+    };
+    if (step.error === "html_page") {
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      response.end(FAKE_GATEWAY_PAGE);
+      return;
+    }
+    if (step.error === "wrong_format" && isStream)
+      return sendJson(response, 200, this.replies.message(wire, reply));
+    if (!isStream && step.error === "truncated_stream") {
+      const body = JSON.stringify(this.replies.message(wire, reply));
+      response.writeHead(200, { "content-type": "application/json", "request-id": "req_fake" });
+      response.end(body.slice(0, Math.floor(body.length / 2)));
+      return;
+    }
+    const frames = this.replies.frames(wire, reply);
+    const sent = step.error === "truncated_stream" ? frames.slice(0, cutAt(step, frames.length, 1)) : frames;
+    await writeStream(response, sent, 0);
     response.end();
   }
 

@@ -168,6 +168,11 @@ export function fakeErrorException(
         message: "Bedrock is unable to process your request.",
       });
     case "server_error":
+    case "malformed":
+    case "context_window_exceeded_stop":
+    case "html_page":
+    case "wrong_format":
+    case "truncated_stream":
       return withRetry({
         name: "InternalServerException",
         status: 500,

@@ -26,7 +26,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { fakeTokenCount, takeStep } from "./fake-script.ts";
+import { cutAt, FAKE_GATEWAY_PAGE, fakeTokenCount, isBadSuccess, takeStep } from "./fake-script.ts";
 
 /** SigV4 credentials the fake accepts; any non-empty Authorization header is accepted as well. */
 export interface BedrockFakeCredentials {
@@ -165,6 +165,8 @@ class BedrockFakeHandler {
     if (step.kind === "hang") return hangUntilClosed(response, recorded);
     if (step.kind === "reply") return this.answer(isStream, step, counted, response);
     if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);
+    if (step.kind === "error" && isBadSuccess(step))
+      return this.badSuccess(isStream, step, counted, response);
     if (isStream && step.midStreamAfterEvents !== undefined) {
       const events = this.replies
         .streamEvents(this.defaultReply, counted)
@@ -183,6 +185,32 @@ class BedrockFakeHandler {
       return this.answer(isStream, reply, counted, response);
     }
     sendException(response, this.exceptionFor(step, counted));
+  }
+
+  /** A 200 the client cannot take as an answer: a gateway page, the other format, or a cut-short stream. */
+  private async badSuccess(isStream: boolean, step: FakeError, counted: number, response: Response) {
+    const reply: FakeReply = { kind: "reply", text: "An answer in a shape the client did not ask for." };
+    if (step.error === "html_page") {
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      response.end(FAKE_GATEWAY_PAGE);
+      return;
+    }
+    if (step.error === "wrong_format" && isStream) {
+      sendJson(response, 200, this.replies.converseBody(reply, counted), {
+        "x-amzn-requestid": randomUUID(),
+      });
+      return;
+    }
+    if (!isStream && step.error === "truncated_stream") {
+      const body = JSON.stringify(this.replies.converseBody(reply, counted));
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(body.slice(0, Math.floor(body.length / 2)));
+      return;
+    }
+    const events = this.replies.streamEvents(reply, counted);
+    const sent = step.error === "truncated_stream" ? events.slice(0, cutAt(step, events.length, 2)) : events;
+    await writeEventStream(response, sent, undefined);
+    response.end();
   }
 
   private async answer(isStream: boolean, reply: FakeReply, counted: number, response: Response) {

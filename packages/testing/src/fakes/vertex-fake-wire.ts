@@ -65,6 +65,9 @@ export function errorBody(
     case "server_error":
     case "malformed":
     case "context_window_exceeded_stop":
+    case "html_page":
+    case "wrong_format":
+    case "truncated_stream":
       return { status: 500, headers: {}, error: google(500, "INTERNAL", "Internal error encountered.") };
     case "prompt_too_long":
     case "prompt_too_long_generic": {

@@ -16,7 +16,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { takeStep } from "./fake-script.ts";
+import { cutAt, FAKE_GATEWAY_PAGE, isBadSuccess, takeStep } from "./fake-script.ts";
 import { VERTEX_FAKE_CA_CERTIFICATE, VERTEX_FAKE_PRIVATE_KEY } from "./vertex-fake-tls.ts";
 import {
   buildChunks,
@@ -129,6 +129,16 @@ class VertexFakeHandler {
     response: ServerResponse,
   ): Promise<void> {
     const counted = countWireTokens(wire);
+    if (step.kind === "error" && isBadSuccess(step)) {
+      return badSuccess(
+        streaming,
+        model,
+        step,
+        counted,
+        `vertex_fake_response_${++this.responseCounter}`,
+        response,
+      );
+    }
     if (step.kind === "error" && !(streaming && step.midStreamAfterEvents !== undefined)) {
       if (step.error === "malformed") return sendMalformed(response, streaming);
       sendStepError(response, step, counted);
@@ -165,6 +175,38 @@ class VertexFakeHandler {
     if (step.delayMs) await delay(step.delayMs);
     sendJson(response, 200, buildResponse(model, step, counted, responseId));
   }
+}
+
+/** The fake's script and routing for the 200s a client cannot take as an answer. */
+function badSuccess(
+  streaming: boolean,
+  model: string,
+  step: FakeError,
+  counted: number,
+  responseId: string,
+  response: ServerResponse,
+): void {
+  const reply: FakeReply = { kind: "reply", text: "An answer in a shape the client did not ask for." };
+  if (step.error === "html_page") {
+    response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    response.end(FAKE_GATEWAY_PAGE);
+    return;
+  }
+  if (step.error === "wrong_format" && streaming) {
+    sendJson(response, 200, buildResponse(model, reply, counted, responseId));
+    return;
+  }
+  if (!streaming && step.error === "truncated_stream") {
+    const body = JSON.stringify(buildResponse(model, reply, counted, responseId));
+    response.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+    response.end(body.slice(0, Math.floor(body.length / 2)));
+    return;
+  }
+  const chunks = buildChunks(model, reply, counted, responseId);
+  writeStreamHead(response);
+  const sent = step.error === "truncated_stream" ? chunks.slice(0, cutAt(step, chunks.length, 1)) : chunks;
+  for (const chunk of sent) writeData(response, chunk);
+  response.end();
 }
 
 /** A 200 whose body is not valid for the protocol: a cut SSE line, or a cut JSON body. */
