@@ -14,6 +14,7 @@ import {
   type TokenCount,
   type UnforgetError,
 } from "@unforget/core";
+import { checkRequest } from "./check-request.ts";
 import { connectOnce } from "./connect-once.ts";
 import { describeError } from "./describe-error.ts";
 import { heuristicTokenCount } from "./heuristic-token-count.ts";
@@ -94,7 +95,8 @@ export function createProviderRuntime<Client, Id extends string>(
     providerId: definition.providerId,
     capabilities: Object.freeze({ ...definition.capabilities, nativeTokenCounting }),
 
-    async createMessage(request: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
+    async createMessage(given: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
+      const request = checkRequest(given);
       try {
         const response = await calls.call(options, (connected, attempt) =>
           definition.createMessage(connected, request, attempt),
@@ -109,14 +111,23 @@ export function createProviderRuntime<Client, Id extends string>(
       }
     },
 
-    streamMessage(request: ModelRequest, options: RequestOptions = {}): ModelStream {
-      const events = () =>
-        calls.stream(options, (connected, attempt) => definition.streamMessage(connected, request, attempt));
-      return createModelStream(() => limits.learnFromStream(request.model, events()));
+    streamMessage(given: ModelRequest, options: RequestOptions = {}): ModelStream {
+      // Checked when the stream is read, so a bad request fails the stream like any other failure.
+      async function* events(): AsyncGenerator<ModelStreamEvent> {
+        const request = checkRequest(given);
+        yield* limits.learnFromStream(
+          request.model,
+          calls.stream(options, (connected, attempt) =>
+            definition.streamMessage(connected, request, attempt),
+          ),
+        );
+      }
+      return createModelStream(events);
     },
 
-    async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
+    async countTokens(given: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
       throwIfAborted(options.signal);
+      const request = checkRequest(given);
       const count = definition.countTokens;
       if (!nativeTokenCounting || count === undefined) {
         return heuristicTokenCount(

@@ -5,6 +5,7 @@ import { describeBadResponseScenarios } from "./bad-response-scenarios.ts";
 import { describeCancellationScenarios } from "./cancellation-scenarios.ts";
 import { type ContractContext, userText } from "./contract-context.ts";
 import { describeOverflowScenarios } from "./overflow-scenarios.ts";
+import { describeRequestShapeScenarios } from "./request-shape-scenarios.ts";
 import { describeRetryScenarios } from "./retry-scenarios.ts";
 import { describeRoundTripScenarios } from "./round-trip-scenarios.ts";
 import { describeTokenCountingScenarios } from "./token-counting-scenarios.ts";
@@ -118,12 +119,13 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
       running = undefined;
     });
     beforeEach(() => {
-      contract.fake.setContextLimit(undefined);
-      contract.fake.requests.length = 0;
+      // A scenario that failed may have left steps queued; none may reach the next one.
+      contract.fake.reset();
     });
 
     describeRoundTripScenarios(contract);
     describeTokenCountingScenarios(contract);
+    describeRequestShapeScenarios(contract);
     describeOverflowScenarios(contract);
     describeRetryScenarios(contract);
     describeBadResponseScenarios(contract);

@@ -241,6 +241,11 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
     setModel(model) {
       handler.models.set(model.id, model);
     },
+    reset() {
+      handler.queue.length = 0;
+      handler.requests.length = 0;
+      handler.contextLimit = undefined;
+    },
     countTokens: countWireTokens,
     close: () => closeHttpServer(server),
   };

@@ -273,6 +273,12 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     setCountTokensSupported: (supported) => {
       handler.countTokensOverride = supported;
     },
+    reset: () => {
+      handler.queue.length = 0;
+      handler.requests.length = 0;
+      handler.contextLimit = undefined;
+      handler.countTokensOverride = undefined;
+    },
     countTokens: countConverseTokens,
     close: server.close,
   };

@@ -110,6 +110,8 @@ export interface FakeProviderServer {
   enqueue(...steps: FakeStep[]): void;
   /** Changes the context limit for later requests (undefined: no limit). */
   setContextLimit(limit: number | undefined): void;
+  /** Forgets the script, the recorded requests and the context limit: a fresh start between scenarios. */
+  reset(): void;
   /**
    * The fake's deterministic token count for a request body in its wire format; its countTokens endpoint
    * and its usage numbers use the same function, so tests can predict them.

@@ -253,6 +253,11 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
     setContextLimit(limit) {
       handler.contextLimit = limit;
     },
+    reset() {
+      handler.queue.length = 0;
+      handler.requests.length = 0;
+      handler.contextLimit = undefined;
+    },
     countTokens: (body: unknown) => countWireTokens(isRecord(body) ? body : {}),
     close: () => closeHttpServer(server),
   };
