@@ -22,6 +22,10 @@ interface OpenBlock {
   announced: boolean;
 }
 
+type ContentBlockStart = NonNullable<ConverseStreamOutput["contentBlockStart"]>;
+type ContentBlockDelta = NonNullable<ConverseStreamOutput["contentBlockDelta"]>;
+type MessageStop = NonNullable<ConverseStreamOutput["messageStop"]>;
+
 /**
  * Translates ConverseStream events into the normalised stream events. Converse numbers blocks itself and
  * only announces tool-use blocks with a start event; text and reasoning blocks begin with their first delta,
@@ -33,113 +37,142 @@ export async function* translateConverseStream(
   id: string,
   model: string,
 ): AsyncGenerator<ModelStreamEvent> {
-  const blocks = new Map<number, OpenBlock>();
-  let nextIndex = 0;
-  let started = false;
-  let stopped = false;
+  const translator = new ConverseStreamTranslator(id, model);
+  for await (const event of events) yield* translator.push(event);
+  yield* translator.finish();
+}
 
-  const start = function* (): Generator<ModelStreamEvent> {
-    if (started) return;
-    started = true;
-    yield { type: "message_start", id, model, usage: createUsage() };
-  };
-  const open = (wireIndex: number, kind: ContentBlock["type"]): OpenBlock => {
-    const existing = blocks.get(wireIndex);
+/** The state of one ConverseStream: which wire blocks map to which positions, and whether it ended. */
+class ConverseStreamTranslator {
+  private readonly blocks = new Map<number, OpenBlock>();
+  private nextIndex = 0;
+  private started = false;
+  private stopped = false;
+  private readonly id: string;
+  private readonly model: string;
+
+  constructor(id: string, model: string) {
+    this.id = id;
+    this.model = model;
+  }
+
+  /** Our events for one wire event. Exception members never come here: the SDK throws them. */
+  *push(event: ConverseStreamOutput): Generator<ModelStreamEvent> {
+    if (event.contentBlockStop !== undefined) {
+      yield* this.blockStop(event.contentBlockStop.contentBlockIndex ?? 0);
+      return;
+    }
+    const known = [event.messageStart, event.contentBlockStart, event.contentBlockDelta, event.messageStop];
+    if (known.every((member) => member === undefined) && event.metadata === undefined) return;
+    yield* this.start();
+    if (event.contentBlockStart !== undefined) yield* this.blockStart(event.contentBlockStart);
+    else if (event.contentBlockDelta !== undefined) yield* this.blockDelta(event.contentBlockDelta);
+    else if (event.messageStop !== undefined) yield* this.messageStop(event.messageStop);
+    else if (event.metadata !== undefined) {
+      yield { type: "message_delta", usage: normalizeBedrockUsage(event.metadata.usage) };
+    }
+  }
+
+  /**
+   * Usage follows `messageStop` in a `metadata` event, so the end is told once the wire is done; a stream
+   * without `messageStop` was cut short, and the runtime reports it.
+   */
+  *finish(): Generator<ModelStreamEvent> {
+    if (this.stopped) yield { type: "message_stop" };
+  }
+
+  private *start(): Generator<ModelStreamEvent> {
+    if (this.started) return;
+    this.started = true;
+    yield { type: "message_start", id: this.id, model: this.model, usage: createUsage() };
+  }
+
+  private *blockStart(start: ContentBlockStart): Generator<ModelStreamEvent> {
+    const wireIndex = start.contentBlockIndex ?? 0;
+    const member = start.start;
+    if (member?.toolUse !== undefined) {
+      yield* this.announce(this.open(wireIndex, "tool_use"), {
+        type: "tool_use",
+        id: member.toolUse.toolUseId ?? "",
+        name: member.toolUse.name ?? "",
+        input: {},
+      });
+    } else if (member !== undefined) {
+      yield* this.announce(this.open(wireIndex, "unknown"), unknownBlock(member));
+    }
+  }
+
+  private *blockDelta(event: ContentBlockDelta): Generator<ModelStreamEvent> {
+    const wireIndex = event.contentBlockIndex ?? 0;
+    const delta = event.delta;
+    if (delta === undefined) return;
+    if (typeof delta.text === "string") {
+      const block = this.open(wireIndex, "text");
+      yield* this.announce(block, { type: "text", text: "" });
+      if (delta.text.length > 0) yield { type: "text_delta", index: block.index, text: delta.text };
+    } else if (delta.toolUse !== undefined) {
+      const block = this.open(wireIndex, "tool_use");
+      yield* this.announce(block, { type: "tool_use", id: "", name: "", input: {} });
+      yield { type: "tool_input_delta", index: block.index, partialJson: delta.toolUse.input ?? "" };
+    } else if (delta.reasoningContent !== undefined) {
+      const reasoning = delta.reasoningContent;
+      if (reasoning.redactedContent !== undefined) {
+        const block = this.open(wireIndex, "redacted_thinking");
+        block.redacted = [...(block.redacted ?? []), Buffer.from(reasoning.redactedContent)];
+        return;
+      }
+      const block = this.open(wireIndex, "thinking");
+      yield* this.announce(block, { type: "thinking", thinking: "" });
+      if (typeof reasoning.text === "string" && reasoning.text.length > 0) {
+        yield { type: "thinking_delta", index: block.index, thinking: reasoning.text };
+      }
+      if (typeof reasoning.signature === "string") {
+        yield { type: "signature_delta", index: block.index, signature: reasoning.signature };
+      }
+    } else {
+      // Citations, tool-result and image deltas have no core counterpart; keep them as unknown blocks.
+      yield* this.announce(this.open(wireIndex, "unknown"), unknownBlock(delta));
+    }
+  }
+
+  private *blockStop(wireIndex: number): Generator<ModelStreamEvent> {
+    const block = this.blocks.get(wireIndex);
+    if (block === undefined) return;
+    if (block.redacted !== undefined) {
+      yield* this.announce(block, {
+        type: "redacted_thinking",
+        data: Buffer.concat(block.redacted).toString("base64"),
+      });
+    }
+    if (block.announced) yield { type: "block_stop", index: block.index };
+  }
+
+  private *messageStop(event: MessageStop): Generator<ModelStreamEvent> {
+    this.stopped = true;
+    const raw = event.stopReason;
+    const stopSequence = stopSequenceOf(event.additionalModelResponseFields);
+    yield {
+      type: "message_delta",
+      stopReason: normalizeBedrockStopReason(raw),
+      ...(raw === undefined ? {} : { rawStopReason: raw }),
+      ...(stopSequence === undefined ? {} : { stopSequence }),
+    };
+  }
+
+  private open(wireIndex: number, kind: ContentBlock["type"]): OpenBlock {
+    const existing = this.blocks.get(wireIndex);
     if (existing) return existing;
-    const block: OpenBlock = { index: nextIndex, kind, announced: false };
-    nextIndex += 1;
-    blocks.set(wireIndex, block);
+    const block: OpenBlock = { index: this.nextIndex, kind, announced: false };
+    this.nextIndex += 1;
+    this.blocks.set(wireIndex, block);
     return block;
-  };
-  const announce = function* (block: OpenBlock, initial: ContentBlock): Generator<ModelStreamEvent> {
+  }
+
+  private *announce(block: OpenBlock, initial: ContentBlock): Generator<ModelStreamEvent> {
     if (block.announced) return;
     block.announced = true;
     yield { type: "block_start", index: block.index, block: initial };
-  };
-
-  for await (const event of events) {
-    if (event.messageStart !== undefined) {
-      yield* start();
-    } else if (event.contentBlockStart !== undefined) {
-      yield* start();
-      const wireIndex = event.contentBlockStart.contentBlockIndex ?? 0;
-      const startMember = event.contentBlockStart.start;
-      if (startMember?.toolUse !== undefined) {
-        const block = open(wireIndex, "tool_use");
-        yield* announce(block, {
-          type: "tool_use",
-          id: startMember.toolUse.toolUseId ?? "",
-          name: startMember.toolUse.name ?? "",
-          input: {},
-        });
-      } else if (startMember !== undefined) {
-        const block = open(wireIndex, "unknown");
-        yield* announce(block, unknownBlock(startMember));
-      }
-    } else if (event.contentBlockDelta !== undefined) {
-      yield* start();
-      const wireIndex = event.contentBlockDelta.contentBlockIndex ?? 0;
-      const delta = event.contentBlockDelta.delta;
-      if (delta === undefined) continue;
-      if (typeof delta.text === "string") {
-        const block = open(wireIndex, "text");
-        yield* announce(block, { type: "text", text: "" });
-        if (delta.text.length > 0) yield { type: "text_delta", index: block.index, text: delta.text };
-      } else if (delta.toolUse !== undefined) {
-        const block = open(wireIndex, "tool_use");
-        yield* announce(block, { type: "tool_use", id: "", name: "", input: {} });
-        yield { type: "tool_input_delta", index: block.index, partialJson: delta.toolUse.input ?? "" };
-      } else if (delta.reasoningContent !== undefined) {
-        const reasoning = delta.reasoningContent;
-        if (reasoning.redactedContent !== undefined) {
-          const block = open(wireIndex, "redacted_thinking");
-          block.redacted = [...(block.redacted ?? []), Buffer.from(reasoning.redactedContent)];
-          continue;
-        }
-        const block = open(wireIndex, "thinking");
-        yield* announce(block, { type: "thinking", thinking: "" });
-        if (typeof reasoning.text === "string" && reasoning.text.length > 0) {
-          yield { type: "thinking_delta", index: block.index, thinking: reasoning.text };
-        }
-        if (typeof reasoning.signature === "string") {
-          yield { type: "signature_delta", index: block.index, signature: reasoning.signature };
-        }
-      } else {
-        // Citations, tool-result and image deltas have no core counterpart; keep them as unknown blocks.
-        const block = open(wireIndex, "unknown");
-        yield* announce(block, unknownBlock(delta));
-      }
-    } else if (event.contentBlockStop !== undefined) {
-      const wireIndex = event.contentBlockStop.contentBlockIndex ?? 0;
-      const block = blocks.get(wireIndex);
-      if (block === undefined) continue;
-      if (block.redacted !== undefined) {
-        yield* announce(block, {
-          type: "redacted_thinking",
-          data: Buffer.concat(block.redacted).toString("base64"),
-        });
-      }
-      if (block.announced) yield { type: "block_stop", index: block.index };
-    } else if (event.messageStop !== undefined) {
-      yield* start();
-      stopped = true;
-      const raw = event.messageStop.stopReason;
-      const stopSequence = stopSequenceOf(event.messageStop.additionalModelResponseFields);
-      yield {
-        type: "message_delta",
-        stopReason: normalizeBedrockStopReason(raw),
-        ...(raw === undefined ? {} : { rawStopReason: raw }),
-        ...(stopSequence === undefined ? {} : { stopSequence }),
-      };
-    } else if (event.metadata !== undefined) {
-      yield* start();
-      yield { type: "message_delta", usage: normalizeBedrockUsage(event.metadata.usage) };
-    }
-    // Exception members never reach here: the SDK throws them from the iterator.
   }
-  // Usage follows `messageStop` in a `metadata` event, so the end is told once the wire is done; a stream
-  // without `messageStop` was cut short, and the runtime reports it.
-  if (stopped) yield { type: "message_stop" };
 }
 
 /** Maps a Converse stop reason onto the normalised set; the raw word is kept on the response. */
