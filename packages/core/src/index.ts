@@ -172,6 +172,7 @@ export type { ProjectedContext, TimedLayerEdit } from "./transcript-projection.t
 export {
   applyLayerEdits,
   attachmentMessage,
+  extendRequestMessages,
   isContextEdit,
   projectContext,
   projectMessages,
