@@ -1,4 +1,5 @@
 import { type CountTokensRequest, InvalidMessageError, normalizeContent } from "@unforget/core";
+import { distance as editDistance } from "fastest-levenshtein";
 
 /** Every field a `ModelRequest` has; a count takes the same request. */
 const REQUEST_FIELDS: readonly string[] = [
@@ -74,19 +75,6 @@ function closest(key: string): string | undefined {
   return best !== undefined && best.distance <= Math.max(2, Math.floor(key.length / 4))
     ? best.field
     : undefined;
-}
-
-function editDistance(left: string, right: string): number {
-  let previous = Array.from({ length: right.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= left.length; row++) {
-    const current = [row];
-    for (let column = 1; column <= right.length; column++) {
-      const substitution = (previous[column - 1] ?? 0) + (left[row - 1] === right[column - 1] ? 0 : 1);
-      current.push(Math.min((previous[column] ?? 0) + 1, (current[column - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[right.length] ?? 0;
 }
 
 function describeValue(value: unknown): string {

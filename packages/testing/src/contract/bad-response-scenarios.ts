@@ -1,6 +1,6 @@
-import { type ModelStreamEvent, ProviderRequestError } from "@unforget/core";
+import { ProviderRequestError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { type ContractContext, captureError } from "./contract-context.ts";
+import { type ContractContext, captureError, readUntilError } from "./contract-context.ts";
 
 /**
  * A 200 is not an answer until it reads as one: a gateway's HTML page, the other format (an event stream
@@ -60,12 +60,7 @@ export function describeBadResponseScenarios(contract: ContractContext): void {
       async () => {
         contract.fake.enqueue({ kind: "error", error: "truncated_stream", midStreamAfterEvents: 3 });
         const stream = contract.provider.streamMessage(request());
-        const seen: ModelStreamEvent[] = [];
-        const error = await captureError(
-          (async () => {
-            for await (const event of stream) seen.push(event);
-          })(),
-        );
+        const { seen, error } = await readUntilError(stream);
         expect(seen.length).toBeGreaterThan(0);
         expect(seen.some((event) => event.type === "message_stop")).toBe(false);
         expect(error).toBeInstanceOf(ProviderRequestError);

@@ -74,3 +74,16 @@ export async function captureError(promise: Promise<unknown>): Promise<unknown> 
   }
   throw new Error("Expected the call to fail, but it succeeded.");
 }
+
+/** Reads a stream that must fail: the events it delivered before failing, and the error it failed with. */
+export async function readUntilError(
+  stream: AsyncIterable<ModelStreamEvent>,
+): Promise<{ seen: ModelStreamEvent[]; error: unknown }> {
+  const seen: ModelStreamEvent[] = [];
+  const error = await captureError(
+    (async () => {
+      for await (const event of stream) seen.push(event);
+    })(),
+  );
+  return { seen, error };
+}

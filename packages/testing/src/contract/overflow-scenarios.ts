@@ -1,6 +1,6 @@
-import { type ModelStreamEvent, PromptTooLongError, RequestTooLargeError } from "@unforget/core";
+import { PromptTooLongError, RequestTooLargeError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { type ContractContext, captureError } from "./contract-context.ts";
+import { type ContractContext, captureError, readUntilError } from "./contract-context.ts";
 
 /** Every overflow form becomes `PromptTooLongError`, and its stated maximum bounds the learned window. */
 export function describeOverflowScenarios(contract: ContractContext): void {
@@ -123,12 +123,7 @@ export function describeOverflowScenarios(contract: ContractContext): void {
           midStreamAfterEvents: 2,
         });
         const stream = contract.provider.streamMessage(request());
-        const seen: ModelStreamEvent[] = [];
-        const error = await captureError(
-          (async () => {
-            for await (const event of stream) seen.push(event);
-          })(),
-        );
+        const { seen, error } = await readUntilError(stream);
         expect(error).toBeInstanceOf(PromptTooLongError);
         expect((error as PromptTooLongError).tokenGap).toBe(10_000);
         expect(seen.length).toBeGreaterThan(0);

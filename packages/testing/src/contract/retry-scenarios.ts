@@ -1,11 +1,6 @@
-import {
-  type ModelStreamEvent,
-  PromptTooLongError,
-  ProviderRequestError,
-  UnforgetError,
-} from "@unforget/core";
+import { PromptTooLongError, ProviderRequestError, UnforgetError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { type ContractContext, captureError } from "./contract-context.ts";
+import { type ContractContext, captureError, readUntilError } from "./contract-context.ts";
 
 /** Retries: transient failures are retried (streams only before their first event), others never. */
 export function describeRetryScenarios(contract: ContractContext): void {
@@ -41,12 +36,7 @@ export function describeRetryScenarios(contract: ContractContext): void {
         // the fake's default reply and show as a second request and a second message_start.
         contract.fake.enqueue({ kind: "error", error: "overloaded", midStreamAfterEvents: 2 });
         const stream = contract.provider.streamMessage(request());
-        const seen: ModelStreamEvent[] = [];
-        const error = await captureError(
-          (async () => {
-            for await (const event of stream) seen.push(event);
-          })(),
-        );
+        const { seen, error } = await readUntilError(stream);
         expect(seen.length).toBeGreaterThan(0);
         expect(error).toBeInstanceOf(ProviderRequestError);
         expect(error).not.toBeInstanceOf(PromptTooLongError);

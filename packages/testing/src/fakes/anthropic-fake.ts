@@ -20,6 +20,7 @@ import {
   type FakeHttpRequest,
   fakeRequestListener,
   hangUntilClosed,
+  sendGatewayPage,
 } from "./fake-http.ts";
 import type {
   FakeError,
@@ -28,7 +29,7 @@ import type {
   FakeServerOptions,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, FAKE_GATEWAY_PAGE, isBadSuccess, takeStep } from "./fake-script.ts";
+import { cutAt, isBadSuccess, takeStep } from "./fake-script.ts";
 
 export type { AnthropicFakeReply } from "./anthropic-fake-wire.ts";
 
@@ -179,11 +180,7 @@ class AnthropicFakeHandler {
       kind: "reply",
       text: "An answer in a shape the client did not ask for.",
     };
-    if (step.error === "html_page") {
-      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      response.end(FAKE_GATEWAY_PAGE);
-      return;
-    }
+    if (step.error === "html_page") return sendGatewayPage(response);
     if (step.error === "wrong_format" && isStream)
       return sendJson(response, 200, this.replies.message(wire, reply));
     if (!isStream && step.error === "truncated_stream") {

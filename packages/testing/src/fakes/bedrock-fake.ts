@@ -16,6 +16,7 @@ import {
   fakeRequestListener,
   hangUntilClosed,
   listenHttp2,
+  sendGatewayPage,
   sendJson,
 } from "./fake-http.ts";
 import type {
@@ -26,7 +27,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, FAKE_GATEWAY_PAGE, fakeTokenCount, isBadSuccess, takeStep } from "./fake-script.ts";
+import { cutAt, fakeTokenCount, isBadSuccess, takeStep } from "./fake-script.ts";
 
 /** SigV4 credentials the fake accepts; any non-empty Authorization header is accepted as well. */
 export interface BedrockFakeCredentials {
@@ -190,11 +191,7 @@ class BedrockFakeHandler {
   /** A 200 the client cannot take as an answer: a gateway page, the other format, or a cut-short stream. */
   private async badSuccess(isStream: boolean, step: FakeError, counted: number, response: Response) {
     const reply: FakeReply = { kind: "reply", text: "An answer in a shape the client did not ask for." };
-    if (step.error === "html_page") {
-      response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-      response.end(FAKE_GATEWAY_PAGE);
-      return;
-    }
+    if (step.error === "html_page") return sendGatewayPage(response);
     if (step.error === "wrong_format" && isStream) {
       sendJson(response, 200, this.replies.converseBody(reply, counted), {
         "x-amzn-requestid": randomUUID(),

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo, Server } from "node:net";
-import type { RecordedRequest } from "./fake-script.ts";
+import { FAKE_GATEWAY_PAGE, type RecordedRequest } from "./fake-script.ts";
 
 /**
  * The HTTP plumbing the fake servers share, for HTTP/1.1 (`node:http`, `node:https`) and HTTP/2
@@ -142,4 +142,10 @@ export async function listenHttp2(
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A 200 with a gateway's HTML sign-in page, where the API's answer should have been. */
+export function sendGatewayPage(response: WritableResponse): void {
+  response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+  response.end(FAKE_GATEWAY_PAGE);
 }

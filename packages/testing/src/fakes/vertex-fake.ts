@@ -7,6 +7,7 @@ import {
   type FakeHttpRequest,
   fakeRequestListener,
   hangUntilClosed,
+  sendGatewayPage,
 } from "./fake-http.ts";
 import type {
   FakeError,
@@ -16,7 +17,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, FAKE_GATEWAY_PAGE, isBadSuccess, takeStep } from "./fake-script.ts";
+import { cutAt, isBadSuccess, takeStep } from "./fake-script.ts";
 import { VERTEX_FAKE_CA_CERTIFICATE, VERTEX_FAKE_PRIVATE_KEY } from "./vertex-fake-tls.ts";
 import {
   buildChunks,
@@ -188,8 +189,7 @@ function badSuccess(
 ): void {
   const reply: FakeReply = { kind: "reply", text: "An answer in a shape the client did not ask for." };
   if (step.error === "html_page") {
-    response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    response.end(FAKE_GATEWAY_PAGE);
+    sendGatewayPage(response);
     return;
   }
   if (step.error === "wrong_format" && streaming) {
