@@ -201,13 +201,16 @@ function send(
   return api.create({ ...call.body, ...extra }, sdkOptions(attempt)).withResponse();
 }
 
-/** A Messages API message, as far as translating it needs. */
+/**
+ * A Messages API message, as far as translating it needs: a content array, and no other `type` than
+ * "message" (some compatible servers leave the type out; an error body in a 200 has type "error").
+ */
 function isMessage(data: unknown): boolean {
   const message = data as { type?: unknown; content?: unknown } | null;
   return (
     typeof message === "object" &&
     message !== null &&
-    message.type === "message" &&
+    (message.type === undefined || message.type === "message") &&
     Array.isArray(message.content)
   );
 }
