@@ -1,5 +1,5 @@
 import { findToolPairViolations, getMessageText, ImportError } from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
