@@ -28,6 +28,39 @@ function replay(name: string) {
 }
 
 describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fixtures)", () => {
+  it("keeps the passes of a server compaction, the cache TTL split and deleted cache tokens in the usage", () => {
+    const { raw, response } = replay("anthropic-compaction.1");
+    const delta = [...raw].reverse().find((event) => event.type === "message_delta") as {
+      usage?: { iterations?: unknown[] };
+    };
+    expect(delta.usage?.iterations?.length).toBeGreaterThan(0);
+    expect(response.usage.iterations?.map((pass) => pass.type)).toContain("compaction");
+    const recorded = JSON.parse(readFileSync(join(fixtures, "anthropic-compaction.1.json"), "utf8")) as {
+      usage: unknown;
+    };
+    const usage = usageFromWire(recorded.usage);
+    expect(usage.iterations).toEqual([
+      {
+        type: "compaction",
+        inputTokens: 60_385,
+        outputTokens: 592,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
+      },
+      {
+        type: "message",
+        inputTokens: 682,
+        outputTokens: 1_320,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
+      },
+    ]);
+    expect(usage.cacheCreation).toEqual({ ephemeral5mInputTokens: 0, ephemeral1hInputTokens: 0 });
+    expect(
+      usageFromWire({ input_tokens: 10, cache_deleted_input_tokens: 4_000 }).cacheDeletedInputTokens,
+    ).toBe(4_000);
+  });
+
   it("server compaction: the compaction block is rebuilt from its deltas and kept as an UnknownBlock", () => {
     const { raw, response } = replay("anthropic-compaction.1");
     const summary = raw
@@ -42,7 +75,7 @@ describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fix
     expect(response.content[1]?.type).toBe("text");
     expect(response.id).toBe("msg_01WJn2D9FrjipEZ9u51siJHC");
     // message_delta restates input usage after compaction: 612 input tokens, not the 60 385 of message_start.
-    expect(response.usage).toEqual({
+    expect(response.usage).toMatchObject({
       inputTokens: 612,
       outputTokens: 2819,
       cacheCreationInputTokens: 0,
@@ -83,7 +116,7 @@ describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fix
     const content = message.content.map(contentBlockFromWire);
     expect(content[0]).toEqual({ type: "unknown", original: message.content[0] });
     expect(content[1]?.type).toBe("text");
-    expect(usageFromWire(message.usage)).toEqual({
+    expect(usageFromWire(message.usage)).toMatchObject({
       inputTokens: 682,
       outputTokens: 1320,
       cacheCreationInputTokens: 0,

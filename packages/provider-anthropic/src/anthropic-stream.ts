@@ -169,7 +169,40 @@ export function usageFromWire(raw: unknown): Usage {
     outputTokens: read("output_tokens"),
     cacheCreationInputTokens: read("cache_creation_input_tokens"),
     cacheReadInputTokens: read("cache_read_input_tokens"),
+    ...usageExtrasFromWire(usage),
   };
+}
+
+/**
+ * The parts of a usage the four totals leave out: the passes of a server compaction (`iterations`; cost
+ * must sum them), cache writes split by time-to-live, and tokens cache edits deleted from the cached prefix.
+ */
+function usageExtrasFromWire(usage: Record<string, unknown>): Partial<Usage> {
+  const extras: Partial<Usage> = {};
+  if (Array.isArray(usage.iterations)) {
+    extras.iterations = usage.iterations.filter(isObject).map((pass) => {
+      const read = (key: string) => (typeof pass[key] === "number" ? (pass[key] as number) : 0);
+      return {
+        type: typeof pass.type === "string" ? pass.type : "message",
+        inputTokens: read("input_tokens"),
+        outputTokens: read("output_tokens"),
+        cacheCreationInputTokens: read("cache_creation_input_tokens"),
+        cacheReadInputTokens: read("cache_read_input_tokens"),
+      };
+    });
+  }
+  const creation = usage.cache_creation;
+  if (isObject(creation)) {
+    extras.cacheCreation = {
+      ephemeral5mInputTokens:
+        typeof creation.ephemeral_5m_input_tokens === "number" ? creation.ephemeral_5m_input_tokens : 0,
+      ephemeral1hInputTokens:
+        typeof creation.ephemeral_1h_input_tokens === "number" ? creation.ephemeral_1h_input_tokens : 0,
+    };
+  }
+  if (typeof usage.cache_deleted_input_tokens === "number")
+    extras.cacheDeletedInputTokens = usage.cache_deleted_input_tokens;
+  return extras;
 }
 
 /** The usage fields a `message_delta` actually carried (later events replace earlier numbers). */
@@ -183,7 +216,7 @@ export function partialUsageFromWire(raw: unknown): Partial<Usage> {
   }
   if (typeof usage.cache_read_input_tokens === "number")
     partial.cacheReadInputTokens = usage.cache_read_input_tokens;
-  return partial;
+  return { ...partial, ...usageExtrasFromWire(usage) };
 }
 
 /**
