@@ -6,11 +6,14 @@ export class MemoryPathError extends UnforgetError {
   readonly path: string;
   /** Which rule refused it (`traversal`, `encoded`, `absolute`, `symlink`, `nul`, `too-long`, …). */
   readonly rule: string;
+  /** Why the rule refused it, in a few words ("it has a . or .. segment"). */
+  readonly reason: string;
 
-  constructor(message: string, details: { name: string; rule: string; cause?: unknown }) {
+  constructor(message: string, details: { name: string; rule: string; reason?: string; cause?: unknown }) {
     super("memory_path", message, { cause: details.cause });
     this.path = details.name;
     this.rule = details.rule;
+    this.reason = details.reason ?? message;
   }
 }
 

@@ -24,7 +24,7 @@ function refuse(name: string, rule: string, why: string): never {
   const shown = JSON.stringify(name.length > 120 ? `${name.slice(0, 120)}…` : name);
   throw new MemoryPathError(
     `Memory name ${shown} is refused (${rule}): ${why}. Use a relative name under the memory root such as "feedback_testing.md" or "topics/build.md".`,
-    { name, rule },
+    { name, rule, reason: why },
   );
 }
 
