@@ -45,7 +45,7 @@ describe.each(["dir", "team"])("several processes writing the same memory (%s)",
     const root = join(parent, "memory");
     const workers = ["w1", "w2", "w3", "w4"];
     const appends = 8;
-    const results = await Promise.all(workers.map((worker) => runWorker(root, worker, appends, kind)));
+    await Promise.all(workers.map((worker) => runWorker(root, worker, appends, kind)));
     const dir = await createMemoryDir({ root });
     const { content } = await dir.read("shared.md");
     for (const worker of workers) {

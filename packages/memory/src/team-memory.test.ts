@@ -47,6 +47,7 @@ const SECRETS: Array<[string, string, string]> = [
 const ORDINARY = [
   "The release commit is 9fceb02d0ae598e95dc970b74767f19372d61af8; the tarball sha256 is e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.",
   "Session 123e4567-e89b-12d3-a456-426614174000 reproduced the bug; request id req_01HX9ZK3V7Q8R2M4N6P8.",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: code with a template literal is the point.
   "```ts\nconst token = await getToken(process.env.API_TOKEN);\nconst url = `postgres://${user}:${password}@${host}/db`;\n```",
   "Connect with postgres://localhost:5432/app (no password locally); the docs use https://user:<password>@example.com.",
   "The JWT header is eyJhbGciOi…, never paste a whole token here. Keys look like AKIA… and live in the vault.",
