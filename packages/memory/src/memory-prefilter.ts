@@ -58,7 +58,8 @@ export function prefilterMemories(
     for (let index = 0; index < needles.length; index++) {
       if (haystack.includes(needles[index] as string)) {
         documentFrequency[index] = (documentFrequency[index] ?? 0) + 1;
-        (matched ??= []).push(index);
+        if (!matched) matched = [];
+        matched.push(index);
       }
     }
     if (matched) candidates.push({ entry, matched });
