@@ -11,6 +11,11 @@ export type {
   ProviderContractOptions,
 } from "./contract/provider-contract.ts";
 export { containsDeep, describeProviderContract } from "./contract/provider-contract.ts";
+export type {
+  SessionMemorySourceContractOptions,
+  SessionMemorySourceHarness,
+} from "./contract/session-memory-source-contract.ts";
+export { describeSessionMemorySourceContract } from "./contract/session-memory-source-contract.ts";
 export type { CorpusFormat, CorpusImport, CorpusSession } from "./corpus.ts";
 export {
   CORPUS_DIR_ENV,
