@@ -207,7 +207,10 @@ describe("createSessionMemory", () => {
       expect(prompt).toContain(`<current_notes>\n${DEFAULT_SESSION_NOTES_TEMPLATE}`);
       expect(prompt).toContain(memory.notesPath);
       const secondMessages = (second?.messages ?? []) as unknown as Array<{ content: unknown[] }>;
-      const results = (secondMessages.at(-1)?.content ?? []) as Array<{ is_error?: boolean; content: string }>;
+      const results = (secondMessages.at(-1)?.content ?? []) as Array<{
+        is_error?: boolean;
+        content: string;
+      }>;
       expect(results.map((entry) => entry.is_error ?? false)).toEqual([false, true, true, true]);
       expect(results[2]?.content).toMatch(/Permission denied: only edit_session_notes/);
     } finally {
