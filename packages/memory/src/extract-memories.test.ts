@@ -137,9 +137,8 @@ describe("extractMemories", () => {
       maxTokens: 16,
       messages: [{ role: "user", content: [{ type: "text", text: "x" }] }],
     });
-    const tools = ((fake.requests[before]?.body as { tools: Array<{ name: string }> }).tools ?? []).map(
-      (tool) => tool.name,
-    );
+    const firstBody = (fake.requests[before]?.body ?? {}) as { tools?: Array<{ name: string }> };
+    const tools = (firstBody.tools ?? []).map((tool) => tool.name);
     expect(tools).toEqual(["memory_list", "memory_search", "memory_read", "memory_shell", "memory_write"]);
     expect(report.turns).toBe(2);
     expect(report.saved).toEqual(["user_package_manager.md"]);
