@@ -2,7 +2,13 @@
  * Every error Unforget throws across a package boundary is an `UnforgetError`: it has a stable
  * machine-readable `code`, a message that says what happened and what to do, and the standard `cause`.
  */
-export type UnforgetErrorCode =
+export type UnforgetErrorCode = CoreErrorCode | (string & Record<never, never>);
+
+/**
+ * The codes core's own errors use. Other packages add their own codes (snake_case, prefixed by their area,
+ * e.g. "memory_conflict"); a code never changes once published.
+ */
+export type CoreErrorCode =
   | "prompt_too_long"
   | "request_too_large"
   | "provider_request"

@@ -1,4 +1,5 @@
 export type {
+  CoreErrorCode,
   PromptTooLongDetails,
   ProviderRequestDetails,
   UnforgetErrorCode,
@@ -67,6 +68,7 @@ export type {
   ToolUseBlock,
   UnknownBlock,
   Usage,
+  UsageIteration,
 } from "./message.ts";
 export {
   createMessage,
@@ -154,12 +156,16 @@ export type {
   AttachmentEntry,
   CompactBoundaryEntry,
   CompactTrigger,
+  ContextEdit,
   CreateTranscriptEntryDefaults,
   HookResultEntry,
   LayerDecisionEntry,
   LayerEdit,
   MessageEntry,
   MetadataEntry,
+  ReplaceMessageEdit,
+  ReplaceMessagesEdit,
+  ReplaceToolResultEdit,
   SummaryEntry,
   TranscriptEntry,
   TranscriptEntryInput,
@@ -175,7 +181,16 @@ export type {
   UnknownTranscriptEntry,
 } from "./transcript-parse.ts";
 export { checkTranscriptEntry, parseTranscript, parseTranscriptLine } from "./transcript-parse.ts";
-export { projectMessages } from "./transcript-projection.ts";
+export type { ProjectedContext, TimedLayerEdit } from "./transcript-projection.ts";
+export {
+  applyLayerEdits,
+  attachmentMessage,
+  isContextEdit,
+  projectContext,
+  projectMessages,
+  summaryAsMessage,
+  toRequestMessages,
+} from "./transcript-projection.ts";
 export type { QuarantinedLine, ReadTranscriptOptions, ReadTranscriptResult } from "./transcript-reader.ts";
 export { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
 export type {

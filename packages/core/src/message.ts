@@ -103,6 +103,24 @@ export interface Usage {
   outputTokens: number;
   cacheCreationInputTokens: number;
   cacheReadInputTokens: number;
+  /**
+   * Per-pass usage when the provider ran more than one sampling pass for the response (server-side
+   * compaction). The top-level fields leave the extra passes out, so cost must sum these.
+   */
+  iterations?: UsageIteration[];
+  /** Cache writes split by time-to-live, when the provider reports the split. */
+  cacheCreation?: { ephemeral5mInputTokens: number; ephemeral1hInputTokens: number };
+  /** Tokens that cache edits removed from the cached prefix for this request. */
+  cacheDeletedInputTokens?: number;
+}
+
+/** One sampling pass of a response ("message", "compaction", …) with its own token counts. */
+export interface UsageIteration {
+  type: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
 }
 
 /** Why the model stopped, normalised across providers. `rawStopReason` keeps the provider's word. */
@@ -133,6 +151,11 @@ export interface Message {
   isMeta?: boolean;
   /** This user message carries a compaction summary. */
   isCompactSummary?: boolean;
+  /**
+   * A user-role message that carries environment output rather than the user's words (a tool run rendered
+   * as text, as SWE-agent and mini-swe-agent send observations). Compaction treats it like a tool result.
+   */
+  isObservation?: boolean;
   /** Free-form metadata kept verbatim (importer provenance, app-specific fields). */
   metadata?: Record<string, unknown>;
 }
@@ -156,6 +179,7 @@ export interface CreateMessageInit {
   stopReason?: StopReason;
   isMeta?: boolean;
   isCompactSummary?: boolean;
+  isObservation?: boolean;
   metadata?: Record<string, unknown>;
 }
 
@@ -177,6 +201,7 @@ export function createMessage(
   if (init.stopReason !== undefined) message.stopReason = init.stopReason;
   if (init.isMeta) message.isMeta = true;
   if (init.isCompactSummary) message.isCompactSummary = true;
+  if (init.isObservation) message.isObservation = true;
   if (init.metadata !== undefined) message.metadata = init.metadata;
   return message;
 }

@@ -58,8 +58,9 @@ export class ModelResponseAccumulator {
         if (event.appliedContextEdits !== undefined)
           this.response.appliedContextEdits = event.appliedContextEdits;
         if (event.usage) {
-          for (const [key, value] of Object.entries(event.usage) as [keyof Usage, number | undefined][]) {
-            if (typeof value === "number") this.usage[key] = value;
+          const usage = this.usage as unknown as Record<string, unknown>;
+          for (const [key, value] of Object.entries(event.usage)) {
+            if (value !== undefined) usage[key] = value;
           }
         }
         break;

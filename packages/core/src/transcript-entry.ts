@@ -77,6 +77,45 @@ export interface LayerEdit {
   details?: Record<string, unknown>;
 }
 
+/** Replaces what the model sees of one tool_result (cleared, persisted to disk, truncated, masked). */
+export interface ReplaceToolResultEdit extends LayerEdit {
+  kind: "replace_tool_result";
+  /** The tool_use id whose result is replaced (exactly one). */
+  toolUseIds: [string];
+  details: {
+    /** The text the model sees instead of the original result. */
+    content: string;
+    /** Why: "cleared", "persisted", "truncated", "masked", … */
+    reason: string;
+    [key: string]: unknown;
+  };
+}
+
+/** Replaces what the model sees of one whole message (an observation message cleared or masked). */
+export interface ReplaceMessageEdit extends LayerEdit {
+  kind: "replace_message";
+  /** The message whose text is replaced (exactly one). */
+  messageIds: [string];
+  details: { content: string; reason: string; [key: string]: unknown };
+}
+
+/**
+ * Removes a run of messages from the projection (snip, collapse) and, when `replacement` is set, puts one
+ * message in their place, at the position of the first removed message that is still projected.
+ */
+export interface ReplaceMessagesEdit extends LayerEdit {
+  kind: "replace_messages";
+  messageIds: string[];
+  details: {
+    replacement?: { id: string; role: "user" | "assistant"; text: string };
+    reason: string;
+    [key: string]: unknown;
+  };
+}
+
+/** The edits the projection knows how to apply; other kinds are kept in the transcript and ignored. */
+export type ContextEdit = ReplaceToolResultEdit | ReplaceMessageEdit | ReplaceMessagesEdit;
+
 export interface LayerDecisionEntry extends EntryBase {
   type: "layer_decision";
   /** The layer that decided ("tool-result-budget", "snip", "microcompact", …). */
