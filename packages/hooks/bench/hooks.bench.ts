@@ -11,6 +11,7 @@ const PLUGINS = 10;
 const postCompactEvent: PostCompactEvent = {
   sessionId: "bench",
   trigger: "auto",
+  layer: "full",
   summary: "summary",
   tokensBefore: 170_000,
   tokensAfter: 20_000,

@@ -3,12 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HookResultEntry } from "@unforget/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
 import { createCommandHooksPlugin } from "./command-hooks-plugin.ts";
+import { createGateHook } from "./gate-hook.ts";
 import type { HookError } from "./hook-error.ts";
-import type { PreCompactEvent } from "./hook-events.ts";
+import type { PreCompactEvent, SessionEventBase } from "./hook-events.ts";
+import { defineHookGroup } from "./hook-group.ts";
 import { applyPlugins } from "./hook-plugin.ts";
 import type { HookCommandSettings } from "./hook-settings.ts";
 import { createSessionHooks } from "./session-hooks.ts";
+import { createTransformHook } from "./transform-hook.ts";
 
 let projectDir: string;
 
@@ -168,7 +172,7 @@ describe("command hooks on PreCompact", () => {
     await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
       instructions: "U",
     });
-    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "oops" });
+    expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 1, reason: "exit code 1: oops" });
   });
 
   it('reads JSON output: decision "block" vetoes, additionalContext adds, suppressOutput hides it from the entry', async () => {
@@ -258,6 +262,7 @@ describe("command hooks on other events", () => {
     await hooks.postCompact.promise({
       sessionId: "session-1",
       trigger: "manual",
+      layer: "full",
       summary: "the summary",
       tokensBefore: 1000,
       tokensAfter: 100,
@@ -272,6 +277,48 @@ describe("command hooks on other events", () => {
       messages_summarized: 12,
     });
     expect(entries[0]).toMatchObject({ event: "PostCompact", outcome: "error", exitCode: 2 });
+  });
+
+  it("PostCompact carries the layer; a layer without a summary sends none; matchers can select layers", async () => {
+    const log = join(projectDir, "layers.jsonl");
+    const any = await script("any-layer.sh", `cat >> "${log}"\necho >> "${log}"`);
+    const summaries = await script("summaries.sh", `echo summarising >> "${projectDir}/summaries.txt"`);
+    const { hooks } = bus({
+      PostCompact: [
+        { hooks: [{ type: "command", command: any }] },
+        { matcher: "full|reactive", hooks: [{ type: "command", command: summaries }] },
+      ],
+    });
+    await hooks.postCompact.promise({
+      sessionId: "session-1",
+      layer: "microcompact",
+      trigger: "auto",
+      tokensBefore: 900,
+      tokensAfter: 700,
+    });
+    await hooks.postCompact.promise({
+      sessionId: "session-1",
+      layer: "full",
+      trigger: "manual",
+      summary: "S",
+      tokensBefore: 700,
+      tokensAfter: 100,
+      messagesSummarized: 30,
+    });
+    const [cleared, summarised] = (await readFile(log, "utf8"))
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line));
+    expect(cleared).toMatchObject({
+      layer: "microcompact",
+      trigger: "auto",
+      tokens_before: 900,
+      tokens_after: 700,
+    });
+    expect(Object.keys(cleared)).not.toContain("compact_summary");
+    expect(Object.keys(cleared)).not.toContain("messages_summarized");
+    expect(summarised).toMatchObject({ layer: "full", compact_summary: "S", messages_summarized: 30 });
+    expect((await readFile(join(projectDir, "summaries.txt"), "utf8")).trim().split("\n")).toHaveLength(1);
   });
 
   it("SessionEnd, PostToolUse and TaskSettled commands receive their fields; matchers use reason and tool name", async () => {
@@ -292,7 +339,11 @@ describe("command hooks on other events", () => {
       output: "a\nb",
       isError: false,
     });
-    await hooks.taskSettled.promise({ sessionId: "session-1", taskId: "task-1", status: "failed" });
+    await getTaskHooks(hooks).taskSettled.promise({
+      sessionId: "session-1",
+      taskId: "task-1",
+      status: "failed",
+    });
     const lines = (await readFile(log, "utf8"))
       .split("\n")
       .filter((line) => line.trim() !== "")
@@ -321,14 +372,79 @@ describe("command hooks on other events", () => {
     ).resolves.toEqual({ instructions: "U\n\nEMERGENCY" });
   });
 
-  it("a command that cannot start is reported, not thrown", async () => {
-    const { hooks, entries } = bus({
-      UserPromptSubmit: [{ hooks: [{ type: "command", command: join(projectDir, "missing.sh") }] }],
+  it("a missing script is reported as missing, not as a script to fix or a timeout to raise", async () => {
+    const missing = join(projectDir, "missing.sh");
+    const { hooks, entries, errors } = bus({
+      UserPromptSubmit: [{ hooks: [{ type: "command", command: missing }] }],
+      SessionStart: [
+        { hooks: [{ type: "command", command: '"$CLAUDE_PROJECT_DIR/hooks/start.sh" --quiet' }] },
+      ],
     });
     await expect(
       hooks.userPromptSubmit.promise([], { sessionId: "session-1", prompt: "hi" }),
     ).resolves.toEqual([]);
+    await expect(
+      hooks.sessionStart.promise([], { sessionId: "session-1", source: "startup" }),
+    ).resolves.toEqual([]);
     expect(entries[0]).toMatchObject({ event: "UserPromptSubmit", outcome: "error", exitCode: 127 });
+    expect(entries[0]?.reason).toBe(`the file ${missing} does not exist`);
+    expect(errors[0]?.message).toBe(
+      `Hook command "${missing}" failed on UserPromptSubmit: the file ${missing} does not exist. It added nothing and blocked nothing. Fix the path in the settings file, or create the script.`,
+    );
+    expect(errors[1]?.message).toContain(`the file ${join(projectDir, "hooks", "start.sh")} does not exist`);
+    for (const error of errors) expect(error.message).not.toContain("timeout");
+  });
+
+  it("a script that is not executable, or a command not on PATH, says so", async () => {
+    const notExecutable = join(projectDir, "plain.sh");
+    await writeFile(notExecutable, "#!/bin/sh\necho hi\n");
+    const { hooks, errors } = bus({
+      SessionEnd: [
+        { matcher: "other", hooks: [{ type: "command", command: notExecutable }] },
+        { matcher: "logout", hooks: [{ type: "command", command: "unforget-no-such-command --flag" }] },
+      ],
+    });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "other" });
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "logout" });
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "${notExecutable}" failed on SessionEnd: ${notExecutable} is not executable. It added nothing and blocked nothing. Make it executable (chmod +x) or run it through its interpreter (sh ${notExecutable}).`,
+      'Hook command "unforget-no-such-command --flag" failed on SessionEnd: no command named "unforget-no-such-command" was found on PATH. It added nothing and blocked nothing. Install it, or fix the command in the settings file.',
+    ]);
+  });
+
+  it("a working directory that does not exist is named as the problem", async () => {
+    const gone = join(projectDir, "gone");
+    const errors: HookError[] = [];
+    const hooks = createSessionHooks({ sessionId: "session-1", onHookError: (error) => errors.push(error) });
+    applyPlugins(hooks, [
+      createCommandHooksPlugin({
+        settings: { SessionEnd: [{ hooks: [{ type: "command", command: "true" }] }] },
+        projectDir,
+        cwd: gone,
+      }),
+    ]);
+    await hooks.sessionEnd.promise({ sessionId: "session-1", reason: "other" });
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "true" failed on SessionEnd: its working directory ${gone} does not exist. It added nothing and blocked nothing. Pass an existing directory as cwd (or projectDir).`,
+    ]);
+  });
+
+  it("a timeout says what to raise, and a failing script what happened", async () => {
+    const hangs = await script("slow.sh", "sleep 30");
+    const fails = await script("fails-loudly.sh", 'echo "no database" >&2\nexit 3');
+    const { hooks, errors } = bus({
+      PreToolUse: [
+        { matcher: "Bash", hooks: [{ type: "command", command: hangs, timeout: 0.2 }] },
+        { matcher: "Read", hooks: [{ type: "command", command: fails }] },
+      ],
+    });
+    const base = { sessionId: "session-1", toolUseId: "t1", input: {} };
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Bash" })).resolves.toBeUndefined();
+    await expect(hooks.preToolUse.promise({ ...base, toolName: "Read" })).resolves.toBeUndefined();
+    expect(errors.map((error) => error.message)).toEqual([
+      `Hook command "${hangs}" timed out on PreToolUse: did not finish within 0.2s; its process group was killed. It added nothing and blocked nothing. Make it faster, or raise its "timeout" (in seconds) in the settings file.`,
+      `Hook command "${fails}" failed on PreToolUse: exit code 3: no database. It added nothing and blocked nothing. Fix the script.`,
+    ]);
   });
 
   it("taps nothing when no commands are configured", () => {
@@ -599,5 +715,104 @@ describe("command hook environment", () => {
     expect(seen.has(secretName)).toBe(false);
     expect(seen.get("PATH")).toBe(process.env.PATH);
     expect(seen.get("EXTRA")).toBe("1");
+  });
+});
+
+interface NoteEvent extends SessionEventBase {
+  topicPath: string;
+  query?: string;
+}
+
+const getNoteHooks = defineHookGroup("notes-test", () => ({
+  beforeWrite: createGateHook<[NoteEvent]>(["event"], "beforeWrite", {
+    eventName: "NoteWrite",
+    matcherValue: (event) => event.topicPath,
+  }),
+  recall: createTransformHook<[string[], NoteEvent]>(["notes", "event"], "recall", {
+    eventName: "NoteRecall",
+    addCommandContext: (notes, contexts) => [...notes, ...contexts.map((context) => context.text)],
+  }),
+  summarize: createTransformHook<[string[], NoteEvent]>(["notes", "event"], "summarize", {
+    eventName: "NoteSummarize",
+  }),
+}));
+
+describe("command hooks on events other packages declare", () => {
+  it("subscribe by eventName, with the event snake_cased on stdin, whether the group exists before or after", async () => {
+    const log = join(projectDir, "declared.jsonl");
+    const command = await script("declared.sh", `cat >> "${log}"\necho >> "${log}"`);
+    const settings: HookCommandSettings = {
+      TaskSettled: [{ matcher: "failed", hooks: [{ type: "command", command }] }],
+    };
+    // The emitter's group is created before the plugins are applied on one bus, after on the other.
+    const early = createSessionHooks({ sessionId: "early", onHookError: () => {} });
+    getTaskHooks(early);
+    applyPlugins(early, [createCommandHooksPlugin({ settings, projectDir })]);
+    const late = bus(settings);
+    for (const [hooks, sessionId] of [
+      [early, "early"],
+      [late.hooks, "session-1"],
+    ] as const) {
+      await getTaskHooks(hooks).taskSettled.promise({ sessionId, taskId: "t1", status: "completed" });
+      await getTaskHooks(hooks).taskSettled.promise({
+        sessionId,
+        taskId: "t2",
+        status: "failed",
+        outputPath: "/tasks/t2.out",
+      });
+    }
+    const lines = (await readFile(log, "utf8"))
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line));
+    expect(lines).toEqual([
+      {
+        session_id: "early",
+        transcript_path: "",
+        cwd: projectDir,
+        hook_event_name: "TaskSettled",
+        task_id: "t2",
+        status: "failed",
+        output_path: "/tasks/t2.out",
+      },
+      expect.objectContaining({ session_id: "session-1", hook_event_name: "TaskSettled", task_id: "t2" }),
+    ]);
+    expect(late.entries.map((entry) => [entry.event, entry.handler, entry.outcome])).toEqual([
+      ["TaskSettled", command, "success"],
+    ]);
+  });
+
+  it("on a declared gate, exit 2 denies with stderr and the matcher tests the declared value", async () => {
+    const deny = await script("deny-index.sh", 'echo "the index is generated" >&2\nexit 2');
+    const { hooks, entries } = bus({
+      NoteWrite: [{ matcher: "MEMORY\\.md", hooks: [{ type: "command", command: deny }] }],
+    });
+    const gate = getNoteHooks(hooks).beforeWrite;
+    await expect(gate.promise({ sessionId: "session-1", topicPath: "MEMORY.md" })).resolves.toEqual({
+      behavior: "deny",
+      reason: "the index is generated",
+      by: deny,
+    });
+    await expect(gate.promise({ sessionId: "session-1", topicPath: "topics/a.md" })).resolves.toBeUndefined();
+    expect(entries.map((entry) => [entry.event, entry.outcome])).toEqual([["NoteWrite", "blocked"]]);
+  });
+
+  it("on a declared transform, output joins the value through addCommandContext; without it, commands only observe", async () => {
+    const prints = await script("prints.sh", 'echo "the parser uses Pratt parsing"');
+    const { hooks, entries, errors } = bus({
+      NoteRecall: [{ hooks: [{ type: "command", command: prints }] }],
+      NoteSummarize: [{ hooks: [{ type: "command", command: prints }] }],
+    });
+    const event = { sessionId: "session-1", topicPath: "topics/parser.md", query: "parser" };
+    await expect(getNoteHooks(hooks).recall.promise(["app note"], event)).resolves.toEqual([
+      "app note",
+      "the parser uses Pratt parsing",
+    ]);
+    await expect(getNoteHooks(hooks).summarize.promise(["app note"], event)).resolves.toEqual(["app note"]);
+    expect(entries.map((entry) => [entry.event, entry.output])).toEqual([
+      ["NoteRecall", "the parser uses Pratt parsing"],
+      ["NoteSummarize", "the parser uses Pratt parsing"],
+    ]);
+    expect(errors).toEqual([]);
   });
 });

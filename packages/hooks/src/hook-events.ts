@@ -44,14 +44,23 @@ export interface PreCompactResult {
   veto?: HookVeto;
 }
 
-/** Fired after a compaction has replaced history with a summary. */
+/**
+ * Fired after any compaction layer has shrunk the context: the cheap ones that clear or persist content
+ * ("tool-result-budget", "snip", "microcompact", "collapse") and the ones that summarise ("session-memory",
+ * "full", "reactive", "provider").
+ */
 export interface PostCompactEvent extends SessionEventBase {
+  /** The layer that ran ("tool-result-budget", "snip", "microcompact", "collapse", "session-memory", "full", …). */
+  layer: string;
   trigger: CompactTrigger;
-  /** The summary text that now stands for the summarised messages. */
-  summary: string;
+  /** Context size in tokens before the layer ran. */
   tokensBefore: number;
+  /** Context size in tokens after it ran. */
   tokensAfter: number;
-  messagesSummarized: number;
+  /** The summary text that now stands for the summarised messages; only for layers that write one. */
+  summary?: string;
+  /** How many messages the summary replaced; only for layers that write a summary. */
+  messagesSummarized?: number;
 }
 
 /** Why a session (re)started: the first turn, a resumed transcript, a cleared context, or after a compaction. */
@@ -103,14 +112,6 @@ export interface PostToolUseEvent extends SessionEventBase {
 
 export interface UserPromptSubmitEvent extends SessionEventBase {
   prompt: string;
-}
-
-/** Fired when a background task reaches a final state. */
-export interface TaskSettledEvent extends SessionEventBase {
-  taskId: string;
-  status: "completed" | "failed" | "killed";
-  /** Where the task's output lives on disk, when it has one. */
-  outputPath?: string;
 }
 
 /** Context a `sessionStart` or `userPromptSubmit` tap adds. */

@@ -6,11 +6,16 @@ const PLAIN_NAMES = /^[A-Za-z0-9_|]+$/;
  * An invalid regular expression matches nothing.
  */
 export function matchesHookMatcher(matcher: string | undefined, value: string): boolean {
-  if (matcher === undefined || matcher === "" || matcher === "*") return true;
+  if (matchesEveryValue(matcher)) return true;
   if (PLAIN_NAMES.test(matcher)) return matcher.split("|").includes(value);
   try {
     return new RegExp(matcher).test(value);
   } catch {
     return false;
   }
+}
+
+/** No matcher, "" and "*" match every value, even when the event has none to match on. */
+export function matchesEveryValue(matcher: string | undefined): matcher is undefined | "" | "*" {
+  return matcher === undefined || matcher === "" || matcher === "*";
 }

@@ -1,14 +1,19 @@
 import type { Attachment } from "@unforget/core";
 import { describe, expectTypeOf, it } from "vitest";
+import { getTaskHooks, type TaskSettledEvent } from "./__fixtures__/task-hooks.ts";
+import { createGateHook, type GateDecision } from "./gate-hook.ts";
 import type {
   PreCompactEvent,
   PreCompactResult,
   PreToolUseDecision,
   PreToolUseEvent,
+  SessionEventBase,
 } from "./hook-events.ts";
+import { defineHookGroup } from "./hook-group.ts";
 import type { HookPlugin, PluginHooks } from "./hook-plugin.ts";
 import type { PreToolUseHook } from "./pre-tool-use-hook.ts";
 import { createSessionHooks, type SessionHooks } from "./session-hooks.ts";
+import { createTransformHook } from "./transform-hook.ts";
 
 describe("plugin types", () => {
   it("a plugin sees only tap methods: it cannot fire, intercept or read taps", () => {
@@ -75,5 +80,42 @@ describe("plugin types", () => {
     expectTypeOf(hooks.preToolUse).toEqualTypeOf<PreToolUseHook>();
     // @ts-expect-error the gate runs every tap itself: there is no callback-style fire to bypass it
     hooks.preToolUse.callAsync({} as PreToolUseEvent, () => {});
+  });
+
+  it("a declared group: the bus fires it, a plugin only taps it, both typed from the declaration", () => {
+    const getGateHooks = defineHookGroup("typed-gates", () => ({
+      write: createGateHook<[SessionEventBase & { path: string }]>(["event"], "write", {
+        matcherValue: (event) => event.path,
+      }),
+      recall: createTransformHook<[string[], SessionEventBase]>(["memories", "event"], "recall"),
+    }));
+    const hooks = createSessionHooks();
+    expectTypeOf(getTaskHooks(hooks).taskSettled.promise).parameters.toEqualTypeOf<[TaskSettledEvent]>();
+    expectTypeOf(getTaskHooks(hooks).taskSettled.promise).returns.resolves.toBeVoid();
+    expectTypeOf(getGateHooks(hooks).write.promise).returns.resolves.toEqualTypeOf<
+      GateDecision | undefined
+    >();
+    expectTypeOf(getGateHooks(hooks).recall.promise).returns.resolves.toEqualTypeOf<string[]>();
+    const plugin: HookPlugin = {
+      name: "typed-group",
+      apply(bus) {
+        const tasks = getTaskHooks(bus);
+        expectTypeOf<keyof typeof tasks.taskSettled>().toEqualTypeOf<"tap" | "tapAsync" | "tapPromise">();
+        tasks.taskSettled.tap("typed-group", (event) => {
+          expectTypeOf(event.status).toEqualTypeOf<"completed" | "failed" | "killed">();
+        });
+        // @ts-expect-error a plugin cannot fire a declared hook either
+        void tasks.taskSettled.promise({} as TaskSettledEvent);
+        getGateHooks(bus).write.tap("typed-group", (event) =>
+          event.path.endsWith(".md") ? undefined : { behavior: "deny", reason: "only markdown" },
+        );
+        // @ts-expect-error a gate tap answers allow / deny, nothing else
+        getGateHooks(bus).write.tap("typed-group", () => ({ behavior: "rewrite" }));
+        getGateHooks(bus).recall.tap("typed-group", (memories) => [...memories, "more"]);
+      },
+    };
+    expectTypeOf(plugin.name).toBeString();
+    // @ts-expect-error a group's create() must return an object of hooks
+    defineHookGroup("broken", () => "not hooks");
   });
 });

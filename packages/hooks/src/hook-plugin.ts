@@ -1,5 +1,7 @@
+import { registerPluginView } from "./bus-registry.ts";
+import { describeError } from "./describe-error.ts";
 import { HookError } from "./hook-error.ts";
-import type { HookName } from "./hook-event-names.ts";
+import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
 import type { SessionHooks } from "./session-hooks.ts";
 
 type TapMethodName = "tap" | "tapAsync" | "tapPromise";
@@ -14,30 +16,43 @@ export type PluginHooks = { readonly [K in keyof SessionHooks]: TapOnly<SessionH
 export interface HookPlugin {
   /** Unique among the session's plugins; every tap the plugin makes is named after it (for `before`). */
   readonly name: string;
-  /** Called once with the tap-only view of a fresh bus; taps registered here live as long as the session. */
+  /**
+   * Called once with the tap-only view of a fresh bus; taps registered here live as long as the session.
+   * Hooks other packages declare are reached through their accessor: `getTaskHooks(hooks).taskSettled.tap…`.
+   */
   apply(hooks: PluginHooks): void;
 }
 
 type TapOptionsArgument = string | { name: string; stage?: number; before?: string };
 type AnyTap = (options: TapOptionsArgument, fn: unknown) => void;
 
+/**
+ * The tap-only view of one hook for one plugin. The tap is named after the plugin whatever name was passed,
+ * so `before` and reports use plugin names.
+ */
+export function tapOnlyView(hook: object, pluginName: string): object {
+  const methods: Record<string, unknown> = {};
+  const tapMethods = hook as Record<TapMethodName, AnyTap>;
+  for (const method of ["tap", "tapAsync", "tapPromise"] as const) {
+    methods[method] = (options: TapOptionsArgument, fn: unknown) =>
+      tapMethods[method].call(
+        hook,
+        typeof options === "string" ? pluginName : { ...options, name: pluginName },
+        fn,
+      );
+  }
+  return Object.freeze(methods);
+}
+
 function pluginView(hooks: SessionHooks, pluginName: string): PluginHooks {
   const view: Record<string, unknown> = {};
-  for (const name of Object.keys(hooks) as HookName[]) {
-    const hook = hooks[name] as unknown as Record<TapMethodName, AnyTap>;
-    const methods: Record<string, unknown> = {};
-    for (const method of ["tap", "tapAsync", "tapPromise"] as const) {
-      // The tap is named after the plugin whatever name was passed, so `before` and reports use plugin names.
-      methods[method] = (options: TapOptionsArgument, fn: unknown) =>
-        hook[method].call(
-          hook,
-          typeof options === "string" ? pluginName : { ...options, name: pluginName },
-          fn,
-        );
-    }
-    view[name] = Object.freeze(methods);
+  for (const name of Object.keys(HOOK_EVENT_NAMES) as HookName[]) {
+    view[name] = tapOnlyView(hooks[name], pluginName);
   }
-  return Object.freeze(view) as unknown as PluginHooks;
+  Object.freeze(view);
+  // Hook group accessors map the view back to its bus and plugin (see `defineHookGroup`).
+  registerPluginView(view, hooks, pluginName);
+  return view as unknown as PluginHooks;
 }
 
 /**
@@ -64,7 +79,7 @@ export function applyPlugins(hooks: SessionHooks, plugins: readonly HookPlugin[]
       plugin.apply(pluginView(hooks, plugin.name));
     } catch (error) {
       throw new HookError(
-        `Plugin "${plugin.name}" threw from apply() (${error instanceof Error ? error.message : String(error)}); fix the plugin or leave it out of the list.`,
+        `Plugin "${plugin.name}" threw from apply() (${describeError(error)}); fix the plugin or leave it out of the list.`,
         { hook: "apply", handler: plugin.name, cause: error },
       );
     }

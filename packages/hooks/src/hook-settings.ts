@@ -1,7 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { closestName } from "./closest-name.ts";
+import { describeError } from "./describe-error.ts";
 import { HookSettingsError } from "./hook-error.ts";
+import { CLAUDE_CODE_ONLY_EVENT_NAMES, HOOK_EVENT_NAMES } from "./hook-event-names.ts";
+import { isRecord } from "./is-record.ts";
 
 /** One hook command, as written in a settings file. */
 export interface CommandHookDefinition {
@@ -29,7 +33,15 @@ export interface LoadedHookSettings {
   problems: HookSettingsError[];
 }
 
-export interface LoadHookSettingsOptions {
+export interface ParseHookSettingsOptions {
+  /**
+   * Event names that hook groups declare (e.g. `getTaskHooks.eventNames`), valid besides the bus's own and
+   * Claude Code's. Any other event key is reported in `problems` with the closest valid name.
+   */
+  eventNames?: readonly string[];
+}
+
+export interface LoadHookSettingsOptions extends ParseHookSettingsOptions {
   /** The project root: `.claude/` and `.unforget/` settings are read from here. */
   projectDir: string;
   /** The user's home directory; defaults to `os.homedir()`. */
@@ -54,14 +66,28 @@ export function hookSettingsPaths(options: LoadHookSettingsOptions): string[] {
   return [...new Set(paths)];
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/**
+ * Says what is wrong with an event key nothing knows. Its hooks are kept: a hook group the caller did not list
+ * in `eventNames` may still declare it.
+ */
+function unknownEventProblem(eventName: string, eventNames: readonly string[]): string | undefined {
+  const known = [...Object.values(HOOK_EVENT_NAMES), ...CLAUDE_CODE_ONLY_EVENT_NAMES, ...eventNames];
+  if (known.includes(eventName)) return undefined;
+  const closest = closestName(eventName, known);
+  const hint =
+    closest === undefined
+      ? "neither one of the bus's, nor Claude Code's, nor one passed in eventNames"
+      : closest.distance === 0
+        ? `did you mean "${closest.name}"? Event names must match exactly, case included`
+        : `did you mean "${closest.name}"?`;
+  return `hooks.${eventName} is not an event Unforget knows (${hint}); its hooks run only if a hook group declares "${eventName}".`;
 }
 
 /** Reads the `hooks` section of one parsed settings file; malformed parts are skipped and described. */
 export function parseHookSettings(
   settings: unknown,
   path: string,
+  options: ParseHookSettingsOptions = {},
 ): { hooks: HookCommandSettings; problems: HookSettingsError[] } {
   const hooks: HookCommandSettings = {};
   const problems: HookSettingsError[] = [];
@@ -76,6 +102,8 @@ export function parseHookSettings(
     return { hooks, problems };
   }
   for (const [eventName, groups] of Object.entries(settings.hooks)) {
+    const unknown = unknownEventProblem(eventName, options.eventNames ?? []);
+    if (unknown !== undefined) problem(unknown);
     if (!Array.isArray(groups)) {
       problem(`hooks.${eventName} is not an array of matcher groups; it was skipped.`);
       continue;
@@ -139,7 +167,7 @@ export async function loadHookSettings(options: LoadHookSettingsOptions): Promis
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
       result.problems.push(
         new HookSettingsError(
-          `${path} could not be read (${(error as Error).message}); its hooks were skipped.`,
+          `${path} could not be read (${describeError(error)}); its hooks were skipped.`,
           {
             path,
             cause: error,
@@ -154,14 +182,14 @@ export async function loadHookSettings(options: LoadHookSettingsOptions): Promis
     } catch (error) {
       result.problems.push(
         new HookSettingsError(
-          `${path} is not valid JSON (${(error as Error).message}); its hooks were skipped. Fix the file.`,
+          `${path} is not valid JSON (${describeError(error)}); its hooks were skipped. Fix the file.`,
           { path, cause: error },
         ),
       );
       continue;
     }
     result.files.push(path);
-    const parsed = parseHookSettings(json, path);
+    const parsed = parseHookSettings(json, path, options);
     result.problems.push(...parsed.problems);
     for (const [eventName, groups] of Object.entries(parsed.hooks)) {
       result.hooks[eventName] = [...(result.hooks[eventName] ?? []), ...groups];

@@ -1,9 +1,8 @@
-import { AsyncSeriesBailHook } from "tapable";
+import { acceptGateDecision, failClosed, type GateHook, type GateRun, seriesGate } from "./gate-hook.ts";
 import type { PreToolUseDecision, PreToolUseEvent } from "./hook-events.ts";
-import { type PreToolUseRun, preToolUseDecision } from "./tap-guard.ts";
-
-/** The tapable hook this gate's taps are typed as; the gate keeps its tap methods and its `promise` signature. */
-type PreToolUseTaps = AsyncSeriesBailHook<[PreToolUseEvent], PreToolUseDecision | undefined>;
+import { isRecord } from "./is-record.ts";
+import type { HookBinding, TapPolicy } from "./tap-guard.ts";
+import { UnusableTapResult } from "./tap-guard.ts";
 
 /**
  * The `preToolUse` gate. Taps are registered and ordered as on any tapable hook (`stage`, `before`), but a
@@ -11,41 +10,66 @@ type PreToolUseTaps = AsyncSeriesBailHook<[PreToolUseEvent], PreToolUseDecision 
  * deny (or a failing tap) stops it and wins; otherwise the result is the last rewrite, else "allow" if any
  * tap allowed, else `undefined` (no opinion).
  */
-export interface PreToolUseHook extends Pick<PreToolUseTaps, "tap" | "tapAsync" | "tapPromise" | "isUsed"> {
-  /** "preToolUse". */
-  readonly name: string;
-  /** The registered taps in run order (as wrapped by the bus). */
-  readonly taps: PreToolUseTaps["taps"];
-  /** Runs the gate for one tool call; never rejects because of a tap (a failing tap denies). */
-  promise(event: PreToolUseEvent): Promise<PreToolUseDecision | undefined>;
+export interface PreToolUseHook extends GateHook<[PreToolUseEvent], PreToolUseDecision> {}
+
+/** One `preToolUse` call as the gate drives it: a gate run that also carries the input as rewritten so far. */
+interface PreToolUseRun extends GateRun {
+  /** The event the app fired; never modified. */
+  readonly event: PreToolUseEvent;
+  /** The input later taps see: the event's, or the last rewrite's. */
+  input: Record<string, unknown>;
+  /** Set by the first tap that rewrote the input. */
+  rewritten: boolean;
 }
 
-type RegisteredTap = PreToolUseTaps["taps"][number];
+/** The event a `preToolUse` tap sees: the app's, with the input of the last rewrite. */
+function currentToolEvent(run: PreToolUseRun): PreToolUseEvent {
+  return run.rewritten ? { ...run.event, input: run.input } : run.event;
+}
 
-/**
- * Creates the gate. Taps are stored and ordered by a tapable series-bail hook over a per-call run; `register`
- * wraps each tap so that it reads the run's current input and writes its decision into the run (the bus's
- * tap guard), and only a deny stops the series.
- */
-export function createPreToolUseHook(register: (tap: RegisteredTap) => RegisteredTap): PreToolUseHook {
-  const series = new AsyncSeriesBailHook<[PreToolUseRun], true | undefined>(["run"], "preToolUse");
-  series.intercept({ register });
-  // The plugin's function is typed for the event; `register` turns it into one that takes the run.
-  const asSeries = series as unknown as PreToolUseTaps;
-  return Object.freeze({
-    name: "preToolUse",
-    get taps() {
-      return series.taps;
-    },
-    isUsed: () => series.isUsed(),
-    tap: (options, fn) => asSeries.tap(options, fn),
-    tapAsync: (options, fn) => asSeries.tapAsync(options, fn),
-    tapPromise: (options, fn) => asSeries.tapPromise(options, fn),
-    async promise(event) {
-      if (series.taps.length === 0) return undefined;
-      const run: PreToolUseRun = { event, input: event.input, rewritten: false, allowed: false };
-      await series.promise(run);
-      return preToolUseDecision(run);
-    },
-  } satisfies PreToolUseHook);
+/** The gate's policy plus "rewrite": a rewrite replaces the input the later taps see and does not stop them. */
+const preToolUsePolicy: TapPolicy = {
+  pluginArgs: (args) => [currentToolEvent(args[0] as PreToolUseRun)],
+  accept(result, args, handler) {
+    const run = args[0] as PreToolUseRun;
+    const settled = acceptGateDecision(result, run, handler);
+    if (settled !== undefined) return settled;
+    const decision = result as { behavior?: unknown; input?: unknown };
+    if (decision.behavior !== "rewrite") {
+      throw new UnusableTapResult("its decision behavior is not 'allow', 'deny' or 'rewrite'");
+    }
+    if (!isRecord(decision.input)) throw new UnusableTapResult("its rewrite decision has no input object");
+    run.input = decision.input;
+    run.rewritten = true;
+    return {
+      value: undefined,
+      note: { outcome: "success", output: JSON.stringify(decision.input), reason: "rewrote the tool input" },
+    };
+  },
+  reject(message, args, handler) {
+    const run = args[0] as PreToolUseRun;
+    return failClosed(run, {
+      handler,
+      message,
+      denyReason: `Plugin "${handler}" failed while checking the ${run.event.toolName} call (${message}); the call was denied. Fix or remove the plugin.`,
+      consequence: `the ${run.event.toolName} call was denied (a tool gate that fails denies)`,
+    });
+  },
+};
+
+/** The decision of a finished run: deny if any tap denied, else rewrite if any rewrote, else allow / none. */
+function preToolUseDecision(run: PreToolUseRun): PreToolUseDecision | undefined {
+  if (run.denied !== undefined) return { behavior: "deny", reason: run.denied.reason, by: run.denied.by };
+  if (run.rewritten) return { behavior: "rewrite", input: run.input };
+  return run.allowed ? { behavior: "allow" } : undefined;
+}
+
+/** Creates the bus's tool gate, reporting through `binding`. */
+export function createPreToolUseHook(binding: HookBinding): PreToolUseHook {
+  return seriesGate<[PreToolUseEvent], PreToolUseDecision, PreToolUseRun>(
+    { hook: "preToolUse", event: "PreToolUse", binding },
+    preToolUsePolicy,
+    ([event]) => ({ args: [event], event, input: event.input, rewritten: false, allowed: false }),
+    preToolUseDecision,
+  );
 }

@@ -1,20 +1,10 @@
-import type { HookResultEntry } from "@unforget/core";
 import { describe, expect, it } from "vitest";
+import { createRecordingBus } from "./__fixtures__/recording-bus.ts";
+import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
 import type { HookError } from "./hook-error.ts";
 import type { PreCompactEvent } from "./hook-events.ts";
 import { applyPlugins, type HookPlugin } from "./hook-plugin.ts";
 import { createSessionHooks } from "./session-hooks.ts";
-
-function createRecordingBus() {
-  const errors: HookError[] = [];
-  const entries: HookResultEntry[] = [];
-  const hooks = createSessionHooks({
-    sessionId: "session-1",
-    onHookError: (error) => errors.push(error),
-    onHookResult: (entry) => entries.push(entry),
-  });
-  return { hooks, errors, entries };
-}
 
 const autoEvent: PreCompactEvent = {
   sessionId: "session-1",
@@ -138,7 +128,7 @@ describe("preCompact", () => {
     expect(entries[0]).toMatchObject({ handler: "release-guard", outcome: "error" });
   });
 
-  it("fails closed: a throwing tap vetoes a proactive compaction", async () => {
+  it("a throwing tap is reported and does not veto: only an explicit veto stops a compaction", async () => {
     const { hooks, errors, entries } = createRecordingBus();
     applyPlugins(hooks, [
       {
@@ -149,13 +139,18 @@ describe("preCompact", () => {
           });
         },
       },
+      instructionsPlugin("after", "AFTER"),
     ]);
-    const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
-    expect(result.instructions).toBe("U");
-    expect(result.veto?.by).toBe("broken");
-    expect(result.veto?.reason).toContain("disk full");
-    expect(errors).toHaveLength(1);
+    for (const trigger of ["auto", "manual"] as const) {
+      const result = await hooks.preCompact.promise({ instructions: "U" }, { ...autoEvent, trigger });
+      expect(result).toEqual({ instructions: "U\nAFTER" });
+      expect(result.veto).toBeUndefined();
+    }
+    expect(errors).toHaveLength(2);
     expect(errors[0]?.code).toBe("hook_failed");
+    expect(errors[0]?.message).toBe(
+      'Plugin "broken" threw in preCompact (disk full); its instructions were left out and the compaction goes on (only an explicit veto stops a compaction). Fix or remove the plugin.',
+    );
     expect(entries[0]).toMatchObject({ handler: "broken", outcome: "error", reason: "disk full" });
   });
 
@@ -175,13 +170,15 @@ describe("preCompact", () => {
     expect(errors.map((error) => error.handler)).toEqual(["broken"]);
   });
 
-  it("treats a wrongly shaped result as a failure", async () => {
+  it("treats a wrongly shaped result as a failure that is reported, not as a veto", async () => {
     const { hooks, errors } = createRecordingBus();
     const hooksAsUntyped = hooks.preCompact as unknown as { tap(name: string, fn: () => unknown): void };
     hooksAsUntyped.tap("sloppy", () => "just a string");
     const result = await hooks.preCompact.promise({ instructions: "U" }, autoEvent);
-    expect(result.veto?.by).toBe("sloppy");
+    expect(result).toEqual({ instructions: "U" });
+    expect(errors[0]?.message).toContain("returned an unusable result in preCompact");
     expect(errors[0]?.message).toContain("instructions");
+    expect(errors[0]?.message).toContain("the compaction goes on");
   });
 });
 
@@ -219,6 +216,7 @@ describe("observer hooks", () => {
     await hooks.postCompact.promise({
       sessionId: "session-1",
       trigger: "auto",
+      layer: "full",
       summary: "S",
       tokensBefore: 100,
       tokensAfter: 10,
@@ -226,13 +224,15 @@ describe("observer hooks", () => {
     });
     expect(seen).toEqual(["a:10", "b:100"]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]?.message).toContain("observer exploded");
+    expect(errors[0]?.message).toBe(
+      'Plugin "broken" threw in postCompact (observer exploded); the other observers still ran and the session goes on. Fix or remove the plugin.',
+    );
     expect(errors[0]?.hook).toBe("postCompact");
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ event: "PostCompact", handler: "broken", outcome: "error" });
   });
 
-  it("a rejected promise in postSampling, sessionEnd and taskSettled never rejects the fire", async () => {
+  it("a rejected promise in postSampling, sessionEnd, postToolUse and a declared observer never rejects the fire", async () => {
     const { hooks, errors } = createRecordingBus();
     applyPlugins(hooks, [
       {
@@ -240,14 +240,14 @@ describe("observer hooks", () => {
         apply(bus) {
           bus.postSampling.tapPromise("broken", () => Promise.reject(new Error("x")));
           bus.sessionEnd.tapPromise("broken", () => Promise.reject(new Error("y")));
-          bus.taskSettled.tapPromise("broken", () => Promise.reject(new Error("z")));
+          getTaskHooks(bus).taskSettled.tapPromise("broken", () => Promise.reject(new Error("z")));
           bus.postToolUse.tapPromise("broken", () => Promise.reject(new Error("w")));
         },
       },
     ]);
     await hooks.postSampling.promise({ sessionId: "s", messageId: "m", contextTokens: 1, toolCalls: 0 });
     await hooks.sessionEnd.promise({ sessionId: "s", reason: "other" });
-    await hooks.taskSettled.promise({ sessionId: "s", taskId: "t", status: "completed" });
+    await getTaskHooks(hooks).taskSettled.promise({ sessionId: "s", taskId: "t", status: "completed" });
     await hooks.postToolUse.promise({
       sessionId: "s",
       toolName: "Bash",
@@ -296,6 +296,7 @@ describe("observer hooks", () => {
       hooks.postCompact.promise({
         sessionId: "s",
         trigger: "manual",
+        layer: "full",
         summary: "",
         tokensBefore: 1,
         tokensAfter: 1,
@@ -407,6 +408,9 @@ describe("preToolUse", () => {
     expect(decision).toMatchObject({ behavior: "deny", by: "policy-server" });
     expect(decision?.behavior === "deny" && decision.reason).toContain("ECONNREFUSED");
     expect(errors).toHaveLength(1);
+    expect(errors[0]?.message).toBe(
+      'Plugin "policy-server" threw in preToolUse (ECONNREFUSED); the Bash call was denied (a tool gate that fails denies). Fix or remove the plugin.',
+    );
   });
 });
 

@@ -1,7 +1,8 @@
 import type { Attachment, HookResultEntry } from "@unforget/core";
-import { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
+import type { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
+import { registerBus } from "./bus-registry.ts";
 import type { HookError } from "./hook-error.ts";
-import type { HookName } from "./hook-event-names.ts";
+import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
 import type {
   PostCompactEvent,
   PostSamplingEvent,
@@ -10,17 +11,25 @@ import type {
   PreCompactResult,
   SessionEndEvent,
   SessionStartEvent,
-  TaskSettledEvent,
   UserPromptSubmitEvent,
 } from "./hook-events.ts";
+import { observerHook } from "./observer-hook.ts";
+import { createPreCompactHook } from "./pre-compact-hook.ts";
 import { createPreToolUseHook, type PreToolUseHook } from "./pre-tool-use-hook.ts";
-import { createTapGuard, type TapGuardContext } from "./tap-guard.ts";
+import { emitHookWarning, type GuardSpec, type HookBinding, type TapGuardContext } from "./tap-guard.ts";
+import { type TransformWording, transformHook } from "./transform-hook.ts";
 
-/** The per-session hook bus. Fire with `await hooks.name.promise(...)`; plugins tap through `applyPlugins`. */
+/**
+ * The per-session hook bus. Fire with `await hooks.name.promise(...)`; plugins tap through `applyPlugins`.
+ * Other packages add their own hooks to the same bus with `defineHookGroup`.
+ */
 export interface SessionHooks {
   /** Before a compaction: each tap receives the instructions so far and returns them amended, or a veto. */
   readonly preCompact: AsyncSeriesWaterfallHook<[PreCompactResult, PreCompactEvent]>;
-  /** After a compaction; observers run concurrently, a failing one is reported and never stops the others. */
+  /**
+   * After any compaction layer ran (carrying the layer; a summary only where there is one); observers run
+   * concurrently, a failing one is reported and never stops the others.
+   */
   readonly postCompact: AsyncParallelHook<[PostCompactEvent]>;
   /** On startup, resume, clear and after every compaction: each tap returns the attachments with its own added. */
   readonly sessionStart: AsyncSeriesWaterfallHook<[Attachment[], SessionStartEvent]>;
@@ -37,8 +46,6 @@ export interface SessionHooks {
   readonly postToolUse: AsyncParallelHook<[PostToolUseEvent]>;
   /** When the user submits a prompt: each tap returns the attachments with its own context added. */
   readonly userPromptSubmit: AsyncSeriesWaterfallHook<[Attachment[], UserPromptSubmitEvent]>;
-  /** When a background task completes, fails or is killed; observers. */
-  readonly taskSettled: AsyncParallelHook<[TaskSettledEvent]>;
 }
 
 export interface SessionHooksOptions {
@@ -56,16 +63,27 @@ export interface SessionHooksOptions {
   onHookResult?: (entry: HookResultEntry) => void;
 }
 
-function defaultOnHookError(error: HookError): void {
-  process.emitWarning(error.message, { code: error.code });
+function attachmentText(attachments: readonly unknown[]): string {
+  return (attachments as Attachment[])
+    .map((attachment) =>
+      typeof attachment.content === "string"
+        ? attachment.content
+        : attachment.content
+            .map((block) => ("text" in block ? String(block.text) : `[${block.type}]`))
+            .join("\n"),
+    )
+    .join("\n");
 }
+
+/** `sessionStart` and `userPromptSubmit` are append-only transforms over attachments. */
+const attachmentWording: TransformWording = { items: "attachments", describeAdded: attachmentText };
 
 /**
  * Creates the hook bus of one session. tapable hooks cannot be untapped, so a bus lives exactly as long as
  * its session: create one per session, never share one between sessions.
  */
 export function createSessionHooks(options: SessionHooksOptions = {}): SessionHooks {
-  const onHookError = options.onHookError ?? defaultOnHookError;
+  const onHookError = options.onHookError ?? emitHookWarning;
   const context: TapGuardContext = {
     sessionId: options.sessionId,
     reportError(error) {
@@ -77,34 +95,20 @@ export function createSessionHooks(options: SessionHooksOptions = {}): SessionHo
     },
     record: options.onHookResult,
   };
-  const hooks: SessionHooks = {
-    preCompact: new AsyncSeriesWaterfallHook<[PreCompactResult, PreCompactEvent]>(
-      ["result", "event"],
-      "preCompact",
-    ),
-    postCompact: new AsyncParallelHook<[PostCompactEvent]>(["event"], "postCompact"),
-    sessionStart: new AsyncSeriesWaterfallHook<[Attachment[], SessionStartEvent]>(
-      ["attachments", "event"],
-      "sessionStart",
-    ),
-    sessionEnd: new AsyncParallelHook<[SessionEndEvent]>(["event"], "sessionEnd"),
-    postSampling: new AsyncParallelHook<[PostSamplingEvent]>(["event"], "postSampling"),
-    // The gate is driven by its tap guard: the guard is installed when the hook is created.
-    preToolUse: createPreToolUseHook(createTapGuard("preToolUse", context)),
-    postToolUse: new AsyncParallelHook<[PostToolUseEvent]>(["event"], "postToolUse"),
-    userPromptSubmit: new AsyncSeriesWaterfallHook<[Attachment[], UserPromptSubmitEvent]>(
-      ["attachments", "event"],
-      "userPromptSubmit",
-    ),
-    taskSettled: new AsyncParallelHook<[TaskSettledEvent]>(["event"], "taskSettled"),
-  };
-  for (const name of Object.keys(hooks) as HookName[]) {
-    if (name === "preToolUse") continue;
-    const guard = createTapGuard(name, context);
-    // The register interceptor sees every tap before it is stored, whichever tap method was used.
-    (hooks[name] as AsyncParallelHook<[unknown]>).intercept({
-      register: (tap) => guard(tap) as typeof tap,
-    });
-  }
-  return Object.freeze(hooks);
+  const binding: HookBinding = { context };
+  const spec = (hook: HookName): GuardSpec => ({ hook, event: HOOK_EVENT_NAMES[hook], binding });
+  const attachments = <Event>(hook: HookName) =>
+    transformHook<[Attachment[], Event]>(["attachments", "event"], spec(hook), undefined, attachmentWording);
+  const hooks: SessionHooks = Object.freeze({
+    preCompact: createPreCompactHook(binding),
+    postCompact: observerHook<[PostCompactEvent]>(["event"], spec("postCompact")),
+    sessionStart: attachments<SessionStartEvent>("sessionStart"),
+    sessionEnd: observerHook<[SessionEndEvent]>(["event"], spec("sessionEnd")),
+    postSampling: observerHook<[PostSamplingEvent]>(["event"], spec("postSampling")),
+    preToolUse: createPreToolUseHook(binding),
+    postToolUse: observerHook<[PostToolUseEvent]>(["event"], spec("postToolUse")),
+    userPromptSubmit: attachments<UserPromptSubmitEvent>("userPromptSubmit"),
+  });
+  registerBus(hooks, context);
+  return hooks;
 }

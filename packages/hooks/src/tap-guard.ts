@@ -1,15 +1,27 @@
-import { isDeepStrictEqual } from "node:util";
-import type { Attachment, HookResultEntry } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/core";
+import { describeError } from "./describe-error.ts";
 import { HookError } from "./hook-error.ts";
-import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
-import type {
-  HookVeto,
-  PreCompactEvent,
-  PreCompactResult,
-  PreToolUseDecision,
-  PreToolUseEvent,
-} from "./hook-events.ts";
 import { createHookResultEntry } from "./hook-result-entry.ts";
+
+/** Where a bus reports plugin failures and records hook results; shared by the bus's own and declared hooks. */
+export interface TapGuardContext {
+  /** Stamped on every recorded hook result. */
+  sessionId: string | undefined;
+  /** Reports one failure; never throws. */
+  reportError(error: HookError): void;
+  /** Appends one transcript entry; may throw (the guard reports it). Undefined: nothing is recorded. */
+  record: ((entry: HookResultEntry) => void) | undefined;
+}
+
+/**
+ * The bus a hook belongs to. Filled in when the hook is bound to a bus (at `createSessionHooks`, or when a
+ * hook group is first used with a bus); read on every tap and every call, so a hook tapped before it was
+ * bound still reports to its bus.
+ */
+export interface HookBinding {
+  /** The bus's sinks; undefined until the hook is bound (failures then become process warnings). */
+  context?: TapGuardContext;
+}
 
 /** The bus's own sinks, handed to a self-recording tap when it is registered on a bus. */
 export interface BusSinks {
@@ -19,67 +31,51 @@ export interface BusSinks {
   reportError(error: HookError): void;
 }
 
-/**
- * Tap functions that record their own hook results (the command-hooks plugin records one entry per command);
- * the guard still isolates their errors but does not record a second entry for them. `bind` is called when
- * the tap is registered, with the sinks of the bus it was registered on.
- */
-const selfRecordingTaps = new WeakMap<object, ((sinks: BusSinks) => void) | undefined>();
-
-export function markSelfRecording<F extends object>(fn: F, bind?: (sinks: BusSinks) => void): F {
-  selfRecordingTaps.set(fn, bind);
-  return fn;
-}
-
-/** What the guard needs from the session: where to report and record. */
-export interface TapGuardContext {
-  sessionId: string | undefined;
-  reportError(error: HookError): void;
-  record: ((entry: HookResultEntry) => void) | undefined;
-}
-
-interface Note {
+/** What the guard records about one tap. */
+export interface TapNote {
   outcome: HookResultEntry["outcome"];
   output?: string;
   reason?: string;
 }
 
-interface Settled {
+/** What a policy made of one tap's result. */
+export interface Settled {
   /** What the tap hands to tapable (undefined: pass the previous value on / no decision). */
   value: unknown;
   /** What to record about it, if anything. */
-  note?: Note;
-  /** A problem to report even though the tap itself did not throw. */
+  note?: TapNote;
+  /** A rule the tap broke without throwing (reported; the policy already repaired its result). */
   problem?: string;
 }
 
-/**
- * One `preToolUse` call as the gate drives it: created by `PreToolUseHook.promise`, handed to every guarded tap
- * in order, read once at the end for the final decision.
- */
-export interface PreToolUseRun {
-  /** The event the app fired; never modified. */
-  readonly event: PreToolUseEvent;
-  /** The input later taps see: the event's, or the last rewrite's. */
-  input: Record<string, unknown>;
-  /** Set by the first tap that rewrote the input. */
-  rewritten: boolean;
-  /** Set by a tap that answered "allow"; it does not stop the taps after it. */
-  allowed: boolean;
-  /** Set by the tap that denied (or failed); the gate stops there. */
-  denied?: { reason: string; by: string };
+/** What a policy made of a failed tap: the value to go on with, and what that means, for the report. */
+export interface Rejected extends Settled {
+  /** Completes "Plugin X threw in hook; …": what happened because of the failure ("the call was denied"). */
+  consequence: string;
 }
 
 /** How one kind of hook treats a tap's result and a tap's failure. */
-interface TapPolicy {
+export interface TapPolicy {
   /** Skips the tap entirely (a vetoed compaction does not ask later plugins for instructions). */
   skip?(args: readonly unknown[]): boolean;
   /** The arguments the plugin's function receives, when they differ from what tapable passes the guard. */
   pluginArgs?(args: readonly unknown[]): readonly unknown[];
-  /** Turns the tap's result into the value for tapable; throws when the result has the wrong shape. */
+  /** Turns the tap's result into the value for tapable; throws `UnusableTapResult` for a wrong shape. */
   accept(result: unknown, args: readonly unknown[], handler: string): Settled;
   /** Decides what a failed tap means: pass through (observers, transforms) or refuse (gates). */
-  reject(message: string, args: readonly unknown[], handler: string): Settled;
+  reject(message: string, args: readonly unknown[], handler: string): Rejected;
+}
+
+/** Thrown by a policy's `accept` when a tap returned something of the wrong shape; never leaves the guard. */
+export class UnusableTapResult extends Error {}
+
+/** One hook as its guard sees it. */
+export interface GuardSpec {
+  /** The hook's name ("preCompact", "taskSettled"): `HookError.hook`. */
+  hook: string;
+  /** The event name recorded in `hook_result` entries ("PreCompact", "TaskSettled"). */
+  event: string;
+  binding: HookBinding;
 }
 
 interface RegisteredTap {
@@ -93,257 +89,48 @@ interface RegisteredTap {
 
 type TapFunction = (...args: unknown[]) => unknown;
 
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
+/**
+ * Tap functions that record their own hook results (the command-hooks plugin records one entry per command);
+ * the guard still isolates their errors but does not record a second entry for them. `bind` is called when
+ * the tap is registered, with the sinks of the bus it was registered on.
+ */
+const selfRecordingTaps = new WeakMap<object, ((sinks: BusSinks) => void) | undefined>();
+
+export function markSelfRecording<F extends object>(fn: F, bind?: (sinks: BusSinks) => void): F {
+  selfRecordingTaps.set(fn, bind);
+  return fn;
 }
 
-function attachmentText(attachments: readonly Attachment[]): string {
-  return attachments
-    .map((attachment) =>
-      typeof attachment.content === "string"
-        ? attachment.content
-        : attachment.content
-            .map((block) => ("text" in block ? String(block.text) : `[${block.type}]`))
-            .join("\n"),
-    )
-    .join("\n");
+/** Where failures go when nobody asked for them: a process warning, which never throws into the session. */
+export function emitHookWarning(error: HookError): void {
+  process.emitWarning(error.message, { code: error.code });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-const observerPolicy: TapPolicy = {
-  accept: () => ({ value: undefined }),
-  reject: (message) => ({ value: undefined, note: { outcome: "error", reason: message } }),
+/** The sinks of a hook that is not bound to a bus yet: failures become process warnings, nothing is recorded. */
+const unboundContext: TapGuardContext = {
+  sessionId: undefined,
+  reportError: emitHookWarning,
+  record: undefined,
 };
 
-function sameAttachment(left: Attachment | undefined, right: Attachment): boolean {
-  return left === right || isDeepStrictEqual(left, right);
+function contextOf(binding: HookBinding): TapGuardContext {
+  return binding.context ?? unboundContext;
 }
 
-/** A tap may add attachments after the ones it received; removing or replacing them is undone and reported. */
-const attachmentsPolicy: TapPolicy = {
-  accept(result, args) {
-    if (result === undefined) return { value: undefined };
-    if (!Array.isArray(result)) {
-      throw new TypeError("it returned something other than an array of attachments");
-    }
-    const previous = args[0] as Attachment[];
-    const kept = previous.every((attachment, index) => sameAttachment(result[index], attachment));
-    if (kept) {
-      const added = result.slice(previous.length) as Attachment[];
-      if (added.length === 0) return { value: result };
-      return { value: result, note: { outcome: "success", output: attachmentText(added) } };
-    }
-    // Restore what the app and earlier taps contributed; keep what this tap brought that is new.
-    const added = (result as Attachment[]).filter(
-      (attachment) => !previous.some((earlier) => sameAttachment(attachment, earlier)),
+/** Appends one entry; a sink that throws is reported, never rethrown (a broken audit log is not a veto). */
+function recordSafely(context: TapGuardContext, entry: HookResultEntry, hook: string): void {
+  if (context.record === undefined) return;
+  try {
+    context.record(entry);
+  } catch (error) {
+    context.reportError(
+      new HookError(
+        `Recording the ${entry.event} result of "${entry.handler}" failed (${describeError(error)}); check the onHookResult sink.`,
+        { hook, handler: entry.handler, cause: error },
+      ),
     );
-    const reason = `removed or replaced attachments it received (${previous.length} received); they were restored`;
-    const note: Note = { outcome: "error", reason };
-    if (added.length > 0) note.output = attachmentText(added);
-    return {
-      value: [...previous, ...added],
-      note,
-      problem: `it ${reason} and its own were appended after them. Return [...attachments, ...yours]`,
-    };
-  },
-  reject: (message) => ({ value: undefined, note: { outcome: "error", reason: message } }),
-};
-
-/**
- * A value the guard hands on in a `preCompact` waterfall. It carries the user's own instructions in a private
- * field, so they reach every tap of the fire without a tap being able to change them, and the app's result
- * still reads, compares and serialises as `{ instructions, veto? }`.
- */
-class PreCompactValue implements PreCompactResult {
-  instructions: string;
-  declare veto?: HookVeto;
-  readonly #userInstructions: string;
-
-  constructor(instructions: string, userInstructions: string, veto?: HookVeto) {
-    this.instructions = instructions;
-    if (veto !== undefined) this.veto = veto;
-    this.#userInstructions = userInstructions;
-  }
-
-  /** The user's instructions as the app passed them: the first tap receives them as `instructions`. */
-  static userInstructionsOf(result: PreCompactResult): string {
-    return result instanceof PreCompactValue
-      ? result.#userInstructions
-      : (result.userInstructions ?? result.instructions);
   }
 }
-
-const userInstructionsOf = PreCompactValue.userInstructionsOf;
-
-/**
- * Keeps the instructions a tap received at the front. A tap that returned something else gets its text
- * appended when it is new, and a problem to report.
- */
-function appendOnly(
-  received: string,
-  returned: string,
-): { instructions: string; added: string; problem?: string } {
-  // Trailing whitespace of the received text may be trimmed away; that drops nothing.
-  const kept = returned.startsWith(received) ? received : received.trimEnd();
-  if (returned.startsWith(kept)) {
-    return { instructions: returned, added: returned.slice(kept.length).trim() };
-  }
-  const text = returned.trim();
-  const added = text !== "" && !received.includes(text) ? text : "";
-  const instructions = added === "" ? received : received === "" ? added : `${received}\n\n${added}`;
-  return {
-    instructions,
-    added,
-    problem: `it returned instructions that do not start with the instructions it received (the user's, then earlier plugins'); those were kept${
-      added === "" ? "" : " and its text was appended after them"
-    }. Return \`\${result.instructions}\\n<your text>\``,
-  };
-}
-
-function replacedNote(added: string): Note {
-  const note: Note = {
-    outcome: "error",
-    reason: "replaced the instructions it received; they were restored",
-  };
-  if (added !== "") note.output = added;
-  return note;
-}
-
-const preCompactPolicy: TapPolicy = {
-  skip: (args) => (args[0] as PreCompactResult).veto !== undefined,
-  pluginArgs(args) {
-    // Skipped once vetoed: what a tap receives has no veto.
-    const received = args[0] as PreCompactResult;
-    const forPlugin: PreCompactResult = {
-      instructions: received.instructions,
-      userInstructions: userInstructionsOf(received),
-    };
-    return [forPlugin, args[1]];
-  },
-  accept(result, args, handler) {
-    if (result === undefined) return { value: undefined };
-    if (!isRecord(result) || typeof result.instructions !== "string") {
-      throw new TypeError("it returned something other than { instructions: string, veto? }");
-    }
-    const veto = result.veto;
-    if (veto !== undefined && (!isRecord(veto) || typeof veto.reason !== "string")) {
-      throw new TypeError("its veto is not { reason: string }");
-    }
-    const previous = args[0] as PreCompactResult;
-    const event = args[1] as PreCompactEvent;
-    // The user's instructions travel unchanged: a tap cannot rewrite what command hooks see as theirs.
-    const userInstructions = userInstructionsOf(previous);
-    const { instructions, added, problem } = appendOnly(previous.instructions, result.instructions);
-    if (veto !== undefined) {
-      if (event.trigger === "reactive") {
-        return {
-          value: new PreCompactValue(instructions, userInstructions),
-          note: { outcome: "error", reason: "tried to veto a reactive compaction; the veto was ignored" },
-          problem: `it tried to veto a reactive (emergency) compaction, which cannot be vetoed; the veto was ignored and the compaction goes on. Veto only when event.trigger is not 'reactive'${
-            problem === undefined ? "" : `. Also, ${problem}`
-          }`,
-        };
-      }
-      const by = typeof veto.by === "string" ? veto.by : handler;
-      const settled: Settled = {
-        value: new PreCompactValue(instructions, userInstructions, { reason: veto.reason as string, by }),
-        note: { outcome: "blocked", reason: veto.reason as string },
-      };
-      if (problem !== undefined) settled.problem = problem;
-      return settled;
-    }
-    const value = new PreCompactValue(instructions, userInstructions);
-    if (problem !== undefined) return { value, note: replacedNote(added), problem };
-    return added.length > 0 ? { value, note: { outcome: "success", output: added } } : { value };
-  },
-  reject(message, args, handler) {
-    const previous = args[0] as PreCompactResult;
-    const event = args[1] as PreCompactEvent;
-    if (event.trigger === "reactive")
-      return { value: undefined, note: { outcome: "error", reason: message } };
-    const reason = `Plugin "${handler}" failed while preparing the compaction (${message}); the compaction was not run. Fix or remove the plugin.`;
-    return {
-      value: new PreCompactValue(previous.instructions, userInstructionsOf(previous), {
-        reason,
-        by: handler,
-      }),
-      note: { outcome: "error", reason: message },
-    };
-  },
-};
-
-/** The event a `preToolUse` tap sees: the app's, with the input of the last rewrite. */
-function currentToolEvent(run: PreToolUseRun): PreToolUseEvent {
-  return run.rewritten ? { ...run.event, input: run.input } : run.event;
-}
-
-/**
- * The gate: every tap runs in order and sees the input as rewritten so far; a deny (or a failure) stops the
- * run and wins. The guard returns `true` to stop tapable's bail loop, `undefined` to go on.
- */
-const preToolUsePolicy: TapPolicy = {
-  pluginArgs: (args) => [currentToolEvent(args[0] as PreToolUseRun)],
-  accept(result, args, handler) {
-    if (result === undefined) return { value: undefined };
-    if (!isRecord(result)) throw new TypeError("it returned something other than a decision object");
-    const run = args[0] as PreToolUseRun;
-    const decision = result as PreToolUseDecision;
-    switch (decision.behavior) {
-      case "allow":
-        run.allowed = true;
-        return { value: undefined };
-      case "deny": {
-        if (typeof decision.reason !== "string") throw new TypeError("its deny decision has no reason");
-        const by = typeof decision.by === "string" ? decision.by : handler;
-        run.denied = { reason: decision.reason, by };
-        return { value: true, note: { outcome: "blocked", reason: decision.reason } };
-      }
-      case "rewrite":
-        if (!isRecord(decision.input)) throw new TypeError("its rewrite decision has no input object");
-        run.input = decision.input;
-        run.rewritten = true;
-        return {
-          value: undefined,
-          note: {
-            outcome: "success",
-            output: JSON.stringify(decision.input),
-            reason: "rewrote the tool input",
-          },
-        };
-      default:
-        throw new TypeError("its decision behavior is not 'allow', 'deny' or 'rewrite'");
-    }
-  },
-  reject(message, args, handler) {
-    const run = args[0] as PreToolUseRun;
-    const reason = `Plugin "${handler}" failed while checking the ${run.event.toolName} call (${message}); the call was denied. Fix or remove the plugin.`;
-    run.denied = { reason, by: handler };
-    return { value: true, note: { outcome: "error", reason: message } };
-  },
-};
-
-/** The decision of a finished run: deny if any tap denied, else rewrite if any rewrote, else allow / none. */
-export function preToolUseDecision(run: PreToolUseRun): PreToolUseDecision | undefined {
-  if (run.denied !== undefined) return { behavior: "deny", reason: run.denied.reason, by: run.denied.by };
-  if (run.rewritten) return { behavior: "rewrite", input: run.input };
-  return run.allowed ? { behavior: "allow" } : undefined;
-}
-
-const policies: Record<HookName, TapPolicy> = {
-  preCompact: preCompactPolicy,
-  postCompact: observerPolicy,
-  sessionStart: attachmentsPolicy,
-  sessionEnd: observerPolicy,
-  postSampling: observerPolicy,
-  preToolUse: preToolUsePolicy,
-  postToolUse: observerPolicy,
-  userPromptSubmit: attachmentsPolicy,
-  taskSettled: observerPolicy,
-};
 
 function toPromiseCall(tap: RegisteredTap): (args: readonly unknown[]) => unknown {
   const fn = tap.fn as TapFunction;
@@ -359,59 +146,34 @@ function toPromiseCall(tap: RegisteredTap): (args: readonly unknown[]) => unknow
   return (args) => fn(...args);
 }
 
+function failureReport(spec: GuardSpec, handler: string, failure: unknown, rejected: Rejected): HookError {
+  const what =
+    failure instanceof UnusableTapResult
+      ? `returned an unusable result in ${spec.hook} (${failure.message})`
+      : `threw in ${spec.hook} (${describeError(failure)})`;
+  return new HookError(`Plugin "${handler}" ${what}; ${rejected.consequence}. Fix or remove the plugin.`, {
+    hook: spec.hook,
+    handler,
+    cause: failure,
+  });
+}
+
 /**
  * Wraps every tap of one hook so that its result is checked and its failure is contained according to the
  * hook's policy: observers and transforms isolate errors, gates fail closed.
  */
-export function createTapGuard(
-  hook: HookName,
-  context: TapGuardContext,
-): (tap: RegisteredTap) => RegisteredTap {
-  const policy = policies[hook];
-  const event = HOOK_EVENT_NAMES[hook];
-
-  const record = (handler: string, note: Note, durationMs: number): void => {
-    if (context.record === undefined) return;
-    try {
-      context.record(
-        createHookResultEntry({ event, handler, ...note, durationMs, sessionId: context.sessionId }),
-      );
-    } catch (error) {
-      context.reportError(
-        new HookError(
-          `Recording the ${event} result of "${handler}" failed (${describe(error)}); check the onHookResult sink.`,
-          {
-            hook,
-            handler,
-            cause: error,
-          },
-        ),
-      );
-    }
-  };
-
+function createTapGuard(spec: GuardSpec, policy: TapPolicy): (tap: RegisteredTap) => RegisteredTap {
   return (tap) => {
     const call = toPromiseCall(tap);
     const handler = tap.name;
     const selfRecording = selfRecordingTaps.has(tap.fn);
     selfRecordingTaps.get(tap.fn)?.({
-      record(entry) {
-        if (context.record === undefined) return;
-        try {
-          context.record(entry);
-        } catch (error) {
-          context.reportError(
-            new HookError(
-              `Recording the ${event} result of "${entry.handler}" failed (${describe(error)}); check the onHookResult sink.`,
-              { hook, handler, cause: error },
-            ),
-          );
-        }
-      },
-      reportError: context.reportError,
+      record: (entry) => recordSafely(contextOf(spec.binding), entry, spec.hook),
+      reportError: (error) => contextOf(spec.binding).reportError(error),
     });
     const guarded = async (...args: unknown[]): Promise<unknown> => {
       if (policy.skip?.(args) === true) return undefined;
+      const context = contextOf(spec.binding);
       const started = performance.now();
       let settled: Settled;
       let failure: unknown;
@@ -419,24 +181,43 @@ export function createTapGuard(
         settled = policy.accept(await call(policy.pluginArgs?.(args) ?? args), args, handler);
       } catch (error) {
         failure = error;
-        settled = policy.reject(describe(error), args, handler);
+        const rejected = policy.reject(describeError(error), args, handler);
+        context.reportError(failureReport(spec, handler, error, rejected));
+        settled = rejected;
       }
-      const problem = failure !== undefined ? describe(failure) : settled.problem;
-      if (problem !== undefined) {
+      if (failure === undefined && settled.problem !== undefined) {
         context.reportError(
-          new HookError(
-            `Plugin "${handler}" failed in ${hook}: ${problem}. ${
-              failure !== undefined ? "The session goes on; fix or remove the plugin." : ""
-            }`.trim(),
-            { hook, handler, cause: failure },
-          ),
+          new HookError(`Plugin "${handler}" in ${spec.hook}: ${settled.problem}.`, {
+            hook: spec.hook,
+            handler,
+          }),
         );
       }
       if (settled.note !== undefined && (!selfRecording || failure !== undefined)) {
-        record(handler, settled.note, performance.now() - started);
+        const durationMs = performance.now() - started;
+        recordSafely(
+          context,
+          createHookResultEntry({
+            event: spec.event,
+            handler,
+            ...settled.note,
+            durationMs,
+            sessionId: context.sessionId,
+          }),
+          spec.hook,
+        );
       }
       return settled.value;
     };
     return { ...tap, type: "promise", fn: guarded };
   };
+}
+
+/** Installs the guard on a tapable hook: its register interceptor sees every tap before it is stored. */
+export function installTapGuard(
+  hook: { intercept(interceptor: { register?: (tap: RegisteredTap) => RegisteredTap }): void },
+  spec: GuardSpec,
+  policy: TapPolicy,
+): void {
+  hook.intercept({ register: createTapGuard(spec, policy) });
 }

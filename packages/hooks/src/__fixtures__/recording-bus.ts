@@ -1,0 +1,15 @@
+import type { HookResultEntry } from "@unforget/core";
+import type { HookError } from "../hook-error.ts";
+import { createSessionHooks } from "../session-hooks.ts";
+
+/** A bus whose reported failures and recorded entries a test can read (tests only). */
+export function createRecordingBus() {
+  const errors: HookError[] = [];
+  const entries: HookResultEntry[] = [];
+  const hooks = createSessionHooks({
+    sessionId: "session-1",
+    onHookError: (error) => errors.push(error),
+    onHookResult: (entry) => entries.push(entry),
+  });
+  return { hooks, errors, entries };
+}

@@ -1,0 +1,40 @@
+import { AsyncParallelHook } from "tapable";
+import {
+  type DeclaredHookOptions,
+  declaredHook,
+  type EventOf,
+  type HookArgumentNames,
+} from "./hook-declaration.ts";
+import { type GuardSpec, installTapGuard, type TapPolicy } from "./tap-guard.ts";
+
+/** Observers contribute nothing; a failing one is recorded and reported, and the others still run. */
+const observerPolicy: TapPolicy = {
+  accept: () => ({ value: undefined }),
+  reject: (message) => ({
+    value: undefined,
+    note: { outcome: "error", reason: message },
+    consequence: "the other observers still ran and the session goes on",
+  }),
+};
+
+/** An `AsyncParallelHook` whose taps are guarded as observers, reporting through `spec`. */
+export function observerHook<Args extends unknown[]>(
+  argNames: HookArgumentNames<Args>,
+  spec: GuardSpec,
+): AsyncParallelHook<Args> {
+  const hook = new AsyncParallelHook<Args>(argNames as never, spec.hook);
+  installTapGuard(hook, spec, observerPolicy);
+  return hook;
+}
+
+/**
+ * Declares an observer hook for a hook group: taps run concurrently; a failing tap is reported (`onHookError`
+ * and a `hook_result` entry) and never stops the other taps or the caller.
+ */
+export function createObserverHook<Args extends unknown[]>(
+  argNames: HookArgumentNames<Args>,
+  name: string,
+  options: DeclaredHookOptions<EventOf<Args>> = {},
+): AsyncParallelHook<Args> {
+  return declaredHook("observer", name, options, (spec) => observerHook<Args>(argNames, spec));
+}
