@@ -14,7 +14,6 @@ import { type MemoryEntry, searchTerms } from "./memory-catalog.ts";
 import { MemoryConflictError } from "./memory-errors.ts";
 import { formatMemoryFile, parseMemoryFile } from "./memory-frontmatter.ts";
 import { normalizeMemoryName } from "./memory-name.ts";
-import { prefilterMemories } from "./memory-prefilter.ts";
 import type { ProposalQueue, ProposedChange } from "./memory-proposals.ts";
 import { runReadOnlyShell } from "./memory-shell.ts";
 import type { MemoryStore } from "./memory-store.ts";
@@ -282,7 +281,7 @@ export async function extractMemories(options: ExtractMemoriesOptions): Promise<
         case "memory_search":
           return {
             text:
-              prefilterMemories(await options.store.catalog(), String(input.query ?? ""), { limit: 10, now })
+              (await options.store.search(String(input.query ?? ""), { limit: 10, now }))
                 .map((scored) => `${scored.entry.name}: ${scored.entry.description}`)
                 .join("\n") || "(no match)",
             isError: false,

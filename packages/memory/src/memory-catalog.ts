@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { isUnforgetError } from "@unforget/core";
 import MiniSearch from "minisearch";
@@ -33,16 +34,27 @@ export interface MemoryEntry {
   terms: string;
 }
 
-const CATALOG_HEADER = "#unforget-memory-catalog\tv1";
+const CATALOG_MAGIC = "#unforget-memory-catalog\tv2\t";
+const CATALOG_FIELDS = 15;
 const MAX_HEADINGS = 12;
 const tokenize = MiniSearch.getDefault("tokenize") as (text: string) => string[];
 
-/** The search terms of a text, the way the BM25 pre-filter tokenizes queries. */
+/**
+ * English function words: near-zero IDF in any store, and the most expensive terms to look up. Left out of
+ * both the indexed terms and the queries.
+ */
+const STOP_WORDS = new Set(
+  "a an and are as at be but by for from has have in into is it its of on or that the their then there these this to was were will with".split(
+    " ",
+  ),
+);
+
+/** The search terms of a text, the way the BM25 pre-filter tokenizes queries (lower-cased, no function words). */
 export function searchTerms(text: string): string[] {
   const terms = new Set<string>();
   for (const token of tokenize(text)) {
     const term = token.toLowerCase();
-    if (term.length > 0) terms.add(term);
+    if (term.length > 0 && !STOP_WORDS.has(term)) terms.add(term);
   }
   return [...terms];
 }
@@ -121,70 +133,137 @@ function clean(value: string | undefined): string {
   return (value ?? "").replace(/[\t\r\n]+/g, " ");
 }
 
-/** One tab-separated line per memory: parsing 10,000 of them is a split, not 10,000 JSON parses. */
+/**
+ * One tab-separated line per memory, the search terms last between spaces (" a b c "), so that the
+ * pre-filter can find the lines holding a term with one `indexOf` over the whole file and parse only those.
+ * The header carries the number of memories (the N of BM25).
+ */
 export function formatCatalog(entries: Iterable<MemoryEntry>): string {
-  const lines = [CATALOG_HEADER];
-  for (const entry of entries) {
-    lines.push(
-      [
-        entry.name,
-        entry.hash,
-        String(entry.size),
-        String(entry.mtimeMs),
-        clean(entry.title),
-        clean(entry.description),
-        entry.type ?? "",
-        clean(entry.created),
-        clean(entry.updated),
-        entry.decay ? "1" : "0",
-        String(entry.relevance),
-        entry.supersedes.map(clean).join("|"),
-        clean(entry.problem),
-        entry.terms,
-      ].join("\t"),
-    );
+  const lines: string[] = [];
+  for (const entry of entries) lines.push(formatCatalogLine(entry));
+  // The generation ties the search file to the catalog it was derived from.
+  const generation = randomUUID();
+  return `${CATALOG_MAGIC}${lines.length}\t${generation}\n${lines.join("\n")}${lines.length > 0 ? "\n" : ""}`;
+}
+
+function headerFields(text: string, magic: string): { count: number; generation: string } | undefined {
+  if (!text.startsWith(magic)) return undefined;
+  const end = text.indexOf("\n");
+  const [count, generation = ""] = text.slice(magic.length, end === -1 ? undefined : end).split("\t");
+  const value = Number(count);
+  return Number.isInteger(value) && value >= 0 ? { count: value, generation } : undefined;
+}
+
+/** The generation of a catalog or search text (`undefined` when it is neither). */
+export function catalogGeneration(text: string): string | undefined {
+  return (headerFields(text, CATALOG_MAGIC) ?? headerFields(text, SEARCH_MAGIC))?.generation;
+}
+
+function formatCatalogLine(entry: MemoryEntry): string {
+  return [
+    entry.name,
+    entry.hash,
+    String(entry.size),
+    String(entry.mtimeMs),
+    clean(entry.title),
+    clean(entry.description),
+    entry.type ?? "",
+    clean(entry.created),
+    clean(entry.updated),
+    entry.decay ? "1" : "0",
+    String(entry.relevance),
+    entry.supersedes.map(clean).join("|"),
+    entry.supersededBy ?? "",
+    clean(entry.problem),
+    ` ${entry.terms} `,
+  ].join("\t");
+}
+
+const SEARCH_MAGIC = "#unforget-memory-search\tv1\t";
+
+/**
+ * The search file derived from a catalog text: one line per memory, ` <terms> \t<offset>` where offset is
+ * where the memory's line starts in the catalog text. Scanning it for a term reads a third of the bytes of
+ * the catalog; the catalog line of a hit is then read at its offset.
+ */
+export function formatSearchIndex(catalogText: string): string {
+  const lines: string[] = [];
+  let start = catalogText.indexOf("\n") + 1;
+  while (start > 0 && start < catalogText.length) {
+    const end = catalogText.indexOf("\n", start);
+    const line = catalogText.slice(start, end === -1 ? undefined : end);
+    const tab = line.lastIndexOf("\t");
+    lines.push(`${line.slice(tab + 1)}\t${start}`);
+    if (end === -1) break;
+    start = end + 1;
   }
-  return `${lines.join("\n")}\n`;
+  const generation = catalogGeneration(catalogText) ?? "";
+  return `${SEARCH_MAGIC}${lines.length}\t${generation}\n${lines.join("\n")}${lines.length > 0 ? "\n" : ""}`;
+}
+
+/** The number of memories a search text holds; `undefined` when it is not one. */
+export function searchIndexCount(text: string): number | undefined {
+  return headerFields(text, SEARCH_MAGIC)?.count;
+}
+
+/** The number of memories a catalog text holds, from its header; `undefined` when it is not a catalog. */
+export function catalogCount(text: string): number | undefined {
+  if (!text.startsWith(CATALOG_MAGIC)) return undefined;
+  const end = text.indexOf("\n");
+  const count = Number(text.slice(CATALOG_MAGIC.length, end === -1 ? undefined : end));
+  return Number.isInteger(count) && count >= 0 ? count : undefined;
+}
+
+/** Parses one catalog line; `undefined` when it is malformed. */
+export function parseCatalogLine(line: string): MemoryEntry | undefined {
+  const field = line.split("\t");
+  if (field.length !== CATALOG_FIELDS) return undefined;
+  return {
+    name: field[0] as string,
+    hash: field[1] as string,
+    size: Number(field[2]),
+    mtimeMs: Number(field[3]),
+    title: field[4] as string,
+    description: field[5] as string,
+    type: (field[6] || undefined) as MemoryType | undefined,
+    created: field[7] || undefined,
+    updated: field[8] || undefined,
+    decay: field[9] !== "0",
+    relevance: Number(field[10]),
+    supersedes: field[11] ? (field[11] as string).split("|") : [],
+    supersededBy: field[12] || undefined,
+    problem: field[13] || undefined,
+    terms: (field[14] as string).trim(),
+  };
 }
 
 /** Parses `formatCatalog` output; `undefined` when the text is not a catalog of this version. */
 export function parseCatalog(text: string): Map<string, MemoryEntry> | undefined {
+  if (catalogCount(text) === undefined) return undefined;
   const lines = text.split("\n");
-  if (lines[0] !== CATALOG_HEADER) return undefined;
   const entries = new Map<string, MemoryEntry>();
   for (let index = 1; index < lines.length; index++) {
     const line = lines[index];
     if (!line) continue;
-    const field = line.split("\t");
-    if (field.length !== 14) return undefined;
-    const name = field[0] as string;
-    entries.set(name, {
-      name,
-      hash: field[1] as string,
-      size: Number(field[2]),
-      mtimeMs: Number(field[3]),
-      title: field[4] as string,
-      description: field[5] as string,
-      type: (field[6] || undefined) as MemoryType | undefined,
-      created: field[7] || undefined,
-      updated: field[8] || undefined,
-      decay: field[9] !== "0",
-      relevance: Number(field[10]),
-      supersedes: field[11] ? (field[11] as string).split("|") : [],
-      supersededBy: undefined,
-      problem: field[12] || undefined,
-      terms: field[13] as string,
-    });
+    const entry = parseCatalogLine(line);
+    if (!entry) return undefined;
+    entries.set(entry.name, entry);
   }
-  linkSupersession(entries);
   return entries;
+}
+
+/** Reads a catalog file's text; `undefined` when it is missing or not a catalog (the caller rebuilds it). */
+export async function readCatalogText(path: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(path, "utf8");
+    return catalogCount(text) === undefined ? undefined : text;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a catalog file; `undefined` when it is missing or unreadable (the caller rebuilds it). */
 export async function readCatalogFile(path: string): Promise<Map<string, MemoryEntry> | undefined> {
-  try {
-    return parseCatalog(await readFile(path, "utf8"));
-  } catch {
-    return undefined;
-  }
+  const text = await readCatalogText(path);
+  return text === undefined ? undefined : parseCatalog(text);
 }

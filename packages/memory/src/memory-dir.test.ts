@@ -194,4 +194,17 @@ describe("createMemoryDir", () => {
     expect(listed.map((entry) => [entry.name, entry.description])).toEqual([["hand.md", "Written by hand"]]);
     expect((await dir.catalog()).map((entry) => entry.name)).toEqual(["hand.md"]);
   });
+
+  it("searches through the compact search file, and rebuilds it when it is missing or out of step", async () => {
+    await dir.write("deploy.md", memory("deploy", "Staging deploys run on Fridays"));
+    await dir.write("db.md", memory("database", "The app uses PostgreSQL"));
+    const search = join(dir.root, ".unforget", "search.txt");
+    expect(await readFile(search, "utf8")).toContain(" staging deploys run fridays ");
+    expect((await dir.search("staging deploys"))[0]?.entry.name).toBe("deploy.md");
+    await rm(search);
+    expect((await dir.search("postgresql"))[0]?.entry.name).toBe("db.md");
+    expect(await readFile(search, "utf8")).toContain("postgresql");
+    await writeFile(search, "#unforget-memory-search\tv1\t2\n wrong terms \t5\n other \t9\n");
+    expect((await dir.search("fridays"))[0]?.entry.name).toBe("deploy.md");
+  });
 });

@@ -1,14 +1,26 @@
 import { constants, type Stats } from "node:fs";
-import { lstat, mkdir, open, readdir, realpath, rename as renamePath, rm, rmdir } from "node:fs/promises";
+import {
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rename as renamePath,
+  rm,
+  rmdir,
+} from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { hashContent } from "./content-hash.ts";
 import {
   describeMemory,
   formatCatalog,
+  formatSearchIndex,
   linkSupersession,
   type MemoryEntry,
   readCatalogFile,
+  readCatalogText,
 } from "./memory-catalog.ts";
 import {
   MemoryConflictError,
@@ -27,6 +39,7 @@ import {
   truncateMemoryIndex,
 } from "./memory-index.ts";
 import { normalizeMemoryName, resolveMemoryPath } from "./memory-name.ts";
+import { prefilterCatalogText, prefilterMemories } from "./memory-prefilter.ts";
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 import { createVersionLog, type MemoryVersion } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
@@ -112,6 +125,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   const storeFolder = join(root, STORE_FOLDER);
   const tempDir = join(storeFolder, "tmp");
   const catalogPath = join(storeFolder, "catalog.tsv");
+  const searchPath = join(storeFolder, "search.txt");
   const lockPath = join(storeFolder, "store");
   const indexPath = join(root, MEMORY_INDEX_NAME);
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MEMORY_BYTES;
@@ -152,6 +166,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       if (content !== undefined) fresh.set(name, describeMemory(name, content, stats));
     }
     if (fresh.size !== known.size) changed = true;
+    if (!changed) changed = (await lstat(searchPath).catch(() => undefined)) === undefined;
     linkSupersession(fresh);
     if (changed) await persist(fresh);
     return fresh;
@@ -160,8 +175,12 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   async function persist(entries: Map<string, MemoryEntry>): Promise<void> {
     linkSupersession(entries);
     const sorted = [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
-    await writeFileAtomic(catalogPath, formatCatalog(sorted), tempDir);
+    const catalogText = formatCatalog(sorted);
+    await writeFileAtomic(catalogPath, catalogText, tempDir);
+    await writeFileAtomic(searchPath, formatSearchIndex(catalogText), tempDir);
     const existing = await readCurrent(indexPath);
+    // An empty store gets no index file until its first memory (the memory tool shows it as empty).
+    if (existing === undefined && sorted.length === 0) return;
     const next = formatMemoryIndex(memoryIndexPreamble(existing), sorted);
     if (next !== existing) await writeFileAtomic(indexPath, next, tempDir);
   }
@@ -381,15 +400,27 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return [...entries.values()];
     },
 
+    async search(query, searchOptions) {
+      const [catalog, search] = await Promise.all([
+        readCatalogText(catalogPath),
+        readFile(searchPath, "utf8").catch(() => ""),
+      ]);
+      const fast =
+        catalog === undefined ? undefined : prefilterCatalogText({ catalog, search }, query, searchOptions);
+      if (fast) return fast;
+      // Missing, stale, or replaced between the two reads by a writer: rebuild, and rank over the parsed catalog.
+      return prefilterMemories(await store.list(), query, searchOptions);
+    },
+
     async loadIndex(): Promise<LoadedMemoryIndex> {
-      const text = await readCurrent(indexPath);
-      if (text === undefined) {
+      const bytes = await readFile(indexPath).catch(() => undefined);
+      if (bytes === undefined) {
         return truncateMemoryIndex(
           formatMemoryIndex(memoryIndexPreamble(undefined), await store.catalog()),
           options.indexLimits,
         );
       }
-      return truncateMemoryIndex(text, options.indexLimits);
+      return truncateMemoryIndex(bytes, options.indexLimits);
     },
 
     async versions(name) {

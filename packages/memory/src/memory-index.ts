@@ -34,32 +34,45 @@ export interface MemoryIndexLimits {
  * break before the limit, and appends a warning saying so (the model should keep the index short and move
  * detail into topic files). Text within both limits is returned unchanged.
  */
-export function truncateMemoryIndex(raw: string, limits: MemoryIndexLimits = {}): LoadedMemoryIndex {
+export function truncateMemoryIndex(raw: string | Buffer, limits: MemoryIndexLimits = {}): LoadedMemoryIndex {
   const maxLines = limits.maxLines ?? MEMORY_INDEX_MAX_LINES;
   const maxBytes = limits.maxBytes ?? MEMORY_INDEX_MAX_BYTES;
-  const trimmed = raw.trim();
-  const lines = trimmed === "" ? [] : trimmed.split("\n");
-  const totalBytes = Buffer.byteLength(trimmed, "utf8");
-  const truncatedBy: LoadedMemoryIndex["truncatedBy"] = [];
-  let kept = lines;
-  if (kept.length > maxLines) {
-    kept = kept.slice(0, maxLines);
-    truncatedBy.push("lines");
+  // Work on the bytes: a 10,000-line index is counted with native newline searches and only the part that is
+  // loaded is decoded.
+  const bytes = trimBytes(typeof raw === "string" ? Buffer.from(raw, "utf8") : raw);
+  let totalLines = bytes.length === 0 ? 0 : 1;
+  let endOfKept = bytes.length;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) {
+    if (totalLines === maxLines) endOfKept = at;
+    totalLines++;
   }
-  let text = kept.join("\n");
-  const buffer = Buffer.from(text, "utf8");
-  if (buffer.length > maxBytes) {
-    const window = buffer.subarray(0, maxBytes);
-    const cut = window.lastIndexOf(0x0a);
-    text = cut > 0 ? window.subarray(0, cut).toString("utf8") : "";
+  const truncatedBy: LoadedMemoryIndex["truncatedBy"] = [];
+  let kept = bytes.subarray(0, endOfKept);
+  if (totalLines > maxLines) truncatedBy.push("lines");
+  if (kept.length > maxBytes) {
+    const cut = kept.subarray(0, maxBytes).lastIndexOf(0x0a);
+    kept = kept.subarray(0, cut > 0 ? cut : 0);
     truncatedBy.push("bytes");
   }
+  let text = kept.toString("utf8");
   if (truncatedBy.length > 0) {
     text +=
-      `\n\n> WARNING: ${MEMORY_INDEX_NAME} has ${lines.length} lines and ${totalBytes} bytes; only the first ` +
+      `\n\n> WARNING: ${MEMORY_INDEX_NAME} has ${totalLines} lines and ${bytes.length} bytes; only the first ` +
       `${maxLines} lines / ${maxBytes} bytes were loaded. Keep each index line short (under ~${MEMORY_INDEX_MAX_LINE_CHARS} characters) and put detail in topic files.`;
   }
-  return { text, totalLines: lines.length, totalBytes, truncatedBy };
+  return { text, totalLines, totalBytes: bytes.length, truncatedBy };
+}
+
+function isSpace(byte: number | undefined): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
+
+function trimBytes(bytes: Buffer): Buffer {
+  let start = 0;
+  let end = bytes.length;
+  while (start < end && isSpace(bytes[start])) start++;
+  while (end > start && isSpace(bytes[end - 1])) end--;
+  return bytes.subarray(start, end);
 }
 
 function indexLine(entry: MemoryEntry): string {

@@ -3,7 +3,7 @@ import { isRecord } from "@unforget/core";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { MemoryNotFoundError } from "./memory-errors.ts";
-import { prefilterMemories, type ScoredMemory } from "./memory-prefilter.ts";
+import type { ScoredMemory } from "./memory-prefilter.ts";
 import type { MemoryStore } from "./memory-store.ts";
 
 /** Memories recalled for a query, at most `limit` by default 5. */
@@ -108,9 +108,11 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
 
   async function candidatesFor(query: string, tools: readonly string[]): Promise<ScoredMemory[]> {
     const now = options.now?.() ?? new Date();
-    const entries = (await options.store.catalog()).filter((entry) => !isUsageNoteFor(entry, tools));
-    const ranked = prefilterMemories(entries, query, { exclude: shown, limit: candidateCount, now });
+    const ranked = (await options.store.search(query, { exclude: shown, limit: candidateCount * 2, now }))
+      .filter((candidate) => !isUsageNoteFor(candidate.entry, tools))
+      .slice(0, candidateCount);
     if (ranked.length >= candidateCount || !options.provider) return ranked;
+    const entries = (await options.store.catalog()).filter((entry) => !isUsageNoteFor(entry, tools));
     // Fill the model's list with the strongest memories by decay alone, so a relevant memory without a
     // word in common with the query can still be chosen.
     const taken = new Set(ranked.map((candidate) => candidate.entry.name));

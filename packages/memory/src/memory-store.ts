@@ -1,5 +1,6 @@
 import type { MemoryEntry } from "./memory-catalog.ts";
 import type { LoadedMemoryIndex } from "./memory-index.ts";
+import type { PrefilterOptions, ScoredMemory } from "./memory-prefilter.ts";
 import type { MemoryVersion } from "./memory-versions.ts";
 
 /** A memory as `read` returns it: the whole file (frontmatter included) and its content hash. */
@@ -47,6 +48,11 @@ export interface MemoryStore {
   list(): Promise<MemoryEntry[]>;
   /** The catalog as last written, without touching every file: the fast path for retrieval. */
   catalog(): Promise<MemoryEntry[]>;
+  /**
+   * The BM25 pre-filter over the catalog, decay as a ranking feature, superseded memories left out: the fast
+   * path of retrieval. A store without its own index returns `prefilterMemories(await catalog(), …)`.
+   */
+  search(query: string, options?: PrefilterOptions): Promise<ScoredMemory[]>;
   /** MEMORY.md cut to its loading limits, with a warning when it was cut. */
   loadIndex(): Promise<LoadedMemoryIndex>;
   /** Every kept version of `name` (also of a deleted memory), newest first. */

@@ -74,6 +74,25 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
     );
 
     it(
+      "search ranks by the query's words, leaves superseded memories out, and finds nothing for no words",
+      withStore(async (store) => {
+        await store.write("deploy.md", memory("deploy", "Staging deploys run on Fridays"));
+        await store.write("db_old.md", memory("database", "The app uses MySQL"));
+        await store.write(
+          "db_new.md",
+          "---\nname: database\ndescription: The app uses PostgreSQL now\ntype: project\nsupersedes: [db_old.md]\n---\nPostgreSQL.\n",
+        );
+        const deploy = await store.search("when do staging deploys run");
+        expect(deploy[0]?.entry.name).toBe("deploy.md");
+        const database = (await store.search("which database does the app use")).map((hit) => hit.entry.name);
+        expect(database).toContain("db_new.md");
+        expect(database).not.toContain("db_old.md");
+        expect(await store.search("?!")).toEqual([]);
+      }),
+      TIMEOUT,
+    );
+
+    it(
       "a missing memory is a MemoryNotFoundError for read, delete and rename",
       withStore(async (store) => {
         expect(await rejection(store.read("missing.md"))).toBeInstanceOf(MemoryNotFoundError);
