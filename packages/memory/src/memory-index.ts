@@ -51,7 +51,7 @@ export function truncateMemoryIndex(raw: string | Buffer, limits: MemoryIndexLim
   if (totalLines > maxLines) truncatedBy.push("lines");
   if (kept.length > maxBytes) {
     const cut = kept.subarray(0, maxBytes).lastIndexOf(0x0a);
-    kept = kept.subarray(0, cut > 0 ? cut : 0);
+    kept = kept.subarray(0, Math.max(cut, 0));
     truncatedBy.push("bytes");
   }
   let text = kept.toString("utf8");
