@@ -1,6 +1,8 @@
-import type { ContentBlock, DocumentBlock, ImageBlock, RequestMessage } from "@unforget/core";
+import { InvalidMessageError, type RequestMessage } from "@unforget/core";
 import { estimateTextTokensExact } from "./estimate-text-tokens.ts";
 import type { EstimatorProfile } from "./estimator-coefficients.ts";
+import { MAX_COUNTED_TOKENS, toCount } from "./finite-count.ts";
+import { stringifyForCounting } from "./stringify-for-counting.ts";
 import {
   type ResolvedTokenEstimatorOptions,
   resolveTokenEstimatorOptions,
@@ -13,41 +15,39 @@ const IMAGE_MAX_PIXELS = 1_150_000;
 const PIXELS_PER_IMAGE_TOKEN = 750;
 
 /**
- * Anthropic's published rule for images: width × height / 750 after the API's downscaling. Falls back to the
- * flat `fallbackTokens` when a dimension is missing or not a positive number.
+ * Pages counted for one document at most: above every provider's page limit, so no real document is
+ * affected, while `pages × documentPageTokens` of a bogus count (`1e308`) stays finite and still far past
+ * every window.
+ */
+export const MAX_DOCUMENT_PAGES = 10_000;
+
+const isPositiveFinite = (value: unknown): value is number =>
+  typeof value === "number" && value > 0 && Number.isFinite(value);
+
+/**
+ * Anthropic's published rule for images: width × height / 750 after the API's downscaling, so never more than
+ * ~1,534 tokens and at least 1. Falls back to the flat `fallbackTokens` when a dimension is missing or not a
+ * positive finite number (no real image has it).
  */
 export function estimateImageTokens(
   width: number | undefined,
   height: number | undefined,
   fallbackTokens: number,
 ): number {
-  if (width === undefined || height === undefined || !(width > 0) || !(height > 0)) return fallbackTokens;
-  const scale = Math.min(
-    1,
-    IMAGE_MAX_EDGE / Math.max(width, height),
-    Math.sqrt(IMAGE_MAX_PIXELS / (width * height)),
-  );
-  return Math.ceil((width * scale * (height * scale)) / PIXELS_PER_IMAGE_TOKEN);
-}
-
-/** JSON text of a value for counting; never throws (circular or BigInt values fall back to `String`). */
-export function stringifyForCounting(value: unknown): string {
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    try {
-      return String(value);
-    } catch {
-      // A null-prototype object with a cycle has neither JSON nor a string form.
-      return "";
-    }
-  }
+  if (!isPositiveFinite(width) || !isPositiveFinite(height)) return fallbackTokens;
+  // Scale the edges before multiplying them: the product of two huge edges overflows to Infinity.
+  const edgeScale = Math.min(1, IMAGE_MAX_EDGE / Math.max(width, height));
+  let scaledWidth = width * edgeScale;
+  let scaledHeight = height * edgeScale;
+  const areaScale = Math.min(1, Math.sqrt(IMAGE_MAX_PIXELS / (scaledWidth * scaledHeight)));
+  scaledWidth = Math.max(1, scaledWidth * areaScale);
+  scaledHeight = Math.max(1, scaledHeight * areaScale);
+  return Math.ceil((scaledWidth * scaledHeight) / PIXELS_PER_IMAGE_TOKEN);
 }
 
 /** Per-part estimate of one message, so a caller can treat thinking or media differently. */
 export interface MessageTokenBreakdown {
-  /** Text, tool names and inputs, tool results and unknown blocks. */
+  /** Text, tool names and inputs, tool results, unknown blocks and values of the wrong type (as JSON text). */
   contentTokens: number;
   /** Thinking and redacted thinking, before any thinking budget is applied. */
   thinkingTokens: number;
@@ -57,60 +57,81 @@ export interface MessageTokenBreakdown {
   overheadTokens: number;
 }
 
-function imageTokens(block: ImageBlock, options: ResolvedTokenEstimatorOptions): number {
-  return estimateImageTokens(block.width, block.height, options.imageTokens);
+type Fields = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null;
+
+/** Estimate of a value that should be text: a string as text, anything else as its JSON text. */
+function textTokens(value: unknown, profile: EstimatorProfile): number {
+  return estimateTextTokensExact(typeof value === "string" ? value : stringifyForCounting(value), profile);
 }
 
-function documentTokens(
-  block: DocumentBlock,
-  options: ResolvedTokenEstimatorOptions,
-  profile: EstimatorProfile,
-): number {
-  if (block.source.type === "text") return estimateTextTokensExact(block.source.data, profile);
-  if (block.pages !== undefined && block.pages > 0) return block.pages * options.documentPageTokens;
+function documentTokens(block: Fields, options: ResolvedTokenEstimatorOptions): number {
+  const source = block.source;
+  if (isRecord(source) && source.type === "text") return textTokens(source.data, options.profile);
+  const pages = block.pages;
+  if (isPositiveFinite(pages))
+    return Math.ceil(Math.min(pages, MAX_DOCUMENT_PAGES)) * options.documentPageTokens;
   return options.documentTokens;
 }
 
-function addBlock(
-  block: ContentBlock,
+/**
+ * Adds the blocks of a content list into `into`. Iterative, so tool results nested deeper than the call stack
+ * are walked like flat ones; a block of an unknown or wrong shape is counted as its JSON text.
+ */
+function addContent(
+  content: unknown,
   options: ResolvedTokenEstimatorOptions,
   into: MessageTokenBreakdown,
 ): void {
   const profile = options.profile;
-  switch (block.type) {
-    case "text":
-      into.contentTokens += estimateTextTokensExact(block.text, profile);
-      return;
-    case "tool_use":
-      into.contentTokens +=
-        estimateTextTokensExact(block.name, profile) +
-        estimateTextTokensExact(stringifyForCounting(block.input), profile);
-      return;
-    case "tool_result":
-      if (typeof block.content === "string") {
-        into.contentTokens += estimateTextTokensExact(block.content, profile);
-      } else {
-        for (const part of block.content) addBlock(part, options, into);
-      }
-      return;
-    case "thinking":
-      into.thinkingTokens += estimateTextTokensExact(block.thinking, profile);
-      return;
-    case "redacted_thinking":
-      into.thinkingTokens += estimateTextTokensExact(block.data, profile);
-      return;
-    case "image":
-      into.mediaTokens += imageTokens(block, options);
-      return;
-    case "document":
-      into.mediaTokens += documentTokens(block, options, profile);
-      return;
-    default:
-      into.contentTokens += estimateTextTokensExact(stringifyForCounting(block.original), profile);
+  const pending: unknown[] = [content];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (Array.isArray(item)) {
+      for (let index = item.length - 1; index >= 0; index--) pending.push(item[index]);
+      continue;
+    }
+    if (!isRecord(item)) {
+      into.contentTokens += textTokens(item, profile);
+      continue;
+    }
+    switch (item.type) {
+      case "text":
+        into.contentTokens += textTokens(item.text, profile);
+        break;
+      case "tool_use":
+        into.contentTokens +=
+          textTokens(item.name, profile) + textTokens(stringifyForCounting(item.input), profile);
+        break;
+      case "tool_result":
+        // A string, a list of blocks, or (from untyped callers) anything else, which is counted as JSON text.
+        if (typeof item.content === "string" || Array.isArray(item.content)) pending.push(item.content);
+        else into.contentTokens += textTokens(item.content, profile);
+        break;
+      case "thinking":
+        into.thinkingTokens += textTokens(item.thinking, profile);
+        break;
+      case "redacted_thinking":
+        into.thinkingTokens += textTokens(item.data, profile);
+        break;
+      case "image":
+        into.mediaTokens += estimateImageTokens(
+          item.width as number | undefined,
+          item.height as number | undefined,
+          options.imageTokens,
+        );
+        break;
+      case "document":
+        into.mediaTokens += documentTokens(item, options);
+        break;
+      default:
+        into.contentTokens += textTokens(item.original ?? item, profile);
+    }
   }
 }
 
-/** Unrounded, unpadded per-part estimate of one message. */
+/** Unrounded, unpadded per-part estimate of one message. Never throws. */
 export function estimateMessageBreakdown(
   message: RequestMessage,
   options: TokenEstimatorOptions = {},
@@ -128,37 +149,55 @@ export function breakdownWith(
     mediaTokens: 0,
     overheadTokens: options.messageOverheadTokens,
   };
-  for (const block of message.content) addBlock(block, options, breakdown);
+  // A message that is not an object is counted whole; a string content is text (the SDK shorthand).
+  addContent(isRecord(message) ? message.content : message, options, breakdown);
   return breakdown;
 }
 
-/** Unrounded total of a message with resolved options; thinking is capped at the thinking budget. */
+/**
+ * Unrounded total of a message with resolved options; thinking is capped at the thinking budget and the total
+ * at `MAX_COUNTED_TOKENS`, so sums and differences of totals stay finite.
+ */
 export function messageTokensWith(message: RequestMessage, options: ResolvedTokenEstimatorOptions): number {
   const breakdown = breakdownWith(message, options);
-  return (
+  const total =
     breakdown.contentTokens +
     Math.min(breakdown.thinkingTokens, options.thinkingBudgetTokens) +
     breakdown.mediaTokens +
-    breakdown.overheadTokens
-  );
+    breakdown.overheadTokens;
+  return Math.min(total, MAX_COUNTED_TOKENS);
 }
 
 /**
  * Estimated tokens of one message: text, tool name + JSON input, tool results, thinking (up to the thinking
  * budget), images (width × height / 750 or a flat default), documents, and the per-message overhead.
- * Unpadded best guess; never throws.
+ * Unpadded best guess; a value of the wrong type is counted as its JSON text. Never throws; always a whole
+ * number in [0, MAX_COUNTED_TOKENS].
  */
 export function estimateMessageTokens(message: RequestMessage, options: TokenEstimatorOptions = {}): number {
-  return Math.ceil(messageTokensWith(message, resolveTokenEstimatorOptions(options)));
+  return toCount(messageTokensWith(message, resolveTokenEstimatorOptions(options)));
 }
 
-/** Estimated tokens of a list of messages (sum of `estimateMessageTokens`, rounded once). Unpadded. */
+/** Throws `InvalidMessageError` when a message list is not an array (a caller's mistake, not bad data). */
+export function assertMessageList(messages: unknown, caller: string): void {
+  if (Array.isArray(messages)) return;
+  throw new InvalidMessageError(
+    `${caller}: messages is ${messages === null ? "null" : typeof messages}, which is not an array of messages; ` +
+      "pass the conversation's message list (an empty array when there is none).",
+  );
+}
+
+/**
+ * Estimated tokens of a list of messages (sum of `estimateMessageTokens`, rounded once). Unpadded. Throws
+ * `InvalidMessageError` only when `messages` is not an array.
+ */
 export function estimateMessagesTokens(
   messages: readonly RequestMessage[],
   options: TokenEstimatorOptions = {},
 ): number {
+  assertMessageList(messages, "estimateMessagesTokens");
   const resolved = resolveTokenEstimatorOptions(options);
   let total = 0;
   for (const message of messages) total += messageTokensWith(message, resolved);
-  return Math.ceil(total);
+  return toCount(total);
 }

@@ -1,6 +1,7 @@
 import type { CountTokensRequest, RequestOptions, TokenCount, TokenCounter } from "@unforget/core";
-import { stringifyForCounting } from "./estimate-message-tokens.ts";
 import { estimateRequestTokens } from "./estimate-request-tokens.ts";
+import { toCount } from "./finite-count.ts";
+import { stringifyForCounting } from "./stringify-for-counting.ts";
 import { stripUncountableFields } from "./strip-uncountable-fields.ts";
 import type { TokenEstimatorOptions } from "./token-estimator-options.ts";
 
@@ -77,7 +78,7 @@ export function createFallbackCounter(
     try {
       inputTokens = estimateRequestTokens(request, options.estimator);
     } catch {
-      inputTokens = Math.ceil(stringifyForCounting(request).length / 3);
+      inputTokens = toCount(stringifyForCounting(request).length / 3);
     }
     return { inputTokens, method: "heuristic", fallbackReason: reason };
   };

@@ -6,23 +6,30 @@ export type {
   ContextPolicy,
   ContextPolicyOptions,
   ContextState,
-  ContextThresholdOptions,
   GaugeLevel,
   LayerLevels,
+} from "./context-policy.ts";
+export { createContextPolicy, DEFAULT_LAYER_LEVELS } from "./context-policy.ts";
+export type {
+  AutoCompactThresholdSetting,
+  ContextThresholdOptions,
+  ContextThresholds,
+  ModelOrLimits,
 } from "./context-thresholds.ts";
 export {
   AUTO_COMPACT_BUFFER_TOKENS,
   AUTO_COMPACT_PERCENT_ENV,
   AUTO_COMPACT_WINDOW_ENV,
   BLOCKING_BUFFER_TOKENS,
-  createContextPolicy,
-  DEFAULT_LAYER_LEVELS,
   getAutoCompactThreshold,
+  getContextThresholds,
   getEffectiveContextWindow,
   getTokensLeftBeforeCompaction,
+  MINIMUM_CONTEXT_WINDOW_TOKENS,
   SUMMARY_OUTPUT_RESERVE_TOKENS,
   WARNING_BUFFER_TOKENS,
 } from "./context-thresholds.ts";
+export { ContextWindowTooSmallError } from "./context-window-too-small-error.ts";
 export type { CostWeights } from "./cost-weighted-tokens.ts";
 export { costWeightedTokens, DEFAULT_COST_WEIGHTS } from "./cost-weighted-tokens.ts";
 export type { MessageTokenBreakdown } from "./estimate-message-tokens.ts";
@@ -31,6 +38,7 @@ export {
   estimateMessageBreakdown,
   estimateMessagesTokens,
   estimateMessageTokens,
+  MAX_DOCUMENT_PAGES,
 } from "./estimate-message-tokens.ts";
 export { estimateRequestTokens } from "./estimate-request-tokens.ts";
 export { DEFAULT_ESTIMATOR_PROFILE, estimateTextTokens } from "./estimate-text-tokens.ts";
@@ -43,6 +51,7 @@ export {
   DEFAULT_COUNT_CACHE_ENTRIES,
   DEFAULT_COUNT_TIMEOUT_MS,
 } from "./fallback-counter.ts";
+export { MAX_COUNTED_TOKENS } from "./finite-count.ts";
 export { stripUncountableFields } from "./strip-uncountable-fields.ts";
 export type { TextFeatureName } from "./text-features.ts";
 export { collectTextFeatures, TEXT_FEATURE_NAMES } from "./text-features.ts";

@@ -1,11 +1,11 @@
-import { usageContextTokens } from "@unforget/core";
-import { messageTokensWith } from "./estimate-message-tokens.ts";
+import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
 import {
-  anchorUsage,
+  anchorTokens as anchorTokensOf,
   type ContextTokenCount,
   type CountableMessage,
   contextTokenCount,
   findUsageAnchor,
+  preambleTokensOf,
   type TokenCountWithEstimationOptions,
 } from "./token-count-with-estimation.ts";
 import { resolveTokenEstimatorOptions } from "./token-estimator-options.ts";
@@ -29,7 +29,7 @@ export interface TokenCountSession {
  */
 export function createTokenCountSession(options: TokenCountWithEstimationOptions = {}): TokenCountSession {
   const resolved = resolveTokenEstimatorOptions(options);
-  const preambleTokens = Math.max(0, options.preambleTokens ?? 0);
+  const preambleTokens = preambleTokensOf(options);
   let anchorIndex = -1;
   let anchorMessage: CountableMessage | undefined;
   let anchorTokens = 0;
@@ -51,8 +51,10 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
     lastSeen = undefined;
   };
 
+  const idOf = (message: unknown) =>
+    typeof message === "object" && message !== null ? (message as CountableMessage).id : undefined;
   const same = (a: CountableMessage | undefined, b: CountableMessage | undefined) =>
-    a === b || (a !== undefined && b !== undefined && a.id !== undefined && a.id === b.id);
+    a === b || (idOf(a) !== undefined && idOf(a) === idOf(b));
 
   const stillValid = (messages: readonly CountableMessage[]) =>
     messages.length >= seen &&
@@ -61,6 +63,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
 
   return {
     count(messages) {
+      assertMessageList(messages, "TokenCountSession.count");
       if (!stillValid(messages)) reset();
       let newAnchor = findUsageAnchor(messages, messages.length - 1, seen);
       if (newAnchor >= 0 && newAnchor < anchorIndex) {
@@ -79,8 +82,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
         }
         anchorIndex = newAnchor;
         anchorMessage = messages[newAnchor];
-        const usage = anchorUsage(messages, newAnchor);
-        anchorTokens = usage === undefined ? 0 : usageContextTokens(usage);
+        anchorTokens = anchorTokensOf(messages, newAnchor) ?? 0;
       }
       // A message after the anchor replaced by another object (a tool result swapped for a preview, an edit
       // that kept the id) is estimated again; the anchor's usage already covers everything before it.

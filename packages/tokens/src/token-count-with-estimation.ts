@@ -1,5 +1,6 @@
-import { type Message, type Usage, usageContextTokens } from "@unforget/core";
-import { messageTokensWith } from "./estimate-message-tokens.ts";
+import type { Message } from "@unforget/core";
+import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
+import { addCounts, toCount } from "./finite-count.ts";
 import {
   type ResolvedTokenEstimatorOptions,
   resolveTokenEstimatorOptions,
@@ -28,19 +29,50 @@ export interface ContextTokenCount {
   method: "usage-anchored" | "heuristic";
 }
 
+const USAGE_FIELDS = [
+  "inputTokens",
+  "cacheCreationInputTokens",
+  "cacheReadInputTokens",
+  "outputTokens",
+] as const;
+
 /**
- * Finds the anchor: the last assistant message with usage, then walks back over the messages that came from
- * the same response (parallel tool calls split into several assistant messages, interleaved with tool
- * results) to the first of them. Returns -1 when no assistant message has usage.
+ * Window occupancy a usage reports (input + cache creation + cache read + output), or undefined when it is not
+ * a usage: not an object, no field at all, or a field that is not a finite non-negative number (a corrupt
+ * transcript). A missing field counts 0 (plain-JavaScript callers leave the cache fields out).
+ */
+export function usageTokens(usage: unknown): number | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  let total = 0;
+  let fields = 0;
+  for (const field of USAGE_FIELDS) {
+    const value = (usage as Record<string, unknown>)[field];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !(value >= 0) || !Number.isFinite(value)) return undefined;
+    total += value;
+    fields++;
+  }
+  return fields > 0 && Number.isFinite(total) ? toCount(total) : undefined;
+}
+
+const isMessage = (value: unknown): value is CountableMessage => typeof value === "object" && value !== null;
+
+/**
+ * Finds the anchor: the last assistant message with a valid usage, then walks back over the messages that
+ * came from the same response (parallel tool calls split into several assistant messages, interleaved with
+ * tool results) to the first of them. Returns -1 when no assistant message has a valid usage. Entries that are
+ * not objects are skipped.
  */
 export function findUsageAnchor(
   messages: readonly CountableMessage[],
   from = messages.length - 1,
   stopBefore = 0,
 ): number {
+  assertMessageList(messages, "findUsageAnchor");
   for (let index = from; index >= stopBefore; index--) {
     const message = messages[index];
-    if (message === undefined || message.role !== "assistant" || message.usage === undefined) continue;
+    if (!isMessage(message) || message.role !== "assistant" || usageTokens(message.usage) === undefined)
+      continue;
     return walkBackToResponseStart(messages, index);
   }
   return -1;
@@ -51,27 +83,27 @@ function walkBackToResponseStart(messages: readonly CountableMessage[], index: n
   if (responseId === undefined) return index;
   let first = index;
   for (let previous = index - 1; previous >= 0; previous--) {
-    const message = messages[previous]!;
-    if (message.role !== "assistant") continue;
+    const message = messages[previous];
+    if (!isMessage(message) || message.role !== "assistant") continue;
     if (message.responseId !== responseId) break;
     first = previous;
   }
   return first;
 }
 
-/** The usage of the response the anchor opens; shared with the incremental session. */
-export function anchorUsage(messages: readonly CountableMessage[], anchorIndex: number): Usage | undefined {
+/** The window occupancy of the response the anchor opens; shared with the incremental session. */
+export function anchorTokens(messages: readonly CountableMessage[], anchorIndex: number): number | undefined {
   // The usage is on the last split message of the response at the latest; any of them carries the same.
   const responseId = messages[anchorIndex]?.responseId;
-  let usage = messages[anchorIndex]?.usage;
-  if (responseId === undefined) return usage;
+  let tokens = usageTokens(messages[anchorIndex]?.usage);
+  if (responseId === undefined) return tokens;
   for (let index = anchorIndex + 1; index < messages.length; index++) {
-    const message = messages[index]!;
-    if (message.role !== "assistant") continue;
+    const message = messages[index];
+    if (!isMessage(message) || message.role !== "assistant") continue;
     if (message.responseId !== responseId) break;
-    usage = message.usage ?? usage;
+    tokens = usageTokens(message.usage) ?? tokens;
   }
-  return usage;
+  return tokens;
 }
 
 function countWith(
@@ -80,14 +112,13 @@ function countWith(
   preambleTokens: number,
 ): ContextTokenCount {
   const anchorIndex = findUsageAnchor(messages);
-  const usage = anchorIndex >= 0 ? anchorUsage(messages, anchorIndex) : undefined;
   let estimate = 0;
   for (let index = anchorIndex + 1; index < messages.length; index++) {
     estimate += messageTokensWith(messages[index]!, options);
   }
   return contextTokenCount(
     anchorIndex,
-    usage === undefined ? undefined : usageContextTokens(usage),
+    anchorIndex >= 0 ? anchorTokens(messages, anchorIndex) : undefined,
     estimate,
     options.padding,
     preambleTokens,
@@ -106,7 +137,7 @@ export function contextTokenCount(
   preambleTokens: number,
 ): ContextTokenCount {
   if (anchorTokens === undefined) {
-    const estimatedTokens = Math.ceil(estimate * padding) + preambleTokens;
+    const estimatedTokens = addCounts(toCount(estimate * padding), preambleTokens);
     return {
       tokens: estimatedTokens,
       anchorTokens: 0,
@@ -115,9 +146,9 @@ export function contextTokenCount(
       method: "heuristic",
     };
   }
-  const estimatedTokens = Math.ceil(estimate * padding);
+  const estimatedTokens = toCount(estimate * padding);
   return {
-    tokens: anchorTokens + estimatedTokens,
+    tokens: addCounts(anchorTokens, estimatedTokens),
     anchorTokens,
     estimatedTokens,
     anchorIndex,
@@ -130,17 +161,27 @@ export function measureContextTokens(
   messages: readonly CountableMessage[],
   options: TokenCountWithEstimationOptions = {},
 ): ContextTokenCount {
-  return countWith(messages, resolveTokenEstimatorOptions(options), Math.max(0, options.preambleTokens ?? 0));
+  assertMessageList(messages, "measureContextTokens");
+  return countWith(messages, resolveTokenEstimatorOptions(options), preambleTokensOf(options));
+}
+
+/** The `preambleTokens` option as a count: anything but a non-negative number counts 0. */
+export function preambleTokensOf(options: TokenCountWithEstimationOptions): number {
+  const value = typeof options === "object" && options !== null ? options.preambleTokens : undefined;
+  return typeof value === "number" ? toCount(value) : 0;
 }
 
 /**
  * The context size before a model call: the window occupancy reported with the last response (input + cache
  * creation + cache read + output, anchored on the first message of that response) plus the padded estimate of
- * every message added since. Without any usage, the padded estimate of all messages. Never throws.
+ * every message added since. Without any usage, the padded estimate of all messages. A whole number in
+ * [0, MAX_COUNTED_TOKENS]; entries and usages of the wrong shape are estimated or skipped, never thrown on.
+ * Throws `InvalidMessageError` only when `messages` is not an array.
  */
 export function tokenCountWithEstimation(
   messages: readonly CountableMessage[],
   options: TokenCountWithEstimationOptions = {},
 ): number {
+  assertMessageList(messages, "tokenCountWithEstimation");
   return measureContextTokens(messages, options).tokens;
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_ESTIMATOR_PROFILE } from "./estimate-text-tokens.ts";
+import { knownProfile } from "./estimate-text-tokens.ts";
 import type { EstimatorProfile } from "./estimator-coefficients.ts";
 
 /** Flat estimate for an image or document whose size is unknown (the seed's default). */
@@ -36,25 +36,30 @@ export interface ResolvedTokenEstimatorOptions {
 }
 
 function nonNegative(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : fallback;
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 
-/** Fills defaults; invalid numbers (negative, NaN) fall back to the default rather than throwing. */
+/**
+ * Fills defaults; invalid numbers (negative, NaN, infinite) and unknown profiles fall back to the default rather
+ * than throwing: counting runs on every turn and must not stop a session. Huge finite numbers are kept; the
+ * counts they produce saturate at `MAX_COUNTED_TOKENS`.
+ */
 export function resolveTokenEstimatorOptions(
   options: TokenEstimatorOptions = {},
 ): ResolvedTokenEstimatorOptions {
+  if (typeof options !== "object" || options === null) options = {};
   return {
-    profile: options.profile ?? DEFAULT_ESTIMATOR_PROFILE,
+    profile: knownProfile(options.profile),
     imageTokens: nonNegative(options.imageTokens, DEFAULT_MEDIA_TOKENS),
     documentTokens: nonNegative(options.documentTokens, DEFAULT_MEDIA_TOKENS),
     documentPageTokens: nonNegative(options.documentPageTokens, DEFAULT_MEDIA_TOKENS),
     messageOverheadTokens: nonNegative(options.messageOverheadTokens, DEFAULT_MESSAGE_OVERHEAD_TOKENS),
     thinkingBudgetTokens:
-      options.thinkingBudgetTokens !== undefined && options.thinkingBudgetTokens >= 0
+      typeof options.thinkingBudgetTokens === "number" && options.thinkingBudgetTokens >= 0
         ? options.thinkingBudgetTokens
         : Number.POSITIVE_INFINITY,
     padding:
-      options.padding !== undefined && Number.isFinite(options.padding) && options.padding > 0
+      typeof options.padding === "number" && Number.isFinite(options.padding) && options.padding > 0
         ? options.padding
         : DEFAULT_PADDING,
   };

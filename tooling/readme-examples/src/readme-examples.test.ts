@@ -1,15 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { collectReadmes, expectedOutput, findMissingOutput } from "./expected-output.ts";
 
 /**
  * Every README code block fenced as ```ts run is executed against the built packages, from the README's
- * own package directory (packages import themselves by name), so a README example cannot rot.
+ * own package directory (packages import themselves by name), so a README example cannot rot. A
+ * `console.log(...) // → <text>` line asserts that the example printed exactly that line, in order.
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const repoRoot = () => ROOT;
 const FENCE = /```ts run\n([\s\S]*?)```/g;
 
 interface Example {
@@ -20,13 +21,7 @@ interface Example {
 }
 
 function collectExamples(): Example[] {
-  const root = repoRoot();
-  const readmes = [{ readme: join(root, "README.md"), directory: join(root, "packages", "testing") }];
-  for (const name of readdirSync(join(root, "packages"))) {
-    const readme = join(root, "packages", name, "README.md");
-    if (existsSync(readme)) readmes.push({ readme, directory: join(root, "packages", name) });
-  }
-  return readmes.flatMap(({ readme, directory }) =>
+  return collectReadmes(ROOT).flatMap(({ readme, directory }) =>
     [...readFileSync(readme, "utf8").matchAll(FENCE)].map((match, index) => ({
       readme,
       directory,
@@ -43,11 +38,11 @@ describe("README examples", () => {
     expect(examples.length).toBeGreaterThan(0);
   });
 
-  it.each(
-    examples.map((example) => [`${example.readme.replace(repoRoot(), "")} #${example.index}`, example]),
-  )(
-    "%s runs",
+  it.each(examples.map((example) => [`${example.readme.replace(ROOT, "")} #${example.index}`, example]))(
+    "%s runs and prints what it asserts",
     (_name, example) => {
+      const { expected, problems } = expectedOutput(example.code);
+      expect(problems).toEqual([]);
       const file = join(example.directory, `.readme-example-${process.pid}-${example.index}.ts`);
       writeFileSync(file, example.code);
       try {
@@ -59,6 +54,8 @@ describe("README examples", () => {
         });
         expect(result.stderr + result.stdout).not.toMatch(/Error \[ERR_|Cannot find module/);
         expect(result.status, result.stderr).toBe(0);
+        const missing = findMissingOutput(expected, result.stdout);
+        if (missing !== undefined) expect.fail(`${example.readme} example #${example.index}: ${missing}`);
       } finally {
         rmSync(file, { force: true });
       }

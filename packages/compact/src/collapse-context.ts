@@ -1,0 +1,146 @@
+import type { ContextEdit, Message, ToolResultBlock } from "@unforget/core";
+import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
+import {
+  clip,
+  describeOutput,
+  describeToolCall,
+  estimateTextTokens,
+  estimateTokens,
+  oneLine,
+  resultText,
+  userText,
+} from "./conversation.ts";
+import {
+  isoTime,
+  type LayerResult,
+  type LayerTimeOptions,
+  resultFromEdits,
+  unchanged,
+} from "./layer-result.ts";
+
+/** Rounds of tool calls at the end that are never folded. */
+export const DEFAULT_COLLAPSE_PROTECT_ROUNDS = 4;
+const MAX_RECORDS = 60;
+
+export interface CollapseOptions extends LayerTimeOptions {
+  /** Fold the oldest runs until the messages' estimated tokens are at or below this; default: fold every eligible run. */
+  targetTokens?: number;
+  /** Rounds at the end never folded; default 4 (1 when draining). */
+  protectRounds?: number;
+  /** Fold everything but the last round (the emergency drain before a reactive summary). */
+  drain?: boolean;
+  /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`. Observation rounds always may. */
+  compactableTools?: CompactableTools;
+}
+
+/** One completed round: an assistant message and the user message that answers all of its calls. */
+interface Round {
+  start: number;
+  records: string[];
+}
+
+/**
+ * Folds old, completed runs of tool calls into one line per call (`Read(src/a.ts) → … (120 lines)`), oldest
+ * first, so the model keeps the thread of what was done without the outputs. A run is a stretch of rounds
+ * where an assistant message's calls are all answered by the next user message and carry no words from the
+ * user; the user's messages are never folded. Read-time only: the transcript keeps the outputs, and the
+ * recorded edit lets a resumed session project the same context.
+ */
+export function collapseContext(messages: readonly Message[], options: CollapseOptions = {}): LayerResult {
+  const compactable = compactablePredicate(options.compactableTools);
+  const rounds = findRounds(messages, compactable);
+  const protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? DEFAULT_COLLAPSE_PROTECT_ROUNDS);
+  const eligible = rounds.slice(0, Math.max(0, rounds.length - protect));
+  if (eligible.length === 0) return unchanged(messages);
+
+  // Consecutive rounds form one run; each run becomes one record message.
+  const runs: Round[][] = [];
+  for (const round of eligible) {
+    const run = runs[runs.length - 1];
+    const last = run?.[run.length - 1];
+    if (run && last && last.start + 2 === round.start) run.push(round);
+    else runs.push([round]);
+  }
+  let total = options.targetTokens === undefined ? 0 : estimateTokens(messages);
+  const edits: ContextEdit[] = [];
+  let tokensFreed = 0;
+  let folded = 0;
+  for (const run of runs) {
+    if (options.targetTokens !== undefined && total <= options.targetTokens) break;
+    const first = run[0]!.start;
+    const end = run[run.length - 1]!.start + 2;
+    const removed = messages.slice(first, end);
+    const records = run.flatMap((round) => round.records);
+    const text = recordText(records);
+    const freed = estimateTokens(removed) - estimateTextTokens(text);
+    if (freed <= 0) continue;
+    edits.push({
+      kind: "replace_messages",
+      messageIds: removed.map((message) => message.id),
+      details: { replacement: { id: `collapse_${removed[0]!.id}`, role: "user", text }, reason: "collapse" },
+    });
+    tokensFreed += freed;
+    total -= freed;
+    folded += records.length;
+  }
+  return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, {
+    runs: edits.length,
+    calls: folded,
+  });
+}
+
+function findRounds(messages: readonly Message[], compactable: (name: string) => boolean): Round[] {
+  const rounds: Round[] = [];
+  for (let index = 0; index + 1 < messages.length; index++) {
+    const assistant = messages[index]!;
+    const answer = messages[index + 1]!;
+    if (assistant.role !== "assistant" || answer.role !== "user" || answer.isMeta) continue;
+    const uses = assistant.content.filter((block) => block.type === "tool_use");
+    const thought = assistantThought(assistant);
+    if (answer.isObservation && uses.length === 0) {
+      const action = typeof assistant.metadata?.action === "string" ? assistant.metadata.action : thought;
+      rounds.push({
+        start: index,
+        records: [`${clip(oneLine(action || "(action)"), 100)} → ${describeOutput(userText(answer))}`],
+      });
+      continue;
+    }
+    if (uses.length === 0 || !uses.every((use) => use.type === "tool_use" && compactable(use.name))) continue;
+    const results = new Map<string, ToolResultBlock>();
+    let userWords = false;
+    for (const block of answer.content) {
+      if (block.type === "tool_result") results.set(block.tool_use_id, block);
+      else if (block.type === "text" && block.text.trim().length > 0) userWords = true;
+    }
+    if (userWords || !uses.every((use) => use.type === "tool_use" && results.has(use.id))) continue;
+    const records: string[] = [];
+    if (thought) records.push(`(assistant) ${clip(oneLine(thought), 120)}`);
+    for (const use of uses) {
+      if (use.type !== "tool_use") continue;
+      const result = results.get(use.id)!;
+      const outcome = describeOutput(resultText(result));
+      records.push(`${describeToolCall(use)} → ${result.is_error ? `error: ${outcome}` : outcome}`);
+    }
+    rounds.push({ start: index, records });
+  }
+  return rounds;
+}
+
+function assistantThought(message: Message): string {
+  for (const block of message.content) {
+    if (block.type === "text" && block.text.trim().length > 0) return block.text.trim().split("\n")[0] ?? "";
+  }
+  return "";
+}
+
+function recordText(records: readonly string[]): string {
+  const shown =
+    records.length > MAX_RECORDS
+      ? [
+          ...records.slice(0, MAX_RECORDS / 2),
+          `… ${records.length - MAX_RECORDS} more …`,
+          ...records.slice(-MAX_RECORDS / 2),
+        ]
+      : records;
+  return `[Earlier tool activity, folded to one line per call; the full outputs are in the transcript:]\n${shown.map((record) => `- ${record}`).join("\n")}`;
+}

@@ -1,0 +1,289 @@
+import {
+  type CompactTrigger,
+  type ContentBlock,
+  type Message,
+  PromptTooLongError,
+  type ToolResultBlock,
+} from "@unforget/core";
+import { CompactionFailedError } from "./compact-error.ts";
+import { estimateTextTokens, estimateTokens, userText } from "./conversation.ts";
+import { truncateHeadForRetry } from "./head-truncation.ts";
+import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
+import type { LayerTimeOptions } from "./layer-result.ts";
+import type { CacheSafeParameters, Summarizer, SummaryScope } from "./summarizer.ts";
+import { formatSummaryReply } from "./summary-format.ts";
+
+/** Prompt-too-long retries of one summary, each dropping the oldest rounds. */
+export const MAX_PTL_RETRIES = 3;
+
+/** How the conversation continues after the summary. */
+export type ContinuationStyle =
+  /** The user may be there: resume the last task without asking questions. */
+  | "interactive"
+  /** No one is watching: this is not a first start, keep working. */
+  | "autonomous"
+  /** A manual compaction: the user will speak next. */
+  | "none";
+
+export interface CompactConversationOptions extends LayerTimeOptions {
+  summarizer: Summarizer;
+  trigger: CompactTrigger;
+  /** The user's instructions, then each PreCompact plugin's. */
+  instructions?: string;
+  /**
+   * Which messages are summarised. Default: all but a short verbatim tail (`keep`). `{ upTo: i }`: messages
+   * before `i`, the rest kept after the summary. `{ from: i }`: messages from `i` on (minus the tail), the
+   * messages before `i` kept in front of the summary.
+   */
+  range?: { upTo: number } | { from: number };
+  /** The verbatim tail kept after the summary; default the last round (at least one text message, ≤ 4,000 tokens). */
+  keep?: KeepWindowOptions;
+  /** Most tokens the summary should take. */
+  summaryMaxTokens: number;
+  /**
+   * Most tokens the summariser's input may have. Above it the oldest rounds are left out before the call, so
+   * a compaction (including a manual `/compact`) never fails because the conversation is too long to summarise.
+   */
+  maxInputTokens?: number;
+  cacheSafe?: CacheSafeParameters;
+  /** Attachment kinds that are re-injected after every compaction (so summarising them is waste); default all. */
+  reinjectedAttachmentKinds?: ReadonlySet<string> | "all";
+  continuation?: ContinuationStyle;
+  /** Where the full transcript is, so the summary can point the model at it. */
+  transcriptPath?: string;
+  signal?: AbortSignal;
+  onKeepAlive?: () => void;
+}
+
+export interface CompactionOutcome {
+  /** "boundary": a compact boundary + summary replace history; "replace": the range is replaced in place. */
+  mode: "boundary" | "replace";
+  /** The nine-section summary. */
+  summary: string;
+  /** The text of the user message that carries the summary (with the continuation instruction). */
+  messageText: string;
+  /** Messages kept verbatim: after the summary ("boundary") or around it ("replace"). */
+  keptMessageIds: string[];
+  /** Messages the summary stands for. */
+  summarizedMessageIds: string[];
+  tokensBefore: number;
+  /** Estimated tokens of the summary message and the kept messages (attachments not included). */
+  tokensAfter: number;
+  /**
+   * The summariser's spend: model calls and tokens; `inputTokens` is what a model read (for a summariser
+   * that calls none, the estimate of what a model would have read, so policies can be compared).
+   */
+  summarizer: { name: string; calls: number; inputTokens: number; outputTokens: number };
+  /** Prompt-too-long retries and API rounds left out (before the call or by retries). */
+  ptlRetries: number;
+  droppedRounds: number;
+}
+
+/**
+ * The full compaction: the messages to summarise (images and documents as markers, re-injected
+ * attachments removed, the previous summary passed as the one to update), then the summariser. The input is
+ * trimmed by whole API rounds first when it exceeds `maxInputTokens`; a prompt-too-long reply is retried up to
+ * three times, each time dropping the oldest rounds (by the provider's token gap, else 20 %). Throws
+ * `CompactionFailedError` when nothing is left to summarise or the summariser fails; the conversation is then
+ * unchanged (nothing is written until the caller records the outcome).
+ */
+export async function compactConversation(
+  messages: readonly Message[],
+  options: CompactConversationOptions,
+): Promise<CompactionOutcome> {
+  const tokensBefore = estimateTokens(messages);
+  // A partial compaction "from" keeps the opening summary in front; every other one updates it.
+  const partialFrom = options.range !== undefined && "from" in options.range;
+  const opening = !partialFrom && messages[0]?.isCompactSummary ? messages[0] : undefined;
+  const previousSummary = opening ? formatSummaryReply(userText(opening)) : undefined;
+  const { head, summarized, tail, scope } = split(messages, options, opening ? 1 : 0);
+  if (summarized.length === 0) {
+    throw new CompactionFailedError(
+      "full",
+      "There is nothing to summarise: every message is in the verbatim tail. The conversation is unchanged.",
+    );
+  }
+  let input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
+  let droppedRounds = 0;
+  if (options.maxInputTokens !== undefined) {
+    while (estimateTokens(input) > options.maxInputTokens) {
+      const trimmed = truncateHeadForRetry(input, estimateTokens(input) - options.maxInputTokens);
+      if (!trimmed) break;
+      input = trimmed.messages;
+      droppedRounds += trimmed.droppedRounds;
+    }
+  }
+  let ptlRetries = 0;
+  for (;;) {
+    try {
+      const result = await options.summarizer.summarize({
+        messages: input,
+        scope,
+        maxTokens: options.summaryMaxTokens,
+        ...(previousSummary ? { previousSummary } : {}),
+        ...(options.instructions ? { instructions: options.instructions } : {}),
+        ...(options.cacheSafe ? { cacheSafe: options.cacheSafe } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onKeepAlive ? { onKeepAlive: options.onKeepAlive } : {}),
+      });
+      const messageText = summaryMessageText(
+        result.text,
+        options.continuation ?? "interactive",
+        options.transcriptPath,
+      );
+      const kept = [...head, ...tail];
+      return {
+        mode: scope === "from" ? "replace" : "boundary",
+        summary: result.text,
+        messageText,
+        keptMessageIds: kept.map((message) => message.id),
+        summarizedMessageIds: [...(opening ? [opening.id] : []), ...summarized.map((message) => message.id)],
+        tokensBefore,
+        tokensAfter: estimateTextTokens(messageText) + estimateTokens(kept),
+        summarizer: {
+          name: options.summarizer.name,
+          calls: result.calls,
+          inputTokens: result.calls > 0 ? result.inputTokens : estimateTokens(input) + 1_200,
+          outputTokens: result.calls > 0 ? result.outputTokens : estimateTextTokens(result.text),
+        },
+        ptlRetries,
+        droppedRounds,
+      };
+    } catch (error) {
+      if (!(error instanceof PromptTooLongError)) throw error;
+      if (ptlRetries >= MAX_PTL_RETRIES) {
+        throw new CompactionFailedError(
+          "full",
+          `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that left out the oldest rounds; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
+          { cause: error },
+        );
+      }
+      const trimmed = truncateHeadForRetry(input, error.tokenGap);
+      if (!trimmed) {
+        throw new CompactionFailedError(
+          "full",
+          "The summary request is too long for the model even with only its last round left; the conversation is unchanged.",
+          { cause: error },
+        );
+      }
+      input = trimmed.messages;
+      droppedRounds += trimmed.droppedRounds;
+      ptlRetries++;
+    }
+  }
+}
+
+function split(
+  messages: readonly Message[],
+  options: CompactConversationOptions,
+  bodyStart: number,
+): { head: Message[]; summarized: Message[]; tail: Message[]; scope: SummaryScope } {
+  const keepStart = (from: number) =>
+    calculateKeepStart(messages, {
+      minTokens: 0,
+      minTextMessages: 1,
+      maxTokens: 4_000,
+      ...options.keep,
+      floor: Math.max(from, options.keep?.floor ?? 0),
+    });
+  const range = options.range;
+  if (range && "upTo" in range) {
+    const cut = Math.max(bodyStart, Math.min(range.upTo, messages.length));
+    const start = calculateKeepStart(messages, {
+      minTokens: 0,
+      minTextMessages: 0,
+      maxTokens: 0,
+      from: cut,
+      floor: bodyStart,
+    });
+    return {
+      head: [],
+      summarized: messages.slice(bodyStart, start),
+      tail: messages.slice(start),
+      scope: "up_to",
+    };
+  }
+  if (range && "from" in range) {
+    const from = Math.max(bodyStart, Math.min(range.from, messages.length));
+    const start = keepStart(from);
+    return {
+      head: messages.slice(0, from),
+      summarized: messages.slice(from, start),
+      tail: messages.slice(start),
+      scope: "from",
+    };
+  }
+  const start = keepStart(bodyStart);
+  return {
+    head: [],
+    summarized: messages.slice(bodyStart, start),
+    tail: messages.slice(start),
+    scope: "all",
+  };
+}
+
+/** Media become `[image]` / `[document]` (also inside tool results); re-injected attachments are left out. */
+export function prepareForSummary(
+  messages: readonly Message[],
+  reinjected: ReadonlySet<string> | "all",
+): Message[] {
+  const prepared: Message[] = [];
+  for (const message of messages) {
+    const attachment = message.metadata?.attachment;
+    if (typeof attachment === "string" && (reinjected === "all" || reinjected.has(attachment))) continue;
+    let changed = false;
+    const content = message.content.map((block): ContentBlock => {
+      const replaced = withoutMedia(block);
+      if (replaced !== block) changed = true;
+      return replaced;
+    });
+    prepared.push(changed ? { ...message, content } : message);
+  }
+  return prepared;
+}
+
+function withoutMedia(block: ContentBlock): ContentBlock {
+  if (block.type === "image" || block.type === "document") return { type: "text", text: `[${block.type}]` };
+  if (block.type !== "tool_result" || typeof block.content === "string") return block;
+  if (!block.content.some((part) => part.type !== "text")) return block;
+  const replaced: ToolResultBlock = {
+    ...block,
+    content: block.content.map((part) =>
+      part.type === "text" ? part : { type: "text", text: `[${part.type}]` },
+    ),
+  };
+  return replaced;
+}
+
+/** The user message that carries a summary: what it is, the summary, and how to go on. */
+export function summaryMessageText(
+  summary: string,
+  continuation: ContinuationStyle,
+  transcriptPath?: string,
+): string {
+  const parts = [
+    "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
+    "",
+    "<summary>",
+    summary,
+    "</summary>",
+  ];
+  if (transcriptPath) {
+    parts.push(
+      "",
+      `The full earlier transcript is at ${transcriptPath}; read it if you need an exact detail (a code snippet, an error message) that the summary does not have.`,
+    );
+  }
+  if (continuation === "interactive") {
+    parts.push(
+      "",
+      "Continue from where the conversation stopped without asking the user anything further. Do not acknowledge or recap this summary; go on with the last task as if there had been no break.",
+    );
+  } else if (continuation === "autonomous") {
+    parts.push(
+      "",
+      "You are running autonomously and this is not a fresh start: continue the work loop from where it stopped. Do not greet anyone and do not ask what to work on.",
+    );
+  }
+  return parts.join("\n");
+}

@@ -1,0 +1,114 @@
+import type {
+  ModelLimits,
+  ModelProvider,
+  SessionMemorySource,
+  TextBlock,
+  ToolDefinition,
+  TranscriptEntry,
+} from "@unforget/core";
+import type { SessionHooks } from "@unforget/hooks";
+import type { Calibrator } from "@unforget/tokens";
+import type { CachedMicrocompactOptions } from "./cached-microcompact.ts";
+import type { CollapseOptions } from "./collapse-context.ts";
+import type { ContinuationStyle } from "./compact-conversation.ts";
+import type { ContextEventListener } from "./context-events.ts";
+import type { TranscriptSink } from "./context-view.ts";
+import type { KeepWindowOptions } from "./keep-window.ts";
+import type { MicrocompactOptions } from "./microcompact.ts";
+import type { NativeContextOptions } from "./native-context.ts";
+import type { ObservationMaskingOptions } from "./observation-masking.ts";
+import type { AttachmentProvider } from "./rehydration.ts";
+import type { SnipOptions } from "./snip-compact.ts";
+import type { Summarizer } from "./summarizer.ts";
+import type { ToolResultBudgetOptions } from "./tool-result-budget.ts";
+
+/** Where auto-compaction fires: a share of the usable window, or an absolute token count. */
+export type ThresholdSetting = { percent: number } | { tokens: number };
+
+/** Which layers run and how; every layer can be switched off with `false`. */
+export interface ContextManagerConfig {
+  /** The automatic ladder: "auto" (default) or "off". Off means off: at the blocking limit `prepare` refuses with `CompactionDisabledError`. */
+  proactive?: "auto" | "off";
+  /** Reactive compaction after a prompt-too-long error: "on" (default) or "off" (then `recover` says so). */
+  emergency?: "on" | "off";
+  /** Auto-compaction threshold for every model (only ever earlier than the default). */
+  threshold?: ThresholdSetting;
+  /** Per-model thresholds, by model id; win over `threshold`. */
+  thresholds?: Record<string, ThresholdSetting>;
+  /**
+   * Share of the threshold at which a summary starts in the background, off the critical path, so that
+   * nothing waits at the threshold (only when the cheaper layers could not help in the same call); default
+   * 0.9, `false` to summarise only at the threshold.
+   */
+  earlyMark?: number | false;
+  /** How the model is told to go on after an automatic compaction; default "interactive". */
+  continuation?: ContinuationStyle;
+  toolResultBudget?: false | Omit<ToolResultBudgetOptions, "now" | "fromIndex" | "sessionDir">;
+  /** Middle snip by message count and size; off by default (collapse keeps a record of each call, snip does not). */
+  snip?: false | Omit<SnipOptions, "now">;
+  /** Time-based clearing after an idle gap, and pruning of old outputs at the cheap level. */
+  microcompact?: false | Omit<MicrocompactOptions, "now" | "strategy" | "staleMessageIds">;
+  /** Deletions through provider cache edits while the cache is warm; off by default. `send` puts them on the request. */
+  cachedMicrocompact?: false | (CachedMicrocompactOptions & { send?: boolean });
+  /** Keep only the last N tool outputs verbatim; off by default. */
+  observationMasking?: false | Omit<ObservationMaskingOptions, "now">;
+  collapse?: false | Omit<CollapseOptions, "now" | "targetTokens" | "drain">;
+  /** Compaction from session notes (needs `sessionMemory`); the keep-window scales down with the window. */
+  sessionMemoryCompact?: false | { keep?: KeepWindowOptions };
+  /** The summary: its verbatim tail and its size. */
+  summary?: { keep?: KeepWindowOptions; maxTokens?: number };
+  /** Provider-side strategies, used when the provider's capabilities allow. */
+  native?: NativeContextOptions;
+  /** Consecutive failures that open a layer's circuit breaker; default 3. */
+  breakerThreshold?: number;
+  /** Share of the threshold that re-injected attachments may take after a compaction; default 0.25 (at most 50,000 tokens). */
+  rehydrationShare?: number;
+}
+
+export interface ContextManagerOptions {
+  /** The session's model id. */
+  model: string;
+  /** The session's provider: limits (learned ones included), model summaries, native strategies. Optional offline. */
+  provider?: ModelProvider;
+  /** Window and output limit, instead of asking the provider (a replay at a chosen window). */
+  limits?: Pick<ModelLimits, "contextWindow" | "maxOutputTokens">;
+  /** The session's hook bus: PreCompact (instructions, veto), PostCompact, SessionStart after a compaction. */
+  hooks?: SessionHooks;
+  sessionId?: string;
+  /** Writes summaries; default the model summariser when there is a provider, else the extractive one. */
+  summarizer?: Summarizer;
+  /** Used while the summariser's breaker is open; default the extractive summariser. */
+  fallbackSummarizer?: Summarizer;
+  /** Session notes for compaction without a model call. */
+  sessionMemory?: SessionMemorySource;
+  /** Folder for large tool outputs (`<sessionDir>/tool-results/`). */
+  sessionDir?: string;
+  /** Where transcript entries go (a `TranscriptWriter`). */
+  transcript?: TranscriptSink;
+  /** Entries of an earlier run: the manager resumes with their projection. */
+  resume?: readonly TranscriptEntry[];
+  /** Context restored after each compaction, in order. */
+  attachments?: readonly AttachmentProvider[];
+  /** Time source (ms); replays pass the recorded clock so time-based layers decide as they did. */
+  clock?: () => number;
+  /** Ids of the entries the manager writes; default random. Replays pass a counter for byte-identical output. */
+  idFactory?: (kind: string) => string;
+  /** Learns how far the estimate is from the provider's counts, per model; default a fresh one. */
+  calibrator?: Calibrator;
+  config?: ContextManagerConfig;
+  onEvent?: ContextEventListener;
+}
+
+export interface PrepareOptions {
+  /** The request's system prompt and tools: counted, and reused by a model summary (same cache prefix). */
+  system?: string | TextBlock[];
+  tools?: ToolDefinition[];
+  /** The request's output limit (reused unchanged by a model summary). */
+  maxTokens?: number;
+  /**
+   * Who is asking: "main" (default) or a call that must never trigger compaction ("compact", "session_memory")
+   * — those would deadlock or recurse.
+   */
+  querySource?: "main" | "compact" | "session_memory" | (string & Record<never, never>);
+  signal?: AbortSignal;
+}

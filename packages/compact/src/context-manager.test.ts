@@ -1,0 +1,341 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  findToolPairViolations,
+  type Message,
+  PromptTooLongError,
+  projectMessages,
+  readTranscript,
+  TranscriptWriter,
+  toRequestMessages,
+} from "@unforget/core";
+import { applyPlugins, createSessionHooks } from "@unforget/hooks";
+import { createAnthropicProvider } from "@unforget/provider-anthropic";
+import { startAnthropicFake } from "@unforget/testing";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
+import { CompactionDisabledError } from "./compact-error.ts";
+import type { ContextEvent } from "./context-events.ts";
+import { createContextManager } from "./context-manager.ts";
+import { estimateTokens } from "./conversation.ts";
+import { createInstructionsProvider } from "./rehydration.ts";
+import { SUMMARY_SECTIONS } from "./summary-format.ts";
+
+const LIMITS = { contextWindow: 60_000, maxOutputTokens: 8_000 };
+const counter = () => {
+  let next = 0;
+  return (kind: string) => `${kind}-${++next}`;
+};
+
+/**
+ * Runs an agent-like loop: each turn appends a tool round, then prepares the next request. The tool is not
+ * one whose results may be cleared (a subagent's report), so the summary paths must act, not only the cheap layers.
+ */
+async function drive(
+  turns: number,
+  manager: ReturnType<typeof createContextManager>,
+  c: ReturnType<typeof conversationBuilder>,
+  tool = "Task",
+) {
+  const requests: ReturnType<typeof toRequestMessages>[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    if (turn % 7 === 0) c.user(`Request ${turn}: keep going with part ${turn}.`);
+    c.tool(tool, { description: `part ${turn}` }, filler(1_500, turn));
+    const prepared = await manager.prepare(c.messages);
+    requests.push(prepared.messages);
+  }
+  return requests;
+}
+
+describe("createContextManager", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "unforget-manager-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps a long session under its threshold offline, pair-safe, with every request of the user still present", async () => {
+    const c = conversationBuilder().user("The task: port the parser. Rule: never edit generated files.");
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "test-model",
+      limits: LIMITS,
+      clock: c.now,
+      idFactory: counter(),
+      onEvent: (event) => events.push(event),
+    });
+    const requests = await drive(60, manager, c);
+    const status = manager.status();
+    expect(status.compactions).toBeGreaterThan(0);
+    for (const request of requests) {
+      expect(findToolPairViolations(request as Message[])).toEqual([]);
+      expect(estimateTokens(request as Message[])).toBeLessThan(
+        LIMITS.contextWindow - LIMITS.maxOutputTokens,
+      );
+    }
+    const last = JSON.stringify(requests.at(-1));
+    for (const message of c.messages) {
+      if (message.role !== "user" || message.content[0]?.type !== "text") continue;
+      const text = message.content[0].text;
+      expect(last.includes(JSON.stringify(text).slice(1, -1)), text).toBe(true);
+    }
+    expect(
+      events.some(
+        (event) => event.type === "layer" && (event.layer === "full" || event.layer === "collapse"),
+      ),
+    ).toBe(true);
+  });
+
+  it("writes a transcript that projects to the byte-identical request in another reader", async () => {
+    const c = conversationBuilder().user("Start.");
+    const path = join(dir, "session.jsonl");
+    const writer = await TranscriptWriter.open(path);
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      transcript: writer,
+      sessionDir: dir,
+      idFactory: counter(),
+    });
+    let last: ReturnType<typeof toRequestMessages> = [];
+    for (let turn = 0; turn < 80; turn++) {
+      c.tool(
+        turn % 2 === 0 ? "Bash" : "Task",
+        { command: `build ${turn}` },
+        turn === 3 ? "x".repeat(80_000) : filler(1_200, turn),
+      );
+      last = (await manager.prepare(c.messages)).messages;
+    }
+    await writer.close();
+    const { entries } = await readTranscript(path);
+    expect(manager.status().compactions).toBeGreaterThan(0);
+    expect(JSON.stringify(toRequestMessages(projectMessages(entries)))).toBe(JSON.stringify(last));
+    // Resuming from the transcript gives the same context without running any layer.
+    const resumed = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      resume: entries,
+      idFactory: counter(),
+    });
+    const again = await resumed.prepare(c.messages);
+    expect(again.actions).toEqual([]);
+    expect(JSON.stringify(again.messages)).toBe(JSON.stringify(last));
+  });
+
+  it("re-injects project rules after every compaction: a rule given at the start reaches the model after three", async () => {
+    const c = conversationBuilder().user("Begin.");
+    const rule = "RULE-7: never edit generated files under dist/.";
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      idFactory: counter(),
+      attachments: [createInstructionsProvider({ text: rule })],
+      config: { earlyMark: false, collapse: false },
+    });
+    let request: ReturnType<typeof toRequestMessages> = [];
+    for (let turn = 0; manager.status().compactions < 3 && turn < 200; turn++) {
+      c.tool("Task", { description: `f${turn}` }, filler(2_000, turn));
+      request = (await manager.prepare(c.messages)).messages;
+    }
+    expect(manager.status().compactions).toBe(3);
+    expect(JSON.stringify(request)).toContain(rule);
+  });
+
+  it("with proactive compaction off, refuses at the blocking limit and says why", async () => {
+    const c = conversationBuilder().user("Go.");
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      config: { proactive: "off" },
+    });
+    let error: unknown;
+    try {
+      for (let turn = 0; turn < 100; turn++) {
+        c.tool("Read", { file_path: `f${turn}` }, filler(2_000, turn));
+        await manager.prepare(c.messages);
+      }
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(CompactionDisabledError);
+    expect((error as Error).message).toContain('proactive compaction is off (config.proactive = "off")');
+    expect(manager.status().compactions).toBe(0);
+  });
+
+  it("recovers once per turn from a prompt-too-long error, and emergency off means off", async () => {
+    const c = conversationBuilder().user("Go.");
+    for (let turn = 0; turn < 10; turn++) c.tool("Task", { description: `f${turn}` }, filler(1_000, turn));
+    const manager = createContextManager({
+      model: "m",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      clock: c.now,
+    });
+    const before = await manager.prepare(c.messages);
+    const overflow = new PromptTooLongError("prompt is too long: 210000 tokens > 200000 maximum", {
+      actualTokens: 210_000,
+      limitTokens: 200_000,
+    });
+    const recovered = await manager.recover(overflow);
+    expect(recovered.tokens).toBeLessThan(before.tokens);
+    expect(recovered.actions.map((action) => action.layer)).toContain("reactive");
+    await expect(manager.recover(overflow)).rejects.toBe(overflow);
+    const off = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      config: { emergency: "off" },
+    });
+    await off.prepare(c.messages);
+    await expect(off.recover(overflow)).rejects.toBeInstanceOf(CompactionDisabledError);
+    // When the conversation is mostly foldable tool output, draining collapse alone is enough.
+    const reads = conversationBuilder().user("Go.");
+    for (let turn = 0; turn < 10; turn++) reads.tool("Read", { file_path: `f${turn}` }, filler(1_000, turn));
+    const drainOnly = createContextManager({
+      model: "m",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      clock: reads.now,
+    });
+    await drainOnly.prepare(reads.messages);
+    const drained = await drainOnly.recover(overflow);
+    expect(drained.actions.map((action) => action.layer)).toEqual(["collapse"]);
+  });
+
+  it("lets a PreCompact plugin veto an automatic compaction and add instructions to a manual one", async () => {
+    const c = conversationBuilder().user("Go.");
+    const hooks = createSessionHooks({ onHookError: () => {} });
+    let veto = true;
+    applyPlugins(hooks, [
+      {
+        name: "policy",
+        apply(bus) {
+          bus.preCompact.tapPromise("policy", async (result, event) =>
+            event.trigger === "auto" && veto
+              ? { ...result, veto: { reason: "not during the deploy" } }
+              : { ...result, instructions: `${result.instructions}\nKeep the deploy log.` },
+          );
+        },
+      },
+    ]);
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      hooks,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: { collapse: false, earlyMark: false },
+    });
+    for (let turn = 0; turn < 30; turn++) {
+      c.tool("Task", { description: `f${turn}` }, filler(1_500, turn));
+      await manager.prepare(c.messages);
+    }
+    expect(events.some((event) => event.type === "vetoed" && event.reason === "not during the deploy")).toBe(
+      true,
+    );
+    expect(manager.status().compactions).toBe(0);
+    veto = false;
+    const result = await manager.compact({ instructions: "Focus on the parser." });
+    expect(result.actions[0]?.trigger).toBe("manual");
+    expect(JSON.stringify(result.messages)).toContain(
+      "Focus requested for this summary: Focus on the parser.",
+    );
+  });
+
+  it("starts the summary in the background at the early mark and swaps it in at the threshold", async () => {
+    const c = conversationBuilder().user("Go.");
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: { collapse: false },
+    });
+    await drive(40, manager, c);
+    expect(events.some((event) => event.type === "background-started")).toBe(true);
+    expect(events.some((event) => event.type === "background-applied")).toBe(true);
+  });
+
+  it("uses the model summariser through the provider, reusing the request's system and tools", async () => {
+    const nine = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- noted`).join("\n");
+    const fake = await startAnthropicFake({
+      defaultReply: { kind: "reply", text: `<summary>${nine}</summary>` },
+    });
+    try {
+      const provider = createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url });
+      const c = conversationBuilder().user("Go.");
+      const manager = createContextManager({
+        model: "claude-sonnet-4-6",
+        provider,
+        limits: LIMITS,
+        clock: c.now,
+        config: { collapse: false, earlyMark: false },
+      });
+      const tools = [{ name: "Read", inputSchema: { type: "object" } }];
+      for (let turn = 0; manager.status().compactions === 0 && turn < 60; turn++) {
+        c.tool("Task", { description: `f${turn}` }, filler(1_500, turn));
+        await manager.prepare(c.messages, { system: "You are careful.", tools, maxTokens: 4_096 });
+      }
+      expect(manager.status().compactions).toBe(1);
+      const summaryCall = fake.requests.find((request) => request.operation === "stream")!.body as Record<
+        string,
+        unknown
+      >;
+      expect(summaryCall.system).toBe("You are careful.");
+      expect(summaryCall.max_tokens).toBe(4_096);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe("createContextManager events", () => {
+  it("tells PostCompact observers which layer ran, with a summary only where there is one", async () => {
+    const c = conversationBuilder().user("Go.");
+    const hooks = createSessionHooks({ onHookError: () => {} });
+    const seen: { layer: string; summary?: string }[] = [];
+    applyPlugins(hooks, [
+      {
+        name: "audit",
+        apply(bus) {
+          bus.postCompact.tapPromise("audit", async (event) => {
+            seen.push({ layer: event.layer, ...(event.summary ? { summary: event.summary } : {}) });
+          });
+        },
+      },
+    ]);
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      hooks,
+      clock: c.now,
+      config: { earlyMark: false },
+    });
+    for (let turn = 0; turn < 80; turn++) {
+      c.tool(
+        turn % 3 === 0 ? "Read" : "Task",
+        { description: `f${turn}`, file_path: `f${turn}` },
+        filler(1_200, turn),
+      );
+      await manager.prepare(c.messages);
+    }
+    const layers = new Set(seen.map((event) => event.layer));
+    expect(layers.has("full")).toBe(true);
+    expect(
+      seen
+        .filter((event) => event.layer === "full")
+        .every((event) => event.summary?.includes("## 6. All User Messages")),
+    ).toBe(true);
+    expect(seen.filter((event) => event.layer !== "full").every((event) => event.summary === undefined)).toBe(
+      true,
+    );
+    expect(manager.status().turnsUntilCompaction).toBeGreaterThanOrEqual(0);
+  });
+});

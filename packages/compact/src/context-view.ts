@@ -1,0 +1,269 @@
+import { randomUUID } from "node:crypto";
+import {
+  type Attachment,
+  type CompactBoundaryEntry,
+  type CompactTrigger,
+  type ContextEdit,
+  createTranscriptEntry,
+  InvalidMessageError,
+  InvalidOperationError,
+  type Message,
+  projectContext,
+  type TranscriptEntry,
+  type TranscriptEntryInput,
+} from "@unforget/core";
+import { type ContextTokenCount, createTokenCountSession, type TokenCountSession } from "@unforget/tokens";
+
+/** Where the manager's transcript entries go (a core `TranscriptWriter`, or anything with `append`). */
+export interface TranscriptSink {
+  /** Called with entries in order; the manager awaits it before a request that depends on them is returned. */
+  append(entries: readonly TranscriptEntry[]): Promise<unknown> | unknown;
+  /** The transcript's path, shown to the model after a compaction so it can read exact details back. */
+  readonly path?: string;
+}
+
+export interface ContextViewOptions {
+  sessionId?: string;
+  sink?: TranscriptSink;
+  clock: () => number;
+  idFactory?: (kind: string) => string;
+  /** Entries of an earlier run of this session; the view starts as their projection. */
+  resume?: readonly TranscriptEntry[];
+}
+
+/**
+ * The transcript mirror and the projected view that the ladder works on. Messages the caller adds are
+ * appended; layers replace the view together with the edits that produce it; compactions append a
+ * boundary, a summary and attachments and re-project. The view always equals `projectContext(entries)`.
+ */
+export class ContextView {
+  readonly entries: TranscriptEntry[];
+  /** The projected messages (what is sent, before same-role merging). */
+  view: Message[];
+  readonly #options: ContextViewOptions;
+  readonly #known: Set<string>;
+  #callerIds: string[] = [];
+  #pending: TranscriptEntry[] = [];
+  #writes: Promise<unknown> = Promise.resolve();
+  #writeError: unknown;
+  // Usage recorded on messages before this view index predates an edit of the context, so it is ignored.
+  #usageValidFrom = 0;
+  #countView: Message[] = [];
+  #session: TokenCountSession;
+  #preambleTokens = 0;
+  #boundary: CompactBoundaryEntry | undefined;
+
+  constructor(options: ContextViewOptions) {
+    this.#options = options;
+    this.entries = [...(options.resume ?? [])];
+    this.#known = new Set();
+    for (const entry of this.entries) if (entry.type === "message") this.#known.add(entry.message.id);
+    const projected = projectContext(this.entries);
+    this.view = projected.messages;
+    this.#boundary = projected.boundary;
+    this.#session = createTokenCountSession();
+    this.#usageValidFrom = this.view.length;
+    this.#rebuildCountView();
+  }
+
+  /** The latest compact boundary, when there is one. */
+  get boundary(): CompactBoundaryEntry | undefined {
+    return this.#boundary;
+  }
+
+  /** Messages kept across the latest boundary from before it: their tool results count as stale. */
+  staleMessageIds(): ReadonlySet<string> {
+    return new Set(this.#boundary?.preservedSegment?.messageIds ?? []);
+  }
+
+  /**
+   * Appends the caller's messages that are new since the previous call. The caller passes its whole
+   * conversation each time, only ever appending to it; a rewritten conversation is refused.
+   */
+  sync(messages: readonly Message[]): Message[] {
+    const seen = this.#callerIds.length;
+    if (messages.length < seen || (seen > 0 && messages[seen - 1]?.id !== this.#callerIds[seen - 1])) {
+      const index = Math.min(seen, messages.length) - 1;
+      throw new InvalidOperationError(
+        `prepare() expects the same conversation with new messages appended, but message ${index} changed (it was ${this.#callerIds[index] ?? "absent"}, now ${messages[index]?.id ?? "absent"}). Create a new ContextManager (resuming from the transcript) for a rewritten or rewound conversation.`,
+      );
+    }
+    const added: Message[] = [];
+    for (let index = seen; index < messages.length; index++) {
+      const message = messages[index]!;
+      if (!message || typeof message.id !== "string" || message.id.length === 0) {
+        throw new InvalidMessageError(
+          `Message ${index} has no id; give every message a stable, unique id (createMessage does).`,
+        );
+      }
+      if (!Array.isArray(message.content)) {
+        throw new InvalidMessageError(
+          `Message ${index} (${message.id}) has no content array; build messages with createMessage.`,
+        );
+      }
+      this.#callerIds.push(message.id);
+      if (this.#known.has(message.id)) continue;
+      this.#known.add(message.id);
+      added.push(message);
+      this.#queue(createTranscriptEntry({ type: "message", message }, this.#defaults()));
+    }
+    if (added.length > 0) {
+      this.view = [...this.view, ...added];
+      this.#countView.push(...added);
+    }
+    return added;
+  }
+
+  /** Replaces the view with a layer's result and records its edits as one `layer_decision` entry. */
+  applyLayer(
+    layer: string,
+    messages: Message[],
+    edits: ContextEdit[],
+    tokensBefore: number,
+    tokensAfter: number,
+    reason: string,
+  ): void {
+    if (edits.length === 0) return;
+    this.#queue(
+      createTranscriptEntry(
+        { type: "layer_decision", id: this.#id("layer"), layer, edits, tokensBefore, tokensAfter, reason },
+        this.#defaults(),
+      ),
+    );
+    this.view = messages;
+    this.#usageValidFrom = messages.length;
+    this.#rebuildCountView();
+  }
+
+  /**
+   * Records a boundary compaction — boundary (with the kept messages as its preserved segment), summary,
+   * attachments — and re-projects. The timestamps are the clock's, the ids the factory's.
+   */
+  applyBoundary(input: {
+    trigger: CompactTrigger;
+    layer: string;
+    summaryText: string;
+    keptMessageIds: string[];
+    messagesSummarized: number;
+    tokensBefore: number;
+    tokensAfter: number;
+    attachments: readonly Attachment[];
+    discoveredTools?: string[];
+  }): CompactBoundaryEntry {
+    const last = this.view[this.view.length - 1];
+    const boundary: TranscriptEntryInput = {
+      type: "compact_boundary",
+      id: this.#id("boundary"),
+      trigger: input.trigger,
+      layer: input.layer,
+      tokensBefore: input.tokensBefore,
+      tokensAfter: input.tokensAfter,
+      messagesSummarized: input.messagesSummarized,
+      logicalParentId: last?.id ?? null,
+      ...(input.keptMessageIds.length > 0
+        ? { preservedSegment: { anchorId: input.keptMessageIds[0]!, messageIds: input.keptMessageIds } }
+        : {}),
+      ...(input.discoveredTools && input.discoveredTools.length > 0
+        ? { discoveredTools: input.discoveredTools }
+        : {}),
+    };
+    const boundaryEntry = createTranscriptEntry(boundary, this.#defaults()) as CompactBoundaryEntry;
+    this.#queue(boundaryEntry);
+    this.#queue(
+      createTranscriptEntry(
+        {
+          type: "summary",
+          id: this.#id("summary"),
+          kind: "compact",
+          text: input.summaryText,
+          boundaryId: boundaryEntry.id,
+        },
+        this.#defaults(),
+      ),
+    );
+    for (const attachment of input.attachments) {
+      this.#queue(
+        createTranscriptEntry(
+          { type: "attachment", id: this.#id("attachment"), attachment },
+          this.#defaults(),
+        ),
+      );
+    }
+    this.#boundary = boundaryEntry;
+    this.view = projectContext(this.entries).messages;
+    this.#usageValidFrom = this.view.length;
+    this.#session.reset();
+    this.#rebuildCountView();
+    return boundaryEntry;
+  }
+
+  /** Appends attachments after the current view (context added between turns). */
+  appendAttachments(attachments: readonly Attachment[]): void {
+    if (attachments.length === 0) return;
+    for (const attachment of attachments) {
+      this.#queue(
+        createTranscriptEntry(
+          { type: "attachment", id: this.#id("attachment"), attachment },
+          this.#defaults(),
+        ),
+      );
+    }
+    this.view = projectContext(this.entries).messages;
+    this.#rebuildCountView();
+  }
+
+  /** Sets the estimated tokens of the system prompt and tools, counted when no response usage anchors the count. */
+  setPreambleTokens(tokens: number): void {
+    if (tokens === this.#preambleTokens) return;
+    this.#preambleTokens = tokens;
+    this.#session = createTokenCountSession({ preambleTokens: tokens });
+  }
+
+  /** The context size of the view: anchored on the last valid usage plus the padded estimate of the rest. */
+  count(): ContextTokenCount {
+    return this.#session.count(this.#countView);
+  }
+
+  /** Waits until every queued entry is written; rethrows a write failure (nothing may point at unwritten entries). */
+  async flush(): Promise<void> {
+    const sink = this.#options.sink;
+    if (sink && this.#pending.length > 0) {
+      const batch = this.#pending;
+      this.#pending = [];
+      this.#writes = this.#writes
+        .then(() => sink.append(batch))
+        .catch((error: unknown) => {
+          this.#writeError ??= error;
+        });
+    }
+    await this.#writes;
+    if (this.#writeError !== undefined) {
+      const error = this.#writeError;
+      this.#writeError = undefined;
+      throw error;
+    }
+  }
+
+  #queue(entry: TranscriptEntry): void {
+    this.entries.push(entry);
+    this.#pending.push(entry);
+  }
+
+  #defaults(): { sessionId?: string; now: Date } {
+    const now = new Date(this.#options.clock());
+    return this.#options.sessionId === undefined ? { now } : { sessionId: this.#options.sessionId, now };
+  }
+
+  #id(kind: string): string {
+    return this.#options.idFactory?.(kind) ?? `${kind}_${randomUUID()}`;
+  }
+
+  #rebuildCountView(): void {
+    const validFrom = this.#usageValidFrom;
+    this.#countView = this.view.map((message, index) => {
+      if (index >= validFrom || message.usage === undefined) return message;
+      const { usage: _stale, ...rest } = message;
+      return rest;
+    });
+  }
+}

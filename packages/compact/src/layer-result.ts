@@ -1,0 +1,57 @@
+import { applyLayerEdits, type ContextEdit, type Message } from "@unforget/core";
+
+/** What a layer returns: the new messages and the edits that turn the old ones into them. */
+export interface LayerResult {
+  /** The messages after the layer; a new array, the input is never mutated. */
+  messages: Message[];
+  /** The edits to record in the transcript (empty when the layer did nothing). Replaying them reproduces `messages`. */
+  edits: ContextEdit[];
+  /** Estimated tokens the layer removed; never negative (a layer that would add tokens does nothing). */
+  tokensFreed: number;
+  /** Counts for reports ("cleared", "persisted", "snipped", …). */
+  stats: Record<string, number>;
+}
+
+/** Options every layer takes. */
+export interface LayerTimeOptions {
+  /** Time of the edits (replacement messages carry it); default now. Replays pass the recorded clock. */
+  now?: Date | number;
+}
+
+export function isoTime(now: Date | number | undefined): string {
+  if (now === undefined) return new Date().toISOString();
+  return (typeof now === "number" ? new Date(now) : now).toISOString();
+}
+
+export function millis(now: Date | number | undefined): number {
+  if (now === undefined) return Date.now();
+  return typeof now === "number" ? now : now.getTime();
+}
+
+/** A result that changes nothing. */
+export function unchanged(messages: readonly Message[]): LayerResult {
+  return { messages: [...messages], edits: [], tokensFreed: 0, stats: {} };
+}
+
+/**
+ * Builds a layer's result by replaying its edits through the same code the projection uses, so what the
+ * live session sends and what a resumed session projects can never differ.
+ */
+export function resultFromEdits(
+  messages: readonly Message[],
+  edits: ContextEdit[],
+  timestamp: string,
+  tokensFreed: number,
+  stats: Record<string, number>,
+): LayerResult {
+  if (edits.length === 0) return unchanged(messages);
+  return {
+    messages: applyLayerEdits(
+      messages,
+      edits.map((edit) => ({ edit, timestamp })),
+    ),
+    edits,
+    tokensFreed: Math.max(0, tokensFreed),
+    stats,
+  };
+}

@@ -1,0 +1,259 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findToolPairViolations, type Message, toRequestMessages } from "@unforget/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
+import { collapseContext } from "./collapse-context.ts";
+import { estimateTokens, resultText } from "./conversation.ts";
+import { calculateKeepStart } from "./keep-window.ts";
+import { CLEARED_RESULT_TEXT, microcompact } from "./microcompact.ts";
+import { truncateMiddle } from "./middle-out.ts";
+import { maskObservations } from "./observation-masking.ts";
+import { snipCompact } from "./snip-compact.ts";
+import { applyToolResultBudget } from "./tool-result-budget.ts";
+
+const results = (messages: readonly Message[]) =>
+  messages.flatMap((message) =>
+    message.content.flatMap((block) => (block.type === "tool_result" ? [resultText(block)] : [])),
+  );
+
+describe("applyToolResultBudget", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "unforget-budget-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("saves an output over the per-result limit byte for byte before the marker points at it", async () => {
+    const big = `${"line of build output\n".repeat(5_000)}DONE`;
+    const c = conversationBuilder().user("build it").tool("Bash", { command: "make" }, big);
+    const result = await applyToolResultBudget(c.messages, { sessionDir: dir, maxResultChars: 10_000 });
+    const marker = results(result.messages)[0]!;
+    expect(marker).toMatch(/^<persisted-output path="/);
+    const path = result.edits[0]?.details.path as string;
+    expect(path).toBe(
+      join(
+        dir,
+        "tool-results",
+        c.messages[1]!.content[0]!.type === "tool_use"
+          ? (c.messages[1]!.content[0] as { id: string }).id
+          : "",
+      ),
+    );
+    expect(await readFile(path, "utf8")).toBe(big);
+    expect(marker).toContain(big.slice(0, 2_000));
+    expect(marker.length).toBeLessThan(3_000);
+    expect(result.tokensFreed).toBeGreaterThan(20_000);
+    expect(result.stats.persisted).toBe(1);
+    // Idempotent: the marker is under every limit.
+    const again = await applyToolResultBudget(result.messages, { sessionDir: dir, maxResultChars: 10_000 });
+    expect(again.edits).toEqual([]);
+  });
+
+  it("persists the largest results of one message first until the message fits its budget", async () => {
+    const c = conversationBuilder().user("read three");
+    const sizes = [30_000, 90_000, 60_000];
+    const ids = sizes.map((_, index) => `toolu_${index}`);
+    c.messages.push({
+      id: "a1",
+      role: "assistant",
+      timestamp: "2026-01-01T00:00:01.000Z",
+      content: ids.map((id) => ({ type: "tool_use", id, name: "Read", input: { file_path: `${id}.txt` } })),
+    });
+    c.messages.push({
+      id: "r1",
+      role: "user",
+      timestamp: "2026-01-01T00:00:02.000Z",
+      content: ids.map((id, index) => ({
+        type: "tool_result",
+        tool_use_id: id,
+        content: "x".repeat(sizes[index]!),
+      })),
+    });
+    const result = await applyToolResultBudget(c.messages, {
+      sessionDir: dir,
+      maxMessageChars: 100_000,
+      maxResultChars: 95_000,
+    });
+    expect(result.edits.map((edit) => edit.toolUseIds?.[0])).toEqual(["toolu_1"]);
+    expect(findToolPairViolations(result.messages)).toEqual([]);
+  });
+
+  it("cuts the middle when there is no session folder, or for tools not worth persisting", async () => {
+    const text = `HEAD\n${"filler\n".repeat(10_000)}TAIL`;
+    const c = conversationBuilder().user("x").tool("Grep", { pattern: "x" }, text);
+    const result = await applyToolResultBudget(c.messages, { maxResultChars: 5_000, truncateChars: 2_000 });
+    const cut = results(result.messages)[0]!;
+    expect(cut.startsWith("HEAD")).toBe(true);
+    expect(cut.endsWith("TAIL")).toBe(true);
+    expect(cut).toMatch(/characters \([\d,]+ lines\) cut from the middle/);
+    expect(result.stats.truncated).toBe(1);
+  });
+});
+
+describe("truncateMiddle", () => {
+  it("keeps head and tail and leaves short text alone", () => {
+    expect(truncateMiddle("short", 100)).toBe("short");
+    const cut = truncateMiddle("a".repeat(500) + "b".repeat(500), 300);
+    expect(cut.length).toBeLessThanOrEqual(300);
+    expect(cut.startsWith("aaa")).toBe(true);
+    expect(cut.endsWith("bbb")).toBe(true);
+  });
+});
+
+describe("snipCompact", () => {
+  it("keeps the first 3 and the last 47 messages, quotes the user's words from the middle, never splits a pair", () => {
+    const c = conversationBuilder().user("the task: fix the parser");
+    for (let round = 0; round < 40; round++) {
+      if (round === 10) c.user("also keep the old API working");
+      c.tool("Read", { file_path: `f${round}.ts` }, filler(50, round));
+    }
+    expect(c.messages.length).toBeGreaterThan(50);
+    const result = snipCompact(c.messages);
+    expect(result.edits).toHaveLength(1);
+    const placeholder = result.messages.find((message) => message.id.startsWith("snip_"))!;
+    const text = placeholder.content[0]?.type === "text" ? placeholder.content[0].text : "";
+    expect(text).toContain('"also keep the old API working"');
+    // 3 + the placeholder + 47, plus at most one message pulled in to keep a pair whole.
+    expect(result.messages.length).toBeLessThanOrEqual(52);
+    expect(result.messages[0]?.id).toBe(c.messages[0]?.id);
+    expect(result.messages.at(-1)?.id).toBe(c.messages.at(-1)?.id);
+    expect(findToolPairViolations(toRequestMessages(result.messages) as Message[])).toEqual([]);
+    expect(estimateTokens(result.messages)).toBeLessThan(estimateTokens(c.messages));
+  });
+
+  it("does nothing under the limit", () => {
+    const c = conversationBuilder().user("hi").assistant("hello");
+    expect(snipCompact(c.messages).edits).toEqual([]);
+  });
+});
+
+describe("microcompact", () => {
+  it("clears all but the 5 most recent compactable results after an idle hour, and nothing before", () => {
+    const c = conversationBuilder().user("look around");
+    for (let index = 0; index < 8; index++) c.tool("Read", { file_path: `f${index}.ts` }, filler(200, index));
+    c.tool("AskUserQuestion", { question: "which one?" }, "the second one");
+    c.assistant("done");
+    expect(microcompact(c.messages, { now: c.now() + 30 * 60_000 }).edits).toEqual([]);
+    const result = microcompact(c.messages, { now: c.now() + 61 * 60_000 });
+    expect(result.stats.cleared).toBe(3);
+    const texts = results(result.messages);
+    expect(texts.filter((text) => text === CLEARED_RESULT_TEXT)).toHaveLength(3);
+    expect(texts).toContain("the second one");
+    expect(microcompact(result.messages, { now: c.now() + 61 * 60_000 }).edits).toEqual([]);
+  });
+
+  it("prunes old outputs beyond the protected window only when that frees enough", () => {
+    const c = conversationBuilder().user("go");
+    for (let index = 0; index < 10; index++)
+      c.tool("Bash", { command: `step ${index}` }, filler(1_000, index));
+    c.user("next");
+    const small = microcompact(c.messages, {
+      strategy: "prune",
+      protectTokens: 3_000,
+      minimumFreedTokens: 50_000,
+    });
+    expect(small.edits).toEqual([]);
+    const result = microcompact(c.messages, {
+      strategy: "prune",
+      protectTokens: 3_000,
+      minimumFreedTokens: 2_000,
+    });
+    expect(result.stats.cleared).toBeGreaterThanOrEqual(5);
+    expect(
+      results(result.messages)
+        .slice(-2)
+        .every((text) => text !== CLEARED_RESULT_TEXT),
+    ).toBe(true);
+  });
+});
+
+describe("collapseContext", () => {
+  it("folds old completed runs into one line per call and never folds the user's words", () => {
+    const c = conversationBuilder().user("investigate the failure");
+    for (let index = 0; index < 6; index++)
+      c.tool("Read", { file_path: `src/f${index}.ts` }, `export const f${index} = 1;\n${filler(300, index)}`);
+    c.user("now fix it");
+    for (let index = 0; index < 5; index++)
+      c.tool("Bash", { command: "npm test" }, `FAIL test ${index}\n${filler(300, index)}`, { isError: true });
+    const result = collapseContext(c.messages, { protectRounds: 2 });
+    const texts = result.messages.flatMap((message) =>
+      message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])),
+    );
+    expect(texts).toContain("investigate the failure");
+    expect(texts).toContain("now fix it");
+    const records = texts.filter((text) => text.startsWith("[Earlier tool activity"));
+    expect(records).toHaveLength(2);
+    expect(records[0]).toContain("Read(src/f0.ts) → export const f0 = 1;");
+    expect(records[1]).toContain("Bash(npm test) → error: FAIL test 0");
+    expect(findToolPairViolations(toRequestMessages(result.messages) as Message[])).toEqual([]);
+    expect(result.tokensFreed).toBeGreaterThan(2_000);
+  });
+
+  it("folds SWE-agent observation rounds too", () => {
+    const c = conversationBuilder().user("solve the issue");
+    for (let index = 0; index < 6; index++)
+      c.observe(`open src/f${index}.py`, `[File: src/f${index}.py]\n${filler(300, index)}`);
+    const result = collapseContext(c.messages, { protectRounds: 1 });
+    expect(result.stats.calls).toBe(5);
+  });
+});
+
+describe("maskObservations", () => {
+  it("keeps the last N outputs and stubs the rest", () => {
+    const c = conversationBuilder().user("go");
+    for (let index = 0; index < 14; index++) c.tool("Bash", { command: `ls ${index}` }, filler(100, index));
+    const result = maskObservations(c.messages, { keepLast: 10 });
+    expect(result.stats.masked).toBe(4);
+    expect(results(result.messages)[0]).toMatch(/^\[Output omitted to save context: Bash\(ls 0\) returned/);
+    expect(maskObservations(result.messages, { keepLast: 10 }).edits).toEqual([]);
+  });
+});
+
+describe("calculateKeepStart", () => {
+  it("expands back to the minimums but never splits a tool pair or a split response", () => {
+    const c = conversationBuilder().user("start");
+    for (let index = 0; index < 10; index++) c.tool("Read", { file_path: `f${index}` }, filler(200, index));
+    const start = calculateKeepStart(c.messages, { minTokens: 500, minTextMessages: 0, maxTokens: 5_000 });
+    expect(c.messages[start]?.role).toBe("assistant");
+    expect(start).toBeGreaterThan(0);
+    // With a text message required, it reaches back to the user's words.
+    expect(calculateKeepStart(c.messages, { minTokens: 500, minTextMessages: 1, maxTokens: 50_000 })).toBe(0);
+    // A response split into two assistant messages (parallel calls) stays together.
+    const split: Message[] = [
+      { id: "u", role: "user", timestamp: "t", content: [{ type: "text", text: "go" }] },
+      {
+        id: "a1",
+        role: "assistant",
+        timestamp: "t",
+        responseId: "r",
+        content: [{ type: "tool_use", id: "t1", name: "Read", input: {} }],
+      },
+      {
+        id: "r1",
+        role: "user",
+        timestamp: "t",
+        content: [{ type: "tool_result", tool_use_id: "t1", content: "one" }],
+      },
+      {
+        id: "a2",
+        role: "assistant",
+        timestamp: "t",
+        responseId: "r",
+        content: [{ type: "tool_use", id: "t2", name: "Read", input: {} }],
+      },
+      {
+        id: "r2",
+        role: "user",
+        timestamp: "t",
+        content: [{ type: "tool_result", tool_use_id: "t2", content: "two" }],
+      },
+    ];
+    expect(calculateKeepStart(split, { minTokens: 1, minTextMessages: 0, maxTokens: 1_000, from: 4 })).toBe(
+      1,
+    );
+  });
+});

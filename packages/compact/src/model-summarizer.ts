@@ -1,0 +1,186 @@
+import {
+  createMessage,
+  isUnforgetError,
+  type Message,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  PromptTooLongError,
+  ProviderRequestError,
+  toRequestMessages,
+} from "@unforget/core";
+import { CompactionFailedError } from "./compact-error.ts";
+import { buildCompactPrompt, missingSectionsReminder } from "./compact-prompt.ts";
+import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
+import { formatSummaryReply, missingSections } from "./summary-format.ts";
+
+/** Output cap of the plain fallback call: the largest summary ever observed fits with margin. */
+export const FALLBACK_SUMMARY_MAX_TOKENS = 20_000;
+/** Retries of a summary call whose stream failed after it had started. */
+export const SUMMARY_STREAM_RETRIES = 2;
+/** Keep-alive period while a summary is being written. */
+export const KEEP_ALIVE_INTERVAL_MS = 30_000;
+
+export interface ModelSummarizerOptions {
+  provider: ModelProvider;
+  /** The model that writes summaries (the session's own model shares its prompt cache). */
+  model: string;
+  /** Output limit of the fallback call; default 20,000. */
+  fallbackMaxTokens?: number;
+  /** System prompt of the fallback call (the forked call reuses the session's). */
+  fallbackSystem?: string;
+}
+
+interface Attempt {
+  response: ModelResponse;
+  text: string;
+}
+
+/**
+ * A summariser that asks a model. The first call is a fork of the live session: the same system prompt,
+ * tools and output limit, the conversation, then the compaction instruction — so it reuses the session's
+ * prompt cache; tools are refused (a reply that calls one counts as a failure). If that fails, a plain
+ * streaming call without tools and with a 20,000-token cap. The `<analysis>` scratchpad is removed and the
+ * nine sections are checked: a reply missing any gets one reminder, then the compaction fails. A stream
+ * that breaks after it started is retried twice; `PromptTooLongError` is passed up for head truncation.
+ */
+export function createModelSummarizer(options: ModelSummarizerOptions): Summarizer {
+  const { provider, model } = options;
+  return {
+    name: "model",
+    async summarize(request: SummarizeRequest): Promise<SummaryResult> {
+      const prompt = buildCompactPrompt({
+        scope: request.scope,
+        ...(request.instructions ? { instructions: request.instructions } : {}),
+        ...(request.previousSummary ? { previousSummary: request.previousSummary } : {}),
+      });
+      const conversation: Message[] = [
+        ...request.messages,
+        createMessage("user", prompt, { id: "compact_prompt", isMeta: true }),
+      ];
+      const usage = { inputTokens: 0, outputTokens: 0, calls: 0 };
+      const keepAlive = request.onKeepAlive
+        ? setInterval(request.onKeepAlive, KEEP_ALIVE_INTERVAL_MS)
+        : undefined;
+      keepAlive?.unref?.();
+      try {
+        const forked = request.cacheSafe;
+        const first = (extra: Message[]) =>
+          forked
+            ? call(provider, forkRequest(model, forked, [...conversation, ...extra]), request, usage)
+            : call(provider, plainRequest(model, options, [...conversation, ...extra]), request, usage);
+        let attempt: Attempt;
+        try {
+          attempt = await first([]);
+          if (
+            attempt.response.content.some((block) => block.type === "tool_use") ||
+            attempt.text.length === 0
+          ) {
+            throw new CompactionFailedError(
+              "full",
+              "The summary call answered with a tool call instead of text.",
+            );
+          }
+        } catch (error) {
+          if (error instanceof PromptTooLongError || !forked) throw error;
+          attempt = await call(provider, plainRequest(model, options, conversation), request, usage);
+        }
+        let summary = formatSummaryReply(attempt.text);
+        const missing = missingSections(summary);
+        if (missing.length > 0) {
+          const retry = [
+            createMessage("assistant", attempt.text, { id: "compact_reply" }),
+            createMessage("user", missingSectionsReminder(missing), { id: "compact_reminder", isMeta: true }),
+          ];
+          const again = await call(
+            provider,
+            plainRequest(model, options, [...conversation, ...retry]),
+            request,
+            usage,
+          );
+          summary = formatSummaryReply(again.text);
+          const stillMissing = missingSections(summary);
+          if (stillMissing.length > 0) {
+            throw new CompactionFailedError(
+              "full",
+              `The model's summary lacks ${stillMissing.join(", ")} even after a reminder; the compaction was not applied and the conversation is unchanged.`,
+            );
+          }
+        }
+        return {
+          text: summary,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          calls: usage.calls,
+        };
+      } finally {
+        if (keepAlive) clearInterval(keepAlive);
+      }
+    },
+  };
+}
+
+function forkRequest(
+  model: string,
+  cacheSafe: NonNullable<SummarizeRequest["cacheSafe"]>,
+  messages: Message[],
+): ModelRequest {
+  const request: ModelRequest = {
+    model,
+    messages: toRequestMessages(messages),
+    maxTokens: cacheSafe.maxTokens ?? FALLBACK_SUMMARY_MAX_TOKENS,
+  };
+  if (cacheSafe.system !== undefined) request.system = cacheSafe.system;
+  if (cacheSafe.tools !== undefined) request.tools = cacheSafe.tools;
+  return request;
+}
+
+function plainRequest(model: string, options: ModelSummarizerOptions, messages: Message[]): ModelRequest {
+  return {
+    model,
+    system:
+      options.fallbackSystem ??
+      "You write handoff summaries of software engineering conversations so that another model can continue the work.",
+    messages: toRequestMessages(messages),
+    maxTokens: options.fallbackMaxTokens ?? FALLBACK_SUMMARY_MAX_TOKENS,
+  };
+}
+
+async function call(
+  provider: ModelProvider,
+  modelRequest: ModelRequest,
+  request: SummarizeRequest,
+  usage: { inputTokens: number; outputTokens: number; calls: number },
+): Promise<Attempt> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt <= SUMMARY_STREAM_RETRIES; attempt++) {
+    usage.calls++;
+    try {
+      const stream = request.signal
+        ? provider.streamMessage(modelRequest, { signal: request.signal })
+        : provider.streamMessage(modelRequest);
+      const response = await stream.finalResponse();
+      usage.inputTokens +=
+        response.usage.inputTokens +
+        response.usage.cacheCreationInputTokens +
+        response.usage.cacheReadInputTokens;
+      usage.outputTokens += response.usage.outputTokens;
+      const text = response.content
+        .filter((block) => block.type === "text")
+        .map((block) => (block.type === "text" ? block.text : ""))
+        .join("");
+      return { response, text };
+    } catch (error) {
+      if (error instanceof PromptTooLongError) throw error;
+      lastError = error;
+      const retryable = error instanceof ProviderRequestError && error.retryable;
+      if (!retryable) break;
+    }
+  }
+  if (lastError instanceof CompactionFailedError) throw lastError;
+  throw new CompactionFailedError(
+    "full",
+    `The summary call failed (${isUnforgetError(lastError) || lastError instanceof Error ? lastError.message : String(lastError)}); the conversation is unchanged.`,
+    { cause: lastError },
+  );
+}

@@ -1,0 +1,226 @@
+import { readFile, realpath } from "node:fs/promises";
+import { basename, isAbsolute, relative, resolve } from "node:path";
+import type { Attachment, CompactTrigger, Message } from "@unforget/core";
+import { clip, estimateTextTokens, indexToolUses } from "./conversation.ts";
+import { collectConversationFacts } from "./conversation-facts.ts";
+import { truncateMiddle } from "./middle-out.ts";
+
+/** What an attachment provider is told after a compaction. */
+export interface RehydrationContext {
+  trigger: CompactTrigger;
+  /** The messages the summary now stands for. */
+  summarized: readonly Message[];
+  /** The messages kept verbatim after the summary. */
+  kept: readonly Message[];
+  /** Tokens this provider may use at most. */
+  budgetTokens: number;
+}
+
+/** Restores context a compaction would otherwise take away (files, plan, skills, tasks, tools, rules). */
+export interface AttachmentProvider {
+  /** Shown in reports; also the attachment's source when the provider sets none. */
+  readonly name: string;
+  /** Share of the rehydration budget this provider may use, 0–1; default an even share. */
+  readonly budgetShare?: number;
+  /** Called after every compaction, in order; returns the attachments to add (possibly none). Errors are reported, not fatal. */
+  provide(context: RehydrationContext): Promise<Attachment[]> | Attachment[];
+}
+
+/** Files restored after a compaction: at most this many … */
+export const POST_COMPACT_MAX_FILES = 5;
+/** … each cut to this many tokens … */
+export const POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000;
+/** … and this many tokens in all. */
+export const POST_COMPACT_TOTAL_TOKENS = 50_000;
+/** Invoked skills: per skill and in all. */
+export const POST_COMPACT_SKILL_TOKENS = 5_000;
+export const POST_COMPACT_SKILLS_TOTAL_TOKENS = 25_000;
+
+const READ_TOOL = /^(read|readfile|view|open|cat|notebookread|strreplaceeditor|strreplacebasededittool)$/;
+/** Plan, instruction and memory files have their own ways back into the context. */
+const OWN_PATH_FILES =
+  /(^|\/)(CLAUDE\.md|AGENTS\.md|MEMORY\.md|GEMINI\.md|\.cursorrules|[^/]*\.plan\.md|plan\.md)$/i;
+
+export interface RecentFilesOptions {
+  /** Paths are resolved against this folder, and files outside it are not read; default `process.cwd()`. */
+  root?: string;
+  maxFiles?: number;
+  maxTokensPerFile?: number;
+  /** Reads a file's current content; default `fs.readFile` (utf8). Return undefined to skip the file. */
+  readFile?: (path: string) => Promise<string | undefined>;
+}
+
+/**
+ * Re-reads the files the model read most recently — fresh from disk, so it sees their current state — up to
+ * 5 files, 5,000 tokens each and the provider's budget in all. Skips files whose content is still visible in
+ * the kept messages, plan / instruction / memory files (they come back by their own paths), missing files and
+ * files outside `root` (symlinks resolved).
+ */
+export function createRecentFilesProvider(options: RecentFilesOptions = {}): AttachmentProvider {
+  const root = resolve(options.root ?? process.cwd());
+  const maxFiles = options.maxFiles ?? POST_COMPACT_MAX_FILES;
+  const perFile = options.maxTokensPerFile ?? POST_COMPACT_MAX_TOKENS_PER_FILE;
+  const read =
+    options.readFile ??
+    (async (path: string) => {
+      try {
+        const real = await realpath(path);
+        const realRoot = await realpath(root);
+        const inside = relative(realRoot, real);
+        if (inside.startsWith("..") || isAbsolute(inside)) return undefined;
+        return await readFile(real, "utf8");
+      } catch {
+        return undefined;
+      }
+    });
+  return {
+    name: "recent-files",
+    async provide(context) {
+      const visible = readPaths(context.kept);
+      const recent = readPaths(context.summarized, true).filter(
+        (path) => !visible.includes(path) && !OWN_PATH_FILES.test(path),
+      );
+      const attachments: Attachment[] = [];
+      let used = 0;
+      for (const path of recent) {
+        if (attachments.length >= maxFiles) break;
+        const absolute = resolve(root, path);
+        const content = await read(absolute);
+        if (content === undefined) continue;
+        const limit = Math.min(perFile, context.budgetTokens - used);
+        if (limit <= 200) break;
+        const text = fitTokens(content, limit);
+        const body = `Contents of ${path} as it is now (re-read after the conversation was compacted${text.length < content.length ? "; cut in the middle to fit" : ""}):\n${text}`;
+        used += estimateTextTokens(body);
+        attachments.push({ kind: "file", content: body, source: absolute });
+      }
+      return attachments;
+    },
+  };
+}
+
+/** Paths read by file-reading tools, most recent first, each once. */
+function readPaths(messages: readonly Message[], newestFirst = false): string[] {
+  const calls = indexToolUses(messages);
+  const paths: string[] = [];
+  for (const call of calls.values()) {
+    if (!READ_TOOL.test(call.use.name.toLowerCase().replace(/[-_]/g, ""))) continue;
+    const input = (call.use.input ?? {}) as Record<string, unknown>;
+    const command = typeof input.command === "string" ? input.command : undefined;
+    if (command !== undefined && command !== "view") continue;
+    const path = [input.file_path, input.path, input.notebook_path].find(
+      (value): value is string => typeof value === "string",
+    );
+    if (path) paths.push(path);
+  }
+  const ordered = newestFirst ? paths.reverse() : paths;
+  return [...new Set(ordered)];
+}
+
+function fitTokens(text: string, maxTokens: number): string {
+  if (estimateTextTokens(text) <= maxTokens) return text;
+  let chars = Math.floor(maxTokens * 3.5);
+  let cut = truncateMiddle(text, chars);
+  while (estimateTextTokens(cut) > maxTokens && chars > 200) {
+    chars = Math.floor(chars * 0.8);
+    cut = truncateMiddle(text, chars);
+  }
+  return cut;
+}
+
+/**
+ * Project rules and instructions (CLAUDE.md / AGENTS.md-style files or fixed text), re-injected after every
+ * compaction so that a rule given at the start still reaches the model after any number of compactions.
+ * Files are read at compaction time; a missing file is skipped.
+ */
+export function createInstructionsProvider(source: {
+  files?: readonly string[];
+  text?: string;
+  name?: string;
+}): AttachmentProvider {
+  return {
+    name: source.name ?? "instructions",
+    async provide(context) {
+      const parts: string[] = [];
+      if (source.text?.trim()) parts.push(source.text.trim());
+      for (const file of source.files ?? []) {
+        try {
+          parts.push(`Instructions from ${basename(file)}:\n${(await readFile(file, "utf8")).trim()}`);
+        } catch {
+          // A missing instruction file is not an error: projects add and remove them.
+        }
+      }
+      if (parts.length === 0) return [];
+      return [
+        {
+          kind: "instructions",
+          content: fitTokens(parts.join("\n\n"), context.budgetTokens),
+          source: source.name ?? "instructions",
+        },
+      ];
+    },
+  };
+}
+
+/** The latest todo list from the summarised messages, so open tasks survive the compaction word for word. */
+export function createTodosProvider(): AttachmentProvider {
+  return {
+    name: "todos",
+    provide(context) {
+      const facts = collectConversationFacts([...context.summarized]);
+      const keptFacts = collectConversationFacts([...context.kept]);
+      if (!facts.todos || keptFacts.todos) return [];
+      const lines = facts.todos.map((item) => `- [${item.status}] ${clip(item.content, 300)}`);
+      return [
+        {
+          kind: "todos",
+          content: `The todo list as it stood before the compaction:\n${lines.join("\n")}`,
+          source: "todos",
+        },
+      ];
+    },
+  };
+}
+
+/**
+ * An attachment produced by the caller at compaction time: the plan, plan mode, invoked skills, background
+ * task status, the tool list, deferred-tool and MCP instructions — anything the app knows. `provide` returns
+ * the text (or nothing); it is cut to the budget.
+ */
+export function createCallbackProvider(
+  name: string,
+  kind: string,
+  provide: (context: RehydrationContext) => Promise<string | undefined> | string | undefined,
+): AttachmentProvider {
+  return {
+    name,
+    async provide(context) {
+      const text = await provide(context);
+      if (text === undefined || text.trim().length === 0) return [];
+      return [{ kind, content: fitTokens(text, context.budgetTokens), source: name }];
+    },
+  };
+}
+
+/** Skills the session invoked, most recent first: 5,000 tokens each, 25,000 in all. */
+export function createSkillsProvider(
+  skills: () => readonly { name: string; content: string }[],
+): AttachmentProvider {
+  return {
+    name: "skills",
+    provide(context) {
+      const total = Math.min(POST_COMPACT_SKILLS_TOTAL_TOKENS, context.budgetTokens);
+      const attachments: Attachment[] = [];
+      let used = 0;
+      for (const skill of skills()) {
+        const limit = Math.min(POST_COMPACT_SKILL_TOKENS, total - used);
+        if (limit <= 200) break;
+        const text = fitTokens(skill.content, limit);
+        const body = `Skill "${skill.name}" (invoked earlier in this session${text.length < skill.content.length ? "; cut — read the skill again for the full text" : ""}):\n${text}`;
+        used += estimateTextTokens(body);
+        attachments.push({ kind: "skill", content: body, source: skill.name });
+      }
+      return attachments;
+    },
+  };
+}

@@ -1,0 +1,272 @@
+import {
+  createUsage,
+  findToolPairViolations,
+  type Message,
+  PromptTooLongError,
+  type RequestMessage,
+  type TextBlock,
+  type ToolDefinition,
+} from "@unforget/core";
+import { estimateMessageTokens } from "@unforget/tokens";
+import type { LayerName, LayerReport } from "./context-events.ts";
+import { LAYER_NAMES } from "./context-events.ts";
+import type { ContextManager } from "./context-manager.ts";
+import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
+
+/**
+ * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
+ * summary or placeholder, which cut long messages but never below this).
+ */
+export const USER_PREFIX_CHARS = 100;
+
+/** Share of a cached prompt prefix in the input cost (a cache read costs a tenth of an uncached token). */
+export const CACHED_INPUT_WEIGHT = 0.1;
+
+export interface ReplayOptions {
+  /**
+   * Creates the manager under test. `clock` returns the recorded time of the call being replayed, so
+   * time-based layers decide as they did live.
+   */
+  createManager(clock: () => number): ContextManager;
+  /** The context window, for overflow counting. */
+  window: number;
+  system?: string | TextBlock[];
+  tools?: ToolDefinition[];
+  /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
+  countRequest?: (messages: readonly RequestMessage[]) => number;
+  /** Called after each replayed call (for progress bars, request dumps). */
+  onCall?: (call: ReplayCall) => void | Promise<void>;
+}
+
+/** One model call of the replay. */
+export interface ReplayCall {
+  /** 1-based call number. */
+  index: number;
+  /** Recorded time of the call. */
+  time: number;
+  /** The request's messages as they would be sent. */
+  messages: RequestMessage[];
+  /** Input tokens of the request (system and tools included). */
+  tokens: number;
+  /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
+  prefixTokens: number;
+  /** Tokens the conversation would have had with no management at all (the naive line). */
+  naiveTokens: number;
+  /** What the ladder did before this call. */
+  actions: LayerReport[];
+  /** Invariant violations of this request (must be empty). */
+  violations: string[];
+  /** The manager's threshold at this call. */
+  threshold: number;
+}
+
+export interface ReplayStats {
+  /** The session's model calls (summariser calls not included). */
+  calls: number;
+  /** Largest request input, in tokens. */
+  peakTokens: number;
+  window: number;
+  /** Requests whose input exceeds the window. */
+  overflows: number;
+  /** Every layer, also those that never ran. */
+  layers: Record<LayerName, { runs: number; tokensFreed: number }>;
+  summarizerCalls: number;
+  /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
+  summarizerInputTokens: number;
+  /** Share (0–1) of all request tokens that repeat the previous request's prefix. */
+  prefixReuse: number;
+  /** Uncached input + 0.1 × cached input + summariser input, in tokens. */
+  inputCost: number;
+  /** Input cost of the same calls with no management (the naive policy), for comparison. */
+  naiveInputCost: number;
+  violations: string[];
+}
+
+export interface ReplayResult {
+  stats: ReplayStats;
+  calls: ReplayCall[];
+}
+
+/**
+ * Replays a recorded conversation call by call through a context manager as if it were live: before each
+ * assistant response the request is prepared (and compacted when due) with the recorded time as the clock,
+ * counted and checked; then the recorded response is appended with the usage a provider would have reported
+ * for that request, so usage anchoring and calibration work as in a live session. Deterministic for a
+ * deterministic manager (offline summaries, counter ids).
+ */
+export async function replayConversation(
+  messages: readonly Message[],
+  options: ReplayOptions,
+): Promise<ReplayResult> {
+  let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
+  const manager = options.createManager(() => time);
+  const countRequest =
+    options.countRequest ??
+    ((request: readonly RequestMessage[]) =>
+      request.reduce((sum, message) => sum + estimateMessageTokens(message), 0));
+  const preamble = preambleTokens(options.system, options.tools);
+  const history: Message[] = [];
+  const calls: ReplayCall[] = [];
+  const layers = Object.fromEntries(
+    LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }]),
+  ) as ReplayStats["layers"];
+  let previous: RequestMessage[] = [];
+  let naive = 0;
+  let summarizerCalls = 0;
+  let summarizerInputTokens = 0;
+  const userSeen: Message[] = [];
+
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    const recorded = Date.parse(message.timestamp);
+    if (Number.isFinite(recorded) && recorded > time) time = recorded;
+    const continuesResponse =
+      message.role === "assistant" &&
+      message.responseId !== undefined &&
+      history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
+    if (message.role === "assistant" && !continuesResponse && history.length > 0) {
+      const prepareOptions = {
+        ...(options.system !== undefined ? { system: options.system } : {}),
+        ...(options.tools !== undefined ? { tools: options.tools } : {}),
+      };
+      let prepared = await manager.prepare(history, prepareOptions);
+      let tokens = preamble + countRequest(prepared.messages);
+      const actions = [...prepared.actions];
+      if (tokens > options.window) {
+        // What a live loop does after the provider refuses: reactive compaction, once.
+        try {
+          prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
+          actions.push(...prepared.actions);
+          tokens = preamble + countRequest(prepared.messages);
+        } catch {
+          // The request stays as it was; it counts as an overflow.
+        }
+      }
+      const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
+      const violations = checkRequest(prepared.messages, userSeen, tokens, options.window);
+      for (const action of actions) {
+        layers[action.layer].runs++;
+        layers[action.layer].tokensFreed += action.tokensFreed;
+        summarizerCalls += action.stats.summarizerCalls ?? 0;
+        if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
+          summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;
+          if ((action.stats.summarizerCalls ?? 0) === 0) summarizerCalls += 1;
+        }
+      }
+      const call: ReplayCall = {
+        index: calls.length + 1,
+        time,
+        messages: prepared.messages,
+        tokens,
+        prefixTokens: Math.min(prefix, tokens),
+        naiveTokens: preamble + naive,
+        actions,
+        violations,
+        threshold: prepared.status.threshold,
+      };
+      calls.push(call);
+      await options.onCall?.(call);
+      previous = prepared.messages;
+      history.push({
+        ...message,
+        usage: createUsage({ inputTokens: tokens, outputTokens: estimateMessageTokens(message) }),
+      });
+    } else if (message.role === "assistant" && continuesResponse) {
+      const usage =
+        calls.length > 0
+          ? createUsage({
+              inputTokens: calls[calls.length - 1]!.tokens,
+              outputTokens: estimateMessageTokens(message),
+            })
+          : undefined;
+      history.push(usage ? { ...message, usage } : message);
+    } else {
+      history.push(message);
+    }
+    naive += estimateMessageTokens(message);
+    if (isUserAuthored(message)) userSeen.push(message);
+  }
+
+  const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
+  const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
+  const naiveCost = naiveCostOf(calls);
+  return {
+    calls,
+    stats: {
+      calls: calls.length,
+      peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
+      window: options.window,
+      overflows: calls.filter((call) => call.tokens > options.window).length,
+      layers,
+      summarizerCalls,
+      summarizerInputTokens,
+      prefixReuse: totalTokens === 0 ? 1 : cached / totalTokens,
+      inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
+      naiveInputCost: Math.round(naiveCost),
+      violations: calls.flatMap((call) =>
+        call.violations.map((violation) => `call ${call.index}: ${violation}`),
+      ),
+    },
+  };
+}
+
+/** With no management every request extends the previous one: all but the new tail is a cache hit. */
+function naiveCostOf(calls: readonly ReplayCall[]): number {
+  let cost = 0;
+  let previous = 0;
+  for (const call of calls) {
+    const cached = Math.min(previous, call.naiveTokens);
+    cost += call.naiveTokens - cached + CACHED_INPUT_WEIGHT * cached;
+    previous = call.naiveTokens;
+  }
+  return cost;
+}
+
+function preambleTokens(system: ReplayOptions["system"], tools: ReplayOptions["tools"]): number {
+  const text = typeof system === "string" ? system : (system ?? []).map((block) => block.text).join("\n");
+  return (
+    (text ? estimateTextTokens(text) : 0) + (tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0)
+  );
+}
+
+function commonPrefixTokens(
+  previous: readonly RequestMessage[],
+  current: readonly RequestMessage[],
+  count: (messages: readonly RequestMessage[]) => number,
+): number {
+  let same = 0;
+  while (
+    same < previous.length &&
+    same < current.length &&
+    JSON.stringify(previous[same]) === JSON.stringify(current[same])
+  )
+    same++;
+  return same === 0 ? 0 : count(current.slice(0, same));
+}
+
+function checkRequest(
+  request: readonly RequestMessage[],
+  users: readonly Message[],
+  tokens: number,
+  window: number,
+): string[] {
+  const problems = findToolPairViolations(
+    request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
+  ).map((violation) => violation.description);
+  if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
+  const text = JSON.stringify(request);
+  for (const user of users) {
+    const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
+    if (!text.includes(prefix))
+      problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
+  }
+  return problems;
+}
+
+function overflowError(tokens: number, window: number): PromptTooLongError {
+  return new PromptTooLongError(`prompt is too long: ${tokens} tokens > ${window} maximum`, {
+    actualTokens: tokens,
+    limitTokens: window,
+    providerId: "replay",
+  });
+}

@@ -1,0 +1,85 @@
+import type { Message, SessionMemorySource } from "@unforget/core";
+import type { CompactionOutcome, ContinuationStyle } from "./compact-conversation.ts";
+import { estimateTextTokens, estimateTokens } from "./conversation.ts";
+import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
+
+/** How long a session-memory compaction waits for an extraction in flight. */
+export const DEFAULT_EXTRACTION_WAIT_MS = 15_000;
+
+export interface SessionMemoryCompactOptions {
+  source: SessionMemorySource;
+  /** The auto-compact threshold: a result at or above it is rejected (it would fire again at once). */
+  threshold: number;
+  /** The verbatim tail: defaults 10,000–40,000 tokens and 5 text messages (scale them down for small windows). */
+  keep?: KeepWindowOptions;
+  /** Never keep anything before this index (the latest boundary). */
+  floor?: number;
+  continuation?: ContinuationStyle;
+  /** How long to wait for an extraction in flight; default 15 s. */
+  waitMs?: number;
+  /** Estimated tokens of what the caller adds after the compaction (attachments), counted against the threshold. */
+  reservedTokens?: number;
+}
+
+/**
+ * Compaction without a model call: the session notes (kept up to date in the background by a memory package)
+ * stand for everything they cover, and the recent messages after the last one they cover stay verbatim —
+ * at least `minTokens` and `minTextMessages`, at most `maxTokens`, never past `floor`, never splitting a tool
+ * pair or a response. Resolves to undefined when there are no notes (or only the empty template), when the
+ * notes cover nothing yet, or when the result would still be at or above the threshold.
+ */
+export async function sessionMemoryCompact(
+  messages: readonly Message[],
+  options: SessionMemoryCompactOptions,
+): Promise<CompactionOutcome | undefined> {
+  await options.source.waitForPendingExtraction({ timeoutMs: options.waitMs ?? DEFAULT_EXTRACTION_WAIT_MS });
+  const notes = await options.source.readNotes();
+  if (!notes || notes.text.trim().length === 0) return undefined;
+  const floor = Math.max(0, options.floor ?? 0);
+  let from = floor;
+  if (notes.lastSummarizedMessageId !== undefined) {
+    const index = messages.findIndex((message) => message.id === notes.lastSummarizedMessageId);
+    if (index >= 0) from = Math.max(floor, index + 1);
+  } else {
+    from = messages.length;
+  }
+  const start = calculateKeepStart(messages, { ...options.keep, floor, from });
+  const summarized = messages.slice(0, start);
+  if (summarized.length === 0) return undefined;
+  const kept = messages.slice(start);
+  const messageText = notesMessageText(notes.text, notes.path, options.continuation ?? "interactive");
+  const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
+  if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
+  return {
+    mode: "boundary",
+    summary: notes.text,
+    messageText,
+    keptMessageIds: kept.map((message) => message.id),
+    summarizedMessageIds: summarized.map((message) => message.id),
+    tokensBefore: estimateTokens(messages),
+    tokensAfter,
+    summarizer: { name: "session-memory", calls: 0, inputTokens: 0, outputTokens: 0 },
+    ptlRetries: 0,
+    droppedRounds: 0,
+  };
+}
+
+function notesMessageText(notes: string, path: string | undefined, continuation: ContinuationStyle): string {
+  const parts = [
+    "This session continues an earlier conversation that ran out of context. These are the session notes that were kept up to date during it; they stand for the earlier part.",
+    "",
+    "<session-notes>",
+    notes.trim(),
+    "</session-notes>",
+  ];
+  if (path) parts.push("", `The full notes are at ${path}.`);
+  if (continuation === "interactive") {
+    parts.push("", "Continue from where the conversation stopped without asking the user anything further.");
+  } else if (continuation === "autonomous") {
+    parts.push(
+      "",
+      "You are running autonomously and this is not a fresh start: continue the work loop from where it stopped.",
+    );
+  }
+  return parts.join("\n");
+}
