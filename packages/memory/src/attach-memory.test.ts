@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
-import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { attachMemory } from "./attach-memory.ts";
 import { createDreamJob } from "./dream.ts";
 import { createMemoryDir } from "./memory-dir.ts";
@@ -13,13 +12,7 @@ import { formatMemoryFile } from "./memory-frontmatter.ts";
 import { getMemoryHooks, type MemoryProposedEvent } from "./memory-hooks.ts";
 import { createProposalQueue } from "./memory-proposals.ts";
 
-let fake: AnthropicFakeServer;
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const { fake: currentFake, provider } = useAnthropicFake();
 
 describe("attachMemory", () => {
   it("loads the index at start, recalls for a prompt, extracts at the end with consent, and announces proposals", async () => {
@@ -53,7 +46,7 @@ describe("attachMemory", () => {
         store,
         proposals,
         dream,
-        provider: createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 }),
+        provider: provider(),
         model: "claude-haiku-4-5",
         getMessages: () => messages,
       });
@@ -62,7 +55,7 @@ describe("attachMemory", () => {
       expect(start[0]?.kind).toBe("memory-index");
       expect(String(start[0]?.content)).toContain("- [deploy](deploy.md) — Staging deploys run on Fridays");
 
-      fake.enqueue({
+      currentFake().enqueue({
         kind: "reply",
         toolCalls: [{ name: "select_memories", input: { names: ["deploy.md"] } }],
       });
@@ -73,7 +66,7 @@ describe("attachMemory", () => {
       expect(recalled[0]?.kind).toBe("memory");
       expect(String(recalled[0]?.content)).toContain('<memory-data name="deploy.md"');
 
-      fake.enqueue(
+      currentFake().enqueue(
         {
           kind: "reply",
           toolCalls: [

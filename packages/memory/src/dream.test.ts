@@ -1,9 +1,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { createDreamJob } from "./dream.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, type MemoryFrontmatter, parseMemoryFile } from "./memory-frontmatter.ts";
@@ -12,17 +11,11 @@ import { createProposalQueue, type ProposalQueue } from "./memory-proposals.ts";
 const NOW = new Date("2026-11-01T00:00:00Z");
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000).toISOString();
 
-let fake: AnthropicFakeServer;
 let parent: string;
 let dir: MemoryDir;
 let proposals: ProposalQueue;
 
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const { fake: currentFake, provider } = useAnthropicFake();
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-dream-"));
   dir = await createMemoryDir({ root: join(parent, "memory") });
@@ -70,8 +63,6 @@ async function seed() {
   );
 }
 
-const provider = () => createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
-
 describe("createDreamJob", () => {
   it("without a model: merges a duplicate, resolves a contradiction, prunes below the threshold, and reports", async () => {
     await seed();
@@ -117,7 +108,7 @@ describe("createDreamJob", () => {
   it("with a model, by default: proposes a reviewable change and touches nothing until approved", async () => {
     await seed();
     const before = await dir.list();
-    fake.enqueue({
+    currentFake().enqueue({
       kind: "reply",
       toolCalls: [
         {
@@ -162,9 +153,11 @@ describe("createDreamJob", () => {
       recentSessions: () => ["Session 41: moved the app to PostgreSQL."],
       now: () => NOW,
     });
-    const requestsBefore = fake.requests.length;
+    const requestsBefore = currentFake().requests.length;
     const report = await job.run({ force: true });
-    expect(JSON.stringify(fake.requests[requestsBefore]?.body)).toContain("moved the app to PostgreSQL");
+    expect(JSON.stringify(currentFake().requests[requestsBefore]?.body)).toContain(
+      "moved the app to PostgreSQL",
+    );
     expect(report.actions.map((action) => action.action)).toEqual([
       "merge",
       "supersede",
@@ -207,7 +200,7 @@ describe("createDreamJob", () => {
     expect((await job.due()).reason).toBe("0 of 2 sessions since the last dream");
 
     // A second dream while one holds the lock does not run.
-    fake.enqueue({
+    currentFake().enqueue({
       kind: "reply",
       toolCalls: [{ name: "consolidate", input: { actions: [] } }],
       delayMs: 1_500,

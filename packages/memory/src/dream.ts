@@ -3,13 +3,14 @@ import { join } from "node:path";
 import { isRecord, type ModelProvider, type ToolUseBlock } from "@unforget/core";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { hashContent } from "./content-hash.ts";
-import { type MemoryEntry, searchTerms } from "./memory-catalog.ts";
+import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { MemoryConflictError, MemoryLockError, MemoryNotFoundError } from "./memory-errors.ts";
 import { formatMemoryFile, type MemoryFrontmatter, parseMemoryFile } from "./memory-frontmatter.ts";
 import type { ProposalQueue, ProposedChange } from "./memory-proposals.ts";
 import type { MemoryStore } from "./memory-store.ts";
 import { withStoreLock } from "./store-lock.ts";
+import { textSimilarity } from "./text-similarity.ts";
 
 /** How long after a dream the next one may run. */
 export const DREAM_COOLDOWN_MS = 24 * 3_600_000;
@@ -92,21 +93,6 @@ interface Loaded {
   body: string;
 }
 
-/**
- * Near-identity of two texts: their term overlap (Jaccard), or, when one has at least five terms and nearly
- * all of them are in the other, 1 (the shorter one is contained in the longer).
- */
-function similarity(a: string, b: string): number {
-  const left = new Set(searchTerms(a));
-  const right = new Set(searchTerms(b));
-  if (left.size === 0 || right.size === 0) return 0;
-  let shared = 0;
-  for (const term of left) if (right.has(term)) shared++;
-  const smaller = Math.min(left.size, right.size);
-  if (smaller >= 5 && shared / smaller >= 0.9) return 1;
-  return shared / (left.size + right.size - shared);
-}
-
 const changedAt = (memory: Loaded) =>
   memory.entry.updated ?? memory.entry.created ?? new Date(memory.entry.mtimeMs).toISOString();
 
@@ -125,7 +111,7 @@ function ruleActions(memories: Loaded[]): DreamAction[] {
         b !== a &&
         !taken.has(b.entry.name) &&
         b.entry.type === a.entry.type &&
-        similarity(`${a.entry.description} ${a.body}`, `${b.entry.description} ${b.body}`) >=
+        textSimilarity(`${a.entry.description} ${a.body}`, `${b.entry.description} ${b.body}`) >=
           DREAM_DUPLICATE_SIMILARITY,
     );
     if (group.length === 0) continue;

@@ -2,26 +2,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
-import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { extractMemories, renderConversationForExtraction } from "./extract-memories.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, parseMemoryFile } from "./memory-frontmatter.ts";
 import { createProposalQueue, type ProposalQueue } from "./memory-proposals.ts";
 import { runReadOnlyShell } from "./memory-shell.ts";
 
-let fake: AnthropicFakeServer;
 let parent: string;
 let dir: MemoryDir;
 let proposals: ProposalQueue;
 
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const { fake: currentFake, provider } = useAnthropicFake();
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-extract-"));
   dir = await createMemoryDir({ root: join(parent, "memory") });
@@ -35,8 +28,6 @@ beforeEach(async () => {
   );
   return () => rm(parent, { recursive: true, force: true });
 });
-
-const provider = () => createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
 
 function conversation(): Message[] {
   return [
@@ -75,7 +66,7 @@ describe("renderConversationForExtraction", () => {
 
 describe("extractMemories", () => {
   it("is restricted to its tools and its two turns, refuses everything else, and deduplicates", async () => {
-    fake.enqueue(
+    currentFake().enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -121,7 +112,7 @@ describe("extractMemories", () => {
         ],
       },
     );
-    const before = fake.requests.length;
+    const before = currentFake().requests.length;
     const report = await extractMemories({
       store: dir,
       provider: provider(),
@@ -130,14 +121,14 @@ describe("extractMemories", () => {
       consent: "auto",
       sessionId: "s1",
     });
-    expect(fake.requests.length - before).toBe(2);
+    expect(currentFake().requests.length - before).toBe(2);
     // The third scripted reply was never asked for; consume it so that it cannot leak into other tests.
     await provider().createMessage({
       model: "m",
       maxTokens: 16,
       messages: [{ role: "user", content: [{ type: "text", text: "x" }] }],
     });
-    const firstBody = (fake.requests[before]?.body ?? {}) as { tools?: Array<{ name: string }> };
+    const firstBody = (currentFake().requests[before]?.body ?? {}) as { tools?: Array<{ name: string }> };
     const tools = (firstBody.tools ?? []).map((tool) => tool.name);
     expect(tools).toEqual(["memory_list", "memory_search", "memory_read", "memory_shell", "memory_write"]);
     expect(report.turns).toBe(2);
@@ -154,7 +145,7 @@ describe("extractMemories", () => {
       expect.stringMatching(/refused \(traversal\)/),
     ]);
     // Turn-one results: the listing and the read worked, the rest were errors.
-    const turnTwo = fake.requests[before + 1]?.body as {
+    const turnTwo = currentFake().requests[before + 1]?.body as {
       messages: Array<{ content: Array<{ is_error?: boolean; content: string }> }>;
     };
     const results = turnTwo.messages.at(-1)?.content ?? [];
@@ -183,14 +174,14 @@ describe("extractMemories", () => {
       "user_package_manager.md",
     ]);
     // The prompt carried the conversation as data, without the reminder.
-    const prompt = JSON.stringify(fake.requests[before]?.body);
+    const prompt = JSON.stringify(currentFake().requests[before]?.body);
     expect(prompt).toContain("Always use pnpm, never npm.");
     expect(prompt).not.toContain("prefers yarn");
   });
 
   it("propose: queues a reviewable proposal, writes nothing until approved, and never overwrites a memory changed since", async () => {
     const testing = await dir.read("feedback_testing.md");
-    fake.enqueue(
+    currentFake().enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -244,7 +235,7 @@ describe("extractMemories", () => {
   });
 
   it("off: makes no model call and writes nothing", async () => {
-    const before = fake.requests.length;
+    const before = currentFake().requests.length;
     const report = await extractMemories({
       store: dir,
       provider: provider(),
@@ -253,7 +244,7 @@ describe("extractMemories", () => {
       consent: "off",
     });
     expect(report).toEqual({ consent: "off", saved: [], skipped: [], refused: [], turns: 0 });
-    expect(fake.requests.length).toBe(before);
+    expect(currentFake().requests.length).toBe(before);
   });
 });
 

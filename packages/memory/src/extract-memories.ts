@@ -10,13 +10,14 @@ import {
   type ToolUseBlock,
 } from "@unforget/core";
 import { hashContent } from "./content-hash.ts";
-import { type MemoryEntry, searchTerms } from "./memory-catalog.ts";
+import type { MemoryEntry } from "./memory-catalog.ts";
 import { MemoryConflictError } from "./memory-errors.ts";
 import { formatMemoryFile, parseMemoryFile } from "./memory-frontmatter.ts";
 import { normalizeMemoryName } from "./memory-name.ts";
 import type { ProposalQueue, ProposedChange } from "./memory-proposals.ts";
 import { runReadOnlyShell } from "./memory-shell.ts";
 import type { MemoryStore } from "./memory-store.ts";
+import { textSimilarity } from "./text-similarity.ts";
 
 /** Whether extraction writes memories (`auto`), queues them for the user (`propose`), or does nothing (`off`). */
 export type ConsentMode = "auto" | "propose" | "off";
@@ -167,15 +168,6 @@ const TOOL_DEFINITIONS: ToolDefinition[] = [
   },
 ];
 
-function similarity(a: string, b: string): number {
-  const left = new Set(searchTerms(a));
-  const right = new Set(searchTerms(b));
-  if (left.size === 0 || right.size === 0) return 0;
-  let shared = 0;
-  for (const term of left) if (right.has(term)) shared++;
-  return shared / (left.size + right.size - shared);
-}
-
 /**
  * Proposes memories from a finished conversation with a restricted model call: tools to list, search and
  * read the memory store (and a read-only shell over it) and to write inside it — nothing else, no deletion —
@@ -225,7 +217,7 @@ export async function extractMemories(options: ExtractMemoriesOptions): Promise<
       frontmatter.created ??= now.toISOString();
       const duplicate = existing.find(
         (entry) =>
-          similarity(
+          textSimilarity(
             `${entry.title} ${entry.description}`,
             `${frontmatter.name} ${frontmatter.description}`,
           ) >= DUPLICATE_SIMILARITY,

@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, type MemoryFrontmatter } from "./memory-frontmatter.ts";
@@ -15,7 +14,6 @@ const daysAgo = (days: number) => new Date(NOW.getTime() - days * 86_400_000).to
 
 let parent: string;
 let dir: MemoryDir;
-let fake: AnthropicFakeServer;
 
 async function save(
   name: string,
@@ -28,13 +26,7 @@ async function save(
   );
 }
 
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
+const { fake: currentFake, provider } = useAnthropicFake();
 
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-retrieval-"));
@@ -128,21 +120,21 @@ describe("createMemoryRetriever", () => {
   });
 
   it("asks the small model through the provider, keeps only listed names, and tells it the recent tools", async () => {
-    const provider = createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
-    fake.enqueue({
+    const selector = provider();
+    currentFake().enqueue({
       kind: "reply",
       toolCalls: [{ name: "select_memories", input: { names: ["indent.md", "invented.md", "api_auth.md"] } }],
     });
     const retriever = createMemoryRetriever({
       store: dir,
-      provider,
+      provider: selector,
       model: "claude-haiku-4-5",
       now: () => NOW,
     });
     const result = await retriever.retrieve({ query: "fix auth in the payment API", recentTools: ["Edit"] });
     expect(result.method).toBe("model");
     expect(result.memories.map((m) => m.name)).toEqual(["indent.md", "api_auth.md"]);
-    const request = fake.requests.at(-1)?.body as {
+    const request = currentFake().requests.at(-1)?.body as {
       messages: Array<{ content: Array<{ text: string }> }>;
       tool_choice: unknown;
     };
@@ -157,13 +149,15 @@ describe("createMemoryRetriever", () => {
   });
 
   it("falls back to BM25 when the model fails, saying why", async () => {
-    const provider = createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
-    fake.enqueue({ kind: "error", error: "authentication" });
-    const result = await createMemoryRetriever({ store: dir, provider, model: "m", now: () => NOW }).retrieve(
-      {
-        query: "deploy payment",
-      },
-    );
+    currentFake().enqueue({ kind: "error", error: "authentication" });
+    const result = await createMemoryRetriever({
+      store: dir,
+      provider: provider(),
+      model: "m",
+      now: () => NOW,
+    }).retrieve({
+      query: "deploy payment",
+    });
     expect(result.method).toBe("bm25");
     expect(result.fallbackReason).toBeTruthy();
     expect(result.memories[0]?.name).toBe("deploy_new.md");

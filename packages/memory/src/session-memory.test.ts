@@ -2,13 +2,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
-import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import {
-  type AnthropicFakeServer,
-  describeSessionMemorySourceContract,
-  startAnthropicFake,
-} from "@unforget/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeSessionMemorySourceContract } from "@unforget/testing";
+import { describe, expect, it } from "vitest";
+import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { createSessionMemory, SESSION_NOTES_EDIT_TOOL, type SessionMemory } from "./session-memory.ts";
 import {
   decideSessionMemoryUpdate,
@@ -23,15 +19,7 @@ import {
   truncateForCompact,
 } from "./session-notes.ts";
 
-let fake: AnthropicFakeServer;
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
-
-const provider = () => createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, maxRetries: 0 });
+const { fake: currentFake, provider } = useAnthropicFake();
 
 async function temporaryDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), "session-memory-"));
@@ -160,7 +148,7 @@ describe("createSessionMemory", () => {
         provider: provider(),
         model: "claude-haiku-4-5",
       });
-      fake.enqueue(
+      currentFake().enqueue(
         {
           kind: "reply",
           toolCalls: [
@@ -185,15 +173,15 @@ describe("createSessionMemory", () => {
         },
         { kind: "reply", text: "Done." },
       );
-      const before = fake.requests.length;
+      const before = currentFake().requests.length;
       const result = await memory.update(conversation());
       expect(result).toEqual({ changed: true, edits: 1, refused: 3, lastSummarizedMessageId: "m2" });
       const notes = await readFile(memory.notesPath, "utf8");
       expect(notes).toContain("# Current State\nRewriting the tokenizer.\n");
       expect(notes).toContain("# Worklog");
 
-      const [first, second] = fake.requests
-        .slice(before)
+      const [first, second] = currentFake()
+        .requests.slice(before)
         .map((request) => request.body as Record<string, never>);
       const tools = (first?.tools ?? []) as Array<{ name: string }>;
       expect(tools.map((tool) => tool.name)).toEqual([SESSION_NOTES_EDIT_TOOL]);
@@ -238,7 +226,7 @@ describe("createSessionMemory", () => {
       });
       expect(await memory.readNotes()).toBeUndefined();
       expect(memory.observe({ contextTokens: 4_000, toolCalls: 0 })).toBe(false);
-      fake.enqueue(
+      currentFake().enqueue(
         {
           kind: "reply",
           toolCalls: [
@@ -254,10 +242,10 @@ describe("createSessionMemory", () => {
         },
         { kind: "reply", text: "ok" },
       );
-      const before = fake.requests.length;
+      const before = currentFake().requests.length;
       expect(memory.observe({ contextTokens: 12_000, toolCalls: 0 })).toBe(true);
       await memory.waitForPendingExtraction({ timeoutMs: 20_000 });
-      const prompt = JSON.stringify(fake.requests[before]?.body);
+      const prompt = JSON.stringify(currentFake().requests[before]?.body);
       expect(prompt).toContain("Edit ");
       expect(prompt).toContain("Current: # Goal");
       const notes = await memory.readNotes();
@@ -294,7 +282,7 @@ describe("createSessionMemory", () => {
         getMessages: conversation,
         onError: (error) => errors.push(error),
       });
-      fake.enqueue({ kind: "error", error: "invalid_request" });
+      currentFake().enqueue({ kind: "error", error: "invalid_request" });
       failing.requestUpdate?.("before-compaction");
       await failing.waitForPendingExtraction({ timeoutMs: 20_000 });
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -316,7 +304,7 @@ describeSessionMemorySourceContract({
       template: DEFAULT_SESSION_NOTES_TEMPLATE,
       async setNotes(markdown, lastMessageId) {
         const current = await memory.readRaw();
-        fake.enqueue(
+        currentFake().enqueue(
           {
             kind: "reply",
             toolCalls: [
@@ -331,7 +319,7 @@ describeSessionMemorySourceContract({
         await memory.update([createMessage("user", "work", { id: lastMessageId })]);
       },
       async startExtraction(outcome, minimumMs) {
-        fake.enqueue(
+        currentFake().enqueue(
           outcome === "success"
             ? { kind: "reply", text: "nothing to change", delayMs: minimumMs }
             : { kind: "error", error: "invalid_request", delayMs: minimumMs },
