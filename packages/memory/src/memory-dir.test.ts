@@ -207,4 +207,21 @@ describe("createMemoryDir", () => {
     await writeFile(search, "#unforget-memory-search\tv1\t2\n wrong terms \t5\n other \t9\n");
     expect((await dir.search("fridays"))[0]?.entry.name).toBe("deploy.md");
   });
+
+  it("opens the default folder of a project under the config home, keyed by the project path", async () => {
+    const previous = process.env.UNFORGET_CONFIG_HOME;
+    process.env.UNFORGET_CONFIG_HOME = join(parent, "config");
+    try {
+      const first = await createMemoryDir({ projectPath: "/work/app" });
+      const same = await createMemoryDir({ projectPath: "/work/app/" });
+      const other = await createMemoryDir({ projectPath: "/elsewhere/app" });
+      expect(first.root).toBe(same.root);
+      expect(first.root).not.toBe(other.root);
+      expect(first.root.startsWith(join(parent, "config", "projects", "app-"))).toBe(true);
+      await expect(createMemoryDir({})).rejects.toThrow(/needs `root`/);
+    } finally {
+      if (previous === undefined) delete process.env.UNFORGET_CONFIG_HOME;
+      else process.env.UNFORGET_CONFIG_HOME = previous;
+    }
+  });
 });

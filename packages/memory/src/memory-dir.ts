@@ -11,6 +11,7 @@ import {
   rmdir,
 } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
+import { ConfigurationError } from "@unforget/core";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { hashContent } from "./content-hash.ts";
 import {
@@ -40,6 +41,7 @@ import {
 } from "./memory-index.ts";
 import { normalizeMemoryName, resolveMemoryPath } from "./memory-name.ts";
 import { prefilterCatalogText, prefilterMemories } from "./memory-prefilter.ts";
+import { defaultMemoryRoot } from "./memory-root.ts";
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 import { createVersionLog, type MemoryVersion } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
@@ -51,8 +53,13 @@ export const DEFAULT_MAX_MEMORY_BYTES = 100_000;
 export const STORE_FOLDER = ".unforget";
 
 export interface MemoryDirOptions {
-  /** The memory folder; created if missing. */
-  root: string;
+  /** The memory folder; created if missing. One of `root` and `projectPath` is required. */
+  root?: string;
+  /**
+   * The project whose memory this is: the folder is then `defaultMemoryRoot(projectPath)`, under the user's
+   * config home, keyed by the project's absolute path.
+   */
+  projectPath?: string;
   /** Default author of changes ("session:<id>", "agent:<name>"); a call's `author` wins. Default "unknown". */
   author?: string;
   /** Largest memory file in bytes. Default 100,000. */
@@ -120,8 +127,18 @@ async function walkMemoryFiles(root: string): Promise<Array<{ name: string; stat
  * `MemoryConflictError` when it named the hash it read, and is never silently lost.
  */
 export async function createMemoryDir(options: MemoryDirOptions): Promise<MemoryDir> {
-  await mkdir(options.root, { recursive: true });
-  const root = await realpath(options.root);
+  const requested =
+    options.root ?? (options.projectPath === undefined ? undefined : defaultMemoryRoot(options.projectPath));
+  if (requested === undefined) {
+    throw new ConfigurationError(
+      "createMemoryDir needs `root` (a folder) or `projectPath` (the project it belongs to).",
+      {
+        setting: "root",
+      },
+    );
+  }
+  await mkdir(requested, { recursive: true });
+  const root = await realpath(requested);
   const storeFolder = join(root, STORE_FOLDER);
   const tempDir = join(storeFolder, "tmp");
   const catalogPath = join(storeFolder, "catalog.tsv");
