@@ -208,10 +208,7 @@ export function searchIndexCount(text: string): number | undefined {
 
 /** The number of memories a catalog text holds, from its header; `undefined` when it is not a catalog. */
 export function catalogCount(text: string): number | undefined {
-  if (!text.startsWith(CATALOG_MAGIC)) return undefined;
-  const end = text.indexOf("\n");
-  const count = Number(text.slice(CATALOG_MAGIC.length, end === -1 ? undefined : end));
-  return Number.isInteger(count) && count >= 0 ? count : undefined;
+  return headerFields(text, CATALOG_MAGIC)?.count;
 }
 
 /** Parses one catalog line; `undefined` when it is malformed. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hashContent } from "./content-hash.ts";
+import { parseCatalog } from "./memory-catalog.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import {
   MemoryConflictError,
@@ -13,6 +14,7 @@ import {
 } from "./memory-errors.ts";
 import { formatMemoryFile } from "./memory-frontmatter.ts";
 import { MEMORY_INDEX_MARKER } from "./memory-index.ts";
+import { prefilterCatalogText } from "./memory-prefilter.ts";
 
 let parent: string;
 let dir: MemoryDir;
@@ -199,6 +201,13 @@ describe("createMemoryDir", () => {
     await dir.write("deploy.md", memory("deploy", "Staging deploys run on Fridays"));
     await dir.write("db.md", memory("database", "The app uses PostgreSQL"));
     const search = join(dir.root, ".unforget", "search.txt");
+    // The catalog and the search file belong together: the fast path answers without touching the topic files.
+    const texts = {
+      catalog: await readFile(join(dir.root, ".unforget", "catalog.tsv"), "utf8"),
+      search: await readFile(search, "utf8"),
+    };
+    expect(parseCatalog(texts.catalog)?.size).toBe(2);
+    expect(prefilterCatalogText(texts, "fridays")?.map((hit) => hit.entry.name)).toEqual(["deploy.md"]);
     expect(await readFile(search, "utf8")).toContain(" staging deploys run fridays ");
     expect((await dir.search("staging deploys"))[0]?.entry.name).toBe("deploy.md");
     await rm(search);
