@@ -1,36 +1,18 @@
-import { constants, type Stats } from "node:fs";
-import {
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  realpath,
-  rename as renamePath,
-  rm,
-  rmdir,
-} from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { lstat, mkdir, readFile, realpath, rename as renamePath, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { ConfigurationError } from "@unforget/core";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { hashContent } from "./content-hash.ts";
+import { describeMemory, readCatalogFile, readCatalogText } from "./memory-catalog.ts";
+import { createCatalogFiles } from "./memory-dir-catalog.ts";
 import {
-  describeMemory,
-  formatCatalog,
-  formatSearchIndex,
-  linkSupersession,
-  type MemoryEntry,
-  readCatalogFile,
-  readCatalogText,
-} from "./memory-catalog.ts";
-import {
-  MemoryConflictError,
-  MemoryLimitError,
-  MemoryNotFoundError,
-  MemoryPathError,
-  MemorySecretError,
-} from "./memory-errors.ts";
-import { parseMemoryFile } from "./memory-frontmatter.ts";
+  checkExpectedHash,
+  checkMemoryContent,
+  readMemoryFile,
+  recordExternalEdit,
+  removeEmptyFolders,
+} from "./memory-dir-files.ts";
+import { MemoryConflictError, MemoryNotFoundError, MemoryPathError } from "./memory-errors.ts";
 import {
   formatMemoryIndex,
   type LoadedMemoryIndex,
@@ -80,46 +62,6 @@ export interface MemoryDir extends MemoryStore {
   readonly storeFolder: string;
 }
 
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
-}
-
-async function readNoFollow(path: string): Promise<string> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Walks the folder for `.md` files: hidden entries, symlinks and MEMORY.md are skipped. */
-async function walkMemoryFiles(root: string): Promise<Array<{ name: string; stats: Stats }>> {
-  const found: Array<{ name: string; stats: Stats }> = [];
-  const visit = async (folder: string): Promise<void> => {
-    let children: string[];
-    try {
-      children = await readdir(folder);
-    } catch {
-      return;
-    }
-    for (const child of children) {
-      if (child.startsWith(".") || child === "node_modules") continue;
-      const path = join(folder, child);
-      const stats = await lstat(path).catch(() => undefined);
-      if (!stats || stats.isSymbolicLink()) continue;
-      if (stats.isDirectory()) await visit(path);
-      else if (stats.isFile() && child.endsWith(".md")) {
-        const name = relative(root, path).split(sep).join("/");
-        if (name !== MEMORY_INDEX_NAME) found.push({ name: name.normalize("NFC"), stats });
-      }
-    }
-  };
-  await visit(root);
-  return found;
-}
-
 /**
  * Opens (creating if needed) a memory dir: topic files with YAML frontmatter, a MEMORY.md index kept in
  * step with them, compare-and-swap writes under a cross-process lock, and every version kept in a hidden
@@ -141,147 +83,19 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   const root = await realpath(requested);
   const storeFolder = join(root, STORE_FOLDER);
   const tempDir = join(storeFolder, "tmp");
-  const catalogPath = join(storeFolder, "catalog.tsv");
-  const searchPath = join(storeFolder, "search.txt");
+  const catalogFiles = createCatalogFiles(root, storeFolder, tempDir);
+  const { catalogPath, searchPath } = catalogFiles;
   const lockPath = join(storeFolder, "store");
   const indexPath = join(root, MEMORY_INDEX_NAME);
-  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_MEMORY_BYTES;
+  const limits = {
+    maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_MEMORY_BYTES,
+    secretScanner: options.secretScanner,
+  };
   const defaultAuthor = options.author ?? "unknown";
   const versions = createVersionLog(join(storeFolder, "versions"), tempDir);
   await mkdir(storeFolder, { recursive: true });
 
   const locked = <T>(task: () => Promise<T>) => withStoreLock(lockPath, task, options.lock);
-
-  async function readCurrent(path: string): Promise<string | undefined> {
-    try {
-      return await readNoFollow(path);
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      if ((error as NodeJS.ErrnoException).code === "ELOOP") {
-        throw new MemoryPathError(`${path} is a symlink; memory files must be regular files.`, {
-          name: path,
-          rule: "symlink",
-        });
-      }
-      throw error;
-    }
-  }
-
-  /** Re-reads the files whose size or time changed since the catalog was written; persists when stale. */
-  async function refreshCatalog(): Promise<Map<string, MemoryEntry>> {
-    const known = (await readCatalogFile(catalogPath)) ?? new Map<string, MemoryEntry>();
-    const fresh = new Map<string, MemoryEntry>();
-    let changed = false;
-    for (const { name, stats } of await walkMemoryFiles(root)) {
-      const previous = known.get(name);
-      if (previous && previous.size === stats.size && previous.mtimeMs === stats.mtimeMs) {
-        fresh.set(name, previous);
-        continue;
-      }
-      changed = true;
-      const content = await readCurrent(join(root, ...name.split("/")));
-      if (content !== undefined) fresh.set(name, describeMemory(name, content, stats));
-    }
-    if (fresh.size !== known.size) changed = true;
-    if (!changed) changed = (await lstat(searchPath).catch(() => undefined)) === undefined;
-    linkSupersession(fresh);
-    if (changed) await persist(fresh);
-    return fresh;
-  }
-
-  async function persist(entries: Map<string, MemoryEntry>): Promise<void> {
-    linkSupersession(entries);
-    const sorted = [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
-    const catalogText = formatCatalog(sorted);
-    await writeFileAtomic(catalogPath, catalogText, tempDir);
-    await writeFileAtomic(searchPath, formatSearchIndex(catalogText), tempDir);
-    const existing = await readCurrent(indexPath);
-    // An empty store gets no index file until its first memory (the memory tool shows it as empty).
-    if (existing === undefined && sorted.length === 0) return;
-    const next = formatMemoryIndex(memoryIndexPreamble(existing), sorted);
-    if (next !== existing) await writeFileAtomic(indexPath, next, tempDir);
-  }
-
-  async function loadCatalogLocked(): Promise<Map<string, MemoryEntry>> {
-    return (await readCatalogFile(catalogPath)) ?? (await refreshCatalog());
-  }
-
-  function checkExpected(
-    name: string,
-    expected: string | null | undefined,
-    current: string | undefined,
-  ): void {
-    if (expected === undefined) return;
-    const actual = current === undefined ? null : hashContent(current);
-    if (actual === expected) return;
-    const what =
-      expected === null
-        ? "it was expected not to exist, but it does"
-        : actual === null
-          ? "it was expected to exist, but it does not"
-          : `its hash is ${actual.slice(0, 12)}…, not the expected ${expected.slice(0, 12)}…`;
-    throw new MemoryConflictError(
-      `${name} changed since it was read (${what}); someone else wrote first. Read it again, merge your change and write with the new hash.`,
-      { memoryName: name, expectedHash: expected, actualHash: actual },
-    );
-  }
-
-  /** Records content that was changed outside the store (an editor) before it is replaced. */
-  async function recordExternal(name: string, current: string | undefined): Promise<void> {
-    if (current === undefined) return;
-    const latest = await versions.latest(name);
-    const hash = hashContent(current);
-    if (latest?.hash === hash) return;
-    await versions.append({
-      name,
-      operation: "external",
-      at: new Date().toISOString(),
-      author: "unknown (changed outside the store)",
-      hash,
-      content: current,
-    });
-  }
-
-  async function checkContent(name: string, content: string): Promise<void> {
-    if (typeof content !== "string") {
-      throw new MemoryLimitError(`The content of ${name} must be a string.`, {
-        limit: "type",
-        actual: 0,
-        maximum: 0,
-      });
-    }
-    const bytes = Buffer.byteLength(content, "utf8");
-    if (bytes > maxFileBytes) {
-      throw new MemoryLimitError(
-        `${name} would be ${bytes} bytes; the limit is ${maxFileBytes}. Split it into several topic files or shorten it.`,
-        { limit: "file-bytes", actual: bytes, maximum: maxFileBytes },
-      );
-    }
-    if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
-    if (options.secretScanner) {
-      const findings = await options.secretScanner.scan(content);
-      if (findings.length > 0) {
-        const rules = [...new Set(findings.map((finding) => finding.rule))];
-        const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
-        throw new MemorySecretError(
-          `${name} was not written: it contains what looks like a secret (${where}; rules ${rules.join(", ")}). Remove the secret (store a reference to where it lives instead) and write again.`,
-          { memoryName: name, rules },
-        );
-      }
-    }
-  }
-
-  async function removeEmptyFolders(path: string): Promise<void> {
-    let folder = dirname(path);
-    while (folder.startsWith(root + sep)) {
-      try {
-        await rmdir(folder);
-      } catch {
-        return;
-      }
-      folder = dirname(folder);
-    }
-  }
 
   const store: MemoryDir = {
     root,
@@ -290,7 +104,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
 
     async read(name) {
       const checked = normalizeMemoryName(name);
-      const content = await readCurrent(await resolveMemoryPath(root, checked));
+      const content = await readMemoryFile(await resolveMemoryPath(root, checked));
       if (content === undefined) {
         throw new MemoryNotFoundError(
           `${checked} does not exist in ${root}; list the memories to see what does.`,
@@ -304,16 +118,16 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
 
     async write(name, content, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
-      await checkContent(checked, content);
+      await checkMemoryContent(checked, content, limits);
       const path = await resolveMemoryPath(root, checked);
       return locked(async () => {
         await resolveMemoryPath(root, checked);
-        const current = await readCurrent(path);
-        const entries = await loadCatalogLocked();
+        const current = await readMemoryFile(path);
+        const entries = await catalogFiles.load();
         if (checked === MEMORY_INDEX_NAME) {
-          checkExpected(checked, writeOptions.expectedHash, current);
+          checkExpectedHash(checked, writeOptions.expectedHash, current);
           const next = formatMemoryIndex(memoryIndexPreamble(content), entries.values());
-          await recordExternal(checked, current);
+          await recordExternalEdit(versions, checked, current);
           await writeFileAtomic(path, next, tempDir);
           await versions.append(versionRecord(checked, "write", next, writeOptions));
           return { hash: hashContent(next) };
@@ -321,13 +135,13 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         const hash = hashContent(content);
         // The same content again is not a conflict: the store already holds what the caller wants.
         if (current === content) return { hash };
-        checkExpected(checked, writeOptions.expectedHash, current);
-        await recordExternal(checked, current);
+        checkExpectedHash(checked, writeOptions.expectedHash, current);
+        await recordExternalEdit(versions, checked, current);
         await writeFileAtomic(path, content, tempDir);
         await versions.append(versionRecord(checked, "write", content, writeOptions));
         const stats = await lstat(path);
         entries.set(checked, describeMemory(checked, content, stats));
-        await persist(entries);
+        await catalogFiles.persist(entries);
         return { hash };
       });
     },
@@ -337,20 +151,20 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       refuseIndex(checked, "deleted");
       const path = await resolveMemoryPath(root, checked);
       await locked(async () => {
-        const current = await readCurrent(path);
+        const current = await readMemoryFile(path);
         if (current === undefined) {
           throw new MemoryNotFoundError(`${checked} does not exist; nothing was deleted.`, {
             memoryName: checked,
           });
         }
-        checkExpected(checked, writeOptions.expectedHash, current);
-        await recordExternal(checked, current);
+        checkExpectedHash(checked, writeOptions.expectedHash, current);
+        await recordExternalEdit(versions, checked, current);
         await versions.append({ ...versionRecord(checked, "delete", current, writeOptions), hash: null });
         await rm(path);
-        await removeEmptyFolders(path);
-        const entries = await loadCatalogLocked();
+        await removeEmptyFolders(root, path);
+        const entries = await catalogFiles.load();
         entries.delete(checked);
-        await persist(entries);
+        await catalogFiles.persist(entries);
       });
     },
 
@@ -362,25 +176,25 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       const sourcePath = await resolveMemoryPath(root, source);
       const targetPath = await resolveMemoryPath(root, target);
       return locked(async () => {
-        const current = await readCurrent(sourcePath);
+        const current = await readMemoryFile(sourcePath);
         if (current === undefined) {
           throw new MemoryNotFoundError(`${source} does not exist; nothing was renamed.`, {
             memoryName: source,
           });
         }
-        checkExpected(source, writeOptions.expectedHash, current);
-        const existing = await readCurrent(targetPath);
+        checkExpectedHash(source, writeOptions.expectedHash, current);
+        const existing = await readMemoryFile(targetPath);
         if (existing !== undefined) {
           throw new MemoryConflictError(
             `${target} already exists; rename to another name or delete it first.`,
             { memoryName: target, expectedHash: null, actualHash: hashContent(existing) },
           );
         }
-        await recordExternal(source, current);
+        await recordExternalEdit(versions, source, current);
         await mkdir(dirname(targetPath), { recursive: true });
         await resolveMemoryPath(root, target);
         await renamePath(sourcePath, targetPath);
-        await removeEmptyFolders(sourcePath);
+        await removeEmptyFolders(root, sourcePath);
         const at = new Date().toISOString();
         const author = writeOptions.author ?? defaultAuthor;
         const reason = writeOptions.reason;
@@ -399,21 +213,21 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           hash: hashContent(current),
           otherName: source,
         });
-        const entries = await loadCatalogLocked();
+        const entries = await catalogFiles.load();
         entries.delete(source);
         entries.set(target, describeMemory(target, current, await lstat(targetPath)));
-        await persist(entries);
+        await catalogFiles.persist(entries);
         return { hash: hashContent(current) };
       });
     },
 
     async list() {
-      const entries = await locked(refreshCatalog);
+      const entries = await locked(catalogFiles.refresh);
       return [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
     },
 
     async catalog() {
-      const entries = (await readCatalogFile(catalogPath)) ?? (await locked(refreshCatalog));
+      const entries = (await readCatalogFile(catalogPath)) ?? (await locked(catalogFiles.refresh));
       return [...entries.values()];
     },
 
