@@ -97,4 +97,60 @@ describe("attachMemory", () => {
       await rm(parent, { recursive: true, force: true });
     }
   });
+
+  it("extracts in parallel with an auto compaction (auto consent writes and announces), never for a reactive one", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "memory-attach-"));
+    try {
+      const store = await createMemoryDir({ root: join(parent, "memory") });
+      const written: string[][] = [];
+      const hooks = createSessionHooks({ sessionId: "s2" });
+      getMemoryHooks(hooks).memoryWritten.tapPromise("test", async (event) => {
+        written.push(event.names);
+      });
+      const session = attachMemory(hooks, {
+        sessionId: "s2",
+        store,
+        consent: "auto",
+        provider: provider(),
+        model: "m",
+        recall: "off",
+        getMessages: () => [createMessage("user", "Our staging database is Postgres 16.", { id: "u1" })],
+      });
+      const requests = currentFake().requests.length;
+      await hooks.preCompact.promise(
+        { instructions: "" },
+        { sessionId: "s2", trigger: "reactive", tokens: 200_000, threshold: 167_000 },
+      );
+      await session.idle();
+      expect(currentFake().requests.length).toBe(requests);
+      currentFake().enqueue(
+        {
+          kind: "reply",
+          toolCalls: [
+            {
+              name: "memory_write",
+              input: {
+                name: "project_staging_db.md",
+                content: formatMemoryFile(
+                  { name: "staging db", description: "Staging runs Postgres 16", type: "project" },
+                  "Postgres 16.\n",
+                ),
+              },
+            },
+          ],
+        },
+        { kind: "reply", text: "Done." },
+      );
+      const result = await hooks.preCompact.promise(
+        { instructions: "keep the schema" },
+        { sessionId: "s2", trigger: "auto", tokens: 170_000, threshold: 167_000 },
+      );
+      expect(result.instructions).toBe("keep the schema");
+      await session.idle();
+      expect(written).toEqual([["project_staging_db.md"]]);
+      expect((await store.list()).map((entry) => entry.name)).toEqual(["project_staging_db.md"]);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
 });
