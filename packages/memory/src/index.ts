@@ -2,20 +2,9 @@ export type { AttachMemoryOptions, MemorySession } from "./attach-memory.ts";
 export { attachMemory, MEMORY_TAP_NAME } from "./attach-memory.ts";
 export { hashContent } from "./content-hash.ts";
 export type { DreamAction, DreamJob, DreamOptions, DreamReport } from "./dream.ts";
-export {
-  createDreamJob,
-  DREAM_COOLDOWN_MS,
-  DREAM_LOCK_STALE_MS,
-  DREAM_MIN_SESSIONS,
-  DREAM_PRUNE_THRESHOLD,
-} from "./dream.ts";
+export { createDreamJob } from "./dream.ts";
 export type { ConsentMode, ExtractionReport, ExtractMemoriesOptions } from "./extract-memories.ts";
-export {
-  EXTRACTION_TOOLS,
-  extractMemories,
-  MAX_EXTRACTED_MEMORIES,
-  renderConversationForExtraction,
-} from "./extract-memories.ts";
+export { EXTRACTION_TOOLS, extractMemories, MAX_EXTRACTED_MEMORIES } from "./extract-memories.ts";
 export type { MemoryEntry } from "./memory-catalog.ts";
 export type { DecayExplanation, DecayOptions } from "./memory-decay.ts";
 export { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS, explainDecay } from "./memory-decay.ts";
@@ -57,7 +46,6 @@ export type {
 export { createMemoryRetriever, formatRecalledMemories } from "./memory-retriever.ts";
 export type { MemoryRootOptions } from "./memory-root.ts";
 export { defaultMemoryRoot } from "./memory-root.ts";
-export { runReadOnlyShell } from "./memory-shell.ts";
 export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 export type {
   MemoryTool,
@@ -70,7 +58,7 @@ export type { MemoryVersion, MemoryVersionOperation } from "./memory-versions.ts
 export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
 export type { SessionMemory, SessionMemoryOptions, SessionNotesUpdate } from "./session-memory.ts";
-export { applyNotesEdit, createSessionMemory, SESSION_NOTES_EDIT_TOOL } from "./session-memory.ts";
+export { createSessionMemory, SESSION_NOTES_EDIT_TOOL } from "./session-memory.ts";
 export type {
   SessionMemoryThresholds,
   SessionMemoryTriggerState,
@@ -78,14 +66,10 @@ export type {
   TriggerDecision,
 } from "./session-memory-trigger.ts";
 export { DEFAULT_SESSION_MEMORY_THRESHOLDS, decideSessionMemoryUpdate } from "./session-memory-trigger.ts";
-export type { NotesBudget, SessionNotesConfig } from "./session-notes.ts";
+export type { NotesBudget } from "./session-notes.ts";
 export {
   DEFAULT_SESSION_NOTES_PROMPT,
   DEFAULT_SESSION_NOTES_TEMPLATE,
-  loadSessionNotesConfig,
-  notesBudgetReminders,
-  SESSION_NOTES_SECTION_TOKENS,
-  SESSION_NOTES_TOTAL_TOKENS,
   truncateForCompact,
 } from "./session-notes.ts";
 export type { StoreLockOptions } from "./store-lock.ts";
