@@ -1,11 +1,11 @@
+import type { Message } from "@unforget/core";
 import {
   importClaudeCodeTranscript,
   importMiniSweAgentTrajectory,
   importOpenHandsTrajectory,
   importSweAgentTrajectory,
-  type Message,
-} from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+} from "@unforget/importers";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { collapseContext } from "./collapse-context.ts";
 import { createContextManager } from "./context-manager.ts";
 import { microcompact } from "./microcompact.ts";

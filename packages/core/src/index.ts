@@ -22,33 +22,6 @@ export {
   UnforgetError,
 } from "./errors.ts";
 export type {
-  ClaudeCodeSessionImport,
-  ClaudeCodeSessionSource,
-  ClaudeCodeSubagentImport,
-  ClaudeCodeSubagentSource,
-} from "./importers/import-claude-code-session.ts";
-export { importClaudeCodeSession } from "./importers/import-claude-code-session.ts";
-export { importClaudeCodeTranscript } from "./importers/import-claude-code-transcript.ts";
-export { importMiniSweAgentTrajectory } from "./importers/import-mini-swe-agent-trajectory.ts";
-export type { OpenHandsInstanceImport } from "./importers/import-openhands-trajectory.ts";
-export {
-  importOpenHandsEvaluationOutput,
-  importOpenHandsTrajectory,
-} from "./importers/import-openhands-trajectory.ts";
-export type {
-  ImportCounts,
-  ImportFormat,
-  ImportLocation,
-  ImportProblem,
-  ImportRepair,
-  ImportReport,
-  ImportResult,
-  ImportViolation,
-} from "./importers/import-result.ts";
-export { importSweAgentTrajectory } from "./importers/import-swe-agent-trajectory.ts";
-export { importUnforgetTranscript } from "./importers/import-unforget-transcript.ts";
-export { readClaudeCodeSessionDir } from "./importers/read-claude-code-session-dir.ts";
-export type {
   CacheControl,
   ContentBlock,
   ContentBlockType,
@@ -77,7 +50,6 @@ export {
   getMessageText,
   getToolResults,
   getToolUses,
-  isRecord,
   isToolResultBlock,
   isToolUseBlock,
   normalizeContent,
@@ -86,23 +58,19 @@ export {
   usageContextTokens,
 } from "./message.ts";
 export type {
-  LearnedModelLimits,
   ModelLimits,
   ModelLimitsEntry,
   ModelLimitsRegistry,
   ModelLimitsRegistryOptions,
 } from "./model-limits.ts";
 export {
+  bedrockFoundationModelId,
   canonicalModelId,
-  createLearnedModelLimits,
   createModelLimitsRegistry,
   DEFAULT_MODEL_LIMITS,
   getModelLimits,
   UNKNOWN_MODEL_LIMITS,
 } from "./model-limits.ts";
-export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
-export type { PromptTooLongMatch } from "./prompt-too-long.ts";
-export { parsePromptTooLongMessage } from "./prompt-too-long.ts";
 export type {
   AppliedContextEdit,
   ContextManagementConfig,
@@ -124,15 +92,6 @@ export type {
   ToolDefinition,
 } from "./provider.ts";
 export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
-export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
-export {
-  abortableDelay,
-  computeRetryDelay,
-  DEFAULT_MAX_RETRIES,
-  parseRetryAfter,
-  throwIfAborted,
-  withRetries,
-} from "./retry.ts";
 export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
 export type {
   ApiRoundGroup,

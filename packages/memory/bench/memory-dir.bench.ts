@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { corpusDir } from "@unforget/testing";
+import { corpusDir } from "@unforget/testing/corpus";
 import { createMemoryDir } from "../src/memory-dir.ts";
 import { formatMemoryFile, MEMORY_TYPES } from "../src/memory-frontmatter.ts";
 

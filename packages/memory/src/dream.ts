@@ -1,8 +1,9 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isRecord, type ModelProvider, type ToolUseBlock } from "@unforget/core";
+import type { ModelProvider, ToolUseBlock } from "@unforget/core";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { hashContent } from "./content-hash.ts";
+import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { MemoryConflictError, MemoryLockError, MemoryNotFoundError } from "./memory-errors.ts";

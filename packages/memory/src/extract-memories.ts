@@ -1,7 +1,6 @@
 import {
   ConfigurationError,
   type ContentBlock,
-  isRecord,
   type Message,
   type ModelProvider,
   type RequestMessage,
@@ -10,6 +9,7 @@ import {
   type ToolUseBlock,
 } from "@unforget/core";
 import { hashContent } from "./content-hash.ts";
+import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { MemoryConflictError } from "./memory-errors.ts";
 import { formatMemoryFile, parseMemoryFile } from "./memory-frontmatter.ts";

@@ -1,5 +1,5 @@
-import { isRecord } from "@unforget/core";
 import { parseDocument, stringify } from "yaml";
+import { isRecord } from "./is-record.ts";
 import { MemoryFrontmatterError } from "./memory-errors.ts";
 
 /** What a memory is about: who the user is, a correction, project knowledge, or a pointer to a resource. */

@@ -1,5 +1,5 @@
 import type { ModelProvider, ToolUseBlock } from "@unforget/core";
-import { isRecord } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { MemoryNotFoundError } from "./memory-errors.ts";

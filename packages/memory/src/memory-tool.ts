@@ -1,4 +1,5 @@
-import { ConfigurationError, isRecord, type ToolDefinition } from "@unforget/core";
+import { ConfigurationError, type ToolDefinition } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 import { createMemoryDir, type MemoryDir, type MemoryDirOptions } from "./memory-dir.ts";
 import {
   createCommand,

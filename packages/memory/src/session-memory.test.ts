@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
-import { describeSessionMemorySourceContract } from "@unforget/testing";
+import { describeSessionMemorySourceContract } from "@unforget/testing/contract";
 import { describe, expect, it } from "vitest";
 import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
 import { createSessionMemory, SESSION_NOTES_EDIT_TOOL, type SessionMemory } from "./session-memory.ts";

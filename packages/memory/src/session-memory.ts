@@ -2,7 +2,6 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type ContentBlock,
-  isRecord,
   type Message,
   type ModelProvider,
   type RequestMessage,
@@ -13,6 +12,7 @@ import {
   type ToolUseBlock,
 } from "@unforget/core";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { isRecord } from "./is-record.ts";
 import {
   decideSessionMemoryUpdate,
   INITIAL_TRIGGER_STATE,

@@ -1,6 +1,6 @@
 import type { ModelProvider } from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
+import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, beforeAll } from "vitest";
 
 /** Starts the wire-faithful Anthropic fake for the test file; providers are the real SDK pointed at it. */
