@@ -53,7 +53,7 @@ export type {
   MemoryToolOptions,
   MemoryToolResult,
 } from "./memory-tool.ts";
-export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA } from "./memory-tool.ts";
+export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA, MEMORY_TOOL_ROOT } from "./memory-tool.ts";
 export type { MemoryVersion, MemoryVersionOperation } from "./memory-versions.ts";
 export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
