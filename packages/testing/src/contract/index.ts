@@ -5,3 +5,8 @@ export type {
   ProviderContractOptions,
 } from "./provider-contract.ts";
 export { describeProviderContract } from "./provider-contract.ts";
+export type {
+  SessionMemorySourceContractOptions,
+  SessionMemorySourceHarness,
+} from "./session-memory-source-contract.ts";
+export { describeSessionMemorySourceContract } from "./session-memory-source-contract.ts";

@@ -1,0 +1,159 @@
+import { constants, type Stats } from "node:fs";
+import { lstat, open, readdir, rmdir } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import { hashContent } from "./content-hash.ts";
+import {
+  MemoryConflictError,
+  MemoryLimitError,
+  MemoryPathError,
+  MemorySecretError,
+} from "./memory-errors.ts";
+import { parseMemoryFile } from "./memory-frontmatter.ts";
+import { MEMORY_INDEX_NAME } from "./memory-index.ts";
+import type { VersionLog } from "./memory-versions.ts";
+import type { SecretScanner } from "./secret-scan.ts";
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
+}
+
+/** A memory file's text, read without following a symlink; `undefined` when there is no such file. */
+export async function readMemoryFile(path: string): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") {
+      throw new MemoryPathError(`${path} is a symlink; memory files must be regular files.`, {
+        name: path,
+        rule: "symlink",
+      });
+    }
+    throw error;
+  }
+  try {
+    return await handle.readFile("utf8");
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Walks the folder for `.md` files: hidden entries, symlinks and MEMORY.md are skipped. */
+export async function walkMemoryFiles(root: string): Promise<Array<{ name: string; stats: Stats }>> {
+  const found: Array<{ name: string; stats: Stats }> = [];
+  const visit = async (folder: string): Promise<void> => {
+    let children: string[];
+    try {
+      children = await readdir(folder);
+    } catch {
+      return;
+    }
+    for (const child of children) {
+      if (child.startsWith(".") || child === "node_modules") continue;
+      const path = join(folder, child);
+      const stats = await lstat(path).catch(() => undefined);
+      if (!stats || stats.isSymbolicLink()) continue;
+      if (stats.isDirectory()) await visit(path);
+      else if (stats.isFile() && child.endsWith(".md")) {
+        const name = relative(root, path).split(sep).join("/");
+        if (name !== MEMORY_INDEX_NAME) found.push({ name: name.normalize("NFC"), stats });
+      }
+    }
+  };
+  await visit(root);
+  return found;
+}
+
+/** Removes the folders a delete or rename left empty, up to (not including) the root. */
+export async function removeEmptyFolders(root: string, path: string): Promise<void> {
+  let folder = dirname(path);
+  while (folder.startsWith(root + sep)) {
+    try {
+      await rmdir(folder);
+    } catch {
+      return;
+    }
+    folder = dirname(folder);
+  }
+}
+
+/** The compare-and-swap check: throws `MemoryConflictError` when the current content is not the expected one. */
+export function checkExpectedHash(
+  name: string,
+  expected: string | null | undefined,
+  current: string | undefined,
+): void {
+  if (expected === undefined) return;
+  const actual = current === undefined ? null : hashContent(current);
+  if (actual === expected) return;
+  const what =
+    expected === null
+      ? "it was expected not to exist, but it does"
+      : actual === null
+        ? "it was expected to exist, but it does not"
+        : `its hash is ${actual.slice(0, 12)}…, not the expected ${expected.slice(0, 12)}…`;
+  throw new MemoryConflictError(
+    `${name} changed since it was read (${what}); someone else wrote first. Read it again, merge your change and write with the new hash.`,
+    { memoryName: name, expectedHash: expected, actualHash: actual },
+  );
+}
+
+/** Records content that was changed outside the store (an editor) before it is replaced. */
+export async function recordExternalEdit(
+  versions: VersionLog,
+  name: string,
+  current: string | undefined,
+): Promise<void> {
+  if (current === undefined) return;
+  const latest = await versions.latest(name);
+  const hash = hashContent(current);
+  if (latest?.hash === hash) return;
+  await versions.append({
+    name,
+    operation: "external",
+    at: new Date().toISOString(),
+    author: "unknown (changed outside the store)",
+    hash,
+    content: current,
+  });
+}
+
+/**
+ * Everything a write is checked for before the lock is taken: a string, the size cap, a readable frontmatter,
+ * and (with a scanner) no secret. Throws the typed error; nothing has been written.
+ */
+export async function checkMemoryContent(
+  name: string,
+  content: string,
+  limits: { maxFileBytes: number; secretScanner: SecretScanner | undefined },
+): Promise<void> {
+  if (typeof content !== "string") {
+    throw new MemoryLimitError(`The content of ${name} must be a string.`, {
+      limit: "type",
+      actual: 0,
+      maximum: 0,
+    });
+  }
+  const bytes = Buffer.byteLength(content, "utf8");
+  if (bytes > limits.maxFileBytes) {
+    throw new MemoryLimitError(
+      `${name} would be ${bytes} bytes; the limit is ${limits.maxFileBytes}. Split it into several topic files or shorten it.`,
+      { limit: "file-bytes", actual: bytes, maximum: limits.maxFileBytes },
+    );
+  }
+  if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
+  if (!limits.secretScanner) return;
+  const findings = await limits.secretScanner.scan(content);
+  if (findings.length === 0) return;
+  const rules = [...new Set(findings.map((finding) => finding.rule))];
+  const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
+  throw new MemorySecretError(
+    `${name} was not written: it contains what looks like a secret (${where}; rules ${rules.join(", ")}). Remove the secret (store a reference to where it lives instead) and write again.`,
+    { memoryName: name, rules },
+  );
+}

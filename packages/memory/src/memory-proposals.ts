@@ -1,0 +1,126 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
+import { normalizeMemoryName } from "./memory-name.ts";
+import type { MemoryStore } from "./memory-store.ts";
+
+/** One change a proposal would make; `baseHash` is what the memory was when the change was computed. */
+export type ProposedChange =
+  | { kind: "write"; name: string; content: string; baseHash: string | null; reason?: string }
+  | { kind: "delete"; name: string; baseHash: string; reason?: string };
+
+/** A reviewable set of memory changes, waiting for the user. */
+export interface MemoryProposal {
+  id: string;
+  createdAt: string;
+  /** Who proposed it ("extraction:session:<id>", "dream"). */
+  author: string;
+  /** One line for the review list. */
+  summary: string;
+  changes: ProposedChange[];
+}
+
+/** What approving a proposal did, change by change. */
+export interface ProposalOutcome {
+  applied: string[];
+  /** Changes not applied because the memory changed since the proposal was made (nothing was overwritten). */
+  conflicts: string[];
+}
+
+export interface ProposalQueue {
+  /** Stores a proposal for review and returns it. */
+  propose(proposal: Omit<MemoryProposal, "id" | "createdAt">): Promise<MemoryProposal>;
+  /** Pending proposals, oldest first. */
+  list(): Promise<MemoryProposal[]>;
+  /** Throws `MemoryNotFoundError` for an unknown id. */
+  get(id: string): Promise<MemoryProposal>;
+  /**
+   * Applies a proposal with compare-and-swap on each change's base hash: a memory changed since is left
+   * alone and reported as a conflict. The proposal leaves the queue (kept under `approved/`).
+   */
+  approve(id: string, store: MemoryStore, options?: { author?: string }): Promise<ProposalOutcome>;
+  /** Drops a proposal from the queue (kept under `rejected/`). */
+  reject(id: string): Promise<void>;
+}
+
+const ID = /^[0-9TZ-]+-[0-9a-f]{8}$/;
+
+/** A queue of proposals in a folder (for a memory dir: `<root>/.unforget/proposals`). */
+export function createProposalQueue(folder: string): ProposalQueue {
+  const pathOf = (id: string) => {
+    if (!ID.test(id)) {
+      throw new MemoryNotFoundError(`There is no proposal "${id}"; list them to see the pending ones.`, {
+        memoryName: id,
+      });
+    }
+    return join(folder, `${id}.json`);
+  };
+  const move = async (id: string, to: "approved" | "rejected") => {
+    await mkdir(join(folder, to), { recursive: true });
+    await rename(pathOf(id), join(folder, to, `${id}.json`));
+  };
+  const queue: ProposalQueue = {
+    async propose(input) {
+      const createdAt = new Date().toISOString();
+      const id = `${createdAt.replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
+      const proposal: MemoryProposal = {
+        ...input,
+        changes: input.changes.map((change) => ({ ...change, name: normalizeMemoryName(change.name) })),
+        id,
+        createdAt,
+      };
+      await writeFileAtomic(pathOf(id), JSON.stringify(proposal, null, 2), join(folder, ".tmp"));
+      return proposal;
+    },
+    async list() {
+      let files: string[];
+      try {
+        files = (await readdir(folder)).filter((file) => file.endsWith(".json")).sort();
+      } catch {
+        return [];
+      }
+      return Promise.all(
+        files.map(async (file) => JSON.parse(await readFile(join(folder, file), "utf8")) as MemoryProposal),
+      );
+    },
+    async get(id) {
+      try {
+        return JSON.parse(await readFile(pathOf(id), "utf8")) as MemoryProposal;
+      } catch (error) {
+        if (error instanceof MemoryNotFoundError) throw error;
+        throw new MemoryNotFoundError(`There is no pending proposal "${id}".`, {
+          memoryName: id,
+          cause: error,
+        });
+      }
+    },
+    async approve(id, store, options = {}) {
+      const proposal = await queue.get(id);
+      const outcome: ProposalOutcome = { applied: [], conflicts: [] };
+      const author = options.author ?? "user";
+      for (const change of proposal.changes) {
+        const reason = change.reason ?? proposal.summary;
+        try {
+          if (change.kind === "write") {
+            await store.write(change.name, change.content, { expectedHash: change.baseHash, author, reason });
+          } else {
+            await store.delete(change.name, { expectedHash: change.baseHash, author, reason });
+          }
+          outcome.applied.push(change.name);
+        } catch (error) {
+          if (!(error instanceof MemoryConflictError || error instanceof MemoryNotFoundError)) throw error;
+          outcome.conflicts.push(change.name);
+        }
+      }
+      await move(id, "approved");
+      return outcome;
+    },
+    async reject(id) {
+      await queue.get(id);
+      await move(id, "rejected");
+    },
+  };
+  return queue;
+}

@@ -1,0 +1,111 @@
+import { lstat } from "node:fs/promises";
+import { isUnforgetError } from "@unforget/core";
+import type { MemoryEntry } from "./memory-catalog.ts";
+import type { MemoryDir } from "./memory-dir.ts";
+import { MemoryNotFoundError, MemoryPathError } from "./memory-errors.ts";
+import { normalizeMemoryName, resolveMemoryPath } from "./memory-name.ts";
+
+/** The virtual root the model sees; `/memories/x.md` is `<root>/x.md`. */
+export const MEMORY_TOOL_ROOT = "/memories";
+
+/** What `execute` resolves to: the `tool_result` content and its `is_error` flag. */
+export interface MemoryToolResult {
+  content: string;
+  isError: boolean;
+}
+
+/** What every command works on. */
+export interface ToolContext {
+  store: MemoryDir;
+  /** Recorded on every version the tool writes. */
+  author: string;
+}
+
+/** `folderOnly`: the path ended in a slash, so only a folder may answer to it. */
+export type Resolved = { kind: "root" } | { kind: "name"; name: string; folderOnly: boolean };
+
+/** The name of a path that must be a file (a trailing slash names a folder). */
+export function fileName(target: Resolved, path: string): string | undefined {
+  if (target.kind === "root") return undefined;
+  if (target.folderOnly) {
+    throw new ToolInputError(
+      `Error: The path ${path} is not allowed: a path ending in / names a directory, not a file.`,
+    );
+  }
+  return target.name;
+}
+
+/** Bad input to a command: its message is the error result. Never leaves the tool. */
+export class ToolInputError extends Error {}
+
+export const ok = (content: string): MemoryToolResult => ({ content, isError: false });
+export const fail = (content: string): MemoryToolResult => ({ content, isError: true });
+
+export function stringField(input: Record<string, unknown>, key: string): string {
+  const value = input[key];
+  if (typeof value !== "string") throw new ToolInputError(`Error: \`${key}\` must be a string.`);
+  return value;
+}
+
+/** Maps a tool path to a memory name with the memory dir's rules; throws `ToolInputError` saying why not. */
+export function resolveToolPath(path: string): Resolved {
+  if (path === MEMORY_TOOL_ROOT || path === `${MEMORY_TOOL_ROOT}/`) return { kind: "root" };
+  if (!path.startsWith(`${MEMORY_TOOL_ROOT}/`)) {
+    throw new ToolInputError(
+      `Error: The path ${path} is not allowed: every path must start with ${MEMORY_TOOL_ROOT}/.`,
+    );
+  }
+  let relative = path.slice(MEMORY_TOOL_ROOT.length + 1);
+  const folderOnly = relative.endsWith("/");
+  if (folderOnly) relative = relative.slice(0, -1);
+  try {
+    return { kind: "name", name: normalizeMemoryName(relative, { allowFolder: true }), folderOnly };
+  } catch (error) {
+    if (!(error instanceof MemoryPathError)) throw error;
+    throw new ToolInputError(`Error: The path ${path} is not allowed (${error.rule}): ${error.reason}.`);
+  }
+}
+
+export function humanSize(bytes: number): string {
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}K`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)}M`;
+}
+
+export function numbered(lines: string[], first: number): string {
+  return lines.map((line, index) => `${String(first + index).padStart(6)}\t${line}`).join("\n");
+}
+
+export function splitLines(content: string): string[] {
+  const lines = content.split("\n");
+  if (lines.length > 1 && lines.at(-1) === "") lines.pop();
+  return lines;
+}
+
+export function isFolderOf(folder: string, entry: MemoryEntry): boolean {
+  return folder === "" || entry.name.startsWith(`${folder}/`);
+}
+
+/** Whether `name` is a folder in the store (throws the path error for a symlink on the way). */
+export async function isFolder(context: ToolContext, name: string): Promise<boolean> {
+  try {
+    const path = await resolveMemoryPath(context.store.root, name);
+    return (await lstat(path)).isDirectory();
+  } catch (error) {
+    if (error instanceof ToolInputError || isUnforgetError(error)) throw error;
+    return false;
+  }
+}
+
+/** A memory file's content and hash; `undefined` for a missing file or a name that is not a memory file. */
+export async function readToolFile(
+  context: ToolContext,
+  name: string,
+): Promise<{ content: string; hash: string } | undefined> {
+  if (!name.endsWith(".md")) return undefined;
+  try {
+    return await context.store.read(name);
+  } catch (error) {
+    if (error instanceof MemoryNotFoundError) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,270 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { hashContent } from "../content-hash.ts";
+import {
+  MemoryConflictError,
+  MemoryLimitError,
+  MemoryNotFoundError,
+  MemoryPathError,
+} from "../memory-errors.ts";
+import type { MemoryStore } from "../memory-store.ts";
+import { HOSTILE_MEMORY_NAMES } from "./hostile-memory-names.ts";
+
+export interface MemoryStoreContractOptions<Store extends MemoryStore = MemoryStore> {
+  /** Shown in the suite's title. */
+  name: string;
+  /** Called before every scenario: a fresh, empty store. */
+  createStore(): Promise<Store>;
+  /** Called after every scenario with what `createStore` returned. */
+  cleanup?(store: Store): Promise<void>;
+  /** A second client on the same store (another connection or handle), for the concurrency scenarios. */
+  openSecondClient?(store: Store): Promise<MemoryStore>;
+  /** The store's per-memory size cap in bytes, if it has one smaller than 1 MB. Default 100,000. */
+  maxFileBytes?: number;
+  /** Runs of the model-based property test. Default 15. */
+  propertyRuns?: number;
+}
+
+const TIMEOUT = 30_000;
+
+function memory(name: string, description: string, body = "Body.\n"): string {
+  return `---\nname: ${name}\ndescription: ${description}\ntype: project\n---\n${body}`;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/**
+ * The conformance suite every `MemoryStore` must pass (the memory dir, team memory, and any networked store):
+ * CRUD, typed not-found, compare-and-swap conflicts that write nothing, versions with authors, restore,
+ * path safety on the names' text, NFC names, size caps, concurrent writers losing no update, and a
+ * model-based property over random operation sequences.
+ */
+export function describeMemoryStoreContract<Store extends MemoryStore>(
+  options: MemoryStoreContractOptions<Store>,
+): void {
+  const maxFileBytes = options.maxFileBytes ?? 100_000;
+  const withStore = (scenario: (store: Store) => Promise<void>) => async () => {
+    const store = await options.createStore();
+    try {
+      await scenario(store);
+    } finally {
+      await options.cleanup?.(store);
+    }
+  };
+
+  describe(`memory store contract: ${options.name}`, () => {
+    it(
+      "write, read and list round-trip the exact content and its SHA-256",
+      withStore(async (store) => {
+        const content = memory("build", "How the build runs", "Use `pnpm build`.\n");
+        const { hash } = await store.write("topics/build.md", content);
+        expect(hash).toBe(hashContent(content));
+        expect(await store.read("topics/build.md")).toEqual({ content, hash });
+        const listed = await store.list();
+        expect(listed.map((entry) => [entry.name, entry.hash, entry.description])).toEqual([
+          ["topics/build.md", hash, "How the build runs"],
+        ]);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "search ranks by the query's words, leaves superseded memories out, and finds nothing for no words",
+      withStore(async (store) => {
+        await store.write("deploy.md", memory("deploy", "Staging deploys run on Fridays"));
+        await store.write("db_old.md", memory("database", "The app uses MySQL"));
+        await store.write(
+          "db_new.md",
+          "---\nname: database\ndescription: The app uses PostgreSQL now\ntype: project\nsupersedes: [db_old.md]\n---\nPostgreSQL.\n",
+        );
+        const deploy = await store.search("when do staging deploys run");
+        expect(deploy[0]?.entry.name).toBe("deploy.md");
+        const database = (await store.search("which database does the app use")).map((hit) => hit.entry.name);
+        expect(database).toContain("db_new.md");
+        expect(database).not.toContain("db_old.md");
+        expect(await store.search("?!")).toEqual([]);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "a missing memory is a MemoryNotFoundError for read, delete and rename",
+      withStore(async (store) => {
+        expect(await rejection(store.read("missing.md"))).toBeInstanceOf(MemoryNotFoundError);
+        expect(await rejection(store.delete("missing.md"))).toBeInstanceOf(MemoryNotFoundError);
+        expect(await rejection(store.rename("missing.md", "other.md"))).toBeInstanceOf(MemoryNotFoundError);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "a write with a stale expected hash is a MemoryConflictError and writes nothing",
+      withStore(async (store) => {
+        const first = await store.write("a.md", memory("a", "one"));
+        await store.write("a.md", memory("a", "two"), { expectedHash: first.hash });
+        const conflict = await rejection(
+          store.write("a.md", memory("a", "three"), { expectedHash: first.hash }),
+        );
+        expect(conflict).toBeInstanceOf(MemoryConflictError);
+        expect((conflict as MemoryConflictError).actualHash).toBe(hashContent(memory("a", "two")));
+        expect(await rejection(store.write("a.md", memory("a", "x"), { expectedHash: null }))).toBeInstanceOf(
+          MemoryConflictError,
+        );
+        expect(await rejection(store.delete("a.md", { expectedHash: first.hash }))).toBeInstanceOf(
+          MemoryConflictError,
+        );
+        expect((await store.read("a.md")).content).toBe(memory("a", "two"));
+        // Writing what is already there is not a conflict.
+        await store.write("a.md", memory("a", "two"), { expectedHash: first.hash });
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "every change keeps a version with its author, a delete is restorable, and listing hides versions",
+      withStore(async (store) => {
+        await store.write("a.md", memory("a", "one"), { author: "session:s1" });
+        await store.write("a.md", memory("a", "two"), { author: "agent:a2" });
+        await store.delete("a.md", { author: "user" });
+        const versions = await store.versions("a.md");
+        expect(versions.map((version) => [version.operation, version.author])).toEqual([
+          ["delete", "user"],
+          ["write", "agent:a2"],
+          ["write", "session:s1"],
+        ]);
+        expect(versions[0]?.content).toBe(memory("a", "two"));
+        expect(await store.list()).toEqual([]);
+        const first = versions[2];
+        if (!first) throw new Error("the first version is missing");
+        await store.restore("a.md", first.id, { expectedHash: null });
+        expect((await store.read("a.md")).content).toBe(memory("a", "one"));
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "rename moves a memory and refuses to overwrite an existing one",
+      withStore(async (store) => {
+        await store.write("a.md", memory("a", "alpha"));
+        await store.write("b.md", memory("b", "beta"));
+        expect(await rejection(store.rename("a.md", "b.md"))).toBeInstanceOf(MemoryConflictError);
+        await store.rename("a.md", "moved/a.md");
+        expect((await store.list()).map((entry) => entry.name)).toEqual(["b.md", "moved/a.md"]);
+        expect((await store.read("moved/a.md")).content).toBe(memory("a", "alpha"));
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "names: hostile ones are refused with MemoryPathError, NFC spellings are one memory",
+      withStore(async (store) => {
+        for (const name of HOSTILE_MEMORY_NAMES) {
+          expect(await rejection(store.write(name, memory("x", "x"))), JSON.stringify(name)).toBeInstanceOf(
+            MemoryPathError,
+          );
+          expect(await rejection(store.read(name)), JSON.stringify(name)).toBeInstanceOf(MemoryPathError);
+        }
+        await store.write("cafe\u0301.md", memory("cafe", "decomposed"));
+        expect((await store.read("caf\u00e9.md")).content).toBe(memory("cafe", "decomposed"));
+        expect((await store.list()).map((entry) => entry.name)).toEqual(["caf\u00e9.md"]);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "a memory over the size cap is a MemoryLimitError and is not written",
+      withStore(async (store) => {
+        const content = memory("big", "big", "x".repeat(maxFileBytes + 1));
+        expect(await rejection(store.write("big.md", content))).toBeInstanceOf(MemoryLimitError);
+        expect(await rejection(store.read("big.md"))).toBeInstanceOf(MemoryNotFoundError);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "concurrent compare-and-swap appenders on two clients lose no update",
+      withStore(async (store) => {
+        const other = options.openSecondClient ? await options.openSecondClient(store) : store;
+        await store.write("log.md", memory("log", "appends"));
+        const append = async (client: MemoryStore, line: string) => {
+          for (;;) {
+            const current = await client.read("log.md");
+            try {
+              await client.write("log.md", `${current.content}${line}\n`, { expectedHash: current.hash });
+              return;
+            } catch (error) {
+              if (!(error instanceof MemoryConflictError)) throw error;
+            }
+          }
+        };
+        const lines = Array.from({ length: 12 }, (_, index) => `- line ${index}`);
+        await Promise.all(lines.map((line, index) => append(index % 2 === 0 ? store : other, line)));
+        const { content } = await store.read("log.md");
+        for (const line of lines) expect(content).toContain(`${line}\n`);
+        expect(await store.versions("log.md")).toHaveLength(lines.length + 1);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "matches a plain map under random sequences of writes, deletes and renames",
+      withStore(async (store) => {
+        const names = ["a.md", "b.md", "t/c.md"];
+        const operation = fc.oneof(
+          fc.record({
+            kind: fc.constant("write" as const),
+            name: fc.constantFrom(...names),
+            text: fc.string(),
+          }),
+          fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom(...names) }),
+          fc.record({
+            kind: fc.constant("rename" as const),
+            name: fc.constantFrom(...names),
+            to: fc.constantFrom(...names),
+          }),
+        );
+        let round = 0;
+        await fc.assert(
+          fc.asyncProperty(fc.array(operation, { maxLength: 8 }), async (operations) => {
+            round++;
+            const prefix = `r${round}/`;
+            const model = new Map<string, string>();
+            for (const step of operations) {
+              const name = prefix + step.name;
+              if (step.kind === "write") {
+                const content = memory("m", "random", `${step.text.replace(/\r/g, "")}\n`);
+                await store.write(name, content);
+                model.set(name, content);
+              } else if (step.kind === "delete") {
+                const error = await rejection(store.delete(name));
+                if (model.has(name)) expect(error).toBeUndefined();
+                else expect(error).toBeInstanceOf(MemoryNotFoundError);
+                model.delete(name);
+              } else {
+                const to = prefix + step.to;
+                const error = await rejection(store.rename(name, to));
+                if (!model.has(name)) expect(error).toBeInstanceOf(MemoryNotFoundError);
+                else if (model.has(to)) expect(error).toBeInstanceOf(MemoryConflictError);
+                else {
+                  expect(error).toBeUndefined();
+                  model.set(to, model.get(name) as string);
+                  model.delete(name);
+                }
+              }
+            }
+            const listed = (await store.list()).filter((entry) => entry.name.startsWith(prefix));
+            expect(listed.map((entry) => entry.name).sort()).toEqual([...model.keys()].sort());
+            for (const [name, content] of model) expect((await store.read(name)).content).toBe(content);
+          }),
+          { numRuns: options.propertyRuns ?? 15 },
+        );
+      }),
+      120_000,
+    );
+  });
+}
