@@ -42,7 +42,8 @@
   const yMax = Math.max(data.window, highest) * 1.12;
   const canvas = document.getElementById("chart");
   const tooltip = document.getElementById("tooltip");
-  const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+  const escapeHtml = (text) =>
+    String(text).replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 
   function renderTooltip(context) {
     const model = context.tooltip;
