@@ -31,8 +31,9 @@ export interface ReplayCommandOptions {
 
 /** Where the command writes: stdout for the table or JSON, stderr for progress and notes. */
 export interface CommandOutput {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WriteStream;
+  stdout: { write(text: string): unknown };
+  /** A terminal (`isTTY`) gets a progress bar; anything else plain lines. */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
   env: Record<string, string | undefined>;
 }
 

@@ -8,10 +8,12 @@ export interface ReplayProgress {
   stop(): void;
 }
 
-export function createReplayProgress(stream: NodeJS.WriteStream = process.stderr): ReplayProgress {
+export function createReplayProgress(
+  stream: { write(text: string): unknown; isTTY?: boolean } = process.stderr,
+): ReplayProgress {
   if (stream.isTTY) {
     const bar = new SingleBar({
-      stream,
+      stream: stream as NodeJS.WritableStream,
       format: "replaying {bar} {value}/{total} calls · {percentage}% · {eta_formatted} left",
       barCompleteChar: "█",
       barIncompleteChar: "░",

@@ -49,7 +49,8 @@ export async function openRequestDump(directory: string): Promise<RequestDump> {
   let summarizerFolder = false;
   const write = async (path: string, body: MessagesApiBody) => {
     try {
-      await writeFileAtomic(path, `${JSON.stringify(body, null, 2)}\n`);
+      // One file per call: renamed into place whole, but not flushed one by one (they can be regenerated).
+      await writeFileAtomic(path, `${JSON.stringify(body, null, 2)}\n`, { durable: false });
     } catch (error) {
       throw new OutputError(
         `The request could not be written to ${path} (${error instanceof Error ? error.message : String(error)}).`,
