@@ -173,7 +173,7 @@ td:nth-child(2), td:nth-child(3) { font-variant-numeric: tabular-nums; white-spa
 tr.idle td { color: #94a3b8; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 8px; vertical-align: baseline; }
 .excerpt { color: var(--muted); font-size: 12px; margin-top: 4px; }
-#tooltip { position: absolute; pointer-events: none; background: #0f172a; color: #f8fafc; border-radius: 8px; padding: 10px 12px; font-size: 12px; max-width: 420px; box-shadow: 0 8px 24px rgba(15,23,42,.25); opacity: 0; transition: opacity .08s; z-index: 2; }
+#tooltip { position: absolute; pointer-events: none; background: #0f172a; color: #f8fafc; border-radius: 8px; padding: 10px 12px; font-size: 12px; max-width: 420px; box-shadow: 0 8px 24px rgba(15,23,42,.25); opacity: 0; z-index: 2; }
 #tooltip .title { font-weight: 650; margin-bottom: 4px; }
 #tooltip .row { display: flex; gap: 8px; justify-content: space-between; }
 #tooltip .compaction { border-top: 1px solid #334155; margin-top: 6px; padding-top: 6px; }

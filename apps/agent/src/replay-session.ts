@@ -214,10 +214,15 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** The start of a summary's body: its preamble and headings left out, white space folded. */
 function excerpt(summary: string): string {
-  const flat = summary
+  const body = summary.indexOf("Primary Request and Intent");
+  const flat = (body >= 0 ? summary.slice(body + "Primary Request and Intent".length) : summary)
     .replace(/<\/?summary>/g, "")
+    .replace(/^\s*#{1,6}\s*/gm, "")
+    .replace(/\*\*/g, "")
     .replace(/\s+/g, " ")
+    .replace(/^[\s:*]+/, "")
     .trim();
   return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
 }
