@@ -11,19 +11,22 @@ function packageVersion(): string {
 }
 
 const REPLAY_HELP = `
-SESSION is a Claude Code session (.jsonl, or its session folder), a SWE-agent or mini-swe-agent trajectory,
-an OpenHands event stream or evaluation output (FILE#LINE picks one run), or an Unforget transcript; the
-format is recognised by content. Without SESSION: your newest Claude Code session under ~/.claude/projects,
-else the demo session that ships with unforget. Subagent messages never enter the main context.
+SESSION is a Claude Code session (.jsonl, or its session folder), a SWE-agent
+or mini-swe-agent trajectory, an OpenHands event stream or evaluation output
+(FILE#LINE picks one run), or an Unforget transcript, recognised by content.
+Without SESSION: your newest Claude Code session under ~/.claude/projects,
+else the demo session that ships with unforget. Subagent messages never enter
+the main context.
 
 Examples:
-  unforget replay                                   the newest Claude Code session, or the demo
-  unforget replay ~/.claude/projects/my-app/3f1c….jsonl --window 32K --report report.html
+  unforget replay
+  unforget replay ~/.claude/projects/my-app/3f1c….jsonl --report report.html
   unforget replay run.traj --window 16K --json > stats.json
-  unforget replay session.jsonl --dump-requests requests/   one Messages API body per call
+  unforget replay session.jsonl --window 32K --dump-requests requests/
 
-Nothing is sent anywhere unless --summarizer model is given (then the provider configured by
-UNFORGET_PROVIDER / ANTHROPIC_API_KEY / AWS_* / GOOGLE_* writes the summaries).`;
+Nothing leaves this machine unless --summarizer model is given: then the
+provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
+GOOGLE_*) writes the summaries.`;
 
 /** The `unforget` command line. `output` is where commands write; parse with `parseAsync`. */
 export function createProgram(output: CommandOutput): Command {
