@@ -52,7 +52,7 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
   lines.push(
     layers.length === 0
       ? "No layer had to act: the whole session fits the window. Try a smaller --window (e.g. 16K)."
-      : `Layers that did not need to act: ${idle.join(", ")}.`,
+      : `Not needed: ${idle.join(", ")}.`,
   );
   for (const violation of stats.violations.slice(0, 10)) lines.push(`violation: ${violation}`);
   if (stats.violations.length > 10) lines.push(`… and ${stats.violations.length - 10} more violations`);

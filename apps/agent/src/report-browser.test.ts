@@ -119,7 +119,7 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
     });
     await page.mouse.move(target.x, target.y);
     await page.waitForFunction(() => document.getElementById("tooltip")!.style.opacity === "1");
-    const text = await page.locator("#tooltip").innerText();
+    const text = (await page.locator("#tooltip").textContent()) ?? "";
     expect(text).toContain(`call ${target.call} of ${stats.calls}`);
     expect(text).toMatch(/full · [\d,]+ → [\d,]+ tokens/);
     expect(text).toMatch(/Summarised \d+ messages by the extractive summariser/);
