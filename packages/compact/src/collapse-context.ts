@@ -6,6 +6,7 @@ import {
   describeToolCall,
   estimateTextTokens,
   estimateTokens,
+  isTextObservation,
   oneLine,
   resultText,
   userText,
@@ -27,6 +28,10 @@ export interface CollapseOptions extends LayerTimeOptions {
   targetTokens?: number;
   /** Rounds at the end never folded; default 4 (1 when draining). */
   protectRounds?: number;
+  /** Also keep, from the end, at least this many tokens of rounds unfolded (on top of `protectRounds`); default 0. */
+  protectTokens?: number;
+  /** Fold nothing unless at least this many tokens go: each fold breaks the prompt cache; default 0. */
+  minimumFreedTokens?: number;
   /** Fold everything but the last round (the emergency drain before a reactive summary). */
   drain?: boolean;
   /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`. Observation rounds always may. */
@@ -49,7 +54,15 @@ interface Round {
 export function collapseContext(messages: readonly Message[], options: CollapseOptions = {}): LayerResult {
   const compactable = compactablePredicate(options.compactableTools);
   const rounds = findRounds(messages, compactable);
-  const protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? DEFAULT_COLLAPSE_PROTECT_ROUNDS);
+  let protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? DEFAULT_COLLAPSE_PROTECT_ROUNDS);
+  if (!options.drain && options.protectTokens !== undefined) {
+    let kept = 0;
+    for (let index = rounds.length - 1; index >= 0 && kept < options.protectTokens; index--) {
+      const round = rounds[index]!;
+      kept += estimateTokens(messages.slice(round.start, round.start + 2));
+      protect = Math.max(protect, rounds.length - index);
+    }
+  }
   const eligible = rounds.slice(0, Math.max(0, rounds.length - protect));
   if (eligible.length === 0) return unchanged(messages);
 
@@ -83,6 +96,7 @@ export function collapseContext(messages: readonly Message[], options: CollapseO
     total -= freed;
     folded += records.length;
   }
+  if (tokensFreed < (options.minimumFreedTokens ?? 0)) return unchanged(messages);
   return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, {
     runs: edits.length,
     calls: folded,
@@ -97,7 +111,7 @@ function findRounds(messages: readonly Message[], compactable: (name: string) =>
     if (assistant.role !== "assistant" || answer.role !== "user" || answer.isMeta) continue;
     const uses = assistant.content.filter((block) => block.type === "tool_use");
     const thought = assistantThought(assistant);
-    if (answer.isObservation && uses.length === 0) {
+    if (isTextObservation(answer) && uses.length === 0) {
       const action = typeof assistant.metadata?.action === "string" ? assistant.metadata.action : thought;
       rounds.push({
         start: index,

@@ -101,6 +101,7 @@ export async function compactConversation(
     throw new CompactionFailedError(
       "full",
       "There is nothing to summarise: every message is in the verbatim tail. The conversation is unchanged.",
+      { reason: "nothing-to-summarize" },
     );
   }
   let input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
@@ -155,7 +156,7 @@ export async function compactConversation(
         throw new CompactionFailedError(
           "full",
           `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that left out the oldest rounds; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
-          { cause: error },
+          { cause: error, reason: "too-long" },
         );
       }
       const trimmed = truncateHeadForRetry(input, error.tokenGap);
@@ -163,7 +164,7 @@ export async function compactConversation(
         throw new CompactionFailedError(
           "full",
           "The summary request is too long for the model even with only its last round left; the conversation is unchanged.",
-          { cause: error },
+          { cause: error, reason: "too-long" },
         );
       }
       input = trimmed.messages;
@@ -178,14 +179,20 @@ function split(
   options: CompactConversationOptions,
   bodyStart: number,
 ): { head: Message[]; summarized: Message[]; tail: Message[]; scope: SummaryScope } {
-  const keepStart = (from: number) =>
-    calculateKeepStart(messages, {
+  const keepStart = (from: number) => {
+    const floor = Math.max(from, options.keep?.floor ?? 0);
+    const start = calculateKeepStart(messages, {
       minTokens: 0,
       minTextMessages: 1,
       maxTokens: 4_000,
       ...options.keep,
-      floor: Math.max(from, options.keep?.floor ?? 0),
+      floor,
     });
+    // When the tail would swallow everything (the only text message opens the range), keep the last round only.
+    return start > floor
+      ? start
+      : calculateKeepStart(messages, { minTokens: 0, minTextMessages: 0, maxTokens: 0, floor });
+  };
   const range = options.range;
   if (range && "upTo" in range) {
     const cut = Math.max(bodyStart, Math.min(range.upTo, messages.length));

@@ -1,13 +1,30 @@
 import { UnforgetError, type UnforgetErrorOptions } from "@unforget/core";
 
+/** Why a compaction did not happen. */
+export type CompactionFailureReason =
+  /** Every message is in the verbatim tail: there is nothing to summarise (not a fault; nothing is counted). */
+  | "nothing-to-summarize"
+  /** The summary request did not fit the model even after dropping the oldest rounds. */
+  | "too-long"
+  /** The summariser failed or its summary lacked required sections. */
+  | "summarizer-failed"
+  /** The result would not have made enough room. */
+  | "no-gain";
+
 /** A compaction layer could not make the context smaller; the transcript is untouched. */
 export class CompactionFailedError extends UnforgetError {
   /** The layer that failed ("full", "session-memory", "reactive", …). */
   readonly layer: string;
+  readonly reason: CompactionFailureReason;
 
-  constructor(layer: string, message: string, options?: UnforgetErrorOptions) {
+  constructor(
+    layer: string,
+    message: string,
+    options?: UnforgetErrorOptions & { reason?: CompactionFailureReason },
+  ) {
     super("compaction_failed", message, options);
     this.layer = layer;
+    this.reason = options?.reason ?? "summarizer-failed";
   }
 }
 

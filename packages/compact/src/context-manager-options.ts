@@ -43,6 +43,14 @@ export interface ContextManagerConfig {
   earlyMark?: number | false;
   /** How the model is told to go on after an automatic compaction; default "interactive". */
   continuation?: ContinuationStyle;
+  /**
+   * When the cheap layers act (all in one call, so the prompt cache breaks once): at `level` × threshold
+   * (default 0.95), down to `target` × threshold (0.3), each only when it frees at least
+   * `minimumFreedShare` × threshold (0.2); collapse keeps `protectShare` × threshold of recent output (0.05).
+   * The defaults were chosen on the corpus replay benchmark: every cache break costs a full uncached request,
+   * so each one must buy many calls of growth.
+   */
+  cheapLayers?: { level?: number; target?: number; minimumFreedShare?: number; protectShare?: number };
   toolResultBudget?: false | Omit<ToolResultBudgetOptions, "now" | "fromIndex" | "sessionDir">;
   /** Middle snip by message count and size; off by default (collapse keeps a record of each call, snip does not). */
   snip?: false | Omit<SnipOptions, "now">;

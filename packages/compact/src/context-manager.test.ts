@@ -241,7 +241,7 @@ describe("createContextManager", () => {
     );
     expect(manager.status().compactions).toBe(0);
     veto = false;
-    const result = await manager.compact({ instructions: "Focus on the parser." });
+    const result = await manager.compact(c.messages, { instructions: "Focus on the parser." });
     expect(result.actions[0]?.trigger).toBe("manual");
     expect(JSON.stringify(result.messages)).toContain(
       "Focus requested for this summary: Focus on the parser.",

@@ -9,10 +9,15 @@ import {
   PromptTooLongError,
   type RequestMessage,
   type TranscriptEntry,
-  toRequestMessages,
 } from "@unforget/core";
 import type { PostCompactEvent } from "@unforget/hooks";
-import { type Calibrator, type ContextPolicy, createCalibrator, createContextPolicy } from "@unforget/tokens";
+import {
+  type Calibrator,
+  type ContextPolicy,
+  createCalibrator,
+  createContextPolicy,
+  DEFAULT_PADDING,
+} from "@unforget/tokens";
 import { type CacheBreakDetector, createCacheBreakDetector } from "./cache-break-detector.ts";
 import { type CachedMicrocompact, type CacheEdit, createCachedMicrocompact } from "./cached-microcompact.ts";
 import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";
@@ -39,12 +44,22 @@ import { applyToolResultBudget } from "./tool-result-budget.ts";
 export const STALL_FRACTION = 0.95;
 /** A summary layer that leaves the context above this share of the threshold did not make enough room. */
 export const THRASH_FRACTION = 0.5;
-/** Share of the threshold at which a background summary starts. */
-export const DEFAULT_EARLY_MARK = 0.8;
-/** Collapse starts at this share of the threshold … */
-export const COLLAPSE_LEVEL = 0.9;
-/** … and folds until the context is down to this share. */
-export const COLLAPSE_TARGET = 0.6;
+/**
+ * Share of the threshold at which the cheap layers act — prune, masking, snip and collapse together, in one
+ * call, so that the prompt cache is broken once for all of them.
+ */
+export const CHEAP_LEVEL = 0.95;
+/** The cheap layers fold down to this share of the threshold, so that each cache break buys many calls. */
+export const CHEAP_TARGET = 0.3;
+/** A cheap layer acts only when it frees at least this share of the threshold (each act breaks the cache). */
+export const CHEAP_MINIMUM_SHARE = 0.2;
+/** Recent tool output that collapse never folds, as a share of the threshold (at least one round). */
+export const COLLAPSE_PROTECT_SHARE = 0.05;
+/**
+ * Share of the threshold at which a summary starts in the background, when the cheaper layers could not
+ * bring the context below it in the same call.
+ */
+export const DEFAULT_EARLY_MARK = 0.85;
 
 export interface ContextStatus {
   /** Context size now, in tokens (usage-anchored where possible). */
@@ -103,12 +118,21 @@ export interface ContextManager {
    * transcript intact) when that is not possible, or with `CompactionDisabledError` when emergency compaction is off.
    */
   recover(error: unknown, options?: PrepareOptions): Promise<PrepareResult>;
-  /** A manual compaction now (the user's `/compact`); never fails for being too long to summarise. */
-  compact(options?: CompactOptions & PrepareOptions): Promise<PrepareResult>;
+  /**
+   * A manual compaction now (the user's `/compact`) of the conversation (the same list `prepare` takes);
+   * never fails for being too long to summarise. The instructions apply to this compaction only.
+   */
+  compact(messages: readonly Message[], options?: CompactOptions & PrepareOptions): Promise<PrepareResult>;
   /** Asks for a compaction before the next model call (the model-callable compact tool uses this). */
   requestCompaction(instructions?: string): void;
   /** Asks for a snip before the next model call, keeping the most recent messages (the snip tool uses this). */
   requestSnip(keepRecentMessages: number): void;
+  /** Records session metadata (title, tags, app data); it is re-appended after every compaction. */
+  recordMetadata(metadata: {
+    title?: string;
+    tags?: string[];
+    data?: Record<string, unknown>;
+  }): Promise<void>;
   /** The current context state; cheap. */
   status(): ContextStatus;
   /** Everything the manager has recorded, in order (also written to the transcript sink). */
@@ -164,9 +188,13 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 
   let limits = resolveLimits();
   let policy = buildPolicy(limits);
-  let correction = 0;
-  let correctionAnchor: string | undefined;
-  let lastRequestEstimate: number | undefined;
+  // After a layer edits messages that a response's usage already counted, that usage is stale: the count
+  // continues from the size the layer left (real tokens) plus the estimate of what is added, until the next
+  // response reports fresh usage.
+  let manualAnchor: { tokens: number; extra: number } | undefined;
+  // What the previous request was estimated at: the anchored part the provider already counted, and the
+  // unpadded estimate of the rest. The next response's usage tells how far the estimate of the rest was off.
+  let lastRequest: { anchored: number; estimated: number } | undefined;
   let background: Background | undefined;
   let reactiveUsed = false;
   let pendingCompaction: { instructions?: string } | undefined;
@@ -176,6 +204,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   let turnsSinceCompaction = Number.POSITIVE_INFINITY;
   let lastTokensAfter: number | undefined;
   const growth: number[] = [];
+  // Every tool the session's requests offered, recorded on each boundary so deferred tool lists survive it.
+  const discoveredTools = new Set<string>();
   let lastSystem: unknown;
   let lastTools: unknown;
   let cacheSafe: { system?: PrepareOptions["system"]; tools?: PrepareOptions["tools"]; maxTokens?: number } =
@@ -209,22 +239,19 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     }
   };
 
-  /** Context size now: anchored usage minus what layers removed since that usage, estimate calibrated. */
+  /** Context size now: the last usage (or the size a layer left) plus the calibrated estimate of what came after. */
   const tokensNow = () => {
+    if (manualAnchor) return manualAnchor.tokens + manualAnchor.extra;
     const count = view.count();
-    const anchor = count.anchorIndex >= 0 ? view.view[count.anchorIndex]?.id : undefined;
-    if (anchor !== correctionAnchor) {
-      correction = 0;
-      correctionAnchor = anchor;
-    }
-    const estimated = calibrator.correct(calibrationKey, count.estimatedTokens);
-    return Math.max(0, count.anchorTokens + estimated - (count.anchorIndex >= 0 ? correction : 0));
+    return Math.max(0, count.anchorTokens + calibrator.correct(calibrationKey, count.estimatedTokens));
   };
 
   const rehydrationBudget = () =>
     Math.min(POST_COMPACT_TOTAL_TOKENS, Math.floor(policy.threshold * (config.rehydrationShare ?? 0.25)));
   const summaryBudget = () =>
     config.summary?.maxTokens ?? Math.max(500, Math.min(20_000, Math.floor(policy.threshold * 0.15)));
+  /** What a model summary may read: the window less the summary's output and the compaction prompt. */
+  const summaryInputLimit = () => Math.max(1_000, limits.contextWindow - summaryBudget() - 4_000);
   const keepScale = () => Math.min(1, policy.threshold / 167_000);
 
   /** Runs one cheap layer; its edits are recorded and the view replaced. Errors open its breaker, never the session. */
@@ -248,7 +275,6 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     }
     gate.success();
     if (result.edits.length === 0) return;
-    const before = view.view;
     view.applyLayer(
       layer,
       result.messages,
@@ -257,7 +283,10 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       tokensBefore - result.tokensFreed,
       reason,
     );
-    if (touchesAnchored(before, result)) correction += result.tokensFreed;
+    manualAnchor = {
+      tokens: Math.max(0, tokensBefore - calibrator.correct(calibrationKey, result.tokensFreed)),
+      extra: 0,
+    };
     const tokensAfter = tokensNow();
     const report: LayerReport = {
       layer,
@@ -272,31 +301,6 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     reports.push(report);
     emit({ type: "layer", ...report });
     await firePostCompact(report);
-  }
-
-  /** True when a layer changed a message that the current usage anchor already counts. */
-  function touchesAnchored(before: readonly Message[], result: LayerResult): boolean {
-    const count = view.count();
-    if (count.anchorIndex < 0) return false;
-    const anchorId = correctionAnchor;
-    const anchorAt = anchorId === undefined ? -1 : before.findIndex((message) => message.id === anchorId);
-    if (anchorAt < 0) return true;
-    const ids = new Set<string>();
-    for (const edit of result.edits) {
-      for (const id of edit.messageIds ?? []) ids.add(id);
-    }
-    const useIds = new Set(result.edits.flatMap((edit) => edit.toolUseIds ?? []));
-    for (let index = 0; index <= anchorAt; index++) {
-      const message = before[index]!;
-      if (ids.has(message.id)) return true;
-      if (
-        useIds.size > 0 &&
-        message.content.some((block) => block.type === "tool_result" && useIds.has(block.tool_use_id))
-      ) {
-        return true;
-      }
-    }
-    return false;
   }
 
   function fail(layer: LayerName, trigger: CompactTrigger, error: unknown): void {
@@ -446,9 +450,10 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
         tokensBefore,
         tokensAfter: projectedAfter,
         attachments,
+        discoveredTools: [...discoveredTools],
       });
     }
-    correction = 0;
+    manualAnchor = undefined;
     background = undefined;
     cached?.reset();
     cacheBreaks.resetBaseline();
@@ -456,10 +461,15 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     chain = turnsSinceCompaction <= 3 ? chain + 1 : 1;
     turnsSinceCompaction = 0;
     const tokensAfter = tokensNow();
-    const irreducible = estimateTextTokens(outcome.messageText) + estimateTokens(kept.slice(-4));
+    // What no compaction can remove: the system prompt and tools, the summary, the last round, the attachments.
+    const irreducible =
+      view.preambleTokens +
+      estimateTextTokens(outcome.messageText) +
+      estimateTokens(kept.slice(-4)) +
+      attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
     if (
       tokensAfter > policy.threshold * THRASH_FRACTION &&
-      tokensAfter > irreducible * 1.1 &&
+      tokensAfter > irreducible * DEFAULT_PADDING * 1.1 &&
       trigger !== "manual"
     ) {
       fail(
@@ -582,13 +592,13 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     try {
       const outcome = await compactConversation(view.view, {
         summarizer: chosen,
+        ...(chosen.boundedByModelWindow ? { maxInputTokens: summaryInputLimit() } : {}),
         trigger,
         summaryMaxTokens: summaryBudget(),
-        maxInputTokens: Math.max(1_000, limits.contextWindow - summaryBudget() - 4_000),
         continuation: trigger === "manual" ? "none" : (config.continuation ?? "interactive"),
         keep: {
-          minTokens: Math.round(2_000 * scale),
-          maxTokens: Math.max(1_000, Math.round(8_000 * scale)),
+          minTokens: 0,
+          maxTokens: Math.max(600, Math.round(8_000 * scale)),
           minTextMessages: 1,
           ...config.summary?.keep,
         },
@@ -602,6 +612,10 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       });
       return await applyOutcome(layerFor, trigger, outcome, tokensBefore, started, reports);
     } catch (error) {
+      if (error instanceof CompactionFailedError && error.reason === "nothing-to-summarize") {
+        if (trigger === "manual") throw error;
+        return false;
+      }
       fail(layerFor, trigger, error);
       if (chosen !== fallbackSummarizer && !breaker(layerFor).closed) {
         // The model path just tripped its breaker: the extractive summary is the fallback, now.
@@ -637,13 +651,13 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     const scale = keepScale();
     const promise = compactConversation(snapshot, {
       summarizer,
+      ...(summarizer.boundedByModelWindow ? { maxInputTokens: summaryInputLimit() } : {}),
       trigger: "auto",
       summaryMaxTokens: summaryBudget(),
-      maxInputTokens: Math.max(1_000, limits.contextWindow - summaryBudget() - 4_000),
       continuation: config.continuation ?? "interactive",
       keep: {
-        minTokens: Math.round(2_000 * scale),
-        maxTokens: Math.max(1_000, Math.round(8_000 * scale)),
+        minTokens: 0,
+        maxTokens: Math.max(600, Math.round(8_000 * scale)),
         minTextMessages: 1,
         ...config.summary?.keep,
       },
@@ -655,7 +669,61 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     emit({ type: "background-started", messages: snapshot.length, tokens });
   }
 
+  /**
+   * The cheap layers, all in one call (one cache break): prune old outputs, mask, snip, then fold old
+   * completed runs down to the cheap target. Each stops as soon as the context is low enough.
+   */
+  async function runCheapLayers(reports: LayerReport[], now: number): Promise<void> {
+    const target = Math.floor(policy.threshold * (config.cheapLayers?.target ?? CHEAP_TARGET));
+    const minimumShare = config.cheapLayers?.minimumFreedShare ?? CHEAP_MINIMUM_SHARE;
+    const scale = keepScale();
+    if (config.microcompact !== false) {
+      await runLayer("microcompact", "auto", "context at the cheap-layer level", reports, () =>
+        microcompact(view.view, {
+          protectTokens: Math.round(40_000 * scale),
+          minimumFreedTokens: Math.round(20_000 * scale),
+          ...config.microcompact,
+          strategy: "prune",
+          now,
+          staleMessageIds: view.staleMessageIds(),
+        }),
+      );
+    }
+    if (config.observationMasking && tokensNow() > target) {
+      await runLayer("observation-masking", "auto", "context at the cheap-layer level", reports, () =>
+        maskObservations(view.view, {
+          minimumFreedTokens: Math.floor(policy.threshold * minimumShare),
+          ...(config.observationMasking || {}),
+          now,
+        }),
+      );
+    }
+    if (config.snip && tokensNow() > target) {
+      await runLayer("snip", "auto", "context at the cheap-layer level", reports, () =>
+        snipCompact(view.view, { maxTokens: target, ...(config.snip || {}), now }),
+      );
+    }
+    if (config.collapse !== false && tokensNow() > target) {
+      // The estimate of the messages alone, without system prompt and padding, is what collapse can fold.
+      const padded = tokensNow();
+      const messagesTarget = Math.max(0, estimateTokens(view.view) - (padded - target) / DEFAULT_PADDING);
+      await runLayer("collapse", "auto", "context at the cheap-layer level", reports, () =>
+        collapseContext(view.view, {
+          protectRounds: 2,
+          protectTokens: Math.floor(
+            policy.threshold * (config.cheapLayers?.protectShare ?? COLLAPSE_PROTECT_SHARE),
+          ),
+          minimumFreedTokens: Math.floor(policy.threshold * minimumShare),
+          ...(config.collapse || {}),
+          targetTokens: Math.floor(messagesTarget),
+          now,
+        }),
+      );
+    }
+  }
+
   function setRequestShape(prepareOptions: PrepareOptions): void {
+    for (const tool of prepareOptions.tools ?? []) discoveredTools.add(tool.name);
     if (prepareOptions.system !== lastSystem || prepareOptions.tools !== lastTools) {
       lastSystem = prepareOptions.system;
       lastTools = prepareOptions.tools;
@@ -674,16 +742,23 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 
   /** New assistant responses carry usage: feed the calibrator, the cache-break detector and cached microcompact. */
   function observeResponses(added: readonly Message[]): void {
+    if (manualAnchor) {
+      if (added.some((message) => message.role === "assistant" && message.usage)) manualAnchor = undefined;
+      else
+        manualAnchor.extra += calibrator.correct(
+          calibrationKey,
+          Math.ceil(estimateTokens(added) * DEFAULT_PADDING),
+        );
+    }
     for (const message of added) {
       if (message.role !== "assistant" || !message.usage) continue;
       const usage = message.usage;
-      if (lastRequestEstimate !== undefined) {
-        calibrator.observe(
-          calibrationKey,
-          lastRequestEstimate,
-          usage.inputTokens + usage.cacheCreationInputTokens + usage.cacheReadInputTokens,
-        );
-        lastRequestEstimate = undefined;
+      if (lastRequest !== undefined) {
+        const reported = usage.inputTokens + usage.cacheCreationInputTokens + usage.cacheReadInputTokens;
+        if (reported > lastRequest.anchored) {
+          calibrator.observe(calibrationKey, lastRequest.estimated, reported - lastRequest.anchored);
+        }
+        lastRequest = undefined;
       }
       const broke = cacheBreaks.observe(usage);
       if (broke) emit({ type: "cache-break", ...broke });
@@ -721,7 +796,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   ): Promise<PrepareResult> {
     const tokens = tokensNow();
     const result: PrepareResult = {
-      messages: toRequestMessages(view.view),
+      messages: view.requestMessages(),
       projected: view.view,
       tokensBefore,
       tokens,
@@ -754,7 +829,15 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
         });
       }
     }
-    lastRequestEstimate = view.count().estimatedTokens;
+    const count = view.count();
+    lastRequest = manualAnchor
+      ? undefined
+      : count.anchorIndex >= 0
+        ? { anchored: count.anchorTokens, estimated: count.estimatedTokens / DEFAULT_PADDING }
+        : {
+            anchored: 0,
+            estimated: (count.estimatedTokens - view.preambleTokens) / DEFAULT_PADDING + view.preambleTokens,
+          };
     lastTokensAfter = tokens;
     await view.flush();
     return result;
@@ -779,6 +862,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       const now = clock();
       const recursion =
         prepareOptions.querySource === "compact" || prepareOptions.querySource === "session_memory";
+      // A compaction's or a memory extraction's own call never compacts (it would recurse or deadlock).
+      if (recursion) return finish(tokensBefore, reports, prepareOptions);
 
       if (config.toolResultBudget !== false && added.length > 0) {
         const budget = config.toolResultBudget ?? {};
@@ -826,52 +911,16 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       const proactive = config.proactive !== "off" && !recursion;
       if (proactive) {
         let tokens = tokensNow();
-        const cheapLevel =
-          policy.evaluate(tokens).layersDue.includes("microcompact") || tokens >= policy.threshold * 0.85;
-        if (cheapLevel) {
-          if (config.snip) {
-            await runLayer("snip", "auto", "context at the cheap-layer level", reports, () =>
-              snipCompact(view.view, {
-                maxTokens: Math.floor(policy.threshold * COLLAPSE_TARGET),
-                ...(config.snip || {}),
-                now,
-              }),
-            );
-          }
-          if (config.microcompact !== false) {
-            const scale = keepScale();
-            await runLayer("microcompact", "auto", "context at the cheap-layer level", reports, () =>
-              microcompact(view.view, {
-                protectTokens: Math.round(40_000 * scale),
-                minimumFreedTokens: Math.round(20_000 * scale),
-                ...config.microcompact,
-                strategy: "prune",
-                now,
-                staleMessageIds: view.staleMessageIds(),
-              }),
-            );
-          }
-          if (config.observationMasking) {
-            await runLayer("observation-masking", "auto", "context at the cheap-layer level", reports, () =>
-              maskObservations(view.view, { ...(config.observationMasking || {}), now }),
-            );
-          }
-        }
+        const actedBefore = reports.length;
+        if (tokens >= policy.threshold * (config.cheapLayers?.level ?? CHEAP_LEVEL))
+          await runCheapLayers(reports, now);
         tokens = tokensNow();
-        if (config.collapse !== false && tokens >= policy.threshold * COLLAPSE_LEVEL) {
-          await runLayer("collapse", "auto", "context near the threshold", reports, () =>
-            collapseContext(view.view, {
-              ...(config.collapse || {}),
-              targetTokens: Math.floor(policy.threshold * COLLAPSE_TARGET * 0.75),
-              now,
-            }),
-          );
-        }
-        tokens = tokensNow();
+        const cheaperActed = reports.length > actedBefore;
         const earlyMark = config.earlyMark === false ? undefined : (config.earlyMark ?? DEFAULT_EARLY_MARK);
         if (
           earlyMark !== undefined &&
           !background &&
+          !cheaperActed &&
           tokens >= policy.threshold * earlyMark &&
           tokens < policy.threshold
         ) {
@@ -927,7 +976,8 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       return finish(tokensBefore, reports, prepareOptions);
     },
 
-    async compact(compactOptions = {}) {
+    async compact(messages, compactOptions = {}) {
+      observeResponses(view.sync(messages));
       setRequestShape(compactOptions);
       const reports: LayerReport[] = [];
       const tokensBefore = tokensNow();
@@ -944,6 +994,11 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 
     requestSnip(keepRecentMessages) {
       pendingSnip = Math.max(1, Math.floor(keepRecentMessages));
+    },
+
+    async recordMetadata(metadata) {
+      view.appendMetadata(metadata);
+      await view.flush();
     },
 
     status: () => status(),

@@ -5,10 +5,12 @@ import {
   type CompactTrigger,
   type ContextEdit,
   createTranscriptEntry,
+  extendRequestMessages,
   InvalidMessageError,
   InvalidOperationError,
   type Message,
   projectContext,
+  type RequestMessage,
   type TranscriptEntry,
   type TranscriptEntryInput,
 } from "@unforget/core";
@@ -52,6 +54,8 @@ export class ContextView {
   #session: TokenCountSession;
   #preambleTokens = 0;
   #boundary: CompactBoundaryEntry | undefined;
+  // The request of the current view, extended as messages are appended; rebuilt after any other change.
+  #request: RequestMessage[] | undefined;
 
   constructor(options: ContextViewOptions) {
     this.#options = options;
@@ -110,6 +114,7 @@ export class ContextView {
     if (added.length > 0) {
       this.view = [...this.view, ...added];
       this.#countView.push(...added);
+      if (this.#request) this.#request = extendRequestMessages(this.#request, added);
     }
     return added;
   }
@@ -181,6 +186,12 @@ export class ContextView {
         this.#defaults(),
       ),
     );
+    // Session metadata (title, tags) goes after the compaction again, so a reader of the transcript's tail finds it.
+    const metadata = this.#latestMetadata();
+    if (metadata) {
+      const { v: _version, id: _id, timestamp: _time, sessionId: _session, ...copy } = metadata;
+      this.#queue(createTranscriptEntry({ ...copy, id: this.#id("metadata") }, this.#defaults()));
+    }
     for (const attachment of input.attachments) {
       this.#queue(
         createTranscriptEntry(
@@ -197,6 +208,13 @@ export class ContextView {
     return boundaryEntry;
   }
 
+  /** Appends a metadata entry (it does not change the projection). */
+  appendMetadata(metadata: { title?: string; tags?: string[]; data?: Record<string, unknown> }): void {
+    this.#queue(
+      createTranscriptEntry({ type: "metadata", id: this.#id("metadata"), ...metadata }, this.#defaults()),
+    );
+  }
+
   /** Appends attachments after the current view (context added between turns). */
   appendAttachments(attachments: readonly Attachment[]): void {
     if (attachments.length === 0) return;
@@ -210,6 +228,11 @@ export class ContextView {
     }
     this.view = projectContext(this.entries).messages;
     this.#rebuildCountView();
+  }
+
+  /** The estimated tokens of the system prompt and tools last set. */
+  get preambleTokens(): number {
+    return this.#preambleTokens;
   }
 
   /** Sets the estimated tokens of the system prompt and tools, counted when no response usage anchors the count. */
@@ -244,6 +267,14 @@ export class ContextView {
     }
   }
 
+  #latestMetadata(): Extract<TranscriptEntry, { type: "metadata" }> | undefined {
+    for (let index = this.entries.length - 1; index >= 0; index--) {
+      const entry = this.entries[index]!;
+      if (entry.type === "metadata") return entry;
+    }
+    return undefined;
+  }
+
   #queue(entry: TranscriptEntry): void {
     this.entries.push(entry);
     this.#pending.push(entry);
@@ -258,7 +289,14 @@ export class ContextView {
     return this.#options.idFactory?.(kind) ?? `${kind}_${randomUUID()}`;
   }
 
+  /** The request's `messages` for the current view (`toRequestMessages(view)`), incremental while messages are only appended. */
+  requestMessages(): RequestMessage[] {
+    this.#request ??= extendRequestMessages([], this.view);
+    return this.#request;
+  }
+
   #rebuildCountView(): void {
+    this.#request = undefined;
     const validFrom = this.#usageValidFrom;
     this.#countView = this.view.map((message, index) => {
       if (index >= validFrom || message.usage === undefined) return message;

@@ -3,11 +3,13 @@ import {
   clip,
   describeOutput,
   describeToolCall,
+  isTextObservation,
   isUserAuthored,
   oneLine,
   resultText,
   userText,
 } from "./conversation.ts";
+import { HEAD_TRUNCATION_MARKER_ID } from "./head-truncation.ts";
 
 /** What happened to one file, as far as the tool inputs tell. */
 export interface FileFacts {
@@ -81,6 +83,12 @@ export function collectConversationFacts(messages: readonly Message[]): Conversa
       facts.userMessages.push(userText(message));
       continue;
     }
+    // The marker of a head truncation carries the user's messages from the part that was left out.
+    const quotes = message.id === HEAD_TRUNCATION_MARKER_ID ? message.metadata?.quotes : undefined;
+    if (Array.isArray(quotes)) {
+      for (const quote of quotes) if (typeof quote === "string") facts.userMessages.push(quote);
+      continue;
+    }
     if (message.role === "assistant") {
       const text = message.content
         .filter((block) => block.type === "text")
@@ -102,7 +110,7 @@ export function collectConversationFacts(messages: readonly Message[]): Conversa
       }
       continue;
     }
-    if (message.isObservation) {
+    if (isTextObservation(message)) {
       const text = userText(message);
       const call = lastAction ? clip(oneLine(lastAction), 80) : "(action)";
       recordOutcome(facts, call, text, false, position);

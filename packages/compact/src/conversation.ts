@@ -106,6 +106,19 @@ export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }
 
+/**
+ * True for an observation sent as plain text (SWE-agent style): a user message marked `isObservation` that
+ * carries no tool_result block. Layers replace such a message whole; one with tool results is handled block
+ * by block like any tool output.
+ */
+export function isTextObservation(message: Message): boolean {
+  return (
+    message.role === "user" &&
+    message.isObservation === true &&
+    !message.content.some((block) => block.type === "tool_result")
+  );
+}
+
 /** True when a message has at least one tool_use block. */
 export function hasToolUse(message: Message | undefined): boolean {
   return (

@@ -26,6 +26,7 @@ export {
   prepareForSummary,
   summaryMessageText,
 } from "./compact-conversation.ts";
+export type { CompactionFailureReason } from "./compact-error.ts";
 export { CompactionDisabledError, CompactionFailedError } from "./compact-error.ts";
 export type { CompactPromptOptions } from "./compact-prompt.ts";
 export { buildCompactPrompt } from "./compact-prompt.ts";

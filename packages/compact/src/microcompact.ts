@@ -1,6 +1,12 @@
 import type { ContextEdit, Message } from "@unforget/core";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
-import { estimateTextTokens, indexToolUses, resultText, userText } from "./conversation.ts";
+import {
+  estimateTextTokens,
+  indexToolUses,
+  isTextObservation,
+  resultText,
+  userText,
+} from "./conversation.ts";
 import {
   isoTime,
   type LayerResult,
@@ -66,13 +72,13 @@ interface Output {
  * are cleared; results already cleared are skipped. Records one edit per cleared output.
  */
 export function microcompact(messages: readonly Message[], options: MicrocompactOptions = {}): LayerResult {
+  const strategy = options.strategy ?? "time";
+  // The idle check is cheap and usually says no: make it before looking at any output.
+  if (strategy === "time" && !idleGapPassed(messages, options)) return unchanged(messages);
   const outputs = collectOutputs(messages, options);
   if (outputs.length === 0) return unchanged(messages);
-  const strategy = options.strategy ?? "time";
   const chosen =
-    strategy === "time"
-      ? chooseByIdleGap(messages, outputs, options)
-      : chooseByPrune(messages, outputs, options);
+    strategy === "time" ? chooseByIdleGap(outputs, options) : chooseByPrune(messages, outputs, options);
   if (chosen.length === 0) return unchanged(messages);
   const edits: ContextEdit[] = [];
   let tokensFreed = 0;
@@ -104,7 +110,7 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
   const outputs: Output[] = [];
   messages.forEach((message, messageIndex) => {
     if (message.role !== "user") return;
-    if (message.isObservation) {
+    if (isTextObservation(message)) {
       const text = userText(message);
       if (text !== CLEARED_RESULT_TEXT) {
         outputs.push({
@@ -134,22 +140,19 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
   return outputs;
 }
 
-function chooseByIdleGap(
-  messages: readonly Message[],
-  outputs: Output[],
-  options: MicrocompactOptions,
-): Output[] {
+/** True when the last assistant message is older than the idle gap (the prompt cache has expired). */
+function idleGapPassed(messages: readonly Message[], options: MicrocompactOptions): boolean {
   const gapMinutes = options.idleGapMinutes ?? DEFAULT_IDLE_GAP_MINUTES;
-  let lastAssistant: Message | undefined;
   for (let index = messages.length - 1; index >= 0; index--) {
-    if (messages[index]!.role === "assistant") {
-      lastAssistant = messages[index];
-      break;
-    }
+    const message = messages[index]!;
+    if (message.role !== "assistant") continue;
+    const last = Date.parse(message.timestamp);
+    return Number.isFinite(last) && (millis(options.now) - last) / 60_000 > gapMinutes;
   }
-  if (!lastAssistant) return [];
-  const last = Date.parse(lastAssistant.timestamp);
-  if (!Number.isFinite(last) || (millis(options.now) - last) / 60_000 <= gapMinutes) return [];
+  return false;
+}
+
+function chooseByIdleGap(outputs: Output[], options: MicrocompactOptions): Output[] {
   const keep = Math.max(0, options.keepRecent ?? DEFAULT_KEEP_RECENT_RESULTS);
   const fresh = outputs.filter((output) => !output.stale);
   const kept = new Set(fresh.slice(Math.max(0, fresh.length - keep)));

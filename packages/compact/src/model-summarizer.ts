@@ -48,6 +48,7 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
   const { provider, model } = options;
   return {
     name: "model",
+    boundedByModelWindow: true,
     async summarize(request: SummarizeRequest): Promise<SummaryResult> {
       const prompt = buildCompactPrompt({
         scope: request.scope,

@@ -5,6 +5,7 @@ import {
   describeToolCall,
   estimateTextTokens,
   indexToolUses,
+  isTextObservation,
   resultText,
   userText,
 } from "./conversation.ts";
@@ -24,6 +25,8 @@ const MASK_PREFIX = "[Output omitted to save context:";
 export interface ObservationMaskingOptions extends LayerTimeOptions {
   /** Most recent outputs kept verbatim; default 10. */
   keepLast?: number;
+  /** Mask nothing unless at least this many tokens go (each masking breaks the prompt cache); default 0. */
+  minimumFreedTokens?: number;
   /** Tools whose outputs may be masked; default `DEFAULT_COMPACTABLE_TOOLS`. Observation messages always may. */
   compactableTools?: CompactableTools;
 }
@@ -46,7 +49,7 @@ export function maskObservations(
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role !== "user") continue;
-    if (message.isObservation) {
+    if (isTextObservation(message)) {
       const text = userText(message);
       if (isMasked(text)) continue;
       seen++;
@@ -87,6 +90,7 @@ export function maskObservations(
   const worthIt = outputs.filter((output) => output.tokens > output.stubTokens);
   if (worthIt.length === 0) return unchanged(messages);
   const tokensFreed = worthIt.reduce((sum, output) => sum + output.tokens - output.stubTokens, 0);
+  if (tokensFreed < (options.minimumFreedTokens ?? 0)) return unchanged(messages);
   return resultFromEdits(
     messages,
     worthIt.reverse().map((output) => output.edit),

@@ -73,7 +73,7 @@ export interface ReplayStats {
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
-  /** Share (0–1) of all request tokens that repeat the previous request's prefix. */
+  /** Share (0–1) of the request tokens, from the second call on, that repeat the previous request's prefix. */
   prefixReuse: number;
   /** Uncached input + 0.1 × cached input + summariser input, in tokens. */
   inputCost: number;
@@ -190,6 +190,8 @@ export async function replayConversation(
 
   const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
+  // The first call has no previous request to share a prefix with: reuse is measured from the second on.
+  const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
   const naiveCost = naiveCostOf(calls);
   return {
     calls,
@@ -201,7 +203,7 @@ export async function replayConversation(
       layers,
       summarizerCalls,
       summarizerInputTokens,
-      prefixReuse: totalTokens === 0 ? 1 : cached / totalTokens,
+      prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
       inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
       naiveInputCost: Math.round(naiveCost),
       violations: calls.flatMap((call) =>

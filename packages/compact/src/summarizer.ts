@@ -50,6 +50,11 @@ export interface Summarizer {
   /** "model", "extractive", or a custom name; shown in reports. */
   readonly name: string;
   /**
+   * True when a model reads the input, so its window bounds it: callers then trim the input to fit before
+   * the call. Summarisers that call no model leave it unset and get everything.
+   */
+  readonly boundedByModelWindow?: boolean;
+  /**
    * Called by a compaction with the messages to summarise. Resolves to a summary that has all nine
    * sections. Rejects with `PromptTooLongError` when the input did not fit (the caller truncates and retries)
    * or with `CompactionFailedError` for anything else.

@@ -36,7 +36,6 @@ export interface ToolResultBudgetOptions extends LayerTimeOptions {
 interface Candidate {
   block: ToolResultBlock;
   chars: number;
-  toolName: string;
 }
 
 /**
@@ -56,7 +55,12 @@ export async function applyToolResultBudget(
   const previewChars = Math.min(options.previewChars ?? DEFAULT_PREVIEW_CHARS, maxResultChars);
   const truncateChars = Math.min(options.truncateChars ?? DEFAULT_TRUNCATE_CHARS, maxResultChars);
   const truncates = options.truncateTools ? compactablePredicate(options.truncateTools) : () => false;
-  const calls = indexToolUses(messages);
+  // Tool names are needed only when something is over a limit: index the calls lazily.
+  let calls: ReturnType<typeof indexToolUses> | undefined;
+  const toolName = (id: string) => {
+    calls ??= indexToolUses(messages);
+    return calls.get(id)?.use.name ?? "";
+  };
   const edits: ContextEdit[] = [];
   const stats = { persisted: 0, truncated: 0, persistFailed: 0 };
   let tokensFreed = 0;
@@ -71,7 +75,7 @@ export async function applyToolResultBudget(
       const chars = resultChars(block);
       total += chars;
       if (isTextResult(block)) {
-        candidates.push({ block, chars, toolName: calls.get(block.tool_use_id)?.use.name ?? "" });
+        candidates.push({ block, chars });
       }
     }
     if (candidates.length === 0) continue;
@@ -82,7 +86,7 @@ export async function applyToolResultBudget(
       let replacement: string | undefined;
       let reason = "truncated";
       let path: string | undefined;
-      if (options.sessionDir && !truncates(candidate.toolName)) {
+      if (options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
         path = persistedOutputPath(options.sessionDir, candidate.block.tool_use_id);
         try {
           await persistOutput(path, text);

@@ -185,6 +185,7 @@ export type { ProjectedContext, TimedLayerEdit } from "./transcript-projection.t
 export {
   applyLayerEdits,
   attachmentMessage,
+  extendRequestMessages,
   isContextEdit,
   projectContext,
   projectMessages,

@@ -234,23 +234,37 @@ function replaceContent(
  * `content` are kept, and a conversation that opens with the assistant gets a short user message first.
  */
 export function toRequestMessages(messages: readonly Message[]): RequestMessage[] {
-  const request: RequestMessage[] = [];
-  for (const message of messages) {
+  return extendRequestMessages([], messages);
+}
+
+/**
+ * `toRequestMessages` of the projection plus `added`, given the request of the projection: linear in `added`
+ * (the last message is replaced by a merged copy when `added` continues its role). Neither input is changed.
+ */
+export function extendRequestMessages(
+  request: readonly RequestMessage[],
+  added: readonly Message[],
+): RequestMessage[] {
+  const out = request.slice();
+  for (const message of added) {
     if (message.content.length === 0) continue;
-    const last = request[request.length - 1];
+    const last = out[out.length - 1];
     if (last && last.role === message.role) {
-      last.content =
-        message.role === "user"
-          ? resultsFirst(last.content, message.content)
-          : [...last.content, ...message.content];
+      out[out.length - 1] = {
+        role: last.role,
+        content:
+          message.role === "user"
+            ? resultsFirst(last.content, message.content)
+            : [...last.content, ...message.content],
+      };
     } else {
-      request.push({ role: message.role, content: message.content });
+      out.push({ role: message.role, content: message.content });
     }
   }
-  if (request[0]?.role === "assistant") {
-    request.unshift({ role: "user", content: [{ type: "text", text: LEADING_USER_TEXT }] });
+  if (out[0]?.role === "assistant") {
+    out.unshift({ role: "user", content: [{ type: "text", text: LEADING_USER_TEXT }] });
   }
-  return request;
+  return out;
 }
 
 function resultsFirst(before: readonly ContentBlock[], after: readonly ContentBlock[]): ContentBlock[] {

@@ -1,0 +1,192 @@
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { createMessage, createUsage, type Message } from "@unforget/core";
+import { estimateMessageTokens } from "@unforget/tokens";
+import { countTokensApproximately } from "langchain";
+import {
+  applyToolResultBudget,
+  collapseContext,
+  compactConversation,
+  createContextManager,
+  createExtractiveSummarizer,
+  maskObservations,
+  microcompact,
+  snipCompact,
+} from "../src/index.ts";
+
+const WORDS = [
+  "parse",
+  "token",
+  "cache",
+  "module",
+  "error",
+  "config",
+  "build",
+  "result",
+  "index",
+  "stream",
+  "layer",
+  "value",
+];
+
+/** A tool round of about `tokens` tokens: an assistant call and its varied, code-like result. */
+function round(index: number, tokens: number, time: number, contextTokens: number): Message[] {
+  const lines: string[] = [];
+  let state = index * 7919 + 1;
+  for (let line = 0; line * 9 < tokens; line++) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    lines.push(
+      `  ${WORDS[state % 12]}_${line}(${WORDS[(state >> 4) % 12]}, ${state % 997}); // ${WORDS[(state >> 8) % 12]}`,
+    );
+  }
+  const id = `toolu_${index}`;
+  return [
+    createMessage(
+      "assistant",
+      [{ type: "tool_use", id, name: "Read", input: { file_path: `src/file${index}.ts` } }],
+      {
+        id: `a${index}`,
+        timestamp: new Date(time).toISOString(),
+        usage: createUsage({ inputTokens: contextTokens, outputTokens: 30 }),
+        responseId: `resp_${index}`,
+      },
+    ),
+    createMessage("user", [{ type: "tool_result", tool_use_id: id, content: lines.join("\n") }], {
+      id: `r${index}`,
+      timestamp: new Date(time + 500).toISOString(),
+    }),
+  ];
+}
+
+function conversation(totalTokens: number, perRound = 2_000): Message[] {
+  const messages: Message[] = [
+    createMessage("user", "Read the whole module and explain it.", {
+      id: "u0",
+      timestamp: new Date(0).toISOString(),
+    }),
+  ];
+  let total = 0;
+  for (let index = 0; total < totalTokens; index++) {
+    const pair = round(index, perRound, index * 10_000, total);
+    for (const message of pair) total += estimateMessageTokens(message);
+    messages.push(...pair);
+  }
+  return messages;
+}
+
+function toLangChain(messages: readonly Message[]): BaseMessage[] {
+  return messages.map((message) => {
+    if (message.role === "assistant") {
+      const calls = message.content.flatMap((block) =>
+        block.type === "tool_use"
+          ? [{ id: block.id, name: block.name, args: block.input as Record<string, unknown> }]
+          : [],
+      );
+      const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+      return new AIMessage({ content: text, tool_calls: calls });
+    }
+    const result = message.content.find((block) => block.type === "tool_result");
+    if (result?.type === "tool_result")
+      return new ToolMessage({
+        content: typeof result.content === "string" ? result.content : JSON.stringify(result.content),
+        tool_call_id: result.tool_use_id,
+      });
+    return new HumanMessage(
+      message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(""),
+    );
+  });
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+export interface PrepareSpeedRow {
+  contextTokens: number;
+  messages: number;
+  prepareMedianMs: number;
+  prepareP95Ms: number;
+  langChainMedianMs: number;
+}
+
+/**
+ * `prepare()` per turn when nothing fires: a session of `tokens` tokens, one new tool round per turn, the
+ * median over `turns` turns; LangChain's `countTokensApproximately` on the same messages in the same run.
+ */
+export async function measurePrepare(tokens: number, turns = 300): Promise<PrepareSpeedRow> {
+  const history = conversation(tokens);
+  const manager = createContextManager({
+    model: "bench",
+    limits: { contextWindow: tokens * 4, maxOutputTokens: 8_000 },
+    clock: () => Date.parse(history[history.length - 1]!.timestamp),
+  });
+  await manager.prepare(history);
+  const times: number[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    history.push(...round(100_000 + turn, 300, history.length * 10_000, manager.status().tokens));
+    const start = process.hrtime.bigint();
+    const result = await manager.prepare(history);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    if (result.actions.length > 0) throw new Error("a layer fired: the no-op measurement is invalid");
+  }
+  const lc = toLangChain(history);
+  const lcTimes: number[] = [];
+  let sink = 0;
+  for (let run = 0; run < 60; run++) {
+    const start = process.hrtime.bigint();
+    sink += countTokensApproximately(lc);
+    lcTimes.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  if (sink < 0) throw new Error("unreachable");
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    contextTokens: tokens,
+    messages: history.length,
+    prepareMedianMs: median(times),
+    prepareP95Ms: sorted[Math.floor(sorted.length * 0.95)]!,
+    langChainMedianMs: median(lcTimes),
+  };
+}
+
+export interface LayerCostRow {
+  layer: string;
+  medianMs: number;
+  tokensFreed: number;
+}
+
+/** The cost of each layer when it fires, on a 200K-token session (median of several runs). */
+export async function measureLayers(tokens = 200_000): Promise<LayerCostRow[]> {
+  const history = conversation(tokens);
+  const last = Date.parse(history[history.length - 1]!.timestamp);
+  const runs: [string, () => Promise<{ tokensFreed: number }> | { tokensFreed: number }][] = [
+    ["tool-result-budget (middle cut)", () => applyToolResultBudget(history, { maxResultChars: 4_000 })],
+    ["snip", () => snipCompact(history, { now: last })],
+    ["microcompact (time)", () => microcompact(history, { now: last + 2 * 3_600_000 })],
+    ["microcompact (prune)", () => microcompact(history, { strategy: "prune", now: last })],
+    ["observation masking", () => maskObservations(history, { now: last })],
+    ["collapse", () => collapseContext(history, { now: last })],
+    [
+      "full summary (extractive)",
+      async () => {
+        const outcome = await compactConversation(history, {
+          summarizer: createExtractiveSummarizer(),
+          trigger: "auto",
+          summaryMaxTokens: 20_000,
+        });
+        return { tokensFreed: outcome.tokensBefore - outcome.tokensAfter };
+      },
+    ],
+  ];
+  const rows: LayerCostRow[] = [];
+  for (const [layer, run] of runs) {
+    const times: number[] = [];
+    let freed = 0;
+    for (let attempt = 0; attempt < 7; attempt++) {
+      const start = process.hrtime.bigint();
+      freed = (await run()).tokensFreed;
+      times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    rows.push({ layer, medianMs: median(times), tokensFreed: freed });
+  }
+  return rows;
+}
