@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
 import { loadSession } from "./load-session.ts";
@@ -66,11 +67,12 @@ export async function runReplayCommand(
       `The importer worked around ${session.problems.length} defect${session.problems.length === 1 ? "" : "s"} in the file; replaying what is readable. First: ${session.problems[0]}`,
     );
   }
-  const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
   const pendingSummaries: ModelRequest[] = [];
   const summarizer = await chooseSummarizer(summarizerChoice, output.env, (request) => {
     pendingSummaries.push(request);
   });
+  if (options.report !== undefined) await checkReportFolder(options.report);
+  const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
   const shape = requestShape(session, window);
   const progress = createReplayProgress(output.stderr);
   let replay: SessionReplay;
@@ -126,6 +128,20 @@ async function writeSummaryRequests(
         tools: request.tools ?? [],
         maxTokens: request.maxTokens,
       }),
+    );
+  }
+}
+
+/** Refuses a report path whose folder is missing before the replay runs, rather than after. */
+async function checkReportFolder(path: string): Promise<void> {
+  const folder = dirname(resolve(path));
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new OutputError(
+      `--report ${path}: the folder ${folder} does not exist. Create it or choose another path.`,
+      {
+        path,
+      },
     );
   }
 }
