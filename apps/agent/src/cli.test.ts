@@ -194,6 +194,14 @@ describe("unforget replay, run as users run it", () => {
     expect(result.code).toBe(2);
   });
 
+  it("refuses an unknown option with exit code 2 and says where help is", async () => {
+    const result = await runCliProcess(["replay", claudeSession, "--windw", "16K"], { env: { HOME: emptyHome } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown option '--windw'");
+    expect(result.stderr).toContain("--help");
+    expect(result.stdout).toBe("");
+  });
+
   it("refuses a dump folder that is not empty", async () => {
     const folder = join(scratch, "used-dump");
     mkdirSync(folder);

@@ -16,7 +16,9 @@ export async function main(argv: readonly string[], output: CommandOutput): Prom
     await program.parseAsync([...argv], { from: "user" });
     return 0;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode;
+    // Commander has printed its message; a wrong command line exits 2, like a wrong option value.
+    if (error instanceof CommanderError)
+      return error.exitCode === 0 || error.code === "commander.help" ? error.exitCode : 2;
     if (isUnforgetError(error)) {
       output.stderr.write(`unforget: ${error.message}\n`);
       return error.code === "replay_option" ? 2 : 1;
