@@ -195,7 +195,9 @@ describe("unforget replay, run as users run it", () => {
   });
 
   it("refuses an unknown option with exit code 2 and says where help is", async () => {
-    const result = await runCliProcess(["replay", claudeSession, "--windw", "16K"], { env: { HOME: emptyHome } });
+    const result = await runCliProcess(["replay", claudeSession, "--windw", "16K"], {
+      env: { HOME: emptyHome },
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("unknown option '--windw'");
     expect(result.stderr).toContain("--help");
