@@ -92,64 +92,7 @@ function clientScript(): string {
   return readFileSync(new URL("../assets/report-client.js", import.meta.url), "utf8");
 }
 
-/**
- * The replay as one self-contained HTML page: the chart of context tokens per call (Chart.js, inlined) with
- * the threshold, the window, the unmanaged line and every compaction marked and explained on hover; the
- * totals; the layers; and every compaction in a table. Deterministic: the same replay gives the same bytes.
- */
-export function renderReplayReport(replay: SessionReplay, label: string): string {
-  const { stats } = replay;
-  const data: ReportData = {
-    window: replay.window,
-    tokens: replay.calls.map((call) => call.tokens),
-    naive: replay.calls.map((call) => call.naiveTokens),
-    threshold: replay.calls.map((call) => call.threshold),
-    colors: LAYER_COLORS,
-    compactions: chartCompactions(replay),
-  };
-  const naivePeak = Math.max(0, ...data.naive);
-  const firstNaiveOverflow = replay.calls.find((call) => call.naiveTokens > replay.window)?.index;
-  const ratio = stats.naiveInputCost > 0 ? stats.inputCost / stats.naiveInputCost : 1;
-  const cards: [string, string, string][] = [
-    ["model calls", number(stats.calls), `${number(replay.session.messages.length)} messages`],
-    [
-      "peak context",
-      number(stats.peakTokens),
-      `${percent(stats.peakTokens / stats.window)} of the ${formatWindow(stats.window)} window`,
-    ],
-    ["overflows", number(stats.overflows), "requests over the window"],
-    ["compactions", number(replay.compactions.length), `${number(stats.summarizerCalls)} by a summariser`],
-    ["prefix reuse", percent(stats.prefixReuse), "of request tokens cacheable"],
-    [
-      "input cost",
-      number(stats.inputCost),
-      `${ratio.toFixed(2)}× the unmanaged ${number(stats.naiveInputCost)}`,
-    ],
-    ["violations", number(stats.violations.length), "broken pairs, lost user messages"],
-  ];
-  const layerRows = LAYER_NAMES.map((name) => {
-    const layer = stats.layers[name];
-    return `<tr class="${layer.runs === 0 ? "idle" : ""}"><td><span class="swatch" style="background:${LAYER_COLORS[name]}"></span>${name}</td><td>${number(layer.runs)}</td><td>${number(layer.tokensFreed)}</td></tr>`;
-  }).join("\n");
-  const compactionRows = replay.compactions
-    .map(
-      (note) =>
-        `<tr><td>${note.call}</td><td><span class="swatch" style="background:${LAYER_COLORS[note.layer]}"></span>${note.layer}</td><td>${number(note.tokensBefore)} → ${number(note.tokensAfter)}</td><td>${escapeHtml(note.description)}${note.summaryExcerpt ? `<div class="excerpt">${escapeHtml(note.summaryExcerpt)}</div>` : ""}</td></tr>`,
-    )
-    .join("\n");
-  const naiveNote =
-    firstNaiveOverflow === undefined
-      ? `Without management the context would have peaked at ${number(naivePeak)} tokens, inside the window.`
-      : `Without management the context would have reached ${number(naivePeak)} tokens (${(naivePeak / replay.window).toFixed(1)}× the window), overflowing from call ${firstNaiveOverflow} on.`;
-  const instance = replay.session.instance ? ` · run on line ${replay.session.instance.line}` : "";
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>unforget replay · ${escapeHtml(label)}</title>
-<style>
-:root { --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --panel: #ffffff; --page: #f8fafc; }
+const REPORT_CSS = `:root { --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --panel: #ffffff; --page: #f8fafc; }
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--page); color: var(--ink); font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 main { max-width: 1200px; margin: 0 auto; padding: 28px 24px 48px; }
@@ -180,19 +123,45 @@ tr.idle td { color: #94a3b8; }
 #tooltip .compaction .what { color: #cbd5e1; margin-top: 2px; }
 #tooltip .compaction .excerpt { color: #94a3b8; }
 footer { color: var(--muted); font-size: 12px; margin-top: 32px; }
-</style>
+`;
+
+/**
+ * The replay as one self-contained HTML page: the chart of context tokens per call (Chart.js, inlined) with
+ * the threshold, the window, the unmanaged line and every compaction marked and explained on hover; the
+ * totals; the layers; and every compaction in a table. Deterministic: the same replay gives the same bytes.
+ */
+export function renderReplayReport(replay: SessionReplay, label: string): string {
+  const { stats } = replay;
+  const data: ReportData = {
+    window: replay.window,
+    tokens: replay.calls.map((call) => call.tokens),
+    naive: replay.calls.map((call) => call.naiveTokens),
+    threshold: replay.calls.map((call) => call.threshold),
+    colors: LAYER_COLORS,
+    compactions: chartCompactions(replay),
+  };
+  const naivePeak = Math.max(0, ...data.naive);
+  const firstNaiveOverflow = replay.calls.find((call) => call.naiveTokens > replay.window)?.index;
+  const naiveNote =
+    firstNaiveOverflow === undefined
+      ? `Without management the context would have peaked at ${number(naivePeak)} tokens, inside the window.`
+      : `Without management the context would have reached ${number(naivePeak)} tokens (${(naivePeak / replay.window).toFixed(1)}× the window), overflowing from call ${firstNaiveOverflow} on.`;
+  const instance = replay.session.instance ? ` · run on line ${replay.session.instance.line}` : "";
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>unforget replay · ${escapeHtml(label)}</title>
+<style>
+${REPORT_CSS}</style>
 </head>
 <body>
 <main>
 <h1>unforget replay</h1>
 <p class="sub">${escapeHtml(label)}${escapeHtml(instance)} · ${escapeHtml(replay.session.format)} session · ${formatWindow(replay.window)}-token window · ${escapeHtml(replay.summarizer)} summariser · requests as ${escapeHtml(replay.model)}</p>
 <section class="cards">
-${cards
-  .map(
-    ([name, value, hint]) =>
-      `<div class="card${name === "overflows" || name === "violations" ? (value === "0" ? " good" : " bad") : ""}"><div class="label">${name}</div><div class="value">${value}</div><div class="hint">${escapeHtml(hint)}</div></div>`,
-  )
-  .join("\n")}
+${renderCards(replay)}
 </section>
 <section class="chart-panel">
 <div class="chart-box"><canvas id="chart" role="img" aria-label="Context tokens per model call, with the compaction threshold, the window and every compaction"></canvas></div>
@@ -201,14 +170,14 @@ ${cards
 </section>
 <h2>Layers</h2>
 <table id="layers"><thead><tr><th>layer</th><th>runs</th><th>tokens freed</th></tr></thead><tbody>
-${layerRows}
+${renderLayerRows(stats)}
 </tbody></table>
 <h2>Compactions</h2>
 ${
   replay.compactions.length === 0
     ? `<p class="note">None: the whole session fits the window. Replay with a smaller <code>--window</code> to see the ladder at work.</p>`
     : `<table id="compactions"><thead><tr><th>call</th><th>layer</th><th>tokens</th><th>what happened</th></tr></thead><tbody>
-${compactionRows}
+${renderCompactionRows(replay)}
 </tbody></table>`
 }
 ${
@@ -224,4 +193,51 @@ ${
 </body>
 </html>
 `;
+}
+
+/** The figures at the top of the page: value and a hint each; overflows and violations green at zero, red above. */
+function renderCards(replay: SessionReplay): string {
+  const { stats } = replay;
+  const ratio = stats.naiveInputCost > 0 ? stats.inputCost / stats.naiveInputCost : 1;
+  const cards: [string, string, string][] = [
+    ["model calls", number(stats.calls), `${number(replay.session.messages.length)} messages`],
+    [
+      "peak context",
+      number(stats.peakTokens),
+      `${percent(stats.peakTokens / stats.window)} of the ${formatWindow(stats.window)} window`,
+    ],
+    ["overflows", number(stats.overflows), "requests over the window"],
+    ["compactions", number(replay.compactions.length), `${number(stats.summarizerCalls)} by a summariser`],
+    ["prefix reuse", percent(stats.prefixReuse), "of request tokens cacheable"],
+    [
+      "input cost",
+      number(stats.inputCost),
+      `${ratio.toFixed(2)}× the unmanaged ${number(stats.naiveInputCost)}`,
+    ],
+    ["violations", number(stats.violations.length), "broken pairs, lost user messages"],
+  ];
+  return cards
+    .map(([name, value, hint]) => {
+      const tone = name === "overflows" || name === "violations" ? (value === "0" ? " good" : " bad") : "";
+      return `<div class="card${tone}"><div class="label">${name}</div><div class="value">${value}</div><div class="hint">${escapeHtml(hint)}</div></div>`;
+    })
+    .join("\n");
+}
+
+/** One row per layer, also those that never ran (greyed). */
+function renderLayerRows(stats: SessionReplay["stats"]): string {
+  return LAYER_NAMES.map((name) => {
+    const layer = stats.layers[name];
+    return `<tr class="${layer.runs === 0 ? "idle" : ""}"><td><span class="swatch" style="background:${LAYER_COLORS[name]}"></span>${name}</td><td>${number(layer.runs)}</td><td>${number(layer.tokensFreed)}</td></tr>`;
+  }).join("\n");
+}
+
+/** Every compaction: its call, layer, the manager's count before and after, and what it did. */
+function renderCompactionRows(replay: SessionReplay): string {
+  return replay.compactions
+    .map(
+      (note) =>
+        `<tr><td>${note.call}</td><td><span class="swatch" style="background:${LAYER_COLORS[note.layer]}"></span>${note.layer}</td><td>${number(note.tokensBefore)} → ${number(note.tokensAfter)}</td><td>${escapeHtml(note.description)}${note.summaryExcerpt ? `<div class="excerpt">${escapeHtml(note.summaryExcerpt)}</div>` : ""}</td></tr>`,
+    )
+    .join("\n");
 }
