@@ -57,8 +57,9 @@ const WRITE_TOOLS = /^(write|writefile|createfile|create)$/;
 const EDITOR_TOOLS = /^(strreplaceeditor|strreplacebasededittool|texteditor)$/;
 const SHELL_TOOLS = /^(bash|shell|executebash|executecommand|runterminalcmd|execcommand|localshell)$/;
 const TODO_TOOLS = /^(todowrite|updateplan|todo|writetodos)$/;
+/** A line of command output that reports a failure (not merely code that mentions an error type). */
 const ERROR_LINE =
-  /(Traceback|\bError\b|error:|ERROR|FAILED|\bFAIL\b|Exception|command not found|No such file|exit code [1-9]|exited with [1-9]|Permission denied|SyntaxError|cannot find)/;
+  /^\s*(Traceback \(most recent call last\)|(?:\w+)?Error:|error(?:\[\w+\])?:|ERROR\b|FAILED\b|FAIL\b|fatal:|panic:)|command not found|No such file or directory|exit (?:code|status) [1-9]|exited with (?:code )?[1-9]|Permission denied|Your proposed edit has introduced/;
 const PATH_LIKE =
   /(?:^|[\s"'`(=])((?:\.{0,2}\/)?[\w@.-]+(?:\/[\w@.-]+)*\.[A-Za-z][\w]{0,5})(?=$|[\s"'`):,;])/g;
 
@@ -113,14 +114,24 @@ export function collectConversationFacts(messages: readonly Message[]): Conversa
     if (isTextObservation(message)) {
       const text = userText(message);
       const call = lastAction ? clip(oneLine(lastAction), 80) : "(action)";
-      recordOutcome(facts, call, text, false, position);
+      const verb = lastAction?.trim().split(/\s+/)[0] ?? "";
+      recordOutcome(
+        facts,
+        call,
+        text,
+        false,
+        position,
+        !["open", "goto", "scroll_up", "scroll_down", "cat"].includes(verb),
+      );
       continue;
     }
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const use = pending.get(block.tool_use_id);
       const call = use ? describeToolCall(use) : "(tool)";
-      recordOutcome(facts, call, resultText(block), isErrorResult(block), position);
+      // A file read shows code, not failures: only an explicit error result counts there.
+      const scan = !use || !READ_TOOLS.test(normalizeTool(use.name));
+      recordOutcome(facts, call, resultText(block), isErrorResult(block), position, scan);
     }
   }
   return facts;
@@ -136,11 +147,16 @@ function recordOutcome(
   text: string,
   isError: boolean,
   position: number,
+  scanForErrors = true,
 ): void {
   const outcome = describeOutput(text, 120);
   facts.lastCalls.push(`${call} → ${isError ? `error: ${outcome}` : outcome}`);
   if (facts.lastCalls.length > 5) facts.lastCalls.shift();
-  const errorLine = isError ? firstLine(text) : text.split("\n").find((line) => ERROR_LINE.test(line));
+  const errorLine = isError
+    ? firstLine(text)
+    : scanForErrors
+      ? text.split("\n").find((line) => ERROR_LINE.test(line))
+      : undefined;
   if (errorLine !== undefined && errorLine.trim().length > 0) {
     facts.errors.push({ call, error: clip(oneLine(errorLine), 200), position });
   }

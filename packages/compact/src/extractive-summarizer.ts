@@ -94,7 +94,9 @@ function buildSections(
   const quote = (text: string) => `"${clip(text.trim(), level.quote)}"`;
 
   const previousPrimary = previous.get("Primary Request and Intent");
-  const requests = facts.userMessages.map((text) => `- ${quote(text)}`);
+  // The requests in brief: their full text is in "All User Messages", quoting them twice would double the cost.
+  const brief = (text: string) => `"${clip(text.trim(), Math.min(level.quote, 400))}"`;
+  const requests = facts.userMessages.map((text) => `- ${brief(text)}`);
   sections.set(
     "Primary Request and Intent",
     joinLines([
@@ -104,7 +106,7 @@ function buildSections(
           ? `Later requests:\n${requests.slice(-5).join("\n")}`
           : undefined
         : requests.length > 0
-          ? `The user asked: ${quote(facts.userMessages[0]!)}${requests.length > 1 ? `\nLater requests:\n${requests.slice(1).slice(-5).join("\n")}` : ""}`
+          ? `The user asked: ${brief(facts.userMessages[0]!)}${requests.length > 1 ? `\nLater requests:\n${requests.slice(1).slice(-5).join("\n")}` : ""}`
           : undefined,
       instructions?.trim()
         ? `Focus requested for this summary: ${clip(instructions.trim(), 500)}`

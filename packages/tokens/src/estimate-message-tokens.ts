@@ -59,10 +59,10 @@ export interface MessageTokenBreakdown {
 
 type Fields = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null;
+export const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null;
 
-/** Estimate of a value that should be text: a string as text, anything else as its JSON text. */
-function textTokens(value: unknown, profile: EstimatorProfile): number {
+/** Unrounded estimate of a value that should be text: a string as text, anything else as its JSON text. */
+export function textTokens(value: unknown, profile: EstimatorProfile): number {
   return estimateTextTokensExact(typeof value === "string" ? value : stringifyForCounting(value), profile);
 }
 

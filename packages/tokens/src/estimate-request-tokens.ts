@@ -1,6 +1,5 @@
 import type { CountTokensRequest } from "@unforget/core";
-import { messageTokensWith } from "./estimate-message-tokens.ts";
-import { estimateTextTokensExact } from "./estimate-text-tokens.ts";
+import { isRecord, messageTokensWith, textTokens } from "./estimate-message-tokens.ts";
 import type { EstimatorProfile } from "./estimator-coefficients.ts";
 import { toCount } from "./finite-count.ts";
 import { stringifyForCounting } from "./stringify-for-counting.ts";
@@ -8,14 +7,6 @@ import { resolveTokenEstimatorOptions, type TokenEstimatorOptions } from "./toke
 
 /** Framing the provider adds around each tool definition. */
 const TOOL_OVERHEAD_TOKENS = 8;
-
-type Fields = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is Fields => typeof value === "object" && value !== null;
-
-function textTokens(value: unknown, profile: EstimatorProfile): number {
-  return estimateTextTokensExact(typeof value === "string" ? value : stringifyForCounting(value), profile);
-}
 
 /** Each element of a list through `each`; a value that is not a list is counted as its JSON text. */
 function sumOf(value: unknown, profile: EstimatorProfile, each: (item: unknown) => number): number {

@@ -305,7 +305,8 @@ describe("collectTextFeatures (optimised) against the reference scanner", () => 
       }),
       { numRuns: 500 },
     );
-  });
+    // 2,500 cases: about 5 s on an idle core, past 30 s on a CI machine shared by other jobs.
+  }, 90_000);
 
   it("adds into the caller's array instead of overwriting it", () => {
     fc.assert(

@@ -1,12 +1,11 @@
-import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
+import { assertMessageList, isRecord, messageTokensWith } from "./estimate-message-tokens.ts";
 import {
-  anchorTokens as anchorTokensOf,
   type ContextTokenCount,
   type CountableMessage,
   contextTokenCount,
-  findUsageAnchor,
   preambleTokensOf,
   type TokenCountWithEstimationOptions,
+  usageTokens,
 } from "./token-count-with-estimation.ts";
 import { resolveTokenEstimatorOptions } from "./token-estimator-options.ts";
 
@@ -39,6 +38,10 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
   let estimateSum = 0;
   let seen = 0;
   let lastSeen: CountableMessage | undefined;
+  // The run of assistant messages from one response that ends the messages seen so far: where it starts and
+  // its response id (a message without one is a run of its own).
+  let runStart = -1;
+  let runResponseId: string | undefined;
 
   const reset = () => {
     anchorIndex = -1;
@@ -49,10 +52,11 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
     estimateSum = 0;
     seen = 0;
     lastSeen = undefined;
+    runStart = -1;
+    runResponseId = undefined;
   };
 
-  const idOf = (message: unknown) =>
-    typeof message === "object" && message !== null ? (message as CountableMessage).id : undefined;
+  const idOf = (message: unknown) => (isRecord(message) ? message.id : undefined);
   const same = (a: CountableMessage | undefined, b: CountableMessage | undefined) =>
     a === b || (idOf(a) !== undefined && idOf(a) === idOf(b));
 
@@ -65,11 +69,24 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
     count(messages) {
       assertMessageList(messages, "TokenCountSession.count");
       if (!stillValid(messages)) reset();
-      let newAnchor = findUsageAnchor(messages, messages.length - 1, seen);
-      if (newAnchor >= 0 && newAnchor < anchorIndex) {
-        // The new response claims to start before the remembered anchor: recount everything.
-        reset();
-        newAnchor = findUsageAnchor(messages);
+      // The new messages, in order: follow the runs of assistant messages split from one response, and take
+      // the last one with a valid usage as the anchor (where findUsageAnchor would land, without walking back
+      // over a long run on every turn).
+      let newAnchor = -1;
+      let newAnchorTokens = 0;
+      for (let index = seen; index < messages.length; index++) {
+        const message = messages[index];
+        if (!isRecord(message) || message.role !== "assistant") continue;
+        const responseId = message.responseId;
+        if (responseId === undefined || responseId !== runResponseId) {
+          runStart = index;
+          runResponseId = responseId;
+        }
+        const tokens = usageTokens(message.usage);
+        if (tokens !== undefined) {
+          newAnchor = runStart;
+          newAnchorTokens = tokens;
+        }
       }
       if (newAnchor >= 0) {
         // Re-anchor: keep the cached estimates of messages after the new anchor, drop the rest.
@@ -82,7 +99,7 @@ export function createTokenCountSession(options: TokenCountWithEstimationOptions
         }
         anchorIndex = newAnchor;
         anchorMessage = messages[newAnchor];
-        anchorTokens = anchorTokensOf(messages, newAnchor) ?? 0;
+        anchorTokens = newAnchorTokens;
       }
       // A message after the anchor replaced by another object (a tool result swapped for a preview, an edit
       // that kept the id) is estimated again; the anchor's usage already covers everything before it.

@@ -1,5 +1,5 @@
 import type { Message } from "@unforget/core";
-import { assertMessageList, messageTokensWith } from "./estimate-message-tokens.ts";
+import { assertMessageList, isRecord, messageTokensWith } from "./estimate-message-tokens.ts";
 import { addCounts, toCount } from "./finite-count.ts";
 import {
   type ResolvedTokenEstimatorOptions,
@@ -55,13 +55,30 @@ export function usageTokens(usage: unknown): number | undefined {
   return fields > 0 && Number.isFinite(total) ? toCount(total) : undefined;
 }
 
-const isMessage = (value: unknown): value is CountableMessage => typeof value === "object" && value !== null;
+const isMessage = isRecord as (value: unknown) => value is CountableMessage;
+
+/**
+ * The anchor: the last assistant message with a valid usage (its window occupancy is the anchor's), walked
+ * back over the messages that came from the same response (parallel tool calls split into several assistant
+ * messages, interleaved with tool results) to the first of them. Entries that are not objects are skipped.
+ */
+function locateUsageAnchor(
+  messages: readonly CountableMessage[],
+  from: number,
+  stopBefore: number,
+): { index: number; tokens: number } | undefined {
+  for (let index = from; index >= stopBefore; index--) {
+    const message = messages[index];
+    if (!isMessage(message) || message.role !== "assistant") continue;
+    const tokens = usageTokens(message.usage);
+    if (tokens !== undefined) return { index: walkBackToResponseStart(messages, index), tokens };
+  }
+  return undefined;
+}
 
 /**
  * Finds the anchor: the last assistant message with a valid usage, then walks back over the messages that
- * came from the same response (parallel tool calls split into several assistant messages, interleaved with
- * tool results) to the first of them. Returns -1 when no assistant message has a valid usage. Entries that are
- * not objects are skipped.
+ * came from the same response to the first of them. Returns -1 when no assistant message has a valid usage.
  */
 export function findUsageAnchor(
   messages: readonly CountableMessage[],
@@ -69,13 +86,7 @@ export function findUsageAnchor(
   stopBefore = 0,
 ): number {
   assertMessageList(messages, "findUsageAnchor");
-  for (let index = from; index >= stopBefore; index--) {
-    const message = messages[index];
-    if (!isMessage(message) || message.role !== "assistant" || usageTokens(message.usage) === undefined)
-      continue;
-    return walkBackToResponseStart(messages, index);
-  }
-  return -1;
+  return locateUsageAnchor(messages, from, stopBefore)?.index ?? -1;
 }
 
 function walkBackToResponseStart(messages: readonly CountableMessage[], index: number): number {
@@ -91,38 +102,18 @@ function walkBackToResponseStart(messages: readonly CountableMessage[], index: n
   return first;
 }
 
-/** The window occupancy of the response the anchor opens; shared with the incremental session. */
-export function anchorTokens(messages: readonly CountableMessage[], anchorIndex: number): number | undefined {
-  // The usage is on the last split message of the response at the latest; any of them carries the same.
-  const responseId = messages[anchorIndex]?.responseId;
-  let tokens = usageTokens(messages[anchorIndex]?.usage);
-  if (responseId === undefined) return tokens;
-  for (let index = anchorIndex + 1; index < messages.length; index++) {
-    const message = messages[index];
-    if (!isMessage(message) || message.role !== "assistant") continue;
-    if (message.responseId !== responseId) break;
-    tokens = usageTokens(message.usage) ?? tokens;
-  }
-  return tokens;
-}
-
 function countWith(
   messages: readonly CountableMessage[],
   options: ResolvedTokenEstimatorOptions,
   preambleTokens: number,
 ): ContextTokenCount {
-  const anchorIndex = findUsageAnchor(messages);
+  const anchor = locateUsageAnchor(messages, messages.length - 1, 0);
+  const anchorIndex = anchor?.index ?? -1;
   let estimate = 0;
   for (let index = anchorIndex + 1; index < messages.length; index++) {
     estimate += messageTokensWith(messages[index]!, options);
   }
-  return contextTokenCount(
-    anchorIndex,
-    anchorIndex >= 0 ? anchorTokens(messages, anchorIndex) : undefined,
-    estimate,
-    options.padding,
-    preambleTokens,
-  );
+  return contextTokenCount(anchorIndex, anchor?.tokens, estimate, options.padding, preambleTokens);
 }
 
 /**

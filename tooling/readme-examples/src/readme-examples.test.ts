@@ -38,6 +38,21 @@ describe("README examples", () => {
     expect(examples.length).toBeGreaterThan(0);
   });
 
+  it("depends on every package an example imports, so that turbo builds it before the examples run", () => {
+    const manifest = JSON.parse(
+      readFileSync(join(ROOT, "tooling", "readme-examples", "package.json"), "utf8"),
+    ) as {
+      devDependencies: Record<string, string>;
+    };
+    const imported = new Set(
+      examples.flatMap((example) =>
+        [...example.code.matchAll(/from "(@unforget\/[\w-]+)/g)].map((match) => match[1]!),
+      ),
+    );
+    const missing = [...imported].filter((name) => manifest.devDependencies[name] === undefined);
+    expect(missing, "add them to tooling/readme-examples/package.json devDependencies").toEqual([]);
+  });
+
   it.each(examples.map((example) => [`${example.readme.replace(ROOT, "")} #${example.index}`, example]))(
     "%s runs and prints what it asserts",
     (_name, example) => {

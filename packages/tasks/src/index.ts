@@ -1,0 +1,93 @@
+export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./file-task-state-store.ts";
+export { createInProcessMailbox } from "./in-process-mailbox.ts";
+export type {
+  Mailbox,
+  MailboxEndpoint,
+  MailboxMessage,
+  MailboxMessageInit,
+  MailboxMessageKind,
+  MailboxReceiveOptions,
+} from "./mailbox.ts";
+export type { ProcessIdentity } from "./process-identity.ts";
+export {
+  INTERACTIVE_PROMPT_PATTERNS,
+  matchInteractivePrompt,
+  type PromptPattern,
+} from "./prompt-patterns.ts";
+export type { RemoteAgentConnector, RemoteAgentLaunch } from "./remote-agent.ts";
+export {
+  createTaskNotificationAttachment,
+  createTaskStatusAttachment,
+  createTaskStatusPlugin,
+  renderTaskNotification,
+  renderTaskStatus,
+  type TaskStatusOptions,
+} from "./task-attachments.ts";
+export {
+  type TaskErrorCode,
+  TaskInputError,
+  TaskNotFoundError,
+  TaskStateError,
+  TaskStoreError,
+} from "./task-errors.ts";
+export {
+  getTaskHooks,
+  type TaskDeadlineEvent,
+  type TaskSettledEvent,
+  type TaskStalledEvent,
+  type TaskStartedEvent,
+} from "./task-hooks.ts";
+export type { TaskInfo, TaskWatcher } from "./task-info.ts";
+export {
+  createTaskManager,
+  type ReadOutputOptions,
+  type StallOptions,
+  type TaskManager,
+  type TaskManagerOptions,
+  type WriteOptions,
+} from "./task-manager.ts";
+export type {
+  TaskDeadlineNotification,
+  TaskFailedNotification,
+  TaskFinishedNotification,
+  TaskMessageNotification,
+  TaskNotification,
+  TaskNotificationKind,
+  TaskStalledNotification,
+} from "./task-notification.ts";
+export type { OutputChunk } from "./task-output.ts";
+export type { TaskOutputWriter } from "./task-output-writer.ts";
+export type {
+  TaskEndReason,
+  TaskOwner,
+  TaskRecord,
+  TaskRecordInit,
+  TaskStatus,
+  TaskType,
+} from "./task-record.ts";
+export type {
+  CommandWorkflowStep,
+  DreamJob,
+  DreamJobContext,
+  DreamSpec,
+  FunctionWorkflowStep,
+  HealthCheck,
+  InProcessTeammate,
+  InProcessTeammateSpec,
+  LocalAgentSpec,
+  LocalBashSpec,
+  LocalWorkflowSpec,
+  McpMonitorSpec,
+  MonitorOptions,
+  MonitorSpec,
+  RemoteAgentSpec,
+  TaskJob,
+  TaskJobContext,
+  TaskSpec,
+  TaskSpecBase,
+  WorkflowStep,
+  WorkflowStepContext,
+} from "./task-spec.ts";
+export type { TaskStateStore } from "./task-state-store.ts";
+export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
+export { createTaskTools, type TaskTool, type TaskToolsOptions } from "./task-tools.ts";

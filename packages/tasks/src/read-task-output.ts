@@ -1,0 +1,36 @@
+import type { ManagerState } from "./manager-state.ts";
+import { TaskInputError } from "./task-errors.ts";
+import { outputPathOf } from "./task-lifecycle.ts";
+import { requireRecord } from "./task-lookup.ts";
+import { MIN_CHUNK_BYTES, type OutputChunk, readOutputChunk } from "./task-output.ts";
+import { isFinalStatus } from "./task-record.ts";
+
+/** `readOutput` of the manager: checks the offset and chunk size, then reads one chunk of any task in `dir`. */
+export async function readTaskOutput(
+  state: ManagerState,
+  id: string,
+  offset: number,
+  maxBytes: number,
+): Promise<OutputChunk> {
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new TaskInputError(
+      `offset: must be a whole number of bytes ≥ 0 (got ${String(offset)}); pass 0 to read from the start, then each read's nextOffset.`,
+      { field: "offset" },
+    );
+  }
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < MIN_CHUNK_BYTES || maxBytes > state.readChunkBytes) {
+    throw new TaskInputError(
+      `maxBytes: must be a whole number from ${MIN_CHUNK_BYTES} to ${state.readChunkBytes} (got ${String(maxBytes)}).`,
+      { field: "maxBytes" },
+    );
+  }
+  let record = await requireRecord(state, id, false);
+  const path = outputPathOf(state, id);
+  let chunk = await readOutputChunk(path, offset, maxBytes, isFinalStatus(record.status));
+  if (chunk.data === "" && !chunk.done && !state.live.has(id)) {
+    // At the end of the output of a task another manager runs: it may have ended since the record was cached.
+    record = await requireRecord(state, id, true);
+    if (isFinalStatus(record.status)) chunk = await readOutputChunk(path, offset, maxBytes, true);
+  }
+  return chunk;
+}

@@ -1,0 +1,21 @@
+import type { ManagerState } from "./manager-state.ts";
+import type { TaskNotification } from "./task-notification.ts";
+import { isFinalStatus } from "./task-record.ts";
+
+/**
+ * Empties the pending notifications of the tasks this manager answers for, each with a compare-and-swap, so
+ * that a notification is returned by exactly one call of one manager; oldest first.
+ */
+export async function takeNotifications(state: ManagerState): Promise<TaskNotification[]> {
+  const taken: TaskNotification[] = [];
+  for (const id of [...state.responsible]) {
+    let pending: readonly TaskNotification[] = [];
+    const record = await state.records.mutate(id, (current) => {
+      pending = current.pending;
+      return pending.length === 0 ? undefined : { ...current, pending: [] };
+    });
+    taken.push(...pending);
+    if (isFinalStatus(record.status) || !state.live.has(id)) state.responsible.delete(id);
+  }
+  return taken.sort((a, b) => a.at - b.at);
+}

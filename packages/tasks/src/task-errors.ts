@@ -1,0 +1,51 @@
+import { UnforgetError } from "@unforget/core";
+
+/** The codes of this package's errors; stable once published. */
+export type TaskErrorCode = "task_not_found" | "task_invalid_input" | "task_state" | "task_store";
+
+/** No task with this id exists in the manager's directory (or in the store). */
+export class TaskNotFoundError extends UnforgetError {
+  readonly taskId: string;
+
+  constructor(message: string, details: { taskId: string; cause?: unknown }) {
+    super("task_not_found", message, { cause: details.cause });
+    this.taskId = details.taskId;
+  }
+}
+
+/** A task spec, a tool input or a manager option is malformed; the message names the field and the fix. */
+export class TaskInputError extends UnforgetError {
+  /** The offending field, as the caller spelled it ("command", "offset", "stall.quietMs", …). */
+  readonly field: string;
+
+  constructor(message: string, details: { field: string; cause?: unknown }) {
+    super("task_invalid_input", message, { cause: details.cause });
+    this.field = details.field;
+  }
+}
+
+/** The operation does not fit the task's state (input to a finished task, a closed manager, a duplicate id). */
+export class TaskStateError extends UnforgetError {
+  readonly taskId: string | undefined;
+
+  constructor(message: string, details: { taskId?: string; cause?: unknown } = {}) {
+    super("task_state", message, { cause: details.cause });
+    this.taskId = details.taskId;
+  }
+}
+
+/** The task-state store could not read or write a record (an I/O error, a corrupt state file). */
+export class TaskStoreError extends UnforgetError {
+  /** The file or location involved, when there is one. */
+  readonly location: string | undefined;
+
+  constructor(message: string, details: { location?: string; cause?: unknown } = {}) {
+    super("task_store", message, { cause: details.cause });
+    this.location = details.location;
+  }
+}
+
+/** The message of any thrown value, for error texts that quote a cause. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

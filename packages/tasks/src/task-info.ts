@@ -1,0 +1,61 @@
+import { stat } from "node:fs/promises";
+import { outputFile, taskDirectory } from "./task-paths.ts";
+import type { TaskEndReason, TaskRecord, TaskStatus, TaskType } from "./task-record.ts";
+
+/** Who watches a task: this manager, another live manager, or nobody (a manager will adopt it). */
+export type TaskWatcher = "this manager" | "another manager" | "nobody";
+
+/** A task as `list()`, `get()` and `stop()` report it. */
+export interface TaskInfo {
+  id: string;
+  type: TaskType;
+  description: string;
+  status: TaskStatus;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  endedAt?: number;
+  endReason?: TaskEndReason;
+  exitCode?: number;
+  signal?: string;
+  error?: string;
+  result?: string;
+  cwd?: string;
+  timeoutMs?: number;
+  deadlineAt?: number;
+  outputPath: string;
+  /** Bytes of output so far. */
+  outputBytes: number;
+  /** Epoch milliseconds of the last output (the file's modification time); absent before any output. */
+  lastOutputAt?: number;
+  /** The process group leader, while a process does the task's work. */
+  pid?: number;
+  watchedBy: TaskWatcher;
+}
+
+export async function toTaskInfo(record: TaskRecord, dir: string, watchedBy: TaskWatcher): Promise<TaskInfo> {
+  const outputPath = outputFile(taskDirectory(dir, record.id));
+  const stats = await stat(outputPath).catch(() => undefined);
+  const info: TaskInfo = {
+    id: record.id,
+    type: record.type,
+    description: record.description,
+    status: record.status,
+    createdAt: record.createdAt,
+    endedAt: record.endedAt,
+    endReason: record.endReason,
+    exitCode: record.exitCode,
+    signal: record.signal,
+    error: record.error,
+    result: record.result,
+    cwd: record.cwd,
+    timeoutMs: record.timeoutMs,
+    deadlineAt: record.deadlineAt,
+    outputPath,
+    outputBytes: stats?.size ?? 0,
+    lastOutputAt: stats !== undefined && stats.size > 0 ? Math.round(stats.mtimeMs) : undefined,
+    pid: record.process?.pid,
+    watchedBy,
+  };
+  for (const key of Object.keys(info) as (keyof TaskInfo)[]) if (info[key] === undefined) delete info[key];
+  return info;
+}

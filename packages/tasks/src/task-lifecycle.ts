@@ -1,0 +1,225 @@
+import { stat } from "node:fs/promises";
+import { UnforgetError } from "@unforget/core";
+import type { LiveTask, ManagerState } from "./manager-state.ts";
+import { describeError, TaskStoreError } from "./task-errors.ts";
+import type { TaskDeadlineNotification, TaskNotification } from "./task-notification.ts";
+import { readOutputTail } from "./task-output.ts";
+import { outputFile, taskDirectory } from "./task-paths.ts";
+import { isFinalStatus, type TaskRecord, type TaskRecordInit } from "./task-record.ts";
+import type { TaskOutcome, TaskRunner } from "./task-runner.ts";
+
+/** setTimeout's longest delay; later moments are reached in several hops. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+export function outputPathOf(state: ManagerState, id: string): string {
+  return outputFile(taskDirectory(state.dir, id));
+}
+
+/** Reports a failure that happened in the background (a timer, an exit handler), where no caller can catch it. */
+export function reportBackground(state: ManagerState, error: unknown): void {
+  const typed =
+    error instanceof UnforgetError
+      ? error
+      : new TaskStoreError(`A background task update failed (${describeError(error)}).`, { cause: error });
+  try {
+    state.reportError(typed);
+  } catch {
+    // A broken sink must not take the manager down.
+  }
+}
+
+function scheduleAt(live: LiveTask, at: number, run: () => void): void {
+  const delay = Math.max(0, at - Date.now());
+  const timer = setTimeout(
+    () => (Date.now() >= at ? run() : scheduleAt(live, at, run)),
+    Math.min(delay, MAX_DELAY_MS),
+  );
+  timer.unref();
+  live.timers.push(timer);
+}
+
+/** Adds a notification to the task's record (so it survives a crash) and makes this manager deliver it. */
+export async function raiseNotification(
+  state: ManagerState,
+  id: string,
+  build: (record: TaskRecord) => TaskNotification | undefined,
+): Promise<TaskNotification | undefined> {
+  let raised: TaskNotification | undefined;
+  await state.records.mutate(id, (record) => {
+    raised = build(record);
+    return raised === undefined ? undefined : { ...record, pending: [...record.pending, raised] };
+  });
+  if (raised !== undefined) state.responsible.add(id);
+  return raised;
+}
+
+async function onTimeout(state: ManagerState, live: LiveTask, timeoutMs: number): Promise<void> {
+  const now = Date.now();
+  const record = await state.records.mutate(live.id, (current) =>
+    isFinalStatus(current.status) || current.stopRequestedAt !== undefined
+      ? undefined
+      : {
+          ...current,
+          timedOut: true,
+          stopRequestedAt: now,
+          error: `timed out after ${timeoutMs} ms and was stopped`,
+        },
+  );
+  if (record.timedOut) await live.runner.stop();
+}
+
+async function onDeadline(state: ManagerState, live: LiveTask): Promise<void> {
+  const path = outputPathOf(state, live.id);
+  const tail = await readOutputTail(path, state.stall.tailBytes);
+  const now = Date.now();
+  let raised: TaskDeadlineNotification | undefined;
+  // The notification and the flag that prevents a second one are one write.
+  await state.records.mutate(live.id, (record) => {
+    if (isFinalStatus(record.status) || record.deadlineNotified) return undefined;
+    raised = {
+      kind: "deadline",
+      taskId: record.id,
+      type: record.type,
+      description: record.description,
+      at: now,
+      outputPath: path,
+      runningMs: now - record.createdAt,
+      tail,
+    };
+    return { ...record, deadlineNotified: true, pending: [...record.pending, raised] };
+  });
+  if (raised === undefined) return;
+  state.responsible.add(live.id);
+  await state.events.deadline({ taskId: live.id, runningMs: raised.runningMs, tail });
+}
+
+function scheduleTimers(state: ManagerState, live: LiveTask, record: TaskRecord): void {
+  const { timeoutMs, deadlineAt } = record;
+  if (timeoutMs !== undefined) {
+    scheduleAt(live, record.createdAt + timeoutMs, () => {
+      onTimeout(state, live, timeoutMs).catch((error: unknown) => reportBackground(state, error));
+    });
+  }
+  if (deadlineAt !== undefined && Number.isFinite(deadlineAt) && !record.deadlineNotified) {
+    scheduleAt(live, deadlineAt, () => {
+      onDeadline(state, live).catch((error: unknown) => reportBackground(state, error));
+    });
+  }
+}
+
+/** The final record for an outcome: a stop or a timeout outranks what the process said about itself. */
+function settle(
+  current: TaskRecord,
+  outcome: TaskOutcome,
+  notification: (status: TaskRecord["status"]) => TaskNotification | undefined,
+): TaskRecordInit {
+  const status = current.timedOut
+    ? "failed"
+    : current.stopRequestedAt !== undefined
+      ? "killed"
+      : outcome.status;
+  const endReason = current.timedOut
+    ? "timeout"
+    : current.stopRequestedAt !== undefined
+      ? "stopped"
+      : outcome.endReason;
+  const raised = notification(status);
+  return {
+    ...current,
+    status,
+    endReason,
+    endedAt: Date.now(),
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    error: current.timedOut ? current.error : status === "killed" ? undefined : outcome.error,
+    result: outcome.result,
+    process: undefined,
+    pending: raised === undefined ? current.pending : [...current.pending, raised],
+  };
+}
+
+/**
+ * Records how a task ended, queues its notification ("finished" or "failed"; a task ended by `stop()` does
+ * not notify: whoever stopped it knows) and fires `taskSettled`. Only the first call for a task does this.
+ */
+export async function finalizeTask(
+  state: ManagerState,
+  id: string,
+  outcome: TaskOutcome,
+): Promise<TaskRecord> {
+  const live = state.live.get(id);
+  for (const timer of live?.timers ?? []) clearTimeout(timer);
+  const path = outputPathOf(state, id);
+  const tail = outcome.status === "failed" ? await readOutputTail(path, state.stall.tailBytes) : "";
+  const outputBytes = (await stat(path).catch(() => undefined))?.size ?? 0;
+  let settledNow = false;
+  const record = await state.records.mutate(id, (current) => {
+    settledNow = !isFinalStatus(current.status);
+    if (!settledNow) return undefined;
+    const base = {
+      taskId: id,
+      type: current.type,
+      description: current.description,
+      at: Date.now(),
+      outputPath: path,
+    };
+    return settle(current, outcome, (status): TaskNotification | undefined => {
+      if (status === "completed")
+        return { ...base, kind: "finished", exitCode: outcome.exitCode, result: outcome.result, outputBytes };
+      if (status === "killed") return undefined;
+      return {
+        ...base,
+        kind: "failed",
+        reason: current.timedOut ? "timeout" : outcome.endReason,
+        exitCode: outcome.exitCode,
+        signal: outcome.signal,
+        error: current.timedOut ? current.error : outcome.error,
+        tail,
+      };
+    });
+  });
+  if (state.live.get(id) === live) state.live.delete(id);
+  if (!settledNow) return record;
+  if (record.pending.length > 0) state.responsible.add(id);
+  await state.events.settled({
+    taskId: id,
+    status: record.status as "completed" | "failed" | "killed",
+    outputPath: path,
+    type: record.type,
+    description: record.description,
+    endReason: record.endReason,
+    exitCode: record.exitCode,
+  });
+  return record;
+}
+
+/** Watches a runner until its task ends: timers for timeout and deadline, the final record when it is done. */
+export function superviseTask(state: ManagerState, record: TaskRecord, runner: TaskRunner): LiveTask {
+  const live: LiveTask = {
+    id: record.id,
+    runner,
+    settled: Promise.resolve(record),
+    timers: [],
+    stall: { size: -1, changedAt: Date.now() },
+  };
+  state.live.set(record.id, live);
+  scheduleTimers(state, live, record);
+  live.settled = runner.done.then((outcome) => finalizeTask(state, record.id, outcome));
+  live.settled.catch((error: unknown) => reportBackground(state, error));
+  return live;
+}
+
+/** Asks a live task to stop; one stop at a time, later calls share it. */
+export function stopLiveTask(state: ManagerState, live: LiveTask): Promise<TaskRecord> {
+  live.stopping ??= (async () => {
+    const now = Date.now();
+    await state.records.mutate(live.id, (current) =>
+      isFinalStatus(current.status) || current.stopRequestedAt !== undefined
+        ? undefined
+        : { ...current, stopRequestedAt: now },
+    );
+    await live.runner.stop();
+    return live.settled;
+  })();
+  return live.stopping;
+}

@@ -1,0 +1,31 @@
+import { type ManagerState, ownerIsAlive } from "./manager-state.ts";
+import { TaskNotFoundError } from "./task-errors.ts";
+import { assertTaskId } from "./task-id.ts";
+import { type TaskInfo, type TaskWatcher, toTaskInfo } from "./task-info.ts";
+import { isFinalStatus, type TaskRecord } from "./task-record.ts";
+
+/**
+ * The record of a task, or `TaskNotFoundError`. A task this manager runs is answered from its cache (it wrote
+ * the record last); any other is read from the store unless `fresh` is false.
+ */
+export async function requireRecord(state: ManagerState, id: string, fresh = true): Promise<TaskRecord> {
+  assertTaskId(id);
+  const record = await state.records.get(id, fresh && !state.live.has(id));
+  if (record === undefined) {
+    throw new TaskNotFoundError(`No task "${id}" in ${state.dir}. Call list() to see the tasks.`, {
+      taskId: id,
+    });
+  }
+  return record;
+}
+
+function watcherOf(state: ManagerState, record: TaskRecord): TaskWatcher {
+  if (isFinalStatus(record.status)) return "nobody";
+  if (state.live.has(record.id)) return "this manager";
+  return ownerIsAlive(record.owner) ? "another manager" : "nobody";
+}
+
+/** A record as the manager's callers see it. */
+export function describeTask(state: ManagerState, record: TaskRecord): Promise<TaskInfo> {
+  return toTaskInfo(record, state.dir, watcherOf(state, record));
+}

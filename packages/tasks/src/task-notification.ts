@@ -1,0 +1,66 @@
+import type { TaskEndReason, TaskType } from "./task-record.ts";
+
+interface TaskNotificationBase {
+  taskId: string;
+  type: TaskType;
+  description: string;
+  /** Epoch milliseconds when it was raised. */
+  at: number;
+  /** The task's output file, for a reader to continue from. */
+  outputPath: string;
+}
+
+/** The task ended successfully. */
+export interface TaskFinishedNotification extends TaskNotificationBase {
+  kind: "finished";
+  exitCode?: number;
+  result?: string;
+  outputBytes: number;
+}
+
+/** The task ended unsuccessfully: non-zero exit, a signal, its timeout, an error, or lost while unwatched. */
+export interface TaskFailedNotification extends TaskNotificationBase {
+  kind: "failed";
+  reason: TaskEndReason;
+  exitCode?: number;
+  signal?: string;
+  error?: string;
+  /** The last output (at most 500 bytes), so the agent sees the error without reading the file. */
+  tail: string;
+}
+
+/** The task printed nothing for a while and its last output looks like a prompt waiting for an answer. */
+export interface TaskStalledNotification extends TaskNotificationBase {
+  kind: "stalled";
+  /** What kind of prompt matched ("yes/no question", "password", "ssh host key", …). */
+  prompt: string;
+  /** The last output (at most 500 bytes), ending with the prompt. */
+  tail: string;
+  /** How long the output had been quiet, in milliseconds. */
+  quietMs: number;
+}
+
+/** The task passed its deadline and is still running; raised once. */
+export interface TaskDeadlineNotification extends TaskNotificationBase {
+  kind: "deadline";
+  runningMs: number;
+  tail: string;
+}
+
+/** An agent or teammate sent the coordinator a message. */
+export interface TaskMessageNotification extends TaskNotificationBase {
+  kind: "message";
+  /** The sender's mailbox address. */
+  from: string;
+  text: string;
+}
+
+/** What `takeNotifications()` returns; each becomes part of an attachment for the agent's next turn. */
+export type TaskNotification =
+  | TaskFinishedNotification
+  | TaskFailedNotification
+  | TaskStalledNotification
+  | TaskDeadlineNotification
+  | TaskMessageNotification;
+
+export type TaskNotificationKind = TaskNotification["kind"];

@@ -1,0 +1,195 @@
+import type { ToolDefinition } from "@unforget/core";
+import { formatBytes } from "./format.ts";
+import { renderTaskStatus } from "./task-attachments.ts";
+import { TaskInputError } from "./task-errors.ts";
+import type { TaskManager } from "./task-manager.ts";
+import { TASK_TOOL_NAMES } from "./task-tool-names.ts";
+
+/** One tool for the agent: its definition for the model and the code that runs it. */
+export interface TaskTool {
+  readonly definition: ToolDefinition;
+  /**
+   * Runs the tool with the model's input; resolves with the text of the tool result. Rejects with
+   * `TaskInputError` for invalid input, `TaskNotFoundError` for an unknown id and `TaskStateError` when the
+   * task cannot do it: their messages are written for the model, so pass them back as an error result.
+   */
+  execute(input: unknown): Promise<string>;
+}
+
+export interface TaskToolsOptions {
+  /** The working directory of started commands when the model gives none (default: the process cwd). */
+  cwd?: string;
+  /** Most output bytes one task_output call returns (default 30 000): the agent's context is the limit. */
+  maxOutputBytes?: number;
+}
+
+type Field = { type: "string" | "integer" | "boolean"; description: string; minimum?: number };
+type Input = Record<string, unknown>;
+
+function schema(properties: Record<string, Field>, required: string[]): Record<string, unknown> {
+  return { type: "object", properties, required, additionalProperties: false };
+}
+
+/** Checks the model's input against a flat schema; the error names the tool, the field and the fix. */
+function checkInput(
+  tool: string,
+  input: unknown,
+  properties: Record<string, Field>,
+  required: string[],
+): Input {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new TaskInputError(
+      `${tool}: the input must be a JSON object with ${Object.keys(properties).join(", ") || "no fields"}.`,
+      { field: "input" },
+    );
+  }
+  const fields = input as Input;
+  for (const key of Object.keys(fields)) {
+    if (!(key in properties)) {
+      throw new TaskInputError(
+        `${tool}: unknown field "${key}"; the fields are ${Object.keys(properties).join(", ") || "none"}.`,
+        { field: key },
+      );
+    }
+  }
+  for (const [key, field] of Object.entries(properties)) {
+    const value = fields[key];
+    if (value === undefined) {
+      if (required.includes(key))
+        throw new TaskInputError(`${tool}: "${key}" is required (${field.description}).`, { field: key });
+      continue;
+    }
+    const ok =
+      field.type === "integer"
+        ? Number.isSafeInteger(value) && (value as number) >= (field.minimum ?? Number.NEGATIVE_INFINITY)
+        : field.type === "string"
+          ? typeof value === "string" && (value !== "" || !required.includes(key))
+          : typeof value === "boolean";
+    if (!ok) {
+      const expected =
+        field.type === "integer"
+          ? `a whole number${field.minimum === undefined ? "" : ` ≥ ${field.minimum}`}`
+          : `a ${field.type === "string" && required.includes(key) ? "non-empty " : ""}${field.type}`;
+      throw new TaskInputError(
+        `${tool}: "${key}" must be ${expected} (got ${JSON.stringify(value)}); it is ${field.description}.`,
+        { field: key },
+      );
+    }
+  }
+  return fields;
+}
+
+function defineTool(
+  name: string,
+  description: string,
+  properties: Record<string, Field>,
+  required: string[],
+  run: (input: Input) => Promise<string>,
+): TaskTool {
+  return {
+    definition: { name, description, inputSchema: schema(properties, required) },
+    execute: async (input) => run(checkInput(name, input ?? {}, properties, required)),
+  };
+}
+
+const ID: Field = {
+  type: "string",
+  description: "the task id, as task_start returned it (e.g. bash-k3j4h5g6a1)",
+};
+
+/** The five tools an agent uses to run and follow background tasks. */
+export function createTaskTools(manager: TaskManager, options: TaskToolsOptions = {}): TaskTool[] {
+  const maxOutputBytes = options.maxOutputBytes ?? 30_000;
+  const start = defineTool(
+    TASK_TOOL_NAMES.start,
+    "Start a shell command in the background. It gets its own process group and no terminal; its output is saved to a file. You are told when it finishes, fails, passes its deadline, or seems to wait for input. Use it for builds, test suites, servers and anything slow.",
+    {
+      command: { type: "string", description: "the shell command (bash)" },
+      description: { type: "string", description: "a short label for the task list" },
+      cwd: { type: "string", description: "the working directory (must exist)" },
+      timeout_ms: {
+        type: "integer",
+        minimum: 1,
+        description: "stop the command after this many milliseconds",
+      },
+      deadline_ms: {
+        type: "integer",
+        minimum: 1,
+        description: "be notified if it still runs after this many milliseconds",
+      },
+    },
+    ["command"],
+    async (input) => {
+      const id = await manager.start({
+        type: "local_bash",
+        command: input.command as string,
+        description: input.description as string | undefined,
+        cwd: (input.cwd as string | undefined) ?? options.cwd,
+        timeoutMs: input.timeout_ms as number | undefined,
+        deadlineMs: input.deadline_ms as number | undefined,
+      });
+      return `Started task ${id}. It runs in the background; read its output with ${TASK_TOOL_NAMES.output} {"id": "${id}", "offset": 0}.`;
+    },
+  );
+  const output = defineTool(
+    TASK_TOOL_NAMES.output,
+    `Read a background task's output from a byte offset (0 for the start); returns at most ${maxOutputBytes} bytes and the offset to continue from.`,
+    {
+      id: ID,
+      offset: {
+        type: "integer",
+        minimum: 0,
+        description: "the byte offset to read from: 0, or next_offset of the previous read",
+      },
+    },
+    ["id"],
+    async (input) => {
+      const id = input.id as string;
+      const offset = (input.offset as number | undefined) ?? 0;
+      const chunk = await manager.readOutput(id, offset, { maxBytes: maxOutputBytes });
+      const task = await manager.get(id);
+      const state = chunk.done
+        ? `The task has ended (${task.status}${task.exitCode === undefined ? "" : `, exit code ${task.exitCode}`}) and all ${formatBytes(chunk.nextOffset)} of its output has been read.`
+        : `next_offset: ${chunk.nextOffset} (${task.status}; ${formatBytes(task.outputBytes)} of output so far). Call ${TASK_TOOL_NAMES.output} again with this offset for more.`;
+      return `${chunk.data === "" ? "(no new output)" : chunk.data}\n---\n${state}`;
+    },
+  );
+  const send = defineTool(
+    TASK_TOOL_NAMES.input,
+    "Send text to a background task's stdin, e.g. to answer a prompt it is waiting on. Include the newline that submits the answer.",
+    {
+      id: ID,
+      input: { type: "string", description: 'the text to send, e.g. "y\\n"' },
+      close_stdin: { type: "boolean", description: "close stdin afterwards (end of input)" },
+    },
+    ["id", "input"],
+    async (input) => {
+      await manager.write(input.id as string, input.input as string, { end: input.close_stdin === true });
+      return `Sent ${JSON.stringify(input.input)} to task ${input.id as string}.`;
+    },
+  );
+  const stop = defineTool(
+    TASK_TOOL_NAMES.stop,
+    "Stop a background task: its whole process group gets SIGTERM, then SIGKILL after a grace period.",
+    { id: ID },
+    ["id"],
+    async (input) => {
+      const before = await manager.get(input.id as string);
+      if (before.status !== "running") return `Task ${before.id} had already ended (${before.status}).`;
+      const task = await manager.stop(before.id);
+      return task.status === "killed"
+        ? `Stopped task ${task.id}.`
+        : `Task ${task.id} ended (${task.status}) before it was stopped.`;
+    },
+  );
+  const list = defineTool(
+    TASK_TOOL_NAMES.list,
+    "List running and recently ended background tasks.",
+    {},
+    [],
+    async () => {
+      return renderTaskStatus(await manager.list()) || "No background tasks are running or ended recently.";
+    },
+  );
+  return [start, output, send, stop, list];
+}

@@ -1,0 +1,2 @@
+export type { TaskStateStoreContractOptions, TaskStateStoreFixture } from "./task-state-store-contract.ts";
+export { describeTaskStateStoreContract, sampleTaskRecord } from "./task-state-store-contract.ts";
