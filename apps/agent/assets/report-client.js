@@ -65,7 +65,7 @@
     for (const note of byCall.get(call) ?? []) {
       html += `<div class="compaction"><div><span class="swatch" style="background:${data.colors[note.layer]}"></span><b>${escapeHtml(note.layer)}</b> · ${format(note.tokensBefore)} → ${format(note.tokensAfter)} tokens (the manager's count)</div><div class="what">${escapeHtml(note.description)}</div>`;
       if (note.summaryExcerpt)
-        html += `<div class="excerpt">${escapeHtml(note.summaryExcerpt.slice(0, 240))}</div>`;
+        html += `<div class="excerpt">${escapeHtml(note.summaryExcerpt.slice(0, 180))}</div>`;
       html += "</div>";
     }
     tooltip.innerHTML = html;
@@ -73,7 +73,10 @@
     const left = box.offsetLeft + model.caretX;
     const flip = model.caretX > box.clientWidth * 0.6;
     tooltip.style.left = `${flip ? left - tooltip.offsetWidth - 14 : left + 14}px`;
-    tooltip.style.top = `${box.offsetTop + Math.max(0, Math.min(model.caretY - 40, box.clientHeight - tooltip.offsetHeight))}px`;
+    // Below the legend, so the lines' names stay readable while a call is explained.
+    const highest = context.chart.chartArea.top;
+    const top = Math.max(highest, Math.min(model.caretY - 40, box.clientHeight - tooltip.offsetHeight));
+    tooltip.style.top = `${box.offsetTop + top}px`;
     tooltip.style.opacity = "1";
   }
 
