@@ -1,10 +1,10 @@
+import type { Message } from "@unforget/core";
 import {
   importClaudeCodeTranscript,
   importMiniSweAgentTrajectory,
   importOpenHandsTrajectory,
   importSweAgentTrajectory,
-  type Message,
-} from "@unforget/core";
+} from "@unforget/importers";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { collapseContext } from "./collapse-context.ts";
 import { createContextManager } from "./context-manager.ts";

@@ -1,23 +1,11 @@
 /**
- * Transcript I/O and importer throughput, each compared with a plain baseline measured in the same run.
+ * Transcript I/O throughput, each compared with a plain baseline measured in the same run.
  * Run: `cd packages/core && npx tsx bench/transcript.bench.ts` (results go to BENCHMARKS.md by hand).
  */
-import { existsSync, readdirSync } from "node:fs";
 import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import {
-  createMessage,
-  createTranscriptEntry,
-  importClaudeCodeTranscript,
-  importMiniSweAgentTrajectory,
-  importOpenHandsEvaluationOutput,
-  importOpenHandsTrajectory,
-  importSweAgentTrajectory,
-  readTranscript,
-  TranscriptWriter,
-} from "../src/index.ts";
+import { join } from "node:path";
+import { createMessage, createTranscriptEntry, readTranscript, TranscriptWriter } from "../src/index.ts";
 
 const ENTRIES = 5000;
 const ROUNDS = 5;
@@ -105,62 +93,7 @@ try {
   });
   record("readTranscript (validate + normalise)", validated, ENTRIES, rawRead);
 
-  const corpus = process.env.UNFORGET_CORPUS_DIR ?? resolve(findRoot(), "..", "shared", "corpus");
-  if (existsSync(corpus)) {
-    const files = listFiles(corpus).filter(
-      (path) =>
-        /\.(jsonl|json|traj)$/.test(path) && /(claude-code|sweagent|mini-swe-agent|openhands)\//.test(path),
-    );
-    const texts = await Promise.all(
-      files.map(async (path) => ({ path, text: await readFile(path, "utf8") })),
-    );
-    const bytes = texts.reduce((sum, item) => sum + Buffer.byteLength(item.text), 0);
-    const parseOnly = await median(async () => {
-      for (const { text } of texts) {
-        for (const line of text.split("\n")) {
-          if (line.trim().length > 0) {
-            try {
-              JSON.parse(line);
-            } catch {
-              JSON.parse(text);
-              break;
-            }
-          }
-        }
-      }
-    });
-    record(
-      `baseline: JSON.parse of the ${files.length} corpus files (${(bytes / 1e6).toFixed(1)} MB)`,
-      parseOnly,
-      files.length,
-      parseOnly,
-    );
-    const importAll = await median(async () => {
-      for (const { path, text } of texts) {
-        if (path.includes("claude-code/")) importClaudeCodeTranscript(text);
-        else if (path.includes("sweagent/")) importSweAgentTrajectory(text);
-        else if (path.includes("mini-swe-agent/")) importMiniSweAgentTrajectory(text);
-        else if (path.endsWith(".jsonl")) importOpenHandsEvaluationOutput(text);
-        else importOpenHandsTrajectory(text);
-      }
-    });
-    record("import every corpus session (parse, convert, check, repair)", importAll, files.length, parseOnly);
-  }
   console.table(rows);
 } finally {
   await rm(dir, { recursive: true, force: true });
-}
-
-function findRoot(): string {
-  let current = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(current, "pnpm-workspace.yaml")) && dirname(current) !== current)
-    current = dirname(current);
-  return current;
-}
-
-function listFiles(directory: string): string[] {
-  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(directory, entry.name);
-    return entry.isDirectory() ? listFiles(path) : [path];
-  });
 }

@@ -22,33 +22,6 @@ export {
   UnforgetError,
 } from "./errors.ts";
 export type {
-  ClaudeCodeSessionImport,
-  ClaudeCodeSessionSource,
-  ClaudeCodeSubagentImport,
-  ClaudeCodeSubagentSource,
-} from "./importers/import-claude-code-session.ts";
-export { importClaudeCodeSession } from "./importers/import-claude-code-session.ts";
-export { importClaudeCodeTranscript } from "./importers/import-claude-code-transcript.ts";
-export { importMiniSweAgentTrajectory } from "./importers/import-mini-swe-agent-trajectory.ts";
-export type { OpenHandsInstanceImport } from "./importers/import-openhands-trajectory.ts";
-export {
-  importOpenHandsEvaluationOutput,
-  importOpenHandsTrajectory,
-} from "./importers/import-openhands-trajectory.ts";
-export type {
-  ImportCounts,
-  ImportFormat,
-  ImportLocation,
-  ImportProblem,
-  ImportRepair,
-  ImportReport,
-  ImportResult,
-  ImportViolation,
-} from "./importers/import-result.ts";
-export { importSweAgentTrajectory } from "./importers/import-swe-agent-trajectory.ts";
-export { importUnforgetTranscript } from "./importers/import-unforget-transcript.ts";
-export { readClaudeCodeSessionDir } from "./importers/read-claude-code-session-dir.ts";
-export type {
   CacheControl,
   ContentBlock,
   ContentBlockType,
@@ -77,7 +50,6 @@ export {
   getMessageText,
   getToolResults,
   getToolUses,
-  isRecord,
   isToolResultBlock,
   isToolUseBlock,
   normalizeContent,

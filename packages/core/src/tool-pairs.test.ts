@@ -141,6 +141,76 @@ describe("repairToolPairs", () => {
   });
 });
 
+describe("meta user messages stay apart from the user's own words", () => {
+  it("accepts a meta user message (a demonstration) right before the task, and repair leaves both", () => {
+    const messages = [
+      message("user", "Here is a demonstration.", { isMeta: true, metadata: { isDemonstration: true } }),
+      message("user", "Fix issue 12."),
+      message("assistant", "Looking."),
+    ];
+    expect(findToolPairViolations(messages)).toEqual([]);
+    const repaired = repairToolPairs(messages);
+    expect(repaired.repairs).toEqual([]);
+    const withoutDemonstrations = repaired.messages.filter((kept) => kept.metadata?.isDemonstration !== true);
+    expect(withoutDemonstrations.map((kept) => kept.content)).toEqual([
+      [{ type: "text", text: "Fix issue 12." }],
+      [{ type: "text", text: "Looking." }],
+    ]);
+  });
+
+  it("still merges tool results that follow a meta message into one turn after the tool_use", () => {
+    const messages = [
+      message("user", "go"),
+      message("assistant", [use("a")]),
+      message("user", "[caveat]", { isMeta: true }),
+      message("user", [result("a")]),
+    ];
+    expect(findToolPairViolations(messages).map((violation) => violation.kind)).toContain(
+      "consecutive_same_role",
+    );
+    const repaired = repairToolPairs(messages);
+    expect(repaired.remaining).toEqual([]);
+    expect(repaired.messages[2]?.content).toEqual([result("a"), { type: "text", text: "[caveat]" }]);
+    expect(repaired.repairs.map((repair) => repair.kind)).toEqual(["merged_messages"]);
+  });
+});
+
+describe("repairToolPairs on degenerate shapes", () => {
+  it("merges 40,000 consecutive user messages in linear time (finishes, one message, every block kept)", () => {
+    const count = 40_000;
+    const messages = Array.from({ length: count }, (_, index) => message("user", `line ${index}`));
+    const repaired = repairToolPairs(messages);
+    expect(repaired.messages).toHaveLength(1);
+    expect(repaired.messages[0]?.content).toHaveLength(count);
+    expect(repaired.messages[0]?.metadata?.mergedMessageIds).toHaveLength(count - 1);
+    expect(repaired.repairs).toHaveLength(count - 1);
+    expect(repaired.remaining).toEqual([]);
+  });
+
+  it("merges 40,000 consecutive assistant messages, keeping the last usage and stop reason", () => {
+    const count = 40_000;
+    const messages = [
+      message("user", "go"),
+      ...Array.from({ length: count }, (_, index) =>
+        message("assistant", `part ${index}`, {
+          responseId: `r${index}`,
+          usage: {
+            inputTokens: index,
+            outputTokens: 1,
+            cacheCreationInputTokens: 0,
+            cacheReadInputTokens: 0,
+          },
+          stopReason: "end_turn",
+        }),
+      ),
+    ];
+    const repaired = repairToolPairs(messages);
+    expect(repaired.messages).toHaveLength(2);
+    expect(repaired.messages[1]?.content).toHaveLength(count);
+    expect(repaired.messages[1]?.usage?.inputTokens).toBe(count - 1);
+  });
+});
+
 describe("groupByApiRound", () => {
   it("keeps interleaved parallel calls of one response together", () => {
     const messages = [

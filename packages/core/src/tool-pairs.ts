@@ -33,6 +33,9 @@ export interface ToolPairCheckOptions {
  * Finds every way a message list breaks the rules providers enforce: the conversation starts with a user
  * message, roles alternate, each tool_use is answered by a tool_result in the very next (user) message,
  * each result answers a tool_use of the message just before it, ids are unique, no message is empty.
+ * One exception to alternation: a meta user message (words the harness added — a demonstration, a caveat,
+ * a summary) may sit next to another user message without tool results. Providers send consecutive user
+ * messages as one turn, and keeping them apart lets a caller filter the harness's words out.
  */
 export function findToolPairViolations(
   messages: readonly Message[],
@@ -57,7 +60,7 @@ export function findToolPairViolations(
       report("first_message_not_user", 0, `The first message is from the ${message.role}, not the user.`);
     }
     const previous = index > 0 ? messages[index - 1] : undefined;
-    if (previous && previous.role === message.role) {
+    if (previous && breaksAlternation(previous, message)) {
       report(
         "consecutive_same_role",
         index,
@@ -238,28 +241,55 @@ function dropEmptyMessages(messages: Message[], repairs: ToolPairRepair[]): Mess
   });
 }
 
+/**
+ * Whether `message` may not directly follow `previous`: same role, unless the meta exception of
+ * `findToolPairViolations` applies (tool results must always join the turn right after their tool_use).
+ */
+function breaksAlternation(
+  previous: Pick<Message, "role" | "isMeta">,
+  message: Pick<Message, "role" | "isMeta" | "content">,
+): boolean {
+  if (previous.role !== message.role) return false;
+  if (message.role === "assistant") return true;
+  if (previous.isMeta !== true && message.isMeta !== true) return true;
+  return message.content.some((block) => block.type === "tool_result");
+}
+
+/**
+ * Merges each run of messages that breaks alternation into the run's first message. Each run's blocks are
+ * collected once (not copied per merge), so a run of any length costs time linear in its blocks.
+ */
 function mergeSameRole(messages: Message[], repairs: ToolPairRepair[]): Message[] {
   const out: Message[] = [];
+  let run: { target: Message; blocks: ContentBlock[]; mergedIds: string[] } | undefined;
+  const closeRun = () => {
+    if (!run) return;
+    const { target, blocks, mergedIds } = run;
+    // Providers want a user turn's tool results before anything else in it.
+    target.content =
+      target.role === "user"
+        ? [
+            ...blocks.filter((block) => block.type === "tool_result"),
+            ...blocks.filter((block) => block.type !== "tool_result"),
+          ]
+        : blocks;
+    const earlier = (target.metadata?.mergedMessageIds as string[] | undefined) ?? [];
+    target.metadata = { ...target.metadata, mergedMessageIds: [...earlier, ...mergedIds] };
+    run = undefined;
+  };
   for (const message of messages) {
     const last = out[out.length - 1];
-    if (!last || last.role !== message.role) {
+    if (!last || !breaksAlternation(last, message)) {
+      closeRun();
       out.push(message);
       continue;
     }
-    const content = [...last.content, ...message.content];
-    // Providers want a user turn's tool results before anything else in it.
-    last.content =
-      last.role === "user"
-        ? [
-            ...content.filter((b) => b.type === "tool_result"),
-            ...content.filter((b) => b.type !== "tool_result"),
-          ]
-        : content;
+    if (!run) run = { target: last, blocks: [...last.content], mergedIds: [] };
+    for (const block of message.content) run.blocks.push(block);
+    run.mergedIds.push(message.id);
     if (message.usage) last.usage = message.usage;
     if (message.stopReason) last.stopReason = message.stopReason;
     if (last.isMeta && !message.isMeta) delete last.isMeta;
-    const merged = [...((last.metadata?.mergedMessageIds as string[] | undefined) ?? []), message.id];
-    last.metadata = { ...last.metadata, mergedMessageIds: merged };
     repairs.push({
       kind: "merged_messages",
       messageId: last.id,
@@ -267,6 +297,7 @@ function mergeSameRole(messages: Message[], repairs: ToolPairRepair[]): Message[
       description: `Merged consecutive ${message.role} message ${message.id} into ${last.id}.`,
     });
   }
+  closeRun();
   return out;
 }
 

@@ -99,4 +99,20 @@ describe("parseTranscript", () => {
     expect(torn.entries).toEqual([]);
     expect(torn.problems[0]?.kind).toBe("torn_line");
   });
+
+  it("reports a line nested absurdly deep as an invalid entry: it could never be written back", () => {
+    const deep = `${"[".repeat(20_000)}1${"]".repeat(20_000)}`;
+    const nested = { ...messageEntry, id: "m2", message: { ...message, id: "m2", isMeta: "DEEP" } };
+    const text = `${line(messageEntry)}${JSON.stringify(nested).replace('"DEEP"', deep)}\n`;
+    const parsed = parseTranscript(text);
+    expect(parsed.entries).toEqual([messageEntry]);
+    expect(parsed.problems).toEqual([
+      expect.objectContaining({
+        kind: "invalid_entry",
+        line: 2,
+        reason: expect.stringMatching(/levels deep/),
+      }),
+    ]);
+    expect(() => JSON.stringify(parsed.entries)).not.toThrow();
+  });
 });

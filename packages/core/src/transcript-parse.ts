@@ -138,6 +138,17 @@ export function parseTranscriptLine(
       },
     };
   }
+  if (hasManyBrackets(raw, MAX_NESTING) && nestsDeeperThan(value, MAX_NESTING)) {
+    return {
+      isObject: true,
+      problem: {
+        kind: "invalid_entry",
+        line,
+        reason: `The line nests values more than ${MAX_NESTING} levels deep: no writer produces that, and it could not be written back.`,
+        raw,
+      },
+    };
+  }
   const checked = checkTranscriptEntry(value);
   if (checked.kind === "entry") return { isObject: true, entry: checked.entry };
   if (checked.kind === "unknown") {
@@ -288,4 +299,39 @@ function normaliseEntry(type: string, value: Record<string, unknown>): Transcrip
     }
   }
   return value as unknown as TranscriptEntry;
+}
+
+/**
+ * The deepest nesting of arrays and objects a transcript line may have. Serialising recurses
+ * (`JSON.stringify` overflows the stack at a few thousand levels), so a deeper entry could be read but never
+ * written back or sent; real entries stay below 30 levels.
+ */
+const MAX_NESTING = 256;
+
+/**
+ * A cheap first test: a line nested deeper than `limit` has more than `limit` opening brackets. Counting them
+ * with `indexOf` costs far less than walking the parsed value, which only lines that pass this test get.
+ */
+function hasManyBrackets(raw: string, limit: number): boolean {
+  let count = 0;
+  for (const bracket of ["[", "{"]) {
+    for (let at = raw.indexOf(bracket); at !== -1; at = raw.indexOf(bracket, at + 1)) {
+      if (++count > limit) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether a parsed JSON value nests deeper than `limit`; iterative, so depth itself cannot overflow it. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    if (typeof current.value !== "object" || current.value === null) continue;
+    if (current.depth > limit) return true;
+    for (const child of Array.isArray(current.value) ? current.value : Object.values(current.value)) {
+      if (typeof child === "object" && child !== null) stack.push({ value: child, depth: current.depth + 1 });
+    }
+  }
+  return false;
 }

@@ -22,8 +22,9 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from "@unforget/core";
-import { InvalidMessageError, isRecord } from "@unforget/core";
+import { InvalidMessageError } from "@unforget/core";
 import type { BedrockRequestOptions } from "./bedrock-request-options.ts";
+import { isRecord } from "./is-record.ts";
 
 type DocumentType = NonNullable<ConverseRequest["additionalModelRequestFields"]>;
 

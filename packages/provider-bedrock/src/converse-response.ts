@@ -4,7 +4,7 @@ import type {
   TokenUsage,
 } from "@aws-sdk/client-bedrock-runtime";
 import type { ContentBlock, ModelResponse, StopReason, Usage } from "@unforget/core";
-import { isRecord } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 
 /** Maps a Converse stop reason onto the normalised set; the raw word is kept on the response. */
 export function normalizeBedrockStopReason(raw: string | undefined): StopReason {

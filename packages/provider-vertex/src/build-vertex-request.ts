@@ -8,7 +8,7 @@ import type {
   ToolChoice,
   ToolResultBlock,
 } from "@unforget/core";
-import { isRecord } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 import { toVertexSchema } from "./to-vertex-schema.ts";
 
 /** A Gemini `Part` as it travels on the wire. Internal: never exported from the package. */

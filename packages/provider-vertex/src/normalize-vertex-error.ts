@@ -1,7 +1,6 @@
 import { ClientError, GoogleAuthError, GoogleGenerativeAIError } from "@google-cloud/vertexai";
 import {
   ConfigurationError,
-  isRecord,
   type PromptTooLongDetails,
   PromptTooLongError,
   ProviderRequestError,
@@ -9,6 +8,7 @@ import {
   RequestTooLargeError,
   UnforgetError,
 } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 
 export const VERTEX_PROVIDER_ID = "vertex";
 

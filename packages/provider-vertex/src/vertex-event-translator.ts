@@ -1,12 +1,7 @@
 import { createHash } from "node:crypto";
-import {
-  type ContentBlock,
-  isRecord,
-  type ModelStreamEvent,
-  type StopReason,
-  type Usage,
-} from "@unforget/core";
+import type { ContentBlock, ModelStreamEvent, StopReason, Usage } from "@unforget/core";
 import { VERTEX_PART_BLOCK_TYPE, type VertexPart } from "./build-vertex-request.ts";
+import { isRecord } from "./is-record.ts";
 
 /** Normalised stop reasons for Gemini `finishReason` values; anything unlisted becomes "other". */
 const STOP_REASONS: Readonly<Record<string, StopReason>> = {

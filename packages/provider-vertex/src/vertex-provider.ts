@@ -7,7 +7,6 @@ import {
   createModelLimitsRegistry,
   createModelStream,
   DEFAULT_MAX_RETRIES,
-  isRecord,
   type ModelLimitsEntry,
   type ModelProvider,
   type ModelRequest,
@@ -28,6 +27,7 @@ import {
   buildVertexRequest,
   type VertexRequestBody,
 } from "./build-vertex-request.ts";
+import { isRecord } from "./is-record.ts";
 import { fromPayload, normalizeVertexError, VERTEX_PROVIDER_ID } from "./normalize-vertex-error.ts";
 import { digestRequestBody, VertexEventTranslator } from "./vertex-event-translator.ts";
 

@@ -1,15 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ImportResult } from "@unforget/core";
-import {
-  ConfigurationError,
-  importClaudeCodeTranscript,
-  importMiniSweAgentTrajectory,
-  importOpenHandsEvaluationOutput,
-  importOpenHandsTrajectory,
-  importSweAgentTrajectory,
-} from "@unforget/core";
+import { ConfigurationError } from "@unforget/core";
 
 /** The session formats found in the corpus; "openhands-evaluation" files hold one instance per JSONL line. */
 export type CorpusFormat =
@@ -25,12 +17,6 @@ export interface CorpusSession {
   /** Path relative to the corpus folder, with forward slashes (stable across machines, for test names). */
   relativePath: string;
   format: CorpusFormat;
-}
-
-export interface CorpusImport {
-  /** The session's relative path, plus `#<line>` for one instance of an evaluation output. */
-  label: string;
-  result: ImportResult;
 }
 
 export const CORPUS_DIR_ENV = "UNFORGET_CORPUS_DIR";
@@ -115,24 +101,4 @@ function* walk(directory: string): Generator<string> {
 /** Reads a corpus file as UTF-8 text; a relative path is taken relative to the corpus folder. */
 export function loadCorpusFile(path: string): string {
   return readFileSync(isAbsolute(path) ? path : join(corpusDir(), path), "utf8");
-}
-
-/** Imports a corpus session with the importer for its format (one result per instance of an evaluation output). */
-export function importCorpusSession(session: CorpusSession): CorpusImport[] {
-  const text = loadCorpusFile(session.path);
-  switch (session.format) {
-    case "claude-code":
-      return [{ label: session.relativePath, result: importClaudeCodeTranscript(text) }];
-    case "swe-agent":
-      return [{ label: session.relativePath, result: importSweAgentTrajectory(text) }];
-    case "mini-swe-agent":
-      return [{ label: session.relativePath, result: importMiniSweAgentTrajectory(text) }];
-    case "openhands":
-      return [{ label: session.relativePath, result: importOpenHandsTrajectory(text) }];
-    case "openhands-evaluation":
-      return importOpenHandsEvaluationOutput(text).map((instance) => ({
-        label: `${session.relativePath}#${instance.line}`,
-        result: instance.result,
-      }));
-  }
 }

@@ -11,12 +11,11 @@ export type {
   ProviderContractOptions,
 } from "./contract/provider-contract.ts";
 export { containsDeep, describeProviderContract } from "./contract/provider-contract.ts";
-export type { CorpusFormat, CorpusImport, CorpusSession } from "./corpus.ts";
+export type { CorpusFormat, CorpusSession } from "./corpus.ts";
 export {
   CORPUS_DIR_ENV,
   corpusDir,
   findRepositoryRoot,
-  importCorpusSession,
   listCorpusSessions,
   loadCorpusFile,
 } from "./corpus.ts";

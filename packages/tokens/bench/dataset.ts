@@ -1,8 +1,9 @@
-// The fitting and evaluation data set: the corpus texts and the corpus sessions (imported with core's importers
-// through @unforget/testing), turned into feature vectors and reference token counts once, with a group per
+// The fitting and evaluation data set: the corpus texts and the corpus sessions (listed by @unforget/testing,
+// imported with @unforget/importers), turned into feature vectors and reference token counts once, with a group per
 // source so that fits can be validated on sources they never saw.
 import type { Message } from "@unforget/core";
-import { importCorpusSession, listCorpusSessions } from "@unforget/testing";
+import { importSessionText } from "@unforget/importers";
+import { type CorpusSession, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { collectTextFeatures, TEXT_FEATURE_COUNT } from "../src/text-features.ts";
 import { chunkText, loadTextFiles } from "./corpus.ts";
 import { messageParts } from "./message-parts.ts";
@@ -142,4 +143,14 @@ export function isTestGroup(group: string): boolean {
 /** Fold (0 … folds − 1) of a group for cross-validation inside the training split. */
 export function foldOf(group: string, folds: number): number {
   return (hash(`fold:${group}`) >>> 3) % folds;
+}
+
+/** Imports a corpus session by content (one result per run of an evaluation output). */
+function importCorpusSession(session: CorpusSession): { label: string; result: { messages: Message[] } }[] {
+  const imported = importSessionText(loadCorpusFile(session.path));
+  if (imported.instances.length === 0) return [{ label: session.relativePath, result: imported }];
+  return imported.instances.map((instance) => ({
+    label: `${session.relativePath}#${instance.line}`,
+    result: instance.result,
+  }));
 }

@@ -64,7 +64,7 @@ print(
   `Samples: ${dataset.evaluationChunks.length} chunks (~1,200 characters, ≥ 200) of the ${textFiles.length} files in corpus/text; ` +
     `${dataset.messages.filter((sample) => sample.characters >= MESSAGE_SCORE_CHARACTERS).length} session messages of ≥ ${MESSAGE_SCORE_CHARACTERS} characters ` +
     `from ${dataset.conversations.length} corpus conversations (SWE-agent, mini-swe-agent, OpenHands, Claude Code fixtures, imported with ` +
-    "core's importers via `listCorpusSessions` / `importCorpusSession`); totals over the whole text files and the whole " +
+    "@unforget/importers, listed by `listCorpusSessions`); totals over the whole text files and the whole " +
     "conversations (a conversation total is the sum of its rounded messages). Everything counts message *content* only " +
     "(text, tool name + JSON input, tool results, thinking): no per-message overhead and, unless a row says padded, no " +
     "padding. Errors are (estimate − reference) / reference.",

@@ -8,7 +8,8 @@ import {
   type Message,
   type TokenCounter,
 } from "@unforget/core";
-import { corpusDir, importCorpusSession, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { importSessionText } from "@unforget/importers";
+import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateMessagesTokens, estimateMessageTokens } from "./estimate-message-tokens.ts";
@@ -33,8 +34,11 @@ function listFiles(directory: string): string[] {
 }
 
 const conversations: Message[][] = listCorpusSessions()
-  .flatMap((session) => importCorpusSession(session))
-  .map((imported) => imported.result.messages)
+  .flatMap((session) => {
+    const imported = importSessionText(loadCorpusFile(session.path));
+    return imported.instances.length > 0 ? imported.instances.map((instance) => instance.result) : [imported];
+  })
+  .map((result) => result.messages)
   .filter((messages) => messages.length > 0);
 const texts: string[] = [
   ...listFiles(join(corpusDir(), "text")),

@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isRecord, type StopReason } from "@unforget/core";
+import type { StopReason } from "@unforget/core";
 import {
   closeHttpServer,
   delay,
@@ -19,6 +19,7 @@ import {
   type RecordedRequest,
   takeStep,
 } from "./fake-script.ts";
+import { isRecord } from "./is-record.ts";
 
 /** A reply with the Anthropic-only parts a test may want to force (otherwise they are derived from the request). */
 export interface AnthropicFakeReply extends FakeReply {

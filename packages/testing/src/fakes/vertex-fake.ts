@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve, sep } from "node:path";
-import { isRecord, type StopReason } from "@unforget/core";
+import type { StopReason } from "@unforget/core";
 import {
   closeHttpServer,
   delay,
@@ -24,6 +24,7 @@ import {
   type RecordedRequest,
   takeStep,
 } from "./fake-script.ts";
+import { isRecord } from "./is-record.ts";
 
 /**
  * Test-only TLS identity of the Vertex fake: a self-signed P-256 certificate for 127.0.0.1 and localhost,

@@ -1,6 +1,6 @@
+import { findToolPairViolations, getMessageText, ImportError } from "@unforget/core";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
 import { describe, expect, it } from "vitest";
-import { ImportError } from "../errors.ts";
-import { findToolPairViolations } from "../tool-pairs.ts";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
 import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
@@ -34,8 +34,14 @@ describe("importSweAgentTrajectory", () => {
     const result = importSweAgentTrajectory(JSON.stringify(trajectory));
     expect(result.system).toBe("You are an autonomous programmer.");
     expect(findToolPairViolations(result.messages)).toEqual([]);
-    const [first, second, third] = result.messages;
-    expect(first?.content[0]).toEqual({ type: "text", text: "Here is a demonstration." });
+    const [demonstration, task, second, third] = result.messages;
+    expect(demonstration).toMatchObject({
+      isMeta: true,
+      metadata: { isDemonstration: true },
+      content: [{ type: "text", text: "Here is a demonstration." }],
+    });
+    expect(task).toMatchObject({ content: [{ type: "text", text: "Fix issue 12." }] });
+    expect(task?.isMeta).toBeUndefined();
     expect(second).toMatchObject({
       role: "assistant",
       content: [
@@ -45,18 +51,35 @@ describe("importSweAgentTrajectory", () => {
       metadata: { thought: "Look first.", action: "ls" },
     });
     expect(third?.content).toEqual([{ type: "tool_result", tool_use_id: "c1", content: "a.py" }]);
-    expect(result.messages[3]?.content).toEqual([
+    expect(result.messages[4]?.content).toEqual([
       { type: "tool_use", id: "c2", name: "edit", input: { raw: "{broken" } },
     ]);
     expect(result.report.problems).toEqual([
       expect.objectContaining({ kind: "unparsed_arguments", location: { index: 5 } }),
     ]);
-    // The demonstration and the task are consecutive user messages: merged, and reported as a repair.
+    // The demonstration stays its own meta message: only the lost result of the last call is repaired.
     expect(result.report.repairs.map((repair) => [repair.kind, repair.location.index])).toEqual([
-      ["merged_messages", 1],
       ["added_missing_tool_result", 5],
     ]);
-    expect(result.report.counts).toMatchObject({ sourceItems: 6, toolPairs: 2, repairs: 2 });
+    expect(result.report.counts).toMatchObject({ sourceItems: 6, toolPairs: 2, repairs: 1, metaMessages: 2 });
+  });
+
+  it("keeps demonstrations apart from the task in a real run: filtering them keeps the task", () => {
+    const [session] = listCorpusSessions().filter((candidate) =>
+      candidate.relativePath.endsWith("pydicom__pydicom-1458.traj"),
+    );
+    const result = importSweAgentTrajectory(loadCorpusFile(session!.path));
+    const demonstrations = result.messages.filter((message) => message.metadata?.isDemonstration === true);
+    expect(demonstrations).toHaveLength(1);
+    expect(demonstrations[0]).toMatchObject({ isMeta: true, role: "user" });
+    // The task (the pydicom issue about pixel data) is not inside the demonstration but in the message after it.
+    const issue = "ISSUE:\nPixel Representation attribute should be optional for pixel data handler";
+    expect(getMessageText(demonstrations[0]!)).not.toContain(issue);
+    const rest = result.messages.filter((message) => message.metadata?.isDemonstration !== true);
+    expect(rest[0]?.role).toBe("user");
+    expect(getMessageText(rest[0]!)).toContain(issue);
+    expect(findToolPairViolations(rest)).toEqual([]);
+    expect(result.report.repairs.filter((repair) => repair.kind === "merged_messages")).toEqual([]);
   });
 
   it("accepts a parsed object and converts a steps-only trajectory", () => {

@@ -1,8 +1,11 @@
-import { ImportError } from "../errors.ts";
-import { isRecord } from "../message.ts";
+import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
+import { finishImport } from "./finish-import.ts";
+import { guardImport } from "./guard-import.ts";
 import type { ImportResult } from "./import-result.ts";
-import { createImportDraft, finishImport, parseJsonInput } from "./import-result.ts";
+import { createImportDraft } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
+import { parseJsonInput } from "./parse-json-input.ts";
 
 const EXPECTED =
   "a mini-swe-agent trajectory: a JSON array of chat messages, or an object with a `messages` array";
@@ -13,6 +16,10 @@ const EXPECTED =
  * conversation has no tool blocks; the system prompt becomes `result.system`.
  */
 export function importMiniSweAgentTrajectory(json: unknown): ImportResult {
+  return guardImport("mini-swe-agent", () => importTrajectory(json));
+}
+
+function importTrajectory(json: unknown): ImportResult {
   const value = parseJsonInput(json, "mini-swe-agent", EXPECTED);
   const messages = Array.isArray(value) ? value : isRecord(value) ? value.messages : undefined;
   if (!Array.isArray(messages) || messages.length === 0) {
@@ -21,6 +28,10 @@ export function importMiniSweAgentTrajectory(json: unknown): ImportResult {
     });
   }
   const draft = createImportDraft("mini-swe-agent");
+  const config =
+    isRecord(value) && isRecord(value.info) && isRecord(value.info.config) ? value.info.config : {};
+  const model = isRecord(config.model) ? config.model.model_name : undefined;
+  if (typeof model === "string") draft.configuredModel = model;
   convertOpenAiChatMessages(messages, draft, { idPrefix: "mini-swe-agent" });
   return finishImport(draft);
 }

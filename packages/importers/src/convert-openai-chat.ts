@@ -1,7 +1,11 @@
-import type { ContentBlock, Message, ToolResultContentBlock } from "../message.ts";
-import { isRecord } from "../message.ts";
+import type { ContentBlock, Message, ToolResultContentBlock } from "@unforget/core";
+import { appendAll } from "./append-all.ts";
+import { acceptNesting, convertItem } from "./guard-import.ts";
 import type { ImportDraft, ImportLocation } from "./import-result.ts";
-import { countSkipped, reportProblem, sourceTimestamp } from "./import-result.ts";
+import { countSkipped, reportProblem } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
+import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
+import { EPOCH, readTimestamp } from "./source-timestamp.ts";
 
 export interface OpenAiChatConversionOptions {
   /** Prefix of message ids (`<prefix>-<index>`). */
@@ -22,94 +26,127 @@ export function convertOpenAiChatMessages(
   draft: ImportDraft,
   options: OpenAiChatConversionOptions,
 ): void {
-  const systemParts: string[] = [];
-  let previous: { message: Message; kind: "tool" | "user" | "assistant" } | undefined;
-  let lastTimestamp: string | undefined;
+  const state: ChatConversionState = {
+    draft,
+    options,
+    systemParts: [],
+    previous: undefined,
+    lastTimestamp: undefined,
+  };
   history.forEach((raw, index) => {
     draft.counts.sourceItems++;
     const location: ImportLocation = { index };
-    if (!isRecord(raw) || typeof raw.role !== "string") {
-      draft.counts.invalid++;
+    if (acceptNesting(draft, location, raw)) {
+      convertItem(draft, location, () => convertChatMessage(state, raw, index, location));
+    }
+  });
+  if (state.systemParts.length > 0) draft.system = state.systemParts.join("\n\n");
+}
+
+/** What the conversion keeps from one chat message to the next. */
+interface ChatConversionState {
+  draft: ImportDraft;
+  options: OpenAiChatConversionOptions;
+  systemParts: string[];
+  /** The message built last, which a following message of the same role may join. */
+  previous: { message: Message; kind: "tool" | "user" | "assistant" } | undefined;
+  lastTimestamp: string | undefined;
+}
+
+function convertChatMessage(
+  state: ChatConversionState,
+  raw: unknown,
+  index: number,
+  location: ImportLocation,
+): void {
+  const { draft, options, previous } = state;
+  if (!isRecord(raw) || typeof raw.role !== "string") {
+    draft.counts.invalid++;
+    reportProblem(
+      draft,
+      "invalid_message",
+      location,
+      "The history item is not a message with a role; it was skipped.",
+    );
+    return;
+  }
+  const timestamp = readTimestamp(draft, raw.timestamp, location) ?? state.lastTimestamp ?? EPOCH;
+  state.lastTimestamp = timestamp;
+  if (raw.role === "system" || raw.role === "developer") {
+    state.systemParts.push(textOf(raw.content));
+    return;
+  }
+  const converted = chatContent(raw, raw.role, location, draft);
+  if (converted === undefined) return;
+  const { role, kind, content } = converted;
+  const isDemo = raw.is_demo === true;
+  const mergeable =
+    previous !== undefined &&
+    previous.message.role === role &&
+    !isDemo &&
+    previous.message.isMeta !== true &&
+    // A user's words after tool results join that turn; tool results after user text start a new turn
+    // only if nothing answered yet (they cannot precede text in the same turn otherwise).
+    !(kind === "tool" && previous.kind === "user");
+  if (mergeable && previous) {
+    appendAll(previous.message.content, content);
+    (previous.message.metadata!.sourceIndices as number[]).push(index);
+    previous.kind = kind === "user" ? "user" : previous.kind;
+    draft.counts.mergedSourceItems++;
+    return;
+  }
+  const message: Message = {
+    id: `${options.idPrefix}-${index}`,
+    role,
+    content,
+    timestamp,
+    metadata: { source: location, sourceIndices: [index] },
+  };
+  if (isDemo) {
+    message.isMeta = true;
+    message.metadata!.isDemonstration = true;
+  }
+  for (const field of options.keepFields ?? []) {
+    if (raw[field] !== undefined && raw[field] !== null) message.metadata![field] = raw[field];
+  }
+  draft.items.push({ kind: "message", message, location });
+  state.previous = { message, kind };
+}
+
+/** The role, turn kind and blocks of a chat message; undefined (reported) for a role this model has no place for. */
+function chatContent(
+  raw: Record<string, unknown>,
+  sourceRole: string,
+  location: ImportLocation,
+  draft: ImportDraft,
+): { role: "user" | "assistant"; kind: "tool" | "user" | "assistant"; content: ContentBlock[] } | undefined {
+  if (sourceRole === "tool" || sourceRole === "function") {
+    const ids = toolCallIds(raw);
+    if (ids.length === 0) {
       reportProblem(
         draft,
-        "invalid_message",
+        "missing_tool_call_id",
         location,
-        "The history item is not a message with a role; it was skipped.",
+        "A tool message names no tool_call_id; its output was kept as user text.",
       );
-      return;
+      return { role: "user", kind: "tool", content: textBlocks(raw.content) };
     }
-    const timestamp = sourceTimestamp(raw.timestamp, lastTimestamp);
-    lastTimestamp = timestamp;
-    if (raw.role === "system" || raw.role === "developer") {
-      systemParts.push(textOf(raw.content));
-      return;
-    }
-    let role: "user" | "assistant";
-    let kind: "tool" | "user" | "assistant";
-    let content: ContentBlock[];
-    if (raw.role === "tool" || raw.role === "function") {
-      role = "user";
-      kind = "tool";
-      const ids = toolCallIds(raw);
-      if (ids.length === 0) {
-        reportProblem(
-          draft,
-          "missing_tool_call_id",
-          location,
-          "A tool message names no tool_call_id; its output was kept as user text.",
-        );
-        content = textBlocks(raw.content);
-      } else {
-        const result = toolResultContent(raw.content);
-        content = ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: result }));
-      }
-    } else if (raw.role === "user") {
-      role = "user";
-      kind = "user";
-      content = textBlocks(raw.content);
-    } else if (raw.role === "assistant") {
-      role = "assistant";
-      kind = "assistant";
-      content = [...textBlocks(raw.content), ...toolUses(raw.tool_calls, location, draft)];
-    } else {
-      countSkipped(draft, `role:${raw.role}`);
-      reportProblem(draft, "unknown_role", location, `A message with role "${raw.role}" was skipped.`);
-      return;
-    }
-    const isDemo = raw.is_demo === true;
-    const mergeable =
-      previous !== undefined &&
-      previous.message.role === role &&
-      !isDemo &&
-      previous.message.isMeta !== true &&
-      // A user's words after tool results join that turn; tool results after user text start a new turn
-      // only if nothing answered yet (they cannot precede text in the same turn otherwise).
-      !(kind === "tool" && previous.kind === "user");
-    if (mergeable && previous) {
-      previous.message.content.push(...content);
-      (previous.message.metadata!.sourceIndices as number[]).push(index);
-      previous.kind = kind === "user" ? "user" : previous.kind;
-      draft.counts.mergedSourceItems++;
-      return;
-    }
-    const message: Message = {
-      id: `${options.idPrefix}-${index}`,
-      role,
-      content,
-      timestamp,
-      metadata: { source: location, sourceIndices: [index] },
+    const result = toolResultContent(raw.content);
+    return {
+      role: "user",
+      kind: "tool",
+      content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: result })),
     };
-    if (isDemo) {
-      message.isMeta = true;
-      message.metadata!.isDemonstration = true;
-    }
-    for (const field of options.keepFields ?? []) {
-      if (raw[field] !== undefined && raw[field] !== null) message.metadata![field] = raw[field];
-    }
-    draft.items.push({ kind: "message", message, location });
-    previous = { message, kind };
-  });
-  if (systemParts.length > 0) draft.system = systemParts.join("\n\n");
+  }
+  if (sourceRole === "user") return { role: "user", kind: "user", content: textBlocks(raw.content) };
+  if (sourceRole === "assistant") {
+    const content = textBlocks(raw.content);
+    appendAll(content, toolUses(raw.tool_calls, location, draft));
+    return { role: "assistant", kind: "assistant", content };
+  }
+  countSkipped(draft, `role:${sourceRole}`);
+  reportProblem(draft, "unknown_role", location, `A message with role "${sourceRole}" was skipped.`);
+  return undefined;
 }
 
 function toolCallIds(raw: Record<string, unknown>): string[] {
@@ -197,8 +234,9 @@ export function toolUses(toolCalls: unknown, location: ImportLocation, draft: Im
 export function parseArguments(raw: unknown, location: ImportLocation, draft: ImportDraft): unknown {
   if (typeof raw !== "string") return raw ?? {};
   if (raw.trim().length === 0) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(raw);
+    parsed = JSON.parse(raw);
   } catch {
     reportProblem(
       draft,
@@ -208,4 +246,14 @@ export function parseArguments(raw: unknown, location: ImportLocation, draft: Im
     );
     return { raw };
   }
+  if (exceedsNesting(parsed)) {
+    reportProblem(
+      draft,
+      "too_deep",
+      location,
+      `Tool call arguments nest more than ${MAX_NESTING} levels deep; they were kept as { raw: <text> }.`,
+    );
+    return { raw };
+  }
+  return parsed;
 }

@@ -1,7 +1,5 @@
+import { findToolPairViolations, ImportError, projectMessages } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { ImportError } from "../errors.ts";
-import { findToolPairViolations } from "../tool-pairs.ts";
-import { projectMessages } from "../transcript-projection.ts";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
 
 const jsonl = (lines: unknown[]) =>

@@ -1,10 +1,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createMessage, ImportError, TranscriptWriter } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { ImportError } from "../errors.ts";
-import { createMessage } from "../message.ts";
-import { TranscriptWriter } from "../transcript-writer.ts";
 import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
 
 describe("importUnforgetTranscript", () => {

@@ -1,21 +1,25 @@
-import { ImportError } from "../errors.ts";
-import type { ContentBlock, Message } from "../message.ts";
-import { isRecord, normalizeContent } from "../message.ts";
-import type { AttachmentEntry, CompactTrigger } from "../transcript-entry.ts";
-import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type {
+  AttachmentEntry,
+  CompactBoundaryEntry,
+  CompactTrigger,
+  ContentBlock,
+  Message,
+} from "@unforget/core";
+import { ImportError, normalizeContent, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { appendAll } from "./append-all.ts";
+import { finishImport } from "./finish-import.ts";
+import { acceptNesting, convertItem, guardImport } from "./guard-import.ts";
 import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
-import {
-  countSkipped,
-  createImportDraft,
-  finishImport,
-  reportProblem,
-  sourceTimestamp,
-} from "./import-result.ts";
+import { countSkipped, createImportDraft, describeLocation, reportProblem } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
+import { EPOCH, readTimestamp } from "./source-timestamp.ts";
 import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
 
 interface SourceLine {
   location: ImportLocation;
   value: Record<string, unknown>;
+  /** The line's `timestamp` as ISO 8601, read (and reported when unusable) once. */
+  time: string | undefined;
 }
 
 const EXPECTED =
@@ -31,7 +35,7 @@ const EXPECTED =
  * lines are reported with their line numbers; tool-pair defects are repaired and reported.
  */
 export function importClaudeCodeTranscript(text: string): ImportResult {
-  return importClaudeCodeLines(text, { subagentFile: false });
+  return guardImport("claude-code", () => importClaudeCodeLines(text, { subagentFile: false }));
 }
 
 export interface ClaudeCodeLinesOptions {
@@ -57,10 +61,28 @@ export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOpti
       { format: "claude-code" },
     );
   }
+  const conversational = sortLines(lines, draft, options);
+  const active = selectActiveBranch(conversational, lines, draft, options.subagentFile);
+  convertLines(active, draft);
+  return finishImport(draft);
+}
+
+/**
+ * Sorts the lines: user, assistant, compact boundary and attachment lines are the conversation (returned in
+ * order); summary lines become title summaries; sidechain lines (unless this is a subagent's own file) and
+ * bookkeeping lines are counted; lines missing what their type needs are reported.
+ */
+function sortLines(lines: SourceLine[], draft: ImportDraft, options: ClaudeCodeLinesOptions): SourceLine[] {
   const conversational: SourceLine[] = [];
+  const timeByUuid = new Map<string, string>();
+  for (const line of lines) {
+    const uuid = uuidOf(line);
+    if (uuid !== undefined && line.time !== undefined) timeByUuid.set(uuid, line.time);
+  }
   for (const line of lines) {
     const type = line.value.type;
     if (typeof line.value.sessionId === "string") draft.sessionId ??= line.value.sessionId;
+    if (typeof line.value.cwd === "string") draft.workingDirectory ??= line.value.cwd;
     if (line.value.isSidechain === true && !options.subagentFile) {
       draft.counts.sidechainSkipped++;
       continue;
@@ -108,8 +130,13 @@ export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOpti
         entry: {
           v: TRANSCRIPT_FORMAT_VERSION,
           type: "summary",
-          id: `summary-${describeId(line.location)}`,
-          timestamp: sourceTimestamp(line.value.timestamp, undefined),
+          id: `summary-${locationKey(line.location)}`,
+          // Summary lines carry no date of their own: they describe the conversation up to their leaf.
+          timestamp:
+            line.time ??
+            (leafId === undefined ? undefined : timeByUuid.get(leafId)) ??
+            draft.startedAt ??
+            EPOCH,
           kind: "title",
           text: line.value.summary,
           ...(leafId === undefined ? {} : { leafId }),
@@ -128,18 +155,17 @@ export function importClaudeCodeLines(text: string, options: ClaudeCodeLinesOpti
       }
     }
   }
-  const active = selectActiveBranch(conversational, lines, draft, options.subagentFile);
-  convertLines(active, draft);
-  return finishImport(draft);
+  return conversational;
 }
 
-function describeId(location: ImportLocation): string {
+/** A location as an id suffix ("line12", "index3"), for ids of items whose source line has no uuid. */
+function locationKey(location: ImportLocation): string {
   return location.line !== undefined ? `line${location.line}` : `index${location.index ?? 0}`;
 }
 
+/** Reads the JSONL lines (or the items of a JSON array / `{ loglines }` document) that are JSON objects. */
 function readSourceLines(text: string, draft: ImportDraft): SourceLine[] {
-  const trimmed = text.trimStart();
-  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+  if (/^\s*[[{]/.test(text)) {
     // A whole JSON document: an array of lines, or {loglines: [...]} as some exporters write it.
     let parsed: unknown;
     try {
@@ -176,7 +202,7 @@ function readSourceLines(text: string, draft: ImportDraft): SourceLine[] {
       reportProblem(draft, "invalid_line", { line }, "The line is JSON but not an object; it was skipped.");
       return;
     }
-    out.push({ location: { line }, value });
+    keepLine(draft, { line }, value, out);
   });
   return out;
 }
@@ -185,13 +211,24 @@ function readArray(list: unknown[], draft: ImportDraft): SourceLine[] {
   const out: SourceLine[] = [];
   list.forEach((value, index) => {
     draft.counts.sourceItems++;
-    if (isRecord(value)) out.push({ location: { index }, value });
+    if (isRecord(value)) keepLine(draft, { index }, value, out);
     else {
       draft.counts.invalid++;
       reportProblem(draft, "invalid_line", { index }, "The item is not an object; it was skipped.");
     }
   });
   return out;
+}
+
+/** Keeps a line that nests no deeper than the importers allow, with its timestamp read once. */
+function keepLine(
+  draft: ImportDraft,
+  location: ImportLocation,
+  value: Record<string, unknown>,
+  out: SourceLine[],
+): void {
+  if (!acceptNesting(draft, location, value)) return;
+  out.push({ location, value, time: readTimestamp(draft, value.timestamp, location) });
 }
 
 const uuidOf = (line: SourceLine): string | undefined =>
@@ -239,9 +276,10 @@ function selectActiveBranch(
     return uuid !== undefined && !hasChildren.has(uuid);
   });
   if (leaves.length <= 1) return lines;
+  // The newest leaf by date; an undated leaf never wins over a dated one, and among equals the later line wins.
   let newest = leaves[0]!;
   for (const leaf of leaves) {
-    if (Date.parse(String(leaf.value.timestamp)) >= Date.parse(String(newest.value.timestamp))) newest = leaf;
+    if (timeOf(leaf) >= timeOf(newest)) newest = leaf;
   }
   const onBranch = new Set<SourceLine>();
   const seen = new Set<string>();
@@ -288,10 +326,14 @@ function selectActiveBranch(
       draft,
       "rewind_branch",
       first.location,
-      `${dropped} line(s) belong to branches abandoned by a rewind; the branch ending at the newest leaf (${describeLocationOf(newest)}) was imported.`,
+      `${dropped} line(s) belong to branches abandoned by a rewind; the branch ending at the newest leaf (${describeLocation(newest.location)}) was imported.`,
     );
   }
   return kept;
+}
+
+function timeOf(line: SourceLine): number {
+  return line.time === undefined ? Number.NEGATIVE_INFINITY : Date.parse(line.time);
 }
 
 /** An attachment line outside the parent chain: it cannot be placed on a branch, so it is kept in file order. */
@@ -299,121 +341,133 @@ function isUnlinkedAttachment(line: SourceLine): boolean {
   return line.value.type === "attachment" && (uuidOf(line) === undefined || parentOf(line) === undefined);
 }
 
-function describeLocationOf(line: SourceLine): string {
-  return line.location.line !== undefined ? `line ${line.location.line}` : `index ${line.location.index}`;
-}
-
 function contentOf(line: SourceLine): ContentBlock[] {
   const message = line.value.message;
   return isRecord(message) ? normalizeContent(message.content) : [];
 }
 
+/** What the conversion of the active lines keeps from one line to the next. */
+interface ConversionState {
+  draft: ImportDraft;
+  usedIds: Set<string>;
+  lastTimestamp: string | undefined;
+  /**
+   * Messages of the current segment, searched when a later line continues one (split response, parallel
+   * results). Items go to the draft when created, so attachments between them keep their place.
+   */
+  built: Message[];
+}
+
 function convertLines(lines: SourceLine[], draft: ImportDraft): void {
-  const usedIds = new Set<string>();
-  let lastTimestamp: string | undefined;
-  // Messages of the current segment, searched when a later line continues one (split response, parallel
-  // results). Items go to the draft when created, so attachments between them keep their place.
-  let built: Message[] = [];
-  const flush = () => {
-    built = [];
-  };
-  for (const line of lines) {
-    const value = line.value;
-    const timestamp = sourceTimestamp(value.timestamp, lastTimestamp);
-    lastTimestamp = timestamp;
-    if (value.type === "attachment") {
-      draft.items.push({ kind: "entry", entry: attachmentEntry(line, timestamp, draft.sessionId) });
-      continue;
-    }
-    if (value.type === "system") {
-      flush();
-      const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
-      const trigger: CompactTrigger = metadata.trigger === "manual" ? "manual" : "auto";
-      const preserved = isRecord(metadata.preservedMessages) ? metadata.preservedMessages : undefined;
-      const discovered = Array.isArray(metadata.preCompactDiscoveredTools)
-        ? metadata.preCompactDiscoveredTools.filter((tool): tool is string => typeof tool === "string")
-        : undefined;
-      draft.items.push({
-        kind: "entry",
-        entry: {
-          v: TRANSCRIPT_FORMAT_VERSION,
-          type: "compact_boundary",
-          id: uuidOf(line) ?? `boundary-${describeId(line.location)}`,
-          timestamp,
-          trigger,
-          layer: "claude-code",
-          tokensBefore: typeof metadata.preTokens === "number" ? metadata.preTokens : 0,
-          messagesSummarized: 0,
-          logicalParentId: typeof value.logicalParentUuid === "string" ? value.logicalParentUuid : null,
-          ...(discovered === undefined ? {} : { discoveredTools: discovered }),
-          ...(preserved && typeof preserved.anchorUuid === "string" && Array.isArray(preserved.uuids)
-            ? {
-                preservedSegment: {
-                  anchorId: preserved.anchorUuid,
-                  messageIds: preserved.uuids.filter((id): id is string => typeof id === "string"),
-                },
-              }
-            : {}),
-        },
-      });
-      continue;
-    }
-    const source = value.message as Record<string, unknown>;
-    const role = value.type === "assistant" ? "assistant" : "user";
-    const content = normalizeContent(source.content);
-    const responseId = role === "assistant" ? responseIdOf(line) : undefined;
-    if (role === "assistant" && responseId !== undefined) {
-      const target = findOpenResponse(built, responseId);
-      if (target) {
-        target.content.push(...content);
-        absorb(target, source, line);
-        draft.counts.mergedSourceItems++;
-        continue;
-      }
-    }
-    const previous = built[built.length - 1];
-    if (
-      role === "user" &&
-      previous?.role === "user" &&
-      isToolResultsOnly(content) &&
-      isToolResultsOnly(previous.content)
-    ) {
-      previous.content.push(...content);
-      (previous.metadata!.sourceLines as ImportLocation[]).push(line.location);
-      keepToolUseResult(previous, value, content);
-      draft.counts.mergedSourceItems++;
-      continue;
-    }
-    let id = uuidOf(line) ?? `claude-code-${describeId(line.location)}`;
-    if (usedIds.has(id)) {
-      reportProblem(
-        draft,
-        "duplicate_id",
-        line.location,
-        `The uuid ${id} was already used by an earlier line; this message was imported as ${id}-${describeId(line.location)}.`,
-      );
-      id = `${id}-${describeId(line.location)}`;
-    }
-    usedIds.add(id);
-    const message: Message = {
-      id,
-      role,
-      content,
-      timestamp,
-      metadata: { source: line.location, sourceLines: [line.location] },
-    };
-    if (responseId !== undefined) message.responseId = responseId;
-    if (value.isMeta === true) message.isMeta = true;
-    if (value.isCompactSummary === true) {
-      message.isCompactSummary = true;
-      message.isMeta = true;
-    }
-    keepToolUseResult(message, value, content);
-    absorb(message, source, line);
-    built.push(message);
-    draft.items.push({ kind: "message", message, location: line.location });
+  const state: ConversionState = { draft, usedIds: new Set(), lastTimestamp: undefined, built: [] };
+  for (const line of lines) convertItem(draft, line.location, () => convertLine(state, line));
+}
+
+function convertLine(state: ConversionState, line: SourceLine): void {
+  const { draft } = state;
+  const value = line.value;
+  const timestamp = line.time ?? state.lastTimestamp ?? EPOCH;
+  state.lastTimestamp = timestamp;
+  if (value.type === "attachment") {
+    draft.items.push({ kind: "entry", entry: attachmentEntry(line, timestamp, draft.sessionId) });
+    return;
   }
-  flush();
+  if (value.type === "system") {
+    // A compact boundary ends the segment: no later line continues a message from before it.
+    state.built = [];
+    draft.items.push({ kind: "entry", entry: compactBoundaryEntry(line, timestamp) });
+    return;
+  }
+  const source = value.message as Record<string, unknown>;
+  const role = value.type === "assistant" ? "assistant" : "user";
+  const content = normalizeContent(source.content);
+  const responseId = role === "assistant" ? responseIdOf(line) : undefined;
+  if (role === "assistant" && responseId !== undefined) {
+    const target = findOpenResponse(state.built, responseId);
+    if (target) {
+      appendAll(target.content, content);
+      absorb(target, source, line);
+      draft.counts.mergedSourceItems++;
+      return;
+    }
+  }
+  const previous = state.built[state.built.length - 1];
+  if (
+    role === "user" &&
+    previous?.role === "user" &&
+    isToolResultsOnly(content) &&
+    isToolResultsOnly(previous.content)
+  ) {
+    appendAll(previous.content, content);
+    (previous.metadata!.sourceLines as ImportLocation[]).push(line.location);
+    keepToolUseResult(previous, value, content);
+    draft.counts.mergedSourceItems++;
+    return;
+  }
+  const message: Message = {
+    id: uniqueMessageId(state, line),
+    role,
+    content,
+    timestamp,
+    metadata: { source: line.location, sourceLines: [line.location] },
+  };
+  if (responseId !== undefined) message.responseId = responseId;
+  if (value.isMeta === true) message.isMeta = true;
+  if (value.isCompactSummary === true) {
+    message.isCompactSummary = true;
+    message.isMeta = true;
+  }
+  keepToolUseResult(message, value, content);
+  absorb(message, source, line);
+  state.built.push(message);
+  draft.items.push({ kind: "message", message, location: line.location });
+}
+
+/** The line's uuid as the message id, made unique (and reported) when an earlier line used it. */
+function uniqueMessageId(state: ConversionState, line: SourceLine): string {
+  let id = uuidOf(line) ?? `claude-code-${locationKey(line.location)}`;
+  if (state.usedIds.has(id)) {
+    reportProblem(
+      state.draft,
+      "duplicate_id",
+      line.location,
+      `The uuid ${id} was already used by an earlier line; this message was imported as ${id}-${locationKey(line.location)}.`,
+    );
+    id = `${id}-${locationKey(line.location)}`;
+  }
+  state.usedIds.add(id);
+  return id;
+}
+
+/** Converts a `system/compact_boundary` line (its `compactMetadata`) to a compact boundary entry. */
+function compactBoundaryEntry(line: SourceLine, timestamp: string): CompactBoundaryEntry {
+  const value = line.value;
+  const metadata = isRecord(value.compactMetadata) ? value.compactMetadata : {};
+  const trigger: CompactTrigger = metadata.trigger === "manual" ? "manual" : "auto";
+  const preserved = isRecord(metadata.preservedMessages) ? metadata.preservedMessages : undefined;
+  const discovered = Array.isArray(metadata.preCompactDiscoveredTools)
+    ? metadata.preCompactDiscoveredTools.filter((tool): tool is string => typeof tool === "string")
+    : undefined;
+  return {
+    v: TRANSCRIPT_FORMAT_VERSION,
+    type: "compact_boundary",
+    id: uuidOf(line) ?? `boundary-${locationKey(line.location)}`,
+    timestamp,
+    trigger,
+    layer: "claude-code",
+    tokensBefore: typeof metadata.preTokens === "number" ? metadata.preTokens : 0,
+    messagesSummarized: 0,
+    logicalParentId: typeof value.logicalParentUuid === "string" ? value.logicalParentUuid : null,
+    ...(discovered === undefined ? {} : { discoveredTools: discovered }),
+    ...(preserved && typeof preserved.anchorUuid === "string" && Array.isArray(preserved.uuids)
+      ? {
+          preservedSegment: {
+            anchorId: preserved.anchorUuid,
+            messageIds: preserved.uuids.filter((id): id is string => typeof id === "string"),
+          },
+        }
+      : {}),
+  };
 }
 
 /**
@@ -428,7 +482,7 @@ function keepToolUseResult(message: Message, value: Record<string, unknown>, con
       ? answered.tool_use_id
       : typeof value.sourceToolUseID === "string"
         ? value.sourceToolUseID
-        : (uuidOf({ location: {}, value }) ?? "unknown");
+        : (uuidOf({ location: {}, value, time: undefined }) ?? "unknown");
   const results = (message.metadata?.toolUseResults ?? {}) as Record<string, unknown>;
   results[key] = value.toolUseResult;
   message.metadata = { ...message.metadata, toolUseResults: results };
@@ -466,7 +520,7 @@ function attachmentEntry(
   return {
     v: TRANSCRIPT_FORMAT_VERSION,
     type: "attachment",
-    id: uuid ?? `attachment-${describeId(line.location)}`,
+    id: uuid ?? `attachment-${locationKey(line.location)}`,
     timestamp,
     ...(sessionId === undefined ? {} : { sessionId }),
     attachment: {
@@ -503,5 +557,7 @@ function absorb(message: Message, source: Record<string, unknown>, line: SourceL
   if (stopReason) message.stopReason = stopReason;
   if (typeof source.model === "string") message.model = source.model;
   const lines = message.metadata?.sourceLines as ImportLocation[] | undefined;
-  if (lines && !lines.includes(line.location)) lines.push(line.location);
+  // A new message already lists its own line; a merged line is always new (checking the whole list would
+  // make a response split over many lines quadratic).
+  if (lines && lines[lines.length - 1] !== line.location) lines.push(line.location);
 }

@@ -1,8 +1,11 @@
-import { ImportError } from "../errors.ts";
-import { isRecord } from "../message.ts";
+import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
-import type { ImportResult } from "./import-result.ts";
-import { createImportDraft, finishImport, parseJsonInput } from "./import-result.ts";
+import { finishImport } from "./finish-import.ts";
+import { guardImport } from "./guard-import.ts";
+import type { ImportDraft, ImportResult } from "./import-result.ts";
+import { createImportDraft } from "./import-result.ts";
+import { isRecord } from "./is-record.ts";
+import { parseJsonInput } from "./parse-json-input.ts";
 
 const EXPECTED =
   "a SWE-agent trajectory: a JSON object with a `history` array of chat messages (or a `trajectory` array of steps)";
@@ -15,10 +18,15 @@ const EXPECTED =
  * marked `metadata.isDemonstration`. A file with only `trajectory` steps is converted step by step.
  */
 export function importSweAgentTrajectory(json: unknown): ImportResult {
+  return guardImport("swe-agent", () => importTrajectory(json));
+}
+
+function importTrajectory(json: unknown): ImportResult {
   const value = parseJsonInput(json, "swe-agent", EXPECTED);
   if (!isRecord(value))
     throw new ImportError(`The input is not a JSON object; expected ${EXPECTED}.`, { format: "swe-agent" });
   const draft = createImportDraft("swe-agent");
+  readRunFacts(value, draft);
   if (Array.isArray(value.history) && value.history.length > 0) {
     convertOpenAiChatMessages(value.history, draft, {
       idPrefix: "swe-agent",
@@ -49,4 +57,29 @@ export function importSweAgentTrajectory(json: unknown): ImportResult {
     );
   }
   return finishImport(draft);
+}
+
+/**
+ * The working directory (the first step's `state.working_dir`) and the configured model
+ * (`replay_config.agent.model.name`); both fields may be JSON text or objects, depending on the version.
+ */
+function readRunFacts(value: Record<string, unknown>, draft: ImportDraft): void {
+  const firstStep = Array.isArray(value.trajectory) ? value.trajectory[0] : undefined;
+  const state = isRecord(firstStep) ? objectOrJson(firstStep.state) : undefined;
+  if (typeof state?.working_dir === "string") draft.workingDirectory = state.working_dir;
+  const config = objectOrJson(value.replay_config);
+  const agent = isRecord(config?.agent) ? config.agent : undefined;
+  const model = isRecord(agent?.model) ? agent.model.name : undefined;
+  if (typeof model === "string") draft.configuredModel = model;
+}
+
+function objectOrJson(value: unknown): Record<string, unknown> | undefined {
+  if (isRecord(value)) return value;
+  if (typeof value !== "string" || !value.trimStart().startsWith("{")) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined; // An unreadable state only loses the working directory.
+  }
 }

@@ -1,9 +1,15 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { ImportError } from "../errors.ts";
+import { ImportError } from "@unforget/core";
 import type { ClaudeCodeSessionSource, ClaudeCodeSubagentSource } from "./import-claude-code-session.ts";
+import { checkMaxBytes } from "./read-session-bytes.ts";
 
 const SUBAGENT_FILE = /^agent-(.+)\.jsonl$/;
+
+export interface ReadClaudeCodeSessionDirOptions {
+  /** The largest file read, in bytes (default 256 MiB); a larger main or subagent file is refused unread. */
+  maxBytes?: number;
+}
 
 /**
  * Reads a Claude Code session from disk for `importClaudeCodeSession`. `path` is either the session file
@@ -12,13 +18,17 @@ const SUBAGENT_FILE = /^agent-(.+)\.jsonl$/;
  * file name) with their optional `agent-<id>.meta.json`. A session without a folder has no subagents. Throws
  * `ImportError` when the main file does not exist.
  */
-export async function readClaudeCodeSessionDir(path: string): Promise<ClaudeCodeSessionSource> {
+export async function readClaudeCodeSessionDir(
+  path: string,
+  options: ReadClaudeCodeSessionDirOptions = {},
+): Promise<ClaudeCodeSessionSource> {
+  const maxBytes = checkMaxBytes(options.maxBytes);
   const trimmed = path.replace(/[\\/]+$/, "");
   const sessionFolder = trimmed.endsWith(".jsonl") ? trimmed.slice(0, -".jsonl".length) : trimmed;
   const mainPath = join(dirname(sessionFolder), `${basename(sessionFolder)}.jsonl`);
   let main: string;
   try {
-    main = await readFile(mainPath, "utf8");
+    main = await readBounded(mainPath, maxBytes);
   } catch (error) {
     throw new ImportError(
       `The Claude Code session file ${mainPath} could not be read (${error instanceof Error ? error.message : String(error)}); pass the session's .jsonl file or its folder beside it.`,
@@ -40,7 +50,7 @@ export async function readClaudeCodeSessionDir(path: string): Promise<ClaudeCode
     const subagentPath = join(subagentFolder, name);
     let text: string;
     try {
-      text = await readFile(subagentPath, "utf8");
+      text = await readBounded(subagentPath, maxBytes);
     } catch (error) {
       throw unreadable(subagentPath, error);
     }
@@ -75,4 +85,13 @@ async function readMeta(path: string): Promise<Record<string, unknown> | undefin
     // An unreadable meta file only loses the agent's type and description; the conversation is still imported.
     return undefined;
   }
+}
+
+/** Reads a file as UTF-8 after checking its size, so a huge file is refused before it is loaded. */
+async function readBounded(path: string, maxBytes: number): Promise<string> {
+  const { size } = await stat(path);
+  if (size > maxBytes) {
+    throw new RangeError(`it is ${size} bytes, more than maxBytes (${maxBytes})`);
+  }
+  return readFile(path, "utf8");
 }

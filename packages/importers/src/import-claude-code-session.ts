@@ -1,8 +1,9 @@
-import { ImportError } from "../errors.ts";
-import type { Message } from "../message.ts";
-import { TRANSCRIPT_FORMAT_VERSION } from "../transcript-entry.ts";
+import type { Message } from "@unforget/core";
+import { ImportError, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { guardImport } from "./guard-import.ts";
 import { importClaudeCodeLines } from "./import-claude-code-transcript.ts";
 import type { ImportResult } from "./import-result.ts";
+import { EPOCH } from "./source-timestamp.ts";
 
 /** One subagent file of a Claude Code session: `<sessionId>/subagents/agent-<agentId>.jsonl`. */
 export interface ClaudeCodeSubagentSource {
@@ -50,6 +51,10 @@ const SPAWNING_TOOLS: ReadonlySet<string> = new Set(["Task", "Agent"]);
  * A subagent that cannot be matched is imported anyway and reported as an `unlinked_subagent` problem.
  */
 export function importClaudeCodeSession(source: ClaudeCodeSessionSource): ClaudeCodeSessionImport {
+  return guardImport("claude-code", () => importSession(source));
+}
+
+function importSession(source: ClaudeCodeSessionSource): ClaudeCodeSessionImport {
   if (typeof source !== "object" || source === null || typeof source.main !== "string") {
     throw new ImportError(
       "importClaudeCodeSession expects { main: text, subagents?: { agentId, text }[] } (readClaudeCodeSessionDir builds it from a session directory).",
@@ -59,7 +64,7 @@ export function importClaudeCodeSession(source: ClaudeCodeSessionSource): Claude
   const main = importClaudeCodeLines(source.main, { subagentFile: false });
   const spawners = spawningToolUses(main);
   const claimed = new Set<string>();
-  const sessionId = sessionIdOf(main);
+  const sessionId = main.sessionId;
   const subagents = (source.subagents ?? []).map((subagent): ClaudeCodeSubagentImport => {
     const result = importClaudeCodeLines(subagent.text, { subagentFile: true });
     let match = spawners.find(
@@ -90,7 +95,7 @@ export function importClaudeCodeSession(source: ClaudeCodeSessionSource): Claude
       v: TRANSCRIPT_FORMAT_VERSION,
       type: "metadata",
       id: `subagent-${subagent.agentId}`,
-      timestamp: first?.timestamp ?? main.entries[0]?.timestamp ?? new Date(0).toISOString(),
+      timestamp: first?.timestamp ?? main.entries[0]?.timestamp ?? EPOCH,
       ...(first?.sessionId === undefined ? {} : { sessionId: first.sessionId }),
       data: {
         agentId: subagent.agentId,
@@ -158,8 +163,4 @@ function firstUserText(result: ImportResult): string | undefined {
     return text.length > 0 ? text : undefined;
   }
   return undefined;
-}
-
-function sessionIdOf(result: ImportResult): string | undefined {
-  return result.entries.find((entry) => entry.sessionId !== undefined)?.sessionId;
 }

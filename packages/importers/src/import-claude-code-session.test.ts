@@ -1,9 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findToolPairViolations, ImportError } from "@unforget/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { ImportError } from "../errors.ts";
-import { findToolPairViolations } from "../tool-pairs.ts";
 import { importClaudeCodeSession } from "./import-claude-code-session.ts";
 import { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
 

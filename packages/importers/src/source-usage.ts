@@ -1,5 +1,6 @@
-import type { StopReason, Usage } from "../message.ts";
-import { createUsage, isRecord } from "../message.ts";
+import type { StopReason, Usage } from "@unforget/core";
+import { createUsage } from "@unforget/core";
+import { isRecord } from "./is-record.ts";
 
 const number = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined;
