@@ -3,7 +3,8 @@
 import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
-import { importCorpusSession, listCorpusSessions } from "@unforget/testing";
+import { importSessionFile } from "@unforget/importers";
+import { listCorpusSessions } from "@unforget/testing";
 import { loadSession } from "../src/load-session.ts";
 import { replaySession } from "../src/replay-session.ts";
 import { CLI_PATH } from "../test-support/run-cli.ts";
@@ -28,11 +29,15 @@ async function median(run: () => Promise<unknown> | unknown): Promise<number> {
 async function largestCorpusSession(): Promise<{ argument: string; label: string }> {
   let best: { argument: string; label: string; size: number } | undefined;
   for (const session of listCorpusSessions()) {
-    for (const run of importCorpusSession(session)) {
-      const size = JSON.stringify(run.result.messages).length;
-      const hash = run.label.lastIndexOf("#");
-      const argument = hash >= 0 ? `${session.path}${run.label.slice(hash)}` : session.path;
-      if (!best || size > best.size) best = { argument, label: run.label, size };
+    const imported = await importSessionFile(session.path);
+    const runs =
+      imported.instances.length > 0
+        ? imported.instances.map((run) => ({ suffix: `#${run.line}`, messages: run.result.messages }))
+        : [{ suffix: "", messages: imported.messages }];
+    for (const run of runs) {
+      const size = JSON.stringify(run.messages).length;
+      const label = `${session.relativePath}${run.suffix}`;
+      if (!best || size > best.size) best = { argument: `${session.path}${run.suffix}`, label, size };
     }
   }
   return best!;

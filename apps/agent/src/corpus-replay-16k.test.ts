@@ -1,3 +1,3 @@
-import { describeCorpusReplay } from "../test-support/corpus-replay.ts";
+import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
 
-describeCorpusReplay("16K", 16_000);
+describeCorpusReplay("16K", 16_000, await corpusArguments());

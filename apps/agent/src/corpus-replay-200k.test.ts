@@ -1,3 +1,3 @@
-import { describeCorpusReplay } from "../test-support/corpus-replay.ts";
+import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
 
-describeCorpusReplay("200K", 200_000);
+describeCorpusReplay("200K", 200_000, await corpusArguments());

@@ -1,3 +1,3 @@
-import { describeCorpusReplay } from "../test-support/corpus-replay.ts";
+import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
 
-describeCorpusReplay("32K", 32_000);
+describeCorpusReplay("32K", 32_000, await corpusArguments());

@@ -1,7 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { importCorpusSession, listCorpusSessions } from "@unforget/testing";
+import { importSessionFile } from "@unforget/importers";
+import { listCorpusSessions } from "@unforget/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkRequestBody, countRequestTokens } from "./check-request.ts";
 import { runInProcess } from "./run-cli.ts";
@@ -15,15 +16,25 @@ import { runInProcess } from "./run-cli.ts";
 export const TOKENIZER_MARGIN = 1;
 
 /** Every corpus session, one entry per run of a multi-run file (`file#line`). */
-export function corpusArguments(): { label: string; argument: string }[] {
-  return listCorpusSessions().flatMap((session) => {
-    if (session.format !== "openhands-evaluation")
-      return [{ label: session.relativePath, argument: session.path }];
-    return importCorpusSession(session).map((run) => ({
-      label: run.label,
-      argument: `${session.path}${run.label.slice(run.label.lastIndexOf("#"))}`,
-    }));
-  });
+export async function corpusArguments(): Promise<CorpusArgument[]> {
+  const found: CorpusArgument[] = [];
+  for (const session of listCorpusSessions()) {
+    if (session.format !== "openhands-evaluation") {
+      found.push({ label: session.relativePath, argument: session.path });
+      continue;
+    }
+    for (const run of (await importSessionFile(session.path)).instances) {
+      found.push({ label: `${session.relativePath}#${run.line}`, argument: `${session.path}#${run.line}` });
+    }
+  }
+  return found;
+}
+
+export interface CorpusArgument {
+  /** Shown in test names. */
+  label: string;
+  /** What `unforget replay` is given. */
+  argument: string;
 }
 
 /**
@@ -31,11 +42,14 @@ export function corpusArguments(): { label: string; argument: string }[] {
  * peak within the window, one dumped body per call, each valid by an independent check and within the
  * window by a real tokenizer.
  */
-export function describeCorpusReplay(window: string, windowTokens: number): void {
+export function describeCorpusReplay(
+  window: string,
+  windowTokens: number,
+  sessions: readonly CorpusArgument[],
+): void {
   const scratch = mkdtempSync(join(tmpdir(), "unforget-corpus-replay-"));
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
   describe(`replay --json on every corpus session at ${window}`, () => {
-    const sessions = corpusArguments();
     it("finds the corpus", () => {
       expect(sessions.length).toBeGreaterThan(30);
     });
