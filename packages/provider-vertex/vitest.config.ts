@@ -1,4 +1,4 @@
-import { writeVertexFakeCaCertificate } from "@unforget/testing";
+import { writeVertexFakeCaCertificate } from "@unforget/testing/fakes";
 import { defineConfig } from "vitest/config";
 
 // @google-cloud/vertexai always connects with https://, so the Vertex fake serves TLS with a test-only

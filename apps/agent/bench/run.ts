@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { importSessionFile } from "@unforget/importers";
-import { listCorpusSessions } from "@unforget/testing";
+import { listCorpusSessions } from "@unforget/testing/corpus";
 import { loadSession } from "../src/load-session.ts";
 import { replaySession } from "../src/replay-session.ts";
 import { CLI_PATH } from "../test-support/run-cli.ts";

@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { corpusDir } from "@unforget/testing";
+import { corpusDir } from "@unforget/testing/corpus";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCliProcess } from "../test-support/run-cli.ts";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importSessionFile } from "@unforget/importers";
-import { listCorpusSessions } from "@unforget/testing";
+import { listCorpusSessions } from "@unforget/testing/corpus";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkRequestBody, countRequestTokens } from "./check-request.ts";
 import { runInProcess } from "./run-cli.ts";

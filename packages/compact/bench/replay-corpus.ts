@@ -5,7 +5,7 @@ import {
   importOpenHandsTrajectory,
   importSweAgentTrajectory,
 } from "@unforget/importers";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import {
   type ContextEvent,
   type ContextManager,
@@ -34,10 +34,7 @@ export function loadSessions(): CorpusSession[] {
       else if (session.format === "openhands") result = importOpenHandsTrajectory(text);
       else if (session.format === "claude-code") result = importClaudeCodeTranscript(text);
       if (result && result.messages.length > 1) {
-        const messages =
-          session.format === "swe-agent" || session.format === "mini-swe-agent"
-            ? markObservations(result.messages)
-            : result.messages;
+        const messages = result.messages;
         sessions.push({
           name: session.relativePath,
           messages,
@@ -102,20 +99,6 @@ function renumber(message: Message, prefix: string, time: number): Message {
           : block,
     ),
   };
-}
-
-/**
- * SWE-agent and mini-swe-agent send the environment's output as user messages. Every user message after the
- * first that answers an assistant message is such an observation (TODO: the importers should set this).
- */
-function markObservations(messages: Message[]): Message[] {
-  let seenAssistant = false;
-  return messages.map((message) => {
-    if (message.role === "assistant") seenAssistant = true;
-    if (message.role !== "user" || !seenAssistant || message.isMeta) return message;
-    if (message.content.some((block) => block.type === "tool_result")) return message;
-    return { ...message, isObservation: true };
-  });
 }
 
 export interface PolicyTotals extends Omit<ReplayStats, "window" | "violations" | "prefixReuse"> {

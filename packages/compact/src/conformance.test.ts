@@ -5,7 +5,7 @@ import {
   importOpenHandsTrajectory,
   importSweAgentTrajectory,
 } from "@unforget/importers";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { collapseContext } from "./collapse-context.ts";
 import { createContextManager } from "./context-manager.ts";
 import { microcompact } from "./microcompact.ts";

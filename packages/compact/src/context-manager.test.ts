@@ -12,7 +12,7 @@ import {
 } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { startAnthropicFake } from "@unforget/testing";
+import { startAnthropicFake } from "@unforget/testing/fakes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { CompactionDisabledError } from "./compact-error.ts";

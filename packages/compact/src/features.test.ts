@@ -10,7 +10,8 @@ import {
   type SessionMemorySource,
 } from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { corpusDir, startAnthropicFake } from "@unforget/testing";
+import { corpusDir } from "@unforget/testing/corpus";
+import { startAnthropicFake } from "@unforget/testing/fakes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { createCacheBreakDetector } from "./cache-break-detector.ts";

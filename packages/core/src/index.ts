@@ -58,23 +58,19 @@ export {
   usageContextTokens,
 } from "./message.ts";
 export type {
-  LearnedModelLimits,
   ModelLimits,
   ModelLimitsEntry,
   ModelLimitsRegistry,
   ModelLimitsRegistryOptions,
 } from "./model-limits.ts";
 export {
+  bedrockFoundationModelId,
   canonicalModelId,
-  createLearnedModelLimits,
   createModelLimitsRegistry,
   DEFAULT_MODEL_LIMITS,
   getModelLimits,
   UNKNOWN_MODEL_LIMITS,
 } from "./model-limits.ts";
-export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
-export type { PromptTooLongMatch } from "./prompt-too-long.ts";
-export { parsePromptTooLongMessage } from "./prompt-too-long.ts";
 export type {
   AppliedContextEdit,
   ContextManagementConfig,
@@ -96,15 +92,6 @@ export type {
   ToolDefinition,
 } from "./provider.ts";
 export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
-export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
-export {
-  abortableDelay,
-  computeRetryDelay,
-  DEFAULT_MAX_RETRIES,
-  parseRetryAfter,
-  throwIfAborted,
-  withRetries,
-} from "./retry.ts";
 export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
 export type {
   ApiRoundGroup,

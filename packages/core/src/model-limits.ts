@@ -1,5 +1,3 @@
-import { PromptTooLongError } from "./errors.ts";
-
 /**
  * Context windows and output limits. Providers may learn better numbers at run time (Anthropic's models
  * endpoint, a prompt-too-long error's stated maximum); this registry is the offline default.
@@ -65,13 +63,26 @@ export const DEFAULT_MODEL_LIMITS: Readonly<Record<string, ModelLimitsEntry>> = 
   "gemini-1.5-flash": { contextWindow: 1_048_576, maxOutputTokens: 8_192, limitKind: "input" },
 });
 
-const BEDROCK_REGION_PREFIX = /^(?:us|eu|apac|ap|jp|au|ca|us-gov|global)\./;
+const BEDROCK_REGION_PREFIX = /^(?:us|us-gov|eu|apac|ap|jp|au|ca|global)\./i;
 const BEDROCK_VENDOR_PREFIX = /^(?:anthropic|google)\./;
 const BEDROCK_VERSION_SUFFIX = /-v\d+(?::\d+)?$/;
 const VERTEX_VERSION_SUFFIX = /@[\w.-]+$/;
 const DATE_SUFFIX = /-\d{8}$/;
 const VERTEX_RESOURCE_PREFIX = /^(?:projects\/[^/]+\/locations\/[^/]+\/)?(?:publishers\/[^/]+\/)?models\//;
-const BEDROCK_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:(?:inference-profile|foundation-model)\//;
+const BEDROCK_MODEL_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:(?:inference-profile|foundation-model)\/(.+)$/i;
+
+/**
+ * The foundation-model id inside a Bedrock model id: the ARN around a system inference profile or a
+ * foundation model and the cross-region prefix (`us.`, `us-gov.`, `eu.`, `apac.`, `ap.`, `jp.`, `au.`,
+ * `ca.`, `global.`) are removed; case is kept. `us.anthropic.claude-sonnet-4-5-20250929-v1:0` →
+ * `anthropic.claude-sonnet-4-5-20250929-v1:0`. An application inference-profile ARN names no foundation
+ * model and is returned unchanged. Bedrock's CountTokens takes only such bare ids.
+ */
+export function bedrockFoundationModelId(modelId: string): string {
+  const trimmed = modelId.trim();
+  const fromArn = BEDROCK_MODEL_ARN.exec(trimmed)?.[1] ?? trimmed;
+  return fromArn.replace(BEDROCK_REGION_PREFIX, "");
+}
 
 /**
  * Reduces any provider's model id to the canonical family id: strips Bedrock ARNs, cross-region
@@ -79,10 +90,8 @@ const BEDROCK_ARN = /^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:(?:inference-profile|fou
  * `@version` suffixes, and date stamps. `us.anthropic.claude-sonnet-4-5-20250929-v1:0` → `claude-sonnet-4-5`.
  */
 export function canonicalModelId(model: string): string {
-  let id = model.trim().toLowerCase();
-  id = id.replace(BEDROCK_ARN, "");
+  let id = bedrockFoundationModelId(model).toLowerCase();
   id = id.replace(VERTEX_RESOURCE_PREFIX, "");
-  id = id.replace(BEDROCK_REGION_PREFIX, "");
   id = id.replace(BEDROCK_VENDOR_PREFIX, "");
   id = id.replace(BEDROCK_VERSION_SUFFIX, "");
   id = id.replace(VERTEX_VERSION_SUFFIX, "");
@@ -166,65 +175,6 @@ function lookupPrefix(
     }
   }
   return best;
-}
-
-/** A registry that also learns, per instance, the windows providers actually enforce. */
-export interface LearnedModelLimits extends ModelLimitsRegistry {
-  /**
-   * Called with the error a model call failed with and the model id that call used. A `PromptTooLongError`
-   * stating the enforced maximum (`limitTokens`, which may be a regional or quota cap) bounds that model id's
-   * context window from then on: a known window is only ever lowered, an unrecognised model's default is
-   * replaced. Anything else is ignored. Returns true when `get(model).contextWindow` changed.
-   */
-  learnFromPromptTooLong(model: string, error: unknown): boolean;
-  /**
-   * Wraps a response stream of `model`: events pass through unchanged, and an error the stream ends with is
-   * given to `learnFromPromptTooLong` before it is rethrown. Called by providers around their event stream.
-   */
-  learnFromStream<Event>(model: string, events: AsyncIterable<Event>): AsyncGenerator<Event>;
-}
-
-/**
- * Wraps a registry so that it remembers the maximum stated by prompt-too-long errors, keyed by the exact
- * model id (trimmed, lower-cased). Entries given to `set` (e.g. from a models endpoint) replace the
- * registry's base values as before; a learned maximum still bounds them. Keep one per provider instance:
- * a cap learned in one region or project says nothing about another.
- */
-export function createLearnedModelLimits(
-  registry: ModelLimitsRegistry = createModelLimitsRegistry(),
-): LearnedModelLimits {
-  const caps = new Map<string, number>();
-  const get = (model: string): ModelLimits => {
-    const base = registry.get(model);
-    const cap = caps.get(model.trim().toLowerCase());
-    if (cap === undefined) return base;
-    return { ...base, contextWindow: base.known ? Math.min(base.contextWindow, cap) : cap };
-  };
-  const learned: LearnedModelLimits = {
-    get,
-    set(model, entry) {
-      registry.set(model, entry);
-    },
-    async *learnFromStream(model, events) {
-      try {
-        yield* events;
-      } catch (error) {
-        learned.learnFromPromptTooLong(model, error);
-        throw error;
-      }
-    },
-    learnFromPromptTooLong(model, error) {
-      if (!(error instanceof PromptTooLongError)) return false;
-      const limit = error.limitTokens;
-      if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return false;
-      const before = get(model).contextWindow;
-      const key = model.trim().toLowerCase();
-      const previous = caps.get(key);
-      caps.set(key, previous === undefined ? limit : Math.min(previous, limit));
-      return get(model).contextWindow !== before;
-    },
-  };
-  return learned;
 }
 
 let defaultRegistry: ModelLimitsRegistry | undefined;

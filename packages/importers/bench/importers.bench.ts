@@ -5,7 +5,7 @@
  * BENCHMARKS.md by hand).
  */
 import { cpus } from "node:os";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import {
   importClaudeCodeTranscript,
   importOpenHandsTrajectory,

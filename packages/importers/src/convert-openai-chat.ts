@@ -12,6 +12,12 @@ export interface OpenAiChatConversionOptions {
   idPrefix: string;
   /** Extra metadata to keep from each source message (e.g. SWE-agent's thought and action). */
   keepFields?: readonly string[];
+  /**
+   * The agent runs on its own and sends the environment's output as user messages (SWE-agent,
+   * mini-swe-agent): a user text message that answers an assistant message is marked `isObservation`, so
+   * compaction treats it as tool output and not as the user's words.
+   */
+  observationsAsUserText?: boolean;
 }
 
 /**
@@ -105,6 +111,8 @@ function convertChatMessage(
   if (isDemo) {
     message.isMeta = true;
     message.metadata!.isDemonstration = true;
+  } else if (options.observationsAsUserText && kind === "user" && previous?.message.role === "assistant") {
+    message.isObservation = true;
   }
   for (const field of options.keepFields ?? []) {
     if (raw[field] !== undefined && raw[field] !== null) message.metadata![field] = raw[field];

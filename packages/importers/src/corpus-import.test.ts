@@ -1,6 +1,6 @@
 import { findToolPairViolations, projectMessages } from "@unforget/core";
-import type { CorpusSession } from "@unforget/testing";
-import { listCorpusSessions } from "@unforget/testing";
+import type { CorpusSession } from "@unforget/testing/corpus";
+import { listCorpusSessions } from "@unforget/testing/corpus";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { ImportResult } from "./import-result.ts";
 import { importSessionFile } from "./import-session-file.ts";

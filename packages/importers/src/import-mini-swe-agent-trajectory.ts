@@ -32,6 +32,6 @@ function importTrajectory(json: unknown): ImportResult {
     isRecord(value) && isRecord(value.info) && isRecord(value.info.config) ? value.info.config : {};
   const model = isRecord(config.model) ? config.model.model_name : undefined;
   if (typeof model === "string") draft.configuredModel = model;
-  convertOpenAiChatMessages(messages, draft, { idPrefix: "mini-swe-agent" });
+  convertOpenAiChatMessages(messages, draft, { idPrefix: "mini-swe-agent", observationsAsUserText: true });
   return finishImport(draft);
 }

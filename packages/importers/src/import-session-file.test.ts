@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError, createMessage, ImportError, TranscriptWriter } from "@unforget/core";
-import type { CorpusFormat } from "@unforget/testing";
-import { listCorpusSessions } from "@unforget/testing";
+import type { CorpusFormat } from "@unforget/testing/corpus";
+import { listCorpusSessions } from "@unforget/testing/corpus";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionFormat } from "./detect-session-format.ts";
 import { importSessionFile } from "./import-session-file.ts";

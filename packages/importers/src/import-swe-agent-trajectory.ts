@@ -30,6 +30,7 @@ function importTrajectory(json: unknown): ImportResult {
   if (Array.isArray(value.history) && value.history.length > 0) {
     convertOpenAiChatMessages(value.history, draft, {
       idPrefix: "swe-agent",
+      observationsAsUserText: true,
       keepFields: ["thought", "action", "agent", "message_type"],
     });
   } else if (Array.isArray(value.trajectory) && value.trajectory.length > 0) {
@@ -48,6 +49,7 @@ function importTrajectory(json: unknown): ImportResult {
     }
     convertOpenAiChatMessages(history, draft, {
       idPrefix: "swe-agent-step",
+      observationsAsUserText: true,
       keepFields: ["thought", "action"],
     });
   } else {

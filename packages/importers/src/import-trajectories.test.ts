@@ -1,5 +1,5 @@
 import { findToolPairViolations, getMessageText, ImportError } from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
@@ -373,5 +373,33 @@ describe("importOpenHandsTrajectory", () => {
   it("throws ImportError for input without events", () => {
     expect(() => importOpenHandsTrajectory("nothing here")).toThrow(ImportError);
     expect(() => importOpenHandsTrajectory({ history: [] })).toThrow(/OpenHands event stream/);
+  });
+});
+
+describe("observations sent as user text", () => {
+  it("marks SWE-agent and mini-swe-agent environment output as observations, never the task", () => {
+    for (const session of listCorpusSessions().filter(
+      (entry) => entry.format === "swe-agent" || entry.format === "mini-swe-agent",
+    )) {
+      const text = loadCorpusFile(session.path);
+      const { messages } =
+        session.format === "swe-agent" ? importSweAgentTrajectory(text) : importMiniSweAgentTrajectory(text);
+      const firstAssistant = messages.findIndex((message) => message.role === "assistant");
+      const task = messages
+        .slice(0, firstAssistant)
+        .filter((message) => message.role === "user" && !message.isMeta);
+      expect(task.length, session.relativePath).toBeGreaterThan(0);
+      expect(
+        task.every((message) => message.isObservation !== true),
+        session.relativePath,
+      ).toBe(true);
+      for (const [index, message] of messages.entries()) {
+        if (message.role !== "user" || index < firstAssistant) continue;
+        const textOnly = !message.content.some((block) => block.type === "tool_result");
+        expect(message.isObservation === true, `${session.relativePath} ${message.id}`).toBe(
+          textOnly && !message.isMeta,
+        );
+      }
+    }
   });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, TranscriptWriter } from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";

@@ -3,9 +3,9 @@
 import { cpus, loadavg } from "node:os";
 import Anthropic from "@anthropic-ai/sdk";
 import type { ModelRequest } from "@unforget/core";
-import { startAnthropicFake } from "@unforget/testing";
+import { startAnthropicFake } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
-import { messageBodyToWire } from "../src/anthropic-wire.ts";
+import { convertToAnthropicRequest } from "../src/convert-to-anthropic-request.ts";
 import { createAnthropicProvider } from "../src/index.ts";
 
 const fake = await startAnthropicFake({
@@ -46,7 +46,7 @@ function conversation(turns: number): ModelRequest {
 
 const small = conversation(2);
 const large = conversation(200);
-const smallWire = messageBodyToWire(small);
+const smallWire = convertToAnthropicRequest(small).body;
 
 const bench = new Bench({ time: 1500, warmup: true, warmupTime: 500 });
 bench
@@ -65,8 +65,8 @@ bench
   .add("baseline: JSON.stringify of the 200-turn request", () => {
     JSON.stringify(large);
   })
-  .add("messageBodyToWire of the 200-turn request", () => {
-    messageBodyToWire(large);
+  .add("convertToAnthropicRequest of the 200-turn request", () => {
+    convertToAnthropicRequest(large);
   });
 
 await bench.run();
@@ -79,7 +79,7 @@ const rows = bench.tasks.map((task) => {
 const baselineOf = (name: string) => {
   if (name.startsWith("provider.createMessage")) return rows[0];
   if (name.startsWith("provider.streamMessage")) return rows[2];
-  if (name.startsWith("messageBodyToWire")) return rows[4];
+  if (name.startsWith("convertToAnthropicRequest")) return rows[4];
   return rows.find((row) => row.name === name);
 };
 console.log(

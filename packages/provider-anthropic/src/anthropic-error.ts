@@ -4,11 +4,15 @@ import {
   ConfigurationError,
   PromptTooLongError,
   ProviderRequestError,
+  RequestTooLargeError,
+  type UnforgetError,
+} from "@unforget/core";
+import {
+  describeError,
+  type ErrorContext,
   parsePromptTooLongMessage,
   parseRetryAfter,
-  RequestTooLargeError,
-  UnforgetError,
-} from "@unforget/core";
+} from "@unforget/provider-runtime";
 
 export const ANTHROPIC_PROVIDER_ID = "anthropic";
 
@@ -26,21 +30,14 @@ function isRetryableStatus(status: number): boolean {
 /**
  * Turns anything the SDK throws into an `UnforgetError`: prompt overflows (400 or a mid-stream `error`
  * frame) become `PromptTooLongError` with the numbers the message carries, 413 becomes
- * `RequestTooLargeError`, aborts become `AbortedError`, everything else a `ProviderRequestError` whose
- * `retryable` follows the retry policy (408/409/429/5xx/529, overloaded frames, network failures).
+ * `RequestTooLargeError`, everything else a `ProviderRequestError` whose `retryable` follows the retry
+ * policy (408/409/429/5xx/529, overloaded frames, network failures).
  */
-export function toUnforgetError(
-  error: unknown,
-  options: { signal?: AbortSignal; inStream?: boolean } = {},
-): UnforgetError {
-  if (error instanceof UnforgetError) return error;
-  if (error instanceof APIUserAbortError || options.signal?.aborted) {
-    return new AbortedError(
-      "The Anthropic request was aborted by its AbortSignal; nothing more will be sent.",
-      {
-        cause: error,
-      },
-    );
+export function toAnthropicError(error: unknown, context: ErrorContext): UnforgetError {
+  if (error instanceof APIUserAbortError) {
+    return new AbortedError("The Anthropic request was aborted; nothing more will be sent.", {
+      cause: error,
+    });
   }
   if (error instanceof APIConnectionError) {
     return new ProviderRequestError(
@@ -71,7 +68,7 @@ export function toUnforgetError(
           {
             providerId: ANTHROPIC_PROVIDER_ID,
             ...overflow,
-            source: status === undefined || options.inStream ? "stream-error" : "error-response",
+            source: status === undefined || context.phase === "stream" ? "stream-error" : "error-response",
             cause: error,
           },
         );
@@ -118,16 +115,19 @@ export function toUnforgetError(
       },
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
-  if (/Could not resolve authentication method/i.test(message)) {
-    return new ConfigurationError(
-      "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or pass apiKey to createAnthropicProvider().",
-      { setting: "ANTHROPIC_API_KEY", cause: error },
-    );
-  }
+  const message = describeError(error);
+  if (/Could not resolve authentication method/i.test(message)) return missingCredentials(error);
   return new ProviderRequestError(`The Anthropic request failed unexpectedly (${message}).`, {
     providerId: ANTHROPIC_PROVIDER_ID,
     retryable: false,
     cause: error,
   });
+}
+
+/** The API needs a key or a token and neither was given nor found in the environment. */
+export function missingCredentials(cause?: unknown): ConfigurationError {
+  return new ConfigurationError(
+    "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or pass apiKey to createAnthropicProvider().",
+    { setting: "ANTHROPIC_API_KEY", ...(cause === undefined ? {} : { cause }) },
+  );
 }

@@ -1,4 +1,5 @@
-import { describeProviderContract, startAnthropicFake } from "@unforget/testing";
+import { describeProviderContract } from "@unforget/testing/contract";
+import { startAnthropicFake } from "@unforget/testing/fakes";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
 
 describeProviderContract({

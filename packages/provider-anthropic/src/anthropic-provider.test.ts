@@ -6,7 +6,7 @@ import {
   ProviderRequestError,
   type ToolDefinition,
 } from "@unforget/core";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing";
+import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
 

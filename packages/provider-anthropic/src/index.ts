@@ -1,3 +1,9 @@
+export type { AnthropicEnvironmentSettings } from "./anthropic-environment.ts";
+export { ANTHROPIC_DEFAULT_MODEL, detectAnthropicEnvironment } from "./anthropic-environment.ts";
 export { ANTHROPIC_PROVIDER_ID } from "./anthropic-error.ts";
-export type { AnthropicProvider, AnthropicProviderSettings } from "./anthropic-provider.ts";
+export type {
+  AnthropicProvider,
+  AnthropicProviderOptions,
+  AnthropicProviderSettings,
+} from "./anthropic-provider.ts";
 export { createAnthropicProvider } from "./anthropic-provider.ts";

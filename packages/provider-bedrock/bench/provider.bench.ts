@@ -10,12 +10,11 @@ import {
   ConverseStreamCommand,
 } from "@aws-sdk/client-bedrock-runtime";
 import type { ModelRequest, RequestMessage } from "@unforget/core";
-import { startBedrockFake } from "@unforget/testing";
+import { startBedrockFake } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
-import { toConverseInput } from "../src/converse-request.ts";
+import { convertToBedrockRequest } from "../src/convert-to-bedrock-request.ts";
 import { createBedrockProvider } from "../src/index.ts";
 
-delete process.env.AWS_BEARER_TOKEN_BEDROCK;
 const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
 
 function conversation(turns: number): RequestMessage[] {
@@ -58,17 +57,19 @@ const small: ModelRequest = {
 const large: ModelRequest = { ...small, messages: conversation(200) };
 const provider = createBedrockProvider({
   region: fake.region,
-  endpoint: fake.url,
+  baseURL: fake.url,
+  env: {},
   credentials: fake.credentials,
   maxRetries: 0,
 });
 const client = new BedrockRuntimeClient({
   region: fake.region,
   endpoint: fake.url,
+  authSchemePreference: ["sigv4"],
   credentials: fake.credentials,
   maxAttempts: 1,
 });
-const smallInput = toConverseInput(small);
+const smallInput = convertToBedrockRequest(small);
 
 const bench = new Bench({ time: 1500, warmup: true });
 bench
@@ -90,8 +91,8 @@ bench
   .add("baseline: JSON.stringify(600 messages)", () => {
     JSON.stringify(large.messages);
   })
-  .add("toConverseInput(600 messages)", () => {
-    toConverseInput(large);
+  .add("convertToBedrockRequest(600 messages)", () => {
+    convertToBedrockRequest(large);
   });
 await bench.run();
 await fake.close();
@@ -122,5 +123,5 @@ console.log(
   `streamMessage / raw SDK stream: ${(mean("provider.streamMessage().finalResponse()") / mean("baseline: raw SDK ConverseStreamCommand, iterated")).toFixed(2)}x`,
 );
 console.log(
-  `toConverseInput / JSON.stringify: ${(mean("toConverseInput(600 messages)") / mean("baseline: JSON.stringify(600 messages)")).toFixed(2)}x`,
+  `convertToBedrockRequest / JSON.stringify: ${(mean("convertToBedrockRequest(600 messages)") / mean("baseline: JSON.stringify(600 messages)")).toFixed(2)}x`,
 );

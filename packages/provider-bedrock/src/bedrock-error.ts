@@ -1,12 +1,10 @@
 import {
-  AbortedError,
   PromptTooLongError,
   ProviderRequestError,
-  parsePromptTooLongMessage,
-  parseRetryAfter,
   RequestTooLargeError,
-  UnforgetError,
+  type UnforgetError,
 } from "@unforget/core";
+import { type ErrorContext, parsePromptTooLongMessage, parseRetryAfter } from "@unforget/provider-runtime";
 
 export const BEDROCK_PROVIDER_ID = "bedrock";
 
@@ -37,15 +35,6 @@ const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   "ERR_HTTP2_INVALID_SESSION",
 ]);
 
-export interface BedrockErrorContext {
-  /** The caller's signal: an error after it fired is an abort, whatever the SDK says. */
-  signal?: AbortSignal | undefined;
-  /** The error arrived inside a ConverseStream after events had been received. */
-  midStream?: boolean;
-  /** Per-attempt timeout that fired, if any. */
-  timedOutAfterMs?: number | undefined;
-}
-
 interface SdkErrorShape {
   name?: string;
   message?: string;
@@ -57,32 +46,15 @@ interface SdkErrorShape {
 
 /**
  * Turns anything the SDK (or the transport under it) throws into an `UnforgetError`: prompt-too-long in
- * both ValidationException wordings → `PromptTooLongError`, 413 → `RequestTooLargeError`, an abort →
- * `AbortedError`, everything else → `ProviderRequestError` marked retryable for throttling, capacity,
- * 5xx and network failures.
+ * both ValidationException wordings → `PromptTooLongError`, 413 → `RequestTooLargeError`, everything else
+ * → `ProviderRequestError` marked retryable for throttling, capacity, 5xx and network failures.
  */
-export function toBedrockError(error: unknown, context: BedrockErrorContext = {}): UnforgetError {
-  if (error instanceof UnforgetError) return error;
-  if (context.signal?.aborted) {
-    return new AbortedError(
-      "The Bedrock request was aborted by its AbortSignal; nothing more will be sent.",
-      {
-        cause: error,
-      },
-    );
-  }
+export function toBedrockError(error: unknown, context: ErrorContext): UnforgetError {
   const shape = (typeof error === "object" && error !== null ? error : {}) as SdkErrorShape;
   const name = shape.name ?? "Error";
   const message = shape.message ?? String(error);
   const status = shape.$metadata?.httpStatusCode ?? shape.$response?.statusCode;
   const retryAfterMs = parseRetryAfter(shape.$response?.headers);
-
-  if (context.timedOutAfterMs !== undefined) {
-    return new ProviderRequestError(
-      `Bedrock did not answer within ${context.timedOutAfterMs} ms; the attempt was cancelled. Raise timeoutMs if the model needs longer.`,
-      { providerId: BEDROCK_PROVIDER_ID, retryable: true, providerErrorType: "Timeout", cause: error },
-    );
-  }
 
   if (name === "ValidationException" || name === "validationException" || status === 400) {
     const numbers = parsePromptTooLongMessage(message);
@@ -96,7 +68,7 @@ export function toBedrockError(error: unknown, context: BedrockErrorContext = {}
         {
           providerId: BEDROCK_PROVIDER_ID,
           ...numbers,
-          source: context.midStream ? "stream-error" : "error-response",
+          source: context.phase === "stream" ? "stream-error" : "error-response",
           cause: error,
         },
       );

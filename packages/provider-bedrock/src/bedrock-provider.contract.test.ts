@@ -1,11 +1,6 @@
-import { describeProviderContract, startBedrockFake } from "@unforget/testing";
-import { beforeAll } from "vitest";
+import { describeProviderContract } from "@unforget/testing/contract";
+import { startBedrockFake } from "@unforget/testing/fakes";
 import { createBedrockProvider } from "./index.ts";
-
-beforeAll(() => {
-  // The SDK prefers this over explicit credentials; the fake accepts both, but the test must not depend on it.
-  delete process.env.AWS_BEARER_TOKEN_BEDROCK;
-});
 
 describeProviderContract({
   name: "bedrock",
@@ -13,8 +8,10 @@ describeProviderContract({
   createProvider: (fake, settings) =>
     createBedrockProvider({
       region: fake.region,
-      endpoint: fake.url,
+      baseURL: fake.url,
       credentials: fake.credentials,
+      // Only what is passed counts: a Bedrock key in this process's environment must not change the test.
+      env: {},
       maxRetries: settings.maxRetries,
       initialRetryDelayMs: settings.initialRetryDelayMs,
     }),

@@ -1,8 +1,8 @@
 import type { ModelRequest, RequestMessage } from "@unforget/core";
 import { AbortedError, ConfigurationError, PromptTooLongError, ProviderRequestError } from "@unforget/core";
-import type { BedrockFakeServer } from "@unforget/testing";
-import { startBedrockFake } from "@unforget/testing";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { BedrockFakeServer } from "@unforget/testing/fakes";
+import { startBedrockFake } from "@unforget/testing/fakes";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BedrockProviderSettings } from "./index.ts";
 import { createBedrockProvider } from "./index.ts";
 
@@ -15,12 +15,12 @@ function userText(text: string): RequestMessage {
 
 describe("createBedrockProvider against the h2c fake", () => {
   let fake: BedrockFakeServer;
-  const savedEnvironment = { ...process.env };
   const make = (overrides: BedrockProviderSettings = {}) =>
     createBedrockProvider({
       region: fake.region,
-      endpoint: fake.url,
+      baseURL: fake.url,
       credentials: fake.credentials,
+      env: {},
       maxRetries: 2,
       initialRetryDelayMs: 1,
       ...overrides,
@@ -34,7 +34,6 @@ describe("createBedrockProvider against the h2c fake", () => {
   const lastBody = () => fake.requests.at(-1)?.body as Record<string, unknown>;
 
   beforeAll(async () => {
-    delete process.env.AWS_BEARER_TOKEN_BEDROCK;
     fake = await startBedrockFake();
   });
   afterAll(async () => {
@@ -43,13 +42,6 @@ describe("createBedrockProvider against the h2c fake", () => {
   beforeEach(() => {
     fake.requests.length = 0;
     fake.setCountTokensSupported(undefined);
-  });
-  afterEach(() => {
-    for (const key of ["AWS_REGION", "AWS_DEFAULT_REGION", "AWS_BEARER_TOKEN_BEDROCK"]) {
-      if (savedEnvironment[key] === undefined) delete process.env[key];
-      else process.env[key] = savedEnvironment[key];
-    }
-    delete process.env.AWS_BEARER_TOKEN_BEDROCK;
   });
 
   describe("request translation (what reaches the wire)", () => {
@@ -315,7 +307,7 @@ describe("createBedrockProvider against the h2c fake", () => {
     });
 
     it("uses the heuristic without a call when configured so", async () => {
-      const counted = await make({ countTokens: "heuristic" }).countTokens({
+      const counted = await make({ nativeTokenCounting: false }).countTokens({
         model: PROFILE,
         messages: [userText("x")],
       });
@@ -402,7 +394,7 @@ describe("createBedrockProvider against the h2c fake", () => {
         .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ProviderRequestError);
       expect((error as ProviderRequestError).retryable).toBe(true);
-      expect((error as ProviderRequestError).providerErrorType).toBe("Timeout");
+      expect((error as ProviderRequestError).providerErrorType).toBe("timeout");
     });
 
     it("bounds a stream's wait for its first event, not how long the stream then takes", async () => {
@@ -439,14 +431,14 @@ describe("createBedrockProvider against the h2c fake", () => {
 
   describe("settings", () => {
     it("reads the region lazily: creating never throws, the first call names the missing setting", async () => {
-      delete process.env.AWS_REGION;
-      delete process.env.AWS_DEFAULT_REGION;
-      const provider = createBedrockProvider({ endpoint: fake.url, credentials: fake.credentials });
+      // No config file to find a region in, whatever the machine has.
+      const env: Record<string, string | undefined> = { AWS_CONFIG_FILE: "/nonexistent/aws-config" };
+      const provider = createBedrockProvider({ baseURL: fake.url, credentials: fake.credentials, env });
       const error = await provider.createMessage(request()).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ConfigurationError);
-      expect((error as ConfigurationError).setting).toBe("region");
+      expect((error as ConfigurationError).setting).toBe("AWS_REGION");
       expect(fake.requests).toHaveLength(0);
-      process.env.AWS_REGION = "eu-west-1";
+      env.AWS_REGION = "eu-west-1";
       await provider.createMessage(request());
       expect(fake.requests[0]?.headers.authorization).toContain("/eu-west-1/bedrock/aws4_request");
     });

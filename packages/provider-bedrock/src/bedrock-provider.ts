@@ -1,322 +1,189 @@
 import { randomUUID } from "node:crypto";
-import type { BedrockRuntimeClientConfig, ConverseStreamOutput } from "@aws-sdk/client-bedrock-runtime";
+import type { BedrockRuntimeClientConfig } from "@aws-sdk/client-bedrock-runtime";
 import {
   BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
   CountTokensCommand,
 } from "@aws-sdk/client-bedrock-runtime";
-import type {
-  CountTokensRequest,
-  LearnedModelLimits,
-  ModelLimits,
-  ModelLimitsEntry,
-  ModelProvider,
-  ModelRequest,
-  ModelResponse,
-  ModelStream,
-  ModelStreamEvent,
-  ProviderCapabilities,
-  RequestOptions,
-  TokenCount,
+import {
+  bedrockFoundationModelId,
+  ConfigurationError,
+  type ModelProvider,
+  type ModelStreamEvent,
+  type ProviderRequestError,
 } from "@unforget/core";
 import {
-  AbortedError,
-  ConfigurationError,
-  createLearnedModelLimits,
-  createModelLimitsRegistry,
-  createModelStream,
-  DEFAULT_MAX_RETRIES,
-  PROVIDER_SPECIFICATION_VERSION,
-  PromptTooLongError,
-  ProviderRequestError,
-  withRetries,
-} from "@unforget/core";
-import { estimateRequestTokens } from "@unforget/tokens";
+  type AttemptContext,
+  createProviderRuntime,
+  type ProviderRuntimeSettings,
+  unexpectedResponseError,
+} from "@unforget/provider-runtime";
+import { type BedrockEnvironmentSettings, readBedrockEnvironment } from "./bedrock-environment.ts";
 import { BEDROCK_PROVIDER_ID, toBedrockError } from "./bedrock-error.ts";
-import { toConverseConversation, toConverseInput } from "./converse-request.ts";
-import { fromConverseResponse } from "./converse-response.ts";
-import { translateConverseStream } from "./converse-stream.ts";
-import { countTokensModelId } from "./count-tokens-model-id.ts";
+import { fromConverseResponse, translateConverseStream } from "./bedrock-stream.ts";
+import { convertToBedrockConversation, convertToBedrockRequest } from "./convert-to-bedrock-request.ts";
 
-/** Static AWS credentials (an access key pair, with a session token for temporary credentials). */
-export interface BedrockCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  /** When temporary credentials expire; a provider function is called again before then. */
-  expiration?: Date;
-}
-
-export interface BedrockProviderSettings {
-  /** AWS region of the Bedrock Runtime endpoint. Falls back to `AWS_REGION`, then `AWS_DEFAULT_REGION`. */
+export interface BedrockProviderSettings extends ProviderRuntimeSettings, BedrockEnvironmentSettings {
+  /**
+   * AWS region of the Bedrock Runtime endpoint. Falls back to `AWS_REGION`, `AWS_DEFAULT_REGION`, then the
+   * `region` of the profile (`profile` / `AWS_PROFILE`, else `default`) in the shared AWS config file.
+   */
   region?: string;
   /**
-   * Endpoint URL override (a VPC endpoint, a proxy, or a local fake). Without it the SDK uses the regional
-   * endpoint, or `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` / `AWS_ENDPOINT_URL` when set.
+   * Endpoint URL (a VPC endpoint, a proxy, or a local fake). Without it the SDK uses the regional endpoint,
+   * or `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` / `AWS_ENDPOINT_URL` when set.
    */
-  endpoint?: string;
+  baseURL?: string;
   /**
-   * SigV4 credentials, or a function returning them (called by the SDK whenever it needs fresh ones). Without
-   * them the SDK's default chain is used: environment, shared config/SSO profiles, container and instance roles.
+   * SigV4 credentials, or a function returning them (called by the SDK whenever it needs fresh ones). Falls
+   * back to `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`, then the profile, then the
+   * SDK's default chain (shared files, SSO, container and instance roles).
    */
-  credentials?: BedrockCredentials | (() => Promise<BedrockCredentials>);
-  /**
-   * Bedrock API key, sent as `Authorization: Bearer`. Falls back to `AWS_BEARER_TOKEN_BEDROCK`, which the SDK
-   * also reads itself and which then wins over `credentials`.
-   */
+  credentials?: BedrockEnvironmentSettings["credentials"];
+  /** Bedrock API key, sent as `Authorization: Bearer`; wins over credentials. Falls back to `AWS_BEARER_TOKEN_BEDROCK`. */
   apiKey?: string;
+  /** Named profile of the shared AWS files, for its credentials and region. Falls back to `AWS_PROFILE`. */
+  profile?: string;
+  /** Headers added to every request. */
+  headers?: Record<string, string>;
   /**
    * The Smithy HTTP handler the SDK should use (e.g. a `NodeHttpHandler` for an HTTP/1.1-only proxy). The
    * default is the SDK's HTTP/2 handler. Passed to the SDK unchanged.
    */
   requestHandler?: unknown;
-  /** Retries after the first attempt for throttling, capacity, 5xx and network failures. Default 2. */
-  maxRetries?: number;
-  /** First backoff delay in milliseconds, doubled per retry (a `retry-after` header replaces it). Default 500. */
-  initialRetryDelayMs?: number;
-  /** Per-attempt timeout in milliseconds when the call does not set one. Default: none. */
-  timeoutMs?: number;
-  /** Context-window and output-limit overrides, keyed by model id or canonical family id. */
-  modelLimits?: Record<string, Partial<ModelLimitsEntry>>;
-  /**
-   * "native" (default) calls CountTokens and falls back to the heuristic where the model or region does not
-   * support it; "heuristic" never calls the service.
-   */
-  countTokens?: "native" | "heuristic";
+}
+
+/**
+ * Bedrock-specific request fields, passed as `providerOptions.bedrock` on a `ModelRequest`; other providers
+ * ignore them.
+ */
+export interface BedrockProviderOptions {
+  /** Merged into Converse `additionalModelRequestFields` (model-native fields, e.g. Claude's `top_k`). */
+  additionalModelRequestFields?: Record<string, unknown>;
+  /** Claude beta flags, sent as `additionalModelRequestFields.anthropic_beta`. */
+  anthropicBeta?: string[];
+  /** Converse `requestMetadata` (string key/value pairs for invocation logs). */
+  requestMetadata?: Record<string, string>;
 }
 
 /** The Bedrock `ModelProvider`, with what it learned about CountTokens support. */
 export interface BedrockProvider extends ModelProvider {
+  readonly providerId: typeof BEDROCK_PROVIDER_ID;
   /** Model ids (as sent to CountTokens) found not to support native counting, with the reason. */
   readonly countTokensUnsupported: ReadonlyMap<string, string>;
 }
 
-const CAPABILITIES: ProviderCapabilities = Object.freeze({
-  nativeTokenCounting: true,
-  cacheEdits: false,
-  nativeContextManagement: false,
-  promptCaching: true,
-  thinking: true,
-});
+const BEDROCK = { providerId: BEDROCK_PROVIDER_ID, displayName: "Bedrock" } as const;
 
 const COUNT_TOKENS_UNSUPPORTED =
   /(?:doesn't|does not|not) support(?:ed)?[^.]*count|count[^.]*not (?:supported|available)/i;
 
-interface ResolvedSettings {
-  client: BedrockRuntimeClient;
-  maxRetries: number;
-  initialRetryDelayMs: number;
-  timeoutMs: number | undefined;
-}
-
 /**
  * Creates the Bedrock provider on `@aws-sdk/client-bedrock-runtime` (Converse, ConverseStream, CountTokens).
  * Settings and environment variables are read on the first request, not here. The SDK's own retries are
- * switched off; retries happen in `withRetries` so every provider behaves the same.
+ * switched off: the shared runtime retries, so every provider behaves the same.
  */
 export function createBedrockProvider(settings: BedrockProviderSettings = {}): BedrockProvider {
-  let resolved: ResolvedSettings | undefined;
-  let registry: LearnedModelLimits | undefined;
-  // One registry per provider instance; an overflow error's stated maximum lowers the model's window in it.
-  const limits = (): LearnedModelLimits =>
-    (registry ??= createLearnedModelLimits(
-      createModelLimitsRegistry(
-        settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits },
-      ),
-    ));
   const unsupported = new Map<string, string>();
-
-  const resolve = (): ResolvedSettings => {
-    if (resolved) return resolved;
-    const region = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-    if (region === undefined || region.trim() === "") {
-      throw new ConfigurationError(
-        "No AWS region for Bedrock: pass `region` to createBedrockProvider or set AWS_REGION (e.g. us-east-1).",
-        { setting: "region" },
-      );
-    }
-    const config: Record<string, unknown> = { region, maxAttempts: 1 };
-    if (settings.endpoint !== undefined) config.endpoint = settings.endpoint;
-    if (settings.credentials !== undefined) config.credentials = settings.credentials;
-    if (settings.apiKey !== undefined) {
-      // Without an explicit key the SDK reads AWS_BEARER_TOKEN_BEDROCK itself.
-      config.token = { token: settings.apiKey };
-      config.authSchemePreference = ["httpBearerAuth"];
-    }
-    if (settings.requestHandler !== undefined) config.requestHandler = settings.requestHandler;
-    resolved = {
-      client: new BedrockRuntimeClient(config as BedrockRuntimeClientConfig),
-      maxRetries: settings.maxRetries ?? DEFAULT_MAX_RETRIES,
-      initialRetryDelayMs: settings.initialRetryDelayMs ?? 500,
-      timeoutMs: settings.timeoutMs,
-    };
-    return resolved;
-  };
-
-  /**
-   * Runs one SDK call per attempt with the caller's signal, a per-attempt timeout and retries. The timeout
-   * bounds the attempt (for a stream: up to its first event), not how long the caller then reads a stream.
-   */
-  const send = async <T>(
-    options: RequestOptions,
-    call: (client: BedrockRuntimeClient, signal: AbortSignal | undefined) => Promise<T>,
-  ): Promise<T> => {
-    const config = resolve();
-    const timeoutMs = options.timeoutMs ?? config.timeoutMs;
-    return withRetries(
-      async () => {
-        const timeout = timeoutMs === undefined ? undefined : new AbortController();
-        const timer =
-          timeout === undefined
-            ? undefined
-            : setTimeout(
-                () => timeout.abort(new AbortedError(`The Bedrock request timed out after ${timeoutMs} ms.`)),
-                timeoutMs,
-              );
-        const signals = [options.signal, timeout?.signal].filter((signal) => signal !== undefined);
-        const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-        try {
-          return await call(config.client, signal);
-        } catch (error) {
-          throw toBedrockError(error, {
-            signal: options.signal,
-            timedOutAfterMs: timeout?.signal.aborted && !options.signal?.aborted ? timeoutMs : undefined,
-          });
-        } finally {
-          // The attempt is over (for a stream: its first event arrived); the timer must not cut the rest.
-          clearTimeout(timer);
-        }
-      },
-      {
-        maxRetries: options.maxRetries ?? config.maxRetries,
-        initialDelayMs: config.initialRetryDelayMs,
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-      },
-    );
-  };
-
-  const heuristicCount = (request: CountTokensRequest, reason: string): TokenCount => ({
-    inputTokens: estimateRequestTokens(request),
-    method: "heuristic",
-    fallbackReason: reason,
-  });
-
-  const provider: BedrockProvider = {
-    specificationVersion: PROVIDER_SPECIFICATION_VERSION,
-    providerId: BEDROCK_PROVIDER_ID,
-    capabilities: CAPABILITIES,
-    countTokensUnsupported: unsupported,
-
-    async createMessage(request: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
-      const input = toConverseInput(request);
-      const response = await send(options, async (client, signal) => {
-        const command = new ConverseCommand({ modelId: request.model, ...input });
-        addHeaders(command, options.headers);
-        const output = await client.send(command, signal === undefined ? {} : { abortSignal: signal });
-        return fromConverseResponse(
-          output,
-          output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
-          request.model,
-        );
-      }).catch((error: unknown) => {
-        limits().learnFromPromptTooLong(request.model, error);
-        throw error;
+  const runtime = createProviderRuntime({
+    ...BEDROCK,
+    capabilities: {
+      nativeTokenCounting: true,
+      cacheEdits: false,
+      nativeContextManagement: false,
+      promptCaching: true,
+      thinking: true,
+    },
+    settings,
+    connect: (): Promise<BedrockRuntimeClient> => connectBedrock(settings),
+    toError: toBedrockError,
+    async createMessage(client, request, attempt) {
+      const command = new ConverseCommand({ modelId: request.model, ...convertToBedrockRequest(request) });
+      expectContentType(command, "json", "a Converse response (application/json)");
+      const output = await client.send(withHeaders(command, settings.headers, attempt), {
+        abortSignal: attempt.signal,
       });
-      if (response.stopReason === "model_context_window_exceeded") throw contextWindowExceeded(response);
-      return response;
-    },
-
-    streamMessage(request: ModelRequest, options: RequestOptions = {}): ModelStream {
-      return createModelStream(() => limits().learnFromStream(request.model, streamEvents(request, options)));
-    },
-
-    async countTokens(request: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
-      if (settings.countTokens === "heuristic")
-        return heuristicCount(request, "countTokens is set to heuristic");
-      if (request.messages.length === 0) {
-        return heuristicCount(request, "CountTokens needs at least one message");
-      }
-      const modelId = countTokensModelId(request.model);
-      const known = unsupported.get(modelId);
-      if (known !== undefined) return heuristicCount(request, known);
-      try {
-        const output = await send(options, (client, signal) => {
-          const command = new CountTokensCommand({
-            modelId,
-            input: { converse: toConverseConversation(request) },
-          });
-          addHeaders(command, options.headers);
-          return client.send(command, signal === undefined ? {} : { abortSignal: signal });
+      if (output.output?.message === undefined) {
+        const { $metadata: _metadata, ...body } = output;
+        throw unexpectedResponseError(BEDROCK, {
+          contentType: "application/json",
+          body: JSON.stringify(body),
+          expected: "a Converse response with an output message",
         });
-        return { inputTokens: output.inputTokens ?? 0, method: "native" };
-      } catch (error) {
-        if (error instanceof AbortedError || error instanceof ConfigurationError) throw error;
-        const reason = `Bedrock CountTokens failed for ${modelId}: ${error instanceof Error ? error.message : String(error)}`;
-        if (error instanceof ProviderRequestError && isCountTokensUnsupported(error))
-          unsupported.set(modelId, reason);
-        return heuristicCount(request, reason);
       }
+      return fromConverseResponse(
+        output,
+        output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
+        request.model,
+      );
     },
-
-    getModelLimits(model: string): ModelLimits {
-      return limits().get(model);
-    },
-  };
-
-  async function* streamEvents(
-    request: ModelRequest,
-    options: RequestOptions,
-  ): AsyncGenerator<ModelStreamEvent> {
-    const input = toConverseInput(request);
-    // The request and its first event are one retryable unit: nothing has reached the caller yet.
-    const { iterator, first } = await send(options, async (client, signal) => {
-      const command = new ConverseStreamCommand({ modelId: request.model, ...input });
-      addHeaders(command, options.headers);
-      const output = await client.send(command, signal === undefined ? {} : { abortSignal: signal });
+    async *streamMessage(client, request, attempt): AsyncGenerator<ModelStreamEvent> {
+      const command = new ConverseStreamCommand({
+        modelId: request.model,
+        ...convertToBedrockRequest(request),
+      });
+      expectContentType(command, "application/vnd.amazon.eventstream", "an event stream");
+      const output = await client.send(withHeaders(command, settings.headers, attempt), {
+        abortSignal: attempt.signal,
+      });
       const id = output.$metadata.requestId ?? `bedrock-${randomUUID()}`;
-      const source: AsyncIterable<ConverseStreamOutput> = output.stream ?? emptyStream();
-      const events = translateConverseStream(abortable(source, options.signal), id, request.model);
-      const iterator = events[Symbol.asyncIterator]();
-      return { iterator, first: await iterator.next() };
-    });
-    let exceeded = false;
-    let result = first;
-    try {
-      while (!result.done) {
-        // One Converse event can become several of ours; none is delivered after the caller aborted.
-        if (options.signal?.aborted) throw options.signal.reason;
-        const event = result.value;
-        if (event.type === "message_delta" && event.stopReason === "model_context_window_exceeded") {
-          exceeded = true;
-        }
-        yield event;
-        result = await iterator.next();
+      if (output.stream !== undefined) yield* translateConverseStream(output.stream, id, request.model);
+    },
+    async countTokens(client, request, attempt) {
+      const command = new CountTokensCommand({
+        modelId: bedrockFoundationModelId(request.model),
+        input: { converse: convertToBedrockConversation(request) },
+      });
+      const output = await client.send(withHeaders(command, settings.headers, attempt), {
+        abortSignal: attempt.signal,
+      });
+      return output.inputTokens ?? 0;
+    },
+    nativeCountUnavailable(request) {
+      if (request.messages.length === 0) return "CountTokens needs at least one message.";
+      return unsupported.get(bedrockFoundationModelId(request.model));
+    },
+    onNativeCountFailed(request, error) {
+      if (isCountTokensUnsupported(error)) {
+        const modelId = bedrockFoundationModelId(request.model);
+        unsupported.set(modelId, `Bedrock CountTokens does not support ${modelId} here: ${error.message}`);
       }
-    } catch (error) {
-      throw toBedrockError(error, { signal: options.signal, midStream: true });
-    } finally {
-      if (!result.done) await iterator.return?.(undefined);
-    }
-    if (exceeded) throw contextWindowExceeded(undefined);
+    },
+  });
+  return { ...runtime.provider, countTokensUnsupported: unsupported };
+}
+
+/** Builds the SDK client from the settings and the environment (the first request calls this). */
+async function connectBedrock(settings: BedrockProviderSettings): Promise<BedrockRuntimeClient> {
+  const { problem, connection } = await readBedrockEnvironment(settings.env ?? process.env, settings);
+  if (connection === undefined) {
+    throw new ConfigurationError(problem?.message ?? "No Bedrock connection settings.", {
+      setting: problem?.setting ?? "region",
+    });
   }
-
-  return provider;
+  const config: Record<string, unknown> = { region: connection.region, maxAttempts: 1 };
+  if (settings.baseURL !== undefined) config.endpoint = settings.baseURL;
+  if (settings.requestHandler !== undefined) config.requestHandler = settings.requestHandler;
+  const authentication = connection.authentication;
+  // The scheme is always chosen here: left to itself, the SDK prefers AWS_BEARER_TOKEN_BEDROCK from
+  // process.env over everything, even over `credentials` and even when `env` says otherwise.
+  if (authentication.kind === "api-key") {
+    config.token = { token: authentication.apiKey };
+    config.authSchemePreference = ["httpBearerAuth"];
+  } else {
+    config.authSchemePreference = ["sigv4"];
+    if (authentication.kind === "credentials") config.credentials = authentication.credentials;
+    if (authentication.kind === "profile") {
+      // The SDK's default chain receives the client configuration: these name the profile and the files.
+      Object.assign(config, { profile: authentication.profile }, connection.sharedFiles);
+    }
+  }
+  return new BedrockRuntimeClient(config as BedrockRuntimeClientConfig);
 }
 
-/**
- * A 200 response cut short because the context window filled up. It is an overflow like the
- * ValidationException, so it surfaces as the same typed error (without numbers: Bedrock gives none).
- */
-function contextWindowExceeded(response: ModelResponse | undefined): PromptTooLongError {
-  return new PromptTooLongError(
-    "Bedrock stopped the response with model_context_window_exceeded: the prompt plus output filled the model's context window. Compact the conversation and retry.",
-    { providerId: BEDROCK_PROVIDER_ID, source: "stop-reason", cause: response },
-  );
-}
-
-function isCountTokensUnsupported(error: ProviderRequestError): boolean {
-  const type = error.providerErrorType;
+function isCountTokensUnsupported(error: unknown): error is ProviderRequestError {
+  const { providerErrorType: type, status, message } = error as Partial<ProviderRequestError>;
   if (
     type === "AccessDeniedException" ||
     type === "ResourceNotFoundException" ||
@@ -324,24 +191,80 @@ function isCountTokensUnsupported(error: ProviderRequestError): boolean {
   ) {
     return true;
   }
-  if (error.status === 404) return true;
-  return type === "ValidationException" && COUNT_TOKENS_UNSUPPORTED.test(error.message);
+  if (status === 404) return true;
+  return type === "ValidationException" && COUNT_TOKENS_UNSUPPORTED.test(message ?? "");
 }
 
-interface HeaderCommand {
+/** The part of an SDK command this module touches: its middleware stack. */
+interface MiddlewareCommand {
   middlewareStack: {
     add(
       middleware: (
         next: (args: { request: unknown }) => Promise<unknown>,
       ) => (args: { request: unknown }) => Promise<unknown>,
-      options: { step: "build"; name: string },
+      options: { step: "build" | "deserialize"; name: string; priority?: "low" },
     ): void;
   };
 }
 
-function addHeaders(command: unknown, headers: Record<string, string> | undefined): void {
-  if (headers === undefined || Object.keys(headers).length === 0) return;
-  (command as HeaderCommand).middlewareStack.add(
+/** The raw answer a deserializer receives (Smithy `HttpResponse`). */
+interface RawResponse {
+  statusCode?: number;
+  headers?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+/**
+ * Checks a 200's content type before the SDK parses it: anything but `expected` (a gateway's HTML page,
+ * the other format) is a typed error quoting what came back, not a parse failure or an empty answer.
+ */
+function expectContentType(command: unknown, expected: string, expectedInWords: string): void {
+  (command as MiddlewareCommand).middlewareStack.add(
+    (next) => async (args) => {
+      const result = (await next(args)) as { response?: RawResponse };
+      const response = result.response;
+      if (response?.statusCode !== 200) return result;
+      const contentType = Object.entries(response.headers ?? {}).find(
+        ([name]) => name.toLowerCase() === "content-type",
+      )?.[1];
+      if (contentType?.includes(expected)) return result;
+      throw unexpectedResponseError(BEDROCK, {
+        contentType,
+        body: await firstBytes(response.body),
+        expected: expectedInWords,
+      });
+    },
+    // Low priority in the deserialize step runs inside the SDK's deserializer: it sees the raw answer.
+    { step: "deserialize", name: "unforgetExpectContentType", priority: "low" },
+  );
+}
+
+/** The first bytes of a response body (a Node stream, bytes or text), as text; the rest is not read. */
+async function firstBytes(body: unknown, limit = 1024): Promise<string> {
+  if (typeof body === "string") return body.slice(0, limit);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  if (body instanceof Uint8Array) chunks.push(Buffer.from(body));
+  else if (typeof body === "object" && body !== null && Symbol.asyncIterator in body) {
+    for await (const chunk of body as AsyncIterable<Uint8Array | string>) {
+      const buffer = Buffer.from(chunk);
+      chunks.push(buffer);
+      length += buffer.length;
+      if (length >= limit) break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
+}
+
+/** Adds the settings' and the call's headers to one command (the call's win). */
+function withHeaders<Command>(
+  command: Command,
+  fromSettings: Record<string, string> | undefined,
+  attempt: AttemptContext,
+): Command {
+  const headers = { ...fromSettings, ...attempt.headers };
+  if (Object.keys(headers).length === 0) return command;
+  (command as unknown as MiddlewareCommand).middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { headers?: Record<string, string> };
       if (request.headers) Object.assign(request.headers, headers);
@@ -349,35 +272,5 @@ function addHeaders(command: unknown, headers: Record<string, string> | undefine
     },
     { step: "build", name: "unforgetExtraHeaders" },
   );
-}
-
-async function* emptyStream(): AsyncGenerator<ConverseStreamOutput> {}
-
-/** Stops reading the SDK stream as soon as the caller's signal fires, whatever the transport does. */
-async function* abortable<T>(source: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
-  if (signal === undefined) {
-    yield* source;
-    return;
-  }
-  const iterator = source[Symbol.asyncIterator]();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () =>
-      reject(
-        new AbortedError("The Bedrock stream was aborted by its AbortSignal.", { cause: signal.reason }),
-      );
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  aborted.catch(() => {});
-  try {
-    while (true) {
-      const next = await Promise.race([iterator.next(), aborted]);
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-    void iterator.return?.(undefined)?.catch?.(() => {});
-  }
+  return command;
 }

@@ -1,4 +1,9 @@
-export type { BedrockCredentials, BedrockProvider, BedrockProviderSettings } from "./bedrock-provider.ts";
+export type { BedrockCredentials, BedrockEnvironmentSettings } from "./bedrock-environment.ts";
+export { BEDROCK_DEFAULT_MODEL, detectBedrockEnvironment } from "./bedrock-environment.ts";
+export { BEDROCK_PROVIDER_ID } from "./bedrock-error.ts";
+export type {
+  BedrockProvider,
+  BedrockProviderOptions,
+  BedrockProviderSettings,
+} from "./bedrock-provider.ts";
 export { createBedrockProvider } from "./bedrock-provider.ts";
-export type { BedrockRequestOptions } from "./bedrock-request-options.ts";
-export { countTokensModelId } from "./count-tokens-model-id.ts";

@@ -5,11 +5,11 @@ import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { type GenerateContentRequest, VertexAI } from "@google-cloud/vertexai";
 import type { ModelRequest, RequestMessage } from "@unforget/core";
-import { startVertexFake, writeVertexFakeCaCertificate } from "@unforget/testing";
+import { startVertexFake, writeVertexFakeCaCertificate } from "@unforget/testing/fakes";
 import { Bench } from "tinybench";
-import { buildVertexRequest } from "../src/build-vertex-request.ts";
+import { convertToVertexRequest } from "../src/convert-to-vertex-request.ts";
 import { createVertexProvider } from "../src/index.ts";
-import { digestRequestBody } from "../src/vertex-event-translator.ts";
+import { digestRequestBody } from "../src/vertex-stream.ts";
 
 // The SDK only speaks https; Node reads the extra CA only at start-up, so restart once with it.
 const caBundle = writeVertexFakeCaCertificate();
@@ -39,7 +39,7 @@ const small: ModelRequest = {
 const provider = createVertexProvider({
   project: "bench",
   location: "us-central1",
-  apiEndpoint: fake.endpoint,
+  baseURL: fake.url,
   accessToken: "fake-token",
   maxRetries: 0,
 });
@@ -50,7 +50,7 @@ const vertex = new VertexAI({
   googleAuthOptions: { authClient: { getAccessToken: async () => ({ token: "fake-token" }) } as never },
 });
 const rawModel = vertex.getGenerativeModel({ model: small.model });
-const rawBody = buildVertexRequest(small) as unknown as GenerateContentRequest;
+const rawBody = convertToVertexRequest(small) as unknown as GenerateContentRequest;
 
 // A 200-turn conversation with 2 KB tool results (about 400 KB), for the translation cost.
 const long: RequestMessage[] = [{ role: "user", content: [{ type: "text", text: "Start the task." }] }];
@@ -90,11 +90,11 @@ bench
   .add("baseline: JSON.stringify of a 200-turn request (400 KB of tool results)", () => {
     JSON.stringify(longRequest);
   })
-  .add("buildVertexRequest of the same request", () => {
-    buildVertexRequest(longRequest);
+  .add("convertToVertexRequest of the same request", () => {
+    convertToVertexRequest(longRequest);
   })
-  .add("buildVertexRequest + request digest (call-id seed) of the same request", () => {
-    digestRequestBody(buildVertexRequest(longRequest));
+  .add("convertToVertexRequest + request digest (call-id seed) of the same request", () => {
+    digestRequestBody(convertToVertexRequest(longRequest));
   });
 
 await bench.run();

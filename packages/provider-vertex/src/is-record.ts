@@ -1,4 +1,4 @@
-/** A plain object (not null, not an array). Private to this package: core keeps its own guard internal. */
+/** A plain JSON object (not null, not an array): what the wire-shape checks in this package ask. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,5 @@
-import { describeProviderContract, startVertexFake, type VertexFakeServer } from "@unforget/testing";
+import { describeProviderContract } from "@unforget/testing/contract";
+import { startVertexFake, type VertexFakeServer } from "@unforget/testing/fakes";
 import { createVertexProvider } from "./vertex-provider.ts";
 
 const CODE_PART = { executableCode: { language: "PYTHON", code: "print(6 * 7)" } };
@@ -10,7 +11,7 @@ describeProviderContract<VertexFakeServer>({
     createVertexProvider({
       project: "unforget-test",
       location: "us-central1",
-      apiEndpoint: fake.endpoint,
+      baseURL: fake.url,
       accessToken: "fake-token",
       maxRetries: settings.maxRetries,
       initialRetryDelayMs: settings.initialRetryDelayMs,

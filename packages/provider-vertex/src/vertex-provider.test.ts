@@ -9,7 +9,7 @@ import {
   ProviderRequestError,
   type RequestMessage,
 } from "@unforget/core";
-import { startVertexFake, type VertexFakeServer } from "@unforget/testing";
+import { startVertexFake, type VertexFakeServer } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createVertexProvider, type VertexProviderSettings } from "./index.ts";
 
@@ -30,7 +30,7 @@ const provider = (settings: VertexProviderSettings = {}) =>
   createVertexProvider({
     project: "unforget-test",
     location: "us-central1",
-    apiEndpoint: fake.endpoint,
+    baseURL: fake.url,
     accessToken: "fake-token",
     maxRetries: 0,
     initialRetryDelayMs: 1,
@@ -429,7 +429,7 @@ describe("errors, retries and timeouts", () => {
     try {
       const error = await createVertexProvider({
         project: "p",
-        apiEndpoint: strict.endpoint,
+        baseURL: strict.url,
         accessToken: async () => "wrong-token",
         maxRetries: 2,
         headers: { "x-unforget-test": "1" },
@@ -469,11 +469,11 @@ describe("settings", () => {
       .catch((caught: unknown) => caught);
     expect(missing).toBeInstanceOf(ConfigurationError);
     expect((missing as ConfigurationError).setting).toBe("project");
-    const plain = await createVertexProvider({ project: "p", apiEndpoint: "http://127.0.0.1:1", env: {} })
+    const plain = await createVertexProvider({ project: "p", baseURL: "http://127.0.0.1:1", env: {} })
       .createMessage(request())
       .catch((caught: unknown) => caught);
     expect(plain).toBeInstanceOf(ConfigurationError);
-    expect((plain as ConfigurationError).setting).toBe("apiEndpoint");
+    expect((plain as ConfigurationError).setting).toBe("baseURL");
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -505,6 +505,6 @@ describe("package boundary", () => {
       }
     }
     expect(seen.has("vertex-provider.d.ts")).toBe(true);
-    expect([...external]).toEqual(["@unforget/core"]);
+    expect([...external].sort()).toEqual(["@unforget/core", "@unforget/provider-runtime"]);
   });
 });

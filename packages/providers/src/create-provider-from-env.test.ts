@@ -1,7 +1,10 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigurationError } from "@unforget/core";
-import { startAnthropicFake, startBedrockFake } from "@unforget/testing";
-import { describe, expect, it } from "vitest";
-import { createProviderFromEnv, DEFAULT_MODELS } from "./create-provider-from-env.ts";
+import { startAnthropicFake, startBedrockFake } from "@unforget/testing/fakes";
+import { afterAll, describe, expect, it } from "vitest";
+import { createProviderFromEnv } from "./create-provider-from-env.ts";
 
 const hello = (model: string) => ({
   model,
@@ -9,9 +12,26 @@ const hello = (model: string) => ({
   messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }],
 });
 
-function configurationError(run: () => unknown): ConfigurationError {
+// A home without AWS or gcloud files, so what this machine has never changes the outcome.
+const home = mkdtempSync(join(tmpdir(), "unforget-providers-"));
+const keyFile = join(home, "service-account.json");
+writeFileSync(keyFile, "{}");
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+/** `variables` on top of an empty home: no shared AWS files, no gcloud credentials. */
+function isolated(variables: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
+    HOME: home,
+    CLOUDSDK_CONFIG: join(home, "gcloud"),
+    AWS_CONFIG_FILE: join(home, "aws-config"),
+    AWS_SHARED_CREDENTIALS_FILE: join(home, "aws-credentials"),
+    ...variables,
+  };
+}
+
+async function configurationError(run: () => unknown): Promise<ConfigurationError> {
   try {
-    run();
+    await run();
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigurationError);
     return error as ConfigurationError;
@@ -20,8 +40,12 @@ function configurationError(run: () => unknown): ConfigurationError {
 }
 
 describe("createProviderFromEnv", () => {
-  it("says exactly what to set when nothing is configured", () => {
-    const error = configurationError(() => createProviderFromEnv({ env: {} }));
+  it("with nothing configured, lists what each provider needs, one line per provider", async () => {
+    const error = await configurationError(() => createProviderFromEnv({ env: isolated() }));
+    const lines = error.message.split("\n");
+    expect(lines.filter((line) => /^ {2}(anthropic|bedrock|vertex): /.test(line))).toHaveLength(3);
+    expect(lines.length).toBeLessThanOrEqual(6);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(140);
     for (const variable of [
       "UNFORGET_PROVIDER",
       "ANTHROPIC_API_KEY",
@@ -38,72 +62,119 @@ describe("createProviderFromEnv", () => {
     expect(error.setting).toBe("UNFORGET_PROVIDER");
   });
 
-  it("rejects an unknown UNFORGET_PROVIDER and names the valid values", () => {
-    const error = configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "openai" } }));
+  it("rejects an unknown UNFORGET_PROVIDER and names the valid values", async () => {
+    const error = await configurationError(() =>
+      createProviderFromEnv({ env: isolated({ UNFORGET_PROVIDER: "openai" }) }),
+    );
     expect(error.message).toContain('"openai"');
     expect(error.message).toContain("anthropic, bedrock or vertex");
   });
 
-  it("says what an explicitly chosen provider lacks", () => {
-    expect(
-      configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "anthropic" } })).message,
-    ).toContain("ANTHROPIC_API_KEY");
-    expect(
-      configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "bedrock" } })).message,
-    ).toContain("AWS_REGION");
-    // A profile does not give the Bedrock provider a region: it would fail on its first call.
-    expect(
-      configurationError(() =>
-        createProviderFromEnv({ env: { UNFORGET_PROVIDER: "bedrock", AWS_PROFILE: "dev" } }),
-      ).message,
-    ).toContain("AWS_REGION");
-    expect(
-      configurationError(() => createProviderFromEnv({ env: { UNFORGET_PROVIDER: "vertex" } })).message,
-    ).toContain("GOOGLE_CLOUD_PROJECT");
+  it("says what an explicitly chosen provider lacks", async () => {
+    const lacks = async (variables: Record<string, string>) =>
+      (await configurationError(() => createProviderFromEnv({ env: isolated(variables) }))).message;
+    expect(await lacks({ UNFORGET_PROVIDER: "anthropic" })).toContain("ANTHROPIC_API_KEY");
+    expect(await lacks({ UNFORGET_PROVIDER: "bedrock" })).toContain("AWS_REGION");
+    // A profile without a region in the config file gives the Bedrock provider no region.
+    expect(await lacks({ UNFORGET_PROVIDER: "bedrock", AWS_PROFILE: "dev" })).toContain("AWS_REGION");
+    expect(await lacks({ UNFORGET_PROVIDER: "vertex" })).toContain("GOOGLE_CLOUD_PROJECT");
   });
 
-  it("picks the provider from the credentials present, Anthropic first, with per-provider default models", () => {
-    const anthropic = createProviderFromEnv({ env: { ANTHROPIC_API_KEY: "k", AWS_PROFILE: "dev" } });
+  it("AWS keys without a region fail at detection, exactly as UNFORGET_PROVIDER=bedrock fails", async () => {
+    const keys = { AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "secret" };
+    const detected = await configurationError(() => createProviderFromEnv({ env: isolated(keys) }));
+    const explicit = await configurationError(() =>
+      createProviderFromEnv({ env: isolated({ ...keys, UNFORGET_PROVIDER: "bedrock" }) }),
+    );
+    expect(detected.setting).toBe("AWS_REGION");
+    expect(detected.message).toContain("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are set");
+    expect(explicit.setting).toBe(detected.setting);
+    expect(explicit.message).toContain(detected.message);
+  });
+
+  it("GOOGLE_CLOUD_PROJECT alone is reported as what it is: a project without credentials", async () => {
+    const error = await configurationError(() =>
+      createProviderFromEnv({ env: isolated({ GOOGLE_CLOUD_PROJECT: "proj" }) }),
+    );
+    expect(error.message).toContain("GOOGLE_CLOUD_PROJECT is set");
+    expect(error.message).toContain("GOOGLE_APPLICATION_CREDENTIALS");
+    expect(error.message).not.toContain("No model provider is configured");
+    expect(error.setting).toBe("GOOGLE_APPLICATION_CREDENTIALS");
+  });
+
+  it("detection and an explicit choice agree, for every environment tried", async () => {
+    const environments: Record<string, string>[] = [
+      { ANTHROPIC_API_KEY: "k" },
+      { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" },
+      { AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "s", AWS_REGION: "us-east-1" },
+      { AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "s" },
+      { AWS_BEARER_TOKEN_BEDROCK: "t", AWS_DEFAULT_REGION: "eu-west-1" },
+      { AWS_PROFILE: "dev" },
+      { GOOGLE_CLOUD_PROJECT: "p", GOOGLE_APPLICATION_CREDENTIALS: keyFile },
+      { GOOGLE_CLOUD_PROJECT: "p", GOOGLE_APPLICATION_CREDENTIALS: join(home, "missing.json") },
+      { GCLOUD_PROJECT: "p", K_SERVICE: "agent" },
+    ];
+    const outcome = async (env: Record<string, string | undefined>) =>
+      createProviderFromEnv({ env }).then(
+        (chosen) => ({ provider: chosen.providerName, model: chosen.model }),
+        (error: ConfigurationError) => ({ setting: error.setting }),
+      );
+    for (const variables of environments) {
+      const detected = await outcome(isolated(variables));
+      const provider =
+        "provider" in detected
+          ? detected.provider
+          : Object.keys(variables)[0]?.startsWith("AWS")
+            ? "bedrock"
+            : "vertex";
+      const explicit = await outcome(isolated({ ...variables, UNFORGET_PROVIDER: provider }));
+      expect(explicit, JSON.stringify(variables)).toEqual(detected);
+    }
+  });
+
+  it("picks the provider from the credentials present, Anthropic first, with each provider's default model", async () => {
+    const anthropic = await createProviderFromEnv({
+      env: isolated({ ANTHROPIC_API_KEY: "k", AWS_PROFILE: "dev" }),
+    });
     expect([anthropic.providerName, anthropic.provider.providerId, anthropic.model]).toEqual([
       "anthropic",
       "anthropic",
-      DEFAULT_MODELS.anthropic,
+      "claude-sonnet-4-6",
     ]);
     expect(anthropic.reason).toBe("ANTHROPIC_API_KEY is set");
 
-    const bedrock = createProviderFromEnv({
-      env: { AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "secret", AWS_REGION: "us-east-1" },
+    const bedrock = await createProviderFromEnv({
+      env: isolated({ AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "secret", AWS_REGION: "us-east-1" }),
     });
     expect([bedrock.providerName, bedrock.provider.providerId, bedrock.model]).toEqual([
       "bedrock",
       "bedrock",
-      DEFAULT_MODELS.bedrock,
+      "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
     ]);
-    expect(
-      createProviderFromEnv({ env: { AWS_BEARER_TOKEN_BEDROCK: "t", AWS_REGION: "us-west-2" } }).providerName,
-    ).toBe("bedrock");
-    expect(createProviderFromEnv({ env: { AWS_PROFILE: "dev" } }).providerName).toBe("bedrock");
+    const bearer = isolated({ AWS_BEARER_TOKEN_BEDROCK: "t", AWS_REGION: "us-west-2" });
+    expect((await createProviderFromEnv({ env: bearer })).providerName).toBe("bedrock");
+    const profile = isolated({ AWS_PROFILE: "dev", AWS_REGION: "us-west-2" });
+    expect((await createProviderFromEnv({ env: profile })).providerName).toBe("bedrock");
 
-    const vertex = createProviderFromEnv({
-      env: { GOOGLE_CLOUD_PROJECT: "proj", GOOGLE_APPLICATION_CREDENTIALS: "/tmp/key.json" },
+    const vertex = await createProviderFromEnv({
+      env: isolated({ GOOGLE_CLOUD_PROJECT: "proj", GOOGLE_APPLICATION_CREDENTIALS: keyFile }),
     });
     expect([vertex.providerName, vertex.provider.providerId, vertex.model]).toEqual([
       "vertex",
       "vertex",
       "gemini-2.5-pro",
     ]);
-    // A project alone is not credentials: nothing is detected.
-    configurationError(() => createProviderFromEnv({ env: { GOOGLE_CLOUD_PROJECT: "proj" } }));
   });
 
-  it("lets UNFORGET_PROVIDER override detection and UNFORGET_MODEL override the model", () => {
-    const chosen = createProviderFromEnv({
-      env: {
+  it("lets UNFORGET_PROVIDER override detection and UNFORGET_MODEL override the model", async () => {
+    const chosen = await createProviderFromEnv({
+      env: isolated({
         ANTHROPIC_API_KEY: "k",
         UNFORGET_PROVIDER: "Vertex",
         GOOGLE_CLOUD_PROJECT: "proj",
+        GOOGLE_APPLICATION_CREDENTIALS: keyFile,
         UNFORGET_MODEL: "gemini-2.5-flash",
-      },
+      }),
     });
     expect(chosen.providerName).toBe("vertex");
     expect(chosen.model).toBe("gemini-2.5-flash");
@@ -113,13 +184,13 @@ describe("createProviderFromEnv", () => {
   it("builds a working Anthropic provider from the environment (against the Anthropic fake)", async () => {
     const fake = await startAnthropicFake();
     try {
-      const { provider, model } = createProviderFromEnv({
-        env: {
+      const { provider, model } = await createProviderFromEnv({
+        env: isolated({
           UNFORGET_PROVIDER: "anthropic",
           ANTHROPIC_API_KEY: "sk-ant-env",
           ANTHROPIC_BASE_URL: fake.url,
           ANTHROPIC_CUSTOM_HEADERS: "X-Gateway-Tenant: team-a",
-        },
+        }),
       });
       fake.enqueue({ kind: "reply", text: "configured by environment" });
       const response = await provider.createMessage(hello(model));
@@ -134,17 +205,15 @@ describe("createProviderFromEnv", () => {
 
   it("builds a working Bedrock provider from AWS credentials in the environment (against the Bedrock fake)", async () => {
     const fake = await startBedrockFake();
-    const saved = process.env.AWS_BEARER_TOKEN_BEDROCK;
-    delete process.env.AWS_BEARER_TOKEN_BEDROCK;
     try {
-      const { provider, model } = createProviderFromEnv({
-        env: {
+      const { provider, model } = await createProviderFromEnv({
+        env: isolated({
           AWS_ACCESS_KEY_ID: fake.credentials.accessKeyId,
           AWS_SECRET_ACCESS_KEY: fake.credentials.secretAccessKey,
           AWS_REGION: fake.region,
           UNFORGET_MODEL: "anthropic.claude-sonnet-4-5-20250929-v1:0",
-        },
-        bedrock: { endpoint: fake.url },
+        }),
+        bedrock: { baseURL: fake.url },
       });
       fake.enqueue({ kind: "reply", text: "hello from bedrock" });
       const response = await provider.createMessage(hello(model));
@@ -154,7 +223,41 @@ describe("createProviderFromEnv", () => {
         `Credential=${fake.credentials.accessKeyId}/`,
       );
     } finally {
-      if (saved !== undefined) process.env.AWS_BEARER_TOKEN_BEDROCK = saved;
+      await fake.close();
+    }
+  });
+
+  it("AWS_PROFILE reaches the SDK: the profile's keys sign the request, its region from the config file is used", async () => {
+    const fake = await startBedrockFake({ region: "eu-central-1" });
+    const files = mkdtempSync(join(tmpdir(), "unforget-aws-"));
+    try {
+      mkdirSync(files, { recursive: true });
+      writeFileSync(
+        join(files, "config"),
+        "[default]\nregion = us-east-1\n\n[profile agent]\nregion = eu-central-1\n",
+      );
+      writeFileSync(
+        join(files, "credentials"),
+        `[agent]\naws_access_key_id = AKIDPROFILEAGENT\naws_secret_access_key = ${fake.credentials.secretAccessKey}\n`,
+      );
+      const { provider, providerName, reason } = await createProviderFromEnv({
+        env: isolated({
+          AWS_PROFILE: "agent",
+          AWS_CONFIG_FILE: join(files, "config"),
+          AWS_SHARED_CREDENTIALS_FILE: join(files, "credentials"),
+          UNFORGET_MODEL: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        }),
+        bedrock: { baseURL: fake.url },
+      });
+      expect(providerName).toBe("bedrock");
+      expect(reason).toContain("AWS_PROFILE");
+      fake.enqueue({ kind: "reply", text: "signed by the profile" });
+      const response = await provider.createMessage(hello("anthropic.claude-sonnet-4-5-20250929-v1:0"));
+      expect(response.content).toEqual([{ type: "text", text: "signed by the profile" }]);
+      expect(fake.requests[0]?.headers.authorization).toContain("Credential=AKIDPROFILEAGENT/");
+      expect(fake.requests[0]?.headers.authorization).toContain("/eu-central-1/bedrock/aws4_request");
+    } finally {
+      rmSync(files, { recursive: true, force: true });
       await fake.close();
     }
   });

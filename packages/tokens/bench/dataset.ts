@@ -3,7 +3,7 @@
 // source so that fits can be validated on sources they never saw.
 import type { Message } from "@unforget/core";
 import { importSessionText } from "@unforget/importers";
-import { type CorpusSession, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { type CorpusSession, listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { collectTextFeatures, TEXT_FEATURE_COUNT } from "../src/text-features.ts";
 import { chunkText, loadTextFiles } from "./corpus.ts";
 import { messageParts } from "./message-parts.ts";

@@ -88,6 +88,12 @@ describe("small windows (issue 13, item 2)", () => {
     );
   });
 
+  it("does not drop by a token where the window crosses a multiple of eight (found by the property below)", () => {
+    const at = (contextWindow: number) =>
+      getAutoCompactThreshold({ contextWindow, maxOutputTokens: 6_316 }, noEnv);
+    expect(at(50_528)).toBeGreaterThanOrEqual(at(50_527));
+  });
+
   it("never lowers the threshold when the window grows", () => {
     fc.assert(
       fc.property(

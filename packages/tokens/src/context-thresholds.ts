@@ -231,7 +231,9 @@ export function getContextThresholds(
 ): ContextThresholds {
   const window = resolveWindow(model, options);
   const { contextWindow, effectiveWindow } = window;
-  const autoCompactBuffer = scaled(contextWindow, AUTO_COMPACT_BUFFER);
+  // Scaled on the effective window (as an eighth of the window it stands for), so that the threshold
+  // never drops by a token when the window grows by one: both terms rounding up at once did that.
+  const autoCompactBuffer = scaled(Math.floor((effectiveWindow * 8) / 7), AUTO_COMPACT_BUFFER);
   const blockingLimit = effectiveWindow - scaled(contextWindow, BLOCKING_BUFFER);
   let autoCompactThreshold =
     chosenThreshold(options.autoCompactThreshold, window, blockingLimit) ??

@@ -1,5 +1,5 @@
 import { createMessage, type Message } from "@unforget/core";
-import { arbitraryConversation } from "@unforget/testing";
+import { arbitraryConversation } from "@unforget/testing/arbitraries";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {

@@ -9,7 +9,7 @@ import {
   type TokenCounter,
 } from "@unforget/core";
 import { importSessionText } from "@unforget/importers";
-import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing";
+import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateMessagesTokens, estimateMessageTokens } from "./estimate-message-tokens.ts";

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "@unforget/testing";
+import { corpusDir } from "@unforget/testing/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { collectTextFeatures, TEXT_FEATURE_COUNT, TEXT_FEATURE_NAMES } from "./text-features.ts";

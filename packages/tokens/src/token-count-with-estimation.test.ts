@@ -1,5 +1,5 @@
 import { createMessage, createUsage, type Message, usageContextTokens } from "@unforget/core";
-import { arbitraryConversation } from "@unforget/testing";
+import { arbitraryConversation } from "@unforget/testing/arbitraries";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateMessagesTokens } from "./estimate-message-tokens.ts";

@@ -10,7 +10,7 @@ import {
   type TranscriptEntry,
   toRequestMessages,
 } from "@unforget/core";
-import { arbitraryConversation } from "@unforget/testing";
+import { arbitraryConversation } from "@unforget/testing/arbitraries";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateTokens, isUserAuthored, userText } from "../conversation.ts";

@@ -1,20 +1,33 @@
-import { createHash, randomUUID } from "node:crypto";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
-import { EventStreamCodec } from "@smithy/eventstream-codec";
-import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import type { StopReason } from "@unforget/core";
-import { delay, type FakeHttpRequest, fakeRequestListener, hangUntilClosed, sendJson } from "./fake-http.ts";
+import { randomUUID } from "node:crypto";
+import type http2 from "node:http2";
+import {
+  asRecord,
+  BedrockReplyBuilder,
+  type ExceptionSpec,
+  encodeException,
+  fakeErrorException,
+  sendException,
+  sendMalformed,
+  writeEventStream,
+} from "./bedrock-fake-wire.ts";
+import {
+  delay,
+  type FakeHttpRequest,
+  fakeRequestListener,
+  hangUntilClosed,
+  listenHttp2,
+  sendGatewayPage,
+  sendJson,
+} from "./fake-http.ts";
 import type {
   FakeError,
-  FakeErrorKind,
   FakeProviderServer,
   FakeReply,
   FakeServerOptions,
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { fakeTokenCount, takeStep } from "./fake-script.ts";
+import { cutAt, fakeTokenCount, isBadSuccess, takeStep } from "./fake-script.ts";
 
 /** SigV4 credentials the fake accepts; any non-empty Authorization header is accepted as well. */
 export interface BedrockFakeCredentials {
@@ -60,16 +73,168 @@ export interface BedrockFakeServer extends FakeProviderServer {
 }
 
 type Step = FakeStep | BedrockFakeException;
+type Response = http2.Http2ServerResponse;
 
-const ERROR_TYPE_NAMESPACE = "http://internal.amazon.com/coral/com.amazon.bedrock/";
 const CROSS_REGION_PREFIX = /^(?:us|eu|apac|ap|jp|au|ca|us-gov|global)\./;
 const DEFAULT_CONTEXT_LIMIT = 200_000;
+const OPERATIONS: Readonly<Record<string, string>> = {
+  converse: "messages",
+  "converse-stream": "stream",
+  "count-tokens": "count_tokens",
+};
 
-interface ExceptionSpec {
-  name: string;
-  status: number;
-  message: string;
-  retryAfterSeconds?: number;
+/** The counted parts of a Converse or CountTokens body: system, messages and tool configuration. */
+function countConverseTokens(body: unknown): number {
+  const record = asRecord(body);
+  const converse = asRecord(asRecord(record.input).converse);
+  const source = Object.keys(converse).length > 0 ? converse : record;
+  return fakeTokenCount([source.system ?? null, source.messages ?? [], source.toolConfig ?? null]);
+}
+
+/** The fake's script and routing: one instance per server, its state the script and the switches. */
+class BedrockFakeHandler {
+  readonly queue: Step[] = [];
+  readonly requests: RecordedRequest[] = [];
+  contextLimit: number | undefined;
+  countTokensOverride: boolean | undefined;
+  private readonly options: BedrockFakeOptions;
+  private readonly defaultReply: FakeReply;
+  private toolCounter = 0;
+  private readonly replies = new BedrockReplyBuilder(() => `tooluse_fake_${++this.toolCounter}`);
+
+  constructor(options: BedrockFakeOptions) {
+    this.options = options;
+    this.contextLimit = options.contextLimit;
+    this.defaultReply = options.defaultReply ?? { kind: "reply", text: "OK." };
+  }
+
+  /** Routes one request: records it, checks the route and the signature, then counts or answers. */
+  async handle(received: FakeHttpRequest, response: Response): Promise<void> {
+    const { method, headers, body } = received;
+    const path = safeDecode(received.url.split("?")[0] ?? "/");
+    const match = /^\/model\/(.+)\/(converse|converse-stream|count-tokens)$/.exec(path);
+    const operation = OPERATIONS[match?.[2] ?? ""] ?? "unknown";
+    const recorded: RecordedRequest = { method, path, headers, body, operation };
+    this.requests.push(recorded);
+    if (method !== "POST" || match === null) {
+      return sendException(response, {
+        name: "UnknownOperationException",
+        status: 404,
+        message: `The fake Bedrock server has no operation at ${method} ${path}.`,
+      });
+    }
+    if (!/^(?:AWS4-HMAC-SHA256 Credential=\S+|Bearer \S+)/.test(headers.authorization ?? "")) {
+      return sendException(response, {
+        name: "UnrecognizedClientException",
+        status: 403,
+        message: "The security token included in the request is invalid.",
+      });
+    }
+    const counted = countConverseTokens(body);
+    if (operation === "count_tokens") return this.countTokens(match[1] ?? "", counted, response, recorded);
+    return this.modelCall(operation === "stream", counted, response, recorded);
+  }
+
+  /** CountTokens consumes a scripted failure (error or hang) but never a reply meant for a model call. */
+  private async countTokens(modelId: string, counted: number, response: Response, recorded: RecordedRequest) {
+    const scripted = takeStep(this.queue, true);
+    if (scripted?.kind === "hang") return hangUntilClosed(response, recorded);
+    if (scripted !== undefined && scripted.kind !== "reply") {
+      if (scripted.kind === "error" && scripted.delayMs !== undefined) await delay(scripted.delayMs);
+      return sendException(response, this.exceptionFor(scripted, counted));
+    }
+    if (!this.countTokensSupported(modelId)) {
+      return sendException(response, {
+        name: "ValidationException",
+        status: 400,
+        message: "The provided model doesn't support counting tokens.",
+      });
+    }
+    sendJson(response, 200, { inputTokens: counted }, { "x-amzn-requestid": randomUUID() });
+  }
+
+  /** Converse and ConverseStream: the script's next step (or the default reply) decides the answer. */
+  private async modelCall(isStream: boolean, counted: number, response: Response, recorded: RecordedRequest) {
+    // An over-limit prompt is rejected before the script is consulted, so the queued reply answers the
+    // retry that follows compaction.
+    const next = this.queue[0];
+    const limit = this.contextLimit;
+    if (limit !== undefined && counted > limit && (next === undefined || next.kind === "reply")) {
+      return sendException(response, fakeErrorException("prompt_too_long", counted, limit, undefined));
+    }
+    const step: Step = takeStep(this.queue, false) ?? this.defaultReply;
+    if (step.kind === "hang") return hangUntilClosed(response, recorded);
+    if (step.kind === "reply") return this.answer(isStream, step, counted, response);
+    if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);
+    if (step.kind === "error" && isBadSuccess(step))
+      return this.badSuccess(isStream, step, counted, response);
+    if (isStream && step.midStreamAfterEvents !== undefined) {
+      const events = this.replies
+        .streamEvents(this.defaultReply, counted)
+        .slice(0, step.midStreamAfterEvents);
+      await writeEventStream(response, events, undefined);
+      response.end(encodeException(this.exceptionFor(step, counted)));
+      return;
+    }
+    if (step.kind === "error" && step.error === "malformed") return sendMalformed(response, isStream);
+    if (step.kind === "error" && step.error === "context_window_exceeded_stop") {
+      const reply: FakeReply = {
+        kind: "reply",
+        text: "Partial answer",
+        stopReason: "model_context_window_exceeded",
+      };
+      return this.answer(isStream, reply, counted, response);
+    }
+    sendException(response, this.exceptionFor(step, counted));
+  }
+
+  /** A 200 the client cannot take as an answer: a gateway page, the other format, or a cut-short stream. */
+  private async badSuccess(isStream: boolean, step: FakeError, counted: number, response: Response) {
+    const reply: FakeReply = { kind: "reply", text: "An answer in a shape the client did not ask for." };
+    if (step.error === "html_page") return sendGatewayPage(response);
+    if (step.error === "wrong_format" && isStream) {
+      sendJson(response, 200, this.replies.converseBody(reply, counted), {
+        "x-amzn-requestid": randomUUID(),
+      });
+      return;
+    }
+    if (!isStream && step.error === "truncated_stream") {
+      const body = JSON.stringify(this.replies.converseBody(reply, counted));
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(body.slice(0, Math.floor(body.length / 2)));
+      return;
+    }
+    const events = this.replies.streamEvents(reply, counted);
+    const sent = step.error === "truncated_stream" ? events.slice(0, cutAt(step, events.length, 2)) : events;
+    await writeEventStream(response, sent, undefined);
+    response.end();
+  }
+
+  private async answer(isStream: boolean, reply: FakeReply, counted: number, response: Response) {
+    if (isStream) {
+      await writeEventStream(response, this.replies.streamEvents(reply, counted), reply.delayMs);
+      response.end();
+      return;
+    }
+    if (reply.delayMs !== undefined) await delay(reply.delayMs);
+    sendJson(response, 200, this.replies.converseBody(reply, counted), { "x-amzn-requestid": randomUUID() });
+  }
+
+  private exceptionFor(step: FakeError | BedrockFakeException, counted: number): ExceptionSpec {
+    if (step.kind === "bedrock-exception") {
+      const { name, status, message, retryAfterSeconds } = step;
+      return { name, status, message, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+    }
+    const actual = step.actualTokens ?? counted;
+    const limit = step.limitTokens ?? this.contextLimit ?? DEFAULT_CONTEXT_LIMIT;
+    return fakeErrorException(step.error, actual, limit, step.retryAfterSeconds);
+  }
+
+  private countTokensSupported(modelId: string): boolean {
+    if (this.countTokensOverride !== undefined) return this.countTokensOverride;
+    if (this.options.countTokensSupported) return this.options.countTokensSupported(modelId);
+    return !CROSS_REGION_PREFIX.test(modelId) && !modelId.startsWith("amazon.");
+  }
 }
 
 /**
@@ -79,451 +244,41 @@ interface ExceptionSpec {
  * `x-amzn-errortype` header and `__type` body field the SDK maps to its exception classes.
  */
 export async function startBedrockFake(options: BedrockFakeOptions = {}): Promise<BedrockFakeServer> {
-  const codec = new EventStreamCodec(toUtf8, fromUtf8);
-  const queue: Step[] = [];
-  const requests: RecordedRequest[] = [];
-  const sessions = new Set<http2.ServerHttp2Session>();
-  let contextLimit = options.contextLimit;
-  let countTokensOverride: boolean | undefined;
-  let toolCounter = 0;
-  const region = options.region ?? "us-east-1";
-  const defaultReply: FakeReply = options.defaultReply ?? { kind: "reply", text: "OK." };
-
-  const countTokens = (body: unknown): number => {
-    const record = asRecord(body);
-    const converse = asRecord(asRecord(record.input).converse);
-    const source = Object.keys(converse).length > 0 ? converse : record;
-    return fakeTokenCount([source.system ?? null, source.messages ?? [], source.toolConfig ?? null]);
-  };
-
-  const countTokensSupported = (modelId: string): boolean => {
-    if (countTokensOverride !== undefined) return countTokensOverride;
-    if (options.countTokensSupported) return options.countTokensSupported(modelId);
-    return !CROSS_REGION_PREFIX.test(modelId) && !modelId.startsWith("amazon.");
-  };
-
-  const sendException = (response: http2.Http2ServerResponse, spec: ExceptionSpec): void => {
-    const headers: Record<string, string> = {
-      "x-amzn-errortype": `${spec.name}:${ERROR_TYPE_NAMESPACE}`,
-      "x-amzn-requestid": randomUUID(),
-    };
-    if (spec.retryAfterSeconds !== undefined) headers["retry-after"] = String(spec.retryAfterSeconds);
-    sendJson(response, spec.status, { __type: spec.name, message: spec.message }, headers);
-  };
-
-  const exceptionFor = (step: FakeError, counted: number): ExceptionSpec => {
-    const actual = step.actualTokens ?? counted;
-    const limit = step.limitTokens ?? contextLimit ?? DEFAULT_CONTEXT_LIMIT;
-    return fakeErrorException(step.error, actual, limit, step.retryAfterSeconds);
-  };
-
-  const encodeEvent = (type: string, payload: unknown): Uint8Array =>
-    codec.encode({
-      headers: {
-        ":event-type": { type: "string", value: type },
-        ":content-type": { type: "string", value: "application/json" },
-        ":message-type": { type: "string", value: "event" },
-      },
-      body: fromUtf8(JSON.stringify(payload)),
-    });
-
-  const encodeException = (spec: ExceptionSpec): Uint8Array =>
-    codec.encode({
-      headers: {
-        ":exception-type": { type: "string", value: lowerFirst(spec.name) },
-        ":content-type": { type: "string", value: "application/json" },
-        ":message-type": { type: "string", value: "exception" },
-      },
-      body: fromUtf8(JSON.stringify({ message: spec.message })),
-    });
-
-  const buildContent = (reply: FakeReply): unknown[] => {
-    const content: unknown[] = [];
-    if (reply.thinking !== undefined) {
-      content.push({
-        reasoningContent: {
-          reasoningText: { text: reply.thinking, signature: fakeSignature(reply.thinking) },
-        },
-      });
-    }
-    if (reply.text !== undefined) content.push({ text: reply.text });
-    for (const call of reply.toolCalls ?? []) {
-      toolCounter += 1;
-      content.push({
-        toolUse: { toolUseId: call.id ?? `tooluse_fake_${toolCounter}`, name: call.name, input: call.input },
-      });
-    }
-    for (const raw of reply.rawBlocks ?? []) content.push(raw);
-    return content;
-  };
-
-  const buildUsage = (reply: FakeReply, inputTokens: number, content: unknown[]) => {
-    const usage = {
-      inputTokens: reply.usage?.inputTokens ?? inputTokens,
-      outputTokens: reply.usage?.outputTokens ?? fakeTokenCount(content),
-      cacheReadInputTokens: reply.usage?.cacheReadInputTokens ?? 0,
-      cacheWriteInputTokens: reply.usage?.cacheCreationInputTokens ?? 0,
-    };
-    return {
-      ...usage,
-      totalTokens:
-        usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheWriteInputTokens,
-    };
-  };
-
-  const replyStopReason = (reply: FakeReply): string =>
-    wireStopReason(reply.stopReason ?? ((reply.toolCalls?.length ?? 0) > 0 ? "tool_use" : "end_turn"));
-
-  /** The ConverseStream events of a reply, in the order the real service sends them. */
-  const streamEvents = (reply: FakeReply, inputTokens: number): [string, unknown][] => {
-    const content = buildContent(reply);
-    const events: [string, unknown][] = [["messageStart", { role: "assistant" }]];
-    content.forEach((block, contentBlockIndex) => {
-      const record = asRecord(block);
-      if (typeof record.text === "string") {
-        for (const piece of splitInTwo(record.text)) {
-          events.push(["contentBlockDelta", { contentBlockIndex, delta: { text: piece } }]);
-        }
-      } else if (record.toolUse !== undefined) {
-        const toolUse = asRecord(record.toolUse);
-        events.push([
-          "contentBlockStart",
-          { contentBlockIndex, start: { toolUse: { toolUseId: toolUse.toolUseId, name: toolUse.name } } },
-        ]);
-        for (const piece of splitInTwo(JSON.stringify(toolUse.input ?? {}))) {
-          events.push(["contentBlockDelta", { contentBlockIndex, delta: { toolUse: { input: piece } } }]);
-        }
-      } else if (asRecord(record.reasoningContent).redactedContent !== undefined) {
-        const redacted = asRecord(record.reasoningContent).redactedContent;
-        events.push([
-          "contentBlockDelta",
-          { contentBlockIndex, delta: { reasoningContent: { redactedContent: redacted } } },
-        ]);
-      } else if (record.reasoningContent !== undefined) {
-        const reasoning = asRecord(asRecord(record.reasoningContent).reasoningText);
-        for (const piece of splitInTwo(String(reasoning.text ?? ""))) {
-          events.push([
-            "contentBlockDelta",
-            { contentBlockIndex, delta: { reasoningContent: { text: piece } } },
-          ]);
-        }
-        events.push([
-          "contentBlockDelta",
-          { contentBlockIndex, delta: { reasoningContent: { signature: reasoning.signature } } },
-        ]);
-      } else {
-        // A block ConverseStream has no delta for: announce it as a start member, which the SDK surfaces as
-        // an unknown union member.
-        events.push(["contentBlockStart", { contentBlockIndex, start: block }]);
-      }
-      events.push(["contentBlockStop", { contentBlockIndex }]);
-    });
-    events.push(["messageStop", { stopReason: replyStopReason(reply) }]);
-    events.push([
-      "metadata",
-      { usage: buildUsage(reply, inputTokens, content), metrics: { latencyMs: reply.delayMs ?? 0 } },
-    ]);
-    return events;
-  };
-
-  const handle = async (received: FakeHttpRequest, response: http2.Http2ServerResponse): Promise<void> => {
-    const { method, headers, body } = received;
-    const path = safeDecode(received.url.split("?")[0] ?? "/");
-    const match = /^\/model\/(.+)\/(converse|converse-stream|count-tokens)$/.exec(path);
-    const operation =
-      match?.[2] === "converse"
-        ? "messages"
-        : match?.[2] === "converse-stream"
-          ? "stream"
-          : match?.[2] === "count-tokens"
-            ? "count_tokens"
-            : "unknown";
-    const recorded: RecordedRequest = { method, path, headers, body, operation };
-    requests.push(recorded);
-
-    if (method !== "POST" || match === null) {
-      sendException(response, {
-        name: "UnknownOperationException",
-        status: 404,
-        message: `The fake Bedrock server has no operation at ${method} ${path}.`,
-      });
-      return;
-    }
-    const modelId = match[1] ?? "";
-    const authorization = headers.authorization ?? "";
-    if (!/^(?:AWS4-HMAC-SHA256 Credential=\S+|Bearer \S+)/.test(authorization)) {
-      sendException(response, {
-        name: "UnrecognizedClientException",
-        status: 403,
-        message: "The security token included in the request is invalid.",
-      });
-      return;
-    }
-
-    const counted = countTokens(body);
-    if (operation === "count_tokens") {
-      // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call.
-      const scripted = takeStep(queue, true);
-      if (scripted !== undefined && scripted.kind !== "reply") {
-        if (scripted.kind === "hang") {
-          await hangUntilClosed(response, recorded);
-          return;
-        }
-        if (scripted.kind === "error" && scripted.delayMs !== undefined) await delay(scripted.delayMs);
-        sendException(
-          response,
-          scripted.kind === "error"
-            ? exceptionFor(scripted, counted)
-            : { name: scripted.name, status: scripted.status, message: scripted.message },
-        );
-        return;
-      }
-      if (!countTokensSupported(modelId)) {
-        sendException(response, {
-          name: "ValidationException",
-          status: 400,
-          message: "The provided model doesn't support counting tokens.",
-        });
-        return;
-      }
-      sendJson(response, 200, { inputTokens: counted }, { "x-amzn-requestid": randomUUID() });
-      return;
-    }
-
-    // An over-limit prompt is rejected before the script is consulted, so the queued reply answers the
-    // retry that follows compaction.
-    const next = queue[0];
-    if (
-      contextLimit !== undefined &&
-      counted > contextLimit &&
-      (next === undefined || next.kind === "reply")
-    ) {
-      sendException(response, fakeErrorException("prompt_too_long", counted, contextLimit, undefined));
-      return;
-    }
-    const step: Step = takeStep(queue, false) ?? defaultReply;
-    if (step.kind === "hang") {
-      await hangUntilClosed(response, recorded);
-      return;
-    }
-    if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);
-
-    const isStream = operation === "stream";
-    if (step.kind === "error" || step.kind === "bedrock-exception") {
-      const spec: ExceptionSpec =
-        step.kind === "error"
-          ? exceptionFor(step, counted)
-          : {
-              name: step.name,
-              status: step.status,
-              message: step.message,
-              ...(step.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: step.retryAfterSeconds }),
-            };
-      const after = step.midStreamAfterEvents;
-      if (isStream && after !== undefined) {
-        response.writeHead(200, {
-          "content-type": "application/vnd.amazon.eventstream",
-          "x-amzn-requestid": randomUUID(),
-        });
-        for (const [type, payload] of streamEvents(defaultReply, counted).slice(0, after)) {
-          response.write(encodeEvent(type, payload));
-        }
-        response.end(encodeException(spec));
-        return;
-      }
-      if (step.kind === "error" && step.error === "malformed") {
-        sendMalformed(response, isStream);
-        return;
-      }
-      if (step.kind === "error" && step.error === "context_window_exceeded_stop") {
-        const reply: FakeReply = {
-          kind: "reply",
-          text: "Partial answer",
-          stopReason: "model_context_window_exceeded",
-        };
-        if (isStream) await sendStream(response, reply, counted);
-        else sendConverse(response, reply, counted);
-        return;
-      }
-      sendException(response, spec);
-      return;
-    }
-
-    if (isStream) await sendStream(response, step, counted);
-    else {
-      if (step.delayMs !== undefined) await delay(step.delayMs);
-      sendConverse(response, step, counted);
-    }
-  };
-
-  const sendConverse = (response: http2.Http2ServerResponse, reply: FakeReply, counted: number): void => {
-    const content = buildContent(reply);
-    sendJson(
-      response,
-      200,
-      {
-        output: { message: { role: "assistant", content } },
-        stopReason: replyStopReason(reply),
-        usage: buildUsage(reply, counted, content),
-        metrics: { latencyMs: reply.delayMs ?? 0 },
-      },
-      { "x-amzn-requestid": randomUUID() },
-    );
-  };
-
-  const sendStream = async (
-    response: http2.Http2ServerResponse,
-    reply: FakeReply,
-    counted: number,
-  ): Promise<void> => {
-    response.writeHead(200, {
-      "content-type": "application/vnd.amazon.eventstream",
-      "x-amzn-requestid": randomUUID(),
-    });
-    for (const [type, payload] of streamEvents(reply, counted)) {
-      if (response.destroyed || response.stream.closed) return;
-      if (reply.delayMs !== undefined) await delay(reply.delayMs);
-      response.write(encodeEvent(type, payload));
-    }
-    response.end();
-  };
-
-  const sendMalformed = (response: http2.Http2ServerResponse, isStream: boolean): void => {
-    if (isStream) {
-      response.writeHead(200, { "content-type": "application/vnd.amazon.eventstream" });
-      // A prelude that announces more bytes than follow, with a wrong CRC: not a valid event-stream frame.
-      response.end(Buffer.from([0, 0, 0, 64, 0, 0, 0, 8, 1, 2, 3, 4, 0x7b, 0x22, 0x78]));
-      return;
-    }
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end('{"output": {"message": ');
-  };
-
-  const server = http2.createServer();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  server.on(
-    "request",
-    fakeRequestListener(handle, (response, error) =>
-      sendException(response, { name: "InternalServerException", status: 500, message: String(error) }),
+  const handler = new BedrockFakeHandler(options);
+  const server = await listenHttp2(
+    fakeRequestListener(
+      (received, response) => handler.handle(received, response as Response),
+      (response, error) =>
+        sendException(response as Response, {
+          name: "InternalServerException",
+          status: 500,
+          message: String(error),
+        }),
     ),
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
   return {
     providerId: "bedrock",
-    url: `http://127.0.0.1:${port}`,
-    region,
+    url: `http://127.0.0.1:${server.port}`,
+    region: options.region ?? "us-east-1",
     credentials: { accessKeyId: "AKIDUNFORGETFAKE", secretAccessKey: "unforget-fake-secret" },
-    requests,
-    enqueue: (...steps) => queue.push(...steps),
-    enqueueBedrock: (...steps) => queue.push(...steps),
+    requests: handler.requests,
+    enqueue: (...steps) => handler.queue.push(...steps),
+    enqueueBedrock: (...steps) => handler.queue.push(...steps),
     setContextLimit: (limit) => {
-      contextLimit = limit;
+      handler.contextLimit = limit;
     },
     setCountTokensSupported: (supported) => {
-      countTokensOverride = supported;
+      handler.countTokensOverride = supported;
     },
-    countTokens,
-    close: async () => {
-      for (const session of sessions) session.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    reset: () => {
+      handler.queue.length = 0;
+      handler.requests.length = 0;
+      handler.contextLimit = undefined;
+      handler.countTokensOverride = undefined;
     },
+    countTokens: countConverseTokens,
+    close: server.close,
   };
-}
-
-/** The exception the real service sends for each shared error kind. */
-function fakeErrorException(
-  kind: FakeErrorKind,
-  actual: number,
-  limit: number,
-  retryAfterSeconds: number | undefined,
-): ExceptionSpec {
-  const withRetry = (spec: ExceptionSpec): ExceptionSpec =>
-    retryAfterSeconds === undefined ? spec : { ...spec, retryAfterSeconds };
-  switch (kind) {
-    case "rate_limit":
-      return {
-        name: "ThrottlingException",
-        status: 429,
-        message: "Too many requests, please wait before trying again.",
-        retryAfterSeconds: retryAfterSeconds ?? 0,
-      };
-    case "overloaded":
-      return withRetry({
-        name: "ServiceUnavailableException",
-        status: 503,
-        message: "Bedrock is unable to process your request.",
-      });
-    case "server_error":
-      return withRetry({
-        name: "InternalServerException",
-        status: 500,
-        message: "The server encountered an internal error while processing the request.",
-      });
-    case "prompt_too_long":
-      return {
-        name: "ValidationException",
-        status: 400,
-        message: `The model returned the following errors: prompt is too long: ${actual} tokens > ${limit} maximum`,
-      };
-    case "prompt_too_long_generic":
-      return { name: "ValidationException", status: 400, message: "Input is too long for requested model." };
-    case "request_too_large":
-      return { name: "ValidationException", status: 413, message: "Request body is too large." };
-    case "authentication":
-      return {
-        name: "AccessDeniedException",
-        status: 403,
-        message: "You don't have access to the model with the specified model ID.",
-      };
-    default:
-      return {
-        name: "ValidationException",
-        status: 400,
-        message:
-          "The model returned the following errors: messages: roles must alternate between user and assistant",
-      };
-  }
-}
-
-function wireStopReason(reason: StopReason): string {
-  switch (reason) {
-    case "refusal":
-      return "content_filtered";
-    case "pause_turn":
-    case "other":
-      return "end_turn";
-    default:
-      return reason;
-  }
-}
-
-/** A deterministic stand-in for the opaque reasoning signature, so the same reply always signs the same. */
-function fakeSignature(thinking: string): string {
-  return `sig_fake_${createHash("sha256").update(thinking).digest("base64url").slice(0, 16)}`;
-}
-
-function splitInTwo(text: string): string[] {
-  if (text.length < 2) return [text];
-  const middle = Math.ceil(text.length / 2);
-  return [text.slice(0, middle), text.slice(middle)];
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-}
-
-function lowerFirst(name: string): string {
-  return name.charAt(0).toLowerCase() + name.slice(1);
 }
 
 function safeDecode(path: string): string {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Server } from "node:net";
-import type { RecordedRequest } from "./fake-script.ts";
+import http2 from "node:http2";
+import type { AddressInfo, Server } from "node:net";
+import { FAKE_GATEWAY_PAGE, type RecordedRequest } from "./fake-script.ts";
 
 /**
  * The HTTP plumbing the fake servers share, for HTTP/1.1 (`node:http`, `node:https`) and HTTP/2
@@ -114,4 +115,37 @@ export function closeHttpServer(server: Server & { closeAllConnections(): void }
 /** Waits `ms` milliseconds: scripted delays before an answer or between stream frames. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Starts a cleartext HTTP/2 (h2c) server on 127.0.0.1 with `listener`, and returns its port and a close
+ * that first destroys open sessions (a hanging stream would otherwise keep `close` waiting).
+ */
+export async function listenHttp2(
+  listener: (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) => void,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http2.createServer();
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  server.on("request", listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const session of sessions) session.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A 200 with a gateway's HTML sign-in page, where the API's answer should have been. */
+export function sendGatewayPage(response: WritableResponse): void {
+  response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+  response.end(FAKE_GATEWAY_PAGE);
 }

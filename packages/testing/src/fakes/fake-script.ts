@@ -47,12 +47,21 @@ export type FakeErrorKind =
   /** 400 invalid request unrelated to size. */
   | "invalid_request"
   /** 401/403. */
-  | "authentication";
+  | "authentication"
+  /** 200 with a `text/html` body (a gateway's sign-in page) instead of the API's answer. */
+  | "html_page"
+  /** 200 in the other format: an event stream to a non-streamed request, a JSON body to a streamed one. */
+  | "wrong_format"
+  /**
+   * A stream that ends cleanly before its end-of-message event: after `midStreamAfterEvents` events, by
+   * default all but the closing ones. A non-streamed request gets its body cut short.
+   */
+  | "truncated_stream";
 
 export interface FakeError {
   kind: "error";
   error: FakeErrorKind;
-  /** For stream requests: emit this many normal events first, then the error in-stream. */
+  /** For stream requests: emit this many normal events first, then the error in-stream (or, truncated, the end). */
   midStreamAfterEvents?: number;
   actualTokens?: number;
   limitTokens?: number;
@@ -101,6 +110,8 @@ export interface FakeProviderServer {
   enqueue(...steps: FakeStep[]): void;
   /** Changes the context limit for later requests (undefined: no limit). */
   setContextLimit(limit: number | undefined): void;
+  /** Forgets the script, the recorded requests and the context limit: a fresh start between scenarios. */
+  reset(): void;
   /**
    * The fake's deterministic token count for a request body in its wire format; its countTokens endpoint
    * and its usage numbers use the same function, so tests can predict them.
@@ -126,4 +137,22 @@ export function takeStep<Step extends { kind: string }>(queue: Step[], counting:
   const head = queue[0];
   if (counting && (head === undefined || head.kind === "reply")) return undefined;
   return queue.shift();
+}
+
+/** The 200 body of a `html_page` step: what a gateway or captive portal answers in place of an API. */
+export const FAKE_GATEWAY_PAGE =
+  '<!DOCTYPE html><html><head><title>Sign in - Example Gateway</title></head><body><form action="/login">' +
+  '<input name="user"><input name="password" type="password"></form></body></html>';
+
+/** Is this error step one of the 200s a client cannot understand (answered by the fake's own format rules)? */
+export function isBadSuccess(step: FakeError): boolean {
+  return step.error === "html_page" || step.error === "wrong_format" || step.error === "truncated_stream";
+}
+
+/**
+ * Where a `truncated_stream` step cuts a stream of `length` events whose last `closing` events end the
+ * message: after `midStreamAfterEvents`, but never so late that the end is sent.
+ */
+export function cutAt(step: FakeError, length: number, closing: number): number {
+  return Math.min(step.midStreamAfterEvents ?? length, Math.max(0, length - closing));
 }

@@ -1,0 +1,25 @@
+import type { ModelLimitsEntry } from "@unforget/core";
+
+/**
+ * Settings every provider takes, with the same names, meanings and defaults. A provider's own settings
+ * extend these with what its transport needs (keys, endpoint, region, project, …).
+ */
+export interface ProviderRuntimeSettings {
+  /** Retries after the first attempt for transient failures (throttling, overload, 5xx, network, timeouts). Default 2. */
+  maxRetries?: number;
+  /** First backoff delay in milliseconds, doubled per retry with up to 25% jitter; a wait the server asks for replaces it. Default 500. */
+  initialRetryDelayMs?: number;
+  /** Upper bound of one computed backoff delay in milliseconds. Default 32 000. */
+  maxRetryDelayMs?: number;
+  /**
+   * Per-attempt timeout in milliseconds: bounds the wait for an answer (for a stream: its first event, then
+   * each wait for the next one). A timed-out attempt is a retryable `ProviderRequestError`.
+   */
+  timeoutMs?: number;
+  /** Context window / output limit overrides keyed by model id or canonical family id. */
+  modelLimits?: Record<string, Partial<ModelLimitsEntry>>;
+  /** Use the provider's token counting endpoint. Default true; false answers every count with the heuristic. */
+  nativeTokenCounting?: boolean;
+  /** Where the environment fallbacks are read from. Defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+}
