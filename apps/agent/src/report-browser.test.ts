@@ -29,7 +29,7 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
   beforeAll(async () => {
     const home = join(scratch, "home");
     mkdirSync(home);
-    const result = await runCliProcess(["replay", "--window", "32K", "--json", "--report", report], {
+    const result = await runCliProcess(["replay", "--window", "16K", "--json", "--report", report], {
       env: { HOME: home },
     });
     expect(result.code).toBe(0);
@@ -110,19 +110,30 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
           };
         }
       ).replayChart;
-      const index = replayChart.data.datasets.findIndex((dataset) => dataset.label === "full");
-      // The last summary: in the right half of the chart, so the tooltip opens leftwards over the history.
+      // A summary when there is one (its explanation is the richest), else any layer; the last of them, in the
+      // right half of the chart, so the explanation opens leftwards over the history.
+      const bars = replayChart.data.datasets.flatMap((dataset, datasetIndex) =>
+        dataset.type === "bar" ? [datasetIndex] : [],
+      );
+      const index =
+        bars.find((datasetIndex) => replayChart.data.datasets[datasetIndex]!.label === "full") ?? bars[0]!;
       const position = replayChart.data.datasets[index]!.data.findLastIndex((value) => value !== null);
       const element = replayChart.getDatasetMeta(index).data[position]!;
       const box = replayChart.canvas.getBoundingClientRect();
-      return { x: box.left + element.x, y: box.top + element.y, call: position + 1 };
+      return {
+        x: box.left + element.x,
+        y: box.top + element.y,
+        call: position + 1,
+        layer: replayChart.data.datasets[index]!.label,
+      };
     });
     await page.mouse.move(target.x, target.y);
     await page.waitForFunction(() => document.getElementById("tooltip")!.style.opacity === "1");
     const text = (await page.locator("#tooltip").textContent()) ?? "";
     expect(text).toContain(`call ${target.call} of ${stats.calls}`);
-    expect(text).toMatch(/full · [\d,]+ → [\d,]+ tokens/);
-    expect(text).toMatch(/Summarised \d+ messages by the extractive summariser/);
+    expect(text).toMatch(new RegExp(`${target.layer} · [\\d,]+ → [\\d,]+ tokens`));
+    if (target.layer === "full") expect(text).toMatch(/Summarised \d+ messages by the extractive summariser/);
+    else expect(text).toMatch(/(Cleared|Folded|Cut|Saved|Snipped|Masked) /);
     const shot = join(scratch, "report.png");
     await page.screenshot({ path: shot });
     if (KEEP_SCREENSHOT) {
