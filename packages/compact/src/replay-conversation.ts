@@ -100,10 +100,11 @@ export async function replayConversation(
 ): Promise<ReplayResult> {
   let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
   const manager = options.createManager(() => time);
+  const countMessage = createMessageCounter();
   const countRequest =
     options.countRequest ??
     ((request: readonly RequestMessage[]) =>
-      request.reduce((sum, message) => sum + estimateMessageTokens(message), 0));
+      request.reduce((sum, message) => sum + countMessage(message), 0));
   const preamble = preambleTokens(options.system, options.tools);
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
@@ -237,13 +238,30 @@ function commonPrefixTokens(
   count: (messages: readonly RequestMessage[]) => number,
 ): number {
   let same = 0;
-  while (
-    same < previous.length &&
-    same < current.length &&
-    JSON.stringify(previous[same]) === JSON.stringify(current[same])
-  )
+  while (same < previous.length && same < current.length && sameMessage(previous[same]!, current[same]!))
     same++;
   return same === 0 ? 0 : count(current.slice(0, same));
+}
+
+/** Equal messages; the common case (the same content array, reused from one request to the next) costs nothing. */
+function sameMessage(a: RequestMessage, b: RequestMessage): boolean {
+  if (a.role !== b.role) return false;
+  return a.content === b.content || JSON.stringify(a.content) === JSON.stringify(b.content);
+}
+
+/**
+ * Counts a request message, remembering the count of each content array: a replay sends the same messages
+ * call after call, so each is estimated once rather than once per call (a long session stays linear).
+ */
+function createMessageCounter(): (message: RequestMessage) => number {
+  const counts = new WeakMap<readonly unknown[], { role: string; tokens: number }>();
+  return (message) => {
+    const known = counts.get(message.content);
+    if (known && known.role === message.role) return known.tokens;
+    const tokens = estimateMessageTokens(message);
+    counts.set(message.content, { role: message.role, tokens });
+    return tokens;
+  };
 }
 
 function checkRequest(
@@ -256,8 +274,14 @@ function checkRequest(
     request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
   ).map((violation) => violation.description);
   if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
-  const text = JSON.stringify(request);
+  // A user message whose blocks are in the request is there verbatim; only the others are searched for in
+  // the request's text (quoted by a summary or a placeholder), which is then serialised once.
+  const blocks = new Set<unknown>();
+  for (const message of request) for (const block of message.content) blocks.add(block);
+  let text: string | undefined;
   for (const user of users) {
+    if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;
+    text ??= JSON.stringify(request);
     const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     if (!text.includes(prefix))
       problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);

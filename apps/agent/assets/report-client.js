@@ -1,0 +1,165 @@
+// Draws the replay chart of an `unforget replay --report` page. Runs in the browser with Chart.js loaded
+// (window.Chart) and the replay data in <script id="replay-data">. No network, no other dependency.
+(() => {
+  const data = JSON.parse(document.getElementById("replay-data").textContent);
+  const calls = data.tokens.length;
+  const labels = Array.from({ length: calls }, (_, index) => index + 1);
+  const format = (value) => Math.round(value).toLocaleString("en-US");
+  const byCall = new Map();
+  for (const note of data.compactions) {
+    const list = byCall.get(note.call) ?? [];
+    list.push(note);
+    byCall.set(note.call, list);
+  }
+  const layers = [...new Set(data.compactions.map((note) => note.layer))];
+  const barThickness = Math.max(3, Math.min(12, Math.floor(900 / Math.max(1, calls))));
+  const layerDatasets = layers.map((layer) => {
+    const bars = new Array(calls).fill(null);
+    for (const note of data.compactions) {
+      if (note.layer !== layer) continue;
+      const current = bars[note.call - 1];
+      bars[note.call - 1] = current
+        ? [Math.min(current[0], note.low), Math.max(current[1], note.high)]
+        : [note.low, note.high];
+    }
+    return {
+      type: "bar",
+      label: layer,
+      data: bars,
+      backgroundColor: `${data.colors[layer]}cc`,
+      borderColor: data.colors[layer],
+      borderWidth: 1,
+      borderSkipped: false,
+      borderRadius: 2,
+      barThickness,
+      minBarLength: 4,
+      grouped: false,
+      order: 0,
+    };
+  });
+  const constant = (value) => new Array(calls).fill(value);
+  const highest = Math.max(...data.tokens, ...data.threshold);
+  const yMax = Math.max(data.window, highest) * 1.12;
+  const canvas = document.getElementById("chart");
+  const tooltip = document.getElementById("tooltip");
+  const escapeHtml = (text) =>
+    String(text).replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+  function renderTooltip(context) {
+    const model = context.tooltip;
+    if (model.opacity === 0 || model.dataPoints.length === 0) {
+      tooltip.style.opacity = "0";
+      return;
+    }
+    const index = model.dataPoints[0].dataIndex;
+    const call = index + 1;
+    const rows = [
+      ["sent", `${format(data.tokens[index])} tokens`],
+      ["unmanaged", `${format(data.naive[index])} tokens`],
+      ["threshold", format(data.threshold[index])],
+    ];
+    let html = `<div class="title">call ${call} of ${calls}</div>`;
+    html += rows
+      .map(([name, value]) => `<div class="row"><span>${name}</span><span>${value}</span></div>`)
+      .join("");
+    for (const note of byCall.get(call) ?? []) {
+      html += `<div class="compaction"><div><span class="swatch" style="background:${data.colors[note.layer]}"></span><b>${escapeHtml(note.layer)}</b> · ${format(note.tokensBefore)} → ${format(note.tokensAfter)} tokens (the manager's count)</div><div class="what">${escapeHtml(note.description)}</div>`;
+      if (note.summaryExcerpt)
+        html += `<div class="excerpt">${escapeHtml(note.summaryExcerpt.slice(0, 180))}</div>`;
+      html += "</div>";
+    }
+    tooltip.innerHTML = html;
+    const box = canvas.parentElement;
+    const left = box.offsetLeft + model.caretX;
+    const flip = model.caretX > box.clientWidth * 0.6;
+    tooltip.style.left = `${flip ? left - tooltip.offsetWidth - 14 : left + 14}px`;
+    // Below the legend, so the lines' names stay readable while a call is explained.
+    const highest = context.chart.chartArea.top;
+    const top = Math.max(highest, Math.min(model.caretY - 40, box.clientHeight - tooltip.offsetHeight));
+    tooltip.style.top = `${box.offsetTop + top}px`;
+    tooltip.style.opacity = "1";
+  }
+
+  const chart = new window.Chart(canvas, {
+    data: {
+      labels,
+      datasets: [
+        {
+          type: "line",
+          label: "context sent (Unforget)",
+          data: data.tokens,
+          borderColor: "#2563eb",
+          backgroundColor: "rgba(37, 99, 235, 0.10)",
+          fill: "origin",
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHoverRadius: 4,
+          tension: 0,
+          order: 1,
+        },
+        {
+          type: "line",
+          label: "no management (naive)",
+          data: data.naive,
+          borderColor: "#94a3b8",
+          borderDash: [6, 4],
+          borderWidth: 1.5,
+          pointRadius: 0,
+          pointHoverRadius: 3,
+          order: 2,
+        },
+        {
+          type: "line",
+          label: "compaction threshold",
+          data: data.threshold,
+          borderColor: "#f59e0b",
+          borderDash: [3, 3],
+          borderWidth: 1.5,
+          pointRadius: 0,
+          pointHoverRadius: 0,
+          stepped: true,
+          order: 3,
+        },
+        {
+          type: "line",
+          label: `window (${format(data.window)})`,
+          data: constant(data.window),
+          borderColor: "#dc2626",
+          borderWidth: 1.5,
+          pointRadius: 0,
+          pointHoverRadius: 0,
+          order: 4,
+        },
+        ...layerDatasets,
+      ],
+    },
+    options: {
+      animation: false,
+      responsive: true,
+      maintainAspectRatio: false,
+      interaction: { mode: "index", axis: "x", intersect: false },
+      scales: {
+        x: {
+          title: { display: true, text: "model call" },
+          ticks: { autoSkip: true, maxTicksLimit: 16, maxRotation: 0 },
+          grid: { display: false },
+        },
+        y: {
+          min: 0,
+          max: yMax,
+          title: { display: true, text: "context tokens" },
+          ticks: { callback: (value) => (value >= 1000 ? `${Math.round(value / 1000)}K` : value) },
+        },
+      },
+      plugins: {
+        legend: { position: "top", labels: { usePointStyle: true, boxHeight: 8 } },
+        tooltip: { enabled: false, external: renderTooltip },
+      },
+    },
+  });
+  canvas.addEventListener("mouseleave", () => {
+    tooltip.style.opacity = "0";
+  });
+  window.replayChart = chart;
+  document.body.dataset.chartReady = "true";
+})();

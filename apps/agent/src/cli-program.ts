@@ -1,0 +1,80 @@
+import { readFileSync } from "node:fs";
+import { Command, Option } from "commander";
+import { MIN_WINDOW } from "./parse-window.ts";
+import { type CommandOutput, runReplayCommand } from "./replay-command.ts";
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version?: string;
+  };
+  return manifest.version ?? "0.0.0";
+}
+
+const REPLAY_HELP = `
+SESSION is a Claude Code session (.jsonl, or its session folder), a SWE-agent
+or mini-swe-agent trajectory, an OpenHands event stream or evaluation output
+(FILE#LINE picks one run), or an Unforget transcript, recognised by content.
+Without SESSION: your newest Claude Code session under ~/.claude/projects,
+else the demo session that ships with unforget. Subagent messages never enter
+the main context.
+
+Examples:
+  unforget replay
+  unforget replay ~/.claude/projects/my-app/3f1c….jsonl --report report.html
+  unforget replay run.traj --window 16K --json > stats.json
+  unforget replay session.jsonl --window 32K --dump-requests requests/
+
+Nothing leaves this machine unless --summarizer model is given: then the
+provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
+GOOGLE_*) writes the summaries.`;
+
+/** The `unforget` command line. `output` is where commands write; parse with `parseAsync`. */
+export function createProgram(output: CommandOutput): Command {
+  const program = new Command("unforget")
+    .description("Unforget: keep an LLM agent working for hours without forgetting.")
+    .version(packageVersion(), "-v, --version")
+    .showHelpAfterError("(add --help for usage)")
+    .configureOutput({
+      writeOut: (text) => output.stdout.write(text),
+      writeErr: (text) => output.stderr.write(text),
+    })
+    .exitOverride();
+  program
+    .command("replay")
+    .summary("replay a recorded session through the compaction ladder (offline)")
+    .description(
+      "Replays a recorded agent session call by call through the ContextManager, as if it were live, at the window you choose: the recorded timestamps are its clock, and the same input always gives the same output. Prints a table (or JSON) of what the ladder did; optionally writes an HTML report and every request.",
+    )
+    .argument("[session]", "session file or folder (default: newest Claude Code session, else the demo)")
+    .option(
+      "-w, --window <tokens>",
+      `context window in tokens: 16000, 16K, 1M (at least ${MIN_WINDOW / 1000}K)`,
+      "200K",
+    )
+    .addOption(
+      new Option("-s, --summarizer <kind>", "who writes summaries: offline (extractive, no model) or model")
+        .choices(["offline", "model"])
+        .default("offline"),
+    )
+    .option("--json", "print only the statistics as JSON on stdout (progress stays on stderr)")
+    .option("-r, --report <file.html>", "write a self-contained HTML report with the chart")
+    .option(
+      "-d, --dump-requests <dir>",
+      "write each request's Messages API body to DIR/000001.json, … (DIR new or empty)",
+    )
+    .addHelpText("after", REPLAY_HELP)
+    .action(async (session: string | undefined, options: Record<string, unknown>) => {
+      await runReplayCommand(
+        session,
+        {
+          window: options.window as string,
+          summarizer: options.summarizer as string,
+          json: options.json === true,
+          ...(typeof options.report === "string" ? { report: options.report } : {}),
+          ...(typeof options.dumpRequests === "string" ? { dumpRequests: options.dumpRequests } : {}),
+        },
+        output,
+      );
+    });
+  return program;
+}

@@ -1,0 +1,184 @@
+import { stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
+import type { ModelRequest } from "@unforget/core";
+import { loadSession } from "./load-session.ts";
+import { toMessagesApiBody } from "./messages-api-body.ts";
+import { parseWindow } from "./parse-window.ts";
+import { recordingProvider } from "./recording-provider.ts";
+import { OptionValueError, OutputError } from "./replay-errors.ts";
+import { createReplayProgress } from "./replay-progress.ts";
+import { renderReplayReport } from "./replay-report.ts";
+import {
+  DEFAULT_WINDOW,
+  replaySession,
+  requestBody,
+  requestShape,
+  type SessionReplay,
+} from "./replay-session.ts";
+import { renderReplayTable } from "./replay-table.ts";
+import { openRequestDump, type RequestDump } from "./request-dump.ts";
+import { resolveSession } from "./resolve-session.ts";
+import { writeFileAtomic } from "./write-file-atomic.ts";
+
+/** The options of `unforget replay`, as the command line gives them. */
+export interface ReplayCommandOptions {
+  window?: string;
+  summarizer?: string;
+  json?: boolean;
+  report?: string;
+  dumpRequests?: string;
+}
+
+/** Where the command writes: stdout for the table or JSON, stderr for progress and notes. */
+export interface CommandOutput {
+  stdout: { write(text: string): unknown };
+  /** A terminal (`isTTY`) gets a progress bar; anything else plain lines. */
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  env: Record<string, string | undefined>;
+}
+
+/** `unforget replay`: replays a session through the ladder and prints the table (or JSON), report and dumps on request. */
+export async function runReplayCommand(
+  sessionArgument: string | undefined,
+  options: ReplayCommandOptions,
+  output: CommandOutput,
+): Promise<void> {
+  const window = options.window === undefined ? DEFAULT_WINDOW : parseWindow(options.window);
+  const summarizerChoice = options.summarizer ?? "offline";
+  if (summarizerChoice !== "offline" && summarizerChoice !== "model") {
+    throw new OptionValueError(
+      "--summarizer",
+      `--summarizer ${JSON.stringify(summarizerChoice)} is not a summariser: use "offline" (the default, no model calls) or "model" (the configured provider).`,
+    );
+  }
+  const resolved = await resolveSession(sessionArgument, output.env);
+  const session = await loadSession(resolved.path);
+  const label = resolved.source === "demo" ? "demo session" : resolved.path;
+  const note = (line: string) => output.stderr.write(`${line}\n`);
+  if (resolved.source === "claude-code") note(`Replaying your newest Claude Code session: ${resolved.path}`);
+  if (resolved.source === "demo") {
+    note(
+      "No session given and no Claude Code session found: replaying the demo session that ships with unforget.",
+    );
+  }
+  if (session.problems.length > 0) {
+    note(
+      `The importer worked around ${session.problems.length} defect${session.problems.length === 1 ? "" : "s"} in the file; replaying what is readable. First: ${session.problems[0]}`,
+    );
+  }
+  const pendingSummaries: ModelRequest[] = [];
+  const summarizer = await chooseSummarizer(summarizerChoice, output.env, (request) => {
+    pendingSummaries.push(request);
+  });
+  if (options.report !== undefined) await checkReportFolder(options.report);
+  const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
+  const shape = requestShape(session, window);
+  const progress = createReplayProgress(output.stderr);
+  let replay: SessionReplay;
+  try {
+    replay = await replaySession(session, {
+      window,
+      summarizer,
+      onCall: async (call, done, total) => {
+        progress.update(done, total);
+        if (!dump) return;
+        await writeSummaryRequests(dump, call.index, pendingSummaries.splice(0));
+        await dump.writeCall(call.index, requestBody(shape, call.messages));
+      },
+    });
+  } finally {
+    progress.stop();
+  }
+  if (options.report !== undefined) await writeReport(options.report, replay, label);
+  if (options.json) output.stdout.write(`${JSON.stringify(jsonSummary(replay), null, 2)}\n`);
+  else output.stdout.write(renderReplayTable(replay, label));
+  if (options.report !== undefined) note(`Report written to ${resolve(options.report)}`);
+  if (dump) note(`${replay.calls.length} requests written to ${resolve(dump.directory)}`);
+}
+
+async function chooseSummarizer(
+  choice: "offline" | "model",
+  env: Record<string, string | undefined>,
+  record: (request: ModelRequest) => void,
+): Promise<Summarizer> {
+  if (choice === "offline") return createExtractiveSummarizer();
+  // Loaded only here: the provider SDKs are large and an offline replay never needs them.
+  const { createProviderFromEnv } = await import("@unforget/providers");
+  // Throws ConfigurationError saying what to set when no provider is configured.
+  const { provider, model } = await createProviderFromEnv({ env });
+  return createModelSummarizer({ provider: recordingProvider(provider, record), model });
+}
+
+async function writeSummaryRequests(
+  dump: RequestDump,
+  call: number,
+  requests: ModelRequest[],
+): Promise<void> {
+  let attempt = 0;
+  for (const request of requests) {
+    attempt++;
+    await dump.writeSummarizerCall(
+      call,
+      attempt,
+      toMessagesApiBody({
+        model: request.model,
+        system: request.system ?? "",
+        messages: request.messages,
+        tools: request.tools ?? [],
+        maxTokens: request.maxTokens,
+      }),
+    );
+  }
+}
+
+/** Refuses a report path whose folder is missing before the replay runs, rather than after. */
+async function checkReportFolder(path: string): Promise<void> {
+  const folder = dirname(resolve(path));
+  const info = await stat(folder).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new OutputError(
+      `--report ${path}: the folder ${folder} does not exist. Create it or choose another path.`,
+      {
+        path,
+      },
+    );
+  }
+}
+
+async function writeReport(path: string, replay: SessionReplay, label: string): Promise<void> {
+  try {
+    await writeFileAtomic(path, renderReplayReport(replay, label));
+  } catch (error) {
+    throw new OutputError(
+      `--report ${path}: the report could not be written (${error instanceof Error ? error.message : String(error)}). Check that its folder exists and is writable.`,
+      { path, cause: error },
+    );
+  }
+}
+
+/** The `--json` document (schema in the README): the replay's statistics and what was replayed. */
+export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
+  const { stats } = replay;
+  return {
+    calls: stats.calls,
+    peakTokens: stats.peakTokens,
+    window: stats.window,
+    overflows: stats.overflows,
+    layers: stats.layers,
+    summarizerCalls: stats.summarizerCalls,
+    summarizerInputTokens: stats.summarizerInputTokens,
+    prefixReuse: Math.round(stats.prefixReuse * 10_000) / 10_000,
+    inputCost: stats.inputCost,
+    naiveInputCost: stats.naiveInputCost,
+    violations: stats.violations,
+    compactions: replay.compactions.length,
+    summarizer: replay.summarizer,
+    model: replay.model,
+    session: {
+      format: replay.session.format,
+      messages: replay.session.messages.length,
+      ...(replay.session.instance ? { line: replay.session.instance.line } : {}),
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import {
+  type ContextManager,
+  createContextManager,
+  createExtractiveSummarizer,
+  type LayerName,
+  type LayerReport,
+  type ReplayCall,
+  type ReplayStats,
+  replayConversation,
+  type Summarizer,
+} from "@unforget/compact";
+import type { Message, ToolDefinition } from "@unforget/core";
+import type { LoadedSession } from "./load-session.ts";
+import { type MessagesApiBody, toMessagesApiBody } from "./messages-api-body.ts";
+import { inferToolDefinitions } from "./session-tools.ts";
+
+/** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
+export const DEFAULT_WINDOW = 200_000;
+/** The model named in the requests when the session's own model is not a Claude model. */
+export const DEFAULT_REQUEST_MODEL = "claude-sonnet-4-6";
+/** The request's output limit: a quarter of the window at most, as in a live loop that leaves room to answer. */
+export const MAX_OUTPUT_TOKENS = 32_000;
+/** The system prompt of the requests when the session did not record one. */
+export const STAND_IN_SYSTEM =
+  "You are a software engineering agent. (The recorded session did not keep its system prompt; this line stands in for it.)";
+
+export interface ReplaySessionOptions {
+  /** The context window of the replay, in tokens. */
+  window: number;
+  /** Writes the summaries; default the extractive summariser (offline, deterministic). */
+  summarizer?: Summarizer;
+  /** Called after each replayed call with its position; `done` counts from 1 to `total`. */
+  onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
+}
+
+/** One thing the ladder did, placed at the call it happened before, with a sentence for people. */
+export interface CompactionNote {
+  call: number;
+  layer: LayerName;
+  trigger: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensFreed: number;
+  /** What the layer did, in one sentence. */
+  description: string;
+  /** For summaries: the start of the summary that replaced the older messages. */
+  summaryExcerpt?: string;
+}
+
+/** What every request of a replay shares: everything but the messages. */
+export interface RequestShape {
+  /** The model named in the requests: the session's when it is a Claude model. */
+  model: string;
+  /** The requests' `max_tokens`. */
+  maxTokens: number;
+  /** The recorded system prompt, or a line standing in for it. */
+  system: string;
+  /** The session's tools, rebuilt from its calls. */
+  tools: ToolDefinition[];
+}
+
+/** The shared part of a session's requests at a window. */
+export function requestShape(session: LoadedSession, window: number): RequestShape {
+  return {
+    model: session.model?.startsWith("claude") ? session.model : DEFAULT_REQUEST_MODEL,
+    maxTokens: Math.min(MAX_OUTPUT_TOKENS, Math.floor(window / 4)),
+    system: session.system ?? STAND_IN_SYSTEM,
+    tools: inferToolDefinitions(session.messages),
+  };
+}
+
+export interface SessionReplay extends RequestShape {
+  session: LoadedSession;
+  window: number;
+  stats: ReplayStats;
+  calls: ReplayCall[];
+  compactions: CompactionNote[];
+  /** The summariser that wrote the summaries ("extractive" or "model"). */
+  summarizer: string;
+}
+
+/**
+ * Replays a loaded session through a fresh ContextManager at the given window, call by call, with the
+ * recorded times as its clock and counter ids, so the same session always gives the same result.
+ */
+export async function replaySession(
+  session: LoadedSession,
+  options: ReplaySessionOptions,
+): Promise<SessionReplay> {
+  const window = options.window;
+  const shape = requestShape(session, window);
+  const { model, maxTokens, system, tools } = shape;
+  const summarizer = options.summarizer ?? createExtractiveSummarizer();
+  const total = countModelCalls(session.messages);
+  let manager: ContextManager | undefined;
+  let seenEntries = 0;
+  let counter = 0;
+  const compactions: CompactionNote[] = [];
+  const { stats, calls } = await replayConversation(session.messages, {
+    window,
+    system,
+    tools,
+    createManager: (clock) => {
+      manager = createContextManager({
+        model,
+        limits: { contextWindow: window, maxOutputTokens: maxTokens },
+        summarizer,
+        clock,
+        idFactory: (kind) => `${kind}_${String(++counter).padStart(6, "0")}`,
+      });
+      return manager;
+    },
+    onCall: async (call) => {
+      const entries = manager?.entries ?? [];
+      const summaries = entries
+        .slice(seenEntries)
+        .flatMap((entry) => (entry.type === "summary" && entry.kind === "compact" ? [entry.text] : []));
+      seenEntries = entries.length;
+      for (const action of call.actions) {
+        const summary = isSummaryLayer(action.layer) ? summaries.shift() : undefined;
+        compactions.push(noteFor(call.index, action, summary));
+      }
+      await options.onCall?.(call, call.index, Math.max(total, call.index));
+    },
+  });
+  return {
+    ...shape,
+    session,
+    window,
+    stats,
+    calls,
+    compactions,
+    summarizer: summarizer.name,
+  };
+}
+
+/** The exact Messages API body of one replayed call. */
+export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): MessagesApiBody {
+  return toMessagesApiBody({ ...shape, messages });
+}
+
+/** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */
+export function countModelCalls(messages: readonly Message[]): number {
+  const responses = new Set<string>();
+  let calls = 0;
+  messages.forEach((message, index) => {
+    if (message.role !== "assistant" || index === 0) return;
+    if (message.responseId !== undefined) {
+      if (responses.has(message.responseId)) return;
+      responses.add(message.responseId);
+    }
+    calls++;
+  });
+  return calls;
+}
+
+function isSummaryLayer(layer: LayerName): boolean {
+  return layer === "full" || layer === "reactive" || layer === "session-memory";
+}
+
+function noteFor(call: number, action: LayerReport, summary: string | undefined): CompactionNote {
+  const note: CompactionNote = {
+    call,
+    layer: action.layer,
+    trigger: action.trigger,
+    tokensBefore: action.tokensBefore,
+    tokensAfter: action.tokensAfter,
+    tokensFreed: action.tokensFreed,
+    description: describeAction(action),
+  };
+  if (summary !== undefined) note.summaryExcerpt = excerpt(summary);
+  return note;
+}
+
+const plural = (count: number, noun: string) =>
+  `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
+
+/** One sentence on what a layer did, from its report. */
+export function describeAction(action: LayerReport): string {
+  const stats = action.stats;
+  switch (action.layer) {
+    case "tool-result-budget": {
+      const parts: string[] = [];
+      if (stats.persisted) parts.push(`saved ${plural(stats.persisted, "large tool output")} to disk`);
+      if (stats.truncated) parts.push(`cut ${plural(stats.truncated, "large tool output")} in the middle`);
+      return `${capitalize(parts.join(" and ") || "trimmed large tool outputs")} (head and tail kept).`;
+    }
+    case "microcompact":
+      return `Cleared ${plural(stats.cleared ?? 0, "old tool result")}: ${action.reason}.`;
+    case "cached-microcompact":
+      return `Queued ${plural(stats.deleted ?? 0, "cache deletion")}.`;
+    case "collapse":
+      return `Folded ${plural(stats.calls ?? 0, "completed tool call")} into one-line records: ${action.reason}.`;
+    case "snip":
+      return `Snipped ${plural(stats.snipped ?? 0, "message")} from the middle: ${action.reason}.`;
+    case "observation-masking":
+      return `Masked ${plural(stats.masked ?? 0, "old tool output")} as one-line stubs.`;
+    case "full":
+    case "reactive":
+    case "session-memory": {
+      const by =
+        action.layer === "session-memory"
+          ? "from the session notes"
+          : `by the ${action.summarizer ?? "extractive"} summariser`;
+      const why = action.layer === "reactive" ? " after the request overflowed the window" : "";
+      return `Summarised ${plural(action.messagesSummarized ?? 0, "message")} ${by}${why}; kept ${plural(stats.kept ?? 0, "recent message")} verbatim.`;
+    }
+    case "native":
+      return `Provider-side context management: ${action.reason}.`;
+  }
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The start of a summary's body: its preamble and headings left out, white space folded. */
+function excerpt(summary: string): string {
+  const body = summary.indexOf("Primary Request and Intent");
+  const flat = (body >= 0 ? summary.slice(body + "Primary Request and Intent".length) : summary)
+    .replace(/<\/?summary>/g, "")
+    .replace(/^\s*#{1,6}\s*/gm, "")
+    .replace(/\*\*/g, "")
+    .replace(/\s+/g, " ")
+    .replace(/^[\s:*]+/, "")
+    .trim();
+  return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["src/**/*.test.ts"],
+    pool: "forks",
+    maxWorkers: 2,
+    // Behaviour, not speed: the CLI runs as a real process over whole corpus sessions on a loaded machine.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});

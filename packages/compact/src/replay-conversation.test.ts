@@ -1,0 +1,112 @@
+import { createMessage, type Message, type RequestMessage } from "@unforget/core";
+import { estimateMessageTokens } from "@unforget/tokens";
+import { describe, expect, it } from "vitest";
+import { createContextManager } from "./context-manager.ts";
+import { replayConversation } from "./replay-conversation.ts";
+
+/** A long tool-heavy conversation that makes the ladder act at a 16K window. */
+function conversation(turns: number): Message[] {
+  const messages: Message[] = [
+    createMessage("user", "Audit every module and keep notes.", {
+      id: "u0",
+      timestamp: "2026-01-01T00:00:00.000Z",
+    }),
+  ];
+  for (let turn = 1; turn <= turns; turn++) {
+    const time = new Date(Date.parse("2026-01-01T00:00:00.000Z") + turn * 30_000).toISOString();
+    messages.push(
+      createMessage(
+        "assistant",
+        [{ type: "tool_use", id: `t${turn}`, name: "Read", input: { file_path: `m${turn}.ts` } }],
+        {
+          id: `a${turn}`,
+          timestamp: time,
+          responseId: `r${turn}`,
+        },
+      ),
+      createMessage(
+        "user",
+        [
+          {
+            type: "tool_result",
+            tool_use_id: `t${turn}`,
+            content: `module ${turn}\n${"export const value = 1;\n".repeat(60)}`,
+          },
+        ],
+        { id: `r${turn}`, timestamp: time },
+      ),
+    );
+    if (turn % 10 === 0)
+      messages.push(
+        createMessage("user", `Keep going after module ${turn}.`, { id: `n${turn}`, timestamp: time }),
+      );
+  }
+  messages.push(createMessage("assistant", "Done.", { id: "end", timestamp: "2026-01-01T02:00:00.000Z" }));
+  return messages;
+}
+
+const replay = (messages: Message[], countRequest?: (request: readonly RequestMessage[]) => number) => {
+  let counter = 0;
+  return replayConversation(messages, {
+    window: 16_000,
+    system: "You are careful.",
+    ...(countRequest ? { countRequest } : {}),
+    createManager: (clock) =>
+      createContextManager({
+        model: "replay",
+        limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+        clock,
+        idFactory: (kind) => `${kind}-${++counter}`,
+      }),
+  });
+};
+
+describe("replayConversation", () => {
+  it("counts each message once across calls and gives the same figures as counting every request afresh", async () => {
+    const messages = conversation(80);
+    const remembered = await replay(messages);
+    const afresh = await replay(messages, (request) =>
+      request.reduce(
+        (sum, message) => sum + estimateMessageTokens({ ...message, content: [...message.content] }),
+        0,
+      ),
+    );
+    expect(Object.values(remembered.stats.layers).some((layer) => layer.runs > 0)).toBe(true);
+    expect(remembered.stats.violations).toEqual([]);
+    expect(remembered.stats).toEqual(afresh.stats);
+    expect(remembered.calls.map((call) => [call.tokens, call.prefixTokens])).toEqual(
+      afresh.calls.map((call) => [call.tokens, call.prefixTokens]),
+    );
+  });
+
+  it("still finds a user message that is neither in the request nor quoted", async () => {
+    const messages = conversation(3);
+    const { calls } = await replay(messages);
+    expect(calls.every((call) => call.violations.length === 0)).toBe(true);
+    // The same replay with a user message the manager never saw (it is only in the check's list) fails the check.
+    const lost = createMessage("user", "A request that never reached the model.", {
+      id: "lost",
+      timestamp: "2026-01-01T00:00:01.000Z",
+    });
+    const withLost = [messages[0]!, lost, ...messages.slice(1)];
+    const { stats } = await replayConversation(withLost, {
+      window: 16_000,
+      createManager: (clock) => {
+        const manager = createContextManager({
+          model: "replay",
+          limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+          clock,
+        });
+        return {
+          ...manager,
+          prepare: async (history, options) =>
+            manager.prepare(
+              history.filter((message) => message.id !== "lost"),
+              options,
+            ),
+        };
+      },
+    });
+    expect(stats.violations.some((violation) => violation.includes("lost"))).toBe(true);
+  });
+});
