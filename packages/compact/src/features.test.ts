@@ -68,6 +68,10 @@ describe("session-memory compaction", () => {
     });
     expect(outcome?.summarizer.name).toBe("session-memory");
     expect(outcome?.messageText).toContain("Cache refactor");
+    // The notes do not quote the user's request, so the compaction carries it.
+    expect(outcome?.messageText).toContain(
+      'The user\'s messages from the earlier part, verbatim:\n- "Refactor the cache."',
+    );
     expect(outcome?.keptMessageIds[0]).toBe(c.messages[41]!.id);
     expect(
       await sessionMemoryCompact(c.messages, { source: fileNotes(path, covered), threshold: 500 }),

@@ -1,6 +1,6 @@
 import type { Message, SessionMemorySource } from "@unforget/core";
 import type { CompactionOutcome, ContinuationStyle } from "./compact-conversation.ts";
-import { estimateTextTokens, estimateTokens } from "./conversation.ts";
+import { clip, estimateTextTokens, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
 
 /** How long a session-memory compaction waits for an extraction in flight. */
@@ -47,7 +47,12 @@ export async function sessionMemoryCompact(
   const summarized = messages.slice(0, start);
   if (summarized.length === 0) return undefined;
   const kept = messages.slice(start);
-  const messageText = notesMessageText(notes.text, notes.path, options.continuation ?? "interactive");
+  const messageText = notesMessageText(
+    notes.text,
+    notes.path,
+    options.continuation ?? "interactive",
+    userMessagesMissingFrom(notes.text, summarized),
+  );
   const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
   if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
   return {
@@ -64,7 +69,34 @@ export async function sessionMemoryCompact(
   };
 }
 
-function notesMessageText(notes: string, path: string | undefined, continuation: ContinuationStyle): string {
+/**
+ * The user's messages from the summarised part that the notes do not quote: notes are written by a model and
+ * may leave a request out, but a compaction never drops the user's words silently.
+ */
+function userMessagesMissingFrom(notes: string, summarized: readonly Message[]): string[] {
+  const missing: string[] = [];
+  for (const message of summarized) {
+    if (message.isCompactSummary) {
+      // An earlier compaction's message already carries the user's words from before it.
+      for (const line of userText(message).split("\n")) {
+        const quoted = /^(?:\d+\.|-) "(.*?)"?$/.exec(line)?.[1];
+        if (quoted && !notes.includes(quoted.slice(0, 100))) missing.push(quoted);
+      }
+      continue;
+    }
+    if (!isUserAuthored(message)) continue;
+    const text = userText(message).trim();
+    if (!notes.includes(text.slice(0, 100))) missing.push(clip(text, 2_000));
+  }
+  return missing;
+}
+
+function notesMessageText(
+  notes: string,
+  path: string | undefined,
+  continuation: ContinuationStyle,
+  userMessages: readonly string[],
+): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. These are the session notes that were kept up to date during it; they stand for the earlier part.",
     "",
@@ -72,6 +104,13 @@ function notesMessageText(notes: string, path: string | undefined, continuation:
     notes.trim(),
     "</session-notes>",
   ];
+  if (userMessages.length > 0) {
+    parts.push(
+      "",
+      "The user's messages from the earlier part, verbatim:",
+      ...userMessages.map((text) => `- "${text}"`),
+    );
+  }
   if (path) parts.push("", `The full notes are at ${path}.`);
   if (continuation === "interactive") {
     parts.push("", "Continue from where the conversation stopped without asking the user anything further.");
