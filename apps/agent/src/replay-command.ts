@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/core";
 import { loadSession } from "./load-session.ts";
 import { toMessagesApiBody } from "./messages-api-body.ts";
 import { parseWindow } from "./parse-window.ts";
@@ -19,7 +20,6 @@ import {
 import { renderReplayTable } from "./replay-table.ts";
 import { openRequestDump, type RequestDump } from "./request-dump.ts";
 import { resolveSession } from "./resolve-session.ts";
-import { writeFileAtomic } from "./write-file-atomic.ts";
 
 /** The options of `unforget replay`, as the command line gives them. */
 export interface ReplayCommandOptions {

@@ -1,8 +1,8 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "@unforget/core";
 import type { MessagesApiBody } from "./messages-api-body.ts";
 import { OutputError } from "./replay-errors.ts";
-import { writeFileAtomic } from "./write-file-atomic.ts";
 
 /** Writes each replayed request as `DIR/000001.json`, and summariser requests under `DIR/summarizer/`. */
 export interface RequestDump {

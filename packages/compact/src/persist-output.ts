@@ -1,7 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
-import { mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { TranscriptWriteError } from "@unforget/core";
+import { createHash } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { TranscriptWriteError, writeFileAtomic } from "@unforget/core";
 
 /** `<sessionDir>/tool-results/<tool_use_id>`, with characters that are unsafe in a file name replaced. */
 export function persistedOutputPath(sessionDir: string, toolUseId: string): string {
@@ -24,27 +24,7 @@ export async function persistOutput(path: string, text: string): Promise<void> {
     if (existing?.isFile() && existing.size === Buffer.byteLength(text)) {
       if ((await readFile(path, "utf8")) === text) return;
     }
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = `${path}.${randomUUID()}.tmp`;
-    const handle = await open(temporary, "wx", 0o600);
-    try {
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(temporary, path);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
-    const folder = await open(dirname(path), "r");
-    try {
-      await folder.sync();
-    } finally {
-      await folder.close();
-    }
+    await writeFileAtomic(path, text, { mode: 0o600 });
   } catch (error) {
     throw new TranscriptWriteError(
       `Could not save a large tool output to ${path} (${error instanceof Error ? error.message : String(error)}); check that the session directory is writable and the disk is not full. The output stays in the context.`,

@@ -162,3 +162,5 @@ export type {
 export { streamTranscript } from "./transcript-stream.ts";
 export type { TranscriptFsyncMode, TranscriptWriterOptions } from "./transcript-writer.ts";
 export { TranscriptWriter } from "./transcript-writer.ts";
+export type { WriteFileAtomicOptions } from "./write-file-atomic.ts";
+export { syncFolder, writeFileAtomic } from "./write-file-atomic.ts";

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelProvider, ToolUseBlock } from "@unforget/core";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "@unforget/core";
 import { hashContent } from "./content-hash.ts";
 import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
@@ -347,7 +347,9 @@ export function createDreamJob(options: DreamOptions): DreamJob {
   }
   const saveState = async (state: DreamState) => {
     await mkdir(options.stateFolder, { recursive: true });
-    await writeFileAtomic(statePath, JSON.stringify(state, null, 2), join(options.stateFolder, ".tmp"));
+    await writeFileAtomic(statePath, JSON.stringify(state, null, 2), {
+      tempDir: join(options.stateFolder, ".tmp"),
+    });
   };
   const stateLock = join(options.stateFolder, "state");
 
@@ -447,7 +449,9 @@ export function createDreamJob(options: DreamOptions): DreamJob {
     const at = now.toISOString();
     report.reportPath = join(options.stateFolder, "reports", `${at.replace(/[:.]/g, "-")}.md`);
     await mkdir(join(options.stateFolder, "reports"), { recursive: true });
-    await writeFileAtomic(report.reportPath, reportMarkdown(report, at), join(options.stateFolder, ".tmp"));
+    await writeFileAtomic(report.reportPath, reportMarkdown(report, at), {
+      tempDir: join(options.stateFolder, ".tmp"),
+    });
     await log(report.summary);
     return report;
   }

@@ -1,6 +1,6 @@
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "@unforget/core";
 import {
   describeMemory,
   formatCatalog,
@@ -33,13 +33,13 @@ export function createCatalogFiles(root: string, storeFolder: string, tempDir: s
     linkSupersession(entries);
     const sorted = [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
     const catalogText = formatCatalog(sorted);
-    await writeFileAtomic(catalogPath, catalogText, tempDir);
-    await writeFileAtomic(searchPath, formatSearchIndex(catalogText), tempDir);
+    await writeFileAtomic(catalogPath, catalogText, { tempDir });
+    await writeFileAtomic(searchPath, formatSearchIndex(catalogText), { tempDir });
     const existing = await readMemoryFile(indexPath);
     // An empty store gets no index file until its first memory (the memory tool shows it as empty).
     if (existing === undefined && sorted.length === 0) return;
     const next = formatMemoryIndex(memoryIndexPreamble(existing), sorted);
-    if (next !== existing) await writeFileAtomic(indexPath, next, tempDir);
+    if (next !== existing) await writeFileAtomic(indexPath, next, { tempDir });
   };
 
   const refresh = async (): Promise<Map<string, MemoryEntry>> => {

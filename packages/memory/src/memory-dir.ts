@@ -1,7 +1,6 @@
 import { lstat, mkdir, readFile, realpath, rename as renamePath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ConfigurationError } from "@unforget/core";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { ConfigurationError, writeFileAtomic } from "@unforget/core";
 import { hashContent } from "./content-hash.ts";
 import { describeMemory, readCatalogFile, readCatalogText } from "./memory-catalog.ts";
 import { createCatalogFiles } from "./memory-dir-catalog.ts";
@@ -128,7 +127,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           checkExpectedHash(checked, writeOptions.expectedHash, current);
           const next = formatMemoryIndex(memoryIndexPreamble(content), entries.values());
           await recordExternalEdit(versions, checked, current);
-          await writeFileAtomic(path, next, tempDir);
+          await writeFileAtomic(path, next, { tempDir });
           await versions.append(versionRecord(checked, "write", next, writeOptions));
           return { hash: hashContent(next) };
         }
@@ -137,7 +136,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         if (current === content) return { hash };
         checkExpectedHash(checked, writeOptions.expectedHash, current);
         await recordExternalEdit(versions, checked, current);
-        await writeFileAtomic(path, content, tempDir);
+        await writeFileAtomic(path, content, { tempDir });
         await versions.append(versionRecord(checked, "write", content, writeOptions));
         const stats = await lstat(path);
         entries.set(checked, describeMemory(checked, content, stats));

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "@unforget/core";
 import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import { normalizeMemoryName } from "./memory-name.ts";
 import type { MemoryStore } from "./memory-store.ts";
@@ -71,7 +71,7 @@ export function createProposalQueue(folder: string): ProposalQueue {
         id,
         createdAt,
       };
-      await writeFileAtomic(pathOf(id), JSON.stringify(proposal, null, 2), join(folder, ".tmp"));
+      await writeFileAtomic(pathOf(id), JSON.stringify(proposal, null, 2), { tempDir: join(folder, ".tmp") });
       return proposal;
     },
     async list() {

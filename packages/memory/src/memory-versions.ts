@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { writeFileAtomic } from "@unforget/core";
 import { MemoryNotFoundError } from "./memory-errors.ts";
 
 /** What happened in one version of a memory. */
@@ -44,11 +44,9 @@ export function createVersionLog(versionsDir: string, tempDir: string) {
     /** Appends one version and returns it. */
     async append(record: Omit<MemoryVersion, "id">): Promise<MemoryVersion> {
       const version: MemoryVersion = { id: versionId(record.at), ...record };
-      await writeFileAtomic(
-        join(folder(record.name), `${version.id}.json`),
-        JSON.stringify(version),
+      await writeFileAtomic(join(folder(record.name), `${version.id}.json`), JSON.stringify(version), {
         tempDir,
-      );
+      });
       return version;
     },
     /** Every version of `name`, newest first; empty when it never had one. */

@@ -10,8 +10,8 @@ import {
   type SessionMemorySource,
   type ToolResultBlock,
   type ToolUseBlock,
+  writeFileAtomic,
 } from "@unforget/core";
-import { writeFileAtomic } from "./atomic-write.ts";
 import { isRecord } from "./is-record.ts";
 import {
   decideSessionMemoryUpdate,
@@ -171,7 +171,7 @@ export async function createSessionMemory(options: SessionMemoryOptions): Promis
 
   async function saveState(): Promise<void> {
     await mkdir(options.directory, { recursive: true });
-    await writeFileAtomic(statePath, JSON.stringify(state, null, 2), tempDir);
+    await writeFileAtomic(statePath, JSON.stringify(state, null, 2), { tempDir });
   }
 
   async function runUpdate(
@@ -231,7 +231,7 @@ export async function createSessionMemory(options: SessionMemoryOptions): Promis
     const changed = notes !== before;
     if (changed) {
       await mkdir(options.directory, { recursive: true });
-      await writeFileAtomic(notesPath, notes, tempDir);
+      await writeFileAtomic(notesPath, notes, { tempDir });
     }
     if (lastMessage) state.lastSummarizedMessageId = lastMessage.id;
     state.updatedAt = new Date().toISOString();
