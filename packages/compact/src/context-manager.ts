@@ -298,9 +298,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       stats: result.stats,
       reason,
     };
-    reports.push(report);
-    emit({ type: "layer", ...report });
-    await firePostCompact(report);
+    await publish(reports, report);
   }
 
   function fail(layer: LayerName, trigger: CompactTrigger, error: unknown): void {
@@ -314,6 +312,13 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       consecutiveFailures: gate.consecutiveFailures,
     });
     if (tripped) emit({ type: "breaker-open", layer, consecutiveFailures: gate.consecutiveFailures });
+  }
+
+  /** A layer acted: it goes into this call's reports, the event stream and the PostCompact observers. */
+  async function publish(reports: LayerReport[], report: LayerReport, summary?: string): Promise<void> {
+    reports.push(report);
+    emit({ type: "layer", ...report });
+    await firePostCompact(report, summary);
   }
 
   async function firePostCompact(report: LayerReport, summary?: string): Promise<void> {
@@ -509,9 +514,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
             ? "the provider said the prompt was too long"
             : `context at ${tokensBefore} tokens, threshold ${policy.threshold}`,
     };
-    reports.push(report);
-    emit({ type: "layer", ...report });
-    await firePostCompact(report, outcome.summary);
+    await publish(reports, report, outcome.summary);
     return true;
   }
 
