@@ -1,5 +1,5 @@
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import { estimateMessagesTokens, estimateMessageTokens } from "@unforget/tokens";
 
 /** Where a tool call sits in a message list. */
 export interface ToolCall {
@@ -56,9 +56,7 @@ export function isTextResult(block: ToolResultBlock): boolean {
 
 /** Unpadded token estimate of messages (the calibrated heuristic; providers are not asked). */
 export function estimateTokens(messages: readonly Message[]): number {
-  let total = 0;
-  for (const message of messages) total += estimateMessageTokens(message);
-  return total;
+  return estimateMessagesTokens(messages);
 }
 
 /** Unpadded token estimate of a plain text, as one user message would carry it. */

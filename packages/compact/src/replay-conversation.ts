@@ -119,6 +119,8 @@ export async function replayConversation(
 
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index]!;
+    // Its own size: the output of a recorded response, and the growth of the unmanaged conversation.
+    const own = estimateMessageTokens(message);
     const recorded = Date.parse(message.timestamp);
     if (Number.isFinite(recorded) && recorded > time) time = recorded;
     const continuesResponse =
@@ -170,21 +172,21 @@ export async function replayConversation(
       previous = prepared.messages;
       history.push({
         ...message,
-        usage: createUsage({ inputTokens: tokens, outputTokens: estimateMessageTokens(message) }),
+        usage: createUsage({ inputTokens: tokens, outputTokens: own }),
       });
     } else if (message.role === "assistant" && continuesResponse) {
       const usage =
         calls.length > 0
           ? createUsage({
               inputTokens: calls[calls.length - 1]!.tokens,
-              outputTokens: estimateMessageTokens(message),
+              outputTokens: own,
             })
           : undefined;
       history.push(usage ? { ...message, usage } : message);
     } else {
       history.push(message);
     }
-    naive += estimateMessageTokens(message);
+    naive += own;
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
