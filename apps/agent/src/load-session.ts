@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
-import { ImportError, type Message } from "@unforget/core";
+import type { Message } from "@unforget/core";
 import {
+  ImportError,
   type ImportResult,
   importSessionFile,
   SessionFileError,

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { loadSession } from "./load-session.ts";
 import { toMessagesApiBody } from "./messages-api-body.ts";
 import { parseWindow } from "./parse-window.ts";

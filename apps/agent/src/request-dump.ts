@@ -1,6 +1,6 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import type { MessagesApiBody } from "./messages-api-body.ts";
 import { OutputError } from "./replay-errors.ts";
 

@@ -1,11 +1,6 @@
-import {
-  createMessage,
-  type Message,
-  type RequestMessage,
-  type ToolResultBlock,
-  toRequestMessages,
-} from "@unforget/core";
+import { createMessage, type Message, type RequestMessage, type ToolResultBlock } from "@unforget/core";
 import { createContextPolicy } from "@unforget/tokens";
+import { toRequestMessages } from "@unforget/transcript";
 import type { ContextManager, LayerReport, PrepareResult } from "../src/index.ts";
 import { createExtractiveSummarizer } from "../src/index.ts";
 

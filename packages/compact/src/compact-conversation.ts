@@ -1,10 +1,5 @@
-import {
-  type CompactTrigger,
-  type ContentBlock,
-  type Message,
-  PromptTooLongError,
-  type ToolResultBlock,
-} from "@unforget/core";
+import { type ContentBlock, type Message, PromptTooLongError, type ToolResultBlock } from "@unforget/core";
+import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens, estimateTokens, userText } from "./conversation.ts";
 import { truncateHeadForRetry } from "./head-truncation.ts";

@@ -1,4 +1,4 @@
-import type { CompactTrigger } from "@unforget/core";
+import type { CompactTrigger } from "@unforget/transcript";
 
 /** The layers of the ladder, cheapest first, as they appear in transcripts, events and reports. */
 export const LAYER_NAMES = [

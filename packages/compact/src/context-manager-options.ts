@@ -4,10 +4,10 @@ import type {
   SessionMemorySource,
   TextBlock,
   ToolDefinition,
-  TranscriptEntry,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
 import type { Calibrator } from "@unforget/tokens";
+import type { TranscriptEntry } from "@unforget/transcript";
 import type { CachedMicrocompactOptions } from "./cached-microcompact.ts";
 import type { CollapseOptions } from "./collapse-context.ts";
 import type { ContinuationStyle } from "./compact-conversation.ts";

@@ -1,18 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  findToolPairViolations,
-  type Message,
-  PromptTooLongError,
-  projectMessages,
-  readTranscript,
-  TranscriptWriter,
-  toRequestMessages,
-} from "@unforget/core";
+import { findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { startAnthropicFake } from "@unforget/testing/fakes";
+import { projectMessages, readTranscript, TranscriptWriter, toRequestMessages } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { CompactionDisabledError } from "./compact-error.ts";

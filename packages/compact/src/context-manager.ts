@@ -1,14 +1,11 @@
 import {
   type Attachment,
-  applyLayerEdits,
-  type CompactTrigger,
   type ContextManagementConfig,
   getModelLimits,
   type Message,
   type ModelLimits,
   PromptTooLongError,
   type RequestMessage,
-  type TranscriptEntry,
 } from "@unforget/core";
 import type { PostCompactEvent } from "@unforget/hooks";
 import {
@@ -18,6 +15,7 @@ import {
   createContextPolicy,
   DEFAULT_PADDING,
 } from "@unforget/tokens";
+import { applyLayerEdits, type CompactTrigger, type TranscriptEntry } from "@unforget/transcript";
 import { type CacheBreakDetector, createCacheBreakDetector } from "./cache-break-detector.ts";
 import { type CachedMicrocompact, type CacheEdit, createCachedMicrocompact } from "./cached-microcompact.ts";
 import { type CircuitBreaker, createCircuitBreaker } from "./circuit-breaker.ts";

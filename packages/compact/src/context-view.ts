@@ -1,20 +1,22 @@
 import { randomUUID } from "node:crypto";
 import {
   type Attachment,
+  InvalidMessageError,
+  InvalidOperationError,
+  type Message,
+  type RequestMessage,
+} from "@unforget/core";
+import { type ContextTokenCount, createTokenCountSession, type TokenCountSession } from "@unforget/tokens";
+import {
   type CompactBoundaryEntry,
   type CompactTrigger,
   type ContextEdit,
   createTranscriptEntry,
   extendRequestMessages,
-  InvalidMessageError,
-  InvalidOperationError,
-  type Message,
   projectContext,
-  type RequestMessage,
   type TranscriptEntry,
   type TranscriptEntryInput,
-} from "@unforget/core";
-import { type ContextTokenCount, createTokenCountSession, type TokenCountSession } from "@unforget/tokens";
+} from "@unforget/transcript";
 
 /** Where the manager's transcript entries go (a core `TranscriptWriter`, or anything with `append`). */
 export interface TranscriptSink {

@@ -1,4 +1,5 @@
-import { applyLayerEdits, type ContextEdit, type Message } from "@unforget/core";
+import type { Message } from "@unforget/core";
+import { applyLayerEdits, type ContextEdit } from "@unforget/transcript";
 
 /** What a layer returns: the new messages and the edits that turn the old ones into them. */
 export interface LayerResult {

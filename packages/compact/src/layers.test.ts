@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findToolPairViolations, type Message, toRequestMessages } from "@unforget/core";
+import { findToolPairViolations, type Message } from "@unforget/core";
+import { toRequestMessages } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { collapseContext } from "./collapse-context.ts";

@@ -1,4 +1,5 @@
-import type { ContextEdit, Message } from "@unforget/core";
+import type { Message } from "@unforget/core";
+import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
   estimateTextTokens,

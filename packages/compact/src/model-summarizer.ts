@@ -7,8 +7,8 @@ import {
   type ModelResponse,
   PromptTooLongError,
   ProviderRequestError,
-  toRequestMessages,
 } from "@unforget/core";
+import { toRequestMessages } from "@unforget/transcript";
 import { CompactionFailedError } from "./compact-error.ts";
 import { buildCompactPrompt, missingSectionsReminder } from "./compact-prompt.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { TranscriptWriteError, writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
+import { TranscriptWriteError } from "@unforget/transcript";
 
 /** `<sessionDir>/tool-results/<tool_use_id>`, with characters that are unsafe in a file name replaced. */
 export function persistedOutputPath(sessionDir: string, toolUseId: string): string {

@@ -1,6 +1,7 @@
 import { readFile, realpath } from "node:fs/promises";
 import { basename, isAbsolute, relative, resolve } from "node:path";
-import type { Attachment, CompactTrigger, Message } from "@unforget/core";
+import type { Attachment, Message } from "@unforget/core";
+import type { CompactTrigger } from "@unforget/transcript";
 import { clip, estimateTextTokens, indexToolUses } from "./conversation.ts";
 import { collectConversationFacts } from "./conversation-facts.ts";
 import { truncateMiddle } from "./middle-out.ts";

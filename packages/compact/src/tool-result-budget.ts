@@ -1,4 +1,5 @@
-import type { ContextEdit, Message, ToolResultBlock } from "@unforget/core";
+import type { Message, ToolResultBlock } from "@unforget/core";
+import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import { estimateTextTokens, indexToolUses, isTextResult, resultChars, resultText } from "./conversation.ts";
 import { isoTime, type LayerResult, type LayerTimeOptions, resultFromEdits } from "./layer-result.ts";

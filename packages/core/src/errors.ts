@@ -12,19 +12,10 @@ export type CoreErrorCode =
   | "prompt_too_long"
   | "request_too_large"
   | "provider_request"
-  | "transcript_corrupt"
-  | "transcript_write"
   | "invalid_message"
-  | "import_failed"
-  | "unknown_model"
   | "configuration"
   | "aborted"
-  | "compaction_failed"
-  | "memory_path"
-  | "hook_failed"
-  | "invalid_operation"
-  | "transcript_not_found"
-  | "transcript_read";
+  | "invalid_operation";
 
 export interface UnforgetErrorOptions {
   cause?: unknown;
@@ -125,62 +116,10 @@ export class ProviderRequestError extends UnforgetError {
   }
 }
 
-/** A transcript could not be read as a whole (e.g. its file is not JSONL at all). */
-export class TranscriptCorruptError extends UnforgetError {
-  readonly path: string | undefined;
-  readonly line: number | undefined;
-
-  constructor(message: string, details: { path?: string; line?: number; cause?: unknown } = {}) {
-    super("transcript_corrupt", message, { cause: details.cause });
-    this.path = details.path;
-    this.line = details.line;
-  }
-}
-
-/** A transcript file does not exist where it was expected. */
-export class TranscriptNotFoundError extends UnforgetError {
-  readonly path: string;
-
-  constructor(message: string, details: { path: string; cause?: unknown }) {
-    super("transcript_not_found", message, { cause: details.cause });
-    this.path = details.path;
-  }
-}
-
-/** A transcript file exists (or may) but could not be read: a permission, a folder in its place, an I/O error. */
-export class TranscriptReadError extends UnforgetError {
-  readonly path: string;
-
-  constructor(message: string, details: { path: string; cause?: unknown }) {
-    super("transcript_read", message, { cause: details.cause });
-    this.path = details.path;
-  }
-}
-
-/** Appending to a transcript failed; the entry was not written. */
-export class TranscriptWriteError extends UnforgetError {
-  readonly path: string;
-
-  constructor(message: string, details: { path: string; cause?: unknown }) {
-    super("transcript_write", message, { cause: details.cause });
-    this.path = details.path;
-  }
-}
-
 /** A message or content block does not have the shape the message model requires. */
 export class InvalidMessageError extends UnforgetError {
   constructor(message: string, options?: UnforgetErrorOptions) {
     super("invalid_message", message, options);
-  }
-}
-
-/** An importer could not read its input at all (as opposed to repairable defects, which are reported). */
-export class ImportError extends UnforgetError {
-  readonly format: string;
-
-  constructor(message: string, details: { format: string; cause?: unknown }) {
-    super("import_failed", message, { cause: details.cause });
-    this.format = details.format;
   }
 }
 

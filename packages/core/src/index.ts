@@ -1,3 +1,4 @@
+export type { Attachment } from "./attachment.ts";
 export type {
   CoreErrorCode,
   PromptTooLongDetails,
@@ -8,17 +9,12 @@ export type {
 export {
   AbortedError,
   ConfigurationError,
-  ImportError,
   InvalidMessageError,
   InvalidOperationError,
   isUnforgetError,
   PromptTooLongError,
   ProviderRequestError,
   RequestTooLargeError,
-  TranscriptCorruptError,
-  TranscriptNotFoundError,
-  TranscriptReadError,
-  TranscriptWriteError,
   UnforgetError,
 } from "./errors.ts";
 export type {
@@ -93,6 +89,7 @@ export type {
 } from "./provider.ts";
 export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
 export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
+export type { Tool, ToolContext, ToolOutput, ToolPermissionSubject, ToolSessionState } from "./tool.ts";
 export type {
   ApiRoundGroup,
   RepairToolPairsOptions,
@@ -110,57 +107,3 @@ export {
   MISSING_TOOL_RESULT_TEXT,
   repairToolPairs,
 } from "./tool-pairs.ts";
-export type {
-  Attachment,
-  AttachmentEntry,
-  CompactBoundaryEntry,
-  CompactTrigger,
-  ContextEdit,
-  CreateTranscriptEntryDefaults,
-  HookResultEntry,
-  LayerDecisionEntry,
-  LayerEdit,
-  MessageEntry,
-  MetadataEntry,
-  ReplaceMessageEdit,
-  ReplaceMessagesEdit,
-  ReplaceToolResultEdit,
-  SummaryEntry,
-  TranscriptEntry,
-  TranscriptEntryInput,
-  TranscriptEntryType,
-} from "./transcript-entry.ts";
-export { createTranscriptEntry, TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
-export type {
-  ParsedTranscript,
-  ParsedTranscriptLine,
-  TranscriptEntryCheck,
-  TranscriptProblem,
-  TranscriptProblemKind,
-  UnknownTranscriptEntry,
-} from "./transcript-parse.ts";
-export { checkTranscriptEntry, parseTranscript, parseTranscriptLine } from "./transcript-parse.ts";
-export type { ProjectedContext, TimedLayerEdit } from "./transcript-projection.ts";
-export {
-  applyLayerEdits,
-  attachmentMessage,
-  extendRequestMessages,
-  isContextEdit,
-  projectContext,
-  projectMessages,
-  summaryAsMessage,
-  toRequestMessages,
-} from "./transcript-projection.ts";
-export type { QuarantinedLine, ReadTranscriptOptions, ReadTranscriptResult } from "./transcript-reader.ts";
-export { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
-export type {
-  StreamTranscriptOptions,
-  TranscriptStreamEntry,
-  TranscriptStreamItem,
-  TranscriptStreamProblem,
-} from "./transcript-stream.ts";
-export { streamTranscript } from "./transcript-stream.ts";
-export type { TranscriptFsyncMode, TranscriptWriterOptions } from "./transcript-writer.ts";
-export { TranscriptWriter } from "./transcript-writer.ts";
-export type { WriteFileAtomicOptions } from "./write-file-atomic.ts";
-export { syncFolder, writeFileAtomic } from "./write-file-atomic.ts";

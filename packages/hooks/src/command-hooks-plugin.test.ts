@@ -1,7 +1,7 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { HookResultEntry } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
 import { createCommandHooksPlugin } from "./command-hooks-plugin.ts";

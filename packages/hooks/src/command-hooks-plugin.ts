@@ -1,4 +1,5 @@
-import type { Attachment, HookResultEntry } from "@unforget/core";
+import type { Attachment } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import type { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
 import { type DeclaredHookEntry, onDeclaredHooks } from "./bus-registry.ts";
 import { commandEnvironment } from "./command-environment.ts";

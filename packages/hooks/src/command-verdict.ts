@@ -1,4 +1,4 @@
-import type { HookResultEntry } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import { launchFailure } from "./command-launch-failure.ts";
 import { describeError } from "./describe-error.ts";
 import { isRecord } from "./is-record.ts";

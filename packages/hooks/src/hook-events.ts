@@ -1,4 +1,5 @@
-import type { Attachment, CompactTrigger } from "@unforget/core";
+import type { Attachment } from "@unforget/core";
+import type { CompactTrigger } from "@unforget/transcript";
 
 /** Fields every event carries so a plugin can tell which session (and transcript) it is looking at. */
 export interface SessionEventBase {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type HookResultEntry, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { type HookResultEntry, TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
 
 export interface HookResultInit {
   /** Claude Code style event name ("PreCompact", "SessionStart", …). */

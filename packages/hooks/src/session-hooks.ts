@@ -1,4 +1,5 @@
-import type { Attachment, HookResultEntry } from "@unforget/core";
+import type { Attachment } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import type { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
 import { registerBus } from "./bus-registry.ts";
 import type { HookError } from "./hook-error.ts";

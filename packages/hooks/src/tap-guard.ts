@@ -1,4 +1,4 @@
-import type { HookResultEntry } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import { describeError } from "./describe-error.ts";
 import { HookError } from "./hook-error.ts";
 import { createHookResultEntry } from "./hook-result-entry.ts";

@@ -1,5 +1,5 @@
 import type { ContentBlock, Message } from "@unforget/core";
-import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
 import { appendAll } from "./append-all.ts";
 import { parseArguments, textBlocks, textOf, toolUses } from "./convert-openai-chat.ts";
 import { finishImport } from "./finish-import.ts";

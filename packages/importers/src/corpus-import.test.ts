@@ -1,6 +1,7 @@
-import { findToolPairViolations, projectMessages } from "@unforget/core";
+import { findToolPairViolations } from "@unforget/core";
 import type { CorpusSession } from "@unforget/testing/corpus";
 import { listCorpusSessions } from "@unforget/testing/corpus";
+import { projectMessages } from "@unforget/transcript";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { ImportResult } from "./import-result.ts";
 import { importSessionFile } from "./import-session-file.ts";

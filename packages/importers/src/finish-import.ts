@@ -1,5 +1,7 @@
-import type { CompactBoundaryEntry, Message, ToolPairViolation, TranscriptEntry } from "@unforget/core";
-import { findToolPairViolations, repairToolPairs, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import type { Message, ToolPairViolation } from "@unforget/core";
+import { findToolPairViolations, repairToolPairs } from "@unforget/core";
+import type { CompactBoundaryEntry, TranscriptEntry } from "@unforget/transcript";
+import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
 import { appendAll } from "./append-all.ts";
 import type {
   ImportDraft,

@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseTranscript, readTranscript, streamTranscript, UnforgetError } from "@unforget/core";
+import { UnforgetError } from "@unforget/core";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { parseTranscript, readTranscript, streamTranscript } from "@unforget/transcript";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importClaudeCodeSession } from "./import-claude-code-session.ts";

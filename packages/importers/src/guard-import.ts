@@ -1,7 +1,8 @@
-import { ImportError, isUnforgetError } from "@unforget/core";
+import { isUnforgetError } from "@unforget/core";
 import type { ImportDraft, ImportFormat, ImportLocation } from "./import-result.ts";
 import { reportProblem } from "./import-result.ts";
 import { exceedsNesting, MAX_NESTING } from "./nesting.ts";
+import { ImportError } from "./session-errors.ts";
 
 /**
  * Runs a whole import so that only typed errors leave it: an `UnforgetError` passes through, anything else

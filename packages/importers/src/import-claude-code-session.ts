@@ -1,8 +1,9 @@
 import type { Message } from "@unforget/core";
-import { ImportError, TRANSCRIPT_FORMAT_VERSION } from "@unforget/core";
+import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
 import { guardImport } from "./guard-import.ts";
 import { importClaudeCodeLines } from "./import-claude-code-transcript.ts";
 import type { ImportResult } from "./import-result.ts";
+import { ImportError } from "./session-errors.ts";
 import { EPOCH } from "./source-timestamp.ts";
 
 /** One subagent file of a Claude Code session: `<sessionId>/subagents/agent-<agentId>.jsonl`. */

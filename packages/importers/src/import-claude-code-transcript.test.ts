@@ -1,6 +1,8 @@
-import { findToolPairViolations, ImportError, projectMessages } from "@unforget/core";
+import { findToolPairViolations } from "@unforget/core";
+import { projectMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
+import { ImportError } from "./session-errors.ts";
 
 const jsonl = (lines: unknown[]) =>
   `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`;

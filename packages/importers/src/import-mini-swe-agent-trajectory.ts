@@ -1,4 +1,3 @@
-import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
 import { finishImport } from "./finish-import.ts";
 import { guardImport } from "./guard-import.ts";
@@ -6,6 +5,7 @@ import type { ImportResult } from "./import-result.ts";
 import { createImportDraft } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";
 import { parseJsonInput } from "./parse-json-input.ts";
+import { ImportError } from "./session-errors.ts";
 
 const EXPECTED =
   "a mini-swe-agent trajectory: a JSON array of chat messages, or an object with a `messages` array";

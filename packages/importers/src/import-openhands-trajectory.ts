@@ -1,8 +1,8 @@
-import { ImportError } from "@unforget/core";
 import { convertOpenHandsEvents } from "./convert-openhands-events.ts";
 import { guardImport } from "./guard-import.ts";
 import type { ImportProblem, ImportResult } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";
+import { ImportError } from "./session-errors.ts";
 
 const EXPECTED =
   "an OpenHands event stream: a JSON array of events, an object with a `history` (or `trajectory`) event array, or evaluation-output JSONL whose lines hold `history`";

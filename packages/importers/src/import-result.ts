@@ -1,4 +1,5 @@
-import type { Message, ToolPairRepair, ToolPairViolation, TranscriptEntry } from "@unforget/core";
+import type { Message, ToolPairRepair, ToolPairViolation } from "@unforget/core";
+import type { TranscriptEntry } from "@unforget/transcript";
 
 export type ImportFormat = "claude-code" | "swe-agent" | "mini-swe-agent" | "openhands" | "unforget";
 

@@ -2,14 +2,15 @@ import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigurationError, createMessage, ImportError, TranscriptWriter } from "@unforget/core";
+import { ConfigurationError, createMessage } from "@unforget/core";
 import type { CorpusFormat } from "@unforget/testing/corpus";
 import { listCorpusSessions } from "@unforget/testing/corpus";
+import { TranscriptWriter } from "@unforget/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionFormat } from "./detect-session-format.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import { importSessionText } from "./import-session-text.ts";
-import { SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
+import { ImportError, SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
 
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 let dir: string;

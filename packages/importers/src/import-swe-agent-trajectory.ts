@@ -1,4 +1,3 @@
-import { ImportError } from "@unforget/core";
 import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
 import { finishImport } from "./finish-import.ts";
 import { guardImport } from "./guard-import.ts";
@@ -6,6 +5,7 @@ import type { ImportDraft, ImportResult } from "./import-result.ts";
 import { createImportDraft } from "./import-result.ts";
 import { isRecord } from "./is-record.ts";
 import { parseJsonInput } from "./parse-json-input.ts";
+import { ImportError } from "./session-errors.ts";
 
 const EXPECTED =
   "a SWE-agent trajectory: a JSON object with a `history` array of chat messages (or a `trajectory` array of steps)";

@@ -1,9 +1,10 @@
-import { findToolPairViolations, getMessageText, ImportError } from "@unforget/core";
+import { findToolPairViolations, getMessageText } from "@unforget/core";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
 import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
+import { ImportError } from "./session-errors.ts";
 
 const call = (id: string, name: string, args: string) => ({
   id,

@@ -1,9 +1,11 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage, ImportError, TranscriptWriter } from "@unforget/core";
+import { createMessage } from "@unforget/core";
+import { TranscriptWriter } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
+import { ImportError } from "./session-errors.ts";
 
 describe("importUnforgetTranscript", () => {
   it("returns the written entries unchanged and the projection after the last boundary as messages", async () => {

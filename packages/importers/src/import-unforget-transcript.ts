@@ -1,14 +1,10 @@
-import type { Message, TranscriptEntry } from "@unforget/core";
-import {
-  findToolPairViolations,
-  ImportError,
-  parseTranscript,
-  projectMessages,
-  repairToolPairs,
-  TranscriptCorruptError,
-} from "@unforget/core";
+import type { Message } from "@unforget/core";
+import { findToolPairViolations, repairToolPairs } from "@unforget/core";
+import type { TranscriptEntry } from "@unforget/transcript";
+import { parseTranscript, projectMessages, TranscriptCorruptError } from "@unforget/transcript";
 import { guardImport } from "./guard-import.ts";
 import type { ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
+import { ImportError } from "./session-errors.ts";
 import { parseSourceTimestamp } from "./source-timestamp.ts";
 
 /**

@@ -32,4 +32,4 @@ export { importUnforgetTranscript } from "./import-unforget-transcript.ts";
 export type { ReadClaudeCodeSessionDirOptions } from "./read-claude-code-session-dir.ts";
 export { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
 export type { SessionFileErrorKind } from "./session-errors.ts";
-export { SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
+export { ImportError, SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";

@@ -1,5 +1,15 @@
-import { ImportError } from "@unforget/core";
+import { UnforgetError } from "@unforget/core";
 import type { SessionFormatAttempt } from "./detect-session-format.ts";
+
+/** An importer could not read its input at all (as opposed to repairable defects, which are reported). */
+export class ImportError extends UnforgetError {
+  readonly format: string;
+
+  constructor(message: string, details: { format: string; cause?: unknown }) {
+    super("import_failed", message, { cause: details.cause });
+    this.format = details.format;
+  }
+}
 
 /** Why a session file could not be read at all. */
 export type SessionFileErrorKind =

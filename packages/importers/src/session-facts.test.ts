@@ -1,8 +1,9 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage, TranscriptWriter } from "@unforget/core";
+import { createMessage } from "@unforget/core";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { TranscriptWriter } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";

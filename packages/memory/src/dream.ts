@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ModelProvider, ToolUseBlock } from "@unforget/core";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { hashContent } from "./content-hash.ts";
 import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";

@@ -1,6 +1,6 @@
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import {
   describeMemory,
   formatCatalog,

@@ -1,6 +1,7 @@
 import { lstat, mkdir, readFile, realpath, rename as renamePath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ConfigurationError, writeFileAtomic } from "@unforget/core";
+import { ConfigurationError } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { hashContent } from "./content-hash.ts";
 import { describeMemory, readCatalogFile, readCatalogText } from "./memory-catalog.ts";
 import { createCatalogFiles } from "./memory-dir-catalog.ts";

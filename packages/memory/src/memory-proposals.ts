@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import { normalizeMemoryName } from "./memory-name.ts";
 import type { MemoryStore } from "./memory-store.ts";

@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { MemoryNotFoundError } from "./memory-errors.ts";
 
 /** What happened in one version of a memory. */

@@ -10,8 +10,8 @@ import {
   type SessionMemorySource,
   type ToolResultBlock,
   type ToolUseBlock,
-  writeFileAtomic,
 } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { isRecord } from "./is-record.ts";
 import {
   decideSessionMemoryUpdate,

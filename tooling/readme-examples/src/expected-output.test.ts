@@ -67,17 +67,29 @@ describe("findMissingOutput", () => {
 });
 
 describe("collectReadmes", () => {
-  it("finds the root README, every package README and, when apps/ exists, every app README", () => {
+  it("finds the root README, every package README (providers in their folder) and every app README", () => {
+    const present = [
+      "/repo/README.md",
+      "/repo/packages",
+      "/repo/packages/a/README.md",
+      "/repo/packages/providers",
+      "/repo/packages/providers/x/README.md",
+      "/repo/apps",
+      "/repo/apps/cli/README.md",
+    ];
+    const folders: Record<string, string[]> = {
+      "/repo/packages": ["a", "b", "providers"],
+      "/repo/packages/providers": ["x"],
+      "/repo/apps": ["cli"],
+    };
     const readmes = collectReadmes("/repo", {
-      exists: (path) =>
-        ["/repo/README.md", "/repo/packages/a/README.md", "/repo/apps", "/repo/apps/cli/README.md"].includes(
-          path,
-        ),
-      list: (path) => (path === "/repo/packages" ? ["a", "b"] : path === "/repo/apps" ? ["cli"] : []),
+      exists: (path) => present.includes(path),
+      list: (path) => folders[path] ?? [],
     });
     expect(readmes).toEqual([
       { readme: "/repo/README.md", directory: "/repo/packages/testing" },
       { readme: "/repo/packages/a/README.md", directory: "/repo/packages/a" },
+      { readme: "/repo/packages/providers/x/README.md", directory: "/repo/packages/providers/x" },
       { readme: "/repo/apps/cli/README.md", directory: "/repo/apps/cli" },
     ]);
     expect(

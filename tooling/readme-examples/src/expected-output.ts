@@ -80,15 +80,15 @@ const realFileSystem: FileSystemView = {
 
 /**
  * The READMEs whose examples run: the root one (from packages/testing, which depends on every package it
- * shows), each `packages/*` README, and each `apps/*` README when that folder exists.
+ * shows), each `packages/*` and `packages/providers/*` README, and each `apps/*` README, where those folders exist.
  */
 export function collectReadmes(root: string, files: FileSystemView = realFileSystem): ReadmeLocation[] {
   const readmes: ReadmeLocation[] = [];
   if (files.exists(join(root, "README.md"))) {
     readmes.push({ readme: join(root, "README.md"), directory: join(root, "packages", "testing") });
   }
-  for (const folder of ["packages", "apps"]) {
-    if (folder === "apps" && !files.exists(join(root, folder))) continue;
+  for (const folder of ["packages", "packages/providers", "apps"]) {
+    if (!files.exists(join(root, folder))) continue;
     for (const name of files.list(join(root, folder))) {
       const readme = join(root, folder, name, "README.md");
       if (files.exists(readme)) readmes.push({ readme, directory: join(root, folder, name) });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeFileAtomic } from "@unforget/core";
+import { writeFileAtomic } from "@unforget/files";
 import { generateDemoSession } from "./demo-session.ts";
 
 // Run by the app's build: generates dist/demo/demo-session.jsonl from the repository it is built in.

@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ContentBlock, createMessage, createTranscriptEntry, type Message } from "@unforget/core";
+import { type ContentBlock, createMessage, type Message } from "@unforget/core";
+import { createTranscriptEntry } from "@unforget/transcript";
 import { type DemoStep, demoScript } from "./demo-script.ts";
 
 /** When the demo session starts (fixed, so the session is the same on every machine). */

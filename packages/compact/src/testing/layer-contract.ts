@@ -1,16 +1,15 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { findToolPairViolations, type Message } from "@unforget/core";
+import { arbitraryConversation } from "@unforget/testing/arbitraries";
 import {
   createTranscriptEntry,
-  findToolPairViolations,
   type LayerDecisionEntry,
-  type Message,
   projectMessages,
   type TranscriptEntry,
   toRequestMessages,
-} from "@unforget/core";
-import { arbitraryConversation } from "@unforget/testing/arbitraries";
+} from "@unforget/transcript";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateTokens, isUserAuthored, userText } from "../conversation.ts";

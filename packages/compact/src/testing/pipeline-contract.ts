@@ -1,4 +1,5 @@
-import { type Message, projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/core";
+import type { Message } from "@unforget/core";
+import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import type { ContextManager } from "../context-manager.ts";
 import { replayConversation } from "../replay-conversation.ts";

@@ -1,4 +1,4 @@
-import type { HookResultEntry } from "@unforget/core";
+import type { HookResultEntry } from "@unforget/transcript";
 import type { HookError } from "../hook-error.ts";
 import { createSessionHooks } from "../session-hooks.ts";
 

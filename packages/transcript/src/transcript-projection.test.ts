@@ -1,5 +1,5 @@
+import { createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { createMessage } from "./message.ts";
 import type { LayerEdit, TranscriptEntry } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
 import { projectContext, projectMessages, toRequestMessages } from "./transcript-projection.ts";

@@ -1,6 +1,6 @@
 // What the provider layer costs on top of the raw @google-cloud/vertexai client, both talking to the same
 // in-process HTTPS Vertex fake, plus request translation compared with the JSON serialisation the SDK does
-// anyway. Run: `npm run bench` in packages/provider-vertex. Results go to BENCHMARKS.md, never to tests.
+// anyway. Run: `npm run bench` in packages/providers/vertex. Results go to BENCHMARKS.md, never to tests.
 import { spawnSync } from "node:child_process";
 import { cpus } from "node:os";
 import { type GenerateContentRequest, VertexAI } from "@google-cloud/vertexai";

@@ -13,7 +13,7 @@ import {
 
 const corpusDir =
   process.env.UNFORGET_CORPUS_DIR ??
-  resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../../shared/corpus");
+  resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../../../shared/corpus");
 const fixtures = join(corpusDir, "api-fixtures");
 
 function replay(name: string) {

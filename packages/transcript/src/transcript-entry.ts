@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ContentBlock, Message } from "./message.ts";
+import type { Attachment, Message } from "@unforget/core";
 
 /** Version of the on-disk transcript entry format. Readers accept this version and older. */
 export const TRANSCRIPT_FORMAT_VERSION = 1 as const;
@@ -48,15 +48,6 @@ export interface SummaryEntry extends EntryBase {
   boundaryId?: string;
   /** The last message the summary covers. */
   leafId?: string;
-}
-
-export interface Attachment {
-  /** What kind of context this is ("memory-index", "file", "plan", "task-status", "hook-context", …). */
-  kind: string;
-  content: string | ContentBlock[];
-  /** Who produced it (plugin name, memory file path, hook command). */
-  source?: string;
-  metadata?: Record<string, unknown>;
 }
 
 export interface AttachmentEntry extends EntryBase {

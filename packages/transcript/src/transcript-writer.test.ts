@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createMessage } from "@unforget/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TranscriptWriteError } from "./errors.ts";
-import { createMessage } from "./message.ts";
 import { TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+import { TranscriptWriteError } from "./transcript-errors.ts";
 import { readTranscript } from "./transcript-reader.ts";
 import { TranscriptWriter } from "./transcript-writer.ts";
 

@@ -1,11 +1,11 @@
 import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createMessage } from "@unforget/core";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TranscriptCorruptError, TranscriptNotFoundError, TranscriptReadError } from "./errors.ts";
-import { createMessage } from "./message.ts";
 import type { TranscriptEntry, TranscriptEntryInput } from "./transcript-entry.ts";
+import { TranscriptCorruptError, TranscriptNotFoundError, TranscriptReadError } from "./transcript-errors.ts";
 import { readTranscript, transcriptQuarantinePath } from "./transcript-reader.ts";
 import { TranscriptWriter } from "./transcript-writer.ts";
 

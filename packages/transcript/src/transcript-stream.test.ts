@@ -1,17 +1,12 @@
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ConfigurationError, createMessage } from "@unforget/core";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ConfigurationError,
-  TranscriptCorruptError,
-  TranscriptNotFoundError,
-  TranscriptReadError,
-} from "./errors.ts";
-import { createMessage } from "./message.ts";
 import type { TranscriptEntryInput } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
+import { TranscriptCorruptError, TranscriptNotFoundError, TranscriptReadError } from "./transcript-errors.ts";
 import type { ParsedTranscript } from "./transcript-parse.ts";
 import { parseTranscript } from "./transcript-parse.ts";
 import type { StreamTranscriptOptions, TranscriptStreamItem } from "./transcript-stream.ts";

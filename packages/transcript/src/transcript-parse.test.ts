@@ -1,7 +1,7 @@
+import { createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { TranscriptCorruptError } from "./errors.ts";
-import { createMessage } from "./message.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
+import { TranscriptCorruptError } from "./transcript-errors.ts";
 import { parseTranscript } from "./transcript-parse.ts";
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;

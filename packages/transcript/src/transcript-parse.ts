@@ -1,8 +1,7 @@
-import { TranscriptCorruptError } from "./errors.ts";
-import type { ContentBlock, Message } from "./message.ts";
-import { isRecord, normalizeContent } from "./message.ts";
+import { type ContentBlock, type Message, normalizeContent } from "@unforget/core";
 import type { TranscriptEntry } from "./transcript-entry.ts";
 import { TRANSCRIPT_FORMAT_VERSION } from "./transcript-entry.ts";
+import { TranscriptCorruptError } from "./transcript-errors.ts";
 
 /**
  * What was wrong with one line of a transcript.
@@ -334,4 +333,8 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
     }
   }
   return false;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

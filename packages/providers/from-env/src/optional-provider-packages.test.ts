@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // A project that installed @unforget/providers and one provider package only: the built packages laid out
 // in a scratch node_modules, as npm would (run after the build).
-const packages = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const packages = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 let project: string;
 
 beforeAll(() => {
@@ -15,10 +15,11 @@ beforeAll(() => {
   const scope = join(project, "node_modules", "@unforget");
   mkdirSync(join(scope, "providers"), { recursive: true });
   // Copied, not linked: a link would resolve to the workspace, where every provider is a dev dependency.
-  cpSync(join(packages, "providers", "package.json"), join(scope, "providers", "package.json"));
-  cpSync(join(packages, "providers", "dist"), join(scope, "providers", "dist"), { recursive: true });
-  for (const name of ["core", "provider-anthropic"])
-    symlinkSync(join(packages, name), join(scope, name), "dir");
+  const fromEnv = join(packages, "providers", "from-env");
+  cpSync(join(fromEnv, "package.json"), join(scope, "providers", "package.json"));
+  cpSync(join(fromEnv, "dist"), join(scope, "providers", "dist"), { recursive: true });
+  symlinkSync(join(packages, "core"), join(scope, "core"), "dir");
+  symlinkSync(join(packages, "providers", "anthropic"), join(scope, "provider-anthropic"), "dir");
 });
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 

@@ -1,10 +1,10 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
-import { TranscriptWriteError } from "./errors.ts";
-import type { Message } from "./message.ts";
+import type { Message } from "@unforget/core";
 import type { MessageEntry, TranscriptEntry, TranscriptEntryInput } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
+import { TranscriptWriteError } from "./transcript-errors.ts";
 
 /**
  * When the writer calls fsync:

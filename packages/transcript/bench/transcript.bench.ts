@@ -5,7 +5,8 @@
 import { mkdtemp, open, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createMessage, createTranscriptEntry, readTranscript, TranscriptWriter } from "../src/index.ts";
+import { createMessage } from "@unforget/core";
+import { createTranscriptEntry, readTranscript, TranscriptWriter } from "../src/index.ts";
 
 const ENTRIES = 5000;
 const ROUNDS = 5;

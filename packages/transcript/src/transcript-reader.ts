@@ -1,5 +1,5 @@
 import { appendFile, readFile } from "node:fs/promises";
-import { TranscriptNotFoundError, TranscriptReadError, TranscriptWriteError } from "./errors.ts";
+import { TranscriptNotFoundError, TranscriptReadError, TranscriptWriteError } from "./transcript-errors.ts";
 import type { ParsedTranscript, TranscriptProblem } from "./transcript-parse.ts";
 import { parseTranscript } from "./transcript-parse.ts";
 

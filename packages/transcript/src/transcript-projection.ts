@@ -1,6 +1,11 @@
-import type { ContentBlock, Message, RequestMessage, ToolResultBlock } from "./message.ts";
-import { createMessage } from "./message.ts";
-import { LEADING_USER_TEXT } from "./tool-pairs.ts";
+import {
+  type ContentBlock,
+  createMessage,
+  LEADING_USER_TEXT,
+  type Message,
+  type RequestMessage,
+  type ToolResultBlock,
+} from "@unforget/core";
 import type {
   AttachmentEntry,
   CompactBoundaryEntry,

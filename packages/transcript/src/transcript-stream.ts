@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { open } from "node:fs/promises";
-import { ConfigurationError, UnforgetError } from "./errors.ts";
+import { ConfigurationError, UnforgetError } from "@unforget/core";
 import type { TranscriptEntry } from "./transcript-entry.ts";
 import type { TranscriptProblem, UnknownTranscriptEntry } from "./transcript-parse.ts";
 import { notTranscriptError, parseTranscriptLine } from "./transcript-parse.ts";

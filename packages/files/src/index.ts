@@ -1,0 +1,2 @@
+export type { WriteFileAtomicOptions } from "./write-file-atomic.ts";
+export { syncFolder, writeFileAtomic } from "./write-file-atomic.ts";
