@@ -25,7 +25,7 @@ export {
   TranscriptWriteError,
 } from "./transcript-errors.ts";
 export type {
-  ParsedTranscript,,,
+  ParsedTranscript,
   TranscriptProblem,
   TranscriptProblemKind,
   UnknownTranscriptEntry,
@@ -33,10 +33,10 @@ export type {
 export { parseTranscript } from "./transcript-parse.ts";
 export type { ProjectedContext, TimedLayerEdit } from "./transcript-projection.ts";
 export {
-  applyLayerEdits,,
-  extendRequestMessages,,
+  applyLayerEdits,
+  extendRequestMessages,
   projectContext,
-  projectMessages,,
+  projectMessages,
   toRequestMessages,
 } from "./transcript-projection.ts";
 export type { QuarantinedLine, ReadTranscriptOptions, ReadTranscriptResult } from "./transcript-reader.ts";
