@@ -49,6 +49,16 @@ export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";
 export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 export type { HeadTruncation } from "./head-truncation.ts";
 export { truncateHeadForRetry } from "./head-truncation.ts";
+export type {
+  HostCodec,
+  HostCodecContext,
+  HostConversation,
+  HostConversationListener,
+  HostConversationOptions,
+  HostEvent,
+  HostPrepared,
+} from "./host-conversation.ts";
+export { createHostConversation } from "./host-conversation.ts";
 export type { KeepWindowOptions } from "./keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./keep-window.ts";
 export type { LayerResult, LayerTimeOptions } from "./layer-result.ts";
