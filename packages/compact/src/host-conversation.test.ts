@@ -97,7 +97,7 @@ describe("createHostConversation", () => {
     conversation.append(compacted!);
     const again = await conversation.prepare();
     expect(again.changed).toBe(false);
-    again.messages.forEach((message, index) => expect(message).toBe(compacted![index]));
+    for (const [index, message] of again.messages.entries()) expect(message).toBe(compacted![index]);
   });
 
   it("keeps a leading system message out of the ladder, sends it first and counts it", async () => {
