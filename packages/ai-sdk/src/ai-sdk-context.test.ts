@@ -1,8 +1,13 @@
 import { createExtractiveSummarizer, type HostEvent, type LayerReport } from "@unforget/compact";
 import { findToolPairViolations } from "@unforget/core";
-import { applyPlugins, createSessionHooks, type PostCompactEvent, type PreCompactEvent } from "@unforget/hooks";
-import * as ai7 from "ai";
+import {
+  applyPlugins,
+  createSessionHooks,
+  type PostCompactEvent,
+  type PreCompactEvent,
+} from "@unforget/hooks";
 import type { ModelMessage } from "ai";
+import * as ai7 from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import * as ai6 from "ai-v6";
 import { MockLanguageModelV3 } from "ai-v6/test";
@@ -14,7 +19,6 @@ import { fromModelMessages } from "./convert-model-messages.ts";
 const WINDOW = 32_000;
 const TURNS = 12;
 const STEPS_PER_TURN = 25;
-
 
 /** The functions the loop uses, typed loosely: the two majors' overloads do not unify. */
 interface LoopApi {
@@ -31,12 +35,16 @@ const majors = [
 ] as const;
 
 /** The messages a finished call added, whichever major ran it (7 keeps them per step, 6 accumulates). */
-function responseMessages(steps: ReadonlyArray<{ response: { messages: unknown[] } }>, major: string): ModelMessage[] {
+function responseMessages(
+  steps: ReadonlyArray<{ response: { messages: unknown[] } }>,
+  major: string,
+): ModelMessage[] {
   if (major === "AI SDK 6") return (steps[steps.length - 1]?.response.messages ?? []) as ModelMessage[];
   return steps.flatMap((step) => step.response.messages) as ModelMessage[];
 }
 
 interface LoopResult {
+  context: ReturnType<typeof createAiSdkContext>;
   calls: ScriptedCall[];
   users: string[];
   layers: LayerReport[];
@@ -96,17 +104,29 @@ async function runLoop(
     if (mode === "generateText") {
       steps = ((await api.generateText(options)) as { steps: typeof steps }).steps;
     } else {
-      const result = api.streamText(options) as unknown as { consumeStream(): Promise<void>; steps: Promise<typeof steps> };
+      const result = api.streamText(options) as unknown as {
+        consumeStream(): Promise<void>;
+        steps: Promise<typeof steps>;
+      };
       await result.consumeStream();
       steps = await result.steps;
     }
     history = [...history, ...responseMessages(steps, major.name)];
   }
-  return { calls, users, layers, events };
+  return { context, calls, users, layers, events };
 }
 
-function checkLoop({ calls, users, layers, events }: LoopResult): void {
+function checkLoop({ context, calls, users, layers, events }: LoopResult): void {
   expect(calls).toHaveLength(TURNS * STEPS_PER_TURN);
+  // Every step's usage reached the manager on its assistant message (the last step's ends the loop unseen).
+  const reported = context.messages.flatMap((message) => (message.usage ? [message.usage.inputTokens] : []));
+  expect(reported.length).toBeGreaterThanOrEqual(calls.length - TURNS);
+  let next = 0;
+  for (const tokens of reported) {
+    while (next < calls.length && calls[next]!.tokens !== tokens) next++;
+    expect(next, `usage ${tokens} matches no call in order`).toBeLessThan(calls.length);
+    next++;
+  }
   expect(events).toEqual([]);
   // The conversation grew to about 180K tokens; every request stayed under the 32K window.
   expect(Math.max(...calls.map((call) => call.tokens))).toBeLessThan(WINDOW);

@@ -92,7 +92,9 @@ export async function toolDefinitions(tools: ToolSet | undefined): Promise<ToolD
 export function instructionsText(instructions: unknown): string | undefined {
   if (typeof instructions === "string") return instructions;
   const list = Array.isArray(instructions) ? instructions : [instructions];
-  const texts = list.flatMap((item) => (isRecord(item) && typeof item.content === "string" ? [item.content] : []));
+  const texts = list.flatMap((item) =>
+    isRecord(item) && typeof item.content === "string" ? [item.content] : [],
+  );
   return texts.length > 0 ? texts.join("\n\n") : undefined;
 }
 

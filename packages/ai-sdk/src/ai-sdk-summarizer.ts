@@ -58,9 +58,14 @@ function createAiSdkProvider(model: LanguageModel): ModelProvider {
   const id = modelName(model);
   const providerId = `ai-sdk:${isRecord(model) && typeof model.provider === "string" ? model.provider : id}`;
 
-  async function createMessage(request: ModelRequest, requestOptions: RequestOptions = {}): Promise<ModelResponse> {
+  async function createMessage(
+    request: ModelRequest,
+    requestOptions: RequestOptions = {},
+  ): Promise<ModelResponse> {
     const system =
-      typeof request.system === "string" ? request.system : request.system?.map((block) => block.text).join("\n");
+      typeof request.system === "string"
+        ? request.system
+        : request.system?.map((block) => block.text).join("\n");
     const tools: ToolSet | undefined = request.tools
       ? Object.fromEntries(
           request.tools.map((definition) => [

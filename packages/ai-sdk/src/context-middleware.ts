@@ -5,7 +5,7 @@ import {
   type HostConversationListener,
   type PrepareResult,
 } from "@unforget/compact";
-import { PromptTooLongError, type ToolDefinition, type Usage } from "@unforget/core";
+import { type Message, PromptTooLongError, type ToolDefinition, type Usage } from "@unforget/core";
 import type { LanguageModelMiddleware, ModelMessage } from "ai";
 import { type AiSdkContextOptions, managerOptions, modelIdOf } from "./ai-sdk-context.ts";
 import { typedError } from "./ai-sdk-summarizer.ts";
@@ -20,6 +20,8 @@ type CallParams = Parameters<TransformParams>[0]["params"];
 export interface ContextMiddleware extends LanguageModelMiddleware {
   /** The last call's preparation: what each layer did, the count, the status. */
   readonly lastResult: PrepareResult | undefined;
+  /** The whole conversation as the manager received it (assistant messages carry the usage reported for them). */
+  readonly messages: readonly Message[];
   /** The context status now (cheap). */
   status(): ContextStatus;
   /** Subscribes to every event; returns the unsubscribe function. */
@@ -65,7 +67,10 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
   };
 
   /** Runs `call` with the prepared prompt; after a prompt-too-long refusal, compacts and runs it once more. */
-  async function withRecovery<T>(params: CallParams, call: (params: CallParams) => PromiseLike<T>): Promise<T> {
+  async function withRecovery<T>(
+    params: CallParams,
+    call: (params: CallParams) => PromiseLike<T>,
+  ): Promise<T> {
     try {
       return await call(params);
     } catch (error) {
@@ -95,7 +100,9 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
       pendingUsage = undefined;
       const prepared = await conversation.prepare(prepareOptions(params));
       lastResult = prepared.result;
-      return prepared.changed ? { ...params, prompt: prepared.messages as unknown as CallParams["prompt"] } : params;
+      return prepared.changed
+        ? { ...params, prompt: prepared.messages as unknown as CallParams["prompt"] }
+        : params;
     },
     async wrapGenerate({ doGenerate, params, model }) {
       const result = await withRecovery(params, (current) =>
@@ -120,6 +127,9 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
     },
     get lastResult() {
       return lastResult;
+    },
+    get messages() {
+      return conversation.messages;
     },
     status: () => conversation.status(),
     on: (listener: HostConversationListener) => conversation.on(listener),

@@ -54,8 +54,15 @@ export function createScriptedModel(
         "text" in next
           ? [{ type: "text", text: next.text }]
           : [{ type: "tool-call", toolCallId: id, toolName: next.tool, input: JSON.stringify(next.input) }];
-      const finishReason = "text" in next ? { unified: "stop", raw: "end_turn" } : { unified: "tool-calls", raw: "tool_use" };
-      return { content, finishReason, usage, warnings: [], response: { id: `resp_${id}`, modelId: "claude-sonnet-4-5" } };
+      const finishReason =
+        "text" in next ? { unified: "stop", raw: "end_turn" } : { unified: "tool-calls", raw: "tool_use" };
+      return {
+        content,
+        finishReason,
+        usage,
+        warnings: [],
+        response: { id: `resp_${id}`, modelId: "claude-sonnet-4-5" },
+      };
     },
     async doStream(options) {
       const { next, usage, id } = answer(options);
@@ -68,11 +75,17 @@ export function createScriptedModel(
           { type: "text-end", id: "t" },
         );
       } else {
-        parts.push({ type: "tool-call", toolCallId: id, toolName: next.tool, input: JSON.stringify(next.input) });
+        parts.push({
+          type: "tool-call",
+          toolCallId: id,
+          toolName: next.tool,
+          input: JSON.stringify(next.input),
+        });
       }
       parts.push({
         type: "finish",
-        finishReason: "text" in next ? { unified: "stop", raw: "end_turn" } : { unified: "tool-calls", raw: "tool_use" },
+        finishReason:
+          "text" in next ? { unified: "stop", raw: "end_turn" } : { unified: "tool-calls", raw: "tool_use" },
         usage,
       });
       return {
@@ -97,4 +110,26 @@ export function toolOutput(index: number, tokens: number): string {
     lines.push(`  parse_${line}(value_${state % 997}, index_${index}); // layer ${(state >> 8) % 97}`);
   }
   return lines.join("\n");
+}
+
+/** True when the prompt is a compaction request (its last message asks for the nine-section summary). */
+export function isSummaryRequest(prompt: readonly ModelMessage[]): boolean {
+  return JSON.stringify(prompt.slice(-1)).includes("<summary> tags");
+}
+
+/** A model's summary of the prompt: the nine sections, quoting every numbered request the prompt holds. */
+export function summaryReply(prompt: readonly ModelMessage[]): string {
+  const requests = [...new Set(JSON.stringify(prompt).match(/Request \d+: [^"\\]*/g) ?? [])];
+  const sections = [
+    "1. Primary Request and Intent:\nRead the files.",
+    "2. Key Technical Concepts:\nParse calls.",
+    "3. Files and Code Sections:\nsrc/",
+    "4. Errors and Fixes:\nNone.",
+    "5. Problem Solving:\nReading.",
+    `6. All User Messages:\n${requests.map((request) => `- ${request}`).join("\n")}`,
+    "7. Pending Tasks:\nMore files.",
+    "8. Current Work:\nReading.",
+    "9. Optional Next Step:\nRead on.",
+  ];
+  return `<analysis>scratch</analysis>\n<summary>\n${sections.join("\n")}\n</summary>`;
 }
