@@ -183,6 +183,6 @@ describe("fromModelMessages / toModelMessages", () => {
     expect(shapes).toEqual(["message role developer", "assistant part mystery"]);
     const back = toModelMessages(converted);
     expect(back[0]).toBe(odd);
-    expect((back[1]?.content as unknown[])[0]).toBe(mystery);
+    expect((back[1]!.content as unknown[])[0]).toBe(mystery);
   });
 });
