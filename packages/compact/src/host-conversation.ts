@@ -95,6 +95,9 @@ export interface HostConversation<H> {
   on(listener: HostConversationListener): () => void;
 }
 
+/** How many of the last returned lists a host may continue from (a prepared one, then a recovered one). */
+const RECENT_OUTPUTS = 3;
+
 export function createHostConversation<H>(options: HostConversationOptions<H>): HostConversation<H> {
   const { codec } = options;
   const prefix = options.idPrefix ?? "host";
@@ -128,7 +131,8 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
   let hostHistory: H[] = [];
   let decoded = new Map<string, Message>();
   let origin = new Map<string, H>();
-  let lastOutput: H[] = [];
+  // What the last calls returned: a host may adopt any recent one (a prepared list, then a recovered one).
+  let outputs: H[][] = [];
   let system: H[] = [];
   let systemText = "";
   let input: readonly H[] = [];
@@ -142,7 +146,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     hostHistory = [];
     decoded = new Map();
     origin = new Map();
-    lastOutput = [];
+    outputs = [];
   }
   start();
 
@@ -183,7 +187,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
 
   function finish(result: PrepareResult): HostPrepared<H> {
     const messages = encode(result.projected);
-    lastOutput = messages.slice(system.length);
+    outputs = [messages.slice(system.length), ...outputs.slice(0, RECENT_OUTPUTS - 1)];
     const changed =
       messages.length !== input.length || messages.some((message, index) => message !== input[index]);
     return { messages, changed, result };
@@ -219,7 +223,11 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
       if (history.length === 0) {
         tail = body;
       } else {
-        const found = tailAfter(body, lastOutput) ?? tailAfter(body, hostHistory);
+        let found: readonly H[] | undefined;
+        for (const base of [...outputs, hostHistory]) {
+          found = tailAfter(body, base);
+          if (found !== undefined) break;
+        }
         if (found === undefined) {
           const previous = history.length;
           start();
