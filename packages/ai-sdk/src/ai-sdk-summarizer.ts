@@ -1,16 +1,9 @@
-import { createModelSummarizer, type Summarizer } from "@unforget/compact";
+import { createRequestSummarizer, type Summarizer } from "@unforget/compact";
 import {
   createUsage,
-  getModelLimits,
   type Message,
-  type ModelProvider,
-  type ModelRequest,
-  type ModelResponse,
-  type ModelStreamEvent,
-  PROVIDER_SPECIFICATION_VERSION,
   PromptTooLongError,
   ProviderRequestError,
-  type RequestOptions,
   type StopReason,
 } from "@unforget/core";
 import { parsePromptTooLongMessage } from "@unforget/provider-runtime";
@@ -40,106 +33,62 @@ const STOP_REASONS: Record<string, StopReason> = {
  * typed: a prompt-too-long reply as `PromptTooLongError`, anything else as `ProviderRequestError`.
  */
 export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summarizer {
-  const provider = createAiSdkProvider(options.model);
-  return createModelSummarizer({
-    provider,
-    model: modelName(options.model),
+  const id = modelName(options.model);
+  const model = options.model;
+  const providerId = `ai-sdk:${isRecord(model) && typeof model.provider === "string" ? model.provider : id}`;
+  return createRequestSummarizer({
+    model: id,
+    providerId,
     ...(options.fallbackMaxTokens !== undefined ? { fallbackMaxTokens: options.fallbackMaxTokens } : {}),
+    async send(request, requestOptions) {
+      const system =
+        typeof request.system === "string"
+          ? request.system
+          : request.system?.map((block) => block.text).join("\n");
+      // The fork's tools are offered so that the request keeps the loop's cache prefix; none has an `execute`.
+      const tools: ToolSet | undefined = request.tools
+        ? Object.fromEntries(
+            request.tools.map((definition) => [
+              definition.name,
+              {
+                ...(definition.description ? { description: definition.description } : {}),
+                inputSchema: jsonSchema(definition.inputSchema),
+              },
+            ]),
+          )
+        : undefined;
+      try {
+        const result = await generateText({
+          model,
+          ...(system ? { system } : {}),
+          messages: toModelMessages(request.messages as Message[]),
+          maxOutputTokens: request.maxTokens,
+          ...(tools ? { tools } : {}),
+          ...(requestOptions.signal ? { abortSignal: requestOptions.signal } : {}),
+          ...(requestOptions.maxRetries !== undefined ? { maxRetries: requestOptions.maxRetries } : {}),
+        });
+        const content = fromModelMessages(result.response.messages)
+          .filter((message) => message.role === "assistant")
+          .flatMap((message) => message.content);
+        return {
+          id: result.response.id,
+          model: result.response.modelId,
+          role: "assistant",
+          content,
+          stopReason: STOP_REASONS[String(result.finishReason)] ?? "other",
+          rawStopReason: String(result.finishReason),
+          usage: usageFromAiSdk(result.usage) ?? createUsage(),
+        };
+      } catch (error) {
+        throw typedError(error, providerId);
+      }
+    },
   });
 }
 
 function modelName(model: LanguageModel): string {
   if (typeof model === "string") return model;
   return isRecord(model) && typeof model.modelId === "string" ? model.modelId : "ai-sdk";
-}
-
-/** The AI SDK model as the part of a `ModelProvider` the model summariser uses: one `generateText` per request. */
-function createAiSdkProvider(model: LanguageModel): ModelProvider {
-  const id = modelName(model);
-  const providerId = `ai-sdk:${isRecord(model) && typeof model.provider === "string" ? model.provider : id}`;
-
-  async function createMessage(
-    request: ModelRequest,
-    requestOptions: RequestOptions = {},
-  ): Promise<ModelResponse> {
-    const system =
-      typeof request.system === "string"
-        ? request.system
-        : request.system?.map((block) => block.text).join("\n");
-    const tools: ToolSet | undefined = request.tools
-      ? Object.fromEntries(
-          request.tools.map((definition) => [
-            definition.name,
-            {
-              ...(definition.description ? { description: definition.description } : {}),
-              inputSchema: jsonSchema(definition.inputSchema),
-            },
-          ]),
-        )
-      : undefined;
-    try {
-      const result = await generateText({
-        model,
-        ...(system ? { system } : {}),
-        messages: toModelMessages(request.messages as Message[]),
-        maxOutputTokens: request.maxTokens,
-        ...(tools ? { tools } : {}),
-        ...(requestOptions.signal ? { abortSignal: requestOptions.signal } : {}),
-        ...(requestOptions.maxRetries !== undefined ? { maxRetries: requestOptions.maxRetries } : {}),
-      });
-      const content = fromModelMessages(result.response.messages)
-        .filter((message) => message.role === "assistant")
-        .flatMap((message) => message.content);
-      return {
-        id: result.response.id,
-        model: result.response.modelId,
-        role: "assistant",
-        content,
-        stopReason: STOP_REASONS[String(result.finishReason)] ?? "other",
-        rawStopReason: String(result.finishReason),
-        usage: usageFromAiSdk(result.usage) ?? createUsage(),
-      };
-    } catch (error) {
-      throw typedError(error, providerId);
-    }
-  }
-
-  return {
-    specificationVersion: PROVIDER_SPECIFICATION_VERSION,
-    providerId,
-    capabilities: {
-      nativeTokenCounting: false,
-      cacheEdits: false,
-      nativeContextManagement: false,
-      promptCaching: false,
-      thinking: false,
-    },
-    createMessage,
-    streamMessage(request, requestOptions) {
-      let response: Promise<ModelResponse> | undefined;
-      const finalResponse = () => {
-        response ??= createMessage(request, requestOptions);
-        return response;
-      };
-      return {
-        finalResponse,
-        async *[Symbol.asyncIterator](): AsyncGenerator<ModelStreamEvent> {
-          const done = await finalResponse();
-          yield { type: "message_start", id: done.id, model: done.model, usage: done.usage };
-          for (const [index, block] of done.content.entries()) {
-            yield { type: "block_start", index, block };
-            yield { type: "block_stop", index };
-          }
-          yield { type: "message_delta", stopReason: done.stopReason };
-          yield { type: "message_stop" };
-        },
-      };
-    },
-    async countTokens() {
-      return { inputTokens: 0, method: "heuristic", fallbackReason: "the AI SDK has no token counting" };
-    },
-    getModelLimits: () => getModelLimits(id),
-  };
 }
 
 /** An AI SDK error as Unforget's: prompt-too-long when the provider's words say so, else a request error. */

@@ -100,6 +100,21 @@ describe("createHostConversation", () => {
     for (const [index, message] of again.messages.entries()) expect(message).toBe(compacted![index]);
   });
 
+  it("continues from the longest list it knows, never re-appending what an older projection lacked", async () => {
+    // The host keeps its whole list (the AI SDK 6 way) while the projections it is sent get compacted.
+    const conversation = createHostConversation({ codec, createManager: manager(16_000) });
+    const kept: Toy[] = [{ role: "user", text: "Read everything." }];
+    let compactions = 0;
+    for (let turn = 0; turn < 40; turn++) {
+      kept.push(...round(turn, 200));
+      conversation.append([...kept]);
+      if ((await conversation.prepare()).changed) compactions++;
+      expect(conversation.messages, `turn ${turn}`).toHaveLength(kept.length);
+    }
+    expect(compactions).toBeGreaterThan(0);
+    expect(new Set(conversation.messages.map((message) => message.id)).size).toBe(kept.length);
+  });
+
   it("keeps a leading system message out of the ladder, sends it first and counts it", async () => {
     const plain = createHostConversation({ codec, createManager: manager() });
     const withSystem = createHostConversation({ codec, createManager: manager() });

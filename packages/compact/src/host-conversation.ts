@@ -223,10 +223,11 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
       if (history.length === 0) {
         tail = body;
       } else {
+        // The longest base the list continues wins: an older, shorter projection would re-append messages.
         let found: readonly H[] | undefined;
         for (const base of [...outputs, hostHistory]) {
-          found = tailAfter(body, base);
-          if (found !== undefined) break;
+          const tail = tailAfter(body, base);
+          if (tail !== undefined && (found === undefined || tail.length < found.length)) found = tail;
         }
         if (found === undefined) {
           const previous = history.length;

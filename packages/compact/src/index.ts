@@ -88,6 +88,8 @@ export {
 } from "./rehydration.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
 export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
+export type { RequestSummarizerOptions } from "./request-summarizer.ts";
+export { createRequestSummarizer } from "./request-summarizer.ts";
 export type { SessionMemoryCompactOptions } from "./session-memory-compact.ts";
 export { sessionMemoryCompact } from "./session-memory-compact.ts";
 export type { SnipOptions } from "./snip-compact.ts";
