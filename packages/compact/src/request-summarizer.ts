@@ -63,7 +63,11 @@ export function createRequestSummarizer(options: RequestSummarizerOptions): Summ
       };
     },
     async countTokens() {
-      return { inputTokens: 0, method: "heuristic", fallbackReason: `${options.providerId} has no token counting` };
+      return {
+        inputTokens: 0,
+        method: "heuristic",
+        fallbackReason: `${options.providerId} has no token counting`,
+      };
     },
     getModelLimits: () => getModelLimits(options.model),
   };
