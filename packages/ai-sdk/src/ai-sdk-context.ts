@@ -110,6 +110,7 @@ export function createAiSdkContext(options: AiSdkContextOptions): AiSdkContext {
     codec: createModelMessageCodec(),
     createManager: () => createContextManager(managerOptions(options)),
     idPrefix: "aisdk",
+    ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   let tools: Promise<ToolDefinition[] | undefined> | undefined;

@@ -56,6 +56,7 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
     codec: createModelMessageCodec(),
     createManager: () => createContextManager(managerOptions(options)),
     idPrefix: "aisdk",
+    ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const providerId = `ai-sdk:${modelIdOf(options.model)}`;

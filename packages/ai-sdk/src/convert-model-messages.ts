@@ -69,6 +69,8 @@ type Report = (shape: string, detail: string) => void;
 export const DENIED_TOOL_RESULT = "The user denied this tool call.";
 
 const OPAQUE_MESSAGE = "ai-sdk-message";
+/** Unforget's marks on a message, carried in the message's `providerOptions.unforget` (providers ignore it). */
+const MESSAGE_FLAGS = ["isMeta", "isObservation", "isCompactSummary"] as const;
 /** Parts the AI SDK defines that Unforget keeps as they are (they travel with their message). */
 const OPAQUE_PARTS = new Set([
   "tool-approval-request",
@@ -518,7 +520,8 @@ export function decodeModelMessage(message: ModelMessage, report: Report = () =>
   }
   const stash: MessageStash = {};
   if (role === "system" || role === "tool") stash.role = role;
-  if (raw.providerOptions !== undefined) stash.providerOptions = raw.providerOptions as ProviderOptions;
+  const options = takeOptions(raw.providerOptions);
+  if (options.rest !== undefined) stash.providerOptions = options.rest;
   const extra = pick(raw, ["role", "content", "providerOptions"]);
   if (extra) stash.extra = extra;
   let blocks: ContentBlock[];
@@ -528,10 +531,12 @@ export function decodeModelMessage(message: ModelMessage, report: Report = () =>
   } else {
     blocks = (content as unknown[]).map((part) => decodePart(part, role, report));
   }
-  const init = {
+  const init: Parameters<typeof createMessage>[2] = {
     ...(Object.keys(stash).length > 0 ? { metadata: { aiSdk: stash } } : {}),
     ...(role === "system" ? { isMeta: true } : {}),
   };
+  // What only Unforget marks on a message (a meta message, an observation, a summary) came in `unforget`.
+  for (const flag of MESSAGE_FLAGS) if (options.extras?.[flag] === true) init[flag] = true;
   return createMessage(role === "assistant" ? "assistant" : "user", blocks, init);
 }
 
@@ -716,9 +721,16 @@ export function encodeModelMessage(
   const only = message.content.length === 1 ? message.content[0] : undefined;
   if (only?.type === "unknown" && only.original.type === OPAQUE_MESSAGE)
     return [only.original.message as ModelMessage];
+  const flags = Object.fromEntries(
+    MESSAGE_FLAGS.filter(
+      (flag) => message[flag] === true && !(flag === "isMeta" && stash.role === "system"),
+    ).map((flag) => [flag, true]),
+  );
   const envelope = (role: string, content: unknown): ModelMessage => {
     const result: Record<string, unknown> = { ...stash.extra, role, content };
-    if (stash.providerOptions !== undefined) result.providerOptions = stash.providerOptions;
+    const options =
+      Object.keys(flags).length > 0 ? { ...stash.providerOptions, unforget: flags } : stash.providerOptions;
+    if (options !== undefined) result.providerOptions = options;
     return result as unknown as ModelMessage;
   };
   const plainText =

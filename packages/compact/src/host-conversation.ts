@@ -57,6 +57,8 @@ export interface HostConversationOptions<H> {
   idPrefix?: string;
   /** Receives every event; more listeners can be added with `on`. */
   onEvent?: HostConversationListener;
+  /** Time source (ms) that stamps each new message (hosts keep no times); default `Date.now`, as the manager's. */
+  clock?: () => number;
 }
 
 export interface HostPrepared<H> {
@@ -101,6 +103,7 @@ const RECENT_OUTPUTS = 3;
 export function createHostConversation<H>(options: HostConversationOptions<H>): HostConversation<H> {
   const { codec } = options;
   const prefix = options.idPrefix ?? "host";
+  const clock = options.clock ?? Date.now;
   const listeners = new Set<HostConversationListener>();
   if (options.onEvent) listeners.add(options.onEvent);
   const reported = new Set<string>();
@@ -247,6 +250,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
       for (const host of tail) {
         const message = codec.decode(host, context);
         message.id = freshId(message.id);
+        message.timestamp = new Date(clock()).toISOString();
         decoded.set(message.id, message);
         origin.set(message.id, host);
         history.push(message);

@@ -71,6 +71,7 @@ export function createLangChainConversation(options: LangChainContextOptions): H
     codec: langChainCodec,
     createManager: () => createContextManager(managerOptions(options)),
     idPrefix: "langchain",
+    ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
 }
