@@ -85,6 +85,35 @@ export interface ConvertOptions {
 type Report = (shape: string, detail: string) => void;
 
 const OPAQUE_MESSAGE = "langchain-message";
+/** Unforget's marks on a message, carried in `additional_kwargs.unforget` (as `lc_source` marks LangChain's summaries). */
+const MESSAGE_FLAGS = ["isMeta", "isObservation", "isCompactSummary"] as const;
+type MessageFlag = (typeof MESSAGE_FLAGS)[number];
+
+/** Takes Unforget's marks out of a message's `additional_kwargs` (the stash keeps the rest). */
+function takeFlags(fields: Record<string, unknown>): MessageFlag[] {
+  const kwargs = fields.additional_kwargs;
+  if (!isRecord(kwargs) || !isRecord(kwargs.unforget)) return [];
+  const marks = kwargs.unforget;
+  const flags = MESSAGE_FLAGS.filter((flag) => marks[flag] === true);
+  if (flags.length === 0 || Object.keys(marks).length !== flags.length) return [];
+  const { unforget: _marks, ...rest } = kwargs;
+  if (Object.keys(rest).length > 0) fields.additional_kwargs = rest;
+  else delete fields.additional_kwargs;
+  return flags;
+}
+
+/** Puts Unforget's marks of a message into its `additional_kwargs` (those its LangChain type does not imply). */
+function giveFlags(
+  fields: Record<string, unknown>,
+  message: Message,
+  stash: LangChainMessageStash | undefined,
+): void {
+  const implied = stash && ["system", "generic", "function"].includes(stash.type);
+  const flags = MESSAGE_FLAGS.filter((flag) => message[flag] === true && !(flag === "isMeta" && implied));
+  if (flags.length === 0) return;
+  const kwargs = isRecord(fields.additional_kwargs) ? fields.additional_kwargs : {};
+  fields.additional_kwargs = { ...kwargs, unforget: Object.fromEntries(flags.map((flag) => [flag, true])) };
+}
 const MESSAGE_FIELDS = [
   "id",
   "name",
@@ -411,6 +440,7 @@ export function decodeLangChainMessage(message: BaseMessage, report: Report = ()
     });
   }
   const stash: LangChainMessageStash = { type: type!, fields: fieldsOf(message) };
+  const flags = takeFlags(stash.fields);
   if (isBaseMessageChunk(message)) stash.chunk = true;
   const content = message.content as unknown;
   if (typeof content === "string") stash.text = true;
@@ -438,6 +468,7 @@ export function decodeLangChainMessage(message: BaseMessage, report: Report = ()
   const init: Parameters<typeof createMessage>[2] = { metadata: { langchain: stash } };
   if (typeof message.id === "string") init.id = message.id;
   if (type === "system" || type === "generic" || type === "function") init.isMeta = true;
+  for (const flag of flags) init[flag] = true;
   if (type === "ai") {
     const usage = usageFromLangChain(message);
     if (usage) init.usage = usage;
@@ -529,6 +560,7 @@ export function encodeLangChainMessage(message: Message): BaseMessage[] {
     ? (message.metadata.langchain as unknown as LangChainMessageStash)
     : undefined;
   const fields: Record<string, unknown> = stash ? { ...stash.fields } : { id: message.id };
+  giveFlags(fields, message, stash);
   if (message.role === "assistant") {
     const toolCalls: { call: Record<string, unknown>; index: number }[] = [];
     const content: Block[] = [];
