@@ -197,10 +197,50 @@ export async function printReplayTables(policies: readonly HostPolicy[]): Promis
 }
 
 /** Median and 95th percentile of a list of timings. */
-export function percentiles(values: readonly number[]): { median: number; p95: number } {
+function percentiles(values: readonly number[]): { median: number; p95: number } {
   const sorted = [...values].sort((a, b) => a - b);
   return {
     median: sorted[Math.floor(sorted.length / 2)] ?? 0,
     p95: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0,
   };
+}
+
+/** The ladder itself, the row every adapter row is read against. */
+export const nativeLadder: HostPolicy = {
+  name: "unforget (default ladder)",
+  create(window, clock) {
+    const manager = createContextManager({
+      model: "replay",
+      limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
+      clock,
+    });
+    return {
+      async prepare(history) {
+        const prepared = await manager.prepare(history);
+        return { messages: prepared.messages, actions: prepared.actions };
+      },
+      async recover(error) {
+        const prepared = await manager.recover(error);
+        return { messages: prepared.messages, actions: prepared.actions };
+      },
+    };
+  },
+};
+
+/** Prints the overhead table: the adapter's step, the manager alone on the same conversation, their difference. */
+export function printOverhead(
+  title: string,
+  step: string,
+  adapter: readonly number[],
+  bare: readonly number[],
+): void {
+  const fmt = (value: number) => value.toFixed(3);
+  const a = percentiles(adapter);
+  const b = percentiles(bare);
+  console.log(`#### ${title}\n`);
+  console.log("| measure | median | p95 |");
+  console.log("| --- | --- | --- |");
+  console.log(`| ${step} (adapter + ContextManager.prepare) | ${fmt(a.median)} ms | ${fmt(a.p95)} ms |`);
+  console.log(`| ContextManager.prepare alone, same conversation | ${fmt(b.median)} ms | ${fmt(b.p95)} ms |`);
+  console.log(`| the adapter's own overhead (difference of medians) | ${fmt(a.median - b.median)} ms | |`);
 }

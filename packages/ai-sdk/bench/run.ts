@@ -2,10 +2,17 @@ import { cpus } from "node:os";
 import { performance } from "node:perf_hooks";
 import { createContextManager, createExtractiveSummarizer, type LayerReport } from "@unforget/compact";
 import type { Message, RequestMessage, Usage } from "@unforget/core";
+import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import { estimateMessageTokens } from "@unforget/tokens";
 import { type ModelMessage, pruneMessages } from "ai";
 import { createAiSdkContext, fromModelMessages, toModelMessages } from "../src/index.ts";
-import { type HostPolicy, percentiles, printReplayTables, thresholdFor } from "./replay-rows.ts";
+import {
+  type HostPolicy,
+  nativeLadder,
+  printOverhead,
+  printReplayTables,
+  thresholdFor,
+} from "./replay-rows.ts";
 
 /**
  * The AI SDK adapter's benchmark: its own overhead per step at a 100K-token context, and the compaction replay's
@@ -101,26 +108,7 @@ function carryForward(step: Step): ReturnType<HostPolicy["create"]> {
 }
 
 const policies: HostPolicy[] = [
-  {
-    name: "unforget (default ladder)",
-    create(window, clock) {
-      const manager = createContextManager({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
-        clock,
-      });
-      return {
-        async prepare(history) {
-          const prepared = await manager.prepare(history);
-          return { messages: prepared.messages, actions: prepared.actions };
-        },
-        async recover(error) {
-          const prepared = await manager.recover(error);
-          return { messages: prepared.messages, actions: prepared.actions };
-        },
-      };
-    },
-  },
+  nativeLadder,
   {
     name: "AI SDK + Unforget (prepareStep)",
     create(window, clock) {
@@ -172,12 +160,7 @@ function conversation(tokens: number, from = 0): ModelMessage[] {
 }
 
 function toolRound(index: number, tokens: number): { messages: ModelMessage[]; tokens: number } {
-  const lines: string[] = [];
-  let state = index * 7919 + 1;
-  for (let line = 0; line * 9 < tokens; line++) {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    lines.push(`  parse_${line}(value_${state % 997}, index_${index}); // layer ${(state >> 8) % 97}`);
-  }
+  const output = syntheticToolOutput(index, tokens);
   const messages: ModelMessage[] = [
     {
       role: "assistant",
@@ -197,7 +180,7 @@ function toolRound(index: number, tokens: number): { messages: ModelMessage[]; t
           type: "tool-result",
           toolCallId: `call_${index}`,
           toolName: "read",
-          output: { type: "text", value: lines.join("\n") },
+          output: { type: "text", value: output },
         },
       ],
     },
@@ -254,24 +237,16 @@ async function measureOverhead(steps = 300) {
     await manager.prepare(history);
     bare.push(performance.now() - started);
   }
-  return { adapter: percentiles(adapter), bare: percentiles(bare), messages: initial.length };
+  return { adapter, bare, messages: initial.length };
 }
 
-const fmt = (value: number) => value.toFixed(3);
-
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}\n`);
-console.log("#### prepareStep per step at a 100K-token context (nothing fires)\n");
 const overhead = await measureOverhead();
-console.log("| measure | median | p95 |");
-console.log("| --- | --- | --- |");
-console.log(
-  `| prepareStep (adapter + ContextManager.prepare) | ${fmt(overhead.adapter.median)} ms | ${fmt(overhead.adapter.p95)} ms |`,
-);
-console.log(
-  `| ContextManager.prepare alone, same conversation | ${fmt(overhead.bare.median)} ms | ${fmt(overhead.bare.p95)} ms |`,
-);
-console.log(
-  `| the adapter's own overhead (difference of medians) | ${fmt(overhead.adapter.median - overhead.bare.median)} ms | |`,
+printOverhead(
+  "prepareStep per step at a 100K-token context (nothing fires)",
+  "prepareStep",
+  overhead.adapter,
+  overhead.bare,
 );
 console.log(`\n(${overhead.messages} AI SDK messages at the start, 300 steps of one tool round each.)`);
 

@@ -6,13 +6,14 @@ import {
   type PostCompactEvent,
   type PreCompactEvent,
 } from "@unforget/hooks";
+import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import type { ModelMessage } from "ai";
 import * as ai7 from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import * as ai6 from "ai-v6";
 import { MockLanguageModelV3 } from "ai-v6/test";
 import { describe, expect, it } from "vitest";
-import { createScriptedModel, type ScriptedCall, toolOutput } from "./__fixtures__/scripted-model.ts";
+import { createScriptedModel, type ScriptedCall } from "./__fixtures__/scripted-model.ts";
 import { createAiSdkContext } from "./ai-sdk-context.ts";
 import { fromModelMessages } from "./convert-model-messages.ts";
 
@@ -83,7 +84,7 @@ async function runLoop(
     [toolName]: api.tool({
       description: "Reads a file",
       inputSchema: api.jsonSchema({ type: "object", properties: { path: { type: "string" } } }),
-      execute: async () => toolOutput(++outputs, 600),
+      execute: async () => syntheticToolOutput(++outputs, 600),
     } as never),
   };
   let history: ModelMessage[] = [];

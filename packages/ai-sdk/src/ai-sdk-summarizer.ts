@@ -40,11 +40,7 @@ export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summariz
     model: id,
     providerId,
     ...(options.fallbackMaxTokens !== undefined ? { fallbackMaxTokens: options.fallbackMaxTokens } : {}),
-    async send(request, requestOptions) {
-      const system =
-        typeof request.system === "string"
-          ? request.system
-          : request.system?.map((block) => block.text).join("\n");
+    async send(request, requestOptions, system) {
       // The fork's tools are offered so that the request keeps the loop's cache prefix; none has an `execute`.
       const tools: ToolSet | undefined = request.tools
         ? Object.fromEntries(

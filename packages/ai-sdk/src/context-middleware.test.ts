@@ -1,5 +1,6 @@
 import { createExtractiveSummarizer, type LayerReport } from "@unforget/compact";
 import { PromptTooLongError } from "@unforget/core";
+import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import * as ai7 from "ai";
 import {
   APICallError,
@@ -19,7 +20,6 @@ import {
   isSummaryRequest,
   promptTokens,
   summaryReply,
-  toolOutput,
 } from "./__fixtures__/scripted-model.ts";
 import { createAiSdkContext } from "./ai-sdk-context.ts";
 import { createAiSdkSummarizer } from "./ai-sdk-summarizer.ts";
@@ -40,7 +40,7 @@ const readTool = (api: LoopApi) => {
     Read: api.tool({
       description: "Reads a file",
       inputSchema: api.jsonSchema({ type: "object", properties: { path: { type: "string" } } }),
-      execute: async () => toolOutput(++outputs, 600),
+      execute: async () => syntheticToolOutput(++outputs, 600),
     }),
   };
 };
@@ -204,7 +204,7 @@ describe("createAiSdkSummarizer", () => {
             type: "object",
             properties: { part: { type: "number" } },
           }),
-          execute: async () => toolOutput(++outputs, 800),
+          execute: async () => syntheticToolOutput(++outputs, 800),
         }),
       },
       messages: [{ role: "user", content: "Request 0: do sixty parts." }] satisfies ModelMessage[],

@@ -16,11 +16,11 @@ export interface RequestSummarizerOptions {
   /** Shown in errors and reports ("ai-sdk:anthropic", "langchain:claude-…"). */
   providerId: string;
   /**
-   * Called for each summary request; resolves to the whole response. Rejects with `PromptTooLongError` when the
-   * model refused the input as too long (the summariser then truncates the head and retries), else with a typed
-   * `UnforgetError` (`ProviderRequestError` when it may be retried).
+   * Called for each summary request, with its system prompt as one text; resolves to the whole response. Rejects
+   * with `PromptTooLongError` when the model refused the input as too long (the summariser then truncates the head
+   * and retries), else with a typed `UnforgetError` (`ProviderRequestError` when it may be retried).
    */
-  send(request: ModelRequest, options: RequestOptions): Promise<ModelResponse>;
+  send(request: ModelRequest, options: RequestOptions, system: string | undefined): Promise<ModelResponse>;
   /** Output limit of the plain fallback call; default 20,000. */
   fallbackMaxTokens?: number;
 }
@@ -31,6 +31,14 @@ export interface RequestSummarizerOptions {
  * model, a LangChain chat model. Nothing is streamed: each request resolves whole.
  */
 export function createRequestSummarizer(options: RequestSummarizerOptions): Summarizer {
+  const send = (request: ModelRequest, requestOptions: RequestOptions) =>
+    options.send(
+      request,
+      requestOptions,
+      typeof request.system === "string"
+        ? request.system
+        : request.system?.map((block) => block.text).join("\n"),
+    );
   const provider: ModelProvider = {
     specificationVersion: PROVIDER_SPECIFICATION_VERSION,
     providerId: options.providerId,
@@ -41,11 +49,11 @@ export function createRequestSummarizer(options: RequestSummarizerOptions): Summ
       promptCaching: false,
       thinking: false,
     },
-    createMessage: (request, requestOptions = {}) => options.send(request, requestOptions),
+    createMessage: (request, requestOptions = {}) => send(request, requestOptions),
     streamMessage(request, requestOptions = {}) {
       let response: Promise<ModelResponse> | undefined;
       const finalResponse = () => {
-        response ??= options.send(request, requestOptions);
+        response ??= send(request, requestOptions);
         return response;
       };
       return {

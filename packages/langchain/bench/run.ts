@@ -11,11 +11,13 @@ import {
 import type { ChatResult } from "@langchain/core/outputs";
 import { createContextManager, createExtractiveSummarizer, type LayerReport } from "@unforget/compact";
 import type { Message, RequestMessage } from "@unforget/core";
+import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import { estimateMessageTokens } from "@unforget/tokens";
 import { countTokensApproximately, summarizationMiddleware } from "langchain";
 import {
   type HostPolicy,
-  percentiles,
+  nativeLadder,
+  printOverhead,
   printReplayTables,
   thresholdFor,
 } from "../../ai-sdk/bench/replay-rows.ts";
@@ -132,26 +134,7 @@ function summaryReport(inputTokens: number): LayerReport {
 }
 
 const policies: HostPolicy[] = [
-  {
-    name: "unforget (default ladder)",
-    create(window, clock) {
-      const manager = createContextManager({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
-        clock,
-      });
-      return {
-        async prepare(history) {
-          const prepared = await manager.prepare(history);
-          return { messages: prepared.messages, actions: prepared.actions };
-        },
-        async recover(error) {
-          const prepared = await manager.recover(error);
-          return { messages: prepared.messages, actions: prepared.actions };
-        },
-      };
-    },
-  },
+  nativeLadder,
   {
     name: "LangChain + Unforget (createAgent middleware)",
     create(window, clock) {
@@ -215,12 +198,7 @@ function agentConversation(tokens: number): BaseMessage[] {
 }
 
 function toolRound(index: number, tokens: number): BaseMessage[] {
-  const lines: string[] = [];
-  let state = index * 7919 + 1;
-  for (let line = 0; line * 9 < tokens; line++) {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    lines.push(`  parse_${line}(value_${state % 997}, index_${index}); // layer ${(state >> 8) % 97}`);
-  }
+  const output = syntheticToolOutput(index, tokens);
   return [
     new AIMessage({
       id: `ai_${index}`,
@@ -230,7 +208,7 @@ function toolRound(index: number, tokens: number): BaseMessage[] {
       ],
       usage_metadata: { input_tokens: 100_000, output_tokens: 30, total_tokens: 100_030 },
     }),
-    new ToolMessage({ id: `tool_${index}`, content: lines.join("\n"), tool_call_id: `call_${index}` }),
+    new ToolMessage({ id: `tool_${index}`, content: output, tool_call_id: `call_${index}` }),
   ];
 }
 
@@ -264,26 +242,16 @@ async function measureOverhead(calls = 300) {
     await manager.prepare(history);
     bare.push(performance.now() - started);
   }
-  return { adapter: percentiles(adapter), bare: percentiles(bare) };
+  return { adapter, bare };
 }
 
-const fmt = (value: number) => value.toFixed(3);
-
 console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}\n`);
-console.log(
-  "#### The createAgent middleware's beforeModel per model call at a 100K-token context (nothing fires)\n",
-);
 const overhead = await measureOverhead();
-console.log("| measure | median | p95 |");
-console.log("| --- | --- | --- |");
-console.log(
-  `| beforeModel (adapter + ContextManager.prepare) | ${fmt(overhead.adapter.median)} ms | ${fmt(overhead.adapter.p95)} ms |`,
-);
-console.log(
-  `| ContextManager.prepare alone, same conversation | ${fmt(overhead.bare.median)} ms | ${fmt(overhead.bare.p95)} ms |`,
-);
-console.log(
-  `| the adapter's own overhead (difference of medians) | ${fmt(overhead.adapter.median - overhead.bare.median)} ms | |`,
+printOverhead(
+  "The createAgent middleware's beforeModel per model call at a 100K-token context (nothing fires)",
+  "beforeModel",
+  overhead.adapter,
+  overhead.bare,
 );
 
 await printReplayTables(policies);

@@ -8,6 +8,7 @@ import {
   type PostCompactEvent,
   type PreCompactEvent,
 } from "@unforget/hooks";
+import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -15,7 +16,6 @@ import {
   createScriptedChatModel,
   messagesTokens,
   type ScriptedCall,
-  toolOutput,
 } from "./__fixtures__/scripted-chat-model.ts";
 import { createContextMiddleware, REMOVE_ALL_MESSAGES } from "./context-middleware.ts";
 import { createContextTrimmer } from "./context-trimmer.ts";
@@ -61,7 +61,7 @@ async function runAgent(
     },
   });
   let outputs = 0;
-  const readTool = tool(async () => toolOutput(++outputs, 600), {
+  const readTool = tool(async () => syntheticToolOutput(++outputs, 600), {
     name: toolName,
     description: "Reads a file",
     schema: z.object({ path: z.string() }),
@@ -173,7 +173,7 @@ describe("createContextMiddleware in createAgent", () => {
       },
     });
     let outputs = 0;
-    const readTool = tool(async () => toolOutput(++outputs, 600), {
+    const readTool = tool(async () => syntheticToolOutput(++outputs, 600), {
       name: "Read",
       description: "Reads a file",
       schema: z.object({ path: z.string() }),
@@ -196,7 +196,7 @@ describe("createContextMiddleware in createAgent", () => {
 describe("createContextTrimmer (LCEL)", () => {
   it("keeps a chain's conversation under the window: trimmer.pipe(model), 150 turns", async () => {
     const { model, calls } = createScriptedChatModel((_messages, call) => ({
-      text: `Answer ${call}: ${toolOutput(call, 300)}`,
+      text: `Answer ${call}: ${syntheticToolOutput(call, 300)}`,
     }));
     const trimmer = createContextTrimmer({
       model: "claude-sonnet-4-5",

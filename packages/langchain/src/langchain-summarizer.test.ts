@@ -1,20 +1,9 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
+import { SUMMARY_SECTIONS } from "@unforget/compact";
 import { PromptTooLongError, ProviderRequestError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { createLangChainSummarizer } from "./langchain-summarizer.ts";
-
-const SECTIONS = [
-  "Primary Request and Intent",
-  "Key Technical Concepts",
-  "Files and Code Sections",
-  "Errors and Fixes",
-  "Problem Solving",
-  "All User Messages",
-  "Pending Tasks",
-  "Current Work",
-  "Optional Next Step",
-];
 
 const request = {
   messages: [
@@ -40,7 +29,7 @@ describe("createLangChainSummarizer", () => {
     let received: BaseMessage[] = [];
     const model = fakeModel().respond((messages) => {
       received = messages;
-      const body = SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- noted`).join("\n");
+      const body = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- noted`).join("\n");
       return new AIMessage({
         content: `<analysis>scratch</analysis><summary>\n${body}\n</summary>`,
         usage_metadata: { input_tokens: 321, output_tokens: 54, total_tokens: 375 },

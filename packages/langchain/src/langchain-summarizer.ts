@@ -36,11 +36,7 @@ export function createLangChainSummarizer(options: LangChainSummarizerOptions): 
     model: id,
     providerId,
     ...(options.fallbackMaxTokens !== undefined ? { fallbackMaxTokens: options.fallbackMaxTokens } : {}),
-    async send(request, requestOptions) {
-      const system =
-        typeof request.system === "string"
-          ? request.system
-          : request.system?.map((block) => block.text).join("\n");
+    async send(request, requestOptions, system) {
       const messages: BaseMessage[] = toLangChainMessages(request.messages as Message[]);
       if (system) messages.unshift(new SystemMessage(system));
       try {

@@ -101,17 +101,6 @@ export function createScriptedModel(
   return { model, calls };
 }
 
-/** A tool output of about `tokens` tokens: varied, code-like lines. */
-export function toolOutput(index: number, tokens: number): string {
-  const lines: string[] = [];
-  let state = index * 7919 + 1;
-  for (let line = 0; line * 9 < tokens; line++) {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    lines.push(`  parse_${line}(value_${state % 997}, index_${index}); // layer ${(state >> 8) % 97}`);
-  }
-  return lines.join("\n");
-}
-
 /** True when the prompt is a compaction request (its last message asks for the nine-section summary). */
 export function isSummaryRequest(prompt: readonly ModelMessage[]): boolean {
   return JSON.stringify(prompt.slice(-1)).includes("<summary> tags");
