@@ -179,3 +179,33 @@ describe.each(majors)("createAiSdkContext on the $name", (major) => {
     expect(compacted.some((event) => event.layer === "full")).toBe(true);
   });
 });
+
+describe("createAiSdkContext with shapes it does not know", () => {
+  it("passes an unknown part through untouched, step after step, and reports it once", async () => {
+    const events: HostEvent[] = [];
+    const context = createAiSdkContext({
+      model: "claude-sonnet-4-5",
+      limits: { contextWindow: 32_000, maxOutputTokens: 4_000 },
+      onEvent: (event) => {
+        if (event.type === "unknown-shape") events.push(event);
+      },
+    });
+    const mystery = { type: "mystery", payload: { kept: true } };
+    let messages = [
+      { role: "user", content: [{ type: "text", text: "hi" }, mystery] },
+    ] as unknown as ModelMessage[];
+    for (let step = 0; step < 3; step++) {
+      const result = await context.prepareStep({ messages, steps: [] });
+      messages = [
+        ...(result.messages ?? messages),
+        { role: "assistant", content: [{ type: "text", text: `answer ${step}` }, { ...mystery }] },
+        { role: "user", content: `next ${step}` },
+      ] as unknown as ModelMessage[];
+      expect((messages[0]!.content as unknown[])[1]).toBe(mystery);
+    }
+    expect(events).toEqual([
+      expect.objectContaining({ type: "unknown-shape", shape: "user part mystery" }),
+      expect.objectContaining({ type: "unknown-shape", shape: "assistant part mystery" }),
+    ]);
+  });
+});
