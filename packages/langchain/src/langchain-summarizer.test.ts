@@ -1,8 +1,9 @@
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { SUMMARY_SECTIONS } from "@unforget/compact";
 import { PromptTooLongError, ProviderRequestError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
+import { createContextTrimmer } from "./context-trimmer.ts";
 import { createLangChainSummarizer } from "./langchain-summarizer.ts";
 
 const request = {
@@ -56,5 +57,33 @@ describe("createLangChainSummarizer", () => {
       name: "CompactionFailedError",
       cause: expect.any(ProviderRequestError),
     });
+  });
+});
+
+describe("a chat model given as the adapters' model", () => {
+  it("writes the summaries of the conversation it answers", async () => {
+    const sections = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- noted`).join("\n");
+    const model = fakeModel();
+    for (let call = 0; call < 200; call++)
+      model.respond((messages) =>
+        JSON.stringify(messages.at(-1)?.content).includes("<summary> tags")
+          ? new AIMessage(`<summary>\n${sections}\n</summary>`)
+          : new AIMessage(`Answer ${call}: ${"detail ".repeat(500)}`),
+      );
+    const layers: { layer: string; summarizer?: string }[] = [];
+    const trimmer = createContextTrimmer({
+      model,
+      limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
+      onEvent: (event) => {
+        if (event.type === "layer") layers.push(event);
+      },
+    });
+    const chain = trimmer.pipe(model);
+    const history: BaseMessage[] = [];
+    for (let turn = 0; turn < 30; turn++) {
+      history.push(new HumanMessage(`Question ${turn}`));
+      history.push(await chain.invoke(history));
+    }
+    expect(layers.some((layer) => layer.layer === "full" && layer.summarizer === "model")).toBe(true);
   });
 });
