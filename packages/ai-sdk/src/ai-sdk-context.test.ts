@@ -145,39 +145,47 @@ function checkLoop({ context, calls, users, layers, events }: LoopResult): void 
   }
 }
 
+/** A 300-step loop takes a few seconds on an idle machine and several times that on a loaded one. */
+const LOOP_TIMEOUT = 120_000;
+
 describe.each(majors)("createAiSdkContext on the $name", (major) => {
   it.each(["generateText", "streamText"] as const)(
     "%s: a 300-step tool loop across a 32K window stays under the window and keeps every user message",
     async (mode) => {
       checkLoop(await runLoop(major, mode));
     },
+    LOOP_TIMEOUT,
   );
 
-  it("fires a PreCompact plugin on the hook bus inside the AI SDK's loop", async () => {
-    const hooks = createSessionHooks({ sessionId: "ai-sdk-loop" });
-    const fired: PreCompactEvent[] = [];
-    const compacted: PostCompactEvent[] = [];
-    applyPlugins(hooks, [
-      {
-        name: "keep-the-requests",
-        apply(bus) {
-          bus.preCompact.tapPromise("keep-the-requests", async (result, event) => {
-            fired.push(event);
-            return { ...result, instructions: `${result.instructions}\nKeep every numbered request.` };
-          });
-          bus.postCompact.tapPromise("keep-the-requests", async (event) => {
-            compacted.push(event);
-          });
+  it(
+    "fires a PreCompact plugin on the hook bus inside the AI SDK's loop",
+    async () => {
+      const hooks = createSessionHooks({ sessionId: "ai-sdk-loop" });
+      const fired: PreCompactEvent[] = [];
+      const compacted: PostCompactEvent[] = [];
+      applyPlugins(hooks, [
+        {
+          name: "keep-the-requests",
+          apply(bus) {
+            bus.preCompact.tapPromise("keep-the-requests", async (result, event) => {
+              fired.push(event);
+              return { ...result, instructions: `${result.instructions}\nKeep every numbered request.` };
+            });
+            bus.postCompact.tapPromise("keep-the-requests", async (event) => {
+              compacted.push(event);
+            });
+          },
         },
-      },
-    ]);
-    // Results of a tool the cheap layers may not clear: only a summary makes room.
-    const loop = await runLoop(major, "generateText", { hooks, tool: "Task" });
-    checkLoop(loop);
-    expect(fired.length).toBeGreaterThan(0);
-    expect(fired[0]).toMatchObject({ sessionId: "ai-sdk-loop", trigger: "auto" });
-    expect(compacted.some((event) => event.layer === "full")).toBe(true);
-  });
+      ]);
+      // Results of a tool the cheap layers may not clear: only a summary makes room.
+      const loop = await runLoop(major, "generateText", { hooks, tool: "Task" });
+      checkLoop(loop);
+      expect(fired.length).toBeGreaterThan(0);
+      expect(fired[0]).toMatchObject({ sessionId: "ai-sdk-loop", trigger: "auto" });
+      expect(compacted.some((event) => event.layer === "full")).toBe(true);
+    },
+    LOOP_TIMEOUT,
+  );
 });
 
 describe("createAiSdkContext with shapes it does not know", () => {
