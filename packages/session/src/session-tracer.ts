@@ -3,7 +3,14 @@ import type { StopReason, Usage } from "@unforget/core";
 /** What a span is about, with what the loop knows when it starts; a tracer maps it to its attribute names. */
 export type SessionSpanStart =
   | { kind: "turn"; sessionId: string; model: string; providerId: string }
-  | { kind: "model-call"; sessionId: string; model: string; providerId: string; maxTokens: number; turn: number }
+  | {
+      kind: "model-call";
+      sessionId: string;
+      model: string;
+      providerId: string;
+      maxTokens: number;
+      turn: number;
+    }
   | { kind: "tool-call"; sessionId: string; toolName: string; toolUseId: string }
   | {
       kind: "compaction";
