@@ -65,12 +65,12 @@ describe("the loop", () => {
       text: "It said hi.",
     });
 
-    const [first, second] = modelCalls(fake);
-    expect(first?.system).toEqual([
+    const [first = {}, second = {}] = modelCalls(fake);
+    expect(first.system).toEqual([
       { type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } },
     ]);
-    expect((first?.tools as { name: string }[]).map((tool) => tool.name)).toEqual(["echo"]);
-    const lastSent = (second?.messages as { role: string; content: unknown[] }[]).at(-1);
+    expect((first.tools as { name: string }[]).map((tool) => tool.name)).toEqual(["echo"]);
+    const lastSent = (second.messages as { role: string; content: unknown[] }[]).at(-1);
     expect(lastSent?.role).toBe("user");
     expect(lastSent?.content[0]).toMatchObject({
       type: "tool_result",

@@ -381,7 +381,7 @@ export class SessionRuntime {
 
   async #answerDanglingToolUses(): Promise<void> {
     const last = this.conversation.at(-1);
-    if (!last || last.role !== "assistant") return;
+    if (last?.role !== "assistant") return;
     const uses = getToolUses(last);
     if (uses.length === 0) return;
     await this.append(
