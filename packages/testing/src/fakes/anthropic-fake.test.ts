@@ -20,11 +20,17 @@ const BODY = {
   messages: [{ role: "user", content: "Weather in Paris?" }],
 };
 
-function post(path: string, body: unknown, headers: Record<string, string> = { "x-api-key": "k" }) {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { "x-api-key": "k" },
+  signal?: AbortSignal,
+) {
   return fetch(`${fake.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
   });
 }
 
@@ -159,5 +165,26 @@ describe("startAnthropicFake", () => {
     } finally {
       fake.setResponder(undefined);
     }
+  });
+
+  it("streams the first events of a reply and then hangs until the client cancels", async () => {
+    fake.enqueue({ kind: "reply", text: "Never finished.", hangAfterEvents: 2 });
+    const controller = new AbortController();
+    const response = await post(
+      "/v1/messages",
+      { ...BODY, stream: true },
+      { "x-api-key": "k" },
+      controller.signal,
+    );
+    const reader = response.body!.getReader();
+    let received = "";
+    while (!received.includes("content_block_start")) {
+      const { value } = await reader.read();
+      received += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await expect(reader.read()).rejects.toThrow();
+    expect(received).toContain("message_start");
+    expect(received).not.toContain("message_stop");
   });
 });

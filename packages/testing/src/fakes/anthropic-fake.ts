@@ -173,7 +173,12 @@ class AnthropicFakeHandler {
     response: ServerResponse,
   ): Promise<void> {
     if (!isStream) return sendJson(response, 200, this.replies.message(wire, reply));
-    await writeStream(response, this.replies.frames(wire, reply), reply.delayMs ?? 0);
+    const frames = this.replies.frames(wire, reply);
+    if (reply.hangAfterEvents !== undefined) {
+      await writeStream(response, frames.slice(0, reply.hangAfterEvents), reply.delayMs ?? 0);
+      return hangUntilClosed(response);
+    }
+    await writeStream(response, frames, reply.delayMs ?? 0);
     response.end();
   }
 

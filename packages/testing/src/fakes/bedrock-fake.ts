@@ -221,7 +221,12 @@ class BedrockFakeHandler {
 
   private async answer(isStream: boolean, reply: FakeReply, counted: number, response: Response) {
     if (isStream) {
-      await writeEventStream(response, this.replies.streamEvents(reply, counted), reply.delayMs);
+      const events = this.replies.streamEvents(reply, counted);
+      if (reply.hangAfterEvents !== undefined) {
+        await writeEventStream(response, events.slice(0, reply.hangAfterEvents), reply.delayMs);
+        return hangUntilClosed(response);
+      }
+      await writeEventStream(response, events, reply.delayMs);
       response.end();
       return;
     }

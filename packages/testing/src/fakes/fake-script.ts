@@ -23,6 +23,11 @@ export interface FakeReply {
   usage?: Partial<Usage>;
   /** Wait this long before answering (or between stream frames, for streams). */
   delayMs?: number;
+  /**
+   * For a stream: send this many of the reply's events, then hang until the client cancels (or the server
+   * closes), so a test can abort in the middle of a stream without racing a timer. Ignored without a stream.
+   */
+  hangAfterEvents?: number;
   /** Extra raw content blocks (provider wire format) appended verbatim, to test unknown-block preservation. */
   rawBlocks?: unknown[];
 }

@@ -167,11 +167,14 @@ class VertexFakeHandler {
     }
     if (streaming) {
       writeStreamHead(response);
-      for (const chunk of buildChunks(model, step, counted, responseId)) {
+      const chunks = buildChunks(model, step, counted, responseId);
+      const hangAfter = step.hangAfterEvents;
+      for (const chunk of hangAfter === undefined ? chunks : chunks.slice(0, hangAfter)) {
         if (response.destroyed) return;
         writeData(response, chunk);
         if (step.delayMs) await delay(step.delayMs);
       }
+      if (hangAfter !== undefined) return hangUntilClosed(response);
       response.end();
       return;
     }
