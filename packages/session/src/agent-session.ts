@@ -182,27 +182,31 @@ async function openSession(
         sessionId: runtime.sessionId,
         prompt: typeof prompt === "string" ? prompt : getMessageText({ content: prompt }),
       });
-      const done = runTurn(runtime, prompt, {
-        signal: controller.signal,
-        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-      });
-      const settled = done.then(
-        (result) => {
-          endTurnSpan(runtime, { stopReason: result.stopReason, turns: result.turns, usage: result.usage });
-          channel.close();
-        },
-        (error: unknown) => {
-          endTurnSpan(runtime, { error, isError: true });
-          channel.fail(error);
-        },
-      );
-      running = { controller, done: settled };
-      void settled.finally(() => {
+      const cleanup = () => {
         outer?.removeEventListener("abort", onAbort);
         runtime.emit = () => {};
         runtime.turnSpan = undefined;
         running = undefined;
-      });
+      };
+      // The session is free again before the outcome is visible (result() or the end of the iteration).
+      const done = runTurn(runtime, prompt, {
+        signal: controller.signal,
+        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+      }).then(
+        (result) => {
+          endTurnSpan(runtime, { stopReason: result.stopReason, turns: result.turns, usage: result.usage });
+          cleanup();
+          channel.close();
+          return result;
+        },
+        (error: unknown) => {
+          endTurnSpan(runtime, { error, isError: true });
+          cleanup();
+          channel.fail(error);
+          throw error;
+        },
+      );
+      running = { controller, done: done.catch(() => undefined) };
       // The outcome is read through result() or the iteration; an unread failure is not an unhandled rejection.
       done.catch(() => {});
       return {

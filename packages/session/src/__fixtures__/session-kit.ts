@@ -104,3 +104,24 @@ export function modelCalls(fake: {
     .filter((request) => request.operation !== "count_tokens" && request.operation !== "countTokens")
     .map((request) => request.body as Record<string, unknown>);
 }
+
+/** A compaction summary in the nine sections a model summary must have. */
+export function summaryText(note: string): string {
+  const sections = [
+    "Primary Request and Intent",
+    "Key Technical Concepts",
+    "Files and Code Sections",
+    "Errors and Fixes",
+    "Problem Solving",
+    "All User Messages",
+    "Pending Tasks",
+    "Current Work",
+    "Optional Next Step",
+  ];
+  return `<summary>\n${sections.map((title, index) => `${index + 1}. ${title}:\n${note}`).join("\n\n")}\n</summary>`;
+}
+
+/** True for a model call that asks for a compaction summary (its last user text is the compaction prompt). */
+export function isSummaryRequest(body: unknown): boolean {
+  return JSON.stringify(body).includes("a tool call would waste it");
+}

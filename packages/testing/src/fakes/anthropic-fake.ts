@@ -97,7 +97,7 @@ class AnthropicFakeHandler {
     if (step?.kind === "hang") return hangUntilClosed(response, recorded);
     if (step?.delayMs) await delay(step.delayMs);
     if (counting) return this.countTokens(wire, step, response);
-    return this.modelCall(operation === "stream", wire, step ?? this.defaultReply, response);
+    return this.modelCall(operation === "stream", wire, step ?? this.defaultReply, response, recorded);
   }
 
   private model(id: string, response: ServerResponse): void {
@@ -133,6 +133,7 @@ class AnthropicFakeHandler {
     wire: WireBody,
     step: Exclude<AnthropicFakeStep, FakeHang>,
     response: ServerResponse,
+    recorded: RecordedRequest,
   ): Promise<void> {
     const counted = countWireTokens(wire);
     if (step.kind === "error" && isBadSuccess(step)) return this.badSuccess(isStream, wire, step, response);
@@ -163,7 +164,7 @@ class AnthropicFakeHandler {
       response.end();
       return;
     }
-    return this.answer(isStream, wire, step, response);
+    return this.answer(isStream, wire, step, response, recorded);
   }
 
   private async answer(
@@ -171,12 +172,13 @@ class AnthropicFakeHandler {
     wire: WireBody,
     reply: AnthropicFakeReply,
     response: ServerResponse,
+    recorded?: RecordedRequest,
   ): Promise<void> {
     if (!isStream) return sendJson(response, 200, this.replies.message(wire, reply));
     const frames = this.replies.frames(wire, reply);
     if (reply.hangAfterEvents !== undefined) {
       await writeStream(response, frames.slice(0, reply.hangAfterEvents), reply.delayMs ?? 0);
-      return hangUntilClosed(response);
+      return hangUntilClosed(response, recorded);
     }
     await writeStream(response, frames, reply.delayMs ?? 0);
     response.end();
