@@ -126,8 +126,8 @@ describe("aborts", () => {
 /** Six short exchanges, so that a reactive compaction has history to summarise. */
 async function history(session: Awaited<ReturnType<typeof createAgentSession>>) {
   for (let index = 0; index < 6; index++) {
-    fake.enqueue({ kind: "reply", text: `Answer ${index}: ${"detail ".repeat(40)}` });
-    await session.send(`Question ${index}: ${"context ".repeat(40)}`).result();
+    fake.enqueue({ kind: "reply", text: `Answer ${index}: ${"detail ".repeat(300)}` });
+    await session.send(`Question ${index}: ${"context ".repeat(300)}`).result();
   }
 }
 

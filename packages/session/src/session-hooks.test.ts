@@ -293,8 +293,8 @@ describe("hooks, each at its moment", () => {
       hooks: { plugins: [plugin] },
     });
     for (let index = 0; index < 4; index++) {
-      fake.enqueue({ kind: "reply", text: `Step ${index} done. ${"notes ".repeat(30)}` });
-      await session.send(`Step ${index}. ${"context ".repeat(30)}`).result();
+      fake.enqueue({ kind: "reply", text: `Step ${index} done. ${"notes ".repeat(300)}` });
+      await session.send(`Step ${index}. ${"context ".repeat(300)}`).result();
     }
     fake.enqueue({ kind: "reply", text: summaryText("Four steps of the release.") });
     const report = await session.compact("Focus on the release.");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { findToolPairViolations, type Message, type Tool, type ToolPairViolation } from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { readTranscript } from "@unforget/transcript";
+import { readTranscript, toRequestMessages } from "@unforget/transcript";
 import type { SessionEvent } from "../session-events.ts";
 
 /** A temporary folder, removed by `cleanup`. */
@@ -87,13 +87,21 @@ export async function collect(turn: AsyncIterable<SessionEvent>): Promise<Sessio
   return events;
 }
 
-/** Tool-pair violations of the messages the transcript on disk holds (none for a valid session). */
+/**
+ * Tool-pair violations of the messages the transcript on disk holds, as a provider receives them (neighbours of
+ * the same role merged): none for a valid session.
+ */
 export async function transcriptViolations(
   path: string,
 ): Promise<{ messages: Message[]; violations: ToolPairViolation[] }> {
   const { entries } = await readTranscript(path, { quarantine: false });
   const messages = entries.flatMap((entry) => (entry.type === "message" ? [entry.message] : []));
-  return { messages, violations: findToolPairViolations(messages) };
+  const request = toRequestMessages(messages).map((message, index) => ({
+    ...message,
+    id: `request_${index}`,
+    timestamp: "",
+  }));
+  return { messages, violations: findToolPairViolations(request) };
 }
 
 /** The JSON bodies of the model calls a fake received (not the counts). */
