@@ -2,3 +2,20 @@ export type { SessionSpan, SessionSpanEnd, SessionSpanStart, SessionTracer } fro
 export { noopTracer } from "./session-tracer.ts";
 export type { ToolCallAuthorizer, ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
 export { allowAllToolCalls } from "./tool-authorization.ts";
+export type {
+  CanUseTool,
+  CanUseToolOptions,
+  PermissionDecision,
+  PermissionDecisionReason,
+  PermissionGate,
+  PermissionGateOptions,
+  PermissionMode,
+  PermissionResponse,
+  PermissionRuleLists,
+  PermissionUpdate,
+} from "./permission-gate.ts";
+export { createPermissionGate, PERMISSION_MODES } from "./permission-gate.ts";
+export type { PermissionBehavior, PermissionRule, PermissionRuleSource } from "./permission-rule.ts";
+export { PermissionRuleError, parsePermissionRule } from "./permission-rule.ts";
+export type { LoadedPermissionSettings, LoadPermissionSettingsOptions } from "./permission-settings.ts";
+export { loadPermissionSettings } from "./permission-settings.ts";
