@@ -1,7 +1,3 @@
-export type { SessionSpan, SessionSpanEnd, SessionSpanStart, SessionTracer } from "./session-tracer.ts";
-export { noopTracer } from "./session-tracer.ts";
-export type { ToolCallAuthorizer, ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
-export { allowAllToolCalls } from "./tool-authorization.ts";
 export type {
   CanUseTool,
   CanUseToolOptions,
@@ -19,3 +15,9 @@ export type { PermissionBehavior, PermissionRule, PermissionRuleSource } from ".
 export { PermissionRuleError, parsePermissionRule } from "./permission-rule.ts";
 export type { LoadedPermissionSettings, LoadPermissionSettingsOptions } from "./permission-settings.ts";
 export { loadPermissionSettings } from "./permission-settings.ts";
+export type { SessionSpan, SessionSpanEnd, SessionSpanStart, SessionTracer } from "./session-tracer.ts";
+export { noopTracer } from "./session-tracer.ts";
+export type { ToolCallAuthorizer, ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
+export { allowAllToolCalls } from "./tool-authorization.ts";
+export type { OpenTelemetrySpan, OpenTelemetryTracer, OpenTelemetryTracerOptions } from "./telemetry.ts";
+export { createOpenTelemetryTracer } from "./telemetry.ts";
