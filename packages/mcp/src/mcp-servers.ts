@@ -267,7 +267,8 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
         );
     };
     client.onerror = (error) => {
-      if (connection.client !== client) return;
+      // While connecting, errors end in the failed handshake, which reports them once.
+      if (connection.client !== client || connection.state !== "connected") return;
       emit({
         type: "mcp-server-warning",
         server: connection.server,

@@ -17,7 +17,7 @@ export type { LoadedPermissionSettings, LoadPermissionSettingsOptions } from "./
 export { loadPermissionSettings } from "./permission-settings.ts";
 export type { SessionSpan, SessionSpanEnd, SessionSpanStart, SessionTracer } from "./session-tracer.ts";
 export { noopTracer } from "./session-tracer.ts";
-export type { ToolCallAuthorizer, ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
-export { allowAllToolCalls } from "./tool-authorization.ts";
 export type { OpenTelemetrySpan, OpenTelemetryTracer, OpenTelemetryTracerOptions } from "./telemetry.ts";
 export { createOpenTelemetryTracer } from "./telemetry.ts";
+export type { ToolCallAuthorizer, ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
+export { allowAllToolCalls } from "./tool-authorization.ts";

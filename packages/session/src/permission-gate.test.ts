@@ -233,6 +233,18 @@ describe("modes", () => {
   });
 });
 
+describe("MCP tools", () => {
+  it("ask by default even when the server says they are read-only, and plan mode allows those", async () => {
+    expect(await decide("default", {}, "mcpGet", {})).toEqual({ outcome: "ask", by: "ask" });
+    expect(await decide("plan", {}, "mcpGet", {})).toEqual({ outcome: "ask", by: "ask" });
+    expect(await decide("plan", {}, "mcpCreate", {})).toEqual({ outcome: "deny", by: "mode" });
+    expect(await decide("plan", { allow: ["mcp__github"] }, "mcpGet", {})).toEqual({
+      outcome: "allow",
+      by: "mcp__github",
+    });
+  });
+});
+
 describe("rules", () => {
   it.each<[string, PermissionRuleLists, keyof typeof TOOLS, () => Record<string, unknown>, Outcome, string]>([
     [

@@ -344,7 +344,9 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
         if (allowRule !== undefined) return allow({ type: "rule", rule: allowRule });
         if (outside !== undefined) {
           why = `${what} reaches ${outside}, outside the working directories (${directories.join(", ")}).`;
-        } else if (tool.readOnly === true) {
+        } else if (tool.readOnly === true && !tool.name.startsWith("mcp__")) {
+          // An MCP server's readOnlyHint is the server's claim, not a fact: it lifts plan mode's refusal, and
+          // still asks (the MCP spec says clients must not trust annotations from servers they do not trust).
           return allow({ type: "default", detail: "a read-only tool inside the working directories" });
         } else if (mode === "acceptEdits" && subject?.kind === "path" && subject.access === "write") {
           return allow({ type: "mode", mode });
