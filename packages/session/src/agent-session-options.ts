@@ -4,6 +4,7 @@ import type { CommandHooksPluginOptions, HookCommandSettings, HookError, HookPlu
 import type { ConsentMode, DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
 import type { TaskManager } from "@unforget/tasks";
 import type { AgentDefinition } from "./agent-tool.ts";
+import type { CanUseTool, PermissionGate, PermissionGateOptions } from "./permission-gate.ts";
 import type { SessionTracer } from "./session-tracer.ts";
 import type { ToolCallAuthorizer } from "./tool-authorization.ts";
 
@@ -40,12 +41,15 @@ export interface SessionMemoryOptions {
   dream?: DreamJob;
 }
 
-/** How the session asks the user about a call (the UI's permission prompt). */
-export type CanUseTool = (
-  tool: Tool,
-  input: Record<string, unknown>,
-  options: { signal: AbortSignal; toolUseId: string },
-) => Promise<{ behavior: "allow"; input?: Record<string, unknown> } | { behavior: "deny"; message: string }>;
+/**
+ * Who decides whether a tool call may run: the options of Claude Code's permission model (the session builds the
+ * gate, with its `cwd` and `canUseTool`), a `PermissionGate` the app keeps (to change the mode, add rules), or
+ * any `ToolCallAuthorizer`.
+ */
+export type SessionPermissions =
+  | Omit<PermissionGateOptions, "cwd" | "canUseTool">
+  | PermissionGate
+  | ToolCallAuthorizer;
 
 export interface AgentSessionOptions {
   /** The model provider (`createAnthropicProvider()`, `createProviderFromEnv()`, …). */
@@ -75,9 +79,13 @@ export interface AgentSessionOptions {
   sessionId?: string;
   /** The id of a session in `sessionsDir` to continue: the next request is exactly the one it would have sent. */
   resume?: string;
-  /** The one place the loop asks whether a call may run; default: every call may run (or `canUseTool` decides). */
-  permissions?: ToolCallAuthorizer;
-  /** Asked about each call when no `permissions` are given (a UI's prompt). */
+  /**
+   * Whether each tool call may run; default Claude Code's `default` mode with no rules: read-only tools inside
+   * the working directory run, anything else asks `canUseTool` (and is denied when there is none).
+   * `{ mode: "bypassPermissions" }` runs every call that no deny or ask rule catches.
+   */
+  permissions?: SessionPermissions;
+  /** Asked about a call the rules leave open (the UI's prompt); with the session's own gate only. */
   canUseTool?: CanUseTool;
   /** Most model calls per `send` (default unlimited); the turn then ends with "max_turns" and a valid conversation. */
   maxTurns?: number;
@@ -102,7 +110,10 @@ export interface AgentSessionOptions {
   agents?: Readonly<Record<string, AgentDefinition>>;
   /** How deep sub-agents may nest: 1 (default) lets this session start agents that cannot start their own. */
   maxAgentDepth?: number;
-  /** Spans for each turn, model call, tool call and compaction; default none. */
+  /**
+   * Spans for each turn, model call, tool call and compaction; default OpenTelemetry's global tracer when
+   * `@opentelemetry/api` is installed (no-ops without an SDK), else none.
+   */
   tracer?: SessionTracer;
 }
 

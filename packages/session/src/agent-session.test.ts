@@ -169,6 +169,7 @@ describe("the loop", () => {
       tools: [countingRead, write],
       sessionsDir: dir.path,
       toolTimeoutMs: 20_000,
+      permissions: { mode: "bypassPermissions" },
     });
     fake.enqueue(
       {

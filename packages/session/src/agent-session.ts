@@ -19,9 +19,11 @@ import {
 } from "./agent-tool.ts";
 import { type ContextBreakdown, contextBreakdown } from "./context-breakdown.ts";
 import { EventChannel } from "./event-channel.ts";
+import type { PermissionGate } from "./permission-gate.ts";
 import { runTurn, type TurnResult } from "./run-turn.ts";
 import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
+import { sessionAuthorization } from "./session-permissions.ts";
 import { SessionRuntime } from "./session-runtime.ts";
 import { readSessionEntries } from "./session-transcript.ts";
 
@@ -69,6 +71,8 @@ export interface AgentSession {
   readonly messages: readonly Message[];
   /** The session's hook bus (for hook groups of other packages; plugins go in `options.hooks.plugins`). */
   readonly hooks: SessionHooks;
+  /** The permission gate (mode, rules; `/permissions` changes them here), unless an authorizer was given. */
+  readonly permissions: PermissionGate | undefined;
   /**
    * Sends a prompt and runs the turn: the model is called, and its tools run, until it ends its turn, `maxTurns`
    * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs. Breaking out of the
@@ -113,6 +117,8 @@ async function openSession(
     });
     return [...(options.tools ?? []), agentTool];
   };
+  // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
+  const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), () => current.emit);
   const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
     const resume = source === "resume" ? await readSessionEntries(options.sessionsDir, sessionId) : undefined;
     return SessionRuntime.open(options, {
@@ -120,6 +126,7 @@ async function openSession(
       model,
       startSource: source,
       tools: tools(),
+      authorize: authorization.authorize,
       ...(resume ? { resume } : {}),
       ...(link ? { link } : {}),
     });
@@ -164,6 +171,9 @@ async function openSession(
     },
     get hooks() {
       return current.hooks;
+    },
+    get permissions() {
+      return authorization.gate;
     },
 
     send(prompt, sendOptions = {}) {
@@ -284,11 +294,20 @@ async function runSubAgent(
   const tools = (parentOptions.tools ?? []).filter(
     (tool) => tool.name !== AGENT_TOOL_NAME && (allowed === undefined || allowed.includes(tool.name)),
   );
-  const { memory: _memory, resume: _resume, toolState: _toolState, context, ...inherited } = parentOptions;
+  const {
+    memory: _memory,
+    resume: _resume,
+    toolState: _toolState,
+    canUseTool: _canUseTool,
+    context,
+    ...inherited
+  } = parentOptions;
   const { attachments: _attachments, onEvent: _onEvent, ...childContext } = context ?? {};
   const child = await openSession(
     {
       ...inherited,
+      // The parent's gate decides for its sub-agents too: its rules, its mode, its questions to the user.
+      permissions: parent.authorize,
       context: childContext,
       model: run.definition.model ?? parent.model,
       system: run.definition.prompt,

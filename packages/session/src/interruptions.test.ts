@@ -83,6 +83,7 @@ describe("aborts", () => {
       model: MODEL,
       tools: [waitForAbortTool(() => started()), echoTool],
       sessionsDir: dir.path,
+      permissions: { mode: "bypassPermissions" },
     });
     fake.enqueue({
       kind: "reply",

@@ -59,6 +59,7 @@ function options(sessionsDir: string, extra: Partial<AgentSessionOptions> = {}):
     tools: [echoTool, reportTool],
     sessionsDir,
     context: { limits: { contextWindow: 32_000, maxOutputTokens: 4_000 } },
+    permissions: { mode: "bypassPermissions" },
     ...extra,
   };
 }

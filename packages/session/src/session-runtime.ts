@@ -33,9 +33,10 @@ import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { attachmentToMessage } from "./attachment-message.ts";
 import type { SessionEvent } from "./session-events.ts";
-import { noopTracer, type SessionSpan, type SessionTracer } from "./session-tracer.ts";
+import type { SessionSpan, SessionTracer } from "./session-tracer.ts";
 import { SessionTranscript, transcriptPathOf } from "./session-transcript.ts";
-import { allowAllToolCalls, type ToolCallAuthorizer } from "./tool-authorization.ts";
+import { createOpenTelemetryTracer } from "./telemetry.ts";
+import type { ToolCallAuthorizer } from "./tool-authorization.ts";
 import { ToolInputValidator } from "./tool-input-validator.ts";
 import {
   DEFAULT_MAX_TOOL_CONCURRENCY,
@@ -51,6 +52,9 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 export const INTERRUPTED_TEXT = "[Request interrupted by user]";
 export const INTERRUPTED_FOR_TOOL_USE_TEXT = "[Request interrupted by user for tool use]";
 
+/** OpenTelemetry's global tracer when `@opentelemetry/api` is installed (no-ops without an SDK), else none. */
+const defaultTracer: SessionTracer = createOpenTelemetryTracer();
+
 /** What opening a runtime needs besides the session's options. */
 export interface RuntimeInit {
   sessionId: string;
@@ -63,6 +67,8 @@ export interface RuntimeInit {
   link?: ChildSessionLink;
   /** The tools of this runtime (the session's, plus the Agent tool it builds). */
   tools: readonly Tool[];
+  /** Decides about each tool call; one per session, shared by its runtimes and sub-agents. */
+  authorize: ToolCallAuthorizer;
 }
 
 /**
@@ -114,7 +120,7 @@ export class SessionRuntime {
     this.conversation = parts.conversation;
     this.notes = parts.notes;
     this.link = init.link;
-    this.tracer = options.tracer ?? noopTracer;
+    this.tracer = options.tracer ?? defaultTracer;
     this.toolState = options.toolState ?? new Map();
     this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
     this.#pendingStart = init.startSource;
@@ -122,7 +128,7 @@ export class SessionRuntime {
     const caching = options.promptCaching !== false && options.provider.capabilities.promptCaching;
     this.#definitions = toolDefinitions(init.tools, caching);
     this.#system = systemPrompt(options.system, caching);
-    this.#authorize = options.permissions ?? askOrAllow(options, () => this.emit);
+    this.#authorize = init.authorize;
     this.manager = this.#createManager(init.resume);
   }
 
@@ -239,6 +245,11 @@ export class SessionRuntime {
     if (this.options.providerOptions) request.providerOptions = this.options.providerOptions;
     if (prepared.contextManagement) request.contextManagement = prepared.contextManagement;
     return request;
+  }
+
+  /** Decides about each tool call (the session's gate, or the authorizer it was given). */
+  get authorize(): ToolCallAuthorizer {
+    return this.#authorize;
   }
 
   /** What the tool runner needs for this turn. */
@@ -446,39 +457,6 @@ function withLastMessageBreakpoint(messages: RequestMessage[]): RequestMessage[]
     content: [...last.content.slice(0, -1), { ...block, cache_control: { type: "ephemeral" } }],
   };
   return marked;
-}
-
-/** Without permission rules: `canUseTool` decides each call when given, else every call runs. */
-function askOrAllow(
-  options: AgentSessionOptions,
-  emitter: () => (event: SessionEvent) => void,
-): ToolCallAuthorizer {
-  const ask = options.canUseTool;
-  if (!ask) return allowAllToolCalls;
-  return async (request) => {
-    const emit = emitter();
-    emit({
-      type: "permission-request",
-      toolUseId: request.toolUseId,
-      name: request.tool.name,
-      input: request.input,
-    });
-    const answer = await ask(request.tool, request.input, {
-      signal: request.signal,
-      toolUseId: request.toolUseId,
-    });
-    if (answer.behavior === "deny")
-      return { behavior: "deny", message: answer.message, reason: "canUseTool" };
-    // A denial is reported by the tool runner, whoever denied; an answered "allow" is reported here.
-    emit({
-      type: "permission-decision",
-      toolUseId: request.toolUseId,
-      name: request.tool.name,
-      behavior: "allow",
-      reason: "canUseTool",
-    });
-    return { behavior: "allow", ...(answer.input ? { input: answer.input } : {}), reason: "canUseTool" };
-  };
 }
 
 function describe(error: unknown): string {
