@@ -1,6 +1,7 @@
 import type { ContextManagerOptions } from "@unforget/compact";
 import type { ModelProvider, TextBlock, ThinkingConfig, Tool, ToolSessionState } from "@unforget/core";
 import type { CommandHooksPluginOptions, HookCommandSettings, HookError, HookPlugin } from "@unforget/hooks";
+import type { McpServerConfig, McpServers } from "@unforget/mcp";
 import type { ConsentMode, DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
 import type { TaskManager } from "@unforget/tasks";
 import type { AgentDefinition } from "./agent-tool.ts";
@@ -110,6 +111,12 @@ export interface AgentSessionOptions {
   agents?: Readonly<Record<string, AgentDefinition>>;
   /** How deep sub-agents may nest: 1 (default) lets this session start agents that cannot start their own. */
   maxAgentDepth?: number;
+  /**
+   * MCP servers (Claude Code's `.mcp.json` entries, e.g. from `readMcpConfig`), whose tools join the session as
+   * `mcp__<server>__<tool>`; or servers the app connected itself (the session then leaves closing them to it).
+   * A server that fails is reported (an `mcp` event) and its tools removed; the session goes on.
+   */
+  mcpServers?: Record<string, McpServerConfig> | McpServers;
   /**
    * Spans for each turn, model call, tool call and compaction; default OpenTelemetry's global tracer when
    * `@opentelemetry/api` is installed (no-ops without an SDK), else none.

@@ -9,6 +9,7 @@ import {
   type Tool,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
+import { connectMcpServers, type McpServers } from "@unforget/mcp";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import {
   AGENT_TOOL_NAME,
@@ -107,16 +108,21 @@ async function openSession(
 ): Promise<AgentSession> {
   checkOptions(options);
   const depth = link?.depth ?? 0;
-  const tools = (): readonly Tool[] => {
-    const agents = options.agents ?? {};
-    if (Object.keys(agents).length === 0 || depth >= (options.maxAgentDepth ?? 1)) return options.tools ?? [];
-    const agentTool = createAgentTool({
-      agents,
-      run: (run) => runSubAgent(options, current, depth, run),
-      ...(options.tasks ? { tasks: options.tasks } : {}),
-    });
-    return [...(options.tools ?? []), agentTool];
-  };
+  const agents = options.agents ?? {};
+  const agentTool =
+    Object.keys(agents).length > 0 && depth < (options.maxAgentDepth ?? 1)
+      ? createAgentTool({
+          agents,
+          run: (run) => runSubAgent(options, current, depth, run),
+          ...(options.tasks ? { tasks: options.tasks } : {}),
+        })
+      : undefined;
+  const mcp = connectMcp(options, () => current.emit);
+  const tools = (): readonly Tool[] => [
+    ...(options.tools ?? []),
+    ...(agentTool ? [agentTool] : []),
+    ...(mcp?.servers.tools() ?? []),
+  ];
   // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
   const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), () => current.emit);
   const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
@@ -125,8 +131,9 @@ async function openSession(
       sessionId,
       model,
       startSource: source,
-      tools: tools(),
+      tools,
       authorize: authorization.authorize,
+      ...(mcp ? { ready: () => mcp.servers.ready() } : {}),
       ...(resume ? { resume } : {}),
       ...(link ? { link } : {}),
     });
@@ -277,7 +284,11 @@ async function openSession(
       running?.controller.abort();
       await running?.done;
       closed = true;
-      await current.close(reason);
+      try {
+        await current.close(reason);
+      } finally {
+        if (mcp?.owned) await mcp.servers.close();
+      }
     },
   };
   return session;
@@ -291,7 +302,7 @@ async function runSubAgent(
   run: SubAgentRun,
 ): Promise<SubAgentReport> {
   const allowed = run.definition.tools;
-  const tools = (parentOptions.tools ?? []).filter(
+  const tools = [...parent.tools.values()].filter(
     (tool) => tool.name !== AGENT_TOOL_NAME && (allowed === undefined || allowed.includes(tool.name)),
   );
   const {
@@ -299,6 +310,7 @@ async function runSubAgent(
     resume: _resume,
     toolState: _toolState,
     canUseTool: _canUseTool,
+    mcpServers: _mcpServers,
     context,
     ...inherited
   } = parentOptions;
@@ -340,6 +352,29 @@ async function runSubAgent(
   } finally {
     await child.close("other");
   }
+}
+
+/** The session's MCP servers: connected here from their configs (and closed with the session), or the app's. */
+function connectMcp(
+  options: AgentSessionOptions,
+  emitter: () => (event: SessionEvent) => void,
+): { servers: McpServers; owned: boolean } | undefined {
+  const given = options.mcpServers;
+  if (given === undefined) return undefined;
+  if (isMcpServers(given)) return { servers: given, owned: false };
+  if (Object.keys(given).length === 0) return undefined;
+  const servers = connectMcpServers({
+    servers: given,
+    cwd: options.cwd ?? process.cwd(),
+    onEvent: (event) => emitter()({ type: "mcp", event }),
+  });
+  return { servers, owned: true };
+}
+
+function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is McpServers {
+  return (
+    typeof (value as McpServers).tools === "function" && typeof (value as McpServers).ready === "function"
+  );
 }
 
 function checkOptions(options: AgentSessionOptions): void {

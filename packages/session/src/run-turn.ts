@@ -149,6 +149,7 @@ export async function runTurn(
  * recovered once by reactive compaction and the call sent again; a second refusal is a `ContextOverflowError`.
  */
 async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSignal): Promise<StreamOutcome> {
+  runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
   let recovered: { tokensBefore: number } | undefined;

@@ -1,5 +1,6 @@
 import type { ContextEvent } from "@unforget/compact";
 import type { Message, StopReason, ToolOutput, Usage } from "@unforget/core";
+import type { McpServerEvent } from "@unforget/mcp";
 import type { TaskNotification } from "@unforget/tasks";
 
 /** Why a turn (one `send`) ended. */
@@ -80,6 +81,8 @@ export type SessionEvent =
   | { type: "prompt-blocked"; reason: string; by?: string }
   /** An event of a sub-agent the Agent tool runs in the foreground (its own turn, in its own session). */
   | { type: "subagent"; parentToolUseId: string; agentType: string; event: SessionEvent }
+  /** An MCP server connected, changed its tools, failed (its tools were removed) or misbehaved. */
+  | { type: "mcp"; event: McpServerEvent }
   /** A plugin or hook command failed; the session went on. */
   | { type: "hook-error"; message: string }
   /** The last event of every turn. */

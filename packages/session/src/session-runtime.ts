@@ -65,8 +65,10 @@ export interface RuntimeInit {
   startSource: Exclude<SessionStartSource, "compact">;
   calibrator?: Calibrator;
   link?: ChildSessionLink;
-  /** The tools of this runtime (the session's, plus the Agent tool it builds). */
-  tools: readonly Tool[];
+  /** The tools of the next model call (the session's, the Agent tool, the MCP servers' connected now). */
+  tools: () => readonly Tool[];
+  /** Awaited before the first turn (the MCP servers' first connection). */
+  ready?: () => Promise<unknown>;
   /** Decides about each tool call; one per session, shared by its runtimes and sub-agents. */
   authorize: ToolCallAuthorizer;
 }
@@ -97,6 +99,8 @@ export class SessionRuntime {
   turnSpan: SessionSpan | undefined;
   lastPrepared: PrepareResult | undefined;
   #pendingStart: Exclude<SessionStartSource, "compact"> | undefined;
+  #ready: (() => Promise<unknown>) | undefined;
+  readonly #toolSource: () => readonly Tool[];
   #tools: Map<string, Tool>;
   #definitions: ToolDefinition[];
   #system: string | TextBlock[] | undefined;
@@ -124,9 +128,12 @@ export class SessionRuntime {
     this.toolState = options.toolState ?? new Map();
     this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
     this.#pendingStart = init.startSource;
-    this.#tools = new Map(init.tools.map((tool) => [tool.name, tool]));
+    this.#ready = init.ready;
+    this.#toolSource = init.tools;
+    this.#tools = new Map();
+    this.#definitions = [];
+    this.refreshTools();
     const caching = options.promptCaching !== false && options.provider.capabilities.promptCaching;
-    this.#definitions = toolDefinitions(init.tools, caching);
     this.#system = systemPrompt(options.system, caching);
     this.#authorize = init.authorize;
     this.manager = this.#createManager(init.resume);
@@ -188,6 +195,20 @@ export class SessionRuntime {
 
   get tools(): ReadonlyMap<string, Tool> {
     return this.#tools;
+  }
+
+  /**
+   * Called before each model call: takes the tools of the moment (an MCP server may have come or gone). The
+   * definitions keep their identity while the tools are the same, so the request's prefix stays cached.
+   */
+  refreshTools(): void {
+    const tools = this.#toolSource();
+    const same =
+      tools.length === this.#tools.size && tools.every((tool) => this.#tools.get(tool.name) === tool);
+    if (same) return;
+    this.#tools = new Map(tools.map((tool) => [tool.name, tool]));
+    const caching = this.options.promptCaching !== false && this.options.provider.capabilities.promptCaching;
+    this.#definitions = toolDefinitions(tools, caching);
   }
 
   /** The system prompt as sent (with its cache breakpoint). */
@@ -293,6 +314,9 @@ export class SessionRuntime {
    * and answers tool uses a crash or a failed write left without results, so the conversation is valid.
    */
   async beginTurn(): Promise<void> {
+    const ready = this.#ready;
+    this.#ready = undefined;
+    await ready?.();
     await this.#answerDanglingToolUses();
     const source = this.#pendingStart;
     if (source === undefined) return;
