@@ -85,7 +85,10 @@ export function createGlobTool(options: SearchToolOptions = {}): Tool {
     const sorted = await newestFirst(walked.files);
     const lines = sorted.slice(0, maxResults).map((path) => displayPath(path, context.cwd));
     if (sorted.length > maxResults) {
-      lines.push(`… ${sorted.length - maxResults} more files (narrow the pattern or the path to see them).`);
+      const more = sorted.length - maxResults;
+      lines.push(
+        `… ${more} more ${more === 1 ? "file" : "files"} (narrow the pattern or the path to see them).`,
+      );
     }
     if (walked.truncated) {
       lines.push(`(The search stopped after ${maxFiles} files; narrow the path to search the rest.)`);

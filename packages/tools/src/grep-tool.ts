@@ -73,10 +73,14 @@ function paged<T>(items: readonly T[], page: Page): T[] {
   return items.slice(page.offset, page.offset + page.limit);
 }
 
-function moreNote(total: number, page: Page, what: string): string | undefined {
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function moreNote(total: number, page: Page, noun: string): string | undefined {
   const after = total - page.offset - page.limit;
   if (after <= 0) return undefined;
-  return `… ${after} more ${what} (pass offset ${page.offset + page.limit} to see them, or narrow the pattern, path or glob).`;
+  return `… ${plural(after, `more ${noun}`)} (pass offset ${page.offset + page.limit} to see them, or narrow the pattern, path or glob).`;
 }
 
 function formatContent(
@@ -205,18 +209,18 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     const body: string[] = [];
     if (mode === "files_with_matches") {
       const sorted = await newestFirst(results.map((result) => result.path));
-      body.push(`Found ${sorted.length} ${sorted.length === 1 ? "file" : "files"}`);
+      body.push(`Found ${plural(sorted.length, "file")}`);
       body.push(...paged(sorted, page).map((path) => displayPath(path, context.cwd)));
-      const more = moreNote(sorted.length, page, "files");
+      const more = moreNote(sorted.length, page, "file");
       if (more !== undefined) body.push(more);
     } else if (mode === "count") {
       body.push(
         ...paged(results, page).map((result) => `${displayPath(result.path, context.cwd)}:${result.matches}`),
       );
-      const more = moreNote(results.length, page, "files");
+      const more = moreNote(results.length, page, "file");
       if (more !== undefined) body.push(more);
       const total = results.reduce((sum, result) => sum + result.matches, 0);
-      body.push(`(${total} matching lines in ${results.length} files.)`);
+      body.push(`(${plural(total, "matching line")} in ${plural(results.length, "file")}.)`);
     } else {
       const { lines, shown } = formatContent(results, context.cwd, {
         lineNumbers,
@@ -228,7 +232,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       const collected = results.reduce((sum, result) => sum + result.lines.length, 0);
       if (collected > page.offset + page.limit) {
         body.push(
-          `… more: ${matches} matching lines in ${results.length} files in all (pass offset ${page.offset + shown} to see the next ones, or narrow the pattern, path or glob).`,
+          `… more: ${plural(matches, "matching line")} in ${plural(results.length, "file")} in all (pass offset ${page.offset + shown} to see the next ones, or narrow the pattern, path or glob).`,
         );
       }
     }
