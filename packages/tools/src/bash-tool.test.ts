@@ -169,7 +169,7 @@ describe("Bash", () => {
       await harness.call(bash, { command: "cd sub" });
       const started = harness.text(
         await harness.call(bash, {
-          command: 'pwd; echo "key=${ANTHROPIC_API_KEY:-none}"',
+          command: 'pwd; echo "key=$(printenv ANTHROPIC_API_KEY || echo none)"',
           run_in_background: true,
           description: "print where",
         }),

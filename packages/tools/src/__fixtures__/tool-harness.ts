@@ -15,8 +15,10 @@ export interface ToolHarness {
   close(): Promise<void>;
 }
 
-export async function createToolHarness(prefix = "unforget-tools-"): Promise<ToolHarness> {
-  const cwd = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+/** A harness in a new temporary folder, or in `cwd` (which the caller then removes). */
+export async function createToolHarness(prefix = "unforget-tools-", cwd?: string): Promise<ToolHarness> {
+  const owned = cwd === undefined;
+  cwd ??= await realpath(await mkdtemp(join(tmpdir(), prefix)));
   const state: ToolSessionState = new Map();
   let calls = 0;
   return {
@@ -38,7 +40,9 @@ export async function createToolHarness(prefix = "unforget-tools-"): Promise<Too
         .map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
         .join("\n");
     },
-    close: () => rm(cwd, { recursive: true, force: true }),
+    close: async () => {
+      if (owned) await rm(cwd, { recursive: true, force: true });
+    },
   };
 }
 
