@@ -9,7 +9,8 @@ export const DEFAULT_SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
 export interface SpawnGroupOptions {
   cwd?: string;
-  env?: Record<string, string>;
+  /** Added to (and overriding) this process's environment; a variable set to `undefined` is left out. */
+  env?: Record<string, string | undefined>;
   /** The task's output file: stderr is appended to it, and stdout too unless `stdout` is "pipe". */
   outputPath: string;
   /** "pipe" hands stdout to the manager (an MCP server's protocol stream). */

@@ -1,0 +1,158 @@
+/** What one batch of a search asks for. */
+export interface GrepScanJob {
+  files: string[];
+  /** The regular expression's source and flags (`i`, `u`, and `s` for multiline), without `g` or `m`. */
+  source: string;
+  flags: string;
+  /** Matches may span lines (the whole file is matched at once; `.` matches newlines). */
+  multiline: boolean;
+  mode: "content" | "files_with_matches" | "count";
+  /** Context lines before and after each match (content mode). */
+  before: number;
+  after: number;
+  /** Characters kept of a line shown. */
+  maxLineChars: number;
+  /** Lines (matches and context) kept per file; the count of matches goes on past them. */
+  maxLinesPerFile: number;
+  /** Files larger than this are skipped. */
+  maxFileBytes: number;
+}
+
+/** One file with matches: how many lines matched, and the lines to show (number, text, whether it matched). */
+export interface GrepFileResult {
+  path: string;
+  matches: number;
+  lines: [number, string, boolean][];
+}
+
+export interface GrepScanResult {
+  results: GrepFileResult[];
+  skippedBinary: number;
+  skippedLarge: number;
+  unreadable: number;
+}
+
+/** File access for the scan: the worker passes `node:fs`, the fallback on the main thread does too. */
+export interface GrepScanIo {
+  size(path: string): number;
+  read(path: string): Uint8Array;
+}
+
+/**
+ * Searches a batch of files. It runs on a worker thread (its source is sent there as text, see
+ * `grep-runner.ts`), so it is self-contained: no imports, no references outside its body, plain syntax only.
+ *
+ * Lines are matched one at a time, as grep does, without splitting every file into lines: the expression
+ * runs over the whole text to find the next candidate, and the candidate's line is then tested on its own (a
+ * candidate that only matched across a line break does not count); the scan goes on from the next line.
+ */
+export function scanFiles(job: GrepScanJob, io: GrepScanIo): GrepScanResult {
+  const finder = new RegExp(job.source, `${job.flags}g${job.multiline ? "ms" : "m"}`);
+  const tester = new RegExp(job.source, job.flags);
+  const result: GrepScanResult = { results: [], skippedBinary: 0, skippedLarge: 0, unreadable: 0 };
+
+  const countNewlines = (text: string, from: number, to: number): number => {
+    let count = 0;
+    for (let at = text.indexOf("\n", from); at !== -1 && at < to; at = text.indexOf("\n", at + 1)) count++;
+    return count;
+  };
+
+  /** Line numbers (1-based, ascending, each once) of the matching lines of `text`. */
+  const matchingLines = (text: string, firstOnly: boolean): number[] => {
+    const lines: number[] = [];
+    let position = 0;
+    let line = 1;
+    let counted = 0;
+    while (position < text.length) {
+      finder.lastIndex = position;
+      const match = finder.exec(text);
+      if (match === null) break;
+      const start = text.lastIndexOf("\n", match.index - 1) + 1;
+      line += countNewlines(text, counted, start);
+      counted = start;
+      if (job.multiline) {
+        const end = match.index + Math.max(0, match[0].length - 1);
+        const lastLine = line + countNewlines(text, start, end);
+        for (let each = line; each <= lastLine; each++)
+          if (lines[lines.length - 1] !== each) lines.push(each);
+        if (firstOnly) break;
+        position = match.index + Math.max(1, match[0].length);
+        continue;
+      }
+      let lineEnd = text.indexOf("\n", match.index);
+      if (lineEnd === -1) lineEnd = text.length;
+      let lineText = text.slice(start, lineEnd);
+      if (lineText.endsWith("\r")) lineText = lineText.slice(0, -1);
+      if (tester.test(lineText)) {
+        lines.push(line);
+        if (firstOnly) break;
+      }
+      position = lineEnd + 1;
+    }
+    return lines;
+  };
+
+  const cut = (line: string): string => {
+    const plain = line.endsWith("\r") ? line.slice(0, -1) : line;
+    return plain.length > job.maxLineChars
+      ? `${plain.slice(0, job.maxLineChars)}… [${plain.length - job.maxLineChars} more characters]`
+      : plain;
+  };
+
+  for (const path of job.files) {
+    let bytes: Uint8Array;
+    try {
+      if (io.size(path) > job.maxFileBytes) {
+        result.skippedLarge++;
+        continue;
+      }
+      bytes = io.read(path);
+    } catch {
+      result.unreadable++;
+      continue;
+    }
+    const utf16 = bytes[0] === 0xff && bytes[1] === 0xfe;
+    if (!utf16) {
+      const sniff = Math.min(bytes.length, 8000);
+      let binary = false;
+      for (let index = 0; index < sniff; index++) {
+        if (bytes[index] === 0) {
+          binary = true;
+          break;
+        }
+      }
+      if (binary) {
+        result.skippedBinary++;
+        continue;
+      }
+    }
+    const text = new TextDecoder(utf16 ? "utf-16le" : "utf-8").decode(bytes);
+    let hits: number[];
+    try {
+      hits = matchingLines(text, job.mode === "files_with_matches");
+    } catch {
+      // The expression overflowed its stack on this file.
+      result.unreadable++;
+      continue;
+    }
+    if (hits.length === 0) continue;
+    const file: GrepFileResult = { path, matches: hits.length, lines: [] };
+    if (job.mode === "content") {
+      const all = text.split("\n");
+      if (all.length > 1 && all[all.length - 1] === "") all.pop();
+      const matched = new Set(hits);
+      let shownUpTo = 0;
+      for (const hit of hits) {
+        if (file.lines.length >= job.maxLinesPerFile) break;
+        const from = Math.max(shownUpTo + 1, hit - job.before);
+        const to = Math.min(all.length, hit + job.after);
+        for (let each = from; each <= to && file.lines.length < job.maxLinesPerFile; each++) {
+          file.lines.push([each, cut(all[each - 1] ?? ""), matched.has(each)]);
+          shownUpTo = each;
+        }
+      }
+    }
+    result.results.push(file);
+  }
+  return result;
+}
