@@ -1,9 +1,23 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findToolPairViolations, type Message, type Tool, type ToolPairViolation } from "@unforget/core";
+import {
+  findToolPairViolations,
+  type Message,
+  type ModelProvider,
+  type Tool,
+  type ToolPairViolation,
+} from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
+import { createBedrockProvider } from "@unforget/provider-bedrock";
+import { createVertexProvider } from "@unforget/provider-vertex";
+import {
+  type AnthropicFakeServer,
+  type FakeProviderServer,
+  startAnthropicFake,
+  startBedrockFake,
+  startVertexFake,
+} from "@unforget/testing/fakes";
 import { readTranscript, toRequestMessages } from "@unforget/transcript";
 import type { SessionEvent } from "../session-events.ts";
 
@@ -24,6 +38,45 @@ export async function anthropicSetup() {
   });
   return { fake, provider };
 }
+
+/** A fake provider server and a provider pointed at it, for the end-to-end tests that run on all three. */
+export interface ProviderSetup {
+  name: "anthropic" | "bedrock" | "vertex";
+  fake: FakeProviderServer;
+  provider: ModelProvider;
+  model: string;
+}
+
+/** Starts the named fake and a provider on it (no retries: scripted errors reach the loop). */
+export async function startProvider(name: ProviderSetup["name"]): Promise<ProviderSetup> {
+  if (name === "anthropic") {
+    const { fake, provider } = await anthropicSetup();
+    return { name, fake, provider, model: "claude-sonnet-4-6" };
+  }
+  if (name === "bedrock") {
+    const fake = await startBedrockFake();
+    const provider = createBedrockProvider({
+      region: fake.region,
+      baseURL: fake.url,
+      credentials: fake.credentials,
+      env: {},
+      maxRetries: 0,
+    });
+    return { name, fake, provider, model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0" };
+  }
+  const fake = await startVertexFake();
+  const provider = createVertexProvider({
+    project: "unforget-test",
+    location: "us-central1",
+    baseURL: fake.url,
+    accessToken: "fake-token",
+    maxRetries: 0,
+    env: {},
+  });
+  return { name, fake, provider, model: "gemini-2.5-pro" };
+}
+
+export const PROVIDER_NAMES = ["anthropic", "bedrock", "vertex"] as const;
 
 /** Echoes its `text` input: read-only and concurrency-safe. */
 export const echoTool: Tool = {
