@@ -42,7 +42,7 @@ describe("MCP servers", () => {
     );
     const events = await collect(session.send("Use the server."));
     const calls = modelCalls(fake);
-    const offered = (calls[0]?.tools as { name: string }[]).map((tool) => tool.name);
+    const offered = ((calls[0]?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
     expect(offered).toContain("mcp__tester__echo");
     expect(JSON.stringify(calls[1]?.messages)).toContain("over MCP");
     expect(events.find((event) => event.type === "tool-end" && event.toolUseId === "c")).toMatchObject({
