@@ -11,6 +11,7 @@ import {
   transcriptViolations,
 } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
+import { listSessions } from "./list-sessions.ts";
 import { SessionBusyError } from "./session-errors.ts";
 
 let fake: AnthropicFakeServer;
@@ -218,5 +219,77 @@ describe("the loop", () => {
     fake.enqueue({ kind: "reply", text: "Continuing." });
     expect((await session.send("Go on.").result()).text).toBe("Continuing.");
     await session.close();
+  });
+
+  it("status() gives the gauge and the breakdown; setModel() changes the model and keeps the context", async () => {
+    const session = await createAgentSession({
+      provider,
+      model: "claude-sonnet-4-6",
+      system: "You are terse.",
+      tools: [echoTool],
+      sessionsDir: dir.path,
+    });
+    const idle = session.status();
+    expect(idle).toMatchObject({ sessionId: session.sessionId, model: "claude-sonnet-4-6", busy: false });
+    expect(idle.breakdown.system).toBeGreaterThan(0);
+    fake.enqueue(
+      {
+        kind: "reply",
+        toolCalls: [
+          {
+            id: "t",
+            name: "echo",
+            input: { text: Array.from({ length: 80 }, (_, index) => `finding${index}`).join(" ") },
+          },
+        ],
+      },
+      { kind: "reply", text: "Done." },
+    );
+    await session.send("Echo a lot.").result();
+    const status = session.status();
+    expect(status.tokens).toBeGreaterThan(0);
+    expect(status.threshold).toBeGreaterThan(status.tokens);
+    const { breakdown } = status;
+    expect(breakdown.tools).toBeGreaterThan(0);
+    expect(breakdown.toolResults).toBeGreaterThan(80);
+    expect(breakdown.messages).toBeGreaterThan(0);
+    expect(breakdown.total).toBe(
+      breakdown.system +
+        breakdown.tools +
+        breakdown.memory +
+        breakdown.summary +
+        breakdown.attachments +
+        breakdown.toolResults +
+        breakdown.messages,
+    );
+
+    session.setModel("claude-opus-4-1");
+    fake.enqueue({ kind: "reply", text: "Still here." });
+    await session.send("Who are you?").result();
+    const [, before = {}, after = {}] = modelCalls(fake);
+    expect(after.model).toBe("claude-opus-4-1");
+    const previous = JSON.stringify((before.messages as unknown[]).slice(0, 3));
+    expect(JSON.stringify((after.messages as unknown[]).slice(0, 3))).toBe(previous);
+    await session.close();
+  });
+
+  it("listSessions() lists the sessions of a folder, newest first, with their first prompt", async () => {
+    const first = await createAgentSession({ provider, model: "claude-sonnet-4-6", sessionsDir: dir.path });
+    fake.enqueue({ kind: "reply", text: "One." });
+    await first.send("The first session.").result();
+    await first.close();
+    const second = await createAgentSession({ provider, model: "claude-sonnet-4-6", sessionsDir: dir.path });
+    fake.enqueue({ kind: "reply", text: "Two." });
+    await second.send("The second session.").result();
+    await second.close();
+    const listed = await listSessions(dir.path);
+    expect(listed.map((summary) => summary.firstPrompt).sort()).toEqual([
+      "The first session.",
+      "The second session.",
+    ]);
+    expect(listed.map((summary) => summary.sessionId).sort()).toEqual(
+      [first.sessionId, second.sessionId].sort(),
+    );
+    expect(await listSessions(`${dir.path}/missing`)).toEqual([]);
   });
 });

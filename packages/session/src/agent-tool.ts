@@ -75,7 +75,8 @@ export function createAgentTool(options: AgentToolOptions): Tool {
       required: ["description", "prompt", "subagent_type"],
       additionalProperties: false,
     },
-    readOnly: false,
+    // The tool itself changes nothing: every call its sub-agent makes goes through the same permission gate.
+    readOnly: true,
     concurrencySafe: true,
     // A sub-agent's turn is bounded by its maxTurns and each of its calls by their own timeouts.
     timeoutMs: 3_600_000,

@@ -51,7 +51,7 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
     provider: setup.provider,
     model: setup.model,
     system: "You are a careful coding agent.",
-    tools: createBuiltinTools(),
+    tools: createBuiltinTools({ bash: { outputDir: join(dir.path, "bash-output") } }),
     sessionsDir: join(dir.path, "sessions"),
     cwd: workspace,
     permissions: { mode: "bypassPermissions" },
@@ -185,7 +185,10 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
     const tasks = await createTaskManager({ dir: join(dir.path, "tasks") });
     try {
       const session = await createAgentSession(
-        options({ tools: createBuiltinTools({ bash: { tasks } }), tasks }),
+        options({
+          tools: createBuiltinTools({ bash: { tasks, outputDir: join(dir.path, "bash-output") } }),
+          tasks,
+        }),
       );
       setup.fake.enqueue(
         {

@@ -14,6 +14,8 @@ export type {
 export type { AgentDefinition } from "./agent-tool.ts";
 export { AGENT_TOOL_NAME } from "./agent-tool.ts";
 export type { ContextBreakdown } from "./context-breakdown.ts";
+export type { SessionSummary } from "./list-sessions.ts";
+export { listSessions } from "./list-sessions.ts";
 export type {
   CanUseTool,
   CanUseToolOptions,
