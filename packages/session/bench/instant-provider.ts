@@ -19,7 +19,7 @@ export function createInstantProvider(decide: (request: ModelRequest) => Instant
   // Usage as a provider reports it (a quarter of the characters), measured once per message object: the loop
   // reuses the request's messages, so this costs the provider what a real one's network does not — nothing.
   const sizes = new WeakMap<object, number>();
-  const inputTokensOf = (request: ModelRequest) => {
+  const inputTokensOf = (request: Pick<ModelRequest, "messages">) => {
     let characters = 0;
     for (const message of request.messages) {
       let size = sizes.get(message);

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { ModelProvider } from "@unforget/core";
 import type { AnthropicFakeServer } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicSetup, collect, modelCalls, tempDir } from "./__fixtures__/session-kit.ts";
+import { anthropicSetup, collect, modelCalls, tempDir, toolNames } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 /** The MCP package's test server, written with the MCP SDK, spawned over stdio. */
@@ -42,7 +42,7 @@ describe("MCP servers", () => {
     );
     const events = await collect(session.send("Use the server."));
     const calls = modelCalls(fake);
-    const offered = ((calls[0]?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+    const offered = toolNames(calls[0]);
     expect(offered).toContain("mcp__tester__echo");
     expect(JSON.stringify(calls[1]?.messages)).toContain("over MCP");
     expect(events.find((event) => event.type === "tool-end" && event.toolUseId === "c")).toMatchObject({

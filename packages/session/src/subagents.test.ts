@@ -5,7 +5,14 @@ import { importSessionFile } from "@unforget/importers";
 import { createTaskManager } from "@unforget/tasks";
 import type { AnthropicFakeServer, FakeStep } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicSetup, collect, echoTool, modelCalls, tempDir } from "./__fixtures__/session-kit.ts";
+import {
+  anthropicSetup,
+  collect,
+  echoTool,
+  modelCalls,
+  tempDir,
+  toolNames,
+} from "./__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "./index.ts";
 
 let fake: AnthropicFakeServer;
@@ -79,7 +86,7 @@ describe("the Agent tool", () => {
     expect(events.some((event) => event.type === "subagent" && event.event.type === "tool-end")).toBe(true);
 
     const child = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
-    expect((child?.tools as { name: string }[]).map((tool) => tool.name)).toEqual(["echo"]);
+    expect(toolNames(child)).toEqual(["echo"]);
 
     const folder = join(dir.path, "sessions", session.sessionId, "subagents");
     const [file] = await readdir(folder);
@@ -96,7 +103,7 @@ describe("the Agent tool", () => {
     const shallow = await createAgentSession(options());
     await shallow.send("Go.").result();
     const child = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
-    expect((child?.tools as { name: string }[]).map((tool) => tool.name)).not.toContain("Agent");
+    expect(toolNames(child)).not.toContain("Agent");
     await shallow.close();
 
     fake.reset();
@@ -109,7 +116,7 @@ describe("the Agent tool", () => {
     );
     await deep.send("Go.").result();
     const nested = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
-    expect((nested?.tools as { name: string }[]).map((tool) => tool.name)).toContain("Agent");
+    expect(toolNames(nested)).toContain("Agent");
     await deep.close();
   });
 

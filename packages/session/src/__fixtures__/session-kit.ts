@@ -186,3 +186,8 @@ export function summaryText(note: string): string {
 export function isSummaryRequest(body: unknown): boolean {
   return JSON.stringify(body).includes("a tool call would waste it");
 }
+
+/** The tool names a model call offered. */
+export function toolNames(body: Record<string, unknown> | undefined): string[] {
+  return ((body?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+}
