@@ -1,47 +1,28 @@
-import type { ModelProvider } from "@unforget/core";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  anthropicSetup,
+  anthropicSuite,
   collect,
   echoTool,
   modelCalls,
   recordingTool,
-  tempDir,
   transcriptViolations,
 } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 import { listSessions } from "./list-sessions.ts";
 import { SessionBusyError } from "./session-errors.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("loop");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("loop");
 
 describe("the loop", () => {
   it("calls the model, runs its tools, sends their results back and stops at end_turn", async () => {
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
       system: "You are terse.",
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         text: "Let me echo.",
@@ -66,7 +47,7 @@ describe("the loop", () => {
       text: "It said hi.",
     });
 
-    const [first = {}, second = {}] = modelCalls(fake);
+    const [first = {}, second = {}] = modelCalls(suite.fake);
     expect(first.system).toEqual([
       { type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } },
     ]);
@@ -100,12 +81,12 @@ describe("the loop", () => {
       execute: () => new Promise<never>(() => {}),
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
       tools: [echoTool, throwing, hanging],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -165,14 +146,14 @@ describe("the loop", () => {
     };
     const write = recordingTool("write", { concurrencySafe: false, log });
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
       tools: [countingRead, write],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       toolTimeoutMs: 20_000,
       permissions: { mode: "bypassPermissions" },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -199,40 +180,40 @@ describe("the loop", () => {
 
   it("refuses a second send while a turn runs, and stops at maxTurns with a valid conversation", async () => {
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       maxTurns: 2,
     });
     const call = (id: string) => ({
       kind: "reply" as const,
       toolCalls: [{ id, name: "echo", input: { text: id } }],
     });
-    fake.enqueue(call("a"), call("b"), call("c"));
+    suite.fake.enqueue(call("a"), call("b"), call("c"));
     const turn = session.send("Loop.");
     expect(() => session.send("Again.")).toThrow(SessionBusyError);
     const result = await turn.result();
     expect(result.stopReason).toBe("max_turns");
     expect(result.turns).toBe(2);
     expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
-    fake.enqueue({ kind: "reply", text: "Continuing." });
+    suite.fake.enqueue({ kind: "reply", text: "Continuing." });
     expect((await session.send("Go on.").result()).text).toBe("Continuing.");
     await session.close();
   });
 
   it("status() gives the gauge and the breakdown; setModel() changes the model and keeps the context", async () => {
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
       system: "You are terse.",
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
     });
     const idle = session.status();
     expect(idle).toMatchObject({ sessionId: session.sessionId, model: "claude-sonnet-4-6", busy: false });
     expect(idle.breakdown.system).toBeGreaterThan(0);
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -264,9 +245,9 @@ describe("the loop", () => {
     );
 
     session.setModel("claude-opus-4-1");
-    fake.enqueue({ kind: "reply", text: "Still here." });
+    suite.fake.enqueue({ kind: "reply", text: "Still here." });
     await session.send("Who are you?").result();
-    const [, before = {}, after = {}] = modelCalls(fake);
+    const [, before = {}, after = {}] = modelCalls(suite.fake);
     expect(after.model).toBe("claude-opus-4-1");
     // The same conversation, but for the moving cache breakpoint.
     const withoutBreakpoints = (messages: unknown) =>
@@ -277,15 +258,23 @@ describe("the loop", () => {
   });
 
   it("listSessions() lists the sessions of a folder, newest first, with their first prompt", async () => {
-    const first = await createAgentSession({ provider, model: "claude-sonnet-4-6", sessionsDir: dir.path });
-    fake.enqueue({ kind: "reply", text: "One." });
+    const first = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+    });
+    suite.fake.enqueue({ kind: "reply", text: "One." });
     await first.send("The first session.").result();
     await first.close();
-    const second = await createAgentSession({ provider, model: "claude-sonnet-4-6", sessionsDir: dir.path });
-    fake.enqueue({ kind: "reply", text: "Two." });
+    const second = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+    });
+    suite.fake.enqueue({ kind: "reply", text: "Two." });
     await second.send("The second session.").result();
     await second.close();
-    const listed = await listSessions(dir.path);
+    const listed = await listSessions(suite.dir.path);
     expect(listed.map((summary) => summary.firstPrompt).sort()).toEqual([
       "The first session.",
       "The second session.",
@@ -293,6 +282,6 @@ describe("the loop", () => {
     expect(listed.map((summary) => summary.sessionId).sort()).toEqual(
       [first.sessionId, second.sessionId].sort(),
     );
-    expect(await listSessions(`${dir.path}/missing`)).toEqual([]);
+    expect(await listSessions(`${suite.dir.path}/missing`)).toEqual([]);
   });
 });

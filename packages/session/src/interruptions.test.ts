@@ -1,13 +1,10 @@
-import type { ModelProvider } from "@unforget/core";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
 import { readTranscript } from "@unforget/transcript";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  anthropicSetup,
+  anthropicSuite,
   echoTool,
   modelCalls,
   summaryText,
-  tempDir,
   transcriptViolations,
   waitForAbortTool,
 } from "./__fixtures__/session-kit.ts";
@@ -15,35 +12,23 @@ import { createAgentSession } from "./agent-session.ts";
 import { ContextOverflowError } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("interrupt");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("interrupt");
 
 const MODEL = "claude-sonnet-4-6";
 
 describe("aborts", () => {
   it("mid-stream: keeps the partial text, notes the interruption, and the next send continues from there", async () => {
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
     });
-    fake.enqueue({ kind: "reply", text: "Here is the first part of a long answer", hangAfterEvents: 4 });
+    suite.fake.enqueue({
+      kind: "reply",
+      text: "Here is the first part of a long answer",
+      hangAfterEvents: 4,
+    });
     const events: SessionEvent[] = [];
     for await (const event of session.send("Write a long answer.")) {
       events.push(event);
@@ -64,12 +49,12 @@ describe("aborts", () => {
       isMeta: true,
       content: [{ text: "[Request interrupted by user]" }],
     });
-    expect(fake.requests.at(-1)?.closedDuringHang).toBe(true);
+    expect(suite.fake.requests.at(-1)?.closedDuringHang).toBe(true);
 
-    fake.enqueue({ kind: "reply", text: "Continuing." });
+    suite.fake.enqueue({ kind: "reply", text: "Continuing." });
     const next = await session.send("Go on.").result();
     expect(next.text).toBe("Continuing.");
-    expect(JSON.stringify(modelCalls(fake).at(-1)?.messages)).toContain(partial);
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1)?.messages)).toContain(partial);
     await session.close();
   });
 
@@ -79,13 +64,13 @@ describe("aborts", () => {
       started = resolve;
     });
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [waitForAbortTool(() => started()), echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       permissions: { mode: "bypassPermissions" },
     });
-    fake.enqueue({
+    suite.fake.enqueue({
       kind: "reply",
       toolCalls: [
         { id: "w1", name: "wait", input: {} },
@@ -109,16 +94,20 @@ describe("aborts", () => {
     expect(messages.at(-1)?.content).toEqual([
       { type: "text", text: "[Request interrupted by user for tool use]" },
     ]);
-    fake.enqueue({ kind: "reply", text: "Understood." });
+    suite.fake.enqueue({ kind: "reply", text: "Understood." });
     expect((await session.send("Skip it.").result()).text).toBe("Understood.");
     await session.close();
   });
 
   it("an aborted signal before the turn keeps the prompt and sends nothing", async () => {
-    const session = await createAgentSession({ provider, model: MODEL, sessionsDir: dir.path });
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: suite.dir.path,
+    });
     const result = await session.send("Never mind.", { signal: AbortSignal.abort() }).result();
     expect(result.stopReason).toBe("aborted");
-    expect(modelCalls(fake)).toEqual([]);
+    expect(modelCalls(suite.fake)).toEqual([]);
     expect(session.messages.map((message) => message.role)).toEqual(["user"]);
     await session.close();
   });
@@ -127,16 +116,20 @@ describe("aborts", () => {
 /** Six short exchanges, so that a reactive compaction has history to summarise. */
 async function history(session: Awaited<ReturnType<typeof createAgentSession>>) {
   for (let index = 0; index < 6; index++) {
-    fake.enqueue({ kind: "reply", text: `Answer ${index}: ${"detail ".repeat(300)}` });
+    suite.fake.enqueue({ kind: "reply", text: `Answer ${index}: ${"detail ".repeat(300)}` });
     await session.send(`Question ${index}: ${"context ".repeat(300)}`).result();
   }
 }
 
 describe("prompt too long", () => {
   it("recovers with a reactive compaction and retries once", async () => {
-    const session = await createAgentSession({ provider, model: MODEL, sessionsDir: dir.path });
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: suite.dir.path,
+    });
     await history(session);
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "error", error: "prompt_too_long", actualTokens: 210_000, limitTokens: 200_000 },
       { kind: "reply", text: summaryText("The user asked six questions.") },
       { kind: "reply", text: "Recovered." },
@@ -149,7 +142,7 @@ describe("prompt too long", () => {
     expect(entries.some((entry) => entry.type === "compact_boundary" && entry.trigger === "reactive")).toBe(
       true,
     );
-    const sent = JSON.stringify(modelCalls(fake).at(-1));
+    const sent = JSON.stringify(modelCalls(suite.fake).at(-1));
     expect(sent).toContain("The user asked six questions.");
     expect(sent).toContain("Question 7.");
     expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
@@ -157,9 +150,13 @@ describe("prompt too long", () => {
   });
 
   it("a second refusal is a ContextOverflowError that says what was tried, with nothing lost", async () => {
-    const session = await createAgentSession({ provider, model: MODEL, sessionsDir: dir.path });
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: suite.dir.path,
+    });
     await history(session);
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "error", error: "prompt_too_long", actualTokens: 210_000, limitTokens: 200_000 },
       { kind: "reply", text: summaryText("Six questions.") },
       { kind: "error", error: "prompt_too_long", actualTokens: 205_000, limitTokens: 200_000 },
@@ -183,12 +180,12 @@ describe("max_tokens inside a tool use", () => {
     let ran = 0;
     const counted = { ...echoTool, execute: async () => ({ content: `ran ${++ran}`, isError: false }) };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [counted],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         text: "Writing.",
@@ -202,7 +199,7 @@ describe("max_tokens inside a tool use", () => {
     expect(ran).toBe(0);
     expect(events.find((event) => event.type === "tool-end")).toMatchObject({ status: "truncated" });
     expect(events.at(-1)).toMatchObject({ stopReason: "end_turn", text: "I will write less." });
-    expect(JSON.stringify(modelCalls(fake).at(-1))).toContain("hit the output token limit");
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toContain("hit the output token limit");
     await session.close();
   });
 });

@@ -1,39 +1,21 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelProvider, Tool } from "@unforget/core";
+import type { Tool } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
 import { readTranscript } from "@unforget/transcript";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  anthropicSetup,
+  anthropicSuite,
   echoTool,
   modelCalls,
   summaryText,
-  tempDir,
   transcriptViolations,
   waitForAbortTool,
 } from "./__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "./index.ts";
 import { SessionNotFoundError } from "./session-errors.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("resume");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("resume");
 
 /** Prints a large report: the tool-result budget persists it, so the context holds a layer edit. */
 const reportTool: Tool = {
@@ -53,7 +35,7 @@ const reportTool: Tool = {
 
 function options(sessionsDir: string, extra: Partial<AgentSessionOptions> = {}): AgentSessionOptions {
   return {
-    provider,
+    provider: suite.provider,
     model: "claude-sonnet-4-6",
     system: "You are a careful agent.",
     tools: [echoTool, reportTool],
@@ -66,11 +48,11 @@ function options(sessionsDir: string, extra: Partial<AgentSessionOptions> = {}):
 
 describe("resume", () => {
   it("the next request of a resumed session is byte for byte the one the session would have sent", async () => {
-    const original = join(dir.path, "original");
-    const copy = join(dir.path, "copy");
+    const original = join(suite.dir.path, "original");
+    const copy = join(suite.dir.path, "copy");
     const session = await createAgentSession(options(original));
     for (let part = 0; part < 3; part++) {
-      fake.enqueue(
+      suite.fake.enqueue(
         {
           kind: "reply",
           text: `Reading part ${part}.`,
@@ -83,9 +65,9 @@ describe("resume", () => {
       );
       await session.send(`Check part ${part}.`).result();
     }
-    fake.enqueue({ kind: "reply", text: summaryText("Parts 0 to 2 were checked; all fine.") });
+    suite.fake.enqueue({ kind: "reply", text: summaryText("Parts 0 to 2 were checked; all fine.") });
     await session.compact("Keep the part numbers.");
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "reply", toolCalls: [{ id: "r3", name: "report", input: { part: 3 } }] },
       { kind: "reply", text: "Part 3 is fine." },
     );
@@ -96,16 +78,16 @@ describe("resume", () => {
 
     await mkdir(copy, { recursive: true });
     await copyFile(session.transcriptPath, join(copy, `${session.sessionId}.jsonl`));
-    fake.enqueue({ kind: "reply", text: "Next." });
+    suite.fake.enqueue({ kind: "reply", text: "Next." });
     await session.send("What next?").result();
-    const expected = modelCalls(fake).at(-1);
+    const expected = modelCalls(suite.fake).at(-1);
     await session.close();
 
     const resumed = await createAgentSession(options(copy, { resume: session.sessionId }));
     expect(resumed.sessionId).toBe(session.sessionId);
-    fake.enqueue({ kind: "reply", text: "Next." });
+    suite.fake.enqueue({ kind: "reply", text: "Next." });
     await resumed.send("What next?").result();
-    expect(JSON.stringify(modelCalls(fake).at(-1))).toBe(JSON.stringify(expected));
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toBe(JSON.stringify(expected));
     await resumed.close();
   });
 
@@ -114,12 +96,12 @@ describe("resume", () => {
     const running = new Promise<void>((resolve) => {
       started = resolve;
     });
-    const original = join(dir.path, "original");
-    const copy = join(dir.path, "copy");
+    const original = join(suite.dir.path, "original");
+    const copy = join(suite.dir.path, "copy");
     const session = await createAgentSession(
       options(original, { tools: [waitForAbortTool(() => started())] }),
     );
-    fake.enqueue({ kind: "reply", toolCalls: [{ id: "w", name: "wait", input: {} }] });
+    suite.fake.enqueue({ kind: "reply", toolCalls: [{ id: "w", name: "wait", input: {} }] });
     const turn = session.send("Wait.");
     await running;
     // The process dies here: what is on disk is the transcript up to the tool_use.
@@ -146,7 +128,7 @@ describe("resume", () => {
         hooks: { plugins: [plugin] },
       }),
     );
-    fake.enqueue({ kind: "reply", text: "It was interrupted; I will retry later." });
+    suite.fake.enqueue({ kind: "reply", text: "It was interrupted; I will retry later." });
     const result = await resumed.send("What happened?").result();
     expect(result.text).toBe("It was interrupted; I will retry later.");
     expect(sources).toEqual(["resume"]);
@@ -157,8 +139,8 @@ describe("resume", () => {
   });
 
   it("resuming an id that has no transcript is a SessionNotFoundError", async () => {
-    await expect(createAgentSession(options(dir.path, { resume: "no-such-session" }))).rejects.toBeInstanceOf(
-      SessionNotFoundError,
-    );
+    await expect(
+      createAgentSession(options(suite.dir.path, { resume: "no-such-session" })),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 });

@@ -1,6 +1,5 @@
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelProvider } from "@unforget/core";
 import {
   type HookPlugin,
   type PostSamplingEvent,
@@ -9,42 +8,24 @@ import {
   type SessionEndEvent,
   type SessionStartEvent,
 } from "@unforget/hooks";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
 import { readTranscript } from "@unforget/transcript";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  anthropicSetup,
+  anthropicSuite,
   collect,
   echoTool,
   modelCalls,
   summaryText,
-  tempDir,
   transcriptViolations,
 } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("hooks");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("hooks");
 
 const MODEL = "claude-sonnet-4-6";
 
 function lastRequestText(): string {
-  return JSON.stringify(modelCalls(fake).at(-1)?.messages);
+  return JSON.stringify(modelCalls(suite.fake).at(-1)?.messages);
 }
 
 describe("hooks, each at its moment", () => {
@@ -72,13 +53,13 @@ describe("hooks, each at its moment", () => {
       },
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [plugin] },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "reply", toolCalls: [{ id: "t1", name: "echo", input: { text: "a" } }] },
       { kind: "reply", text: "First." },
       { kind: "reply", text: "Second." },
@@ -117,9 +98,9 @@ describe("hooks, each at its moment", () => {
       },
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [guard] },
     });
     const events = await collect(session.send("my password is hunter2"));
@@ -128,7 +109,7 @@ describe("hooks, each at its moment", () => {
       by: "no-secrets",
     });
     expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "blocked" });
-    expect(modelCalls(fake)).toEqual([]);
+    expect(modelCalls(suite.fake)).toEqual([]);
     expect(JSON.stringify(session.messages)).not.toContain("hunter2");
     await session.close();
   });
@@ -157,13 +138,13 @@ describe("hooks, each at its moment", () => {
       }),
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [counted],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [policy] },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -195,7 +176,7 @@ describe("hooks, each at its moment", () => {
   });
 
   it("a Claude Code PreToolUse command hook from settings denies a call (exit 2, stderr as the reason)", async () => {
-    const script = join(dir.path, "guard.sh");
+    const script = join(suite.dir.path, "guard.sh");
     await writeFile(
       script,
       '#!/bin/sh\ninput=$(cat)\ncase "$input" in *deploy*) echo "Deploys need a human." >&2; exit 2;; esac\nexit 0\n',
@@ -204,17 +185,17 @@ describe("hooks, each at its moment", () => {
     let ran = 0;
     const counted = { ...echoTool, execute: async () => ({ content: `ran ${++ran}`, isError: false }) };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [counted],
-      sessionsDir: join(dir.path, "sessions"),
-      cwd: dir.path,
+      sessionsDir: join(suite.dir.path, "sessions"),
+      cwd: suite.dir.path,
       hooks: {
         commands: { PreToolUse: [{ matcher: "echo", hooks: [{ type: "command", command: script }] }] },
         commandOptions: { inheritEnv: ["PATH"] },
       },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       {
         kind: "reply",
         toolCalls: [
@@ -249,13 +230,13 @@ describe("hooks, each at its moment", () => {
       },
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
       tools: [echoTool],
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [broken] },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "reply", toolCalls: [{ id: "t", name: "echo", input: { text: "x" } }] },
       { kind: "reply", text: "Fine." },
     );
@@ -287,23 +268,23 @@ describe("hooks, each at its moment", () => {
       },
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [plugin] },
     });
     for (let index = 0; index < 4; index++) {
-      fake.enqueue({ kind: "reply", text: `Step ${index} done. ${"notes ".repeat(300)}` });
+      suite.fake.enqueue({ kind: "reply", text: `Step ${index} done. ${"notes ".repeat(300)}` });
       await session.send(`Step ${index}. ${"context ".repeat(300)}`).result();
     }
-    fake.enqueue({ kind: "reply", text: summaryText("Four steps of the release.") });
+    suite.fake.enqueue({ kind: "reply", text: summaryText("Four steps of the release.") });
     const report = await session.compact("Focus on the release.");
     expect(report.actions.map((action) => action.layer)).toEqual(["full"]);
     expect(seen).toEqual(["pre manual: Focus on the release.", "post full"]);
-    const summaryCall = JSON.stringify(modelCalls(fake).at(-1));
+    const summaryCall = JSON.stringify(modelCalls(suite.fake).at(-1));
     expect(summaryCall).toContain("Focus on the release.");
     expect(summaryCall).toContain("Keep version numbers.");
-    fake.enqueue({ kind: "reply", text: "Next." });
+    suite.fake.enqueue({ kind: "reply", text: "Next." });
     await session.send("Continue.").result();
     const sent = lastRequestText();
     expect(sent).toContain("Four steps of the release.");
@@ -328,12 +309,12 @@ describe("hooks, each at its moment", () => {
       },
     };
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       hooks: { plugins: [plugin] },
     });
-    fake.enqueue({ kind: "reply", text: "One." }, { kind: "reply", text: "Two." });
+    suite.fake.enqueue({ kind: "reply", text: "One." }, { kind: "reply", text: "Two." });
     await session.send("Remember the number 7.").result();
     const first = session.sessionId;
     await session.clear();

@@ -1,47 +1,29 @@
 import { fileURLToPath } from "node:url";
-import type { ModelProvider } from "@unforget/core";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicSetup, collect, modelCalls, tempDir, toolNames } from "./__fixtures__/session-kit.ts";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite, collect, modelCalls, toolNames } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 /** The MCP package's test server, written with the MCP SDK, spawned over stdio. */
 const SERVER = fileURLToPath(new URL("../../mcp/src/__fixtures__/test-server.mjs", import.meta.url));
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("mcp");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("mcp");
 
 describe("MCP servers", () => {
   it("their tools join the session; a server that dies is reported, its tools removed, and the session goes on", async () => {
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: "claude-sonnet-4-6",
-      sessionsDir: dir.path,
+      sessionsDir: suite.dir.path,
       mcpServers: { tester: { type: "stdio", command: process.execPath, args: [SERVER], env: {} } },
       permissions: { mode: "bypassPermissions" },
     });
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "reply", toolCalls: [{ id: "e", name: "mcp__tester__echo", input: { text: "over MCP" } }] },
       { kind: "reply", toolCalls: [{ id: "c", name: "mcp__tester__crash", input: {} }] },
       { kind: "reply", text: "The server is gone; I will do without it." },
     );
     const events = await collect(session.send("Use the server."));
-    const calls = modelCalls(fake);
+    const calls = modelCalls(suite.fake);
     const offered = toolNames(calls[0]);
     expect(offered).toContain("mcp__tester__echo");
     expect(JSON.stringify(calls[1]?.messages)).toContain("over MCP");

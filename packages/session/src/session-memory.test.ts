@@ -1,33 +1,17 @@
 import { join } from "node:path";
-import type { Message, ModelProvider } from "@unforget/core";
+import type { Message } from "@unforget/core";
 import {
   createMemoryDir,
   createSessionMemory,
   formatMemoryFile,
   SESSION_NOTES_EDIT_TOOL,
 } from "@unforget/memory";
-import type { AnthropicFakeServer, FakeStep } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicSetup, modelCalls, tempDir } from "./__fixtures__/session-kit.ts";
+import type { FakeStep } from "@unforget/testing/fakes";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite, modelCalls } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("memory");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("memory");
 
 const MODEL = "claude-sonnet-4-6";
 
@@ -71,7 +55,7 @@ function memoryResponder(body: unknown): FakeStep | undefined {
 
 describe("memory", () => {
   it("brings the MEMORY.md index at start and the relevant memories per prompt, compacts from the session notes, and extracts at the end", async () => {
-    const store = await createMemoryDir({ root: join(dir.path, "memory") });
+    const store = await createMemoryDir({ root: join(suite.dir.path, "memory") });
     await store.write(
       "project_release.md",
       formatMemoryFile(
@@ -81,18 +65,18 @@ describe("memory", () => {
     );
     let messages: readonly Message[] = [];
     const notes = await createSessionMemory({
-      directory: join(dir.path, "notes"),
-      provider,
+      directory: join(suite.dir.path, "notes"),
+      provider: suite.provider,
       model: MODEL,
       getMessages: () => messages,
     });
     // Memory's calls are answered by content; the session's own, in order, from `main`.
     const main: FakeStep[] = [];
-    fake.setResponder((request) => memoryResponder(request.body) ?? main.shift());
+    suite.fake.setResponder((request) => memoryResponder(request.body) ?? main.shift());
     const session = await createAgentSession({
-      provider,
+      provider: suite.provider,
       model: MODEL,
-      sessionsDir: join(dir.path, "sessions"),
+      sessionsDir: join(suite.dir.path, "sessions"),
       memory: { store, consent: "auto", sessionNotes: notes },
       // A small window, so that the notes stand for most of the history and a recent part stays verbatim.
       context: { limits: { contextWindow: 32_000, maxOutputTokens: 4_000 } },
@@ -101,7 +85,7 @@ describe("memory", () => {
 
     main.push({ kind: "reply", text: `Friday. ${"details ".repeat(300)}` });
     await session.send(`When does the parser port release? ${"context ".repeat(300)}`).result();
-    const first = JSON.stringify(modelCalls(fake).at(-1));
+    const first = JSON.stringify(modelCalls(suite.fake).at(-1));
     expect(first).toContain("Memory index (MEMORY.md");
     expect(first).toContain("The parser port ships as 2.4.1 on Friday.");
     for (let index = 0; index < 3; index++) {
@@ -129,19 +113,19 @@ describe("memory", () => {
       { kind: "reply", text: "Notes updated." },
     );
     expect((await notes.update(session.messages)).changed).toBe(true);
-    const before = modelCalls(fake).filter(
+    const before = modelCalls(suite.fake).filter(
       (body) => !JSON.stringify(body).includes("[unforget memory extraction]"),
     ).length;
     const report = await session.compact();
     expect(report.actions.map((action) => action.layer)).toEqual(["session-memory"]);
-    const after = modelCalls(fake).filter(
+    const after = modelCalls(suite.fake).filter(
       (body) => !JSON.stringify(body).includes("[unforget memory extraction]"),
     ).length;
     expect(after).toBe(before);
 
     main.push({ kind: "reply", text: "Next." });
     await session.send("What is the state?").result();
-    expect(JSON.stringify(modelCalls(fake).at(-1))).toContain("steps 0-2 done");
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toContain("steps 0-2 done");
 
     await session.close();
     const catalog = await store.catalog();

@@ -1,27 +1,10 @@
 import { join } from "node:path";
-import type { ModelProvider, Tool } from "@unforget/core";
-import type { AnthropicFakeServer } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicSetup, collect, modelCalls, tempDir } from "./__fixtures__/session-kit.ts";
+import type { Tool } from "@unforget/core";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite, collect, modelCalls } from "./__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "./index.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("permissions");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("permissions");
 
 const ran: string[] = [];
 
@@ -60,11 +43,11 @@ function tools(): Tool[] {
 
 function options(extra: Partial<AgentSessionOptions>): AgentSessionOptions {
   return {
-    provider,
+    provider: suite.provider,
     model: "claude-sonnet-4-6",
     tools: tools(),
-    sessionsDir: join(dir.path, "sessions"),
-    cwd: dir.path,
+    sessionsDir: join(suite.dir.path, "sessions"),
+    cwd: suite.dir.path,
     ...extra,
   };
 }
@@ -73,12 +56,12 @@ function options(extra: Partial<AgentSessionOptions>): AgentSessionOptions {
 async function attempt(extra: Partial<AgentSessionOptions>) {
   ran.length = 0;
   const session = await createAgentSession(options(extra));
-  fake.enqueue(
+  suite.fake.enqueue(
     {
       kind: "reply",
       toolCalls: [
-        { id: "read", name: "Read", input: { file_path: join(dir.path, "a.txt") } },
-        { id: "write", name: "Write", input: { file_path: join(dir.path, "b.txt") } },
+        { id: "read", name: "Read", input: { file_path: join(suite.dir.path, "a.txt") } },
+        { id: "write", name: "Write", input: { file_path: join(suite.dir.path, "b.txt") } },
         { id: "bash", name: "Bash", input: { command: "rm -rf build" } },
       ],
     },
@@ -89,7 +72,7 @@ async function attempt(extra: Partial<AgentSessionOptions>) {
     .filter((rule) => rule.source.name === "session")
     .map((rule) => rule.text);
   await session.close();
-  const sent = modelCalls(fake).at(-1)?.messages as {
+  const sent = modelCalls(suite.fake).at(-1)?.messages as {
     content: { tool_use_id?: string; content?: unknown }[];
   }[];
   const results = Object.fromEntries(
@@ -103,7 +86,7 @@ async function attempt(extra: Partial<AgentSessionOptions>) {
 describe("permissions, in each mode", () => {
   it("default mode with no one to ask: read-only tools inside the working directory run, the rest is denied", async () => {
     const outcome = await attempt({});
-    expect(outcome.ran).toEqual([`Read ${join(dir.path, "a.txt")}`]);
+    expect(outcome.ran).toEqual([`Read ${join(suite.dir.path, "a.txt")}`]);
     expect(outcome.results.write).toContain("There is no one to ask");
     expect(outcome.results.bash).toContain("There is no one to ask");
   });
@@ -122,7 +105,10 @@ describe("permissions, in each mode", () => {
       },
     });
     expect(asked).toEqual(["Write", "Bash"]);
-    expect(outcome.ran).toEqual([`Read ${join(dir.path, "a.txt")}`, `Write ${join(dir.path, "b.txt")}`]);
+    expect(outcome.ran).toEqual([
+      `Read ${join(suite.dir.path, "a.txt")}`,
+      `Write ${join(suite.dir.path, "b.txt")}`,
+    ]);
     expect(outcome.results.bash).toBe("Not today.");
     expect(outcome.sessionRules).toEqual([expect.stringMatching(/^Edit\(/)]);
     expect(
@@ -139,13 +125,16 @@ describe("permissions, in each mode", () => {
 
   it("acceptEdits lets file writes inside the working directory through and still asks about commands", async () => {
     const outcome = await attempt({ permissions: { mode: "acceptEdits" } });
-    expect(outcome.ran).toEqual([`Read ${join(dir.path, "a.txt")}`, `Write ${join(dir.path, "b.txt")}`]);
+    expect(outcome.ran).toEqual([
+      `Read ${join(suite.dir.path, "a.txt")}`,
+      `Write ${join(suite.dir.path, "b.txt")}`,
+    ]);
     expect(outcome.results.bash).toContain("Permission denied");
   });
 
   it("plan mode runs read-only tools only", async () => {
     const outcome = await attempt({ permissions: { mode: "plan" } });
-    expect(outcome.ran).toEqual([`Read ${join(dir.path, "a.txt")}`]);
+    expect(outcome.ran).toEqual([`Read ${join(suite.dir.path, "a.txt")}`]);
     expect(outcome.results.write).toContain("plan mode allows read-only tools only");
   });
 
@@ -153,20 +142,23 @@ describe("permissions, in each mode", () => {
     const outcome = await attempt({
       permissions: { mode: "bypassPermissions", rules: { deny: ["Bash(rm:*)"], allow: ["Bash"] } },
     });
-    expect(outcome.ran).toEqual([`Read ${join(dir.path, "a.txt")}`, `Write ${join(dir.path, "b.txt")}`]);
+    expect(outcome.ran).toEqual([
+      `Read ${join(suite.dir.path, "a.txt")}`,
+      `Write ${join(suite.dir.path, "b.txt")}`,
+    ]);
     expect(outcome.results.bash).toContain('the deny rule "Bash(rm:*)"');
   });
 
   it("paths outside the working directories need permission even for reading", async () => {
     ran.length = 0;
     const session = await createAgentSession(options({}));
-    fake.enqueue(
+    suite.fake.enqueue(
       { kind: "reply", toolCalls: [{ id: "out", name: "Read", input: { file_path: "/etc/hostname" } }] },
       { kind: "reply", text: "Done." },
     );
     await session.send("Read it.").result();
     await session.close();
     expect(ran).toEqual([]);
-    expect(JSON.stringify(modelCalls(fake).at(-1))).toContain("outside the working directories");
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toContain("outside the working directories");
   });
 });

@@ -1,44 +1,20 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelProvider } from "@unforget/core";
 import { importSessionFile } from "@unforget/importers";
 import { createTaskManager } from "@unforget/tasks";
-import type { AnthropicFakeServer, FakeStep } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  anthropicSetup,
-  collect,
-  echoTool,
-  modelCalls,
-  tempDir,
-  toolNames,
-} from "./__fixtures__/session-kit.ts";
+import type { FakeStep } from "@unforget/testing/fakes";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite, collect, echoTool, modelCalls, toolNames } from "./__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "./index.ts";
 
-let fake: AnthropicFakeServer;
-let provider: ModelProvider;
-let dir: { path: string; cleanup(): Promise<void> };
-
-beforeAll(async () => {
-  ({ fake, provider } = await anthropicSetup());
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(async () => {
-  fake.reset();
-  dir = await tempDir("agents");
-});
-afterEach(async () => {
-  await dir.cleanup();
-});
+const suite = anthropicSuite("agents");
 
 const LEAD = "You are the lead engineer.";
 const RESEARCHER = "You research questions and report briefly.";
 
 /** The lead's replies and the researcher's, each in order, told apart by their system prompts. */
 function script(lead: FakeStep[], researcher: FakeStep[]) {
-  fake.setResponder((request) => {
+  suite.fake.setResponder((request) => {
     const text = JSON.stringify(request.body);
     return (text.includes(RESEARCHER) ? researcher : lead).shift();
   });
@@ -46,11 +22,11 @@ function script(lead: FakeStep[], researcher: FakeStep[]) {
 
 function options(extra: Partial<AgentSessionOptions> = {}): AgentSessionOptions {
   return {
-    provider,
+    provider: suite.provider,
     model: "claude-sonnet-4-6",
     system: LEAD,
     tools: [echoTool],
-    sessionsDir: join(dir.path, "sessions"),
+    sessionsDir: join(suite.dir.path, "sessions"),
     agents: { researcher: { description: "Looks things up.", prompt: RESEARCHER, tools: ["echo"] } },
     ...extra,
   };
@@ -79,16 +55,16 @@ describe("the Agent tool", () => {
     const session = await createAgentSession(options());
     const events = await collect(session.send("Find out what X is."));
     expect(events.at(-1)).toMatchObject({ stopReason: "end_turn", text: "X is 42, says the researcher." });
-    const lead = modelCalls(fake).filter((body) => !JSON.stringify(body).includes(RESEARCHER));
+    const lead = modelCalls(suite.fake).filter((body) => !JSON.stringify(body).includes(RESEARCHER));
     const sent = JSON.stringify(lead.at(-1));
     expect(sent).toContain("Report: X is 42.");
     expect(sent).not.toContain("intermediate finding");
     expect(events.some((event) => event.type === "subagent" && event.event.type === "tool-end")).toBe(true);
 
-    const child = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
+    const child = modelCalls(suite.fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
     expect(toolNames(child)).toEqual(["echo"]);
 
-    const folder = join(dir.path, "sessions", session.sessionId, "subagents");
+    const folder = join(suite.dir.path, "sessions", session.sessionId, "subagents");
     const [file] = await readdir(folder);
     expect(file).toMatch(/^agent-.+\.jsonl$/);
     const imported = await importSessionFile(join(folder, file!));
@@ -102,11 +78,11 @@ describe("the Agent tool", () => {
     script([callAgent(), { kind: "reply", text: "Done." }], [{ kind: "reply", text: "Report." }]);
     const shallow = await createAgentSession(options());
     await shallow.send("Go.").result();
-    const child = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
+    const child = modelCalls(suite.fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
     expect(toolNames(child)).not.toContain("Agent");
     await shallow.close();
 
-    fake.reset();
+    suite.fake.reset();
     script([callAgent(), { kind: "reply", text: "Done." }], [{ kind: "reply", text: "Report." }]);
     const deep = await createAgentSession(
       options({
@@ -115,13 +91,13 @@ describe("the Agent tool", () => {
       }),
     );
     await deep.send("Go.").result();
-    const nested = modelCalls(fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
+    const nested = modelCalls(suite.fake).find((body) => JSON.stringify(body).includes(RESEARCHER));
     expect(toolNames(nested)).toContain("Agent");
     await deep.close();
   });
 
   it("runs in the background as a local_agent task whose report reaches the model on the next turn", async () => {
-    const tasks = await createTaskManager({ dir: join(dir.path, "tasks") });
+    const tasks = await createTaskManager({ dir: join(suite.dir.path, "tasks") });
     try {
       script(
         [
@@ -138,7 +114,9 @@ describe("the Agent tool", () => {
       expect(task?.type).toBe("local_agent");
       await tasks.wait(task!.id, { timeoutMs: 20_000 });
       await session.send("Any news?").result();
-      expect(JSON.stringify(modelCalls(fake).at(-1))).toContain("Report: X is 42 (from the background).");
+      expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toContain(
+        "Report: X is 42 (from the background).",
+      );
       await session.close();
     } finally {
       await tasks.close();

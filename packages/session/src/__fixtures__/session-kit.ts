@@ -19,6 +19,7 @@ import {
   startVertexFake,
 } from "@unforget/testing/fakes";
 import { readTranscript, toRequestMessages } from "@unforget/transcript";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import type { SessionEvent } from "../session-events.ts";
 
 /** A temporary folder, removed by `cleanup`. */
@@ -190,4 +191,34 @@ export function isSummaryRequest(body: unknown): boolean {
 /** The tool names a model call offered. */
 export function toolNames(body: Record<string, unknown> | undefined): string[] {
   return ((body?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+}
+
+/**
+ * The Anthropic fake and its provider for a test file (started once, reset before each test) and a temporary
+ * folder per test; read them through the returned object inside tests.
+ */
+export function anthropicSuite(prefix: string): {
+  readonly fake: AnthropicFakeServer;
+  readonly provider: ModelProvider;
+  readonly dir: { path: string; cleanup(): Promise<void> };
+} {
+  const state = {} as {
+    fake: AnthropicFakeServer;
+    provider: ModelProvider;
+    dir: { path: string; cleanup(): Promise<void> };
+  };
+  beforeAll(async () => {
+    Object.assign(state, await anthropicSetup());
+  });
+  afterAll(async () => {
+    await state.fake.close();
+  });
+  beforeEach(async () => {
+    state.fake.reset();
+    state.dir = await tempDir(prefix);
+  });
+  afterEach(async () => {
+    await state.dir.cleanup();
+  });
+  return state;
 }
