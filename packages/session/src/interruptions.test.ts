@@ -113,22 +113,23 @@ describe("aborts", () => {
   });
 });
 
-/** Six short exchanges, so that a reactive compaction has history to summarise. */
-async function history(session: Awaited<ReturnType<typeof createAgentSession>>) {
+/** A session with six exchanges, so that a reactive compaction has history to summarise. */
+async function sessionWithHistory() {
+  const session = await createAgentSession({
+    provider: suite.provider,
+    model: MODEL,
+    sessionsDir: suite.dir.path,
+  });
   for (let index = 0; index < 6; index++) {
     suite.fake.enqueue({ kind: "reply", text: `Answer ${index}: ${"detail ".repeat(300)}` });
     await session.send(`Question ${index}: ${"context ".repeat(300)}`).result();
   }
+  return session;
 }
 
 describe("prompt too long", () => {
   it("recovers with a reactive compaction and retries once", async () => {
-    const session = await createAgentSession({
-      provider: suite.provider,
-      model: MODEL,
-      sessionsDir: suite.dir.path,
-    });
-    await history(session);
+    const session = await sessionWithHistory();
     suite.fake.enqueue(
       { kind: "error", error: "prompt_too_long", actualTokens: 210_000, limitTokens: 200_000 },
       { kind: "reply", text: summaryText("The user asked six questions.") },
@@ -150,12 +151,7 @@ describe("prompt too long", () => {
   });
 
   it("a second refusal is a ContextOverflowError that says what was tried, with nothing lost", async () => {
-    const session = await createAgentSession({
-      provider: suite.provider,
-      model: MODEL,
-      sessionsDir: suite.dir.path,
-    });
-    await history(session);
+    const session = await sessionWithHistory();
     suite.fake.enqueue(
       { kind: "error", error: "prompt_too_long", actualTokens: 210_000, limitTokens: 200_000 },
       { kind: "reply", text: summaryText("Six questions.") },

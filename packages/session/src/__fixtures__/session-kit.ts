@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SUMMARY_SECTIONS } from "@unforget/compact";
 import {
   findToolPairViolations,
   type Message,
@@ -169,18 +170,8 @@ export function modelCalls(fake: {
 
 /** A compaction summary in the nine sections a model summary must have. */
 export function summaryText(note: string): string {
-  const sections = [
-    "Primary Request and Intent",
-    "Key Technical Concepts",
-    "Files and Code Sections",
-    "Errors and Fixes",
-    "Problem Solving",
-    "All User Messages",
-    "Pending Tasks",
-    "Current Work",
-    "Optional Next Step",
-  ];
-  return `<summary>\n${sections.map((title, index) => `${index + 1}. ${title}:\n${note}`).join("\n\n")}\n</summary>`;
+  const sections = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n${note}`);
+  return `<summary>\n${sections.join("\n\n")}\n</summary>`;
 }
 
 /** True for a model call that asks for a compaction summary (its last user text is the compaction prompt). */
