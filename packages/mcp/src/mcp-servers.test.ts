@@ -115,22 +115,30 @@ describe("a stdio server written with the SDK", () => {
     });
   });
 
-  it("cancels a call on abort and on its timeout, and the server stays", async () => {
-    const { servers } = connect({ test: stdio() }, { callTimeoutMs: 300 });
+  it("cancels a call on abort, and the server stays", async () => {
+    const { servers } = connect({ test: stdio() });
     await servers.ready();
     const controller = new AbortController();
     const call = find(servers, "mcp__test__slow").execute({ ms: 60_000 }, context(controller.signal));
     controller.abort();
     expect(await call).toEqual({ content: "The call to mcp__test__slow was interrupted.", isError: true });
+    expect(await find(servers, "mcp__test__echo").execute({ text: "still here" }, context())).toEqual({
+      content: "echo: still here",
+      isError: false,
+    });
+  });
+
+  it("cancels a call past its timeout and tells the model; the server stays", async () => {
+    // Only the slow call can reach the short timeout: it never answers before it.
+    const { servers } = connect({ test: stdio() }, { callTimeoutMs: 300 });
+    await servers.ready();
     const late = await find(servers, "mcp__test__slow").execute({ ms: 60_000 }, context());
     expect(late).toMatchObject({
       isError: true,
       content: expect.stringContaining("did not answer within 300 ms"),
     });
-    expect(await find(servers, "mcp__test__echo").execute({ text: "still here" }, context())).toEqual({
-      content: "echo: still here",
-      isError: false,
-    });
+    expect(servers.status()[0]?.state).toBe("connected");
+    expect(find(servers, "mcp__test__slow").timeoutMs).toBe(300);
   });
 
   it("a server that dies mid-call is reported and its tools removed; the others go on", async () => {

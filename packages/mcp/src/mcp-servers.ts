@@ -199,10 +199,12 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     };
   };
 
-  const listTools = async (client: Client, timeout: number): Promise<McpTool[]> => {
+  const listTools = async (client: Client, remaining: () => number): Promise<McpTool[]> => {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     do {
+      const timeout = remaining();
+      if (timeout <= 0) throw new McpError(ErrorCode.RequestTimeout, "no time left to list the tools");
       const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout });
       tools.push(...page.tools);
       cursor = page.nextCursor;
@@ -284,18 +286,10 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     };
     connection.client = client;
     const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new McpError(ErrorCode.RequestTimeout, "timeout")), connectTimeoutMs);
-    });
     try {
-      const tools = await Promise.race([
-        (async () => {
-          await client.connect(transportFor(connection), { timeout: connectTimeoutMs });
-          return listTools(client, Math.max(1, connectTimeoutMs - (Date.now() - started)));
-        })(),
-        deadline,
-      ]);
+      // The handshake and each page of the tool list share one budget; the SDK cancels a request past it.
+      await client.connect(transportFor(connection), { timeout: connectTimeoutMs });
+      const tools = await listTools(client, () => connectTimeoutMs - (Date.now() - started));
       if (connection.client !== client) return;
       const taken = takenNames();
       connection.tools = tools.map((tool) => toTool(connection, client, tool, taken));
@@ -323,8 +317,6 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
           error,
         );
       else fail(connection, "start", `could not be started (${describe(error)}).`, error);
-    } finally {
-      clearTimeout(timer);
     }
   };
 

@@ -232,10 +232,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return found.every((rule) => rule !== undefined) ? found[0] : undefined;
   };
 
-  const suggestionsFor = async (
-    facts: CallFacts,
-    outside: string | undefined,
-  ): Promise<PermissionUpdate[]> => {
+  const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
     const { subject, tool } = facts;
     if (subject?.kind === "command") {
       const rules = [...new Set(facts.commands.map(suggestCommandRule))];
@@ -369,7 +366,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       try {
         response = await options.canUseTool(tool, input, {
           signal: request.signal,
-          suggestions: await suggestionsFor(facts, outside),
+          suggestions: suggestionsFor(facts, outside),
           reason: why.charAt(0).toUpperCase() + why.slice(1),
           toolUseId: request.toolUseId,
           ...(outside === undefined ? {} : { blockedPath: outside }),
