@@ -101,7 +101,9 @@ describe.skipIf(nodeMajor < 22)("ours and Anthropic's agent toolset, on the same
     expect((await ourAnswer("Read", { file_path: "big.txt", offset: 3, limit: 1 })).text).toBe(
       "     3\t0123456789abcdef\n\n(Lines 3–3 of 20000. Read on with offset 4.)",
     );
-    expect((await theirAnswer("read", { file_path: "big.txt", view_range: [3, 3] })).text).toBe("0123456789abcdef");
+    expect((await theirAnswer("read", { file_path: "big.txt", view_range: [3, 3] })).text).toBe(
+      "0123456789abcdef",
+    );
   });
 
   it("both refuse FIFOs and devices without blocking", async () => {
@@ -126,8 +128,12 @@ describe.skipIf(nodeMajor < 22)("ours and Anthropic's agent toolset, on the same
   it("both keep the working directory between commands; only Anthropic's keeps variables", async () => {
     await ourAnswer("Bash", { command: "cd sub && export MARK=kept" });
     await theirAnswer("bash", { command: "cd sub && export MARK=kept" });
-    expect((await ourAnswer("Bash", { command: 'echo "$(basename "$PWD") ${MARK:-unset}"' })).text).toBe("sub unset");
-    expect((await theirAnswer("bash", { command: 'echo "$(basename "$PWD") ${MARK:-unset}"' })).text).toBe("sub kept");
+    expect((await ourAnswer("Bash", { command: 'echo "$(basename "$PWD") ${MARK:-unset}"' })).text).toBe(
+      "sub unset",
+    );
+    expect((await theirAnswer("bash", { command: 'echo "$(basename "$PWD") ${MARK:-unset}"' })).text).toBe(
+      "sub kept",
+    );
   });
 
   it("both stop a command at its timeout, with the processes it started, and run the next command", async () => {
@@ -153,7 +159,9 @@ describe.skipIf(nodeMajor < 22)("ours and Anthropic's agent toolset, on the same
     try {
       // Anthropic's shell was started before: restart it so that it sees the variables.
       await theirAnswer("bash", { restart: true });
-      const print = { command: "printenv ANTHROPIC_API_KEY || echo none; printenv AWS_SECRET_ACCESS_KEY || echo none" };
+      const print = {
+        command: "printenv ANTHROPIC_API_KEY || echo none; printenv AWS_SECRET_ACCESS_KEY || echo none",
+      };
       expect((await ourAnswer("Bash", print)).text).toBe("none\nnone");
       expect((await theirAnswer("bash", print)).text).toBe("none\naws-secret");
     } finally {
