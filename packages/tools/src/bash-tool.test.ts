@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createToolHarness, processesWith, type ToolHarness } from "./__fixtures__/tool-harness.ts";
 import { createBashTool } from "./bash-tool.ts";
 import { createBuiltinTools } from "./builtin-tools.ts";
+import { allowDirectories } from "./session-directories.ts";
 
 /** Waits (without a deadline of its own: the test's timeout is the limit) until `check` holds. */
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -70,6 +71,11 @@ describe("Bash", () => {
     expect(harness.text(gone)).toBe(
       `${harness.cwd}\n\nThe shell's working directory ${other} no longer exists; this command ran in ${harness.cwd}.`,
     );
+    const granted = await realpath(await mkdtemp(join(tmpdir(), "unforget-granted-")));
+    allowDirectories(harness.state, [granted]);
+    await harness.call(bash, { command: `cd ${granted}` });
+    expect(harness.text(await harness.call(bash, { command: "pwd" }))).toBe(granted);
+    await rm(granted, { recursive: true });
   });
 
   it("stops the whole process group at the timeout and says how to give it longer", async () => {
@@ -152,6 +158,9 @@ describe("Bash", () => {
     const output = await harness.call(bash, { command: "yes" });
     expect(output.isError).toBe(true);
     expect(harness.text(output)).toContain("The command was stopped: its output passed 97.7 KiB.");
+    // The kept output is cut back to the limit.
+    const [kept] = await readdir(outputDir);
+    expect((await stat(join(outputDir, kept!))).size).toBe(100_000);
   });
 
   it("starts run_in_background commands as tasks, with the same working directory and without credentials", async () => {

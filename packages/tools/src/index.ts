@@ -7,6 +7,7 @@ export { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
 export { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
 export { type FileReadRecord, forgetReadContents, readFilesOf } from "./read-state.ts";
 export { createReadTool, type ReadToolOptions } from "./read-tool.ts";
+export { allowDirectories } from "./session-directories.ts";
 export { CREDENTIAL_VARIABLES } from "./shell-environment.ts";
 export { type TodoItem, todosOf } from "./todo-state.ts";
 export { createTodoWriteTool } from "./todo-write-tool.ts";
