@@ -202,6 +202,11 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         `(${search.skippedLarge} files over ${formatSize(settings.maxFileBytes)} were not searched.)`,
       );
     }
+    if (rootStats.isFile() && search.skippedBinary > 0) {
+      notes.push(
+        `(${displayPath(root, context.cwd)} is a binary file: Grep searches text. Inspect it with Bash.)`,
+      );
+    }
     if (walkTruncated)
       notes.push(`(Only the first ${settings.maxFiles} files were searched; narrow the path.)`);
 
