@@ -128,9 +128,14 @@ describe("Bash", () => {
       UNFORGET_HARMLESS: "kept",
     });
     try {
-      const bash = createBashTool({ outputDir, allowEnv: ["AWS_PROFILE"], env: { EXTRA: "added" } });
+      const bash = createBashTool({
+        outputDir,
+        allowEnv: ["AWS_PROFILE"],
+        env: { EXTRA: "added", GOOGLE_APPLICATION_CREDENTIALS: "/keys/for-commands.json" },
+      });
       const output = harness.text(await harness.call(bash, { command: "env | sort" }));
-      expect(output).not.toMatch(/ANTHROPIC|anthropic|AWS_SECRET|GOOGLE_APPLICATION/);
+      expect(output).not.toMatch(/ANTHROPIC|anthropic|AWS_SECRET|sa\.json/);
+      expect(output).toContain("GOOGLE_APPLICATION_CREDENTIALS=/keys/for-commands.json");
       expect(output).toContain("AWS_PROFILE=work");
       expect(output).toContain("UNFORGET_HARMLESS=kept");
       expect(output).toContain("EXTRA=added");

@@ -25,7 +25,7 @@ export interface BashToolOptions {
   tasks?: TaskManager;
   /** Credential variables (see `CREDENTIAL_VARIABLES`) that commands may still get, by name. */
   allowEnv?: readonly string[];
-  /** Added to every command's environment. */
+  /** Added to every command's environment, as given (a credential variable named here is passed too). */
   env?: Record<string, string>;
   /** Folders besides the session's cwd that the shell's working directory may move into with `cd`. */
   additionalDirectories?: readonly string[];
@@ -122,7 +122,11 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
   const name = BUILTIN_TOOL_NAMES.bash;
 
   function environment(): { env: Record<string, string | undefined>; unset: string[] } {
-    const unset = credentialVariables(process.env, options.allowEnv);
+    // A variable the options set on purpose is theirs to pass, credential or not.
+    const unset = credentialVariables(process.env, [
+      ...(options.allowEnv ?? []),
+      ...Object.keys(options.env ?? {}),
+    ]);
     const env: Record<string, string | undefined> = { ...options.env };
     for (const variable of unset) env[variable] = undefined;
     return { env, unset };
