@@ -1,12 +1,13 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createTaskManager, groupExists } from "@unforget/tasks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, processesWith, type ToolHarness } from "./__fixtures__/tool-harness.ts";
 import { createBashTool } from "./bash-tool.ts";
 import { createBuiltinTools } from "./builtin-tools.ts";
+import { allowDirectories } from "./session-directories.ts";
 
 /** Waits (without a deadline of its own: the test's timeout is the limit) until `check` holds. */
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -70,20 +71,21 @@ describe("Bash", () => {
     expect(harness.text(gone)).toBe(
       `${harness.cwd}\n\nThe shell's working directory ${other} no longer exists; this command ran in ${harness.cwd}.`,
     );
+    const granted = await realpath(await mkdtemp(join(tmpdir(), "unforget-granted-")));
+    allowDirectories(harness.state, [granted]);
+    await harness.call(bash, { command: `cd ${granted}` });
+    expect(harness.text(await harness.call(bash, { command: "pwd" }))).toBe(granted);
+    await rm(granted, { recursive: true });
   });
 
   it("stops the whole process group at the timeout and says how to give it longer", async () => {
     const bash = createBashTool({ outputDir, killGraceMs: 200 });
-    const output = await harness.call(bash, {
-      command: "sleep 60 & echo $! > child.pid; echo started; wait",
-      timeout: 300,
-    });
+    const output = await harness.call(bash, { command: "sleep 3600.4217 & wait", timeout: 300 });
     expect(output.isError).toBe(true);
     expect(harness.text(output)).toBe(
-      "The command timed out after 300 ms and was stopped, with every process it started. Give it a longer timeout (at most 600000 ms), or start it with run_in_background. Its output until then:\n\nstarted",
+      "The command timed out after 300 ms and was stopped, with every process it started. Give it a longer timeout (at most 600000 ms), or start it with run_in_background. Its output until then:\n\n(no output)",
     );
-    const child = Number.parseInt(await readFile(join(harness.cwd, "child.pid"), "utf8"), 10);
-    expect(isAlive(child)).toBe(false);
+    expect(await processesWith("sleep 3600.4217")).toEqual([]);
   });
 
   it("stops the process group when the call is aborted mid-command", async () => {
@@ -126,9 +128,14 @@ describe("Bash", () => {
       UNFORGET_HARMLESS: "kept",
     });
     try {
-      const bash = createBashTool({ outputDir, allowEnv: ["AWS_PROFILE"], env: { EXTRA: "added" } });
+      const bash = createBashTool({
+        outputDir,
+        allowEnv: ["AWS_PROFILE"],
+        env: { EXTRA: "added", GOOGLE_APPLICATION_CREDENTIALS: "/keys/for-commands.json" },
+      });
       const output = harness.text(await harness.call(bash, { command: "env | sort" }));
-      expect(output).not.toMatch(/ANTHROPIC|anthropic|AWS_SECRET|GOOGLE_APPLICATION/);
+      expect(output).not.toMatch(/ANTHROPIC|anthropic|AWS_SECRET|sa\.json/);
+      expect(output).toContain("GOOGLE_APPLICATION_CREDENTIALS=/keys/for-commands.json");
       expect(output).toContain("AWS_PROFILE=work");
       expect(output).toContain("UNFORGET_HARMLESS=kept");
       expect(output).toContain("EXTRA=added");
@@ -156,6 +163,9 @@ describe("Bash", () => {
     const output = await harness.call(bash, { command: "yes" });
     expect(output.isError).toBe(true);
     expect(harness.text(output)).toContain("The command was stopped: its output passed 97.7 KiB.");
+    // The kept output is cut back to the limit.
+    const [kept] = await readdir(outputDir);
+    expect((await stat(join(outputDir, kept!))).size).toBe(100_000);
   });
 
   it("starts run_in_background commands as tasks, with the same working directory and without credentials", async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
@@ -13,7 +13,7 @@ import {
 } from "@unforget/tasks";
 import { readCommandOutput } from "./command-output.ts";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath } from "./file-access.ts";
+import { displayPath, writableRoots } from "./file-access.ts";
 import { formatSize } from "./format-size.ts";
 import { credentialVariables } from "./shell-environment.ts";
 import { checkWholeNumberOption, ToolCallError, ToolsConfigurationError } from "./tool-errors.ts";
@@ -25,7 +25,7 @@ export interface BashToolOptions {
   tasks?: TaskManager;
   /** Credential variables (see `CREDENTIAL_VARIABLES`) that commands may still get, by name. */
   allowEnv?: readonly string[];
-  /** Added to every command's environment. */
+  /** Added to every command's environment, as given (a credential variable named here is passed too). */
   env?: Record<string, string>;
   /** Folders besides the session's cwd that the shell's working directory may move into with `cd`. */
   additionalDirectories?: readonly string[];
@@ -52,8 +52,9 @@ const DEFAULTS = {
   maxOutputChars: 30_000,
   maxOutputFileBytes: 64 * 1024 * 1024,
   killGraceMs: 1_000,
-  // How often a running command's output file is measured against maxOutputFileBytes.
-  outputCheckMs: 500,
+  // How often a running command's output file is measured against maxOutputFileBytes (a command that floods
+  // it writes on until the next check; the file is then cut back to the limit).
+  outputCheckMs: 100,
   // The session's own timeout for a call sits this far past the longest command timeout, so ours fires first.
   sessionTimeoutMarginMs: 30_000,
 };
@@ -121,7 +122,11 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
   const name = BUILTIN_TOOL_NAMES.bash;
 
   function environment(): { env: Record<string, string | undefined>; unset: string[] } {
-    const unset = credentialVariables(process.env, options.allowEnv);
+    // A variable the options set on purpose is theirs to pass, credential or not.
+    const unset = credentialVariables(process.env, [
+      ...(options.allowEnv ?? []),
+      ...Object.keys(options.env ?? {}),
+    ]);
     const env: Record<string, string | undefined> = { ...options.env };
     for (const variable of unset) env[variable] = undefined;
     return { env, unset };
@@ -153,10 +158,7 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     const reported = (await readFile(cwdFile, "utf8").catch(() => "")).trim();
     await rm(cwdFile, { force: true });
     if (reported === "" || reported === state.cwd) return;
-    const roots = [context.cwd, ...(options.additionalDirectories ?? [])].map((root) =>
-      resolve(context.cwd, root),
-    );
-    for (const root of roots) {
+    for (const root of writableRoots(context, options)) {
       if (isPathInside(await canonicalPath(root).catch(() => root), reported)) {
         state.cwd = reported;
         return;
@@ -251,6 +253,7 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
       context.signal.removeEventListener("abort", onAbort);
     }
     await stopping;
+    if (stopped === "output") await truncate(outputPath, settings.maxOutputFileBytes).catch(() => undefined);
     // What the command left running in its group would outlive the call and write into a file nobody reads.
     if (identity !== undefined && groupExists(identity.pid)) {
       await terminateGroup(identity.pid, settings.killGraceMs);

@@ -1,12 +1,11 @@
 import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, pathSubject, resolveToolPath } from "./file-access.ts";
+import { pathSubject } from "./file-access.ts";
 import { displayLines, encodeFile } from "./file-format.ts";
-import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
+import { ToolCallError } from "./tool-errors.ts";
 import { optionalBoolean, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
-import { loadForChange, writeForTool } from "./write-file-for-tool.ts";
-import { DEFAULT_MAX_EDIT_BYTES, type WriteToolOptions } from "./write-tool.ts";
+import { changeSettings, changeTarget, type WriteToolOptions, writeForTool } from "./write-file-for-tool.ts";
 
 export type EditToolOptions = WriteToolOptions;
 
@@ -52,22 +51,17 @@ function snippet(text: string, start: number, length: number): string {
 
 /** Creates the Edit tool: exact string replacement, unique unless `replace_all`, atomic, format kept. */
 export function createEditTool(options: EditToolOptions = {}): Tool {
-  checkWholeNumberOption(options.maxEditBytes, "maxEditBytes");
-  const maxEditBytes = options.maxEditBytes ?? DEFAULT_MAX_EDIT_BYTES;
-  const now = options.now ?? Date.now;
+  const { now } = changeSettings(options);
   const name = BUILTIN_TOOL_NAMES.edit;
 
   async function run(input: Record<string, unknown>, context: ToolContext): Promise<string> {
-    const requested = requiredString(name, input, "file_path");
     const oldString = requiredString(name, input, "old_string");
     const newString = requiredString(name, input, "new_string");
     const replaceAll = optionalBoolean(name, input, "replace_all") ?? false;
     if (oldString === newString) {
       throw new ToolCallError("old_string and new_string are the same: there is nothing to change.");
     }
-    const path = await resolveToolPath(requested, context, options, "write");
-    const shown = displayPath(path, context.cwd);
-    const existing = await loadForChange(context.sessionState, path, shown, "edit", maxEditBytes);
+    const { path, shown, existing } = await changeTarget(name, input, context, options, "edit");
     if (existing === undefined) {
       if (oldString !== "") {
         throw new ToolCallError(

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { ToolContext, ToolPermissionSubject } from "@unforget/core";
 import { confinePath, isPathInside, UnsafePathError } from "@unforget/files";
+import { directoriesOf } from "./session-directories.ts";
 
 /** Where the file tools may go: the session's working directory plus these folders. */
 export interface FileAccessOptions {
@@ -20,13 +21,11 @@ export interface FileAccessOptions {
  */
 export async function resolveToolPath(
   path: string,
-  context: Pick<ToolContext, "cwd">,
+  context: Pick<ToolContext, "cwd" | "sessionState">,
   options: FileAccessOptions,
   access: "read" | "write",
 ): Promise<string> {
-  const writable = [context.cwd, ...(options.additionalDirectories ?? [])].map((root) =>
-    resolve(context.cwd, root),
-  );
+  const writable = writableRoots(context, options);
   const readOnly = (options.readOnlyDirectories ?? []).map((root) => resolve(context.cwd, root));
   const roots = access === "read" ? [...writable, ...readOnly] : writable;
   const confined = await confinePath(path, { base: context.cwd, roots });
@@ -42,6 +41,16 @@ export async function resolveToolPath(
     }
   }
   return confined.path;
+}
+
+/** The folders a session may write in: its cwd, the tools' `additionalDirectories`, and those granted since. */
+export function writableRoots(
+  context: Pick<ToolContext, "cwd" | "sessionState">,
+  options: Pick<FileAccessOptions, "additionalDirectories">,
+): string[] {
+  return [context.cwd, ...(options.additionalDirectories ?? []), ...directoriesOf(context.sessionState)].map(
+    (root) => resolve(context.cwd, root),
+  );
 }
 
 /** What permission rules match for a file tool: the path as the model wrote it, resolved against the cwd. */

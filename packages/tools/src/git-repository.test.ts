@@ -72,6 +72,9 @@ describe("the tools in a real git repository", () => {
     expect(harness.text(await harness.call(tool("Glob"), { pattern: "**/*.js" }))).toBe("No files found.");
     const binary = await harness.call(tool("Read"), { file_path: "logo.bin" });
     expect(harness.text(binary)).toContain("logo.bin is a binary file");
+    expect(harness.text(await harness.call(tool("Grep"), { pattern: ".", path: "logo.bin" }))).toBe(
+      "No matches found.\n(logo.bin is a binary file: Grep searches text. Inspect it with Bash.)",
+    );
     await harness.call(tool("Write"), { file_path: "notes.md", content: "# Notes\n" });
     expect(git(harness.cwd, "status", "--porcelain")).toBe("?? notes.md\n");
   });

@@ -31,9 +31,17 @@ function splitPattern(pattern: string): { base: string; glob: string; isGlob: bo
   return { base: scan.base, glob: scan.glob, isGlob: scan.isGlob };
 }
 
+/** Orders files newest first, then by path. */
+export function newestFirstOrder(
+  a: { path: string; mtimeMs: number },
+  b: { path: string; mtimeMs: number },
+): number {
+  return b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
 /** Sorts paths newest first (then by name), with their modification times read in parallel batches. */
-export async function newestFirst(paths: readonly string[]): Promise<string[]> {
-  const dated: { path: string; mtime: number }[] = [];
+async function newestFirst(paths: readonly string[]): Promise<string[]> {
+  const dated: { path: string; mtimeMs: number }[] = [];
   for (let start = 0; start < paths.length; start += 256) {
     const batch = paths.slice(start, start + 256);
     const times = await Promise.all(
@@ -45,10 +53,10 @@ export async function newestFirst(paths: readonly string[]): Promise<string[]> {
       ),
     );
     batch.forEach((path, index) => {
-      dated.push({ path, mtime: times[index] ?? 0 });
+      dated.push({ path, mtimeMs: times[index] ?? 0 });
     });
   }
-  dated.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  dated.sort(newestFirstOrder);
   return dated.map((entry) => entry.path);
 }
 

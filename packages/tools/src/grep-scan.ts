@@ -21,6 +21,8 @@ export interface GrepScanJob {
 /** One file with matches: how many lines matched, and the lines to show (number, text, whether it matched). */
 export interface GrepFileResult {
   path: string;
+  /** The file's modification time when it was read (files are listed newest first). */
+  mtimeMs: number;
   matches: number;
   lines: [number, string, boolean][];
 }
@@ -34,8 +36,8 @@ export interface GrepScanResult {
 
 /** File access for the scan: the worker passes `node:fs`, the fallback on the main thread does too. */
 export interface GrepScanIo {
-  size(path: string): number;
-  read(path: string): Uint8Array;
+  /** The file's bytes and modification time, or undefined when it has more than `maxBytes`; throws when it cannot be read. */
+  read(path: string, maxBytes: number): { bytes: Uint8Array; mtimeMs: number } | undefined;
 }
 
 /**
@@ -49,6 +51,9 @@ export interface GrepScanIo {
 export function scanFiles(job: GrepScanJob, io: GrepScanIo): GrepScanResult {
   const finder = new RegExp(job.source, `${job.flags}g${job.multiline ? "ms" : "m"}`);
   const tester = new RegExp(job.source, job.flags);
+  // Only an expression with one of these can match a line break (without the s flag "." cannot); for any
+  // other, a candidate is a matching line as it stands, and testing its line again is skipped.
+  const canSpanLines = /\\[sSnrDWpPcxu0-9]|\[\^|\n/.test(job.source);
   const result: GrepScanResult = { results: [], skippedBinary: 0, skippedLarge: 0, unreadable: 0 };
 
   const countNewlines = (text: string, from: number, to: number): number => {
@@ -81,9 +86,9 @@ export function scanFiles(job: GrepScanJob, io: GrepScanIo): GrepScanResult {
       }
       let lineEnd = text.indexOf("\n", match.index);
       if (lineEnd === -1) lineEnd = text.length;
-      let lineText = text.slice(start, lineEnd);
+      let lineText = canSpanLines ? text.slice(start, lineEnd) : "";
       if (lineText.endsWith("\r")) lineText = lineText.slice(0, -1);
-      if (tester.test(lineText)) {
+      if (!canSpanLines || tester.test(lineText)) {
         lines.push(line);
         if (firstOnly) break;
       }
@@ -99,34 +104,28 @@ export function scanFiles(job: GrepScanJob, io: GrepScanIo): GrepScanResult {
       : plain;
   };
 
+  const utf8 = new TextDecoder("utf-8");
+  const utf16le = new TextDecoder("utf-16le");
   for (const path of job.files) {
-    let bytes: Uint8Array;
+    let file: { bytes: Uint8Array; mtimeMs: number } | undefined;
     try {
-      if (io.size(path) > job.maxFileBytes) {
-        result.skippedLarge++;
-        continue;
-      }
-      bytes = io.read(path);
+      file = io.read(path, job.maxFileBytes);
     } catch {
       result.unreadable++;
       continue;
     }
-    const utf16 = bytes[0] === 0xff && bytes[1] === 0xfe;
-    if (!utf16) {
-      const sniff = Math.min(bytes.length, 8000);
-      let binary = false;
-      for (let index = 0; index < sniff; index++) {
-        if (bytes[index] === 0) {
-          binary = true;
-          break;
-        }
-      }
-      if (binary) {
-        result.skippedBinary++;
-        continue;
-      }
+    if (file === undefined) {
+      result.skippedLarge++;
+      continue;
     }
-    const text = new TextDecoder(utf16 ? "utf-16le" : "utf-8").decode(bytes);
+    const bytes = file.bytes;
+    const utf16 = bytes[0] === 0xff && bytes[1] === 0xfe;
+    // A NUL byte early in the file marks it binary, as grep and git decide.
+    if (!utf16 && bytes.subarray(0, 8000).indexOf(0) !== -1) {
+      result.skippedBinary++;
+      continue;
+    }
+    const text = (utf16 ? utf16le : utf8).decode(bytes);
     let hits: number[];
     try {
       hits = matchingLines(text, job.mode === "files_with_matches");
@@ -136,23 +135,23 @@ export function scanFiles(job: GrepScanJob, io: GrepScanIo): GrepScanResult {
       continue;
     }
     if (hits.length === 0) continue;
-    const file: GrepFileResult = { path, matches: hits.length, lines: [] };
+    const found: GrepFileResult = { path, mtimeMs: file.mtimeMs, matches: hits.length, lines: [] };
     if (job.mode === "content") {
       const all = text.split("\n");
       if (all.length > 1 && all[all.length - 1] === "") all.pop();
       const matched = new Set(hits);
       let shownUpTo = 0;
       for (const hit of hits) {
-        if (file.lines.length >= job.maxLinesPerFile) break;
+        if (found.lines.length >= job.maxLinesPerFile) break;
         const from = Math.max(shownUpTo + 1, hit - job.before);
         const to = Math.min(all.length, hit + job.after);
-        for (let each = from; each <= to && file.lines.length < job.maxLinesPerFile; each++) {
-          file.lines.push([each, cut(all[each - 1] ?? ""), matched.has(each)]);
+        for (let each = from; each <= to && found.lines.length < job.maxLinesPerFile; each++) {
+          found.lines.push([each, cut(all[each - 1] ?? ""), matched.has(each)]);
           shownUpTo = each;
         }
       }
     }
-    result.results.push(file);
+    result.results.push(found);
   }
   return result;
 }

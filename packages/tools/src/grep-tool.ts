@@ -3,8 +3,8 @@ import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import { displayPath, pathSubject, resolveToolPath } from "./file-access.ts";
 import { formatSize } from "./format-size.ts";
-import { DEFAULT_MAX_SEARCH_FILES, newestFirst, type SearchToolOptions } from "./glob-tool.ts";
-import { runGrep } from "./grep-runner.ts";
+import { DEFAULT_MAX_SEARCH_FILES, newestFirstOrder, type SearchToolOptions } from "./glob-tool.ts";
+import { createGrepPool } from "./grep-runner.ts";
 import type { GrepFileResult } from "./grep-scan.ts";
 import { globFilter, typeFilter } from "./path-filter.ts";
 import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
@@ -132,6 +132,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     maxFileBytes: options.maxFileBytes ?? DEFAULTS.maxFileBytes,
   };
   const name = BUILTIN_TOOL_NAMES.grep;
+  const pool = createGrepPool();
 
   async function run(input: Record<string, unknown>, context: ToolContext): Promise<string> {
     const pattern = requiredString(name, input, "pattern");
@@ -172,7 +173,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       walkTruncated = walked.truncated;
     }
 
-    const search = await runGrep(
+    const search = await pool.run(
       {
         source,
         flags,
@@ -201,6 +202,11 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         `(${search.skippedLarge} files over ${formatSize(settings.maxFileBytes)} were not searched.)`,
       );
     }
+    if (rootStats.isFile() && search.skippedBinary > 0) {
+      notes.push(
+        `(${displayPath(root, context.cwd)} is a binary file: Grep searches text. Inspect it with Bash.)`,
+      );
+    }
     if (walkTruncated)
       notes.push(`(Only the first ${settings.maxFiles} files were searched; narrow the path.)`);
 
@@ -208,7 +214,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
     if (results.length === 0) return ["No matches found.", ...notes].join("\n");
     const body: string[] = [];
     if (mode === "files_with_matches") {
-      const sorted = await newestFirst(results.map((result) => result.path));
+      const sorted = [...results].sort(newestFirstOrder).map((result) => result.path);
       body.push(`Found ${plural(sorted.length, "file")}`);
       body.push(...paged(sorted, page).map((path) => displayPath(path, context.cwd)));
       const more = moreNote(sorted.length, page, "file");

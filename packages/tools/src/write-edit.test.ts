@@ -1,10 +1,12 @@
-import { chmod, mkdir, readFile, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
 import { createEditTool } from "./edit-tool.ts";
 import { readFilesOf } from "./read-state.ts";
 import { createReadTool } from "./read-tool.ts";
+import { allowDirectories } from "./session-directories.ts";
 import { createWriteTool } from "./write-tool.ts";
 
 describe("Write and Edit", () => {
@@ -192,6 +194,23 @@ describe("Write and Edit", () => {
     expect(
       harness.text(await harness.call(edit, { file_path: "blob.bin", old_string: "a", new_string: "b" })),
     ).toContain("has not been read in this session");
+  });
+
+  it("uses a folder granted during the session, and only from then on", async () => {
+    const granted = await mkdtemp(join(tmpdir(), "unforget-granted-"));
+    try {
+      const target = join(granted, "note.txt");
+      expect(harness.text(await harness.call(write, { file_path: target, content: "x\n" }))).toContain(
+        "is outside",
+      );
+      allowDirectories(harness.state, [granted]);
+      expect(await harness.call(write, { file_path: target, content: "x\n" })).toMatchObject({
+        isError: false,
+      });
+      expect(harness.text(await harness.call(read, { file_path: target }))).toBe("     1\tx");
+    } finally {
+      await rm(granted, { recursive: true, force: true });
+    }
   });
 
   it("tells rules what it writes", () => {

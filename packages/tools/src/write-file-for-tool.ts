@@ -1,12 +1,30 @@
 import { stat } from "node:fs/promises";
-import type { ToolSessionState } from "@unforget/core";
+import type { ToolContext, ToolSessionState } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
+import { displayPath, type FileAccessOptions, resolveToolPath } from "./file-access.ts";
 import { decodeFile, type TextFormat } from "./file-format.ts";
 import { formatSize } from "./format-size.ts";
 import { openRegularFile } from "./open-regular-file.ts";
 import { checkUnchangedSinceRead } from "./read-before-write.ts";
 import { hashBytes, recordFileRead } from "./read-state.ts";
-import { ToolCallError } from "./tool-errors.ts";
+import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
+import { requiredString } from "./tool-input.ts";
+
+export interface WriteToolOptions extends FileAccessOptions {
+  /** Largest existing file Write or Edit replaces (default 16 MiB): they hold the whole file in memory. */
+  maxEditBytes?: number;
+  /** Clock for the read state (default `Date.now`). */
+  now?: () => number;
+}
+
+/** Anthropic's agent toolset caps edits at 256 KiB; an edit's result is small, so only memory limits it here. */
+const DEFAULT_MAX_EDIT_BYTES = 16 * 1024 * 1024;
+
+/** Write's and Edit's settings, checked once when the tool is created. */
+export function changeSettings(options: WriteToolOptions): { maxEditBytes: number; now: () => number } {
+  checkWholeNumberOption(options.maxEditBytes, "maxEditBytes");
+  return { maxEditBytes: options.maxEditBytes ?? DEFAULT_MAX_EDIT_BYTES, now: options.now ?? Date.now };
+}
 
 /** A text file about to be changed by Write or Edit: its content and how it is stored. */
 export interface ExistingTextFile {
@@ -69,4 +87,29 @@ export async function writeForTool(
     { mtimeNs: stats.mtimeNs, size: Number(stats.size), hash: hashBytes(bytes) },
     { kind: "text", readAt, contentInContext: false },
   );
+}
+
+/** The file a Write or Edit call names: its real path, how it is shown, and its text when it exists. */
+export interface ChangeTarget {
+  path: string;
+  shown: string;
+  existing: ExistingTextFile | undefined;
+}
+
+/** Resolves and loads the call's `file_path` for a change (see `loadForChange`). */
+export async function changeTarget(
+  tool: string,
+  input: Record<string, unknown>,
+  context: ToolContext,
+  options: WriteToolOptions,
+  verb: "write" | "edit",
+): Promise<ChangeTarget> {
+  const path = await resolveToolPath(requiredString(tool, input, "file_path"), context, options, "write");
+  const shown = displayPath(path, context.cwd);
+  const { maxEditBytes } = changeSettings(options);
+  return {
+    path,
+    shown,
+    existing: await loadForChange(context.sessionState, path, shown, verb, maxEditBytes),
+  };
 }

@@ -1,21 +1,12 @@
 import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, type FileAccessOptions, pathSubject, resolveToolPath } from "./file-access.ts";
+import { pathSubject } from "./file-access.ts";
 import { encodeFile, withLineEnding } from "./file-format.ts";
-import { checkWholeNumberOption } from "./tool-errors.ts";
 import { requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
-import { loadForChange, writeForTool } from "./write-file-for-tool.ts";
+import { changeSettings, changeTarget, type WriteToolOptions, writeForTool } from "./write-file-for-tool.ts";
 
-export interface WriteToolOptions extends FileAccessOptions {
-  /** Largest existing file Write or Edit replaces (default 16 MiB): they hold the whole file in memory. */
-  maxEditBytes?: number;
-  /** Clock for the read state (default `Date.now`). */
-  now?: () => number;
-}
-
-/** Anthropic's agent toolset caps edits at 256 KiB; an edit's result is small, so only memory limits it here. */
-export const DEFAULT_MAX_EDIT_BYTES = 16 * 1024 * 1024;
+export type { WriteToolOptions };
 
 const DESCRIPTION = `Writes a file to the local filesystem, replacing it if it exists.
 - file_path is an absolute path, or a path relative to the working directory; missing folders are created.
@@ -30,17 +21,12 @@ function countLines(text: string): number {
 
 /** Creates the Write tool: whole-file writes, atomic, only over a file read in this session and unchanged since. */
 export function createWriteTool(options: WriteToolOptions = {}): Tool {
-  checkWholeNumberOption(options.maxEditBytes, "maxEditBytes");
-  const maxEditBytes = options.maxEditBytes ?? DEFAULT_MAX_EDIT_BYTES;
-  const now = options.now ?? Date.now;
+  const { now } = changeSettings(options);
   const name = BUILTIN_TOOL_NAMES.write;
 
   async function run(input: Record<string, unknown>, context: ToolContext): Promise<string> {
-    const requested = requiredString(name, input, "file_path");
     const content = requiredString(name, input, "content");
-    const path = await resolveToolPath(requested, context, options, "write");
-    const shown = displayPath(path, context.cwd);
-    const existing = await loadForChange(context.sessionState, path, shown, "write", maxEditBytes);
+    const { path, shown, existing } = await changeTarget(name, input, context, options, "write");
     if (existing === undefined) {
       await writeForTool(context.sessionState, path, Buffer.from(content, "utf8"), undefined, now());
       return `Created ${shown} (${countLines(content)} lines).`;

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool, ToolContext, ToolOutput, ToolSessionState } from "@unforget/core";
@@ -53,4 +53,22 @@ export function git(cwd: string, ...args: string[]): string {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
   });
+}
+
+/**
+ * The pids of running processes whose command line contains `marker` (read from /proc): a test gives a command
+ * a unique marker (`sleep 3600.4217`) and checks that nothing carrying it outlives the call, whether or not the
+ * command got to start it.
+ */
+export async function processesWith(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    const status = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    // A zombie has ended; only its parent has not collected it yet.
+    if (commandLine.split("\u0000").join(" ").includes(marker) && !/\) Z /.test(status))
+      pids.push(Number(entry));
+  }
+  return pids;
 }
