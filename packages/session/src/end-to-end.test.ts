@@ -197,7 +197,7 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
         },
         { kind: "reply", text: "The build runs in the background." },
       );
-      await session.send("Build in the background.").result();
+      await session.send(`Build in the background. ${"context ".repeat(300)}`).result();
       const [task] = await tasks.list();
       await tasks.wait(task!.id, { timeoutMs: 20_000 });
       setup.fake.enqueue({ kind: "reply", text: "The build finished." });
@@ -206,6 +206,12 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
         notifications: [expect.objectContaining({ taskId: task!.id, kind: "finished" })],
       });
       expect(wireText(modelCalls(setup.fake).at(-1))).toContain(`Background task ${task!.id}`);
+      // After a compaction the task's status comes back, so the model does not start it again.
+      setup.fake.enqueue({ kind: "reply", text: summaryText("A build ran in the background.") });
+      expect((await session.compact()).actions.map((action) => action.layer)).toEqual(["full"]);
+      setup.fake.enqueue({ kind: "reply", text: "Nothing else runs." });
+      await session.send("What runs now?").result();
+      expect(wireText(modelCalls(setup.fake).at(-1))).toContain(`${task!.id} (local_bash)`);
       await session.close();
     } finally {
       await tasks.close();

@@ -3,6 +3,8 @@ import {
   type ContextEvent,
   type ContextManager,
   createContextManager,
+  createRecentFilesProvider,
+  createTodosProvider,
   type PrepareOptions,
   type PrepareResult,
 } from "@unforget/compact";
@@ -29,6 +31,7 @@ import {
 import { attachMemory, createSessionMemory, type MemorySession, type SessionMemory } from "@unforget/memory";
 import { createTaskNotificationAttachment, createTaskStatusPlugin } from "@unforget/tasks";
 import { type Calibrator, createCalibrator } from "@unforget/tokens";
+import { forgetReadContents, readFilesOf, todosOf } from "@unforget/tools";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { attachmentToMessage } from "./attachment-message.ts";
@@ -359,8 +362,17 @@ export class SessionRuntime {
 
   #createManager(resume: readonly TranscriptEntry[] | undefined): ContextManager {
     const context = this.options.context ?? {};
+    const state = this.toolState;
     return createContextManager({
       sessionDir: join(this.options.sessionsDir, this.sessionId),
+      // After a compaction: the files the tools read, fresh from disk, and the todo list, from the tools' state.
+      attachments: [
+        createRecentFilesProvider({
+          root: this.cwd,
+          recentPaths: () => readFilesOf(state).flatMap((file) => (file.kind === "text" ? [file.path] : [])),
+        }),
+        createTodosProvider({ todos: () => todosOf(state) }),
+      ],
       ...context,
       model: this.model,
       provider: this.options.provider,
@@ -380,6 +392,8 @@ export class SessionRuntime {
   #observeContext(event: ContextEvent): void {
     this.emit({ type: "context", event });
     if (event.type !== "layer") return;
+    // Earlier tool results may be gone from the context: a re-read must return the file, not "unchanged".
+    forgetReadContents(this.toolState);
     try {
       this.tracer
         .startSpan(
