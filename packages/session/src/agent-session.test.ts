@@ -1,3 +1,4 @@
+import { UnforgetError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import {
   anthropicSuite,
@@ -270,5 +271,32 @@ describe("the loop", () => {
     ]);
     expect(listed.map((summary) => summary.sessionId).sort()).toEqual(ids.sort());
     expect(await listSessions(`${suite.dir.path}/missing`)).toEqual([]);
+  });
+
+  it("a malformed provider reply is a typed error with a valid transcript; an empty reply just ends the turn", async () => {
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+    });
+    suite.fake.enqueue({ kind: "error", error: "malformed" });
+    const failure = await session
+      .send("Hello?")
+      .result()
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(UnforgetError);
+    expect((failure as UnforgetError).code).toBe("provider_request");
+    expect(session.status().busy).toBe(false);
+    expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
+
+    suite.fake.enqueue({ kind: "reply" });
+    const empty = await session.send("Anything?").result();
+    expect(empty).toMatchObject({ stopReason: "end_turn", text: "", turns: 1 });
+    expect(session.messages.at(-1)?.role).toBe("user");
+
+    suite.fake.enqueue({ kind: "reply", text: "Now I can answer." });
+    expect((await session.send("Please.").result()).text).toBe("Now I can answer.");
+    expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
+    await session.close();
   });
 });
