@@ -1,4 +1,4 @@
-import { UnforgetError } from "@unforget/core";
+import { InvalidMessageError, UnforgetError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import {
   anthropicSuite,
@@ -179,7 +179,7 @@ describe("the loop", () => {
     await session.close();
   });
 
-  it("refuses a second send while a turn runs, and stops at maxTurns with a valid conversation", async () => {
+  it("refuses an empty prompt, and a second send or a compaction while a turn runs; stops at maxTurns with a valid conversation", async () => {
     const session = await createAgentSession({
       provider: suite.provider,
       model: "claude-sonnet-4-6",
@@ -192,8 +192,10 @@ describe("the loop", () => {
       toolCalls: [{ id, name: "echo", input: { text: id } }],
     });
     suite.fake.enqueue(call("a"), call("b"), call("c"));
+    expect(() => session.send("  ")).toThrow(InvalidMessageError);
     const turn = session.send("Loop.");
     expect(() => session.send("Again.")).toThrow(SessionBusyError);
+    await expect(session.compact()).rejects.toBeInstanceOf(SessionBusyError);
     const result = await turn.result();
     expect(result.stopReason).toBe("max_turns");
     expect(result.turns).toBe(2);

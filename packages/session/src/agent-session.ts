@@ -5,6 +5,7 @@ import {
   ConfigurationError,
   type ContentBlock,
   getMessageText,
+  InvalidMessageError,
   type Message,
   type Tool,
 } from "@unforget/core";
@@ -162,6 +163,18 @@ async function openSession(
     if (closed) throw new SessionClosedError(operation);
     if (running) throw new SessionBusyError(operation);
   };
+  /** Runs work that no turn may overlap (a compaction, a clear); `interrupt()` aborts it. */
+  const exclusive = async <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    guard(operation);
+    const controller = new AbortController();
+    const done = work(controller.signal);
+    running = { controller, done: done.catch(() => undefined) };
+    try {
+      return await done;
+    } finally {
+      running = undefined;
+    }
+  };
 
   const session: AgentSession = {
     get sessionId() {
@@ -185,6 +198,11 @@ async function openSession(
 
     send(prompt, sendOptions = {}) {
       guard("send()");
+      if (typeof prompt === "string" ? prompt.trim() === "" : prompt.length === 0) {
+        throw new InvalidMessageError(
+          "send() needs a prompt, and it was empty (providers refuse empty messages). Pass the user's words, or blocks with content.",
+        );
+      }
       const controller = new AbortController();
       const outer = sendOptions.signal;
       const onAbort = () => controller.abort(outer?.reason);
@@ -239,16 +257,17 @@ async function openSession(
       running?.controller.abort();
     },
 
-    async compact(instructions) {
-      guard("compact()");
-      const runtime = current;
-      await runtime.beginTurn();
-      const result = await runtime.manager.compact(runtime.conversation, {
-        ...runtime.prepareOptions(),
-        ...(instructions ? { instructions } : {}),
+    compact(instructions) {
+      return exclusive("compact()", async (signal) => {
+        const runtime = current;
+        await runtime.beginTurn();
+        const result = await runtime.manager.compact(runtime.conversation, {
+          ...runtime.prepareOptions(signal),
+          ...(instructions ? { instructions } : {}),
+        });
+        runtime.lastPrepared = result;
+        return { tokensBefore: result.tokensBefore, tokensAfter: result.tokens, actions: result.actions };
       });
-      runtime.lastPrepared = result;
-      return { tokensBefore: result.tokensBefore, tokensAfter: result.tokens, actions: result.actions };
     },
 
     status() {
@@ -272,11 +291,12 @@ async function openSession(
       current.setModel(model);
     },
 
-    async clear() {
-      guard("clear()");
-      const previous = current;
-      await previous.close("clear");
-      current = await open(randomUUID(), "clear", previous.model);
+    clear() {
+      return exclusive("clear()", async () => {
+        const previous = current;
+        await previous.close("clear");
+        current = await open(randomUUID(), "clear", previous.model);
+      });
     },
 
     async close(reason = "other") {
