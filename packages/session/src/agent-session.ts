@@ -75,6 +75,8 @@ export interface AgentSession {
   readonly hooks: SessionHooks;
   /** The permission gate (mode, rules; `/permissions` changes them here), unless an authorizer was given. */
   readonly permissions: PermissionGate | undefined;
+  /** The MCP servers and their states (`status()`), when the session has any. */
+  readonly mcpServers: McpServers | undefined;
   /**
    * Sends a prompt and runs the turn: the model is called, and its tools run, until it ends its turn, `maxTurns`
    * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs. Breaking out of the
@@ -194,6 +196,9 @@ async function openSession(
     },
     get permissions() {
       return authorization.gate;
+    },
+    get mcpServers() {
+      return mcp?.servers;
     },
 
     send(prompt, sendOptions = {}) {

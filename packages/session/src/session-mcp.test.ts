@@ -35,6 +35,7 @@ describe("MCP servers", () => {
     );
     expect(calls[2]?.tools).toBeUndefined();
     expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
+    expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["failed"]);
     await session.close();
   });
 });
