@@ -110,6 +110,10 @@ async function openSession(
   link: ChildSessionLink | undefined,
 ): Promise<AgentSession> {
   checkOptions(options);
+  // The runtime of the current session id (a /clear replaces it); assigned once the first one is open.
+  let current: SessionRuntime;
+  // Events that come before it (an MCP server connecting) have no turn to go to.
+  const emitter = () => (event: SessionEvent) => current?.emit(event);
   const depth = link?.depth ?? 0;
   const agents = options.agents ?? {};
   const agentTool =
@@ -120,14 +124,14 @@ async function openSession(
           ...(options.tasks ? { tasks: options.tasks } : {}),
         })
       : undefined;
-  const mcp = connectMcp(options, () => current.emit);
+  const mcp = connectMcp(options, emitter);
   const tools = (): readonly Tool[] => [
     ...(options.tools ?? []),
     ...(agentTool ? [agentTool] : []),
     ...(mcp?.servers.tools() ?? []),
   ];
   // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
-  const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), () => current.emit);
+  const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), emitter);
   const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
     const resume = source === "resume" ? await readSessionEntries(options.sessionsDir, sessionId) : undefined;
     return SessionRuntime.open(options, {
@@ -142,11 +146,17 @@ async function openSession(
     });
   };
 
-  let current = await open(
-    options.resume ?? options.sessionId ?? randomUUID(),
-    options.resume ? "resume" : "startup",
-    options.model,
-  );
+  try {
+    current = await open(
+      options.resume ?? options.sessionId ?? randomUUID(),
+      options.resume ? "resume" : "startup",
+      options.model,
+    );
+  } catch (error) {
+    // Nothing may outlive a session that failed to open (the MCP servers it started).
+    if (mcp?.owned) await mcp.servers.close();
+    throw error;
+  }
   if (link) {
     await current.manager.recordMetadata({
       data: {

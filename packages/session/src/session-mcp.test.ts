@@ -1,7 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { anthropicSuite, collect, modelCalls, toolNames } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
+import { SessionNotFoundError } from "./session-errors.ts";
 
 /** The MCP package's test server, written with the MCP SDK, spawned over stdio. */
 const SERVER = fileURLToPath(new URL("../../mcp/src/__fixtures__/test-server.mjs", import.meta.url));
@@ -37,5 +39,21 @@ describe("MCP servers", () => {
     expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
     expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["failed"]);
     await session.close();
+  });
+
+  it("a session that fails to open stops the MCP servers it started", async () => {
+    const children = () =>
+      execFileSync("ps", ["--ppid", String(process.pid), "-o", "args="], { encoding: "utf8" })
+        .split("\n")
+        .filter((line) => line.includes("test-server.mjs"));
+    const failure = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+      resume: "no-such-session",
+      mcpServers: { tester: { type: "stdio", command: process.execPath, args: [SERVER], env: {} } },
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SessionNotFoundError);
+    expect(children()).toEqual([]);
   });
 });
