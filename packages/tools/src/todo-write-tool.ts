@@ -54,7 +54,7 @@ export function createTodoWriteTool(): Tool {
               activeForm: { type: "string", minLength: 1 },
             },
             required: ["content", "status", "activeForm"],
-            additionalProperties: false,
+            // Older Claude Code lists also carried `id` and `priority`: accepted, and dropped.
           },
         },
       },
