@@ -197,7 +197,7 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     });
     return [
       ...notes,
-      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOL_NAMES.output} (task_id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}.`,
+      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOL_NAMES.output} (id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}.`,
     ].join("\n");
   }
 
