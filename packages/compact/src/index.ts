@@ -68,7 +68,12 @@ export {
 } from "./native-context.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { DEFAULT_MASK_KEEP_LAST, maskObservations } from "./observation-masking.ts";
-export type { AttachmentProvider, RecentFilesOptions, RehydrationContext } from "./rehydration.ts";
+export type {
+  AttachmentProvider,
+  RecentFilesOptions,
+  RehydrationContext,
+  TodosOptions,
+} from "./rehydration.ts";
 export {
   createCallbackProvider,
   createInstructionsProvider,
@@ -76,7 +81,6 @@ export {
   createSkillsProvider,
   createTodosProvider,
 } from "./rehydration.ts";
-export type { TodosOptions } from "./rehydration.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
 export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
 export type { SessionMemoryCompactOptions } from "./session-memory-compact.ts";
