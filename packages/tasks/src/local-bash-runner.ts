@@ -45,14 +45,6 @@ export async function endLeftovers(pgid: number, graceMs: number): Promise<void>
   if (groupExists(pgid)) await terminateGroup(pgid, graceMs);
 }
 
-function withoutVariables(
-  env: Record<string, string> | undefined,
-  unset: readonly string[] | undefined,
-): Record<string, string | undefined> | undefined {
-  if (unset === undefined || unset.length === 0) return env;
-  return { ...env, ...Object.fromEntries(unset.map((name) => [name, undefined])) };
-}
-
 /** Starts `spec.command` in its own process group, stdout and stderr appended to the output file. */
 export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): TaskRunner {
   const exitPath = exitStatusFile(context.taskDirectory);
@@ -66,7 +58,7 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
       exitPath,
       ...shellCommandLine(spec.command, spec.shell),
     ],
-    { cwd: spec.cwd, env: withoutVariables(spec.env, spec.unsetEnv), outputPath: context.outputPath },
+    { cwd: spec.cwd, env: spec.env, outputPath: context.outputPath },
   );
   const stdin = child.stdin!;
   const ready = identity !== undefined ? context.recordProcess(identity) : Promise.resolve();

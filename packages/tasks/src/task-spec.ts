@@ -20,8 +20,6 @@ export interface LocalBashSpec extends TaskSpecBase {
   cwd?: string;
   /** Added to (and overriding) the manager's environment. */
   env?: Record<string, string>;
-  /** Variables of the manager's environment the command does not get (e.g. the provider's credentials). */
-  unsetEnv?: readonly string[];
   /** The shell that runs `command` with `-c`; defaults to /bin/bash, or /bin/sh where bash is missing. */
   shell?: string;
 }

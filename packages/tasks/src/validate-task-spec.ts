@@ -115,10 +115,6 @@ const CHECKS: Record<TaskType, (spec: Fields) => void> = {
     requireText(spec, "command");
     optionalText(spec, "shell");
     checkCommandFields(spec);
-    const unset = spec.unsetEnv;
-    if (unset !== undefined && (!Array.isArray(unset) || unset.some((name) => typeof name !== "string"))) {
-      fail("unsetEnv", "must be an array of variable names.");
-    }
   },
   local_agent(spec) {
     requireText(spec, "description");

@@ -15,7 +15,7 @@ import { readCommandOutput } from "./command-output.ts";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import { displayPath, writableRoots } from "./file-access.ts";
 import { formatSize } from "./format-size.ts";
-import { credentialVariables } from "./shell-environment.ts";
+import { credentialVariables, withoutVariables } from "./shell-environment.ts";
 import { checkWholeNumberOption, ToolCallError, ToolsConfigurationError } from "./tool-errors.ts";
 import { optionalBoolean, optionalInteger, optionalString, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
@@ -121,15 +121,9 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
   const background = options.tasks !== undefined;
   const name = BUILTIN_TOOL_NAMES.bash;
 
-  function environment(): { env: Record<string, string | undefined>; unset: string[] } {
-    // A variable the options set on purpose is theirs to pass, credential or not.
-    const unset = credentialVariables(process.env, [
-      ...(options.allowEnv ?? []),
-      ...Object.keys(options.env ?? {}),
-    ]);
-    const env: Record<string, string | undefined> = { ...options.env };
-    for (const variable of unset) env[variable] = undefined;
-    return { env, unset };
+  /** The credential variables of this process that commands do not get (a variable `env` sets is theirs). */
+  function scrubbed(): string[] {
+    return credentialVariables(process.env, [...(options.allowEnv ?? []), ...Object.keys(options.env ?? {})]);
   }
 
   /** The working directory for the next command: the shell's, unless it was removed in the meantime. */
@@ -182,22 +176,19 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     }
     const notes: string[] = [];
     const state = await workingDirectory(context, notes);
-    const { env, unset } = environment();
-    const definedEnv = Object.fromEntries(
-      Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-    );
+    // The task inherits the manager's environment: the script itself removes the credentials first.
+    const unset = scrubbed();
     const id = await options.tasks.start({
       type: "local_bash",
-      command,
+      command: unset.length === 0 ? command : `unset ${unset.join(" ")}\n${command}`,
       description: summary ?? command,
       cwd: state.cwd,
-      env: definedEnv,
-      unsetEnv: unset,
+      ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.shell === undefined ? {} : { shell: options.shell }),
     });
     return [
       ...notes,
-      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOL_NAMES.output} (task_id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}.`,
+      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOL_NAMES.output} (id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}.`,
     ].join("\n");
   }
 
@@ -219,7 +210,8 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     const script = `trap 'pwd -P >| ${shellQuote(cwdFile)}' EXIT\n${command}`;
     const { child, identity, exited } = spawnShellCommand(script, {
       cwd: state.cwd,
-      env: environment().env,
+      baseEnv: withoutVariables(process.env, scrubbed()),
+      ...(options.env === undefined ? {} : { env: options.env }),
       outputPath,
       ...(options.shell === undefined ? {} : { shell: options.shell }),
     });

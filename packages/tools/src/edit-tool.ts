@@ -1,11 +1,17 @@
 import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { pathSubject } from "./file-access.ts";
-import { displayLines, encodeFile } from "./file-format.ts";
+import { filePathProperty, pathSubject } from "./file-access.ts";
+import { displayLines } from "./file-format.ts";
 import { ToolCallError } from "./tool-errors.ts";
 import { optionalBoolean, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
-import { changeSettings, changeTarget, type WriteToolOptions, writeForTool } from "./write-file-for-tool.ts";
+import {
+  changeSettings,
+  changeTarget,
+  rewriteForTool,
+  type WriteToolOptions,
+  writeForTool,
+} from "./write-file-for-tool.ts";
 
 export type EditToolOptions = WriteToolOptions;
 
@@ -77,13 +83,7 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
           `old_string is empty but ${shown} already has content. Give the text to replace (to insert, include a neighbouring line in old_string and new_string), or use Write to replace the whole file.`,
         );
       }
-      await writeForTool(
-        context.sessionState,
-        path,
-        encodeFile(newString, existing.format, shown),
-        existing.mode,
-        now(),
-      );
+      await rewriteForTool(context.sessionState, { path, shown, existing }, newString, now());
       return `Wrote ${shown}, which was empty.`;
     }
 
@@ -112,13 +112,7 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
     const updated = replaceAll
       ? existing.text.split(search).join(replacement)
       : existing.text.slice(0, first) + replacement + existing.text.slice(first + search.length);
-    await writeForTool(
-      context.sessionState,
-      path,
-      encodeFile(updated, existing.format, shown),
-      existing.mode,
-      now(),
-    );
+    await rewriteForTool(context.sessionState, { path, shown, existing }, updated, now());
     if (replaceAll && found.length > 1) return `Edited ${shown}: replaced ${found.length} occurrences.`;
     return `Edited ${shown}. The changed lines now read:\n${snippet(updated, first, replacement.length)}`;
   }
@@ -129,10 +123,7 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
     inputSchema: {
       type: "object",
       properties: {
-        file_path: {
-          type: "string",
-          description: "The file to change: absolute, or relative to the working directory.",
-        },
+        file_path: filePathProperty("change"),
         old_string: { type: "string", description: "The exact text to replace." },
         new_string: {
           type: "string",

@@ -69,3 +69,11 @@ export function displayPath(path: string, cwd: string): string {
   const inside = path.slice(cwd.length).replace(/^[/\\]/, "");
   return inside === "" ? "." : inside;
 }
+
+/** The `file_path` property of a file tool's input schema; `what` completes "The file to …". */
+export function filePathProperty(what: string): Record<string, unknown> {
+  return {
+    type: "string",
+    description: `The file to ${what}: absolute, or relative to the working directory.`,
+  };
+}

@@ -2,7 +2,13 @@ import type { ImageBlock, TextBlock, Tool, ToolContext, ToolOutput } from "@unfo
 import { estimateTextTokens } from "@unforget/tokens";
 import { imageSize } from "image-size";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, type FileAccessOptions, pathSubject, resolveToolPath } from "./file-access.ts";
+import {
+  displayPath,
+  type FileAccessOptions,
+  filePathProperty,
+  pathSubject,
+  resolveToolPath,
+} from "./file-access.ts";
 import { decodeFile, displayLines } from "./file-format.ts";
 import { formatSize } from "./format-size.ts";
 import { type OpenedFile, openRegularFile } from "./open-regular-file.ts";
@@ -148,10 +154,7 @@ export function createReadTool(options: ReadToolOptions = {}): Tool {
     inputSchema: {
       type: "object",
       properties: {
-        file_path: {
-          type: "string",
-          description: "The file to read: absolute, or relative to the working directory.",
-        },
+        file_path: filePathProperty("read"),
         offset: {
           type: "integer",
           minimum: 0,

@@ -21,3 +21,13 @@ export function credentialVariables(
     (name) => !allow.has(name.toUpperCase()) && CREDENTIAL_VARIABLES.some((pattern) => pattern.test(name)),
   );
 }
+
+/** A copy of `environment` without `names`. */
+export function withoutVariables(
+  environment: NodeJS.ProcessEnv,
+  names: readonly string[],
+): NodeJS.ProcessEnv {
+  const copy = { ...environment };
+  for (const name of names) delete copy[name];
+  return copy;
+}

@@ -18,6 +18,12 @@ describe("TodoWrite", () => {
       isError: false,
     });
     expect(todosOf(harness.state)).toEqual(todos);
+    const done = todos.map((todo) => ({ ...todo, status: "completed" }));
+    expect(harness.text(await harness.call(todoWrite, { todos: done }))).toBe(
+      "All 3 todos are completed; the list is cleared.",
+    );
+    expect(todosOf(harness.state)).toEqual([]);
+    await harness.call(todoWrite, { todos });
     await harness.call(todoWrite, { todos: [] });
     expect(todosOf(harness.state)).toEqual([]);
     const bad = await harness.call(todoWrite, { todos: [{ content: "x", status: "done", activeForm: "x" }] });

@@ -10,7 +10,7 @@ const DESCRIPTION = `Creates and updates the todo list for the current work; eac
 - Use it for work of three or more steps, or when the user gives several tasks; skip it for a single simple step.
 - Keep exactly one item in_progress while working; mark an item completed as soon as it is done, not in batches.
 - content says what to do ("Run the tests"); activeForm says it while it happens ("Running the tests").
-- The list is kept through compactions of the conversation.`;
+- The list is kept through compactions of the conversation; once every item is completed it is cleared.`;
 
 function readTodos(input: Record<string, unknown>): TodoItem[] {
   const todos = input.todos;
@@ -54,7 +54,7 @@ export function createTodoWriteTool(): Tool {
               activeForm: { type: "string", minLength: 1 },
             },
             required: ["content", "status", "activeForm"],
-            additionalProperties: false,
+            // Older Claude Code lists also carried `id` and `priority`: accepted, and dropped.
           },
         },
       },
@@ -66,6 +66,11 @@ export function createTodoWriteTool(): Tool {
     concurrencySafe: false,
     async run(input, context) {
       const todos = readTodos(input);
+      // A finished list has nothing left to bring back after a compaction: it is cleared, as Claude Code does.
+      if (todos.length > 0 && todos.every((todo) => todo.status === "completed")) {
+        setTodos(context.sessionState, []);
+        return `All ${todos.length} todos are completed; the list is cleared.`;
+      }
       setTodos(context.sessionState, todos);
       const counts = STATUSES.map(
         (status) => [status, todos.filter((todo) => todo.status === status).length] as const,

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import type { ToolContext, ToolSessionState } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
 import { displayPath, type FileAccessOptions, resolveToolPath } from "./file-access.ts";
-import { decodeFile, type TextFormat } from "./file-format.ts";
+import { decodeFile, encodeFile, type TextFormat } from "./file-format.ts";
 import { formatSize } from "./format-size.ts";
 import { openRegularFile } from "./open-regular-file.ts";
 import { checkUnchangedSinceRead } from "./read-before-write.ts";
@@ -112,4 +112,15 @@ export async function changeTarget(
     shown,
     existing: await loadForChange(context.sessionState, path, shown, verb, maxEditBytes),
   };
+}
+
+/** Replaces an existing file's text, in the file's own format (encoding, BOM, mode), and records the write. */
+export async function rewriteForTool(
+  state: ToolSessionState,
+  target: { path: string; shown: string; existing: ExistingTextFile },
+  text: string,
+  readAt: number,
+): Promise<void> {
+  const bytes = encodeFile(text, target.existing.format, target.shown);
+  await writeForTool(state, target.path, bytes, target.existing.mode, readAt);
 }

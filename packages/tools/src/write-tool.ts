@@ -1,10 +1,16 @@
 import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { pathSubject } from "./file-access.ts";
-import { encodeFile, withLineEnding } from "./file-format.ts";
+import { filePathProperty, pathSubject } from "./file-access.ts";
+import { withLineEnding } from "./file-format.ts";
 import { requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
-import { changeSettings, changeTarget, type WriteToolOptions, writeForTool } from "./write-file-for-tool.ts";
+import {
+  changeSettings,
+  changeTarget,
+  rewriteForTool,
+  type WriteToolOptions,
+  writeForTool,
+} from "./write-file-for-tool.ts";
 
 export type { WriteToolOptions };
 
@@ -32,13 +38,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
       return `Created ${shown} (${countLines(content)} lines).`;
     }
     const text = withLineEnding(content, existing.format.lineEnding);
-    await writeForTool(
-      context.sessionState,
-      path,
-      encodeFile(text, existing.format, shown),
-      existing.mode,
-      now(),
-    );
+    await rewriteForTool(context.sessionState, { path, shown, existing }, text, now());
     return `Wrote ${shown} (${countLines(content)} lines; it had ${countLines(existing.text)}).`;
   }
 
@@ -48,10 +48,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
     inputSchema: {
       type: "object",
       properties: {
-        file_path: {
-          type: "string",
-          description: "The file to write: absolute, or relative to the working directory.",
-        },
+        file_path: filePathProperty("write"),
         content: { type: "string", description: "The whole new content of the file." },
       },
       required: ["file_path", "content"],
