@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { type AgentIO, addAgentCommand } from "./agent/agent-command.ts";
+import { appPath } from "./app-path.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
 
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  const manifest = JSON.parse(readFileSync(appPath("package.json"), "utf8")) as {
     version?: string;
   };
   return manifest.version ?? "0.0.0";

@@ -24,7 +24,7 @@ export async function runInProcess(
 }
 
 /** The built CLI, as users run it. */
-export const CLI_PATH = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL("../dist/bundle/cli.js", import.meta.url));
 
 /** Runs the built CLI as a separate process, with the given environment only (plus PATH). */
 export function runCliProcess(

@@ -9,9 +9,10 @@ import { SLASH_COMMANDS } from "./slash-commands.ts";
 /** The terminal's width, following resizes. */
 function useColumns(): number {
   const { stdout } = useStdout();
-  const [columns, setColumns] = useState(stdout.columns || 80);
+  // One column is left free: a line that fills the last one makes the terminal wrap, and Ink's redraw drifts.
+  const [columns, setColumns] = useState((stdout.columns || 80) - 1);
   useEffect(() => {
-    const onResize = () => setColumns(stdout.columns || 80);
+    const onResize = () => setColumns((stdout.columns || 80) - 1);
     stdout.on("resize", onResize);
     return () => {
       stdout.off("resize", onResize);
