@@ -62,6 +62,11 @@ export interface AgentEnvironmentOptions {
   askTrust?: AskTrust;
   /** Asked about each tool call the rules leave open (the REPL's prompt); none in `-p`. */
   canUseTool?: CanUseTool;
+  /**
+   * True for the REPL. Memory extraction (a model call at the end of a session) then defaults to "propose";
+   * a `-p` run extracts nothing unless the settings set `memory.consent`.
+   */
+  interactive?: boolean;
 }
 
 /** Everything a run of the agent shares between its sessions (a `/resume` or `/clear` opens another). */
@@ -181,7 +186,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
         memory: {
           store,
           proposals,
-          ...(config.memory.consent ? { consent: config.memory.consent } : {}),
+          consent: config.memory.consent ?? (options.interactive ? "propose" : "off"),
           ...(config.memory.recall ? { recall: config.memory.recall } : {}),
           ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
         },

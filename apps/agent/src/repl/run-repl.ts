@@ -28,6 +28,7 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
     const environment = await createAgentEnvironment({
       flags: options.flags,
       env: options.io.env,
+      interactive: true,
       askTrust: (question) =>
         new Promise<boolean>((resolve) => {
           store.update({
