@@ -13,7 +13,9 @@ await build({
   chunkNames: "chunks/[name]-[hash]",
   // tsx is loaded only for TypeScript plugins; Ink's devtools only with DEV=true.
   external: ["tsx", "react-devtools-core"],
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
   sourcemap: true,
   logLevel: "warning",
 });

@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { LAYER_NAMES } from "@unforget/compact";
+import { appPath } from "./app-path.ts";
 import { formatWindow } from "./parse-window.ts";
 import type { CompactionNote, SessionReplay } from "./replay-session.ts";
-import { appPath } from "./app-path.ts";
 
 /** Colours of the layers' markers, cheapest layers in cool colours, summaries in warm ones. */
 export const LAYER_COLORS: Readonly<Record<(typeof LAYER_NAMES)[number], string>> = {

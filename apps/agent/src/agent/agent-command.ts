@@ -1,8 +1,8 @@
-import { type Command, InvalidArgumentError, Option } from "commander";
 import { PERMISSION_MODES, type PermissionMode } from "@unforget/session";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import type { CommandOutput } from "../replay-command.ts";
-import { AgentUsageError } from "./agent-errors.ts";
 import { type AgentFlags, createAgentEnvironment } from "./agent-environment.ts";
+import { AgentUsageError } from "./agent-errors.ts";
 import { OUTPUT_FORMATS, type OutputFormat, runPrintMode } from "./print-mode.ts";
 
 /** What the agent reads and writes besides the replay's outputs: the terminal, when there is one. */
@@ -47,7 +47,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
 
 function positiveInteger(value: string): number {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError("give a whole number of at least 1.");
+  if (!Number.isInteger(number) || number < 1)
+    throw new InvalidArgumentError("give a whole number of at least 1.");
   return number;
 }
 
@@ -57,13 +58,21 @@ export function addAgentCommand(program: Command, io: AgentIO): void {
     .argument("[prompt]", "the first prompt (with -p: the only one)")
     .option("-p, --print", "run the prompt once without the UI and print the result")
     .addOption(
-      new Option("--output-format <format>", "with -p: text, json (one result object) or stream-json (one object per line)")
+      new Option(
+        "--output-format <format>",
+        "with -p: text, json (one result object) or stream-json (one object per line)",
+      )
         .choices(OUTPUT_FORMATS)
         .default("text"),
     )
     .option("--max-turns <n>", "most model calls for the prompt", positiveInteger)
     .option("--model <model>", "the model (default: settings, UNFORGET_MODEL, the provider's default)")
-    .addOption(new Option("--provider <name>", "the provider (default: settings, UNFORGET_PROVIDER, the environment)").choices(["anthropic", "bedrock", "vertex"]))
+    .addOption(
+      new Option(
+        "--provider <name>",
+        "the provider (default: settings, UNFORGET_PROVIDER, the environment)",
+      ).choices(["anthropic", "bedrock", "vertex"]),
+    )
     .option("-r, --resume <id>", "continue the session with this id (or a unique prefix of it)")
     .option("-c, --continue", "continue the newest session of this folder")
     .addOption(new Option("--permission-mode <mode>", "how tool calls are allowed").choices(PERMISSION_MODES))
@@ -72,7 +81,10 @@ export function addAgentCommand(program: Command, io: AgentIO): void {
     .option("--add-dir <dirs...>", "folders the tools may use besides this one")
     .option("--mcp-config <files...>", "MCP servers from these .mcp.json files (or JSON text)")
     .option("--settings <file>", "one more settings file (or JSON text), above the others", collect)
-    .option("--trust-project", "load this folder's hooks, plugins, MCP servers and allow-rules without asking")
+    .option(
+      "--trust-project",
+      "load this folder's hooks, plugins, MCP servers and allow-rules without asking",
+    )
     .option("--verbose", "show tool results in full, and compactions and tool calls on stderr with -p")
     .addHelpText("after", AGENT_HELP)
     .action(async (prompt: string | undefined, options: Record<string, unknown>) => {
@@ -96,9 +108,13 @@ async function runAgent(
     ...(typeof options.provider === "string" ? { provider: options.provider } : {}),
     ...(typeof options.resume === "string" ? { resume: options.resume } : {}),
     ...(options.continue === true ? { continue: true } : {}),
-    ...(typeof options.permissionMode === "string" ? { permissionMode: options.permissionMode as PermissionMode } : {}),
+    ...(typeof options.permissionMode === "string"
+      ? { permissionMode: options.permissionMode as PermissionMode }
+      : {}),
     ...(Array.isArray(options.allowedTools) ? { allowedTools: options.allowedTools as string[] } : {}),
-    ...(Array.isArray(options.disallowedTools) ? { disallowedTools: options.disallowedTools as string[] } : {}),
+    ...(Array.isArray(options.disallowedTools)
+      ? { disallowedTools: options.disallowedTools as string[] }
+      : {}),
     ...(Array.isArray(options.addDir) ? { addDir: options.addDir as string[] } : {}),
     ...(Array.isArray(options.mcpConfig) ? { mcpConfig: options.mcpConfig as string[] } : {}),
     ...(Array.isArray(options.settings) ? { settings: options.settings as string[] } : {}),
@@ -119,7 +135,12 @@ async function runAgent(
   return runRepl({ flags, ...(promptArgument ? { prompt: promptArgument } : {}), io });
 }
 
-async function printOnce(prompt: string, flags: AgentFlags, format: OutputFormat, io: AgentIO): Promise<number> {
+async function printOnce(
+  prompt: string,
+  flags: AgentFlags,
+  format: OutputFormat,
+  io: AgentIO,
+): Promise<number> {
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once("SIGINT", onSignal);
@@ -127,7 +148,9 @@ async function printOnce(prompt: string, flags: AgentFlags, format: OutputFormat
   const environment = await createAgentEnvironment({ flags, env: io.env });
   try {
     for (const notice of environment.notices) io.stderr.write(`unforget: ${notice}\n`);
-    const session = await environment.openSession(environment.resumeId ? { resume: environment.resumeId } : {});
+    const session = await environment.openSession(
+      environment.resumeId ? { resume: environment.resumeId } : {},
+    );
     try {
       return await runPrintMode(environment, session, prompt, {
         format,
@@ -145,4 +168,3 @@ async function printOnce(prompt: string, flags: AgentFlags, format: OutputFormat
     await environment.close();
   }
 }
-

@@ -20,8 +20,8 @@ import {
 } from "@unforget/session";
 import { createTaskManager, type TaskManager } from "@unforget/tasks";
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
-import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
+import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
 import {
   describeRunnables,
@@ -52,7 +52,10 @@ export interface AgentFlags {
 }
 
 /** How the app asks whether to trust the folder; `-p` passes none (it never asks). */
-export type AskTrust = (question: { state: Exclude<TrustState, "trusted" | "nothing-to-trust">; items: string[] }) => Promise<boolean>;
+export type AskTrust = (question: {
+  state: Exclude<TrustState, "trusted" | "nothing-to-trust">;
+  items: string[];
+}) => Promise<boolean>;
 
 export interface AgentEnvironmentOptions {
   flags: AgentFlags;
@@ -115,7 +118,12 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   const notices = [...loaded.warnings];
   const project = await projectRunnables(projectDir, loaded, env);
   const state = trustState(loaded, projectDir, project);
-  const trusted = await settleTrust(state, project, { ...options, userFile: loaded.userFile, projectDir }, notices);
+  const trusted = await settleTrust(
+    state,
+    project,
+    { ...options, userFile: loaded.userFile, projectDir },
+    notices,
+  );
   const config = resolveAgentConfig(loaded, { trusted, project });
 
   const chosen = await chooseProvider(env, flags.provider ?? config.provider);
@@ -261,7 +269,10 @@ async function resumeTarget(flags: AgentFlags, sessionsDir: string): Promise<str
   if (flags.resume === undefined) {
     const newest = sessions[0];
     if (newest === undefined)
-      throw new AgentUsageError("--continue", "--continue: there is no earlier session in this folder to continue.");
+      throw new AgentUsageError(
+        "--continue",
+        "--continue: there is no earlier session in this folder to continue.",
+      );
     return newest.sessionId;
   }
   const match = sessions.filter(
@@ -277,7 +288,9 @@ async function resumeTarget(flags: AgentFlags, sessionsDir: string): Promise<str
       ? `--resume ${flags.resume} matches ${match.length} sessions; give more of the id.`
       : [
           `--resume ${flags.resume}: there is no such session in this folder.`,
-          ...(recent.length > 0 ? ["The most recent ones:", ...recent] : ["This folder has no sessions yet."]),
+          ...(recent.length > 0
+            ? ["The most recent ones:", ...recent]
+            : ["This folder has no sessions yet."]),
         ].join("\n"),
   );
 }

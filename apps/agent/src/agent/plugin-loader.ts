@@ -45,14 +45,18 @@ export async function loadPluginFiles(paths: readonly string[]): Promise<LoadedP
   for (const path of paths) {
     try {
       const module = await importModule(path);
-      const plugin = module.default;
+      // A TypeScript file outside an ESM package is compiled as CommonJS: its default export is one level down.
+      const nested = (module.default as { default?: unknown } | undefined)?.default;
+      const plugin = isHookPlugin(module.default) ? module.default : nested;
       if (!isHookPlugin(plugin)) {
         throw new TypeError(
-          "its default export is not a HookPlugin: export default { name: \"my-plugin\", apply(hooks) { … } }",
+          'its default export is not a HookPlugin: export default { name: "my-plugin", apply(hooks) { … } }',
         );
       }
       if (names.has(plugin.name)) {
-        throw new TypeError(`another plugin is already named "${plugin.name}"; give each plugin its own name`);
+        throw new TypeError(
+          `another plugin is already named "${plugin.name}"; give each plugin its own name`,
+        );
       }
       applyPlugins(createSessionHooks(), [plugin]);
       names.add(plugin.name);

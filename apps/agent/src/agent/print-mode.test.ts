@@ -8,10 +8,16 @@ import {
   writeVertexFakeCaCertificate,
 } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type AgentFolders, agentFolders, lastUserText, runAgent, systemText } from "../../test-support/agent-fixture.ts";
+import {
+  type AgentFolders,
+  agentFolders,
+  lastUserText,
+  runAgent,
+  systemText,
+} from "../../test-support/agent-fixture.ts";
 import { startMetadataServer } from "../../test-support/metadata-server.ts";
-import { loadSettings } from "./settings.ts";
 import { projectRunnables, rememberTrust } from "./project-trust.ts";
+import { loadSettings } from "./settings.ts";
 
 let fake: AnthropicFakeServer;
 let folders: AgentFolders;
@@ -50,7 +56,9 @@ describe("unforget -p on the Anthropic fake", () => {
 
   it("takes the prompt from stdin, after the argument", async () => {
     fake.enqueue({ kind: "reply", text: "It adds two numbers." });
-    const result = await run(["-p", "what does this do?"], { stdin: "function add(a, b) { return a + b }\n" });
+    const result = await run(["-p", "what does this do?"], {
+      stdin: "function add(a, b) { return a + b }\n",
+    });
     expect(result.code).toBe(0);
     const prompt = lastUserText(modelCalls()[0]!);
     expect(prompt).toContain("what does this do?");
@@ -84,7 +92,10 @@ describe("unforget -p on the Anthropic fake", () => {
     );
     const result = await run(["-p", "what do the notes say?", "--output-format", "stream-json"]);
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const lines = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => `${line.type}${line.subtype ? `:${line.subtype}` : ""}`)).toEqual([
       "system:init",
       "assistant",
@@ -92,7 +103,11 @@ describe("unforget -p on the Anthropic fake", () => {
       "assistant",
       "result:success",
     ]);
-    expect(lines[0]).toMatchObject({ cwd: folders.project, model: "claude-sonnet-4-6", permissionMode: "default" });
+    expect(lines[0]).toMatchObject({
+      cwd: folders.project,
+      model: "claude-sonnet-4-6",
+      permissionMode: "default",
+    });
     expect(lines[0].tools).toContain("Read");
     expect(lines[1].message.content[1]).toMatchObject({ type: "tool_use", name: "Read" });
     expect(JSON.stringify(lines[2].message.content[0])).toContain("the answer is 42");
@@ -105,7 +120,11 @@ describe("unforget -p on the Anthropic fake", () => {
     fake.enqueue({ kind: "reply", toolCalls: [{ name: "Glob", input: { pattern: "*" } }] });
     const result = await run(["-p", "look around", "--max-turns", "1", "--output-format", "json"]);
     expect(result.code).toBe(3);
-    expect(JSON.parse(result.stdout)).toMatchObject({ subtype: "error_max_turns", is_error: true, num_turns: 1 });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      subtype: "error_max_turns",
+      is_error: true,
+      num_turns: 1,
+    });
     expect(modelCalls()).toHaveLength(1);
   });
 
@@ -138,7 +157,14 @@ describe("unforget -p on the Anthropic fake", () => {
     const first = await run(["-p", "remember the code word tangerine", "--output-format", "json"]);
     const sessionId = JSON.parse(first.stdout).session_id as string;
     fake.enqueue({ kind: "reply", text: "tangerine" });
-    const second = await run(["-p", "what was the code word?", "--resume", sessionId.slice(0, 8), "--output-format", "json"]);
+    const second = await run([
+      "-p",
+      "what was the code word?",
+      "--resume",
+      sessionId.slice(0, 8),
+      "--output-format",
+      "json",
+    ]);
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout).session_id).toBe(sessionId);
     expect(JSON.stringify(modelCalls()[1]?.body)).toContain("remember the code word tangerine");
@@ -167,7 +193,9 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(result.stderr).toContain(file);
     expect(result.stderr).toContain('"treshold" is not a setting of compaction; did you mean "threshold"?');
     folders.write("home/.unforget/settings.json", {});
-    const bad = folders.write("project/.unforget/settings.json", { permissions: { allow: ["Bash(npm test"] } });
+    const bad = folders.write("project/.unforget/settings.json", {
+      permissions: { allow: ["Bash(npm test"] },
+    });
     const second = await run(["-p", "hi"]);
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`${bad}: permissions.allow[0]`);
@@ -252,8 +280,16 @@ describe("unforget -p on the Bedrock and Vertex fakes", () => {
       // The Vertex SDK's deprecation notice may be on stderr; nothing of unforget's.
       expect(result.stderr).not.toContain("unforget:");
       expect(result.code).toBe(0);
-      const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
-      expect(lines[0]).toMatchObject({ type: "system", subtype: "init", provider: "vertex", model: "gemini-2.5-pro" });
+      const lines = result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(lines[0]).toMatchObject({
+        type: "system",
+        subtype: "init",
+        provider: "vertex",
+        model: "gemini-2.5-pro",
+      });
       expect(lines.at(-1)).toMatchObject({ type: "result", result: "hello from vertex" });
     } finally {
       await metadata.close();

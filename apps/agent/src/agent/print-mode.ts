@@ -90,7 +90,11 @@ export function resultObject(outcome: PrintOutcome, session: AgentSession): Reco
   const usage = result?.usage;
   return {
     type: "result",
-    subtype: maxTurns ? "error_max_turns" : failed || outcome.interrupted ? "error_during_execution" : "success",
+    subtype: maxTurns
+      ? "error_max_turns"
+      : failed || outcome.interrupted
+        ? "error_during_execution"
+        : "success",
     is_error: maxTurns || failed || outcome.interrupted,
     duration_ms: Math.round(outcome.durationMs),
     duration_api_ms: Math.round(outcome.apiDurationMs),
@@ -181,7 +185,9 @@ export async function runPrintMode(
           });
         break;
       case "prompt-blocked":
-        stderr.write(`unforget: the prompt was blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}\n`);
+        stderr.write(
+          `unforget: the prompt was blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}\n`,
+        );
         break;
       case "hook-error":
         stderr.write(`unforget: ${event.message}\n`);

@@ -88,7 +88,9 @@ async function readProjectMcp(
 export async function pluginDirectory(folder: string): Promise<string[]> {
   const names = await readdir(folder).catch(() => [] as string[]);
   return names
-    .filter((name) => PLUGIN_EXTENSIONS.some((extension) => name.endsWith(extension)) && !name.endsWith(".d.ts"))
+    .filter(
+      (name) => PLUGIN_EXTENSIONS.some((extension) => name.endsWith(extension)) && !name.endsWith(".d.ts"),
+    )
     .sort()
     .map((name) => join(folder, name));
 }
@@ -96,7 +98,10 @@ export async function pluginDirectory(folder: string): Promise<string[]> {
 /** True when the project's files would run or allow nothing. */
 export function isEmpty(runnables: ProjectRunnables): boolean {
   return (
-    runnables.hooks.length + runnables.plugins.length + runnables.mcpServers.length + runnables.permissions.length ===
+    runnables.hooks.length +
+      runnables.plugins.length +
+      runnables.mcpServers.length +
+      runnables.permissions.length ===
     0
   );
 }
@@ -113,7 +118,11 @@ export function fingerprint(runnables: ProjectRunnables): string {
 }
 
 /** Whether the folder is trusted with what it lists now, as remembered in the user's settings. */
-export function trustState(loaded: LoadedSettings, projectDir: string, runnables: ProjectRunnables): TrustState {
+export function trustState(
+  loaded: LoadedSettings,
+  projectDir: string,
+  runnables: ProjectRunnables,
+): TrustState {
   if (isEmpty(runnables)) return "nothing-to-trust";
   const user = loaded.layers.find((layer) => layer.file === loaded.userFile);
   const remembered = user?.settings.trustedProjects?.[projectDir];

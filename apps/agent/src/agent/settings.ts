@@ -90,7 +90,12 @@ interface FileSpec {
 }
 
 function settingsFiles(projectDir: string, home: string): FileSpec[] {
-  const user = (file: string, claudeCode: boolean): FileSpec => ({ file, scope: "user", root: home, claudeCode });
+  const user = (file: string, claudeCode: boolean): FileSpec => ({
+    file,
+    scope: "user",
+    root: home,
+    claudeCode,
+  });
   const project = (file: string, scope: SettingsScope, claudeCode: boolean): FileSpec => ({
     file: join(projectDir, file),
     scope,
@@ -240,10 +245,15 @@ function claudeCodeLayer(json: unknown, spec: FileSpec, warnings: string[]): Set
       });
     }
     const mode = entries.defaultMode;
-    if (typeof mode === "string" && ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"].includes(mode))
+    if (
+      typeof mode === "string" &&
+      ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"].includes(mode)
+    )
       permissions.defaultMode = mode as PermissionMode;
     else if (mode !== undefined)
-      warnings.push(`${spec.file}: permissions.defaultMode ${JSON.stringify(mode)} is not a mode; it was skipped.`);
+      warnings.push(
+        `${spec.file}: permissions.defaultMode ${JSON.stringify(mode)} is not a mode; it was skipped.`,
+      );
     if (Array.isArray(entries.additionalDirectories))
       permissions.additionalDirectories = entries.additionalDirectories.filter(
         (dir): dir is string => typeof dir === "string",
@@ -281,4 +291,3 @@ export function resolvePath(path: string, root: string, home = homedir()): strin
   if (path === "~" || path.startsWith("~/")) return resolve(home, path.slice(2));
   return resolve(root, path);
 }
-

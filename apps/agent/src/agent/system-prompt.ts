@@ -57,7 +57,10 @@ export interface PromptEnvironment {
  * prompt, which no compaction touches, so the project's rules are in every request, before and after any
  * number of compactions (and it stays the cached prefix of every call).
  */
-export function buildSystemPrompt(environment: PromptEnvironment, instructions: readonly InstructionsFile[]): string {
+export function buildSystemPrompt(
+  environment: PromptEnvironment,
+  instructions: readonly InstructionsFile[],
+): string {
   const parts = [
     [
       "You are Unforget, a coding agent working in the user's terminal. Work on the user's task with the tools you have: read before you edit, keep changes small and focused, run the project's tests when you change code, and say plainly what you did and what is left.",

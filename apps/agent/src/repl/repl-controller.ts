@@ -150,7 +150,9 @@ export class ReplController {
       case "tool-end": {
         const running = this.store.getState().running.find((call) => call.id === event.toolUseId);
         const input = this.#inputOf(event.toolUseId);
-        this.store.update((state) => ({ running: state.running.filter((call) => call.id !== event.toolUseId) }));
+        this.store.update((state) => ({
+          running: state.running.filter((call) => call.id !== event.toolUseId),
+        }));
         this.store.print({
           kind: "tool",
           title: running?.title ?? describeCall(event.name, input),
@@ -180,24 +182,39 @@ export class ReplController {
         this.store.print({
           kind: "notice",
           tone: "info",
-          text: event.notifications.map((notification) => `Task ${notification.taskId}: ${notification.kind}`).join("\n"),
+          text: event.notifications
+            .map((notification) => `Task ${notification.taskId}: ${notification.kind}`)
+            .join("\n"),
         });
         void this.refreshTasks();
         break;
       case "prompt-blocked":
-        this.store.print({ kind: "notice", tone: "warning", text: `Prompt blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}` });
+        this.store.print({
+          kind: "notice",
+          tone: "warning",
+          text: `Prompt blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}`,
+        });
         break;
       case "hook-error":
         this.store.print({ kind: "notice", tone: "warning", text: event.message });
         break;
       case "mcp":
         if (event.event.type === "mcp-server-failed")
-          this.store.print({ kind: "notice", tone: "warning", text: `MCP server ${event.event.server} failed: ${event.event.error.message}` });
+          this.store.print({
+            kind: "notice",
+            tone: "warning",
+            text: `MCP server ${event.event.server} failed: ${event.event.error.message}`,
+          });
         break;
       case "turn-end":
-        if (event.stopReason === "aborted") this.store.print({ kind: "notice", tone: "info", text: "Interrupted." });
+        if (event.stopReason === "aborted")
+          this.store.print({ kind: "notice", tone: "info", text: "Interrupted." });
         else if (event.stopReason === "max_turns")
-          this.store.print({ kind: "notice", tone: "info", text: "Stopped at the turn limit; send another prompt to go on." });
+          this.store.print({
+            kind: "notice",
+            tone: "info",
+            text: "Stopped at the turn limit; send another prompt to go on.",
+          });
         break;
     }
   }
@@ -226,7 +243,8 @@ export class ReplController {
     if (!tasks) return;
     const running = (await tasks.list().catch(() => [])).filter((task) => task.status === "running").length;
     const status = this.store.getState().status;
-    if (status && status.runningTasks !== running) this.store.update({ status: { ...status, runningTasks: running } });
+    if (status && status.runningTasks !== running)
+      this.store.update({ status: { ...status, runningTasks: running } });
   }
 
   async runCommand(line: string): Promise<void> {
@@ -243,7 +261,11 @@ export class ReplController {
       return;
     }
     if (command.whileIdle && this.store.getState().busy) {
-      this.store.print({ kind: "notice", tone: "warning", text: `/${command.name} waits for the running turn: press Esc to stop it first.` });
+      this.store.print({
+        kind: "notice",
+        tone: "warning",
+        text: `/${command.name} waits for the running turn: press Esc to stop it first.`,
+      });
       return;
     }
     try {
@@ -278,7 +300,8 @@ export class ReplController {
   #inputOf(toolUseId: string): Record<string, unknown> {
     for (const message of [...(this.session?.messages ?? [])].reverse()) {
       for (const block of message.content)
-        if (block.type === "tool_use" && block.id === toolUseId) return block.input as Record<string, unknown>;
+        if (block.type === "tool_use" && block.id === toolUseId)
+          return block.input as Record<string, unknown>;
     }
     return {};
   }
@@ -298,7 +321,9 @@ function outputText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content))
     return content
-      .map((block: { type?: string; text?: string }) => (block.type === "text" ? (block.text ?? "") : `[${block.type}]`))
+      .map((block: { type?: string; text?: string }) =>
+        block.type === "text" ? (block.text ?? "") : `[${block.type}]`,
+      )
       .join("\n");
   return "";
 }

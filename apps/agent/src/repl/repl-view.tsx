@@ -1,10 +1,25 @@
 import { Box, Static, Text } from "ink";
 import { foldOutput } from "./describe-call.ts";
 import { renderMarkdown } from "./render-markdown.ts";
-import { bar, formatTokens, type HistoryItem, type PermissionQuestion, type StatusView, type TrustQuestion } from "./repl-state.ts";
+import {
+  bar,
+  formatTokens,
+  type HistoryItem,
+  type PermissionQuestion,
+  type StatusView,
+  type TrustQuestion,
+} from "./repl-state.ts";
 
 /** One printed item of the conversation. */
-export function HistoryEntry({ item, width, verbose }: { item: HistoryItem; width: number; verbose: boolean }) {
+export function HistoryEntry({
+  item,
+  width,
+  verbose,
+}: {
+  item: HistoryItem;
+  width: number;
+  verbose: boolean;
+}) {
   switch (item.kind) {
     case "user":
       return (
@@ -45,7 +60,9 @@ export function HistoryEntry({ item, width, verbose }: { item: HistoryItem; widt
     case "notice":
       return (
         <Box marginTop={1}>
-          <Text color={item.tone === "error" ? "red" : item.tone === "warning" ? "yellow" : "gray"}>{item.text}</Text>
+          <Text color={item.tone === "error" ? "red" : item.tone === "warning" ? "yellow" : "gray"}>
+            {item.text}
+          </Text>
         </Box>
       );
     case "output":
@@ -58,9 +75,19 @@ export function HistoryEntry({ item, width, verbose }: { item: HistoryItem; widt
 }
 
 /** Everything printed so far, written once (Ink's `<Static>`: it scrolls up as the terminal's own text). */
-export function History({ items, width, verbose }: { items: HistoryItem[]; width: number; verbose: boolean }) {
+export function History({
+  items,
+  width,
+  verbose,
+}: {
+  items: HistoryItem[];
+  width: number;
+  verbose: boolean;
+}) {
   return (
-    <Static items={items}>{(item) => <HistoryEntry key={item.id} item={item} width={width} verbose={verbose} />}</Static>
+    <Static items={items}>
+      {(item) => <HistoryEntry key={item.id} item={item} width={width} verbose={verbose} />}
+    </Static>
   );
 }
 
@@ -97,7 +124,9 @@ export function PermissionPrompt({ question }: { question: PermissionQuestion })
       <Text bold>{`Allow ${question.title}?`}</Text>
       <Text color="gray">{question.reason}</Text>
       <Text>{"1. Yes"}</Text>
-      {question.alwaysLabel ? <Text>{`2. Yes, and allow ${question.alwaysLabel} for this session`}</Text> : null}
+      {question.alwaysLabel ? (
+        <Text>{`2. Yes, and allow ${question.alwaysLabel} for this session`}</Text>
+      ) : null}
       <Text>{`${question.alwaysLabel ? 3 : 2}. No, and tell the model (Esc)`}</Text>
     </Box>
   );

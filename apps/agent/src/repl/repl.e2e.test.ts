@@ -2,7 +2,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicFakeServer, type RecordedRequest, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type AgentFolders, agentFolders, isSummaryRequest, SUMMARY_STEP } from "../../test-support/agent-fixture.ts";
+import {
+  type AgentFolders,
+  agentFolders,
+  isSummaryRequest,
+  SUMMARY_STEP,
+} from "../../test-support/agent-fixture.ts";
 import { KEYS, type PtyAgent, startPtyAgent } from "../../test-support/pty-agent.ts";
 
 let fake: AnthropicFakeServer;
@@ -35,11 +40,14 @@ async function start(args: string[] = [], ready?: string | RegExp | false): Prom
 
 /** The text of every user prompt a request carries (the tool results' text left out). */
 function prompts(request: RecordedRequest): string[] {
-  const messages = (request.body as { messages?: { role: string; content: { type: string; text?: string }[] }[] })
-    .messages;
+  const messages = (
+    request.body as { messages?: { role: string; content: { type: string; text?: string }[] }[] }
+  ).messages;
   return (messages ?? [])
     .filter((message) => message.role === "user")
-    .flatMap((message) => message.content.filter((block) => block.type === "text").map((block) => block.text ?? ""));
+    .flatMap((message) =>
+      message.content.filter((block) => block.type === "text").map((block) => block.text ?? ""),
+    );
 }
 
 function endsWithToolResult(request: RecordedRequest): boolean {
@@ -154,7 +162,11 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
 
   it("Ctrl-C in the middle of a reply cancels the call; the session goes on; Ctrl-C twice exits", async () => {
     fake.enqueue(
-      { kind: "reply", text: "This reply starts streaming and then never finishes, because", hangAfterEvents: 4 },
+      {
+        kind: "reply",
+        text: "This reply starts streaming and then never finishes, because",
+        hangAfterEvents: 4,
+      },
       { kind: "reply", text: "Back again." },
     );
     const agent = await start();
@@ -250,7 +262,10 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
 };
 `,
     );
-    const broken = folders.write("project/.unforget/plugins/broken.js", `throw new Error("missing config");\n`);
+    const broken = folders.write(
+      "project/.unforget/plugins/broken.js",
+      `throw new Error("missing config");\n`,
+    );
     writeDataFiles(20);
     fake.setResponder(readingModel);
     const agent = await start([], "Do you trust the files in this folder?");

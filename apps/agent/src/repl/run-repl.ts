@@ -45,7 +45,9 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
       canUseTool: controller.canUseTool,
     });
     for (const notice of environment.notices) store.print({ kind: "notice", tone: "warning", text: notice });
-    const session = await environment.openSession(environment.resumeId ? { resume: environment.resumeId } : {});
+    const session = await environment.openSession(
+      environment.resumeId ? { resume: environment.resumeId } : {},
+    );
     store.print({
       kind: "notice",
       tone: "info",

@@ -1,4 +1,4 @@
-import { PERMISSION_MODES, type PermissionMode, listSessions } from "@unforget/session";
+import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { closestName } from "../agent/settings-schema.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, formatTokens } from "./repl-state.ts";
@@ -27,7 +27,8 @@ function needSession(controller: ReplController) {
 }
 
 function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
+  const widths =
+    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
   return rows
     .map((row) =>
       row
@@ -77,7 +78,11 @@ const context: SlashCommand = {
       ["messages", parts.messages],
     ];
     for (const [name, tokens] of named)
-      rows.push([name, formatTokens(tokens), parts.total > 0 ? `${Math.round((tokens / parts.total) * 100)}%` : "0%"]);
+      rows.push([
+        name,
+        formatTokens(tokens),
+        parts.total > 0 ? `${Math.round((tokens / parts.total) * 100)}%` : "0%",
+      ]);
     rows.push(["total", formatTokens(parts.total), ""]);
     const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
     const next =
@@ -133,7 +138,9 @@ const memory: SlashCommand = {
         ...(memories.length > 0
           ? memories.map((entry) => `  ${entry.name}  ${entry.description}`)
           : ["  none yet"]),
-        pending.length > 0 ? "Proposals waiting for you (/memory approve ID, /memory reject ID):" : "No proposals waiting.",
+        pending.length > 0
+          ? "Proposals waiting for you (/memory approve ID, /memory reject ID):"
+          : "No proposals waiting.",
         ...pending.map(
           (proposal) =>
             `  ${proposal.id}  ${proposal.summary} (${proposal.changes.length} change${proposal.changes.length === 1 ? "" : "s"})`,
@@ -154,7 +161,10 @@ const tasks: SlashCommand = {
       const info = await environment.tasks.get(id);
       const from = Math.max(0, info.outputBytes - 4000);
       const chunk = await environment.tasks.readOutput(id, from);
-      print(controller, `${id} (${info.status})${from > 0 ? `, last ${info.outputBytes - from} bytes` : ""}:\n${chunk.data}`);
+      print(
+        controller,
+        `${id} (${info.status})${from > 0 ? `, last ${info.outputBytes - from} bytes` : ""}:\n${chunk.data}`,
+      );
       return;
     }
     if (verb === "stop" && id) {
@@ -168,7 +178,10 @@ const tasks: SlashCommand = {
       controller,
       list.length === 0
         ? "No background tasks."
-        : table([["id", "status", "description"], ...list.map((task) => [task.id, task.status, task.description])]),
+        : table([
+            ["id", "status", "description"],
+            ...list.map((task) => [task.id, task.status, task.description]),
+          ]),
     );
   },
 };
@@ -258,7 +271,8 @@ const permissions: SlashCommand = {
       print(controller, `${verb} ${value} (for this session).`);
       return;
     }
-    if (verb !== "") throw new Error("use /permissions, /permissions mode MODE, or /permissions allow|deny|ask RULE.");
+    if (verb !== "")
+      throw new Error("use /permissions, /permissions mode MODE, or /permissions allow|deny|ask RULE.");
     const rules = gate.rules();
     print(
       controller,
@@ -266,7 +280,10 @@ const permissions: SlashCommand = {
         `Mode: ${gate.mode()}. Working folders: ${gate.directories().join(", ")}`,
         rules.length === 0
           ? "No rules: read-only tools run in the working folders, anything else asks."
-          : table([["rule", "does", "from"], ...rules.map((rule) => [rule.text, rule.behavior, rule.source.file ?? rule.source.name])]),
+          : table([
+              ["rule", "does", "from"],
+              ...rules.map((rule) => [rule.text, rule.behavior, rule.source.file ?? rule.source.name]),
+            ]),
       ].join("\n"),
     );
   },
@@ -280,7 +297,10 @@ const help: SlashCommand = {
       controller,
       [
         table(
-          SLASH_COMMANDS.map((command) => [`/${command.name}${command.usage ? ` ${command.usage}` : ""}`, command.summary]),
+          SLASH_COMMANDS.map((command) => [
+            `/${command.name}${command.usage ? ` ${command.usage}` : ""}`,
+            command.summary,
+          ]),
         ),
         "Keys: Enter sends (typed while a turn runs, it waits for it), ↑/↓ history, Esc stops the turn, Ctrl-C stops the turn (twice: exits), Ctrl-D exits.",
       ].join("\n"),
