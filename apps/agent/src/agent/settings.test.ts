@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
 import { suggestCommand } from "../repl/slash-commands.ts";
-import { SettingsError } from "./agent-errors.ts";
 import { resolveAgentConfig } from "./agent-config.ts";
+import { SettingsError } from "./agent-errors.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
 import { fingerprint, projectRunnables, trustState } from "./project-trust.ts";
 import { loadSettings } from "./settings.ts";
@@ -28,11 +28,23 @@ describe("settings files", () => {
   it.each([
     [{ modle: "x" }, "modle", '"modle" is not a setting; did you mean "model"?'],
     [{ provider: "openai" }, "provider", 'provider must be one of "anthropic", "bedrock", "vertex".'],
-    [{ compaction: { threshold: { percent: 150 } } }, "compaction.threshold", 'compaction.threshold must be {"percent": 1-100}'],
-    [{ memory: { consent: "always" } }, "memory.consent", 'memory.consent must be one of "propose", "auto", "off".'],
+    [
+      { compaction: { threshold: { percent: 150 } } },
+      "compaction.threshold",
+      'compaction.threshold must be {"percent": 1-100}',
+    ],
+    [
+      { memory: { consent: "always" } },
+      "memory.consent",
+      'memory.consent must be one of "propose", "auto", "off".',
+    ],
     [{ plugins: ["./a.js", 3] }, "plugins[1]", "plugins[1] must be string."],
     [{ permissions: { deny: ["Read("] } }, "permissions.deny[0]", "permissions.deny[0]"],
-    [{ hooks: { PreCompact: [{ hooks: [{ type: "command" }] }] } }, "hooks", "hooks.PreCompact[0].hooks[0].command"],
+    [
+      { hooks: { PreCompact: [{ hooks: [{ type: "command" }] }] } },
+      "hooks",
+      "hooks.PreCompact[0].hooks[0].command",
+    ],
     [{ mcpServers: { github: { url: 42 } } }, "mcpServers.github", "mcpServers.github"],
   ])("refuses %j, naming the file and %s", async (settings, key, text) => {
     const file = folders.write("project/.unforget/settings.json", settings);
@@ -57,7 +69,9 @@ describe("settings files", () => {
   it("reads Claude Code's files for hooks and permissions only, skipping what is bad with a warning", async () => {
     folders.write("project/.claude/settings.json", {
       permissions: { allow: ["Bash(npm test:*)", "Bash(oops"], defaultMode: "acceptEdits" },
-      hooks: { PostToolUse: [{ matcher: "Edit", hooks: [{ type: "command", command: "prettier --write" }] }] },
+      hooks: {
+        PostToolUse: [{ matcher: "Edit", hooks: [{ type: "command", command: "prettier --write" }] }],
+      },
       statusLine: { type: "command", command: "echo hi" },
     });
     const loaded = await load();
@@ -90,7 +104,9 @@ describe("settings files", () => {
     expect(config.permissionSources.flatMap((source) => source.allow ?? [])).toEqual(["Read"]);
     expect(config.permissionSources.flatMap((source) => source.deny ?? [])).toEqual(["Bash(rm:*)"]);
     expect(config.defaultMode).toBeUndefined();
-    expect(config.hooks.Stop?.flatMap((group) => group.hooks.map((hook) => hook.command))).toEqual(["echo user"]);
+    expect(config.hooks.Stop?.flatMap((group) => group.hooks.map((hook) => hook.command))).toEqual([
+      "echo user",
+    ]);
     expect(config.mcpServers).toEqual({});
     expect(config.plugins).toEqual([]);
     const trusted = resolveAgentConfig(loaded, { trusted: true, project });
@@ -100,9 +116,9 @@ describe("settings files", () => {
   });
 
   it("a project's list of what it runs has a fingerprint that changes with it", async () => {
-    expect(trustState(await load(), folders.project, await projectRunnables(folders.project, await load()))).toBe(
-      "nothing-to-trust",
-    );
+    expect(
+      trustState(await load(), folders.project, await projectRunnables(folders.project, await load())),
+    ).toBe("nothing-to-trust");
     folders.write(".mcp.json".replace(/^/, "project/"), { mcpServers: { docs: { command: "docs-server" } } });
     const first = fingerprint(await projectRunnables(folders.project, await load()));
     folders.write("project/.mcp.json", { mcpServers: { docs: { command: "docs-server", args: ["--all"] } } });
