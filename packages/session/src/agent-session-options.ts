@@ -131,4 +131,6 @@ export interface ChildSessionLink {
   parentSessionId: string;
   parentToolUseId: string;
   agentType: string;
+  /** The parent's working directories, which its gate (shared with the sub-agent) allows. */
+  directories: () => readonly string[];
 }

@@ -301,4 +301,49 @@ describe("the loop", () => {
     expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
     await session.close();
   });
+
+  it("fails closed when the permission check throws, and goes on when the tracer throws", async () => {
+    let ran = 0;
+    const counted = { ...echoTool, execute: async () => ({ content: `ran ${++ran}`, isError: false }) };
+    const throwing = () => {
+      throw new Error("tracing backend down");
+    };
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      tools: [counted],
+      sessionsDir: suite.dir.path,
+      permissions: async () => {
+        throw new Error("policy server down");
+      },
+      tracer: { startSpan: () => ({ end: throwing }) },
+    });
+    suite.fake.enqueue(
+      { kind: "reply", toolCalls: [{ id: "t", name: "echo", input: { text: "x" } }] },
+      { kind: "reply", text: "Could not." },
+    );
+    const result = await session.send("Echo.").result();
+    expect(ran).toBe(0);
+    expect(result.text).toBe("Could not.");
+    expect(JSON.stringify(modelCalls(suite.fake).at(-1))).toContain(
+      "The permission check failed (policy server down), so the call was not run.",
+    );
+    await session.close();
+
+    const failing = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      tools: [counted],
+      sessionsDir: suite.dir.path,
+      permissions: { mode: "bypassPermissions" },
+      tracer: { startSpan: throwing },
+    });
+    suite.fake.enqueue(
+      { kind: "reply", toolCalls: [{ id: "u", name: "echo", input: { text: "y" } }] },
+      { kind: "reply", text: "Done." },
+    );
+    expect((await failing.send("Echo.").result()).text).toBe("Done.");
+    expect(ran).toBe(1);
+    await failing.close();
+  });
 });

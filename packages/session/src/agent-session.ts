@@ -120,7 +120,7 @@ async function openSession(
     Object.keys(agents).length > 0 && depth < (options.maxAgentDepth ?? 1)
       ? createAgentTool({
           agents,
-          run: (run) => runSubAgent(options, current, depth, run),
+          run: (run) => runSubAgent(options, current, depth, directories, run),
           ...(options.tasks ? { tasks: options.tasks } : {}),
         })
       : undefined;
@@ -132,6 +132,7 @@ async function openSession(
   ];
   // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
   const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), emitter);
+  const directories = link?.directories ?? (() => authorization.gate?.directories() ?? []);
   const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
     const resume = source === "resume" ? await readSessionEntries(options.sessionsDir, sessionId) : undefined;
     return SessionRuntime.open(options, {
@@ -140,6 +141,7 @@ async function openSession(
       startSource: source,
       tools,
       authorize: authorization.authorize,
+      directories,
       ...(mcp ? { ready: () => mcp.servers.ready() } : {}),
       ...(resume ? { resume } : {}),
       ...(link ? { link } : {}),
@@ -334,6 +336,7 @@ async function runSubAgent(
   parentOptions: AgentSessionOptions,
   parent: SessionRuntime,
   depth: number,
+  directories: () => readonly string[],
   run: SubAgentRun,
 ): Promise<SubAgentReport> {
   const allowed = run.definition.tools;
@@ -368,6 +371,7 @@ async function runSubAgent(
       parentSessionId: parent.sessionId,
       parentToolUseId: run.toolUseId,
       agentType: run.agentType,
+      directories,
     },
   );
   try {

@@ -106,7 +106,8 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
     expect(events.some((event) => event.type === "retry")).toBe(false);
     expect((await transcriptViolations(session.transcriptPath)).violations).toEqual([]);
     await session.close();
-  });
+    // 210 model calls and tool runs: a few seconds alone, several times that on a loaded 2-core machine.
+  }, 180_000);
 
   it("a prompt-too-long reply leads to recover, and the retry succeeds", async () => {
     const session = await createAgentSession(options());

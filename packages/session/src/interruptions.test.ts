@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   anthropicSuite,
   echoTool,
+  isSummaryRequest,
   modelCalls,
   summaryText,
   transcriptViolations,
@@ -96,6 +97,43 @@ describe("aborts", () => {
     ]);
     suite.fake.enqueue({ kind: "reply", text: "Understood." });
     expect((await session.send("Skip it.").result()).text).toBe("Understood.");
+    await session.close();
+  });
+
+  it("during a compaction: the summary call is cancelled and the turn ends as aborted, nothing lost", async () => {
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: suite.dir.path,
+      context: {
+        limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
+        config: { earlyMark: false, collapse: false, microcompact: false },
+      },
+    });
+    let summaries = 0;
+    suite.fake.setResponder((request) => {
+      if (!isSummaryRequest(request.body)) return { kind: "reply", text: `Noted. ${"detail ".repeat(400)}` };
+      summaries++;
+      session.interrupt();
+      return { kind: "hang" };
+    });
+    let result: Awaited<ReturnType<ReturnType<typeof session.send>["result"]>> | undefined;
+    for (let index = 0; index < 20 && summaries === 0; index++) {
+      result = await session.send(`Part ${index}. ${"context ".repeat(400)}`).result();
+    }
+    expect(summaries).toBe(1);
+    expect(result?.stopReason).toBe("aborted");
+    const { messages, violations } = await transcriptViolations(session.transcriptPath);
+    expect(violations).toEqual([]);
+    expect(messages.filter((message) => message.role === "user" && !message.isMeta)).toHaveLength(
+      session.messages.filter((message) => message.role === "user" && !message.isMeta).length,
+    );
+    suite.fake.setResponder(undefined);
+    suite.fake.enqueue(
+      { kind: "reply", text: summaryText("Parts were noted.") },
+      { kind: "reply", text: "Back." },
+    );
+    expect((await session.send("Go on.").result()).text).toBe("Back.");
     await session.close();
   });
 

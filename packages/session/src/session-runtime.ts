@@ -31,7 +31,7 @@ import {
 import { attachMemory, createSessionMemory, type MemorySession, type SessionMemory } from "@unforget/memory";
 import { createTaskNotificationAttachment, createTaskStatusPlugin } from "@unforget/tasks";
 import { type Calibrator, createCalibrator } from "@unforget/tokens";
-import { forgetReadContents, readFilesOf, todosOf } from "@unforget/tools";
+import { allowDirectories, forgetReadContents, readFilesOf, todosOf } from "@unforget/tools";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { attachmentToMessage } from "./attachment-message.ts";
@@ -70,6 +70,8 @@ export interface RuntimeInit {
   link?: ChildSessionLink;
   /** The tools of the next model call (the session's, the Agent tool, the MCP servers' connected now). */
   tools: () => readonly Tool[];
+  /** The folders the permission gate counts as working directories now; the tools are granted them too. */
+  directories?: () => readonly string[];
   /** Awaited before the first turn (the MCP servers' first connection). */
   ready?: () => Promise<unknown>;
   /** Decides about each tool call; one per session, shared by its runtimes and sub-agents. */
@@ -103,6 +105,7 @@ export class SessionRuntime {
   lastPrepared: PrepareResult | undefined;
   #pendingStart: Exclude<SessionStartSource, "compact"> | undefined;
   #ready: (() => Promise<unknown>) | undefined;
+  readonly #directories: (() => readonly string[]) | undefined;
   readonly #toolSource: () => readonly Tool[];
   #tools: Map<string, Tool>;
   #definitions: ToolDefinition[];
@@ -132,6 +135,7 @@ export class SessionRuntime {
     this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
     this.#pendingStart = init.startSource;
     this.#ready = init.ready;
+    this.#directories = init.directories;
     this.#toolSource = init.tools;
     this.#tools = new Map();
     this.#definitions = [];
@@ -276,6 +280,15 @@ export class SessionRuntime {
     return this.#authorize;
   }
 
+  /**
+   * Grants the tools the folders the permission gate allows (those of the settings and those a user's answer
+   * added), so that a path the gate let through is one the tools accept. Called right before each tool call runs.
+   */
+  syncDirectories(): void {
+    const directories = this.#directories?.() ?? [];
+    if (directories.length > 0) allowDirectories(this.toolState, directories);
+  }
+
   /** What the tool runner needs for this turn. */
   toolContext(): ToolRunnerContext {
     return {
@@ -291,6 +304,7 @@ export class SessionRuntime {
       maxConcurrency: this.options.maxToolConcurrency ?? DEFAULT_MAX_TOOL_CONCURRENCY,
       tracer: this.tracer,
       emit: this.emit,
+      beforeExecute: () => this.syncDirectories(),
     };
   }
 

@@ -37,6 +37,8 @@ export interface ToolRunnerContext {
   readonly maxConcurrency: number;
   readonly tracer: SessionTracer;
   readonly emit: (event: SessionEvent) => void;
+  /** Called right before a checked call runs (the session grants the tools the folders the gate allows now). */
+  readonly beforeExecute: () => void;
 }
 
 /** One call the runner answers. */
@@ -218,6 +220,7 @@ async function execute(
   options: { signal: AbortSignal; parentSpan?: SessionSpan },
 ): Promise<void> {
   const { tool, input } = call.ready!;
+  context.beforeExecute();
   const timeoutMs = tool.timeoutMs ?? context.defaultTimeoutMs;
   const controller = new AbortController();
   let timedOut = false;

@@ -65,4 +65,33 @@ describe("the tools' session state across a compaction", () => {
     expect(resultOf("read_2")).toContain("2.4.1 on Friday");
     await session.close();
   });
+
+  it("a folder the user grants in a permission answer is one the tools may then use", async () => {
+    const workspace = join(suite.dir.path, "workspace");
+    const elsewhere = join(suite.dir.path, "elsewhere");
+    await mkdir(workspace, { recursive: true });
+    await mkdir(elsewhere, { recursive: true });
+    const outside = join(elsewhere, "notes.md");
+    await writeFile(outside, "Kept outside the project.\n");
+    const asked: string[] = [];
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      tools: createBuiltinTools({ bash: { outputDir: join(suite.dir.path, "bash-output") } }),
+      sessionsDir: join(suite.dir.path, "sessions"),
+      cwd: workspace,
+      canUseTool: async (_tool, _input, question) => {
+        asked.push(question.blockedPath ?? "");
+        return { behavior: "allow", updatedPermissions: question.suggestions };
+      },
+    });
+    suite.fake.enqueue(
+      { kind: "reply", toolCalls: [{ id: "read_out", name: "Read", input: { file_path: outside } }] },
+      { kind: "reply", text: "Read it." },
+    );
+    await session.send("Read the notes next door.").result();
+    expect(asked).toEqual([outside]);
+    expect(resultOf("read_out")).toContain("Kept outside the project.");
+    await session.close();
+  });
 });
