@@ -117,6 +117,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
       from = agent.mark();
       await agent.send(`read file ${index}`);
       await agent.waitFor(`Read file ${index}.`, { from });
+      await agent.waitFor("ask, or /help", { from });
     }
     from = agent.mark();
     await agent.send("/context");
@@ -278,6 +279,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
       const turn = agent.mark();
       await agent.send(`read file ${index}`);
       await agent.waitFor(`Read file ${index}.`, { from: turn });
+      await agent.waitFor("ask, or /help", { from: turn });
     }
     const screen = agent.screen.slice(from);
     expect(screen).toContain("vetoed by no-auto-compact: this team compacts by hand");
