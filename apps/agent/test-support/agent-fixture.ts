@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { SUMMARY_SECTIONS } from "@unforget/compact";
 import type { FakeStep, RecordedRequest } from "@unforget/testing/fakes";
-import { CLI_PATH, type CliRun } from "./run-cli.ts";
+import { type CliRun, runCliProcess } from "./run-cli.ts";
 
 /** A user's home and a project folder, both fresh: no settings, no sessions, no trust. */
 export interface AgentFolders {
@@ -36,25 +35,12 @@ export function agentFolders(prefix = "agent"): AgentFolders {
   };
 }
 
-/** Runs the built CLI in `cwd` with only `env` (and PATH), optionally piping `stdin`. */
+/** Runs the built CLI in `cwd` with only `env` (and PATH); stdin is a pipe (empty unless `stdin` is given). */
 export function runAgent(
   argv: readonly string[],
   options: { cwd: string; env: Record<string, string>; stdin?: string },
 ): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...argv], {
-      cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
-  });
+  return runCliProcess(argv, { cwd: options.cwd, env: options.env, stdin: options.stdin ?? "" });
 }
 
 /** The text of a request's last user message (what the model was just told). */
