@@ -289,6 +289,18 @@ describe("collectTextFeatures (optimised) against the reference scanner", () => 
     );
   });
 
+  it("classes every code unit of the BMP as the reference does (the table is filled by ranges)", () => {
+    const mismatches: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      // Between two letters, so that a code unit's class shows in runs and switches as well as in its own count.
+      const text = `a${String.fromCharCode(code)}b`;
+      const got = optimised(text);
+      const want = reference(text);
+      if (got.some((value, index) => value !== want[index])) mismatches.push(code.toString(16));
+    }
+    expect(mismatches).toEqual([]);
+  });
+
   it("gives the same counts on arbitrary UTF-16 strings, lone surrogates included", () => {
     for (const unit of ["binary", "grapheme", "grapheme-composite", "binary-ascii"] as const) {
       fc.assert(

@@ -109,40 +109,38 @@ const UNIT_SYMBOL = 12;
 const UNIT_OTHER_NON_ASCII = 13;
 const UNIT_RARE_SCRIPT = 14;
 
-function isCjk(code: number): boolean {
-  return (
-    (code >= 0x2e80 && code <= 0x33ff) || // radicals, CJK punctuation, kana, Hangul jamo, CJK symbols
-    (code >= 0x4e00 && code <= 0x9fff) || // unified ideographs
-    (code >= 0xac00 && code <= 0xd7af) || // Hangul syllables
-    (code >= 0xf900 && code <= 0xfaff) || // compatibility ideographs
-    (code >= 0xff00 && code <= 0xffef) // half- and full-width forms
-  );
-}
-
-/** Class of one code unit (the order of the tests matters: earlier ranges win). Used once, to fill the table. */
-function classifyCodeUnit(code: number): number {
-  if (code < 0x80) {
-    if (code >= 0x61 && code <= 0x7a) return UNIT_LOWER;
-    if (code >= 0x41 && code <= 0x5a) return UNIT_UPPER;
-    if (code >= 0x30 && code <= 0x39) return UNIT_DIGIT;
-    if (code === 0x20 || code === 0x09) return UNIT_SPACE;
-    if (code === 0x0a) return UNIT_LINE_FEED;
-    if (code === 0x0d) return UNIT_CARRIAGE_RETURN;
-    return UNIT_PUNCTUATION;
-  }
-  if (code >= 0xd800 && code <= 0xdbff) return UNIT_HIGH_SURROGATE;
-  if (code < 0x300) return UNIT_LATIN_EXTENDED;
-  if ((code >= 0x3000 && code <= 0x303f) || (code >= 0xff00 && code <= 0xffef)) return UNIT_CJK_PUNCTUATION;
-  if (code >= 0x3040 && code <= 0x30ff) return UNIT_KANA;
-  if (isCjk(code)) return UNIT_CJK;
-  if (code >= 0x2000 && code <= 0x2bff) return UNIT_SYMBOL;
-  if (code < 0x800) return UNIT_OTHER_NON_ASCII;
-  return UNIT_RARE_SCRIPT;
-}
-
-/** Class of every UTF-16 code unit (64 KiB, filled once at load): one array read per character in the hot loop. */
-const CODE_UNIT_CLASSES = new Uint8Array(0x10000);
-for (let code = 0; code < 0x10000; code++) CODE_UNIT_CLASSES[code] = classifyCodeUnit(code);
+/**
+ * Class of every UTF-16 code unit (64 KiB): one array read per character in the hot loop. Filled at load by ranges,
+ * from the lowest precedence to the highest (a later fill wins), which costs microseconds where classifying the
+ * 65,536 code units one by one cost milliseconds of every process's start-up. The precedence, highest first:
+ * ASCII classes; high surrogates; Latin extended (U+0080–U+02FF); CJK punctuation (U+3000–U+303F, full-width
+ * forms U+FF00–U+FFEF); kana; CJK (radicals to CJK symbols U+2E80–U+33FF, unified ideographs, Hangul syllables,
+ * compatibility ideographs); symbols (U+2000–U+2BFF); other scripts below U+0800; rare scripts.
+ * `text-features.test.ts` checks every code unit against the reference scanner's branch chain.
+ */
+const CODE_UNIT_CLASSES = new Uint8Array(0x10000).fill(UNIT_RARE_SCRIPT);
+CODE_UNIT_CLASSES.fill(UNIT_OTHER_NON_ASCII, 0x80, 0x800);
+CODE_UNIT_CLASSES.fill(UNIT_SYMBOL, 0x2000, 0x2c00);
+for (const [start, end] of [
+  [0x2e80, 0x3400],
+  [0x4e00, 0xa000],
+  [0xac00, 0xd7b0],
+  [0xf900, 0xfb00],
+] as const)
+  CODE_UNIT_CLASSES.fill(UNIT_CJK, start, end);
+CODE_UNIT_CLASSES.fill(UNIT_KANA, 0x3040, 0x3100);
+CODE_UNIT_CLASSES.fill(UNIT_CJK_PUNCTUATION, 0x3000, 0x3040);
+CODE_UNIT_CLASSES.fill(UNIT_CJK_PUNCTUATION, 0xff00, 0xfff0);
+CODE_UNIT_CLASSES.fill(UNIT_LATIN_EXTENDED, 0x80, 0x300);
+CODE_UNIT_CLASSES.fill(UNIT_HIGH_SURROGATE, 0xd800, 0xdc00);
+CODE_UNIT_CLASSES.fill(UNIT_PUNCTUATION, 0, 0x80);
+CODE_UNIT_CLASSES.fill(UNIT_DIGIT, 0x30, 0x3a);
+CODE_UNIT_CLASSES.fill(UNIT_UPPER, 0x41, 0x5b);
+CODE_UNIT_CLASSES.fill(UNIT_LOWER, 0x61, 0x7b);
+CODE_UNIT_CLASSES[0x20] = UNIT_SPACE;
+CODE_UNIT_CLASSES[0x09] = UNIT_SPACE;
+CODE_UNIT_CLASSES[0x0a] = UNIT_LINE_FEED;
+CODE_UNIT_CLASSES[0x0d] = UNIT_CARRIAGE_RETURN;
 
 // What the previous character was, for run detection. The letter states come first and the digit state right
 // after them, so "previous was a letter" is `previous <= STATE_LATIN_LETTER` and "previous was a letter or a
