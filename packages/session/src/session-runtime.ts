@@ -38,7 +38,7 @@ import { attachmentToMessage } from "./attachment-message.ts";
 import type { SessionEvent } from "./session-events.ts";
 import type { SessionSpan, SessionTracer } from "./session-tracer.ts";
 import { SessionTranscript, transcriptPathOf } from "./session-transcript.ts";
-import { createOpenTelemetryTracer } from "./telemetry.ts";
+import { createGlobalOpenTelemetryTracer } from "./telemetry.ts";
 import type { ToolCallAuthorizer } from "./tool-authorization.ts";
 import { ToolInputValidator } from "./tool-input-validator.ts";
 import {
@@ -55,8 +55,8 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 export const INTERRUPTED_TEXT = "[Request interrupted by user]";
 export const INTERRUPTED_FOR_TOOL_USE_TEXT = "[Request interrupted by user for tool use]";
 
-/** OpenTelemetry's global tracer when `@opentelemetry/api` is installed (no-ops without an SDK), else none. */
-const defaultTracer: SessionTracer = createOpenTelemetryTracer();
+/** OpenTelemetry's global tracer once an SDK has registered one (no-ops, and the API not loaded, until then). */
+const defaultTracer: SessionTracer = createGlobalOpenTelemetryTracer();
 
 /** What opening a runtime needs besides the session's options. */
 export interface RuntimeInit {

@@ -175,6 +175,32 @@ describe("createOpenTelemetryTracer", () => {
     ).not.toThrow();
   });
 
+  it("the session's default loads nothing until OpenTelemetry is registered, then records to the global provider", async () => {
+    const module = fileURLToPath(new URL("./telemetry.ts", import.meta.url));
+    // A process of its own: a clean global registry and module cache.
+    const script = `
+      const { createRequire } = await import("node:module");
+      const { createGlobalOpenTelemetryTracer } = await import(${JSON.stringify(module)});
+      const require = createRequire(${JSON.stringify(module)});
+      const tracer = createGlobalOpenTelemetryTracer();
+      tracer.startSpan({ kind: "turn", sessionId: "s", model: "m", providerId: "x" }).end();
+      const loadedBefore = Object.keys(require.cache).some((file) => file.includes("@opentelemetry"));
+      const { trace } = require("@opentelemetry/api");
+      const sdk = require("@opentelemetry/sdk-trace-base");
+      const exporter = new sdk.InMemorySpanExporter();
+      trace.setGlobalTracerProvider(
+        new sdk.BasicTracerProvider({ spanProcessors: [new sdk.SimpleSpanProcessor(exporter)] }),
+      );
+      tracer.startSpan({ kind: "turn", sessionId: "s", model: "m", providerId: "x" }).end();
+      console.log(JSON.stringify({ loadedBefore, spans: exporter.getFinishedSpans().map((span) => span.name) }));`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { cwd: fileURLToPath(new URL("..", import.meta.url)) },
+    );
+    expect(JSON.parse(stdout)).toEqual({ loadedBefore: false, spans: ["invoke_agent unforget"] });
+  });
+
   it("is the no-op tracer when @opentelemetry/api is not installed at all", async () => {
     const hide = fileURLToPath(new URL("./__fixtures__/hide-opentelemetry.cjs", import.meta.url));
     const module = fileURLToPath(new URL("./telemetry.ts", import.meta.url));

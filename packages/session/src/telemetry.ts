@@ -140,6 +140,27 @@ function errorType(error: unknown): string {
   return error instanceof Error ? error.name : "error";
 }
 
+/** Where `@opentelemetry/api` 1.x keeps what was registered globally (a tracer provider, a context manager, …). */
+const OPENTELEMETRY_GLOBAL = Symbol.for("opentelemetry.js.api.1");
+
+/**
+ * The session's default tracer: OpenTelemetry's global tracer (as `createOpenTelemetryTracer()`) once something has
+ * registered OpenTelemetry globally, such as an SDK's `register()`, checked at each span. Until then spans are
+ * no-ops and `@opentelemetry/api` is not even loaded, so a program that does not use OpenTelemetry never pays for
+ * it at start-up.
+ */
+export function createGlobalOpenTelemetryTracer(): SessionTracer {
+  let tracer: SessionTracer | undefined;
+  return {
+    startSpan(start, parent) {
+      if (tracer === undefined && (globalThis as Record<symbol, unknown>)[OPENTELEMETRY_GLOBAL] === undefined)
+        return noopTracer.startSpan(start);
+      tracer ??= createOpenTelemetryTracer();
+      return tracer.startSpan(start, parent);
+    },
+  };
+}
+
 /**
  * A `SessionTracer` that records OpenTelemetry spans: `invoke_agent` for a turn, `chat` for each model call,
  * `execute_tool` for each tool call (with the GenAI semantic conventions' attribute names) and `compaction` for

@@ -1,6 +1,6 @@
 import type { Tool } from "@unforget/core";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 
 /** The outcome of checking one call's input against its tool's schema. */
 export type InputCheck = { ok: true; input: Record<string, unknown> } | { ok: false; problem: string };
@@ -17,14 +17,15 @@ const MAX_LISTED_ERRORS = 8;
 /**
  * Validates tool inputs with ajv 8 (draft-07 and older by default, draft 2020-12 when the schema says so), one
  * compiled validator per tool object. Never throws: a schema that does not compile is reported as the call's
- * problem, so the model learns the tool is unusable instead of the loop stopping.
+ * problem, so the model learns the tool is unusable instead of the loop stopping. ajv loads with the first call
+ * (a session that calls no tool, or not yet, never pays for it).
  */
 export class ToolInputValidator {
   readonly #compiled = new WeakMap<Tool, ValidateFunction | { error: string }>();
   #draft07: Ajv | undefined;
   #draft2020: Ajv2020 | undefined;
 
-  check(tool: Tool, input: unknown): InputCheck {
+  async check(tool: Tool, input: unknown): Promise<InputCheck> {
     if (typeof input !== "object" || input === null || Array.isArray(input)) {
       return {
         ok: false,
@@ -38,7 +39,7 @@ export class ToolInputValidator {
         problem: `The input of ${tool.name} was not valid JSON (${truncate(record._raw, 200)}). Call ${tool.name} again with a complete JSON object.`,
       };
     }
-    const validate = this.#validator(tool);
+    const validate = await this.#validator(tool);
     if ("error" in validate) {
       return {
         ok: false,
@@ -52,12 +53,12 @@ export class ToolInputValidator {
     };
   }
 
-  #validator(tool: Tool): ValidateFunction | { error: string } {
+  async #validator(tool: Tool): Promise<ValidateFunction | { error: string }> {
     const cached = this.#compiled.get(tool);
     if (cached) return cached;
     let compiled: ValidateFunction | { error: string };
     try {
-      compiled = this.#ajvFor(tool.inputSchema).compile(tool.inputSchema);
+      compiled = (await this.#ajvFor(tool.inputSchema)).compile(tool.inputSchema);
     } catch (error) {
       compiled = { error: error instanceof Error ? error.message : String(error) };
     }
@@ -65,13 +66,19 @@ export class ToolInputValidator {
     return compiled;
   }
 
-  #ajvFor(schema: Record<string, unknown>): Ajv | Ajv2020 {
+  async #ajvFor(schema: Record<string, unknown>): Promise<Ajv | Ajv2020> {
     const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
     if (dialect.includes("2020-12") || dialect.includes("2019-09")) {
-      this.#draft2020 ??= new Ajv2020(AJV_OPTIONS);
+      if (this.#draft2020 === undefined) {
+        const { Ajv2020 } = await import("ajv/dist/2020.js");
+        this.#draft2020 ??= new Ajv2020(AJV_OPTIONS);
+      }
       return this.#draft2020;
     }
-    this.#draft07 ??= new Ajv(AJV_OPTIONS);
+    if (this.#draft07 === undefined) {
+      const { Ajv } = await import("ajv");
+      this.#draft07 ??= new Ajv(AJV_OPTIONS);
+    }
     return this.#draft07;
   }
 }

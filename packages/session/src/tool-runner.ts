@@ -124,7 +124,7 @@ async function check(call: Call, context: ToolRunnerContext, signal: AbortSignal
     );
     return;
   }
-  const first = context.validator.check(tool, use.input);
+  const first = await context.validator.check(tool, use.input);
   if (!first.ok) {
     settle(call, context, "invalid-input", first.problem);
     return;
@@ -147,7 +147,7 @@ async function check(call: Call, context: ToolRunnerContext, signal: AbortSignal
     return;
   }
   if (decision?.behavior === "rewrite") {
-    const rewritten = context.validator.check(tool, decision.input);
+    const rewritten = await context.validator.check(tool, decision.input);
     if (!rewritten.ok) {
       settle(
         call,
@@ -186,7 +186,7 @@ async function check(call: Call, context: ToolRunnerContext, signal: AbortSignal
     return;
   }
   if (permission.input !== undefined) {
-    const edited = context.validator.check(tool, permission.input);
+    const edited = await context.validator.check(tool, permission.input);
     if (!edited.ok) {
       settle(
         call,
