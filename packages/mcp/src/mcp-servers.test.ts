@@ -223,6 +223,16 @@ describe("a stdio server written with the SDK", () => {
     expect(status?.error?.message).toContain("within 500 ms");
   });
 
+  it("closed before the SDK has loaded, starts no server", async () => {
+    const { servers, events } = connect({ test: stdio() });
+    // The SDK loads on the first connection; closing right away must leave nothing connected or running.
+    await servers.close();
+    const [status] = await servers.ready();
+    expect(status).toMatchObject({ state: "closed", tools: [] });
+    expect(servers.tools()).toEqual([]);
+    expect(events).toEqual([]);
+  });
+
   it("starts stdio servers with only the environment it is given", async () => {
     const dir = await mkdtemp(join(tmpdir(), "mcp-env-"));
     const script = join(dir, "env-server.mjs");

@@ -1,8 +1,6 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { Tool, ToolOutput } from "@unforget/core";
 import type { McpServerConfig } from "./mcp-config.ts";
 import { type McpFailureKind, McpServerError } from "./mcp-errors.ts";
@@ -75,6 +73,31 @@ export interface McpServers {
   close(): Promise<void>;
 }
 
+/** The parts of the MCP SDK this module uses. */
+interface McpSdk {
+  Client: typeof Client;
+  McpError: typeof import("@modelcontextprotocol/sdk/types.js").McpError;
+  ErrorCode: typeof import("@modelcontextprotocol/sdk/types.js").ErrorCode;
+}
+
+let sdk: Promise<McpSdk> | undefined;
+
+/**
+ * The MCP SDK (and zod and ajv behind it, a few hundred modules) loads with the first server, so that a program
+ * that imports this package but configures no server never pays for it at start-up.
+ */
+function loadSdk(): Promise<McpSdk> {
+  sdk ??= Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]).then(([client, types]) => ({
+    Client: client.Client,
+    McpError: types.McpError,
+    ErrorCode: types.ErrorCode,
+  }));
+  return sdk;
+}
+
 interface Connection {
   readonly server: string;
   readonly config: McpServerConfig;
@@ -139,7 +162,13 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     emit({ type: "mcp-server-failed", server: connection.server, error });
   };
 
-  const toTool = (connection: Connection, client: Client, definition: McpTool, taken: Set<string>): Tool => {
+  const toTool = (
+    { McpError, ErrorCode }: McpSdk,
+    connection: Connection,
+    client: Client,
+    definition: McpTool,
+    taken: Set<string>,
+  ): Tool => {
     const name = mcpToolName(connection.server, definition.name, taken);
     taken.add(name);
     const description =
@@ -199,7 +228,11 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     };
   };
 
-  const listTools = async (client: Client, remaining: () => number): Promise<McpTool[]> => {
+  const listTools = async (
+    { McpError, ErrorCode }: McpSdk,
+    client: Client,
+    remaining: () => number,
+  ): Promise<McpTool[]> => {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     do {
@@ -212,12 +245,19 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     return tools;
   };
 
-  const transportFor = (connection: Connection): Transport => {
+  const transportFor = async (connection: Connection): Promise<Transport> => {
     const config = connection.config;
-    if (config.type === "http")
+    if (config.type === "http") {
+      const { StreamableHTTPClientTransport } = await import(
+        "@modelcontextprotocol/sdk/client/streamableHttp.js"
+      );
       return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
       });
+    }
+    const { getDefaultEnvironment, StdioClientTransport } = await import(
+      "@modelcontextprotocol/sdk/client/stdio.js"
+    );
     const transport = new StdioClientTransport({
       command: config.command,
       args: config.args,
@@ -232,6 +272,18 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
   };
 
   const connect = async (connection: Connection) => {
+    let loaded: McpSdk;
+    let transport: Transport;
+    try {
+      loaded = await loadSdk();
+      transport = await transportFor(connection);
+    } catch (error) {
+      fail(connection, "start", `could not be started (${describe(error)}).`, error);
+      return;
+    }
+    // Closed while the SDK loaded: nothing was started (a transport starts with `connect`), and nothing must be.
+    if (connection.state !== "connecting") return;
+    const { Client, McpError, ErrorCode } = loaded;
     const client = new Client(clientInfo, {
       capabilities: {},
       listChanged: {
@@ -249,7 +301,7 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
             }
             const taken = takenNames();
             for (const tool of connection.tools) taken.delete(tool.name);
-            connection.tools = tools.map((tool) => toTool(connection, client, tool, taken));
+            connection.tools = tools.map((tool) => toTool(loaded, connection, client, tool, taken));
             emit({
               type: "mcp-server-tools-changed",
               server: connection.server,
@@ -288,11 +340,11 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     const started = Date.now();
     try {
       // The handshake and each page of the tool list share one budget; the SDK cancels a request past it.
-      await client.connect(transportFor(connection), { timeout: connectTimeoutMs });
-      const tools = await listTools(client, () => connectTimeoutMs - (Date.now() - started));
+      await client.connect(transport, { timeout: connectTimeoutMs });
+      const tools = await listTools(loaded, client, () => connectTimeoutMs - (Date.now() - started));
       if (connection.client !== client) return;
       const taken = takenNames();
-      connection.tools = tools.map((tool) => toTool(connection, client, tool, taken));
+      connection.tools = tools.map((tool) => toTool(loaded, connection, client, tool, taken));
       connection.instructions = client.getInstructions();
       connection.state = "connected";
       emit({

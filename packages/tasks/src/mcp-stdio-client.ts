@@ -1,6 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
@@ -12,11 +11,26 @@ export interface McpStdioClient {
   ping(timeoutMs: number): Promise<void>;
 }
 
+type StdioFraming = typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
+
+/** The SDK (zod, ajv and a few hundred modules behind it) loads with the first MCP monitor, never at import. */
+async function loadSdk(): Promise<{ Client: typeof Client; framing: StdioFraming }> {
+  const [client, framing] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/shared/stdio.js"),
+  ]);
+  return { Client: client.Client, framing };
+}
+
 /**
  * The SDK's stdio framing over pipes the monitor already holds: the monitor spawns the server in its own process
  * group (so that stopping the task kills the whole group), which the SDK's own stdio transport cannot do.
  */
-function createPipeTransport(input: Writable, output: Readable): Transport {
+function createPipeTransport(
+  { ReadBuffer, serializeMessage }: StdioFraming,
+  input: Writable,
+  output: Readable,
+): Transport {
   const buffer = new ReadBuffer();
   let closed = false;
   const transport: Transport = {
@@ -55,12 +69,15 @@ function createPipeTransport(input: Writable, output: Readable): Transport {
 
 /** Speaks MCP (newline-delimited JSON-RPC 2.0, through the MCP SDK's client) over a server's stdin and stdout. */
 export function createMcpStdioClient(input: Writable, output: Readable): McpStdioClient {
-  const client = new Client({ name: "unforget-tasks", version: "1" }, { capabilities: {} });
+  let client: Client | undefined;
   return {
     async initialize(timeoutMs) {
-      await client.connect(createPipeTransport(input, output), { timeout: timeoutMs });
+      const sdk = await loadSdk();
+      client = new sdk.Client({ name: "unforget-tasks", version: "1" }, { capabilities: {} });
+      await client.connect(createPipeTransport(sdk.framing, input, output), { timeout: timeoutMs });
     },
     async ping(timeoutMs) {
+      if (client === undefined) throw new Error("the MCP handshake has not been made: call initialize first");
       await client.ping({ timeout: timeoutMs });
     },
   };
