@@ -1,84 +1,11 @@
-import { Ajv, type ErrorObject } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import leven from "leven";
 import { SettingsError } from "./agent-errors.ts";
+import { SETTINGS_SCHEMA } from "./settings-json-schema.ts";
+import { validate as generatedValidate } from "./settings-validator.generated.ts";
 
-const THRESHOLD = {
-  oneOf: [
-    {
-      type: "object",
-      properties: { percent: { type: "number", exclusiveMinimum: 0, maximum: 100 } },
-      required: ["percent"],
-      additionalProperties: false,
-    },
-    {
-      type: "object",
-      properties: { tokens: { type: "integer", minimum: 1000 } },
-      required: ["tokens"],
-      additionalProperties: false,
-    },
-  ],
-} as const;
-
-const STRING_LIST = { type: "array", items: { type: "string" } } as const;
-
-/**
- * The keys of `~/.unforget/settings.json` and `.unforget/settings.json` (and `settings.local.json`). Hooks and
- * MCP servers are checked by their own parsers (`@unforget/hooks`, `@unforget/mcp`), which name the key too.
- */
-export const SETTINGS_SCHEMA = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    $schema: { type: "string" },
-    model: { type: "string", minLength: 1 },
-    provider: { enum: ["anthropic", "bedrock", "vertex"] },
-    compaction: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        threshold: THRESHOLD,
-        thresholds: { type: "object", additionalProperties: THRESHOLD },
-        proactive: { enum: ["auto", "off"] },
-        emergency: { enum: ["on", "off"] },
-        layers: { type: "object", additionalProperties: { type: "boolean" } },
-      },
-    },
-    hooks: { type: "object" },
-    permissions: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        allow: STRING_LIST,
-        deny: STRING_LIST,
-        ask: STRING_LIST,
-        defaultMode: { enum: ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] },
-        additionalDirectories: STRING_LIST,
-      },
-    },
-    memory: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        consent: { enum: ["propose", "auto", "off"] },
-        recall: { enum: ["every-prompt", "first-prompt", "off"] },
-        sessionNotes: { type: "boolean" },
-      },
-    },
-    mcpServers: { type: "object" },
-    plugins: STRING_LIST,
-    trustedProjects: {
-      type: "object",
-      additionalProperties: {
-        type: "object",
-        properties: { fingerprint: { type: "string" }, trustedAt: { type: "string" } },
-        required: ["fingerprint"],
-      },
-    },
-  },
-} as const;
-
-const ajv = new Ajv({ allErrors: true, strict: true });
-const validate = ajv.compile(SETTINGS_SCHEMA);
+/** ajv's validator for `SETTINGS_SCHEMA`, compiled when the app is built (`pnpm generate`), not at start-up. */
+const validate = generatedValidate as ValidateFunction;
 
 /** `/compaction/threshold` → `compaction.threshold`, `/plugins/0` → `plugins[0]`. */
 export function keyOf(instancePath: string, property?: string): string {

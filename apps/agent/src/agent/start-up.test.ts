@@ -1,0 +1,94 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
+
+/** The compiled modules, one file each (the bundle would hide which package a module came from). */
+const UNBUNDLED_CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
+
+/** A module-loading hook (it runs on Node's loader thread) that appends every URL loaded to a file. */
+const RECORD_LOADS = `import { appendFileSync } from "node:fs";
+let file;
+export function initialize(data) { file = data.file; }
+export async function load(url, context, next) { appendFileSync(file, url + "\\n"); return next(url, context); }`;
+
+function importFlag(file: string): string {
+  const hooks = `data:text/javascript,${encodeURIComponent(RECORD_LOADS)}`;
+  const register = `import { register } from "node:module"; register(${JSON.stringify(hooks)}, { data: { file: ${JSON.stringify(file)} } });`;
+  return `data:text/javascript,${encodeURIComponent(register)}`;
+}
+
+/** Runs `unforget -p` with the hook; resolves to the modules it loaded and what it printed. */
+function loadedModules(
+  argv: string[],
+  folders: AgentFolders,
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string; modules: string[] }> {
+  const file = join(folders.root, "modules.txt");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", importFlag(file), UNBUNDLED_CLI, ...argv], {
+      cwd: folders.project,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: folders.home, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      resolve({ code: code ?? -1, stdout, stderr, modules: readFileSync(file, "utf8").split("\n") }),
+    );
+  });
+}
+
+/**
+ * What `unforget -p` must not load when nothing asks for it: each costs start-up (BENCHMARKS.md, "unforget -p
+ * start-up"). MCP (its SDK, zod, ajv) waits for a configured server, ajv for the first tool call (settings are
+ * checked by a validator compiled at build time), the other providers' SDKs for their provider, Ink, React and
+ * the Markdown renderer for the REPL, OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a
+ * registered SDK.
+ */
+const NOT_AT_START_UP: Record<string, RegExp> = {
+  "the MCP SDK": /@modelcontextprotocol\/sdk/,
+  zod: /\/zod\//,
+  ajv: /\/ajv\//,
+  "the Bedrock SDK": /@aws-sdk\/client-bedrock-runtime/,
+  "the Vertex SDK": /@google-cloud\/vertexai/,
+  "the Bedrock and Vertex providers": /providers\/(bedrock|vertex)\//,
+  Ink: /\/ink\//,
+  React: /\/react\//,
+  "the Markdown renderer": /marked/,
+  "the replay": /replay-command/,
+};
+
+let fake: AnthropicFakeServer;
+let folders: AgentFolders;
+beforeAll(async () => {
+  fake = await startAnthropicFake({ defaultReply: { kind: "reply", text: "ok" } });
+  folders = agentFolders("start-up");
+});
+afterAll(async () => {
+  await fake.close();
+  folders.cleanup();
+});
+
+describe("unforget -p start-up", () => {
+  it("loads only what the first request needs, with settings files present", async () => {
+    folders.write("home/.unforget/settings.json", { model: "claude-sonnet-4-6" });
+    folders.write("project/.unforget/settings.json", { compaction: { proactive: "auto" } });
+    const run = await loadedModules(["-p", "hi"], folders, { ANTHROPIC_BASE_URL: fake.url });
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toBe("ok\n");
+    // The hook saw the run: the CLI, the session and the chosen provider's SDK.
+    expect(run.modules.some((url) => url.includes("@anthropic-ai/sdk"))).toBe(true);
+    expect(run.modules.some((url) => url.includes("/session/dist/"))).toBe(true);
+    const loaded = Object.entries(NOT_AT_START_UP)
+      .filter(([, pattern]) => run.modules.some((url) => pattern.test(url)))
+      .map(([name]) => name);
+    expect(loaded).toEqual([]);
+  });
+});
