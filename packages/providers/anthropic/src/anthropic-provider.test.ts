@@ -461,7 +461,7 @@ describe("model limits", () => {
   });
 });
 
-describe("cancellation and timeouts", () => {
+describe("cancellation", () => {
   const hi: ModelRequest = {
     model: MODEL,
     maxTokens: 16,
@@ -469,7 +469,8 @@ describe("cancellation and timeouts", () => {
   };
 
   it("aborting after the first streamed event stops the stream with AbortedError", async () => {
-    fake.enqueue({ kind: "reply", text: "a slow answer that streams in several frames", delayMs: 40 });
+    // No pacing: the frames may all be buffered already, and still none after the abort is delivered.
+    fake.enqueue({ kind: "reply", text: "an answer that streams in several frames" });
     const controller = new AbortController();
     const stream = provider().streamMessage(hi, { signal: controller.signal });
     const seen: string[] = [];
@@ -481,14 +482,5 @@ describe("cancellation and timeouts", () => {
     })().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AbortedError);
     expect(seen).toEqual(["message_start"]);
-  });
-
-  it("a per-call timeout on a hanging server is a retryable ProviderRequestError", async () => {
-    fake.enqueue({ kind: "hang" });
-    const error = await provider()
-      .createMessage(hi, { timeoutMs: 100, maxRetries: 0 })
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ProviderRequestError);
-    expect((error as ProviderRequestError).retryable).toBe(true);
   });
 });
