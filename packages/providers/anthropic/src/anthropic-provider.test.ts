@@ -3,7 +3,6 @@ import {
   ConfigurationError,
   type ModelRequest,
   PromptTooLongError,
-  ProviderRequestError,
   type ToolDefinition,
 } from "@unforget/core";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
