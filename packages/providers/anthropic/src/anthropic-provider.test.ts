@@ -483,3 +483,25 @@ describe("cancellation", () => {
     expect(seen).toEqual(["message_start"]);
   });
 });
+
+describe("settings it does not read", () => {
+  it("refuses them at creation, naming the setting meant (the SDK's names included)", () => {
+    const refused = (settings: object) => {
+      try {
+        createAnthropicProvider({ apiKey: "sk-ant-test", ...settings });
+      } catch (error) {
+        return error as ConfigurationError;
+      }
+      throw new Error("The provider took a setting it does not read.");
+    };
+    const baseUrl = refused({ baseUrl: fake.url });
+    expect(baseUrl).toBeInstanceOf(ConfigurationError);
+    expect(baseUrl.setting).toBe("baseUrl");
+    expect(baseUrl.message).toBe(
+      'createAnthropicProvider() has no setting "baseUrl", so it would be ignored. Here the setting is "baseURL": URL is in capitals, as in the Anthropic SDK.',
+    );
+    expect(refused({ maxAttempts: 3 }).message).toContain('Here the setting is "maxRetries"');
+    expect(refused({ api_key: "sk" }).message).toContain('Did you mean "apiKey"?');
+    expect(fake.requests).toHaveLength(0);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type AttemptContext,
   createProviderRuntime,
   type ProviderRuntimeSettings,
+  settingNamesOf,
   unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import {
@@ -70,6 +71,17 @@ export interface AnthropicProvider extends ModelProvider {
 
 const ANTHROPIC = { providerId: ANTHROPIC_PROVIDER_ID, displayName: "The Anthropic API" } as const;
 
+/** The settings only this provider reads; any other key (beyond the shared ones) is refused. */
+const ANTHROPIC_SETTING_NAMES = settingNamesOf<
+  Omit<AnthropicProviderSettings, keyof ProviderRuntimeSettings>
+>({
+  apiKey: true,
+  authToken: true,
+  baseURL: true,
+  headers: true,
+  fetch: true,
+});
+
 /** Per-attempt timeout when neither the call nor the settings give one: the SDK's own default. */
 const DEFAULT_TIMEOUT_MS = 600_000;
 /** The runtime times every attempt; the SDK's own timer is pushed past any realistic call. */
@@ -88,6 +100,8 @@ interface MessagesEndpoint {
 export function createAnthropicProvider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
   const runtime = createProviderRuntime({
     ...ANTHROPIC,
+    factoryName: "createAnthropicProvider()",
+    settingNames: ANTHROPIC_SETTING_NAMES,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: true,

@@ -437,3 +437,22 @@ describe("createBedrockProvider against the h2c fake", () => {
     });
   });
 });
+
+describe("settings it does not read", () => {
+  it("refuses the AWS SDK's endpoint at creation rather than sending to the regional endpoint", () => {
+    let error: unknown;
+    try {
+      createBedrockProvider({ region: "us-east-1", endpoint: "http://127.0.0.1:1", env: {} } as object);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).message).toBe(
+      'createBedrockProvider() has no setting "endpoint", so it would be ignored. Here the setting is "baseURL": "endpoint" is the AWS SDK\'s name for it.',
+    );
+    expect(() => createBedrockProvider({ maxAttempts: 1 } as object)).toThrow(
+      'Here the setting is "maxRetries"',
+    );
+    expect(() => createBedrockProvider({ regoin: "eu-west-1" } as object)).toThrow('Did you mean "region"?');
+  });
+});

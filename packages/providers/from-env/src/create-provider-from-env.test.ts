@@ -261,4 +261,25 @@ describe("createProviderFromEnv", () => {
       await fake.close();
     }
   });
+
+  it("refuses an option it does not read, and the chosen provider refuses a setting it does not read", async () => {
+    const misspelt = await configurationError(() =>
+      createProviderFromEnv({ env: isolated(), bedrok: { region: "eu-west-1" } } as object),
+    );
+    expect(misspelt.message).toBe(
+      'createProviderFromEnv() has no setting "bedrok", so it would be ignored. Did you mean "bedrock"?',
+    );
+    const endpoint = await configurationError(() =>
+      createProviderFromEnv({
+        env: isolated({
+          UNFORGET_PROVIDER: "bedrock",
+          AWS_REGION: "us-east-1",
+          AWS_BEARER_TOKEN_BEDROCK: "k",
+        }),
+        bedrock: { endpoint: "http://127.0.0.1:1" } as object,
+      }),
+    );
+    expect(endpoint.message).toContain('createBedrockProvider() has no setting "endpoint"');
+    expect(endpoint.message).toContain('Here the setting is "baseURL"');
+  });
 });

@@ -1,6 +1,7 @@
 export { describeError } from "./describe-error.ts";
 export type { EnvironmentDetection, EnvironmentProblem } from "./environment-detection.ts";
 export { nonBlank } from "./environment-detection.ts";
+export { checkSettingNames } from "./known-keys.ts";
 export type { LearnedModelLimits } from "./learned-model-limits.ts";
 export { createLearnedModelLimits } from "./learned-model-limits.ts";
 export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
@@ -10,6 +11,7 @@ export type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 export type { ProviderDefinition, ProviderRuntime } from "./provider-runtime.ts";
 export { createProviderRuntime } from "./provider-runtime.ts";
 export type { ProviderRuntimeSettings } from "./provider-settings.ts";
+export { settingNamesOf } from "./provider-settings.ts";
 export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
 export { DEFAULT_MAX_RETRIES, parseRetryAfter, withRetries } from "./retry.ts";
 export type { UnexpectedResponse } from "./unexpected-response.ts";

@@ -18,10 +18,11 @@ import { checkRequest } from "./check-request.ts";
 import { connectOnce } from "./connect-once.ts";
 import { describeError } from "./describe-error.ts";
 import { heuristicTokenCount } from "./heuristic-token-count.ts";
+import { checkSettingNames } from "./known-keys.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
 import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
-import type { ProviderRuntimeSettings } from "./provider-settings.ts";
+import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
 import { throwIfAborted } from "./retry.ts";
 
@@ -35,6 +36,13 @@ export interface ProviderDefinition<Client, Id extends string = string> {
   providerId: Id;
   /** How messages name the provider: "The Anthropic API", "Bedrock", "Vertex AI". */
   displayName: string;
+  /** How messages name the factory that takes the settings: "createBedrockProvider()". */
+  factoryName: string;
+  /**
+   * The provider's own setting names (`settingNamesOf`). With the shared ones, the only keys `settings` may
+   * have: any other is refused at creation with the name it was probably meant to be, never ignored.
+   */
+  settingNames: readonly string[];
   /** Static capabilities; `nativeTokenCounting` is switched off by the setting of that name. */
   capabilities: ProviderCapabilities;
   /** The settings the caller gave (only the shared fields are read here). */
@@ -74,11 +82,17 @@ export interface ProviderRuntime<Client, Id extends string = string> {
   call<T>(options: RequestOptions, run: (client: Client, attempt: AttemptContext) => Promise<T>): Promise<T>;
 }
 
-/** Builds a provider from its definition. Nothing is read or connected until the first request. */
+/**
+ * Builds a provider from its definition. Nothing is read or connected until the first request; only the
+ * setting names are checked here (`ConfigurationError` for a key the provider does not read).
+ */
 export function createProviderRuntime<Client, Id extends string>(
   definition: ProviderDefinition<Client, Id>,
 ): ProviderRuntime<Client, Id> {
-  const { settings } = definition;
+  const settings = checkSettingNames(definition.factoryName, definition.settings, [
+    ...SHARED_SETTING_NAMES,
+    ...definition.settingNames,
+  ]);
   const client = connectOnce(() => definition.connect());
   const limits = createLearnedModelLimits(
     createModelLimitsRegistry(settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits }),

@@ -521,3 +521,13 @@ describe("package boundary", () => {
     expect([...external].sort()).toEqual(["@unforget/core", "@unforget/provider-runtime"]);
   });
 });
+
+describe("settings it does not read", () => {
+  it("refuses them at creation, naming the setting meant", () => {
+    expect(() => createVertexProvider({ project: "p", apiEndpoint: fake.url } as object)).toThrow(
+      'createVertexProvider() has no setting "apiEndpoint", so it would be ignored. Here the setting is "baseURL": "apiEndpoint" is the Vertex AI SDK\'s name for it.',
+    );
+    expect(() => createVertexProvider({ projectId: "p" } as object)).toThrow(ConfigurationError);
+    expect(() => createVertexProvider({ projectId: "p" } as object)).toThrow('Did you mean "project"?');
+  });
+});

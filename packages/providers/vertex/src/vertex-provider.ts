@@ -11,6 +11,7 @@ import {
   describeError,
   ModelResponseAccumulator,
   type ProviderRuntimeSettings,
+  settingNamesOf,
   unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import {
@@ -47,6 +48,16 @@ export interface VertexProviderSettings extends ProviderRuntimeSettings, VertexE
 
 const VERTEX = { providerId: VERTEX_PROVIDER_ID, displayName: "Vertex AI" } as const;
 
+/** The settings only this provider reads; any other key (beyond the shared ones) is refused. */
+const VERTEX_SETTING_NAMES = settingNamesOf<Omit<VertexProviderSettings, keyof ProviderRuntimeSettings>>({
+  project: true,
+  location: true,
+  baseURL: true,
+  accessToken: true,
+  googleAuthOptions: true,
+  headers: true,
+});
+
 /** Vertex-specific request fields, passed as `providerOptions.vertex` on a `ModelRequest`. */
 export interface VertexProviderOptions {
   /** Merged last into `generationConfig` (e.g. `{ topK: 40, responseMimeType: "application/json" }`). */
@@ -79,6 +90,8 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
   };
   const runtime = createProviderRuntime({
     ...VERTEX,
+    factoryName: "createVertexProvider()",
+    settingNames: VERTEX_SETTING_NAMES,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: false,
