@@ -1,4 +1,4 @@
-import { createMessage, type Message, type RequestMessage } from "@unforget/core";
+import { contentBlocks, createMessage, type Message, type RequestMessage } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
 import { describe, expect, it } from "vitest";
 import { createContextManager } from "./context-manager.ts";
@@ -67,7 +67,8 @@ describe("replayConversation", () => {
     const remembered = await replay(messages);
     const afresh = await replay(messages, (request) =>
       request.reduce(
-        (sum, message) => sum + estimateMessageTokens({ ...message, content: [...message.content] }),
+        (sum, message) =>
+          sum + estimateMessageTokens({ ...message, content: [...contentBlocks(message.content)] }),
         0,
       ),
     );

@@ -1,4 +1,5 @@
 import {
+  contentBlocks,
   createUsage,
   findToolPairViolations,
   type Message,
@@ -258,6 +259,8 @@ function sameMessage(a: RequestMessage, b: RequestMessage): boolean {
 function createMessageCounter(): (message: RequestMessage) => number {
   const counts = new WeakMap<readonly unknown[], { role: string; tokens: number }>();
   return (message) => {
+    // A string content (a caller's shorthand) is not worth remembering: it is one text block.
+    if (typeof message.content === "string") return estimateMessageTokens(message);
     const known = counts.get(message.content);
     if (known && known.role === message.role) return known.tokens;
     const tokens = estimateMessageTokens(message);
@@ -273,13 +276,18 @@ function checkRequest(
   window: number,
 ): string[] {
   const problems = findToolPairViolations(
-    request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
+    request.map((message, index) => ({
+      ...message,
+      content: contentBlocks(message.content),
+      id: `request-${index}`,
+      timestamp: "",
+    })),
   ).map((violation) => violation.description);
   if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
   // A user message whose blocks are in the request is there verbatim; only the others are searched for in
   // the request's text (quoted by a summary or a placeholder), which is then serialised once.
   const blocks = new Set<unknown>();
-  for (const message of request) for (const block of message.content) blocks.add(block);
+  for (const message of request) for (const block of contentBlocks(message.content)) blocks.add(block);
   let text: string | undefined;
   for (const user of users) {
     if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;

@@ -40,6 +40,7 @@ export type {
   UsageIteration,
 } from "./message.ts";
 export {
+  contentBlocks,
   createMessage,
   createMessageId,
   createUsage,

@@ -2,6 +2,7 @@ import {
   type ContentBlock,
   type ContextManagementEdit,
   type CountTokensRequest,
+  contentBlocks,
   InvalidMessageError,
   type ModelRequest,
   type TextBlock,
@@ -128,7 +129,7 @@ function conversationBody(request: CountTokensRequest): WireObject {
     model: request.model,
     messages: request.messages.map((message) => ({
       role: message.role,
-      content: message.content.map(contentBlockToWire),
+      content: contentBlocks(message.content).map(contentBlockToWire),
     })),
   };
   const system = systemToWire(request.system);

@@ -3,18 +3,18 @@ import { describe, expect, it } from "vitest";
 import { type ContractContext, captureError } from "./contract-context.ts";
 
 /**
- * Requests from plain JavaScript, where nothing checked the types: the shorthand every other SDK accepts
- * (a string as a message's content) works, and a key the contract does not have (`max_tokens`) is refused
- * with a typed error naming the right one, instead of being dropped in silence.
+ * The shorthand every other SDK accepts (a string as a message's content, as `RequestMessage` types it)
+ * works; and in requests from plain JavaScript, where nothing checked the types, a key the contract does not
+ * have (`max_tokens`) is refused with a typed error naming the right one, instead of being dropped in silence.
  */
 export function describeRequestShapeScenarios(contract: ContractContext): void {
   const { timeout, model } = contract;
 
-  describe("requests from plain JavaScript", () => {
+  describe("request shapes", () => {
     it(
       "a string as a message's content is text, in create, stream and count",
       async () => {
-        const plain = {
+        const plain: ModelRequest = {
           model,
           maxTokens: 64,
           messages: [
@@ -22,7 +22,7 @@ export function describeRequestShapeScenarios(contract: ContractContext): void {
             { role: "assistant", content: "Sunny." },
             { role: "user", content: "And in Rome?" },
           ],
-        } as unknown as ModelRequest;
+        };
         contract.fake.enqueue({ kind: "reply", text: "Also sunny." });
         const response = await contract.provider.createMessage(plain);
         expect(response.content).toEqual([{ type: "text", text: "Also sunny." }]);
