@@ -179,6 +179,37 @@ describe("context management", () => {
     expect(streamed.usage).toEqual(response.usage);
   });
 
+  it("leaves unsigned thinking (imported sessions) out of the request and keeps signed thinking", async () => {
+    await provider().createMessage({
+      model: MODEL,
+      maxTokens: 64,
+      messages: [
+        { role: "user", content: "Read the file." },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "imported, unsigned" },
+            { type: "thinking", thinking: "signed", signature: "sig1" },
+            { type: "text", text: "Reading." },
+          ],
+        },
+        { role: "assistant", content: [{ type: "thinking", thinking: "alone and unsigned", signature: "" }] },
+        { role: "user", content: "Go on." },
+      ],
+    });
+    expect(sentBody(0).messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Read the file." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "signed", signature: "sig1" },
+          { type: "text", text: "Reading." },
+        ],
+      },
+      { role: "user", content: [{ type: "text", text: "Go on." }] },
+    ]);
+  });
+
   it("passes clear_thinking edits through and reports cleared thinking turns", async () => {
     fake.enqueue({ kind: "reply", text: "done" });
     const response = await provider().createMessage({

@@ -102,6 +102,8 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     ...ANTHROPIC,
     factoryName: "createAnthropicProvider()",
     settingNames: ANTHROPIC_SETTING_NAMES,
+    // The API rejects a thinking block without its signature.
+    unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: true,

@@ -234,6 +234,32 @@ describe("createBedrockProvider against the h2c fake", () => {
   });
 
   describe("responses", () => {
+    it("leaves unsigned thinking (imported sessions) out of the request and keeps signed reasoning", async () => {
+      await make().createMessage(
+        request({
+          messages: [
+            userText("Read the file."),
+            {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: "imported, unsigned" },
+                { type: "thinking", thinking: "signed", signature: "sig-1" },
+                { type: "text", text: "Reading." },
+              ],
+            },
+            userText("Go on."),
+          ],
+        }),
+      );
+      expect((lastBody().messages as unknown[])[1]).toEqual({
+        role: "assistant",
+        content: [
+          { reasoningContent: { reasoningText: { text: "signed", signature: "sig-1" } } },
+          { text: "Reading." },
+        ],
+      });
+    });
+
     it("maps redacted reasoning to redacted_thinking (base64) and keeps the request id as response id", async () => {
       fake.enqueue({
         kind: "reply",

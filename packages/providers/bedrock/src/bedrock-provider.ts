@@ -102,6 +102,8 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     ...BEDROCK,
     factoryName: "createBedrockProvider()",
     settingNames: BEDROCK_SETTING_NAMES,
+    // Claude on Bedrock rejects reasoning without its signature.
+    unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: false,

@@ -16,3 +16,4 @@ export type { RetryAttemptInfo, RetryDecision, RetryOptions } from "./retry.ts";
 export { DEFAULT_MAX_RETRIES, parseRetryAfter, withRetries } from "./retry.ts";
 export type { UnexpectedResponse } from "./unexpected-response.ts";
 export { unexpectedResponseError } from "./unexpected-response.ts";
+export type { UnsignedThinkingPolicy } from "./unsigned-thinking.ts";

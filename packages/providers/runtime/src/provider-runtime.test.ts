@@ -31,6 +31,7 @@ function definition(overrides: Partial<ProviderDefinition<LocalClient, "local">>
     displayName: "The local provider",
     factoryName: "createLocalProvider()",
     settingNames: ["endpointUrl"],
+    unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: false,
       cacheEdits: false,

@@ -25,6 +25,7 @@ import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
 import { throwIfAborted } from "./retry.ts";
+import { type UnsignedThinkingPolicy, withoutUnsignedThinking } from "./unsigned-thinking.ts";
 
 /**
  * What makes a provider a provider: its settings, how it connects, how it sends a request and translates the
@@ -45,6 +46,8 @@ export interface ProviderDefinition<Client, Id extends string = string> {
   settingNames: readonly string[];
   /** Static capabilities; `nativeTokenCounting` is switched off by the setting of that name. */
   capabilities: ProviderCapabilities;
+  /** Whether thinking blocks without a signature are dropped before conversion (the API rejects them) or kept. */
+  unsignedThinking: UnsignedThinkingPolicy;
   /** The settings the caller gave (only the shared fields are read here). */
   settings: ProviderRuntimeSettings;
   /** Per-attempt timeout when neither the call nor the settings give one; none when absent. */
@@ -103,6 +106,11 @@ export function createProviderRuntime<Client, Id extends string>(
     settings.nativeTokenCounting !== false;
 
   const calls = createRetriedCalls(definition, client);
+  /** The request as the definition receives it: checked, strings as blocks, unsigned thinking per the policy. */
+  const prepare = <Request extends CountTokensRequest>(given: Request): Request => {
+    const request = checkRequest(given);
+    return definition.unsignedThinking === "drop" ? withoutUnsignedThinking(request) : request;
+  };
 
   const provider: ModelProvider & { readonly providerId: Id } = {
     specificationVersion: PROVIDER_SPECIFICATION_VERSION,
@@ -110,7 +118,7 @@ export function createProviderRuntime<Client, Id extends string>(
     capabilities: Object.freeze({ ...definition.capabilities, nativeTokenCounting }),
 
     async createMessage(given: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
-      const request = checkRequest(given);
+      const request = prepare(given);
       try {
         const response = await calls.call(options, (connected, attempt) =>
           definition.createMessage(connected, request, attempt),
@@ -128,7 +136,7 @@ export function createProviderRuntime<Client, Id extends string>(
     streamMessage(given: ModelRequest, options: RequestOptions = {}): ModelStream {
       // Checked when the stream is read, so a bad request fails the stream like any other failure.
       async function* events(): AsyncGenerator<ModelStreamEvent> {
-        const request = checkRequest(given);
+        const request = prepare(given);
         yield* limits.learnFromStream(
           request.model,
           calls.stream(options, (connected, attempt) =>
@@ -141,7 +149,7 @@ export function createProviderRuntime<Client, Id extends string>(
 
     async countTokens(given: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
       throwIfAborted(options.signal);
-      const request = checkRequest(given);
+      const request = prepare(given);
       const count = definition.countTokens;
       if (!nativeTokenCounting || count === undefined) {
         return heuristicTokenCount(

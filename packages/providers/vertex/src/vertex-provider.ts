@@ -92,6 +92,8 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
     ...VERTEX,
     factoryName: "createVertexProvider()",
     settingNames: VERTEX_SETTING_NAMES,
+    // Gemini's thought summaries carry no signature: they go back as thought parts.
+    unsignedThinking: "keep",
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: false,

@@ -137,4 +137,31 @@ describe("startAnthropicFake", () => {
       applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 1, cleared_input_tokens: 10 }],
     });
   });
+
+  it("refuses a thinking block without its signature, as the API does, and takes no scripted step", async () => {
+    fake.enqueue({ kind: "reply", text: "kept for the next request" });
+    const unsigned = {
+      ...BODY,
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "Look it up." },
+            { type: "text", text: "Sunny." },
+          ],
+        },
+        { role: "user", content: "And Rome?" },
+      ],
+    };
+    const refused = await post("/v1/messages", unsigned);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+      "messages.1.content.0.thinking.signature: Field required",
+    );
+    const signed = structuredClone(unsigned);
+    (signed.messages[1]?.content as { signature?: string }[])[0]!.signature = "sig_1";
+    const answered = (await (await post("/v1/messages", signed)).json()) as { content: { text: string }[] };
+    expect(answered.content[0]?.text).toBe("kept for the next request");
+  });
 });

@@ -1,0 +1,37 @@
+import type { ContentBlock, CountTokensRequest, RequestMessage } from "@unforget/core";
+
+/**
+ * What a provider's API does with a thinking block that carries no signature (sessions imported from other
+ * tools have them; Claude Code writes some): "drop" — the API rejects them, so the runtime leaves them out
+ * of the request before the provider converts it; "keep" — the provider's own thinking is unsigned and its
+ * conversion sends such blocks on (Gemini's thought summaries).
+ */
+export type UnsignedThinkingPolicy = "drop" | "keep";
+
+/**
+ * The request without its unsigned thinking blocks (signature absent or empty). They are only the model's
+ * earlier reasoning, which the API would not show the model again anyway; the transcript keeps them. A
+ * message left empty goes too (its neighbours of the same role are then merged, as the APIs do). Returns
+ * the request itself when it has none.
+ */
+export function withoutUnsignedThinking<Request extends CountTokensRequest>(request: Request): Request {
+  if (!request.messages.some(hasUnsignedThinking)) return request;
+  const messages: RequestMessage[] = [];
+  for (const message of request.messages) {
+    if (!hasUnsignedThinking(message)) {
+      messages.push(message);
+      continue;
+    }
+    const content = (message.content as ContentBlock[]).filter((block) => !isUnsignedThinking(block));
+    if (content.length > 0) messages.push({ ...message, content });
+  }
+  return { ...request, messages };
+}
+
+function hasUnsignedThinking(message: RequestMessage): boolean {
+  return typeof message.content !== "string" && message.content.some(isUnsignedThinking);
+}
+
+function isUnsignedThinking(block: ContentBlock): boolean {
+  return block.type === "thinking" && (block.signature === undefined || block.signature === "");
+}
