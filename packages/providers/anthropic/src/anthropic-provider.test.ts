@@ -1,12 +1,16 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import {
   AbortedError,
   ConfigurationError,
   type ModelRequest,
+  modelRetirement,
   PromptTooLongError,
   type ToolDefinition,
 } from "@unforget/core";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
 
 const MODEL = "claude-sonnet-4-6";
@@ -534,5 +538,37 @@ describe("settings it does not read", () => {
     expect(refused({ maxAttempts: 3 }).message).toContain('Here the setting is "maxRetries"');
     expect(refused({ api_key: "sk" }).message).toContain('Did you mean "apiKey"?');
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("deprecated models", () => {
+  it("turns the SDK's two-line warning on every request into one line per process, with the model to use", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const request: ModelRequest = {
+        model: "claude-opus-4-5-20251101",
+        maxTokens: 16,
+        messages: [{ role: "user", content: "hi" }],
+      };
+      await provider().createMessage(request);
+      await provider().streamMessage(request).finalResponse();
+      await provider().createMessage(request);
+      expect(warn.mock.calls).toEqual([
+        [
+          "unforget: the model claude-opus-4-5-20251101 is deprecated and reaches its end of life on 2027-01-22; use claude-opus-4-6 instead (https://docs.anthropic.com/en/docs/resources/model-deprecations).",
+        ],
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("knows every model the installed SDK calls deprecated", () => {
+    // Not an export of the SDK: read from its files, so that an SDK upgrade that adds one fails here.
+    const root = dirname(createRequire(import.meta.url).resolve("@anthropic-ai/sdk"));
+    const listed = readFileSync(join(root, "internal", "data", "deprecated-models.js"), "utf8");
+    const models = [...listed.matchAll(/'([^']+)':\s*'/g)].map((match) => match[1] ?? "");
+    expect(models.length).toBeGreaterThan(0);
+    for (const model of models) expect(modelRetirement(model), model).toBeDefined();
   });
 });

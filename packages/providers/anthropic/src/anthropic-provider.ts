@@ -21,6 +21,7 @@ import {
   readAnthropicEnvironment,
 } from "./anthropic-environment.ts";
 import { ANTHROPIC_PROVIDER_ID, toAnthropicError } from "./anthropic-error.ts";
+import { withSdkNotices } from "./anthropic-sdk-notices.ts";
 import { AnthropicStreamTranslator, responseFromWire } from "./anthropic-stream.ts";
 import {
   type AnthropicRequest,
@@ -214,7 +215,8 @@ function send(
   attempt: AttemptContext,
 ): Promise<{ data: unknown; response: Response }> {
   const { api, extra } = messagesApi(client, call.betas);
-  return api.create({ ...call.body, ...extra }, sdkOptions(attempt)).withResponse();
+  // The SDK warns about deprecated models inside create(), synchronously, on every call.
+  return withSdkNotices(() => api.create({ ...call.body, ...extra }, sdkOptions(attempt))).withResponse();
 }
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BedrockProviderSettings } from "./index.ts";
 import { createBedrockProvider } from "./index.ts";
 
-const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const MODEL = "anthropic.claude-sonnet-4-6";
 const PROFILE = `us.${MODEL}`;
 
 function userText(text: string): RequestMessage {
@@ -454,12 +454,12 @@ describe("createBedrockProvider against the h2c fake", () => {
     });
 
     it("resolves model limits through Bedrock ids and honours overrides", () => {
-      const provider = make({ modelLimits: { "claude-sonnet-4-5": { contextWindow: 1_000_000 } } });
+      const provider = make({ modelLimits: { "claude-sonnet-4-6": { contextWindow: 200_000 } } });
       expect(make().getModelLimits(PROFILE)).toMatchObject({
-        model: "claude-sonnet-4-5",
-        contextWindow: 200_000,
+        model: "claude-sonnet-4-6",
+        contextWindow: 1_000_000,
       });
-      expect(provider.getModelLimits(PROFILE).contextWindow).toBe(1_000_000);
+      expect(provider.getModelLimits(PROFILE).contextWindow).toBe(200_000);
     });
   });
 });

@@ -5,6 +5,7 @@ export { checkSettingNames } from "./known-keys.ts";
 export type { LearnedModelLimits } from "./learned-model-limits.ts";
 export { createLearnedModelLimits } from "./learned-model-limits.ts";
 export { createModelStream, ModelResponseAccumulator } from "./model-stream.ts";
+export { noticeDeprecatedModel, noticeOnce } from "./notices.ts";
 export type { PromptTooLongMatch } from "./prompt-too-long.ts";
 export { parsePromptTooLongMessage } from "./prompt-too-long.ts";
 export type { AttemptContext, ErrorContext } from "./provider-attempt.ts";

@@ -21,6 +21,7 @@ import { heuristicTokenCount } from "./heuristic-token-count.ts";
 import { checkSettingNames } from "./known-keys.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
+import { noticeDeprecatedModel } from "./notices.ts";
 import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
@@ -106,9 +107,13 @@ export function createProviderRuntime<Client, Id extends string>(
     settings.nativeTokenCounting !== false;
 
   const calls = createRetriedCalls(definition, client);
-  /** The request as the definition receives it: checked, strings as blocks, unsigned thinking per the policy. */
+  /**
+   * The request as the definition receives it: checked, strings as blocks, unsigned thinking per the
+   * policy. A deprecated model is named once per process.
+   */
   const prepare = <Request extends CountTokensRequest>(given: Request): Request => {
     const request = checkRequest(given);
+    if (typeof request.model === "string") noticeDeprecatedModel(request.model);
     return definition.unsignedThinking === "drop" ? withoutUnsignedThinking(request) : request;
   };
 

@@ -6,7 +6,7 @@ import type { BedrockFakeServer } from "./bedrock-fake.ts";
 import { startBedrockFake } from "./bedrock-fake.ts";
 
 const SIGV4 = "AWS4-HMAC-SHA256 Credential=AKIDTEST/20260101/us-east-1/bedrock/aws4_request, Signature=abc";
-const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const MODEL = "anthropic.claude-sonnet-4-6";
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
 interface RawResponse {

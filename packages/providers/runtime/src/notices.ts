@@ -1,0 +1,35 @@
+import { canonicalModelId, modelRetirement } from "@unforget/core";
+
+/** Where the keys of the notices already shown live: one set per process, whichever copy of this module runs. */
+const SHOWN = Symbol.for("@unforget/provider-runtime:notices-shown");
+
+/** Where links in the notices point for models Anthropic deprecates. */
+const DEPRECATIONS_PAGE = "https://docs.anthropic.com/en/docs/resources/model-deprecations";
+
+/**
+ * Shows `line` once per process (per `key`), as one line on stderr. Nothing is shown when Node runs with
+ * `--no-deprecation`; returns whether the line was shown.
+ */
+export function noticeOnce(key: string, line: string): boolean {
+  const registry = globalThis as { [SHOWN]?: Set<string> };
+  const shown = (registry[SHOWN] ??= new Set<string>());
+  if (shown.has(key) || process.noDeprecation === true) return false;
+  shown.add(key);
+  console.warn(line.replace(/\s*\n\s*/g, " "));
+  return true;
+}
+
+/**
+ * Says once per process that requests name a deprecated model: its end of life (from core's table, else
+ * `endOfLife` as the SDK gave it) and the model to move to. Silent for a model neither knows as deprecated.
+ */
+export function noticeDeprecatedModel(model: string, endOfLife?: string): boolean {
+  const retirement = modelRetirement(model);
+  const date = retirement?.retiresOn ?? endOfLife;
+  if (date === undefined) return false;
+  const instead = retirement === undefined ? "" : `; use ${retirement.replacement} instead`;
+  return noticeOnce(
+    `deprecated-model:${canonicalModelId(model)}`,
+    `unforget: the model ${model} is deprecated and reaches its end of life on ${date}${instead} (${DEPRECATIONS_PAGE}).`,
+  );
+}
