@@ -3,8 +3,8 @@ import { dirname, resolve } from "node:path";
 import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
+import { convertToAnthropicRequest } from "@unforget/provider-anthropic";
 import { loadSession } from "./load-session.ts";
-import { toMessagesApiBody } from "./messages-api-body.ts";
 import { parseWindow } from "./parse-window.ts";
 import { recordingProvider } from "./recording-provider.ts";
 import { OptionValueError, OutputError } from "./replay-errors.ts";
@@ -118,17 +118,7 @@ async function writeSummaryRequests(
   let attempt = 0;
   for (const request of requests) {
     attempt++;
-    await dump.writeSummarizerCall(
-      call,
-      attempt,
-      toMessagesApiBody({
-        model: request.model,
-        system: request.system ?? "",
-        messages: request.messages,
-        tools: request.tools ?? [],
-        maxTokens: request.maxTokens,
-      }),
-    );
+    await dump.writeSummarizerCall(call, attempt, convertToAnthropicRequest(request).body);
   }
 }
 

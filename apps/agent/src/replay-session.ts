@@ -10,8 +10,8 @@ import {
   type Summarizer,
 } from "@unforget/compact";
 import type { Message, ToolDefinition } from "@unforget/core";
+import { convertToAnthropicRequest, type WireObject } from "@unforget/provider-anthropic";
 import type { LoadedSession } from "./load-session.ts";
-import { type MessagesApiBody, toMessagesApiBody } from "./messages-api-body.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
@@ -134,9 +134,10 @@ export async function replaySession(
   };
 }
 
-/** The exact Messages API body of one replayed call. */
-export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): MessagesApiBody {
-  return toMessagesApiBody({ ...shape, messages });
+/** The exact Messages API body of one replayed call: what the Anthropic provider would send. */
+export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): WireObject {
+  const { model, system, tools, maxTokens } = shape;
+  return convertToAnthropicRequest({ model, system, tools, maxTokens, messages }).body;
 }
 
 /** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */

@@ -24,6 +24,7 @@ import { ANTHROPIC_PROVIDER_ID, toAnthropicError } from "./anthropic-error.ts";
 import { withSdkNotices } from "./anthropic-sdk-notices.ts";
 import { AnthropicStreamTranslator, responseFromWire } from "./anthropic-stream.ts";
 import {
+  ANTHROPIC_UNSIGNED_THINKING,
   type AnthropicRequest,
   convertToAnthropicCountRequest,
   convertToAnthropicRequest,
@@ -104,7 +105,7 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     factoryName: "createAnthropicProvider()",
     settingNames: ANTHROPIC_SETTING_NAMES,
     // The API rejects a thinking block without its signature.
-    unsignedThinking: "drop",
+    unsignedThinking: ANTHROPIC_UNSIGNED_THINKING,
     capabilities: {
       nativeTokenCounting: true,
       cacheEdits: true,

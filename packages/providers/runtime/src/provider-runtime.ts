@@ -14,7 +14,6 @@ import {
   type TokenCount,
   type UnforgetError,
 } from "@unforget/core";
-import { checkRequest } from "./check-request.ts";
 import { connectOnce } from "./connect-once.ts";
 import { describeError } from "./describe-error.ts";
 import { heuristicTokenCount } from "./heuristic-token-count.ts";
@@ -22,11 +21,11 @@ import { checkSettingNames } from "./known-keys.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
 import { noticeDeprecatedModel } from "./notices.ts";
+import { prepareRequest, type UnsignedThinkingPolicy } from "./prepare-request.ts";
 import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
 import { throwIfAborted } from "./retry.ts";
-import { type UnsignedThinkingPolicy, withoutUnsignedThinking } from "./unsigned-thinking.ts";
 
 /**
  * What makes a provider a provider: its settings, how it connects, how it sends a request and translates the
@@ -112,9 +111,9 @@ export function createProviderRuntime<Client, Id extends string>(
    * policy. A deprecated model is named once per process.
    */
   const prepare = <Request extends CountTokensRequest>(given: Request): Request => {
-    const request = checkRequest(given);
+    const request = prepareRequest(given, definition.unsignedThinking);
     if (typeof request.model === "string") noticeDeprecatedModel(request.model);
-    return definition.unsignedThinking === "drop" ? withoutUnsignedThinking(request) : request;
+    return request;
   };
 
   const provider: ModelProvider & { readonly providerId: Id } = {

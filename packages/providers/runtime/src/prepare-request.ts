@@ -1,4 +1,5 @@
 import type { ContentBlock, CountTokensRequest, RequestMessage } from "@unforget/core";
+import { checkRequest } from "./check-request.ts";
 
 /**
  * What a provider's API does with a thinking block that carries no signature (sessions imported from other
@@ -34,4 +35,18 @@ function hasUnsignedThinking(message: RequestMessage): boolean {
 
 function isUnsignedThinking(block: ContentBlock): boolean {
   return block.type === "thinking" && (block.signature === undefined || block.signature === "");
+}
+
+/**
+ * A request as a provider's conversion receives it: checked (`InvalidMessageError` for a field the request
+ * does not have), string contents as text blocks, and unsigned thinking dropped when the policy says so. The
+ * runtime does this before every call; a provider that exports its conversion does it there too, so what it
+ * shows is exactly what it sends. Returns the request itself when nothing needed changing.
+ */
+export function prepareRequest<Request extends CountTokensRequest>(
+  request: Request,
+  unsignedThinking: UnsignedThinkingPolicy,
+): Request {
+  const checked = checkRequest(request);
+  return unsignedThinking === "drop" ? withoutUnsignedThinking(checked) : checked;
 }
