@@ -62,6 +62,8 @@ export async function runReplayCommand(
       "No session given and no Claude Code session found: replaying the demo session that ships with unforget.",
     );
   }
+  const shape = requestShape(session, window);
+  if (shape.modelNote !== undefined) note(shape.modelNote);
   if (session.problems.length > 0) {
     note(
       `The importer worked around ${session.problems.length} defect${session.problems.length === 1 ? "" : "s"} in the file; replaying what is readable. First: ${session.problems[0]}`,
@@ -73,7 +75,6 @@ export async function runReplayCommand(
   });
   if (options.report !== undefined) await checkReportFolder(options.report);
   const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
-  const shape = requestShape(session, window);
   const progress = createReplayProgress(output.stderr);
   let replay: SessionReplay;
   try {

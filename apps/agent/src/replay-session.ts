@@ -9,15 +9,17 @@ import {
   replayConversation,
   type Summarizer,
 } from "@unforget/compact";
-import type { Message, ToolDefinition } from "@unforget/core";
-import { convertToAnthropicRequest, type WireObject } from "@unforget/provider-anthropic";
+import { type Message, modelRetirement, type ToolDefinition } from "@unforget/core";
+import {
+  ANTHROPIC_DEFAULT_MODEL,
+  convertToAnthropicRequest,
+  type WireObject,
+} from "@unforget/provider-anthropic";
 import type { LoadedSession } from "./load-session.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
 export const DEFAULT_WINDOW = 200_000;
-/** The model named in the requests when the session's own model is not a Claude model. */
-export const DEFAULT_REQUEST_MODEL = "claude-sonnet-4-6";
 /** The request's output limit: a quarter of the window at most, as in a live loop that leaves room to answer. */
 export const MAX_OUTPUT_TOKENS = 32_000;
 /** The system prompt of the requests when the session did not record one. */
@@ -49,8 +51,13 @@ export interface CompactionNote {
 
 /** What every request of a replay shares: everything but the messages. */
 export interface RequestShape {
-  /** The model named in the requests: the session's when it is a Claude model. */
+  /**
+   * The model named in the requests: the session's when it is a current Claude model, the model to use
+   * instead when it is deprecated, else the Anthropic provider's default.
+   */
   model: string;
+  /** Set when the session's model is deprecated: one line saying which model the requests name instead. */
+  modelNote?: string;
   /** The requests' `max_tokens`. */
   maxTokens: number;
   /** The recorded system prompt, or a line standing in for it. */
@@ -61,12 +68,19 @@ export interface RequestShape {
 
 /** The shared part of a session's requests at a window. */
 export function requestShape(session: LoadedSession, window: number): RequestShape {
-  return {
-    model: session.model?.startsWith("claude") ? session.model : DEFAULT_REQUEST_MODEL,
+  const shape: RequestShape = {
+    model: session.model?.startsWith("claude") ? session.model : ANTHROPIC_DEFAULT_MODEL,
     maxTokens: Math.min(MAX_OUTPUT_TOKENS, Math.floor(window / 4)),
     system: session.system ?? STAND_IN_SYSTEM,
     tools: inferToolDefinitions(session.messages),
   };
+  // A replayed request may be sent to a live API (a dump, a model summariser): never name a retired model.
+  const retirement = modelRetirement(shape.model);
+  if (retirement !== undefined) {
+    shape.modelNote = `The session used ${shape.model}, which is deprecated (end of life ${retirement.retiresOn}): the requests name ${retirement.replacement}.`;
+    shape.model = retirement.replacement;
+  }
+  return shape;
 }
 
 export interface SessionReplay extends RequestShape {

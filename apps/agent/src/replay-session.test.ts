@@ -1,0 +1,31 @@
+import { createMessage } from "@unforget/core";
+import { describe, expect, it } from "vitest";
+import type { LoadedSession } from "./load-session.ts";
+import { requestShape } from "./replay-session.ts";
+
+const session = (model: string | undefined): LoadedSession => ({
+  path: "session.jsonl",
+  format: "claude-code",
+  messages: [createMessage("user", "hi"), createMessage("assistant", "hello")],
+  ...(model === undefined ? {} : { model }),
+  problems: [],
+  sidechainSkipped: 0,
+});
+
+describe("requestShape", () => {
+  it("never names a deprecated model: the requests name the one to use instead, and say so", () => {
+    const shape = requestShape(session("claude-3-sonnet-20240229"), 16_000);
+    expect(shape.model).toBe("claude-sonnet-4-6");
+    expect(shape.modelNote).toBe(
+      "The session used claude-3-sonnet-20240229, which is deprecated (end of life 2025-07-21): the requests name claude-sonnet-4-6.",
+    );
+    expect(requestShape(session("claude-sonnet-4-5-20250929"), 16_000).model).toBe("claude-sonnet-4-6");
+  });
+
+  it("keeps a current Claude model, and names the Anthropic default for any other", () => {
+    expect(requestShape(session("claude-opus-4-6"), 16_000)).toMatchObject({ model: "claude-opus-4-6" });
+    expect(requestShape(session("claude-opus-4-6"), 16_000).modelNote).toBeUndefined();
+    expect(requestShape(session("gpt-4o"), 16_000).model).toBe("claude-sonnet-4-6");
+    expect(requestShape(session(undefined), 16_000).model).toBe("claude-sonnet-4-6");
+  });
+});
