@@ -1,5 +1,6 @@
 import { contentBlocks, createMessage, type Message, type RequestMessage } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
+import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { createContextManager } from "./context-manager.ts";
 import { replayConversation } from "./replay-conversation.ts";
@@ -109,5 +110,44 @@ describe("replayConversation", () => {
       },
     });
     expect(stats.violations.some((violation) => violation.includes("lost"))).toBe(true);
+  });
+
+  it("counts a request over the window as an overflow, not as an invariant violation", async () => {
+    const messages = conversation(80);
+    const { stats } = await replayConversation(messages, {
+      window: 16_000,
+      createManager: (clock) => {
+        const manager = createContextManager({
+          model: "replay",
+          limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+          clock,
+        });
+        // A ladder that never acts: every request is the whole history, however long.
+        return {
+          ...manager,
+          prepare: async (history, options) => ({
+            ...(await manager.prepare(history, options)),
+            messages: toRequestMessages(history),
+            actions: [],
+          }),
+          recover: async () => {
+            throw new Error("no reactive compaction in this test");
+          },
+        };
+      },
+    });
+    expect(stats.overflows).toBeGreaterThan(0);
+    expect(stats.peakTokens).toBeGreaterThan(16_000);
+    expect(stats.violations).toEqual([]);
+  });
+
+  it("with nothing to compact, costs what the unmanaged conversation costs and reuses at most all of a prefix", async () => {
+    const short = conversation(3);
+    const { stats, calls } = await replay(short);
+    expect(Object.values(stats.layers).every((layer) => layer.runs === 0)).toBe(true);
+    expect(calls[0]?.prefixTokens).toBe(0);
+    expect(stats.prefixReuse).toBeGreaterThan(0);
+    expect(stats.prefixReuse).toBeLessThanOrEqual(1);
+    expect(stats.inputCost).toBe(stats.naiveInputCost);
   });
 });
