@@ -15,11 +15,15 @@ SESSION is a Claude Code session (.jsonl, or its session folder), a SWE-agent
 or mini-swe-agent trajectory, an OpenHands event stream or evaluation output
 (FILE#LINE picks one run), or an Unforget transcript, recognised by content.
 Without SESSION: your newest Claude Code session under ~/.claude/projects,
-else the demo session that ships with unforget. Subagent messages never enter
-the main context.
+else the demo session that ships with unforget (--demo: the demo, always).
+Subagent messages never enter the main context.
+
+Exit codes: 0 done; 1 an error it explains; 2 a command line it cannot use;
+3 some requests were over the window; 4 an invariant broke (a bug: report it).
 
 Examples:
   unforget replay
+  unforget replay --demo --window 16K --report report.html
   unforget replay ~/.claude/projects/my-app/3f1c….jsonl --report report.html
   unforget replay run.traj --window 16K --json > stats.json
   unforget replay session.jsonl --window 32K --dump-requests requests/
@@ -28,8 +32,14 @@ Nothing leaves this machine unless --summarizer model is given: then the
 provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
 GOOGLE_*) writes the summaries.`;
 
-/** The `unforget` command line. `output` is where commands write; parse with `parseAsync`. */
-export function createProgram(output: CommandOutput): Command {
+/**
+ * The `unforget` command line. `output` is where commands write; parse with `parseAsync`, then read the exit
+ * code a command chose (0 unless it set one) from `result`.
+ */
+export function createProgram(
+  output: CommandOutput,
+  result: { exitCode: number } = { exitCode: 0 },
+): Command {
   const program = new Command("unforget")
     .description("Unforget: keep an LLM agent working for hours without forgetting.")
     .version(packageVersion(), "-v, --version")
@@ -46,6 +56,7 @@ export function createProgram(output: CommandOutput): Command {
       "Replays a recorded agent session call by call through the ContextManager, as if it were live, at the window you choose: the recorded timestamps are its clock, and the same input always gives the same output. Prints a table (or JSON) of what the ladder did; optionally writes an HTML report and every request.",
     )
     .argument("[session]", "session file or folder (default: newest Claude Code session, else the demo)")
+    .option("--demo", "replay the demo session that ships with unforget, whatever else is on this machine")
     .option(
       "-w, --window <tokens>",
       `context window in tokens: 16000, 16K, 1M (at least ${MIN_WINDOW / 1000}K)`,
@@ -64,9 +75,10 @@ export function createProgram(output: CommandOutput): Command {
     )
     .addHelpText("after", REPLAY_HELP)
     .action(async (session: string | undefined, options: Record<string, unknown>) => {
-      await runReplayCommand(
+      result.exitCode = await runReplayCommand(
         session,
         {
+          demo: options.demo === true,
           window: options.window as string,
           summarizer: options.summarizer as string,
           json: options.json === true,

@@ -61,6 +61,31 @@ describe("unforget replay, run as users run it", () => {
     expect(stats.compactions).toBeGreaterThan(0);
   });
 
+  it("replays the demo with --demo even where a Claude Code session exists, and refuses --demo with a SESSION", async () => {
+    const home = join(scratch, "home-for-demo");
+    mkdirSync(join(home, ".claude", "projects", "-work-app"), { recursive: true });
+    copyFileSync(claudeSession, join(home, ".claude", "projects", "-work-app", "session.jsonl"));
+    const result = await runCliProcess(["replay", "--demo", "--window", "32K", "--json"], {
+      env: { HOME: home },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("session.jsonl");
+    const stats = JSON.parse(result.stdout);
+    expect(stats.session.format).toBe("unforget");
+    expect(stats.calls).toBeGreaterThan(100);
+    const both = await runCliProcess(["replay", "--demo", claudeSession], { env: { HOME: home } });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^unforget: --demo replays the demo session, so it takes no SESSION/);
+  });
+
+  it("exits 3 when requests go over the window, and says so apart from the invariants", async () => {
+    const result = await runCliProcess(["replay", "--demo", "--window", "8K"], { env: { HOME: emptyHome } });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toMatch(/overflows\s+│\s+[1-9]/);
+    expect(result.stdout).toMatch(/invariant violations\s+│\s+none/);
+    expect(result.stderr).toMatch(/^unforget: \d+ of \d+ requests? (was|were) over the 8K-token window/m);
+  });
+
   it("replays the newest Claude Code session under $HOME/.claude/projects", async () => {
     const home = join(scratch, "home-with-sessions");
     const project = join(home, ".claude", "projects", "-work-app");

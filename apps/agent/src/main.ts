@@ -8,13 +8,15 @@ export const EXIT_BUG = 70;
 
 /**
  * Runs the command line and resolves to the exit code: 0 on success, 2 for a wrong option, 1 for any
- * other error. Errors become one clear message on stderr, never a stack trace.
+ * other error, or the code the command chose (replay: 3 for overflows, 4 for broken invariants). Errors
+ * become one clear message on stderr, never a stack trace.
  */
 export async function main(argv: readonly string[], output: CommandOutput): Promise<number> {
-  const program = createProgram(output);
+  const result = { exitCode: 0 };
+  const program = createProgram(output, result);
   try {
     await program.parseAsync([...argv], { from: "user" });
-    return 0;
+    return result.exitCode;
   } catch (error) {
     // Commander has printed its message; a wrong command line exits 2, like a wrong option value.
     if (error instanceof CommanderError)

@@ -1,6 +1,7 @@
 import { createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import type { LoadedSession } from "./load-session.ts";
+import { replayOutcome } from "./replay-command.ts";
 import { requestShape } from "./replay-session.ts";
 
 const session = (model: string | undefined): LoadedSession => ({
@@ -27,5 +28,22 @@ describe("requestShape", () => {
     expect(requestShape(session("claude-opus-4-6"), 16_000).modelNote).toBeUndefined();
     expect(requestShape(session("gpt-4o"), 16_000).model).toBe("claude-sonnet-4-6");
     expect(requestShape(session(undefined), 16_000).model).toBe("claude-sonnet-4-6");
+  });
+});
+
+describe("replayOutcome", () => {
+  const stats = { calls: 10, window: 8_000, overflows: 0, violations: [] as string[] };
+  const outcome = (changes: Partial<typeof stats>) =>
+    replayOutcome({ ...stats, ...changes } as Parameters<typeof replayOutcome>[0]);
+
+  it("exits 0 on a clean replay, 3 on overflows and 4 on a broken invariant, which wins", () => {
+    expect(outcome({})).toEqual({ exitCode: 0 });
+    expect(outcome({ overflows: 2 })).toEqual({
+      exitCode: 3,
+      line: "unforget: 2 of 10 requests were over the 8K-token window: the ladder could not keep this session inside it; replay at a larger --window (exit code 3).",
+    });
+    const broken = outcome({ overflows: 1, violations: ["call 3: tool_use toolu_1 has no result"] });
+    expect(broken.exitCode).toBe(4);
+    expect(broken.line).toContain("broke 1 invariant (listed with the results): that is a bug in unforget");
   });
 });
