@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { noticeDeprecatedModel, noticeOnce } from "./notices.ts";
+import { noticeDeprecatedModel, noticeOnce, withSdkWarnings } from "./notices.ts";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -30,5 +30,31 @@ describe("notices", () => {
       "unforget: the model claude-imaginary-1 is deprecated and reaches its end of life on March 1st, 2027 (https://docs.anthropic.com/en/docs/resources/model-deprecations).",
       "first second",
     ]);
+  });
+});
+
+describe("withSdkWarnings", () => {
+  it("shows an SDK's deprecation once per process in one line, and passes any other warning through", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const sdkCall = () => {
+      console.warn("The Frobnicate API is deprecated.\nPlease migrate.");
+      console.warn("rate limited, retrying");
+      return 42;
+    };
+    expect(withSdkWarnings("the Frob SDK", sdkCall)).toBe(42);
+    expect(withSdkWarnings("the Frob SDK", sdkCall)).toBe(42);
+    expect(warn.mock.calls.map(([line]) => line)).toEqual([
+      "unforget: the Frob SDK says: The Frobnicate API is deprecated. Please migrate.",
+      "rate limited, retrying",
+      "rate limited, retrying",
+    ]);
+    // Restored after the call, even when it throws.
+    expect(() =>
+      withSdkWarnings("the Frob SDK", () => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    console.warn("after");
+    expect(warn.mock.calls.at(-1)).toEqual(["after"]);
   });
 });

@@ -33,3 +33,33 @@ export function noticeDeprecatedModel(model: string, endOfLife?: string): boolea
     `unforget: the model ${model} is deprecated and reaches its end of life on ${date}${instead} (${DEPRECATIONS_PAGE}).`,
   );
 }
+
+/**
+ * Runs one synchronous SDK call with the SDK's `console.warn` deprecation warnings turned into notices:
+ * SDKs print theirs on every call (or every client), over several lines; a deployment sees each once per
+ * process, in one line naming the SDK. `interpret` may handle a warning itself (return true). Any other
+ * warning passes through unchanged.
+ */
+export function withSdkWarnings<T>(sdk: string, call: () => T, interpret?: (warning: string) => boolean): T {
+  const warn = console.warn;
+  const intercept = (...args: unknown[]) => {
+    const [first] = args;
+    if (args.length === 1 && typeof first === "string" && /\bdeprecated\b/i.test(first)) {
+      // The notice itself is written with the real console.warn, not through this interception.
+      console.warn = warn;
+      try {
+        if (interpret?.(first) !== true) noticeOnce(`${sdk}:${first}`, `unforget: ${sdk} says: ${first}`);
+      } finally {
+        console.warn = intercept;
+      }
+      return;
+    }
+    warn.apply(console, args);
+  };
+  console.warn = intercept;
+  try {
+    return call();
+  } finally {
+    console.warn = warn;
+  }
+}

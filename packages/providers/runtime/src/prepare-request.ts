@@ -1,4 +1,4 @@
-import type { ContentBlock, CountTokensRequest, RequestMessage } from "@unforget/core";
+import type { ContentBlock, CountTokensRequest, ModelRequest, RequestMessage } from "@unforget/core";
 import { checkRequest } from "./check-request.ts";
 
 /**
@@ -15,27 +15,37 @@ export type UnsignedThinkingPolicy = "drop" | "keep";
  * message left empty goes too (its neighbours of the same role are then merged, as the APIs do). Returns
  * the request itself when it has none.
  */
-export function withoutUnsignedThinking<Request extends CountTokensRequest>(request: Request): Request {
+function withoutUnsignedThinking<Request extends PreparedRequest<CountTokensRequest>>(
+  request: Request,
+): Request {
   if (!request.messages.some(hasUnsignedThinking)) return request;
-  const messages: RequestMessage[] = [];
+  const messages: PreparedMessage[] = [];
   for (const message of request.messages) {
     if (!hasUnsignedThinking(message)) {
       messages.push(message);
       continue;
     }
-    const content = (message.content as ContentBlock[]).filter((block) => !isUnsignedThinking(block));
+    const content = message.content.filter((block) => !isUnsignedThinking(block));
     if (content.length > 0) messages.push({ ...message, content });
   }
   return { ...request, messages };
 }
 
-function hasUnsignedThinking(message: RequestMessage): boolean {
-  return typeof message.content !== "string" && message.content.some(isUnsignedThinking);
+function hasUnsignedThinking(message: PreparedMessage): boolean {
+  return message.content.some(isUnsignedThinking);
 }
 
 function isUnsignedThinking(block: ContentBlock): boolean {
   return block.type === "thinking" && (block.signature === undefined || block.signature === "");
 }
+
+/** A request message after `prepareRequest`: its content is always blocks. */
+export type PreparedMessage = RequestMessage & { content: ContentBlock[] };
+
+/** A request after `prepareRequest`, as a provider's definition receives it: every message's content is blocks. */
+export type PreparedRequest<Request extends CountTokensRequest = ModelRequest> = Omit<Request, "messages"> & {
+  messages: PreparedMessage[];
+};
 
 /**
  * A request as a provider's conversion receives it: checked (`InvalidMessageError` for a field the request
@@ -46,7 +56,8 @@ function isUnsignedThinking(block: ContentBlock): boolean {
 export function prepareRequest<Request extends CountTokensRequest>(
   request: Request,
   unsignedThinking: UnsignedThinkingPolicy,
-): Request {
-  const checked = checkRequest(request);
+): PreparedRequest<Request> {
+  // checkRequest turns every string content into blocks (or throws).
+  const checked = checkRequest(request) as unknown as PreparedRequest<Request>;
   return unsignedThinking === "drop" ? withoutUnsignedThinking(checked) : checked;
 }

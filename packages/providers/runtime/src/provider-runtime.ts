@@ -21,7 +21,7 @@ import { checkSettingNames } from "./known-keys.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
 import { noticeDeprecatedModel } from "./notices.ts";
-import { prepareRequest, type UnsignedThinkingPolicy } from "./prepare-request.ts";
+import { type PreparedRequest, prepareRequest, type UnsignedThinkingPolicy } from "./prepare-request.ts";
 import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
@@ -57,22 +57,26 @@ export interface ProviderDefinition<Client, Id extends string = string> {
   /** Called for every failure that is not already a typed error, an abort or a timeout: maps it to a typed error. */
   toError(error: unknown, context: ErrorContext): UnforgetError;
   /** Called once per attempt of `createMessage`: sends the request and translates the whole response. */
-  createMessage(client: Client, request: ModelRequest, attempt: AttemptContext): Promise<ModelResponse>;
+  createMessage(client: Client, request: PreparedRequest, attempt: AttemptContext): Promise<ModelResponse>;
   /**
    * Called once per attempt of `streamMessage`: opens the stream and yields the translated events. It yields
    * `message_stop` only when the wire said the message ended; a source that ends without it is truncated.
    */
   streamMessage(
     client: Client,
-    request: ModelRequest,
+    request: PreparedRequest,
     attempt: AttemptContext,
   ): AsyncIterable<ModelStreamEvent>;
   /** Called once per attempt of a native count; absent when the provider has no counting endpoint. */
-  countTokens?(client: Client, request: CountTokensRequest, attempt: AttemptContext): Promise<number>;
+  countTokens?(
+    client: Client,
+    request: PreparedRequest<CountTokensRequest>,
+    attempt: AttemptContext,
+  ): Promise<number>;
   /** Called before counting: a reason to answer with the heuristic without a call, or undefined to count natively. */
-  nativeCountUnavailable?(request: CountTokensRequest): string | undefined;
+  nativeCountUnavailable?(request: PreparedRequest<CountTokensRequest>): string | undefined;
   /** Called when native counting failed for good, before the heuristic answers (to remember an unsupported model, say). */
-  onNativeCountFailed?(request: CountTokensRequest, error: UnforgetError): void;
+  onNativeCountFailed?(request: PreparedRequest<CountTokensRequest>, error: UnforgetError): void;
 }
 
 /** A provider's runtime: the `ModelProvider` itself, and what the provider's extra calls need. */
@@ -110,7 +114,7 @@ export function createProviderRuntime<Client, Id extends string>(
    * The request as the definition receives it: checked, strings as blocks, unsigned thinking per the
    * policy. A deprecated model is named once per process.
    */
-  const prepare = <Request extends CountTokensRequest>(given: Request): Request => {
+  const prepare = <Request extends CountTokensRequest>(given: Request): PreparedRequest<Request> => {
     const request = prepareRequest(given, definition.unsignedThinking);
     if (typeof request.model === "string") noticeDeprecatedModel(request.model);
     return request;

@@ -13,6 +13,7 @@ import {
   type ProviderRuntimeSettings,
   settingNamesOf,
   unexpectedResponseError,
+  withSdkWarnings,
 } from "@unforget/provider-runtime";
 import {
   convertToVertexCountRequest,
@@ -161,12 +162,19 @@ function connectVertex(settings: VertexProviderSettings): VertexAI {
     };
   }
   try {
-    return new VertexAI({
-      project,
-      location,
-      ...(apiEndpoint === undefined ? {} : { apiEndpoint }),
-      ...(Object.keys(googleAuthOptions).length > 0 ? { googleAuthOptions: googleAuthOptions as never } : {}),
-    });
+    // The SDK warns on every client that it is deprecated (docs/decisions/0003): once per process is enough.
+    return withSdkWarnings(
+      "@google-cloud/vertexai",
+      () =>
+        new VertexAI({
+          project,
+          location,
+          ...(apiEndpoint === undefined ? {} : { apiEndpoint }),
+          ...(Object.keys(googleAuthOptions).length > 0
+            ? { googleAuthOptions: googleAuthOptions as never }
+            : {}),
+        }),
+    );
   } catch (error) {
     throw new ConfigurationError(`Vertex AI client settings were rejected: ${describeError(error)}`, {
       setting: "googleAuthOptions",

@@ -1,3 +1,5 @@
+// The fakes are Node servers: their typings name Node's types, from the @types/node peer dependency.
+/// <reference types="node" preserve="true" />
 export type {
   AnthropicFakeModel,
   AnthropicFakeReply,
