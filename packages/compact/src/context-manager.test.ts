@@ -8,7 +8,7 @@ import { startAnthropicFake } from "@unforget/testing/fakes";
 import { projectMessages, readTranscript, TranscriptWriter, toRequestMessages } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
-import { CompactionDisabledError } from "./compact-error.ts";
+import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
 import type { ContextEvent } from "./context-events.ts";
 import { createContextManager } from "./context-manager.ts";
 import { estimateTokens } from "./conversation.ts";
@@ -77,7 +77,7 @@ describe("createContextManager", () => {
     }
     expect(
       events.some(
-        (event) => event.type === "layer" && (event.layer === "full" || event.layer === "collapse"),
+        (event) => event.type === "layer" && (event.layer === "summary" || event.layer === "collapse"),
       ),
     ).toBe(true);
   });
@@ -162,7 +162,7 @@ describe("createContextManager", () => {
     expect(manager.status().compactions).toBe(0);
   });
 
-  it("recovers once per turn from a prompt-too-long error, and emergency off means off", async () => {
+  it("recovers from a prompt-too-long error in shrinking rounds, says why when it cannot, and emergency off means off", async () => {
     const c = conversationBuilder().user("Go.");
     for (let turn = 0; turn < 10; turn++) c.tool("Task", { description: `f${turn}` }, filler(1_000, turn));
     const manager = createContextManager({
@@ -176,9 +176,26 @@ describe("createContextManager", () => {
       limitTokens: 200_000,
     });
     const recovered = await manager.recover(overflow);
-    expect(recovered.tokens).toBeLessThan(before.tokens);
-    expect(recovered.actions.map((action) => action.layer)).toContain("reactive");
-    await expect(manager.recover(overflow)).rejects.toBe(overflow);
+    // Under what the provider said fits, on our count.
+    expect(recovered.tokens).toBeLessThanOrEqual((before.tokens * 200) / 210);
+    expect(recovered.actions.map((action) => [action.layer, action.trigger])).toContainEqual([
+      "summary",
+      "reactive",
+    ]);
+    // Each further refusal in the turn gets a smaller request, until nothing is left: then a typed error.
+    let error: unknown;
+    let last = recovered.tokens;
+    for (let round = 0; round < 5 && error === undefined; round++) {
+      try {
+        const again = await manager.recover(overflow);
+        expect(again.tokens).toBeLessThan(last);
+        last = again.tokens;
+      } catch (caught) {
+        error = caught;
+      }
+    }
+    expect(error).toBeInstanceOf(ContextOverflowError);
+    expect((error as Error).message).toMatch(/transcript is intact/);
     const off = createContextManager({
       model: "m",
       limits: LIMITS,
@@ -200,7 +217,7 @@ describe("createContextManager", () => {
     expect(drained.actions.map((action) => action.layer)).toEqual(["collapse"]);
   });
 
-  it("lets a PreCompact plugin veto an automatic compaction and add instructions to a manual one", async () => {
+  it("lets a PreCompact plugin veto an automatic compaction until the blocking limit, and add instructions to a manual one", async () => {
     const c = conversationBuilder().user("Go.");
     const hooks = createSessionHooks({ onHookError: () => {} });
     let veto = true;
@@ -225,14 +242,21 @@ describe("createContextManager", () => {
       onEvent: (event) => events.push(event),
       config: { collapse: false, earlyMark: false },
     });
-    for (let turn = 0; turn < 30; turn++) {
+    const { blockingLimit } = manager.status();
+    for (let turn = 0; turn < 40; turn++) {
       c.tool("Task", { description: `f${turn}` }, filler(1_500, turn));
-      await manager.prepare(c.messages);
+      const prepared = await manager.prepare(c.messages);
+      expect(prepared.tokens).toBeLessThanOrEqual(LIMITS.contextWindow);
     }
     expect(events.some((event) => event.type === "vetoed" && event.reason === "not during the deploy")).toBe(
       true,
     );
-    expect(manager.status().compactions).toBe(0);
+    // The veto holds below the blocking limit; there the summary runs anyway, and an event says so.
+    const summaries = events.filter((event) => event.type === "layer" && event.layer === "summary");
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const event of summaries)
+      if (event.type === "layer") expect(event.tokensBefore).toBeGreaterThanOrEqual(blockingLimit);
+    expect(events.some((event) => event.type === "veto-overridden" && event.by === "policy")).toBe(true);
     veto = false;
     const result = await manager.compact(c.messages, { instructions: "Focus on the parser." });
     expect(result.actions[0]?.trigger).toBe("manual");
@@ -320,15 +344,15 @@ describe("createContextManager events", () => {
       await manager.prepare(c.messages);
     }
     const layers = new Set(seen.map((event) => event.layer));
-    expect(layers.has("full")).toBe(true);
+    expect(layers.has("summary")).toBe(true);
     expect(
       seen
-        .filter((event) => event.layer === "full")
+        .filter((event) => event.layer === "summary")
         .every((event) => event.summary?.includes("## 6. All User Messages")),
     ).toBe(true);
-    expect(seen.filter((event) => event.layer !== "full").every((event) => event.summary === undefined)).toBe(
-      true,
-    );
+    expect(
+      seen.filter((event) => event.layer !== "summary").every((event) => event.summary === undefined),
+    ).toBe(true);
     expect(manager.status().turnsUntilCompaction).toBeGreaterThanOrEqual(0);
   });
 });

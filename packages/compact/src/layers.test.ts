@@ -8,7 +8,7 @@ import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { collapseContext } from "./collapse-context.ts";
 import { estimateTokens, resultText } from "./conversation.ts";
 import { calculateKeepStart } from "./keep-window.ts";
-import { CLEARED_RESULT_TEXT, microcompact } from "./microcompact.ts";
+import { isClearedResult, microcompact } from "./microcompact.ts";
 import { truncateMiddle } from "./middle-out.ts";
 import { maskObservations } from "./observation-masking.ts";
 import { snipCompact } from "./snip-compact.ts";
@@ -142,7 +142,11 @@ describe("microcompact", () => {
     const result = microcompact(c.messages, { now: c.now() + 61 * 60_000 });
     expect(result.stats.cleared).toBe(3);
     const texts = results(result.messages);
-    expect(texts.filter((text) => text === CLEARED_RESULT_TEXT)).toHaveLength(3);
+    expect(texts.filter(isClearedResult)).toHaveLength(3);
+    // A cleared output keeps its one-line record: the call and what the output came to.
+    expect(texts.find(isClearedResult)).toMatch(
+      /^\[Old tool result content cleared: Read\(f0\.ts\) → .+ \(\d+ lines\)\]$/,
+    );
     expect(texts).toContain("the second one");
     expect(microcompact(result.messages, { now: c.now() + 61 * 60_000 }).edits).toEqual([]);
   });
@@ -167,7 +171,7 @@ describe("microcompact", () => {
     expect(
       results(result.messages)
         .slice(-2)
-        .every((text) => text !== CLEARED_RESULT_TEXT),
+        .every((text) => !isClearedResult(text)),
     ).toBe(true);
   });
 });
@@ -209,7 +213,7 @@ describe("maskObservations", () => {
     for (let index = 0; index < 14; index++) c.tool("Bash", { command: `ls ${index}` }, filler(100, index));
     const result = maskObservations(c.messages, { keepLast: 10 });
     expect(result.stats.masked).toBe(4);
-    expect(results(result.messages)[0]).toMatch(/^\[Output omitted to save context: Bash\(ls 0\) returned/);
+    expect(results(result.messages)[0]).toMatch(/^\[Output omitted to save context: Bash\(ls 0\) → /);
     expect(maskObservations(result.messages, { keepLast: 10 }).edits).toEqual([]);
   });
 });

@@ -8,8 +8,7 @@ import {
   type ToolDefinition,
 } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
-import type { LayerName, LayerReport } from "./context-events.ts";
-import { LAYER_NAMES } from "./context-events.ts";
+import type { LayerReport } from "./context-events.ts";
 import type { ContextManager } from "./context-manager.ts";
 import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
 
@@ -68,8 +67,8 @@ export interface ReplayStats {
   window: number;
   /** Requests whose input exceeds the window. */
   overflows: number;
-  /** Every layer, also those that never ran. */
-  layers: Record<LayerName, { runs: number; tokensFreed: number }>;
+  /** Every layer of the manager's ladder (also those that never ran), and any other layer that reported. */
+  layers: Record<string, { runs: number; tokensFreed: number }>;
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
@@ -108,9 +107,9 @@ export async function replayConversation(
   const preamble = preambleTokens(options.system, options.tools);
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
-  const layers = Object.fromEntries(
-    LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }]),
-  ) as ReplayStats["layers"];
+  const layers: ReplayStats["layers"] = Object.fromEntries(
+    (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
+  );
   let previous: RequestMessage[] = [];
   let naive = 0;
   let summarizerCalls = 0;
@@ -148,8 +147,10 @@ export async function replayConversation(
       const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
       const violations = checkRequest(prepared.messages, userSeen, tokens, options.window);
       for (const action of actions) {
-        layers[action.layer].runs++;
-        layers[action.layer].tokensFreed += action.tokensFreed;
+        const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
+        layers[action.layer] = layer;
+        layer.runs++;
+        layer.tokensFreed += action.tokensFreed;
         summarizerCalls += action.stats.summarizerCalls ?? 0;
         if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
           summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;

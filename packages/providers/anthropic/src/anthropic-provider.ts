@@ -90,7 +90,6 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     ...ANTHROPIC,
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: true,
       nativeContextManagement: true,
       promptCaching: true,
       thinking: true,

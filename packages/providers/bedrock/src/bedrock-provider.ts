@@ -90,7 +90,6 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     ...BEDROCK,
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: true,
       thinking: true,

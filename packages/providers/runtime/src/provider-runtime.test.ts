@@ -30,7 +30,6 @@ function definition(overrides: Partial<ProviderDefinition<LocalClient, "local">>
     displayName: "The local provider",
     capabilities: {
       nativeTokenCounting: false,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: false,

@@ -81,7 +81,6 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
     ...VERTEX,
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: true,
