@@ -7,8 +7,13 @@ import { estimateTokens } from "./conversation.ts";
 export interface ContextSize {
   /** Context size now, in tokens: the last usage (or the size a layer left) plus the calibrated estimate of what came after. */
   tokens(): number;
-  /** Called after a layer removed `freedEstimate` (estimated) tokens from a context of `before`: counting continues from there. */
-  afterEdit(before: number, freedEstimate: number): void;
+  /** True when the count rests on a provider's usage (or on the size a layer left from one), not on estimates alone. */
+  anchored(): boolean;
+  /**
+   * Called after a layer removed `freedEstimate` (estimated) tokens from a context of `before`, with whether
+   * `before` was anchored: an anchored count continues from there; an estimated one is simply recounted.
+   */
+  afterEdit(before: number, freedEstimate: number, anchored: boolean): void;
   /** Called after a compact boundary: the count starts afresh from the projection. */
   afterBoundary(): void;
   /** Called with the messages a call added: responses with usage re-anchor the count and feed the calibrator. */
@@ -38,8 +43,11 @@ export function createContextSize(
   };
   return {
     tokens,
-    afterEdit(before, freedEstimate) {
-      edited = { tokens: Math.max(0, before - calibrator.correct(key, freedEstimate)), extra: 0 };
+    anchored: () => edited !== undefined || view.count().anchorIndex >= 0,
+    afterEdit(before, freedEstimate, anchored) {
+      edited = anchored
+        ? { tokens: Math.max(0, before - calibrator.correct(key, freedEstimate)), extra: 0 }
+        : undefined;
     },
     afterBoundary() {
       edited = undefined;

@@ -181,8 +181,9 @@ export async function runEditLayer(
     return;
   }
   breaker.success();
+  const anchored = core.size.anchored();
   core.view.applyLayer(layer.name, messages, edits, before, before - freed, reason);
-  core.size.afterEdit(before, freed);
+  core.size.afterEdit(before, freed, anchored);
   core.cacheBreaks.resetBaseline();
   const after = core.size.tokens();
   call.state.tokens = after;

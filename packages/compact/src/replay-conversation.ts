@@ -10,7 +10,14 @@ import {
 import { estimateMessageTokens } from "@unforget/tokens";
 import type { LayerReport } from "./context-events.ts";
 import type { ContextManager } from "./context-manager.ts";
-import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
+import {
+  estimateTextTokens,
+  isTextObservation,
+  isUserAuthored,
+  resultText,
+  userText,
+} from "./conversation.ts";
+import { findNewestTurn } from "./newest-turn.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
@@ -145,7 +152,10 @@ export async function replayConversation(
         }
       }
       const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
-      const violations = checkRequest(prepared.messages, userSeen, tokens, options.window);
+      const violations = [
+        ...checkRequest(prepared.messages, userSeen, tokens, options.window),
+        ...checkNewestTurn(prepared.messages, history),
+      ];
       for (const action of actions) {
         const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
         layers[action.layer] = layer;
@@ -288,6 +298,49 @@ function checkRequest(
     const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     if (!text.includes(prefix))
       problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
+  }
+  return problems;
+}
+
+/**
+ * The newest turn is in the request: a tool_result for each of the newest tool results (its start kept, even
+ * when the budget cut or saved it), the newest observation's start, and the start and end of the newest
+ * message the user wrote (verbatim, quoted whole, or cut in the middle by the budget).
+ */
+function checkNewestTurn(request: readonly RequestMessage[], history: readonly Message[]): string[] {
+  const turn = findNewestTurn(history);
+  const problems: string[] = [];
+  let text: string | undefined;
+  const contains = (fragment: string) => {
+    text ??= JSON.stringify(request);
+    return text.includes(JSON.stringify(fragment).slice(1, -1));
+  };
+  const results = new Map<string, string>();
+  for (const message of request) {
+    for (const block of message.content) {
+      if (block.type === "tool_result") results.set(block.tool_use_id, resultText(block));
+    }
+  }
+  for (const message of history) {
+    if (!turn.outputMessageIds.has(message.id) || message.role !== "user") continue;
+    for (const block of message.content) {
+      if (block.type !== "tool_result") continue;
+      const kept = results.get(block.tool_use_id);
+      const head = resultText(block).slice(0, USER_PREFIX_CHARS);
+      if (kept === undefined || !kept.includes(head.trimEnd())) {
+        problems.push(`the newest tool result ${block.tool_use_id} is not in the request`);
+      }
+    }
+    if (isTextObservation(message) && !contains(userText(message).slice(0, USER_PREFIX_CHARS))) {
+      problems.push(`the newest observation ${message.id} is not in the request`);
+    }
+  }
+  const user = turn.userText;
+  if (
+    user !== undefined &&
+    !(contains(user.slice(0, USER_PREFIX_CHARS)) && contains(user.slice(-USER_PREFIX_CHARS)))
+  ) {
+    problems.push(`the user's newest message ${turn.userMessageId} is not in the request in full`);
   }
   return problems;
 }

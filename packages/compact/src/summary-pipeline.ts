@@ -175,13 +175,22 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
       return false;
     }
     if (!outcome) return false;
-    return apply(call, layer, context.trigger, outcome, started, reason);
+    return apply(
+      call,
+      layer,
+      context.trigger,
+      outcome,
+      started,
+      reason,
+      summarizer !== core.fallbackSummarizer,
+    );
   }
 
   /**
    * Applies a compaction if it helps: never when it would drop the newest turn, not shrink the context, or
    * leave ≥ 95 % of it (a stall); a result above half the threshold is applied but counts as a failure (the
-   * thrash guard), so the fallback summariser takes over instead of compacting every turn.
+   * thrash guard), so the fallback summariser takes over instead of compacting every turn. `primary`: written
+   * by the session's summariser (its success closes the layer's breaker), not the fallback.
    */
   async function apply(
     call: LadderCall,
@@ -190,6 +199,7 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
     outcome: CompactionOutcome,
     started: number,
     reason: string,
+    primary: boolean,
   ): Promise<boolean> {
     const byId = new Map(view.view.map((message) => [message.id, message]));
     const summarized = outcome.summarizedMessageIds.flatMap((id) => byId.get(id) ?? []);
@@ -257,7 +267,6 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
       tokensAfter > irreducible * DEFAULT_PADDING * IRREDUCIBLE_MARGIN &&
       trigger !== "manual"
     ) {
-      breakers.resetAll(layer.name);
       breakers.fail(
         layer.name,
         trigger,
@@ -266,9 +275,12 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
           `The ${layer.name} compaction left ${tokensAfter} tokens, above half the threshold (${call.state.threshold}).`,
         ),
       );
-    } else {
-      breakers.resetAll();
+    } else if (primary) {
+      breakers.get(layer.name).success();
     }
+    // The conversation the other layers failed on is gone: they may try again. The fallback's success says
+    // nothing of the summariser's health, so its breaker waits out its cool-down.
+    breakers.resetAll(layer.name);
     await events.publish(
       call.reports,
       {
@@ -373,7 +385,7 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
       });
       return false;
     }
-    if (!(await apply(call, pending.layer, "auto", spliced.outcome, started, reason))) {
+    if (!(await apply(call, pending.layer, "auto", spliced.outcome, started, reason, true))) {
       events.emit({ type: "background-discarded", reason: "it would not have made enough room" });
       return false;
     }

@@ -100,9 +100,8 @@ export async function applyToolResultBudget(
       if (block.type !== "tool_result") continue;
       const chars = resultChars(block);
       total += chars;
-      if (isTextResult(block)) {
-        candidates.push({ block, chars });
-      }
+      // A result already saved or cut stays as it is (saving a marker would overwrite the saved output).
+      if (isTextResult(block) && !isBudgeted(resultText(block))) candidates.push({ block, chars });
     }
     if (candidates.length === 0) continue;
     candidates.sort((a, b) => b.chars - a.chars);
@@ -141,6 +140,13 @@ export async function applyToolResultBudget(
     newestTurn: "may-cut",
   });
 }
+
+/** True for a result this layer already replaced: a persisted-output marker or a middle cut. */
+function isBudgeted(text: string): boolean {
+  return text.startsWith("<persisted-output ") || MIDDLE_CUT.test(text);
+}
+
+const MIDDLE_CUT = /\n\[… [\d,]+ characters(?: \([\d,]+ lines\))? cut from the middle …\]\n/;
 
 /** A message the user typed (text only) over the limit, cut in the middle. */
 function cutUserMessage(
