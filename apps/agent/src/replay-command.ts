@@ -11,6 +11,7 @@ import { OptionValueError, OutputError } from "./replay-errors.ts";
 import { createReplayProgress } from "./replay-progress.ts";
 import { renderReplayReport } from "./replay-report.ts";
 import {
+  countCompactions,
   DEFAULT_WINDOW,
   replaySession,
   requestBody,
@@ -201,7 +202,8 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
     inputCost: stats.inputCost,
     naiveInputCost: stats.naiveInputCost,
     violations: stats.violations,
-    compactions: replay.compactions.length,
+    compactions: countCompactions(replay),
+    layerActions: replay.actions.length,
     summarizer: replay.summarizer,
     model: replay.model,
     session: {

@@ -2,7 +2,7 @@ import {
   type ContextManager,
   createContextManager,
   createExtractiveSummarizer,
-  type LayerName,
+  type Layer,
   type LayerReport,
   type ReplayCall,
   type ReplayStats,
@@ -35,10 +35,20 @@ export interface ReplaySessionOptions {
   onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
 }
 
+/** A layer of the replayed ladder as tables and reports show it. */
+export interface LayerInfo {
+  name: string;
+  label: string;
+  color: string;
+  /** "summary" for the layers that write a summary (the compactions); "edit" for the cheap ones. */
+  kind: Layer["kind"];
+}
+
 /** One thing the ladder did, placed at the call it happened before, with a sentence for people. */
-export interface CompactionNote {
+export interface LayerAction {
   call: number;
-  layer: LayerName;
+  /** The layer's name; its label and colour are in `SessionReplay.layers`. */
+  layer: string;
   trigger: string;
   tokensBefore: number;
   tokensAfter: number;
@@ -88,7 +98,10 @@ export interface SessionReplay extends RequestShape {
   window: number;
   stats: ReplayStats;
   calls: ReplayCall[];
-  compactions: CompactionNote[];
+  /** The ladder that was replayed, in order. */
+  layers: LayerInfo[];
+  /** Everything the layers did, in order; the summaries among them are the compactions. */
+  actions: LayerAction[];
   /** The summariser that wrote the summaries ("extractive" or "model"). */
   summarizer: string;
 }
@@ -109,7 +122,7 @@ export async function replaySession(
   let manager: ContextManager | undefined;
   let seenEntries = 0;
   let counter = 0;
-  const compactions: CompactionNote[] = [];
+  const actions: LayerAction[] = [];
   const { stats, calls } = await replayConversation(session.messages, {
     window,
     system,
@@ -130,9 +143,11 @@ export async function replaySession(
         .slice(seenEntries)
         .flatMap((entry) => (entry.type === "summary" && entry.kind === "compact" ? [entry.text] : []));
       seenEntries = entries.length;
+      const layers = new Map((manager?.layers ?? []).map((layer) => [layer.name, layer]));
       for (const action of call.actions) {
-        const summary = isSummaryLayer(action.layer) ? summaries.shift() : undefined;
-        compactions.push(noteFor(call.index, action, summary));
+        const layer = layers.get(action.layer);
+        const summary = layer?.kind === "summary" ? summaries.shift() : undefined;
+        actions.push(actionFor(call.index, action, layer, summary));
       }
       await options.onCall?.(call, call.index, Math.max(total, call.index));
     },
@@ -143,7 +158,8 @@ export async function replaySession(
     window,
     stats,
     calls,
-    compactions,
+    layers: (manager?.layers ?? []).map(({ name, label, color, kind }) => ({ name, label, color, kind })),
+    actions,
     summarizer: summarizer.name,
   };
 }
@@ -169,64 +185,31 @@ export function countModelCalls(messages: readonly Message[]): number {
   return calls;
 }
 
-function isSummaryLayer(layer: LayerName): boolean {
-  return layer === "full" || layer === "reactive" || layer === "session-memory";
-}
-
-function noteFor(call: number, action: LayerReport, summary: string | undefined): CompactionNote {
-  const note: CompactionNote = {
+function actionFor(
+  call: number,
+  action: LayerReport,
+  layer: Layer | undefined,
+  summary: string | undefined,
+): LayerAction {
+  const note: LayerAction = {
     call,
     layer: action.layer,
     trigger: action.trigger,
     tokensBefore: action.tokensBefore,
     tokensAfter: action.tokensAfter,
     tokensFreed: action.tokensFreed,
-    description: describeAction(action),
+    description: layer ? layer.describe(action) : `${action.layer}: ${action.reason}.`,
   };
   if (summary !== undefined) note.summaryExcerpt = excerpt(summary);
   return note;
 }
 
-const plural = (count: number, noun: string) =>
-  `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
-
-/** One sentence on what a layer did, from its report. */
-export function describeAction(action: LayerReport): string {
-  const stats = action.stats;
-  switch (action.layer) {
-    case "tool-result-budget": {
-      const parts: string[] = [];
-      if (stats.persisted) parts.push(`saved ${plural(stats.persisted, "large tool output")} to disk`);
-      if (stats.truncated) parts.push(`cut ${plural(stats.truncated, "large tool output")} in the middle`);
-      return `${capitalize(parts.join(" and ") || "trimmed large tool outputs")} (head and tail kept).`;
-    }
-    case "microcompact":
-      return `Cleared ${plural(stats.cleared ?? 0, "old tool result")}: ${action.reason}.`;
-    case "cached-microcompact":
-      return `Queued ${plural(stats.deleted ?? 0, "cache deletion")}.`;
-    case "collapse":
-      return `Folded ${plural(stats.calls ?? 0, "completed tool call")} into one-line records: ${action.reason}.`;
-    case "snip":
-      return `Snipped ${plural(stats.snipped ?? 0, "message")} from the middle: ${action.reason}.`;
-    case "observation-masking":
-      return `Masked ${plural(stats.masked ?? 0, "old tool output")} as one-line stubs.`;
-    case "full":
-    case "reactive":
-    case "session-memory": {
-      const by =
-        action.layer === "session-memory"
-          ? "from the session notes"
-          : `by the ${action.summarizer ?? "extractive"} summariser`;
-      const why = action.layer === "reactive" ? " after the request overflowed the window" : "";
-      return `Summarised ${plural(action.messagesSummarized ?? 0, "message")} ${by}${why}; kept ${plural(stats.kept ?? 0, "recent message")} verbatim.`;
-    }
-    case "native":
-      return `Provider-side context management: ${action.reason}.`;
-  }
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+/** Summaries in a replay: the actions of its summary layers (what `status().compactions` counts). */
+export function countCompactions(replay: Pick<SessionReplay, "layers" | "actions">): number {
+  const summaries = new Set(
+    replay.layers.filter((layer) => layer.kind === "summary").map((layer) => layer.name),
+  );
+  return replay.actions.filter((action) => summaries.has(action.layer)).length;
 }
 
 /** The start of a summary's body: its preamble and headings left out, white space folded. */

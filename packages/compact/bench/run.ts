@@ -1,5 +1,4 @@
 import { cpus } from "node:os";
-import { LAYER_NAMES } from "../src/index.ts";
 import { measureLayers, measurePrepare } from "./prepare-speed.ts";
 import { chainSessions, loadSessions, type PolicyTotals, policies, replayAll } from "./replay-corpus.ts";
 
@@ -56,7 +55,12 @@ for (const [label, sessions, window] of [
   }
   const ours = results[0]![1];
   console.log(
-    `\nLayers of "${results[0]![0]}" at ${window}: ${LAYER_NAMES.map((layer) => `${layer} ${ours.layers[layer]?.runs ?? 0} runs / ${(ours.layers[layer]?.tokensFreed ?? 0).toLocaleString("en-US")} freed`).join("; ")}.`,
+    `\nLayers of "${results[0]![0]}" at ${window}: ${Object.entries(ours.layers)
+      .map(
+        ([layer, value]) =>
+          `${layer} ${value.runs} runs / ${value.tokensFreed.toLocaleString("en-US")} freed`,
+      )
+      .join("; ")}.`,
   );
   console.log(`Naive (no management) input cost: ${ours.naiveInputCost.toLocaleString("en-US")}.`);
 }

@@ -9,10 +9,16 @@ import {
   type ToolDefinition,
 } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
-import type { LayerName, LayerReport } from "./context-events.ts";
-import { LAYER_NAMES } from "./context-events.ts";
+import type { LayerReport } from "./context-events.ts";
 import type { ContextManager } from "./context-manager.ts";
-import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
+import {
+  estimateTextTokens,
+  isTextObservation,
+  isUserAuthored,
+  resultText,
+  userText,
+} from "./conversation.ts";
+import { findNewestTurn } from "./newest-turn.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
@@ -72,8 +78,8 @@ export interface ReplayStats {
   window: number;
   /** Requests whose input exceeds the window. */
   overflows: number;
-  /** Every layer, also those that never ran. */
-  layers: Record<LayerName, { runs: number; tokensFreed: number }>;
+  /** Every layer of the manager's ladder (also those that never ran), and any other layer that reported. */
+  layers: Record<string, { runs: number; tokensFreed: number }>;
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
@@ -113,9 +119,9 @@ export async function replayConversation(
   const preamble = preambleTokens(options.system, options.tools);
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
-  const layers = Object.fromEntries(
-    LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }]),
-  ) as ReplayStats["layers"];
+  const layers: ReplayStats["layers"] = Object.fromEntries(
+    (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
+  );
   let previous: RequestMessage[] = [];
   let naive = 0;
   let summarizerCalls = 0;
@@ -153,10 +159,15 @@ export async function replayConversation(
       // The first request has nothing cached before it, not even the system prompt and tools it opens with.
       const prefix =
         calls.length === 0 ? 0 : commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
-      const violations = checkRequest(prepared.messages, userSeen);
+      const violations = [
+        ...checkRequest(prepared.messages, userSeen),
+        ...checkNewestTurn(prepared.messages, history),
+      ];
       for (const action of actions) {
-        layers[action.layer].runs++;
-        layers[action.layer].tokensFreed += action.tokensFreed;
+        const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
+        layers[action.layer] = layer;
+        layer.runs++;
+        layer.tokensFreed += action.tokensFreed;
         summarizerCalls += action.stats.summarizerCalls ?? 0;
         if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
           summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;
@@ -295,6 +306,49 @@ function checkRequest(request: readonly RequestMessage[], users: readonly Messag
     const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     if (!text.includes(prefix))
       problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
+  }
+  return problems;
+}
+
+/**
+ * The newest turn is in the request: a tool_result for each of the newest tool results (its start kept, even
+ * when the budget cut or saved it), the newest observation's start, and the start and end of the newest
+ * message the user wrote (verbatim, quoted whole, or cut in the middle by the budget).
+ */
+function checkNewestTurn(request: readonly RequestMessage[], history: readonly Message[]): string[] {
+  const turn = findNewestTurn(history);
+  const problems: string[] = [];
+  let text: string | undefined;
+  const contains = (fragment: string) => {
+    text ??= JSON.stringify(request);
+    return text.includes(JSON.stringify(fragment).slice(1, -1));
+  };
+  const results = new Map<string, string>();
+  for (const message of request) {
+    for (const block of contentBlocks(message.content)) {
+      if (block.type === "tool_result") results.set(block.tool_use_id, resultText(block));
+    }
+  }
+  for (const message of history) {
+    if (!turn.outputMessageIds.has(message.id) || message.role !== "user") continue;
+    for (const block of message.content) {
+      if (block.type !== "tool_result") continue;
+      const kept = results.get(block.tool_use_id);
+      const head = resultText(block).slice(0, USER_PREFIX_CHARS);
+      if (kept === undefined || !kept.includes(head.trimEnd())) {
+        problems.push(`the newest tool result ${block.tool_use_id} is not in the request`);
+      }
+    }
+    if (isTextObservation(message) && !contains(userText(message).slice(0, USER_PREFIX_CHARS))) {
+      problems.push(`the newest observation ${message.id} is not in the request`);
+    }
+  }
+  const user = turn.userText;
+  if (
+    user !== undefined &&
+    !(contains(user.slice(0, USER_PREFIX_CHARS)) && contains(user.slice(-USER_PREFIX_CHARS)))
+  ) {
+    problems.push(`the user's newest message ${turn.userMessageId} is not in the request in full`);
   }
   return problems;
 }

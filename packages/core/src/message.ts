@@ -110,8 +110,6 @@ export interface Usage {
   iterations?: UsageIteration[];
   /** Cache writes split by time-to-live, when the provider reports the split. */
   cacheCreation?: { ephemeral5mInputTokens: number; ephemeral1hInputTokens: number };
-  /** Tokens that cache edits removed from the cached prefix for this request. */
-  cacheDeletedInputTokens?: number;
 }
 
 /** One sampling pass of a response ("message", "compaction", …) with its own token counts. */

@@ -108,7 +108,6 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     unsignedThinking: ANTHROPIC_UNSIGNED_THINKING,
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: true,
       nativeContextManagement: true,
       promptCaching: true,
       thinking: true,

@@ -106,7 +106,6 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
     unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: true,
       thinking: true,

@@ -34,7 +34,6 @@ function definition(overrides: Partial<ProviderDefinition<LocalClient, "local">>
     unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: false,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: false,

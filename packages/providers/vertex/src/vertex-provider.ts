@@ -97,7 +97,6 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
     unsignedThinking: "keep",
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: true,
