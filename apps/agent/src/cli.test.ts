@@ -79,8 +79,33 @@ describe("unforget replay, run as users run it", () => {
   });
 
   it("exits 3 when requests go over the window, and says so apart from the invariants", async () => {
-    const result = await runCliProcess(["replay", "--demo", "--window", "8K"], { env: { HOME: emptyHome } });
-    expect(result.code).toBe(3);
+    // The user's own message is larger than the window: it is never dropped, so the request cannot fit.
+    const path = join(scratch, "too-large-for-8k.jsonl");
+    const line = (fields: Record<string, unknown>, second: number) =>
+      JSON.stringify({ ...fields, timestamp: `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z` });
+    const log = Array.from({ length: 2_500 }, (_, index) => `line ${index}: the build failed here`).join(
+      "\n",
+    );
+    writeFileSync(
+      path,
+      [
+        line({ type: "user", message: { role: "user", content: "Why does the build fail?" } }, 1),
+        line(
+          {
+            type: "assistant",
+            message: { role: "assistant", content: [{ type: "text", text: "Paste the log." }] },
+          },
+          2,
+        ),
+        line({ type: "user", message: { role: "user", content: `Here it is:\n${log}` } }, 3),
+        line(
+          { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Line 0." }] } },
+          4,
+        ),
+      ].join("\n"),
+    );
+    const result = await runCliProcess(["replay", path, "--window", "8K"], { env: { HOME: emptyHome } });
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stdout).toMatch(/overflows\s+│\s+[1-9]/);
     expect(result.stdout).toMatch(/invariant violations\s+│\s+none/);
     expect(result.stderr).toMatch(/^unforget: \d+ of \d+ requests? (was|were) over the 8K-token window/m);

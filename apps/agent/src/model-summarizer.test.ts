@@ -63,7 +63,7 @@ describe("replay --summarizer model, through the real Anthropic SDK against the 
     expect(summaryRequests.length).toBe(sent.length);
     // Each dump is exactly what the provider sent (the provider adds only `stream` to a streamed call).
     summaryRequests.forEach((file, index) => {
-      const { stream: _stream, ...body } = sent[index]?.body as Record<string, unknown>;
+      const { stream: _stream, ...body } = (sent[index]?.body ?? {}) as Record<string, unknown>;
       expect(JSON.parse(readFileSync(join(dump, "summarizer", file), "utf8")), file).toEqual(body);
     });
     for (const file of summaryRequests) {

@@ -81,7 +81,6 @@ export async function runReplayCommand(
     );
   }
   const shape = requestShape(session, window);
-  if (shape.modelNote !== undefined) note(shape.modelNote);
   if (session.problems.length > 0) {
     note(
       `The importer worked around ${session.problems.length} defect${session.problems.length === 1 ? "" : "s"} in the file; replaying what is readable. First: ${session.problems[0]}`,
@@ -93,6 +92,8 @@ export async function runReplayCommand(
   });
   if (options.report !== undefined) await checkReportFolder(options.report);
   const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
+  // Said once everything the replay needs is in place, so that a failure before it stays one line.
+  if (shape.modelNote !== undefined) note(shape.modelNote);
   const progress = createReplayProgress(output.stderr);
   let replay: SessionReplay;
   try {

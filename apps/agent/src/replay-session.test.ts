@@ -2,7 +2,8 @@ import { createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import type { LoadedSession } from "./load-session.ts";
 import { replayOutcome } from "./replay-command.ts";
-import { requestShape } from "./replay-session.ts";
+import { replaySession, requestShape, windowAdvice } from "./replay-session.ts";
+import { renderReplayTable } from "./replay-table.ts";
 
 const session = (model: string | undefined): LoadedSession => ({
   path: "session.jsonl",
@@ -45,5 +46,27 @@ describe("replayOutcome", () => {
     const broken = outcome({ overflows: 1, violations: ["call 3: tool_use toolu_1 has no result"] });
     expect(broken.exitCode).toBe(4);
     expect(broken.line).toContain("broke 1 invariant (listed with the results): that is a bug in unforget");
+  });
+});
+
+describe("a replay in which no layer acts", () => {
+  it("names a window that would make the ladder act, and only one smaller than the window used", () => {
+    const advice = (peakTokens: number, window: number) =>
+      windowAdvice({ stats: { peakTokens, window } } as never);
+    expect(advice(30_000, 200_000)).toBe(
+      "the whole session fits the 200K window (its largest request is 30,000 tokens). Try --window 18K to see the ladder at work.",
+    );
+    expect(advice(12_000, 16_000)).toMatch(/no window a replay takes \(8K at least\) is small enough/);
+    expect(advice(257, 16_000)).toMatch(/no window a replay takes/);
+    expect(advice(40_000, 16_000)).not.toContain("Try --window");
+  });
+
+  it("says so in the table, and does not call a layer that acts only when asked 'not needed'", async () => {
+    const replay = await replaySession(session("claude-opus-4-6"), { window: 16_000 });
+    const table = renderReplayTable(replay, "tiny");
+    expect(table).toContain("No layer had to act: the whole session fits the 16K window");
+    expect(table).not.toContain("Try --window 16K");
+    expect(table).toContain("Only when the model asks for it, which a replay never does: Snip.");
+    expect(table).not.toMatch(/Not needed: .*Snip/);
   });
 });

@@ -16,6 +16,7 @@ import {
   type WireObject,
 } from "@unforget/provider-anthropic";
 import type { LoadedSession } from "./load-session.ts";
+import { formatWindow, MIN_WINDOW } from "./parse-window.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
@@ -42,6 +43,8 @@ export interface LayerInfo {
   color: string;
   /** "summary" for the layers that write a summary (the compactions); "edit" for the cheap ones. */
   kind: Layer["kind"];
+  /** True when it acts only when asked by name (the snip tool): not "needed" by the context's size, ever. */
+  onRequestOnly: boolean;
 }
 
 /** One thing the ladder did, placed at the call it happened before, with a sentence for people. */
@@ -158,7 +161,13 @@ export async function replaySession(
     window,
     stats,
     calls,
-    layers: (manager?.layers ?? []).map(({ name, label, color, kind }) => ({ name, label, color, kind })),
+    layers: (manager?.layers ?? []).map(({ name, label, color, kind, onRequestOnly }) => ({
+      name,
+      label,
+      color,
+      kind,
+      onRequestOnly: onRequestOnly === true,
+    })),
     actions,
     summarizer: summarizer.name,
   };
@@ -223,4 +232,17 @@ function excerpt(summary: string): string {
     .replace(/^[\s:*]+/, "")
     .trim();
   return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
+}
+
+/**
+ * Why nothing was compacted, and the window that would show the ladder at work: one below the session's peak
+ * (three fifths of it, in whole thousands), when a replay may take such a window.
+ */
+export function windowAdvice(replay: Pick<SessionReplay, "stats">): string {
+  const { peakTokens, window } = replay.stats;
+  const smaller = Math.floor((peakTokens * 0.6) / 1000) * 1000;
+  const fits = `the whole session fits the ${formatWindow(window)} window (its largest request is ${peakTokens.toLocaleString("en-US")} tokens)`;
+  return smaller >= MIN_WINDOW && smaller < window
+    ? `${fits}. Try --window ${formatWindow(smaller)} to see the ladder at work.`
+    : `${fits}, and no window a replay takes (${formatWindow(MIN_WINDOW)} at least) is small enough to make it act.`;
 }

@@ -2,6 +2,7 @@ import { contentBlocks, createMessage, type Message, type RequestMessage } from 
 import { estimateMessageTokens } from "@unforget/tokens";
 import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
+import { ContextOverflowError } from "./compact-error.ts";
 import { createContextManager } from "./context-manager.ts";
 import { replayConversation } from "./replay-conversation.ts";
 
@@ -125,10 +126,13 @@ describe("replayConversation", () => {
         // A ladder that never acts: every request is the whole history, however long.
         return {
           ...manager,
-          prepare: async (history, options) => ({
-            ...(await manager.prepare(history, options)),
+          prepare: async (history) => ({
             messages: toRequestMessages(history),
+            projected: [...history],
+            tokensBefore: 0,
+            tokens: 0,
             actions: [],
+            status: manager.status(),
           }),
           recover: async () => {
             throw new Error("no reactive compaction in this test");
@@ -149,5 +153,36 @@ describe("replayConversation", () => {
     expect(stats.prefixReuse).toBeGreaterThan(0);
     expect(stats.prefixReuse).toBeLessThanOrEqual(1);
     expect(stats.inputCost).toBe(stats.naiveInputCost);
+  });
+
+  it("goes on past a request the manager cannot fit (ContextOverflowError), counting it as an overflow", async () => {
+    const messages = conversation(80);
+    let gaveUp = false;
+    const { stats, calls } = await replayConversation(messages, {
+      window: 16_000,
+      createManager: (clock) => {
+        const manager = createContextManager({
+          model: "replay",
+          limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+          clock,
+        });
+        return {
+          ...manager,
+          prepare: async (history, options) => {
+            if (history.length > 40 && !gaveUp) {
+              gaveUp = true;
+              throw new ContextOverflowError(20_000, 16_000, "cannot fit");
+            }
+            return manager.prepare(history, options);
+          },
+        };
+      },
+    });
+    expect(gaveUp).toBe(true);
+    expect(calls.length).toBe(81);
+    const given = calls.find((call) => call.tokens > 16_000);
+    expect(given, "the call the manager gave up on").toBeDefined();
+    expect(stats.overflows).toBeGreaterThanOrEqual(1);
+    expect(stats.violations).toEqual([]);
   });
 });

@@ -9,8 +9,10 @@ import {
   type ToolDefinition,
 } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
+import { extendRequestMessages } from "@unforget/transcript";
+import { ContextOverflowError } from "./compact-error.ts";
 import type { LayerReport } from "./context-events.ts";
-import type { ContextManager } from "./context-manager.ts";
+import type { ContextManager, PrepareResult } from "./context-manager.ts";
 import {
   estimateTextTokens,
   isTextObservation,
@@ -123,6 +125,8 @@ export async function replayConversation(
     (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
   );
   let previous: RequestMessage[] = [];
+  // How much of `history` the previous request covered, for a request the manager gives up on.
+  let previousCovers = 0;
   let naive = 0;
   let summarizerCalls = 0;
   let summarizerInputTokens = 0;
@@ -143,10 +147,28 @@ export async function replayConversation(
         ...(options.system !== undefined ? { system: options.system } : {}),
         ...(options.tools !== undefined ? { tools: options.tools } : {}),
       };
-      let prepared = await manager.prepare(history, prepareOptions);
-      let tokens = preamble + countRequest(prepared.messages);
+      let prepared: PrepareResult;
+      let givenUpAt = 0;
+      try {
+        prepared = await manager.prepare(history, prepareOptions);
+      } catch (error) {
+        if (!(error instanceof ContextOverflowError)) throw error;
+        givenUpAt = error.tokens;
+        // Nothing brings the request under the window: a live turn stops here. The replay goes on with what
+        // the manager last sent plus what came since, which is what the overflow counts.
+        prepared = {
+          messages: extendRequestMessages(previous, history.slice(previousCovers)),
+          projected: [...history],
+          tokensBefore: error.tokens,
+          tokens: error.tokens,
+          actions: [],
+          status: manager.status(),
+        };
+      }
+      // A request the manager gave up on is over the window by its own count, whatever this estimate says.
+      let tokens = Math.max(preamble + countRequest(prepared.messages), givenUpAt);
       const actions = [...prepared.actions];
-      if (tokens > options.window) {
+      if (tokens > options.window && givenUpAt === 0) {
         // What a live loop does after the provider refuses: reactive compaction, once.
         try {
           prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
@@ -188,6 +210,7 @@ export async function replayConversation(
       calls.push(call);
       await options.onCall?.(call);
       previous = prepared.messages;
+      previousCovers = history.length;
       history.push({
         ...message,
         usage: createUsage({ inputTokens: tokens, outputTokens: own }),

@@ -44,7 +44,9 @@ export function truncateMemoryIndex(
   // loaded is decoded.
   // Bytes may come as any Uint8Array (a Buffer is one); viewed as a Buffer, without a copy.
   const bytes = trimBytes(
-    typeof raw === "string" ? Buffer.from(raw, "utf8") : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
+    typeof raw === "string"
+      ? Buffer.from(raw, "utf8")
+      : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
   );
   let totalLines = bytes.length === 0 ? 0 : 1;
   let endOfKept = bytes.length;

@@ -12,7 +12,8 @@ const DEPRECATIONS_PAGE = "https://docs.anthropic.com/en/docs/resources/model-de
  */
 export function noticeOnce(key: string, line: string): boolean {
   const registry = globalThis as { [SHOWN]?: Set<string> };
-  const shown = (registry[SHOWN] ??= new Set<string>());
+  registry[SHOWN] ??= new Set<string>();
+  const shown = registry[SHOWN];
   if (shown.has(key) || process.noDeprecation === true) return false;
   shown.add(key);
   console.warn(line.replace(/\s*\n\s*/g, " "));

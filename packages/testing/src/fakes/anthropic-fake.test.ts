@@ -160,7 +160,8 @@ describe("startAnthropicFake", () => {
       "messages.1.content.0.thinking.signature: Field required",
     );
     const signed = structuredClone(unsigned);
-    (signed.messages[1]?.content as { signature?: string }[])[0]!.signature = "sig_1";
+    const thinking = (signed.messages[1]!.content as { signature?: string }[])[0]!;
+    thinking.signature = "sig_1";
     const answered = (await (await post("/v1/messages", signed)).json()) as { content: { text: string }[] };
     expect(answered.content[0]?.text).toBe("kept for the next request");
   });
