@@ -1,3 +1,5 @@
+// Its typings name Node's types (child processes, signals), from the @types/node peer dependency.
+/// <reference types="node" preserve="true" />
 export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./file-task-state-store.ts";
 export { createInProcessMailbox } from "./in-process-mailbox.ts";
 export type {
