@@ -83,7 +83,12 @@ export {
 export { findNewestTurn } from "./newest-turn.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
-export type { AttachmentProvider, RecentFilesOptions, RehydrationContext } from "./rehydration.ts";
+export type {
+  AttachmentProvider,
+  RecentFilesOptions,
+  RehydrationContext,
+  TodosOptions,
+} from "./rehydration.ts";
 export {
   createCallbackProvider,
   createInstructionsProvider,
