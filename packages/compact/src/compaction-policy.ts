@@ -5,8 +5,10 @@ import {
   CHEAP_MINIMUM_SHARE,
   CHEAP_TARGET,
   EARLY_MARK,
+  SUMMARY_SHARE,
 } from "./defaults.ts";
 import type { LadderState, Layer } from "./layer.ts";
+import { isClearedResult } from "./microcompact.ts";
 
 /** What the policy is told at the start of an automatic call (before a model call). */
 export interface PolicyInput {
@@ -72,8 +74,8 @@ export interface FixedLevelPolicyOptions {
  * The default policy: fixed levels, tuned on the replay benchmark. The cheap layers act together at 95 % of
  * the threshold, down to 30 %, each only when it frees 20 % (each act breaks the prompt cache, so each must
  * buy many calls of growth). Each layer is then due by its own rule. From 85 % of the threshold, a summary
- * starts in the background when a dry run shows that the cheap layers would leave more than 60 % of it: they
- * would not put the summary off for long.
+ * starts in the background when a dry run shows that the cheap layers would leave more than 60 % of it (they
+ * would not put the summary off for long).
  */
 export function createFixedLevelPolicy(options: FixedLevelPolicyOptions = {}): CompactionPolicy {
   const level = options.level ?? CHEAP_LEVEL;
