@@ -125,64 +125,8 @@ export interface ContextManager {
  * model and limits it works offline (extractive summaries, no provider).
  */
 export function createContextManager(options: ContextManagerOptions): ContextManager {
-  const config = options.config ?? {};
-  const events = createContextEvents({
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  });
-  const clock = options.clock ?? Date.now;
-  const view = new ContextView({
-    clock,
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript ? { sink: options.transcript } : {}),
-    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
-    ...(options.resume ? { resume: options.resume } : {}),
-  });
-  const extractive = createExtractiveSummarizer();
-  const defaults = createDefaultLayers(
-    config,
-    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
-  );
   const window = createWindow(options);
-  const core: ManagerCore = {
-    options,
-    config,
-    layers: checkLadder(
-      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
-    ),
-    policy:
-      config.policy ??
-      createFixedLevelPolicy({
-        ...config.cheapLayers,
-        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
-      }),
-    view,
-    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
-      providerId: options.provider?.providerId ?? "offline",
-      model: options.model,
-    }),
-    events,
-    breakers: createBreakers(
-      {
-        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
-        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
-      },
-      events,
-    ),
-    shape: createRequestShape(view),
-    cacheBreaks: createCacheBreakDetector(),
-    summarizer:
-      options.summarizer ??
-      (options.provider
-        ? createModelSummarizer({ provider: options.provider, model: options.model })
-        : extractive),
-    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
-    clock,
-    timer: options.timer ?? (() => performance.now()),
-    levels: () => window.levels,
-  };
+  const core = createCore(options, window);
   const stats = createSessionStats();
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
   const session: SessionState = { pending: new Map(), recoveries: 0, lastTokens: undefined };
@@ -228,7 +172,68 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     get entries() {
       return core.view.entries;
     },
-    on: (listener) => events.on(listener),
+    on: (listener) => core.events.on(listener),
+  };
+}
+
+/** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
+function createCore(options: ContextManagerOptions, window: ReturnType<typeof createWindow>): ManagerCore {
+  const config = options.config ?? {};
+  const events = createContextEvents({
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  const clock = options.clock ?? Date.now;
+  const view = new ContextView({
+    clock,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript ? { sink: options.transcript } : {}),
+    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+  const extractive = createExtractiveSummarizer();
+  const defaults = createDefaultLayers(
+    config,
+    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
+  );
+  return {
+    options,
+    config,
+    layers: checkLadder(
+      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
+    ),
+    policy:
+      config.policy ??
+      createFixedLevelPolicy({
+        ...config.cheapLayers,
+        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
+      }),
+    view,
+    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
+      providerId: options.provider?.providerId ?? "offline",
+      model: options.model,
+    }),
+    events,
+    breakers: createBreakers(
+      {
+        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
+        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
+      },
+      events,
+    ),
+    shape: createRequestShape(view),
+    cacheBreaks: createCacheBreakDetector(),
+    summarizer:
+      options.summarizer ??
+      (options.provider
+        ? createModelSummarizer({ provider: options.provider, model: options.model })
+        : extractive),
+    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    clock,
+    timer: options.timer ?? (() => performance.now()),
+    levels: () => window.levels,
   };
 }
 
