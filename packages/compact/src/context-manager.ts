@@ -375,7 +375,8 @@ async function guardWindow(
   proactive: boolean,
 ): Promise<void> {
   let tokens = core.size.tokens();
-  if (tokens < call.state.blockingLimit) return;
+  // A cancelled call sends nothing: the caller ends its turn, and the next call compacts.
+  if (tokens < call.state.blockingLimit || call.options.signal?.aborted) return;
   if (!proactive) {
     await core.view.flush();
     throw new CompactionDisabledError(
@@ -428,8 +429,11 @@ async function recoverCall(
   }
   const before = core.size.tokens();
   // What fits, on our count: the provider's limit in proportion to what it counted, less a margin.
+  // (Numbers that say the request fits are no guide: the provider refused it all the same.)
   const ratio =
-    error.actualTokens !== undefined && error.limitTokens !== undefined && error.actualTokens > 0
+    error.actualTokens !== undefined &&
+    error.limitTokens !== undefined &&
+    error.actualTokens > error.limitTokens
       ? error.limitTokens / error.actualTokens
       : undefined;
   const fits = Math.floor(
