@@ -50,7 +50,7 @@ for (const [label, sessions, window] of [
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const [name, totals] of results) {
     console.log(
-      `| ${name} | ${totals.calls} | ${totals.overflows} | ${totals.violations} | ${totals.peakTokens.toLocaleString("en-US")} | ${totals.summarizerCalls} | ${fmt(totals.summarizerCalls / Math.max(1, baseAgent.summarizerCalls), 2)}× | ${pct(totals.prefixTokens / Math.max(1, totals.requestTokens))} | ${totals.inputCost.toLocaleString("en-US")} | ${fmt(totals.inputCost / Math.max(1, baseAgent.inputCost), 2)}× | ${totals.waitedMs} ms |`,
+      `| ${name} | ${totals.calls} | ${totals.overflows} | ${totals.violations} | ${totals.peakTokens.toLocaleString("en-US")} | ${totals.summarizerCalls} | ${fmt(totals.summarizerCalls / Math.max(1, baseAgent.summarizerCalls), 2)}× | ${pct(totals.prefixTokens / Math.max(1, totals.requestTokens))} | ${totals.inputCost.toLocaleString("en-US")} | ${fmt(totals.inputCost / Math.max(1, baseAgent.inputCost), 2)}× | ${totals.waitedMs.toFixed(1)} ms |`,
     );
   }
   const ours = results[0]![1];

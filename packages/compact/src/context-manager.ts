@@ -125,64 +125,8 @@ export interface ContextManager {
  * model and limits it works offline (extractive summaries, no provider).
  */
 export function createContextManager(options: ContextManagerOptions): ContextManager {
-  const config = options.config ?? {};
-  const events = createContextEvents({
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  });
-  const clock = options.clock ?? Date.now;
-  const view = new ContextView({
-    clock,
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript ? { sink: options.transcript } : {}),
-    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
-    ...(options.resume ? { resume: options.resume } : {}),
-  });
-  const extractive = createExtractiveSummarizer();
-  const defaults = createDefaultLayers(
-    config,
-    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
-  );
   const window = createWindow(options);
-  const core: ManagerCore = {
-    options,
-    config,
-    layers: checkLadder(
-      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
-    ),
-    policy:
-      config.policy ??
-      createFixedLevelPolicy({
-        ...config.cheapLayers,
-        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
-      }),
-    view,
-    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
-      providerId: options.provider?.providerId ?? "offline",
-      model: options.model,
-    }),
-    events,
-    breakers: createBreakers(
-      {
-        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
-        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
-      },
-      events,
-    ),
-    shape: createRequestShape(view),
-    cacheBreaks: createCacheBreakDetector(),
-    summarizer:
-      options.summarizer ??
-      (options.provider
-        ? createModelSummarizer({ provider: options.provider, model: options.model })
-        : extractive),
-    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
-    clock,
-    timer: options.timer ?? (() => performance.now()),
-    levels: () => window.levels,
-  };
+  const core = createCore(options, window);
   const stats = createSessionStats();
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
   const session: SessionState = { pending: new Map(), recoveries: 0, lastTokens: undefined };
@@ -228,7 +172,68 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     get entries() {
       return core.view.entries;
     },
-    on: (listener) => events.on(listener),
+    on: (listener) => core.events.on(listener),
+  };
+}
+
+/** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
+function createCore(options: ContextManagerOptions, window: ReturnType<typeof createWindow>): ManagerCore {
+  const config = options.config ?? {};
+  const events = createContextEvents({
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  const clock = options.clock ?? Date.now;
+  const view = new ContextView({
+    clock,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript ? { sink: options.transcript } : {}),
+    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+  const extractive = createExtractiveSummarizer();
+  const defaults = createDefaultLayers(
+    config,
+    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
+  );
+  return {
+    options,
+    config,
+    layers: checkLadder(
+      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
+    ),
+    policy:
+      config.policy ??
+      createFixedLevelPolicy({
+        ...config.cheapLayers,
+        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
+      }),
+    view,
+    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
+      providerId: options.provider?.providerId ?? "offline",
+      model: options.model,
+    }),
+    events,
+    breakers: createBreakers(
+      {
+        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
+        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
+      },
+      events,
+    ),
+    shape: createRequestShape(view),
+    cacheBreaks: createCacheBreakDetector(),
+    summarizer:
+      options.summarizer ??
+      (options.provider
+        ? createModelSummarizer({ provider: options.provider, model: options.model })
+        : extractive),
+    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    clock,
+    timer: options.timer ?? (() => performance.now()),
+    levels: () => window.levels,
   };
 }
 
@@ -330,8 +335,6 @@ async function prepareCall(
         added: added.length,
         idleMs: call.state.idleMs,
         messages: core.view.view,
-        backgroundPending: pipeline.backgroundPending,
-        cheapPassEstimate: () => cheapPassEstimate(core, call),
       })
     : undefined;
   if (plan) {
@@ -343,15 +346,27 @@ async function prepareCall(
   const due = (layer: Layer) =>
     !proactive && !requestFor(call, layer) ? false : core.policy.due(layer, call.state);
   await runLadder(core, pipeline, call, due);
+  // The cheap layers broke the prompt cache anyway: a finished background summary goes in now if it helps.
   if (call.state.batch && call.state.acted.size > 0 && !call.summarized) await pipeline.spliceIfReady(call);
-  if (plan?.background && !call.summarized) await pipeline.startBackground(call);
+  if (
+    proactive &&
+    !call.summarized &&
+    (await core.policy.startBackground?.({
+      ...call.state,
+      backgroundPending: pipeline.backgroundPending,
+      cheapPassEstimate: () => cheapPassEstimate(core, call),
+    }))
+  ) {
+    await pipeline.startBackground(call);
+  }
   await guardWindow(core, pipeline, call, proactive);
   return call;
 }
 
 /**
- * The emergency path: at the blocking limit, when no summary applied in this call (vetoed, failed, stalled),
- * the summary runs again on the fallback summariser. A context still over the window is never returned.
+ * The emergency path: at the blocking limit after the ladder ran (a summary was vetoed, failed, stalled or
+ * did not make room) the summary runs again, on the fallback summariser. A context still over the window is
+ * never returned.
  */
 async function guardWindow(
   core: ManagerCore,
@@ -360,7 +375,8 @@ async function guardWindow(
   proactive: boolean,
 ): Promise<void> {
   let tokens = core.size.tokens();
-  if (tokens < call.state.blockingLimit) return;
+  // A cancelled call sends nothing: the caller ends its turn, and the next call compacts.
+  if (tokens < call.state.blockingLimit || call.options.signal?.aborted) return;
   if (!proactive) {
     await core.view.flush();
     throw new CompactionDisabledError(
@@ -369,24 +385,14 @@ async function guardWindow(
       `The context is at ${tokens} tokens, at the blocking limit of this model's window, and proactive compaction is off (config.proactive = "off"), so the request was not sent. Compact by hand (compact()), turn proactive compaction on, or start a new session; nothing has been lost.`,
     );
   }
-  if (!call.summarized) {
-    const summaries = core.layers.filter((layer): layer is SummaryLayer => layer.kind === "summary");
-    const last = summaries.at(-1);
-    if (last) {
-      call.state.tokens = tokens;
-      call.state.acted.delete(last.name);
-      await pipeline.run(
-        call,
-        [
-          {
-            layer: last,
-            reason: `emergency: context at ${tokens} tokens, over the blocking limit (${call.state.blockingLimit})`,
-          },
-        ],
-        { fallback: true },
-      );
-      tokens = core.size.tokens();
-    }
+  // Whatever ran in this call (a summary too), the summary runs once more on the fallback summariser.
+  const last = core.layers.filter((layer): layer is SummaryLayer => layer.kind === "summary").at(-1);
+  if (last) {
+    call.state.tokens = tokens;
+    call.state.acted.delete(last.name);
+    const reason = `emergency: context at ${tokens} tokens, over the blocking limit (${call.state.blockingLimit})`;
+    await pipeline.run(call, [{ layer: last, reason }], { fallback: true });
+    tokens = core.size.tokens();
   }
   if (tokens > call.state.contextWindow) {
     await core.view.flush();
@@ -423,8 +429,11 @@ async function recoverCall(
   }
   const before = core.size.tokens();
   // What fits, on our count: the provider's limit in proportion to what it counted, less a margin.
+  // (Numbers that say the request fits are no guide: the provider refused it all the same.)
   const ratio =
-    error.actualTokens !== undefined && error.limitTokens !== undefined && error.actualTokens > 0
+    error.actualTokens !== undefined &&
+    error.limitTokens !== undefined &&
+    error.actualTokens > error.limitTokens
       ? error.limitTokens / error.actualTokens
       : undefined;
   const fits = Math.floor(

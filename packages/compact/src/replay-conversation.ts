@@ -128,8 +128,7 @@ export async function replayConversation(
   // How much of `history` the previous request covered, for a request the manager gives up on.
   let previousCovers = 0;
   let naive = 0;
-  let summarizerCalls = 0;
-  let summarizerInputTokens = 0;
+  const summaries = { calls: 0, inputTokens: 0 };
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -185,17 +184,7 @@ export async function replayConversation(
         ...checkRequest(prepared.messages, userSeen),
         ...checkNewestTurn(prepared.messages, history),
       ];
-      for (const action of actions) {
-        const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
-        layers[action.layer] = layer;
-        layer.runs++;
-        layer.tokensFreed += action.tokensFreed;
-        summarizerCalls += action.stats.summarizerCalls ?? 0;
-        if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-          summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;
-          if ((action.stats.summarizerCalls ?? 0) === 0) summarizerCalls += 1;
-        }
-      }
+      tally(actions, layers, summaries);
       const call: ReplayCall = {
         index: calls.length + 1,
         time,
@@ -231,28 +220,52 @@ export async function replayConversation(
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
+  return { calls, stats: statsOf(calls, options.window, layers, summaries) };
+}
+
+/** Counts what each layer did and what the summariser read (an extractive summary counts as one call). */
+function tally(
+  actions: readonly LayerReport[],
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number },
+): void {
+  for (const action of actions) {
+    const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
+    layers[action.layer] = layer;
+    layer.runs++;
+    layer.tokensFreed += action.tokensFreed;
+    summaries.calls += action.stats.summarizerCalls ?? 0;
+    if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
+      summaries.inputTokens += action.stats.summarizerInputTokens ?? 0;
+      if ((action.stats.summarizerCalls ?? 0) === 0) summaries.calls += 1;
+    }
+  }
+}
+
+function statsOf(
+  calls: readonly ReplayCall[],
+  window: number,
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number },
+): ReplayStats {
   const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
   // The first call has no previous request to share a prefix with: reuse is measured from the second on.
   const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
-  const naiveCost = naiveCostOf(calls);
   return {
-    calls,
-    stats: {
-      calls: calls.length,
-      peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
-      window: options.window,
-      overflows: calls.filter((call) => call.tokens > options.window).length,
-      layers,
-      summarizerCalls,
-      summarizerInputTokens,
-      prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-      inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
-      naiveInputCost: Math.round(naiveCost),
-      violations: calls.flatMap((call) =>
-        call.violations.map((violation) => `call ${call.index}: ${violation}`),
-      ),
-    },
+    calls: calls.length,
+    peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
+    window,
+    overflows: calls.filter((call) => call.tokens > window).length,
+    layers,
+    summarizerCalls: summaries.calls,
+    summarizerInputTokens: summaries.inputTokens,
+    prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
+    inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summaries.inputTokens),
+    naiveInputCost: Math.round(naiveCostOf(calls)),
+    violations: calls.flatMap((call) =>
+      call.violations.map((violation) => `call ${call.index}: ${violation}`),
+    ),
   };
 }
 
