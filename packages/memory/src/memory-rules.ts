@@ -3,6 +3,7 @@ import {
   MemoryArgumentError,
   MemoryConflictError,
   MemoryLimitError,
+  MemoryPathError,
   MemorySecretError,
 } from "./memory-errors.ts";
 import { parseMemoryFile } from "./memory-frontmatter.ts";
@@ -97,8 +98,12 @@ export async function checkMemoryContent(
     );
   }
   if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
-  if (!limits.secretScanner) return;
-  const findings = await limits.secretScanner.scan(content);
+  if (limits.secretScanner) await checkNoSecrets(name, content, limits.secretScanner);
+}
+
+/** Throws `MemorySecretError` naming the rules when the scanner finds what looks like a secret in `content`. */
+export async function checkNoSecrets(name: string, content: string, scanner: SecretScanner): Promise<void> {
+  const findings = await scanner.scan(content);
   if (findings.length === 0) return;
   const rules = [...new Set(findings.map((finding) => finding.rule))];
   const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
@@ -208,4 +213,17 @@ export function checkKeep(keep: unknown): number {
     );
   }
   return keep;
+}
+
+/** MEMORY.md is generated from the memories: it cannot be deleted, renamed, or overwritten by a rename. */
+export function refuseIndexName(name: string, what: string): void {
+  if (name === MEMORY_INDEX_NAME) {
+    throw new MemoryPathError(
+      `${MEMORY_INDEX_NAME} is the index of the memory store and cannot be ${what}.`,
+      {
+        name,
+        rule: "reserved",
+      },
+    );
+  }
 }
