@@ -14,7 +14,7 @@ export interface MemoryRow {
 type StoredEntry = Omit<MemoryEntry, "name" | "hash" | "size" | "changedAtMs" | "supersededBy">;
 
 /** The `entry` column of a memory: its frontmatter summary and search terms, derived once at write time. */
-export function storedEntry(name: string, content: string): StoredEntry {
+export function storedEntry(name: string, content: string): string {
   const {
     name: _name,
     hash: _hash,
@@ -23,7 +23,11 @@ export function storedEntry(name: string, content: string): StoredEntry {
     supersededBy: _by,
     ...rest
   } = describeMemory(name, content, { size: 0, changedAtMs: 0 });
-  return rest;
+  // YAML escapes (a "\udc00" in the frontmatter) can decode to a lone surrogate, which JSON in the database
+  // refuses: the derived entry is for search and display, so such a character becomes U+FFFD there.
+  return JSON.stringify(rest, (_key, value: unknown) =>
+    typeof value === "string" ? (value as unknown as { toWellFormed(): string }).toWellFormed() : value,
+  );
 }
 
 /** A catalog entry from its row (supersession is linked over the whole catalog afterwards). */

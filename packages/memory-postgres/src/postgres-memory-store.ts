@@ -45,7 +45,12 @@ import {
 import { loadMemoryMigrations } from "./memory-schema.ts";
 import { createPostgresDreamState } from "./postgres-dream-state.ts";
 import { createPostgresProposalQueue } from "./postgres-proposals.ts";
-import { type MemoryChange, type WatchOptions, watchMemoryChanges } from "./watch-memory-changes.ts";
+import {
+  currentCursor,
+  type MemoryChange,
+  type WatchOptions,
+  watchMemoryChanges,
+} from "./watch-memory-changes.ts";
 
 export interface PostgresMemoryStoreOptions {
   /** The database (`createSqlClient` from `@unforget/postgres`): a server, or PGlite for one machine. */
@@ -88,6 +93,11 @@ export interface PostgresMemoryStore extends MemoryStore {
    * 5 s, so a lost notice only delays a change. Ends when `signal` aborts or the loop breaks.
    */
   watch(options?: WatchOptions): AsyncIterable<MemoryChange>;
+  /**
+   * The cursor of this moment: a watch given it as `after` sees every change committed from now on, also
+   * those of transactions already running. Take it before loading state you then keep up to date by watching.
+   */
+  currentCursor(): Promise<string>;
   /** The queue of reviewable changes (extraction, dream) for this namespace. */
   proposals(): ProposalQueue;
   /** The dream's state, lease and reports for this namespace (`createDreamJob({ state })`). */
@@ -281,7 +291,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     author: string,
     exists: boolean,
   ): Promise<number | undefined> => {
-    const entry = JSON.stringify(storedEntry(name, content));
+    const entry = storedEntry(name, content);
     const size = Buffer.byteLength(content, "utf8");
     const { rows } = exists
       ? await transaction.query<{ version: number; content_sha256: string }>(
@@ -598,6 +608,10 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         checkAllowed(each, shared.allowed),
       );
       return watchMemoryChanges(client, NOTIFY_CHANNEL, { ...watchOptions, namespaces });
+    },
+
+    currentCursor() {
+      return currentCursor(client);
     },
 
     proposals() {

@@ -31,6 +31,28 @@ export interface WatchOptions {
 
 const PAGE = 500;
 const CURSOR = /^([0-9]{1,20}):([0-9]{1,19})$/;
+const LAST_ID = "9223372036854775807";
+
+/** The cursor of now: every transaction from the oldest one still running on is yet to be delivered. */
+export async function currentCursor(client: SqlClient): Promise<string> {
+  const { rows } = await client.query<{ xact: string }>(
+    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xact",
+  );
+  return `${BigInt(rows[0]?.xact ?? "1") - 1n}:${LAST_ID}`;
+}
+
+function parseCursor(cursor: string): { xact: string; id: string } {
+  const match = CURSOR.exec(cursor);
+  if (!match) {
+    throw new MemoryArgumentError(
+      `Cursor ${JSON.stringify(cursor)} is not one a change or currentCursor() gave.`,
+      {
+        argument: "after",
+      },
+    );
+  }
+  return { xact: match[1] as string, id: match[2] as string };
+}
 
 interface ChangeRow {
   namespace: string;
@@ -53,16 +75,7 @@ export function watchMemoryChanges(
   channel: string,
   options: WatchOptions & { namespaces: readonly string[] },
 ): AsyncIterable<MemoryChange> {
-  let cursor: { xact: string; id: string } | undefined;
-  if (options.after !== undefined) {
-    const match = CURSOR.exec(options.after);
-    if (!match) {
-      throw new MemoryArgumentError(`Cursor ${JSON.stringify(options.after)} is not one a change carried.`, {
-        argument: "after",
-      });
-    }
-    cursor = { xact: match[1] as string, id: match[2] as string };
-  }
+  let cursor = options.after === undefined ? undefined : parseCursor(options.after);
   const watched = new Set(options.namespaces);
   return {
     [Symbol.asyncIterator]() {
@@ -84,13 +97,7 @@ export function watchMemoryChanges(
           try {
             do {
               again = false;
-              if (cursor === undefined) {
-                const { rows } = await client.query<{ xact: string }>(
-                  "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xact",
-                );
-                // Changes of transactions still running at the start are new to this watcher.
-                cursor = { xact: String(BigInt(rows[0]?.xact ?? "1") - 1n), id: "9223372036854775807" };
-              }
+              cursor ??= parseCursor(await currentCursor(client));
               const { rows } = await client.query<ChangeRow>(
                 `SELECT namespace, path, version, op, actor, xact_id::text AS xact, id::text AS id
                  FROM memory_version
