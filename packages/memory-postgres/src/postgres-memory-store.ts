@@ -223,9 +223,13 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       const first = await recall(database, writeId);
       return first === undefined ? undefined : { outcome: replay(replayWrite(writeId, first, attempt)) };
     };
+    let attempts = 0;
     try {
       return await client.transaction(async (transaction) => {
-        const again = await replayed(transaction);
+        attempts++;
+        // A new id cannot have been used yet, unless this is the client running the transaction again.
+        const again =
+          writeOptions.writeId === undefined && attempts === 1 ? undefined : await replayed(transaction);
         return again === undefined ? work(transaction, writeId) : again.outcome;
       });
     } catch (error) {
@@ -242,12 +246,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     }
   };
 
-  const notify = (transaction: SqlQueryable, versionId: string) =>
-    transaction.query("SELECT pg_notify($1, $2)", [
-      NOTIFY_CHANNEL,
-      JSON.stringify({ namespace, id: versionId }),
-    ]);
-
+  /** Appends a version and sends its notice, in one statement (NOTIFY carries ids only, a hint). */
   const insertVersion = async (
     transaction: SqlQueryable,
     row: {
@@ -262,9 +261,12 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       writeId: string | null;
     },
   ) => {
-    const { rows } = await transaction.query<{ id: string }>(
-      `INSERT INTO memory_version (namespace, path, version, op, content, content_sha256, actor, author, reason, other_path, write_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id::text AS id`,
+    await transaction.query(
+      `WITH inserted AS (
+         INSERT INTO memory_version (namespace, path, version, op, content, content_sha256, actor, author, reason, other_path, write_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id
+       )
+       SELECT pg_notify($12, json_build_object('namespace', $1::text, 'id', (SELECT id FROM inserted)::text)::text)`,
       [
         namespace,
         row.name,
@@ -277,37 +279,44 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         row.reason ?? null,
         row.otherName ?? null,
         row.writeId,
+        NOTIFY_CHANNEL,
       ],
     );
-    await notify(transaction, (rows[0] as { id: string }).id);
   };
 
-  /** Writes the head of `name` (insert or update), returning its new version; checks the hash SQL computed. */
+  /**
+   * Writes the head of `name` and returns its new version, or `undefined` when the condition did not hold:
+   * `insert` (no head yet), `{ expected }` (the head's hash is that one: the compare-and-swap, checked by the
+   * row's own lock), `{ unless }` (the head exists and its hash differs). Checks the hash SQL computed.
+   */
   const putHead = async (
     transaction: SqlQueryable,
     name: string,
     content: string,
     hash: string,
     author: string,
-    exists: boolean,
+    condition: "insert" | { expected: string } | { unless: string },
   ): Promise<number | undefined> => {
     const entry = storedEntry(name, content);
     const size = Buffer.byteLength(content, "utf8");
-    const { rows } = exists
-      ? await transaction.query<{ version: number; content_sha256: string }>(
-          `UPDATE memory SET content = $3, content_sha256 = ${SHA256_SQL}, version = version + 1, size = $4,
-             entry = $5::jsonb, author = $6, changed_at = now()
-           WHERE namespace = $1 AND path = $2 RETURNING version, content_sha256`,
-          [namespace, name, content, size, entry, author],
-        )
-      : await transaction.query<{ version: number; content_sha256: string }>(
-          `INSERT INTO memory (namespace, path, content, content_sha256, version, size, entry, author)
-           VALUES ($1, $2, $3, ${SHA256_SQL},
-             (SELECT coalesce(max(version), 0) + 1 FROM memory_version WHERE namespace = $1 AND path = $2),
-             $4, $5::jsonb, $6)
-           ON CONFLICT (namespace, path) DO NOTHING RETURNING version, content_sha256`,
-          [namespace, name, content, size, entry, author],
-        );
+    const values = [namespace, name, content, size, entry, author];
+    const { rows } =
+      condition === "insert"
+        ? await transaction.query<{ version: number; content_sha256: string }>(
+            `INSERT INTO memory (namespace, path, content, content_sha256, version, size, entry, author)
+             VALUES ($1, $2, $3, ${SHA256_SQL},
+               (SELECT coalesce(max(version), 0) + 1 FROM memory_version WHERE namespace = $1 AND path = $2),
+               $4, $5::jsonb, $6)
+             ON CONFLICT (namespace, path) DO NOTHING RETURNING version, content_sha256`,
+            values,
+          )
+        : await transaction.query<{ version: number; content_sha256: string }>(
+            `UPDATE memory SET content = $3, content_sha256 = ${SHA256_SQL}, version = version + 1, size = $4,
+               entry = $5::jsonb, author = $6, changed_at = now()
+             WHERE namespace = $1 AND path = $2 AND content_sha256 ${"expected" in condition ? "=" : "<>"} $7
+             RETURNING version, content_sha256`,
+            [...values, "expected" in condition ? condition.expected : condition.unless],
+          );
     const row = rows[0];
     if (row === undefined) return undefined;
     if (row.content_sha256 !== hash) {
@@ -395,32 +404,55 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         { name: checked, operation: "write", hash },
         () => ({ hash }),
         async (transaction, writeId) => {
-          for (let attempt = 0; ; attempt++) {
-            const head = await headOf(transaction, checked, true);
-            checkExpectedHash(checked, writeOptions.expectedHash, asHead(head));
-            // The same content with a matching (or no) expected hash: nothing to change, no new version.
-            if (head?.content_sha256 === hash) return { hash };
-            const version = await putHead(transaction, checked, content, hash, author, head !== undefined);
-            // Created by another writer between our look and our insert: look again (and compare again).
-            if (version === undefined && attempt === 0) continue;
-            if (version === undefined)
-              throw new MemoryConflictError(`${checked} changed while it was written; read it again.`, {
+          const expected = writeOptions.expectedHash;
+          const conflict = async () => {
+            checkExpectedHash(checked, expected, asHead(await headOf(transaction, checked, false)));
+            // The head matched after all (it changed back meanwhile): the caller may read and retry.
+            throw new MemoryConflictError(
+              `${checked} changed while it was written; read it again and retry.`,
+              {
                 memoryName: checked,
-                expectedHash: writeOptions.expectedHash ?? null,
+                expectedHash: expected ?? null,
                 actualHash: null,
-              });
-            await insertVersion(transaction, {
-              name: checked,
-              version,
-              op: "write",
-              content,
-              hash,
-              author,
-              reason: writeOptions.reason,
-              writeId,
-            });
-            return { hash };
+              },
+            );
+          };
+          let version: number | undefined;
+          if (expected === null) {
+            version = await putHead(transaction, checked, content, hash, author, "insert");
+            if (version === undefined) await conflict();
+          } else if (expected !== undefined) {
+            // A conditional UPDATE: the row lock orders racing writers, and the loser's condition fails.
+            if (expected !== hash)
+              version = await putHead(transaction, checked, content, hash, author, { expected });
+            if (version === undefined) {
+              const head = await headOf(transaction, checked, true);
+              checkExpectedHash(checked, expected, asHead(head));
+              // The head is the expected content already: nothing to change, no new version.
+              return { hash };
+            }
+          } else {
+            version = await putHead(transaction, checked, content, hash, author, { unless: hash });
+            if (version === undefined) {
+              const head = await headOf(transaction, checked, true);
+              if (head !== undefined) return { hash };
+              version = await putHead(transaction, checked, content, hash, author, "insert");
+              // Created by another writer between the two statements: this unconditional write goes after it.
+              version ??= await putHead(transaction, checked, content, hash, author, { unless: hash });
+              if (version === undefined) return { hash };
+            }
           }
+          await insertVersion(transaction, {
+            name: checked,
+            version: version as number,
+            op: "write",
+            content,
+            hash,
+            author,
+            reason: writeOptions.reason,
+            writeId,
+          });
+          return { hash };
         },
       );
     },
@@ -493,7 +525,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
             head.content,
             head.content_sha256,
             author,
-            false,
+            "insert",
           );
           if (version === undefined) {
             const existing = await headOf(transaction, target, false);
