@@ -19,12 +19,12 @@ export interface MemoryImportReport {
  * interruption) copies only what is missing.
  */
 export async function importMemoryHistory(
-  source: MemoryStore & { listVersionNames?(): Promise<string[]> },
+  source: MemoryStore,
   target: MemoryStore,
   options: { names?: readonly string[]; label?: string } = {},
 ): Promise<MemoryImportReport> {
   const label = options.label ?? source.location;
-  const names = new Set(options.names ?? (await source.list()).map((entry) => entry.name));
+  const names = new Set(options.names ?? (await source.versionedNames()));
   const all: MemoryVersion[] = [];
   for (const name of names) all.push(...(await source.listVersions(name)));
   // Oldest first; the source's ids sort by time within a process, and `at` orders across processes.

@@ -249,7 +249,7 @@ describe("createPostgresMemoryStore", () => {
       await dir.write("gone.md", note("gone", "short-lived"));
       await dir.delete("gone.md");
       const store: PostgresMemoryStore = await open();
-      const first = await importMemoryHistory(dir, store, { names: ["a.md", "b.md", "gone.md"] });
+      const first = await importMemoryHistory(dir, store);
       expect(first).toMatchObject({ versions: 5, memories: 1, untracked: [] });
       expect((await store.read("b.md")).content).toBe(note("a", "two"));
       expect(
@@ -264,7 +264,7 @@ describe("createPostgresMemoryStore", () => {
         "delete",
         "write",
       ]);
-      const again = await importMemoryHistory(dir, store, { names: ["a.md", "b.md", "gone.md"] });
+      const again = await importMemoryHistory(dir, store);
       expect(again.versions).toBe(5);
       expect((await store.listVersions("a.md")).length).toBe(3);
     } finally {

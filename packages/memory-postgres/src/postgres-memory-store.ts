@@ -582,6 +582,14 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       return truncateMemoryIndex(await generatedIndex(), shared.indexLimits);
     },
 
+    async versionedNames() {
+      const { rows } = await client.query<{ path: string }>(
+        "SELECT DISTINCT path FROM memory_version WHERE namespace = $1 ORDER BY path",
+        [namespace],
+      );
+      return rows.map((row) => row.path);
+    },
+
     async listVersions(name) {
       const checked = normalizeMemoryName(name);
       const { rows } = await client.query<VersionRow>(

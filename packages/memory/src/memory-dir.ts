@@ -292,6 +292,10 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return truncateMemoryIndex(bytes, options.indexLimits);
     },
 
+    async versionedNames() {
+      return versions.names();
+    },
+
     async listVersions(name) {
       return versions.list(normalizeMemoryName(name));
     },

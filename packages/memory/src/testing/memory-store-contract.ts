@@ -258,6 +258,8 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         ]);
         expect(versions[0]?.content).toBe(memory("a", "two"));
         expect(await store.list()).toEqual([]);
+        // A deleted memory still has versions: a copy or backup finds it.
+        expect(await store.versionedNames()).toEqual(["a.md"]);
         const first = versions[2];
         if (!first) throw new Error("the first version is missing");
         await store.restore("a.md", first.id, { expectedHash: null });
