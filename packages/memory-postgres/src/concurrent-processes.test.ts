@@ -1,40 +1,21 @@
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runNode } from "./__fixtures__/run-node.ts";
 import { freshNamespace, server, useServerDatabase } from "./__fixtures__/stores.ts";
 import { createPostgresMemoryStore } from "./postgres-memory-store.ts";
 
 const APPENDER = join(dirname(fileURLToPath(import.meta.url)), "__fixtures__", "cas-appender.mjs");
 
-function appender(
+async function appender(
   url: string,
   namespace: string,
   worker: string,
   appends: number,
 ): Promise<{ conflicts: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", APPENDER, url, namespace, worker, String(appends)],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(JSON.parse(stdout) as { conflicts: number });
-      else reject(new Error(`appender ${worker} exited with ${code}: ${stderr}`));
-    });
-  });
+  return JSON.parse(await runNode([APPENDER, url, namespace, worker, String(appends)])) as {
+    conflicts: number;
+  };
 }
 
 describe.skipIf(server === undefined)("many processes on one memory", () => {

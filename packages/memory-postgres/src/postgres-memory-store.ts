@@ -25,10 +25,11 @@ import {
   normalizeMemoryName,
   type ProposalQueue,
   prefilterMemories,
+  redactionReason,
   refuseHeadRedaction,
   refuseIndexName,
   replayWrite,
-  restorableContent,
+  restoreVersion,
   type SecretScanner,
   truncateMemoryIndex,
 } from "@unforget/memory";
@@ -187,6 +188,24 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     head === undefined
       ? undefined
       : { hash: head.content_sha256, version: head.version, author: head.author };
+
+  /** The head and content of `name`, locked, checked against `expectedHash`; not found says `what` was not done. */
+  const lockedHead = async (
+    transaction: SqlQueryable,
+    name: string,
+    writeOptions: MemoryWriteOptions,
+    what: string,
+  ): Promise<Head & { content: string }> => {
+    const { rows } = await transaction.query<Head & { content: string }>(
+      "SELECT content, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE",
+      [namespace, name],
+    );
+    const row = rows[0];
+    if (row === undefined) throw notFound(name, what);
+    const head = { ...row, version: Number(row.version) };
+    checkExpectedHash(name, writeOptions.expectedHash, asHead(head));
+    return head;
+  };
 
   /** The first outcome of a call with this write id, if it committed. */
   const recall = async (database: SqlQueryable, writeId: string) => {
@@ -466,17 +485,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         { name: checked, operation: "delete", hash: null },
         () => undefined,
         async (transaction, writeId) => {
-          const { rows } = await transaction.query<Head & { content: string }>(
-            "SELECT content, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE",
-            [namespace, checked],
-          );
-          const head = rows[0];
-          if (head === undefined) throw notFound(checked, "nothing was deleted.");
-          checkExpectedHash(
-            checked,
-            writeOptions.expectedHash,
-            asHead({ ...head, version: Number(head.version) }),
-          );
+          const head = await lockedHead(transaction, checked, writeOptions, "nothing was deleted.");
           await transaction.query("DELETE FROM memory WHERE namespace = $1 AND path = $2", [
             namespace,
             checked,
@@ -484,7 +493,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
           // The tombstone keeps the last content, so the memory stays restorable.
           await insertVersion(transaction, {
             name: checked,
-            version: Number(head.version) + 1,
+            version: head.version + 1,
             op: "delete",
             content: head.content,
             hash: null,
@@ -507,17 +516,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         { name: target, operation: "rename-to" },
         (first) => ({ hash: first.hash ?? "" }),
         async (transaction, writeId) => {
-          const { rows } = await transaction.query<Head & { content: string }>(
-            "SELECT content, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE",
-            [namespace, source],
-          );
-          const head = rows[0];
-          if (head === undefined) throw notFound(source, "nothing was renamed.");
-          checkExpectedHash(
-            source,
-            writeOptions.expectedHash,
-            asHead({ ...head, version: Number(head.version) }),
-          );
+          const head = await lockedHead(transaction, source, writeOptions, "nothing was renamed.");
           const author = writeOptions.author ?? actor;
           const version = await putHead(
             transaction,
@@ -604,13 +603,8 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       return versionOf(await versionRow(client, checked, versionId, false));
     },
 
-    async restore(name, versionId, writeOptions: MemoryWriteOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      const version = await store.readVersion(checked, versionId);
-      return store.write(checked, restorableContent(version), {
-        ...writeOptions,
-        reason: writeOptions.reason ?? `restore version ${versionId}`,
-      });
+    restore(name, versionId, writeOptions) {
+      return restoreVersion(store, name, versionId, writeOptions);
     },
 
     async redactVersion(name, versionId, redactOptions = {}) {
@@ -619,7 +613,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         const version = versionOf(await versionRow(transaction, checked, versionId, true));
         refuseHeadRedaction(version, (await headOf(transaction, checked, true))?.content_sha256 ?? null);
         if (version.redactedAt !== undefined) return version;
-        const reason = `redacted by ${redactOptions.author ?? actor}${redactOptions.reason === undefined ? "" : `: ${redactOptions.reason}`}`;
+        const reason = redactionReason(redactOptions, actor);
         const { rows } = await transaction.query<VersionRow>(
           `UPDATE memory_version SET content = '', redacted_at = now(), reason = $2 WHERE id = $1 RETURNING ${VERSION_COLUMNS}`,
           [versionId, reason],

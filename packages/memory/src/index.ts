@@ -60,10 +60,11 @@ export {
   checkNoSecrets,
   checkWriteOptions,
   MEMORY_HASH_PATTERN,
+  redactionReason,
   refuseHeadRedaction,
   refuseIndexName,
   replayWrite,
-  restorableContent,
+  restoreVersion,
 } from "./memory-rules.ts";
 export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 export type { MemoryTool, MemoryToolDefinition, MemoryToolOptions } from "./memory-tool.ts";

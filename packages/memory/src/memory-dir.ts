@@ -24,10 +24,11 @@ import {
   checkMemoryContent,
   checkWriteOptions,
   headOf,
+  redactionReason,
   refuseHeadRedaction,
   refuseIndexName,
   replayWrite,
-  restorableContent,
+  restoreVersion,
   type WriteAttempt,
 } from "./memory-rules.ts";
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
@@ -304,13 +305,8 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return versions.read(normalizeMemoryName(name), versionId);
     },
 
-    async restore(name, versionId, writeOptions: MemoryWriteOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      const version = await versions.read(checked, versionId);
-      return store.write(checked, restorableContent(version), {
-        ...writeOptions,
-        reason: writeOptions.reason ?? `restore version ${versionId}`,
-      });
+    restore(name, versionId, writeOptions) {
+      return restoreVersion(store, name, versionId, writeOptions);
     },
 
     async redactVersion(name, versionId, redactOptions = {}) {
@@ -324,7 +320,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           ...version,
           content: "",
           redactedAt: new Date().toISOString(),
-          reason: `redacted by ${redactOptions.author ?? defaultAuthor}${redactOptions.reason === undefined ? "" : `: ${redactOptions.reason}`}`,
+          reason: redactionReason(redactOptions, defaultAuthor),
         };
         await versions.replace(redacted);
         return redacted;

@@ -8,8 +8,9 @@ import {
 } from "./memory-errors.ts";
 import { parseMemoryFile } from "./memory-frontmatter.ts";
 import { MEMORY_INDEX_NAME } from "./memory-index.ts";
-import type { MemoryWriteOptions } from "./memory-store.ts";
-import type { MemoryVersion } from "./memory-versions.ts";
+import { normalizeMemoryName } from "./memory-name.ts";
+import type { MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
+import type { MemoryVersion, RedactOptions } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
 
 /**
@@ -184,7 +185,7 @@ export function replayWrite(
 }
 
 /** The content a restore writes back; a redacted version has none. */
-export function restorableContent(version: MemoryVersion): string {
+function restorableContent(version: MemoryVersion): string {
   if (version.redactedAt !== undefined) {
     throw new MemoryArgumentError(
       `Version ${version.id} of ${version.name} was redacted at ${version.redactedAt} and has no content to restore; pick another version.`,
@@ -226,4 +227,24 @@ export function refuseIndexName(name: string, what: string): void {
       },
     );
   }
+}
+
+/** `restore` for any store: the version's content written back as a new version (CAS like `write`). */
+export async function restoreVersion(
+  store: MemoryStore,
+  name: string,
+  versionId: string,
+  writeOptions: MemoryWriteOptions = {},
+): Promise<{ hash: string }> {
+  const checked = normalizeMemoryName(name);
+  const version = await store.readVersion(checked, versionId);
+  return store.write(checked, restorableContent(version), {
+    ...writeOptions,
+    reason: writeOptions.reason ?? `restore version ${versionId}`,
+  });
+}
+
+/** What a redacted version says in place of its reason: who redacted it, and why. */
+export function redactionReason(options: RedactOptions, defaultAuthor: string): string {
+  return `redacted by ${options.author ?? defaultAuthor}${options.reason === undefined ? "" : `: ${options.reason}`}`;
 }
