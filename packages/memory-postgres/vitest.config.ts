@@ -7,6 +7,6 @@ export default defineConfig({
     maxWorkers: 2,
     // Behaviour, not speed: generous limits so a loaded machine, PGlite's first start and server faults pass.
     testTimeout: 120_000,
-    hookTimeout: 60_000,
+    hookTimeout: 180_000,
   },
 });

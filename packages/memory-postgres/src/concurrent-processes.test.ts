@@ -52,5 +52,5 @@ describe.skipIf(server === undefined)("many processes on one memory", () => {
     );
     // The race was real: processes lost compare-and-swaps and retried.
     expect(outcomes.reduce((sum, outcome) => sum + outcome.conflicts, 0)).toBeGreaterThan(0);
-  }, 300_000);
+  }, 600_000);
 });

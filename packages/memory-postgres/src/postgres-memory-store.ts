@@ -108,6 +108,18 @@ export interface PostgresMemoryStore extends MemoryStore {
 }
 
 const NOTIFY_CHANNEL = "unforget_memory";
+
+/** When a head write applies: no head yet, the head's hash is `expected` (compare-and-swap), or differs from `unless`. */
+type HeadCondition = "insert" | { expected: string } | { unless: string };
+
+/** A unique violation on the write id: another call with the same id committed first. */
+function isWriteIdTaken(error: unknown): boolean {
+  return (
+    error instanceof SqlError &&
+    error.sqlState === "23505" &&
+    error.constraint === "memory_version_write_id_key"
+  );
+}
 const SHA256_SQL = "encode(sha256(convert_to($3, 'UTF8')), 'hex')";
 
 /**
@@ -188,6 +200,45 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     head === undefined
       ? undefined
       : { hash: head.content_sha256, version: head.version, author: head.author };
+
+  /**
+   * What became of a write that wrote nothing, in one round trip: the first outcome of its write id (when it
+   * committed before: a retry), and the memory's head.
+   */
+  const outcomeOf = async (name: string, writeId: string) => {
+    const { rows } = await client.query<{
+      replay_namespace: string | null;
+      replay_path: string | null;
+      replay_op: string | null;
+      replay_hash: string | null;
+      content_sha256: string | null;
+      version: number | null;
+      author: string | null;
+    }>(
+      `SELECT w.namespace AS replay_namespace, w.path AS replay_path, w.op AS replay_op, w.content_sha256 AS replay_hash,
+              h.content_sha256, h.version, h.author
+       FROM (SELECT 1) AS one
+       LEFT JOIN memory_version w ON w.write_id = $3
+       LEFT JOIN memory h ON h.namespace = $1 AND h.path = $2`,
+      [namespace, name, writeId],
+    );
+    const row = rows[0];
+    if (row?.replay_path != null && row.replay_namespace !== namespace) {
+      throw new MemoryArgumentError(
+        `writeId ${JSON.stringify(writeId)} was already used in another namespace; use a new writeId for each logical change.`,
+        { argument: "writeId" },
+      );
+    }
+    const first =
+      row?.replay_path == null
+        ? undefined
+        : { name: row.replay_path, operation: row.replay_op as string, hash: row.replay_hash };
+    const head: Head | undefined =
+      row?.content_sha256 == null
+        ? undefined
+        : { content_sha256: row.content_sha256, version: Number(row.version), author: row.author as string };
+    return { first, head };
+  };
 
   /** The head and content of `name`, locked, checked against `expectedHash`; not found says `what` was not done. */
   const lockedHead = async (
@@ -303,47 +354,94 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     );
   };
 
-  /**
-   * Writes the head of `name` and returns its new version, or `undefined` when the condition did not hold:
-   * `insert` (no head yet), `{ expected }` (the head's hash is that one: the compare-and-swap, checked by the
-   * row's own lock), `{ unless }` (the head exists and its hash differs). Checks the hash SQL computed.
-   */
-  const putHead = async (
+  /** The statement that creates a head (a rename's target, a first write): no row when the name is taken. */
+  const insertHeadSql = `INSERT INTO memory (namespace, path, content, content_sha256, version, size, entry, author)
+    VALUES ($1, $2, $3, ${SHA256_SQL},
+      (SELECT coalesce(max(version), 0) + 1 FROM memory_version WHERE namespace = $1 AND path = $2), $4, $5::jsonb, $6)
+    ON CONFLICT (namespace, path) DO NOTHING RETURNING version, content_sha256`;
+
+  /** Refuses a hash the database computed differently from ours (a database whose encoding is not UTF-8). */
+  const checkSqlHash = (name: string, sqlHash: string, hash: string) => {
+    if (sqlHash !== hash) {
+      throw new MemoryArgumentError(
+        `The database hashed ${name} differently (${sqlHash.slice(0, 12)}…, not ${hash.slice(0, 12)}…): its encoding is not UTF-8. Create the database with ENCODING 'UTF8'.`,
+        { argument: "content" },
+      );
+    }
+  };
+
+  /** Creates the head of `name` (a rename's target) in a transaction; `undefined` when the name is taken. */
+  const insertHead = async (
     transaction: SqlQueryable,
     name: string,
     content: string,
     hash: string,
     author: string,
-    condition: "insert" | { expected: string } | { unless: string },
   ): Promise<number | undefined> => {
-    const entry = storedEntry(name, content);
-    const size = Buffer.byteLength(content, "utf8");
-    const values = [namespace, name, content, size, entry, author];
-    const { rows } =
-      condition === "insert"
-        ? await transaction.query<{ version: number; content_sha256: string }>(
-            `INSERT INTO memory (namespace, path, content, content_sha256, version, size, entry, author)
-             VALUES ($1, $2, $3, ${SHA256_SQL},
-               (SELECT coalesce(max(version), 0) + 1 FROM memory_version WHERE namespace = $1 AND path = $2),
-               $4, $5::jsonb, $6)
-             ON CONFLICT (namespace, path) DO NOTHING RETURNING version, content_sha256`,
-            values,
-          )
-        : await transaction.query<{ version: number; content_sha256: string }>(
-            `UPDATE memory SET content = $3, content_sha256 = ${SHA256_SQL}, version = version + 1, size = $4,
-               entry = $5::jsonb, author = $6, changed_at = now()
-             WHERE namespace = $1 AND path = $2 AND content_sha256 ${"expected" in condition ? "=" : "<>"} $7
-             RETURNING version, content_sha256`,
-            [...values, "expected" in condition ? condition.expected : condition.unless],
-          );
+    const { rows } = await transaction.query<{ version: number; content_sha256: string }>(insertHeadSql, [
+      namespace,
+      name,
+      content,
+      Buffer.byteLength(content, "utf8"),
+      storedEntry(name, content),
+      author,
+    ]);
     const row = rows[0];
     if (row === undefined) return undefined;
-    if (row.content_sha256 !== hash) {
-      throw new MemoryArgumentError(
-        `The database hashed ${name} differently (${row.content_sha256.slice(0, 12)}…, not ${hash.slice(0, 12)}…): its encoding is not UTF-8. Create the database with ENCODING 'UTF8'.`,
-        { argument: "content" },
-      );
-    }
+    checkSqlHash(name, row.content_sha256, hash);
+    return Number(row.version);
+  };
+
+  /**
+   * A whole write as one statement, atomic on its own and one round trip: the head under `condition` (no
+   * head yet; the head's hash is `expected` — the compare-and-swap, ordered by the row's lock; or it differs
+   * from `unless`), its version row, and the notice. Resolves to the new version, or `undefined` when the
+   * condition did not hold and nothing was written.
+   */
+  const writeStatement = async (
+    condition: HeadCondition,
+    write: {
+      name: string;
+      content: string;
+      hash: string;
+      author: string;
+      reason: string | undefined;
+      writeId: string;
+    },
+  ): Promise<number | undefined> => {
+    const head =
+      condition === "insert"
+        ? insertHeadSql
+        : `UPDATE memory SET content = $3, content_sha256 = ${SHA256_SQL}, version = version + 1, size = $4,
+             entry = $5::jsonb, author = $6, changed_at = now()
+           WHERE namespace = $1 AND path = $2 AND content_sha256 ${"expected" in condition ? "=" : "<>"} $11
+           RETURNING version, content_sha256`;
+    const { rows } = await client.query<{ version: number; content_sha256: string }>(
+      `WITH head AS (${head}),
+       added AS (
+         INSERT INTO memory_version (namespace, path, version, op, content, content_sha256, actor, author, reason, write_id)
+         SELECT $1, $2, head.version, 'write', $3, head.content_sha256, $7, $6, $8, $9 FROM head
+         RETURNING id, version, content_sha256
+       )
+       SELECT version, content_sha256, pg_notify($10, json_build_object('namespace', $1::text, 'id', id::text)::text)
+       FROM added`,
+      [
+        namespace,
+        write.name,
+        write.content,
+        Buffer.byteLength(write.content, "utf8"),
+        storedEntry(write.name, write.content),
+        write.author,
+        actor,
+        write.reason ?? null,
+        write.writeId,
+        NOTIFY_CHANNEL,
+        ...(condition === "insert" ? [] : ["expected" in condition ? condition.expected : condition.unless]),
+      ],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    checkSqlHash(write.name, row.content_sha256, write.hash);
     return Number(row.version);
   };
 
@@ -417,61 +515,47 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       await checkMemoryContent(checked, content, shared.limits);
       if (checked === MEMORY_INDEX_NAME) return writeIndex(content, writeOptions);
       const hash = hashContent(content);
-      const author = writeOptions.author ?? actor;
-      return change(
-        writeOptions,
-        { name: checked, operation: "write", hash },
-        () => ({ hash }),
-        async (transaction, writeId) => {
-          const expected = writeOptions.expectedHash;
-          const conflict = async () => {
-            checkExpectedHash(checked, expected, asHead(await headOf(transaction, checked, false)));
-            // The head matched after all (it changed back meanwhile): the caller may read and retry.
-            throw new MemoryConflictError(
-              `${checked} changed while it was written; read it again and retry.`,
-              {
-                memoryName: checked,
-                expectedHash: expected ?? null,
-                actualHash: null,
-              },
-            );
-          };
-          let version: number | undefined;
-          if (expected === null) {
-            version = await putHead(transaction, checked, content, hash, author, "insert");
-            if (version === undefined) await conflict();
-          } else if (expected !== undefined) {
+      const writeId = writeOptions.writeId ?? `auto:${randomUUID()}`;
+      const put = (condition: HeadCondition) =>
+        writeStatement(condition, {
+          name: checked,
+          content,
+          hash,
+          author: writeOptions.author ?? actor,
+          reason: writeOptions.reason,
+          writeId,
+        });
+      const expected = writeOptions.expectedHash;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        let written: number | undefined;
+        try {
+          if (expected === null) written = await put("insert");
+          else if (expected !== undefined) {
             // A conditional UPDATE: the row lock orders racing writers, and the loser's condition fails.
-            if (expected !== hash)
-              version = await putHead(transaction, checked, content, hash, author, { expected });
-            if (version === undefined) {
-              const head = await headOf(transaction, checked, true);
-              checkExpectedHash(checked, expected, asHead(head));
-              // The head is the expected content already: nothing to change, no new version.
-              return { hash };
-            }
-          } else {
-            version = await putHead(transaction, checked, content, hash, author, { unless: hash });
-            if (version === undefined) {
-              const head = await headOf(transaction, checked, true);
-              if (head !== undefined) return { hash };
-              version = await putHead(transaction, checked, content, hash, author, "insert");
-              // Created by another writer between the two statements: this unconditional write goes after it.
-              version ??= await putHead(transaction, checked, content, hash, author, { unless: hash });
-              if (version === undefined) return { hash };
-            }
-          }
-          await insertVersion(transaction, {
-            name: checked,
-            version: version as number,
-            op: "write",
-            content,
-            hash,
-            author,
-            reason: writeOptions.reason,
-            writeId,
-          });
-          return { hash };
+            if (expected !== hash) written = await put({ expected });
+          } else written = (await put({ unless: hash })) ?? (await put("insert"));
+        } catch (error) {
+          // Another call with this write id committed first: fall through to its outcome below.
+          if (!isWriteIdTaken(error)) throw error;
+        }
+        if (written !== undefined) return { hash };
+        // Not written: a retry of a write that committed (this write id), the content already there, or a conflict.
+        const { first, head } = await outcomeOf(checked, writeId);
+        if (first !== undefined)
+          return {
+            hash: replayWrite(writeId, first, { name: checked, operation: "write", hash }).hash ?? hash,
+          };
+        checkExpectedHash(checked, expected, asHead(head));
+        // The head is what this write wanted (equal content): nothing to change, no new version.
+        if (head?.content_sha256 === hash) return { hash };
+        // The head changed between two statements of an unconditional write: try again.
+      }
+      throw new MemoryConflictError(
+        `${checked} kept changing while it was written; read it again and retry.`,
+        {
+          memoryName: checked,
+          expectedHash: expected ?? null,
+          actualHash: null,
         },
       );
     },
@@ -518,14 +602,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         async (transaction, writeId) => {
           const head = await lockedHead(transaction, source, writeOptions, "nothing was renamed.");
           const author = writeOptions.author ?? actor;
-          const version = await putHead(
-            transaction,
-            target,
-            head.content,
-            head.content_sha256,
-            author,
-            "insert",
-          );
+          const version = await insertHead(transaction, target, head.content, head.content_sha256, author);
           if (version === undefined) {
             const existing = await headOf(transaction, target, false);
             throw new MemoryConflictError(

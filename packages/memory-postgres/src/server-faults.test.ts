@@ -12,6 +12,18 @@ import { createPostgresMemoryStore, type PostgresMemoryStore } from "./postgres-
 import type { MemoryChange } from "./watch-memory-changes.ts";
 
 const HEADER = "---\nname: log\ndescription: lines appended under faults\ntype: project\n---\n";
+/** The statement of a write (head, version and notice in one). */
+const WRITE = /WITH head AS \(UPDATE memory/;
+
+/** Fails instead of waiting forever for something that does not happen. */
+function withTimeout<T>(promise: Promise<T>, what: string, ms = 60_000): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+}
 
 interface Writer {
   acknowledged: string[];
@@ -134,11 +146,15 @@ describe.skipIf(server === undefined)("team memory under server faults", () => {
     ];
     const stop = { done: false };
     const running = writers.map((store, index) => appendUntil(store, `w${index + 1}`, stop));
-    await until(async () => ((await setup.read("log.md")).version ?? 0) >= 10);
-    await fault();
-    const before = (await setup.read("log.md")).version ?? 0;
-    await until(async () => ((await setup.read("log.md")).version ?? 0) >= before + 10);
-    stop.done = true;
+    try {
+      await until(async () => ((await setup.read("log.md")).version ?? 0) >= 10);
+      await fault();
+      const before = (await setup.read("log.md")).version ?? 0;
+      await until(async () => ((await setup.read("log.md")).version ?? 0) >= before + 10);
+    } finally {
+      // Whatever happened above, the writers stop: a test never leaves work running behind it.
+      stop.done = true;
+    }
     const results = await Promise.all(running);
 
     const head = await setup.read("log.md");
@@ -170,9 +186,8 @@ describe.skipIf(server === undefined)("team memory under server faults", () => {
   }, 180_000);
 
   it("a connection cut after COMMIT, before its reply, is retried without a second version", async () => {
-    await underFault(async () => {
-      await proxy.cutAfterCommit();
-    });
+    // A write is one statement that commits on its own: the cut comes after it committed, before its reply.
+    await underFault(() => withTimeout(proxy.cutAfterCommit({ statement: WRITE }), "the cut"));
   }, 180_000);
 
   it("a write whose COMMIT reply was lost resolves as written: its retry finds its write id", async () => {
@@ -183,7 +198,7 @@ describe.skipIf(server === undefined)("team memory under server faults", () => {
       actor: "agent:one",
     });
     const first = await store.write("log.md", HEADER);
-    const cut = proxy.cutAfterCommit();
+    const cut = withTimeout(proxy.cutAfterCommit({ statement: WRITE }), "the cut");
     // Without the write id, the retry would find its own commit as someone else's and report a conflict.
     const written = await store.write("log.md", `${HEADER}- once\n`, { expectedHash: first.hash });
     await cut;

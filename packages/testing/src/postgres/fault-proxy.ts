@@ -15,9 +15,10 @@ export interface FaultProxy {
   blackhole(ms: number): Promise<void>;
   /**
    * Arms a cut for the next COMMIT: it reaches the server and commits, and the connection is cut before the
-   * reply comes back, so the client cannot know whether it committed. Resolves once it happened.
+   * reply comes back, so the client cannot know whether it committed. Resolves once it happened. `statement`
+   * also arms it for a statement that commits on its own (sent outside BEGIN … COMMIT) whose SQL matches.
    */
-  cutAfterCommit(): Promise<void>;
+  cutAfterCommit(options?: { statement?: RegExp }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,7 +38,7 @@ interface Pair {
 export async function createFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const pairs = new Set<Pair>();
   let stalledUntil: Promise<void> | undefined;
-  let armed: (() => void) | undefined;
+  let armed: { resolve: () => void; statement: RegExp | undefined } | undefined;
 
   const destroy = (pair: Pair) => {
     pair.client.destroy();
@@ -71,8 +72,10 @@ export async function createFaultProxy(target: { host: string; port: number }): 
         const at = seen.lastIndexOf(COMMIT_MESSAGE);
         const inThisChunk = at !== -1 && at + COMMIT_MESSAGE.length > pair.tail.length;
         pair.tail = seen.subarray(Math.max(0, seen.length - COMMIT_MESSAGE.length));
-        if (armed && inThisChunk) {
-          const done = armed;
+        // A statement's text is in its Query ('Q') or Parse ('P') message, whole within one client write.
+        const statement = armed?.statement?.test(chunk.toString("utf8")) === true;
+        if (armed && (inThisChunk || statement)) {
+          const done = armed.resolve;
           armed = undefined;
           pair.commitSent = () => {
             pair.commitSent = undefined;
@@ -140,9 +143,9 @@ export async function createFaultProxy(target: { host: string; port: number }): 
         }, ms);
       });
     },
-    cutAfterCommit() {
+    cutAfterCommit(options = {}) {
       return new Promise<void>((resolve) => {
-        armed = resolve;
+        armed = { resolve, statement: options.statement };
       });
     },
     async close() {
