@@ -48,7 +48,7 @@ export function entryOf(row: MemoryRow): MemoryEntry {
     supersedes: stored.supersedes ?? [],
     supersededBy: undefined,
     problem: stored.problem ?? undefined,
-    terms: stored.terms,
+    terms: stored.terms ?? "",
   };
 }
 

@@ -262,9 +262,11 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
     return Number(row.version);
   };
 
-  const catalog = async (database: SqlQueryable = client): Promise<MemoryEntry[]> => {
+  /** Every entry of the namespace; without `terms` (the index needs none) the rows are a fraction of the size. */
+  const catalog = async (database: SqlQueryable = client, withTerms = true): Promise<MemoryEntry[]> => {
     const { rows } = await database.query<MemoryRow>(
-      `SELECT path, content_sha256, size, (extract(epoch FROM changed_at) * 1000)::float8 AS changed_ms, entry
+      `SELECT path, content_sha256, size, (extract(epoch FROM changed_at) * 1000)::float8 AS changed_ms,
+         ${withTerms ? "entry" : "entry - 'terms' AS entry"}
        FROM memory WHERE namespace = $1 ORDER BY path`,
       [namespace],
     );
@@ -275,7 +277,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
 
   const generatedIndex = async (database: SqlQueryable = client) => {
     const [entries, preamble] = await Promise.all([
-      catalog(database),
+      catalog(database, false),
       database.query<{ preamble: string }>("SELECT preamble FROM memory_index WHERE namespace = $1", [
         namespace,
       ]),
