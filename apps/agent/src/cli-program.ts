@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { type AgentIO, addAgentCommand } from "./agent/agent-command.ts";
 import { appPath } from "./app-path.ts";
+import { registerDbCommand } from "./db-command.ts";
+import { registerMemoryCommand } from "./memory-command.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
 
 function packageVersion(): string {
@@ -89,5 +91,7 @@ export function createProgram(output: AgentIO): Command {
         output,
       );
     });
+  registerMemoryCommand(program, output);
+  registerDbCommand(program, output);
   return program;
 }
