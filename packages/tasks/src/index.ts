@@ -24,6 +24,7 @@ export {
   type TaskStatusOptions,
 } from "./task-attachments.ts";
 export {
+  OutputOffsetError,
   type TaskErrorCode,
   TaskInputError,
   TaskNotFoundError,

@@ -1,5 +1,6 @@
+import { stat } from "node:fs/promises";
 import type { ManagerState } from "./manager-state.ts";
-import { TaskInputError } from "./task-errors.ts";
+import { OutputOffsetError, TaskInputError } from "./task-errors.ts";
 import { outputPathOf } from "./task-lifecycle.ts";
 import { requireRecord } from "./task-lookup.ts";
 import { MIN_CHUNK_BYTES, type OutputChunk, readOutputChunk } from "./task-output.ts";
@@ -27,6 +28,11 @@ export async function readTaskOutput(
   let record = await requireRecord(state, id, false);
   const path = outputPathOf(state, id);
   let chunk = await readOutputChunk(path, offset, maxBytes, isFinalStatus(record.status));
+  if (chunk.data === "" && offset > 0) {
+    // Output only grows: an offset past its end now came from no earlier read.
+    const size = (await stat(path).catch(() => undefined))?.size ?? 0;
+    if (offset > size) throw new OutputOffsetError(id, offset, size);
+  }
   if (chunk.data === "" && !chunk.done && !state.live.has(id)) {
     // At the end of the output of a task another manager runs: it may have ended since the record was cached.
     record = await requireRecord(state, id, true);

@@ -24,6 +24,25 @@ export class TaskInputError extends UnforgetError {
   }
 }
 
+/** `readOutput` was given an offset past the end of the output: no earlier read returned it. */
+export class OutputOffsetError extends TaskInputError {
+  readonly taskId: string;
+  /** The offset asked for. */
+  readonly offset: number;
+  /** The output's size when the read was made, in bytes: the largest offset a read may start at. */
+  readonly outputBytes: number;
+
+  constructor(taskId: string, offset: number, outputBytes: number) {
+    super(
+      `offset: ${offset} is past the end of the output of task ${taskId}, which is ${outputBytes} bytes so far; pass 0 to read from the start, or the nextOffset of the previous read.`,
+      { field: "offset" },
+    );
+    this.taskId = taskId;
+    this.offset = offset;
+    this.outputBytes = outputBytes;
+  }
+}
+
 /** The operation does not fit the task's state (input to a finished task, a closed manager, a duplicate id). */
 export class TaskStateError extends UnforgetError {
   readonly taskId: string | undefined;
