@@ -91,4 +91,4 @@ export type {
 } from "./task-spec.ts";
 export type { TaskStateStore } from "./task-state-store.ts";
 export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
-export { createTaskTools, type TaskTool, type TaskToolsOptions } from "./task-tools.ts";
+export { createTaskTools, type TaskToolsOptions } from "./task-tools.ts";
