@@ -1,3 +1,7 @@
+export { BUILT_IN_TASK_TYPES } from "./built-in-task-types.ts";
+export { createDreamTaskType, type DreamTaskTypeOptions } from "./dream-task-type.ts";
+export { createFileMailbox } from "./file-mailbox.ts";
+export { createFileTaskBackend, type FileTaskBackendOptions } from "./file-task-backend.ts";
 export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./file-task-state-store.ts";
 export { createInProcessMailbox } from "./in-process-mailbox.ts";
 export type {
@@ -23,11 +27,25 @@ export {
   renderTaskStatus,
   type TaskStatusOptions,
 } from "./task-attachments.ts";
+export type {
+  TaskBackend,
+  TaskCommand,
+  TaskCommandInit,
+  TaskCommandKind,
+  TaskCommandResult,
+  TaskCommandStore,
+  TaskLeaseStore,
+  TaskOutputStat,
+  TaskOutputStore,
+  TaskQueue,
+} from "./task-backend.ts";
 export {
+  LeaseLostError,
   OutputOffsetError,
   type TaskErrorCode,
   TaskInputError,
   TaskNotFoundError,
+  TaskNotPortableError,
   TaskStateError,
   TaskStoreError,
 } from "./task-errors.ts";
@@ -59,6 +77,7 @@ export type {
 export type { OutputChunk } from "./task-output.ts";
 export type { TaskOutputWriter } from "./task-output-writer.ts";
 export type {
+  BuiltInTaskType,
   TaskEndReason,
   TaskOwner,
   TaskRecord,
@@ -66,6 +85,7 @@ export type {
   TaskStatus,
   TaskType,
 } from "./task-record.ts";
+export type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
 export type {
   CommandWorkflowStep,
   DreamJob,
@@ -92,3 +112,9 @@ export type {
 export type { TaskStateStore } from "./task-state-store.ts";
 export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
 export { createTaskTools, type TaskToolsOptions } from "./task-tools.ts";
+export {
+  type AnyTaskSpec,
+  defineTaskType,
+  type PortableTaskSpec,
+  type TaskTypeDefinition,
+} from "./task-type.ts";

@@ -1,12 +1,10 @@
-import { stat } from "node:fs/promises";
 import type { ManagerState } from "./manager-state.ts";
 import { OutputOffsetError, TaskInputError } from "./task-errors.ts";
-import { outputPathOf } from "./task-lifecycle.ts";
 import { requireRecord } from "./task-lookup.ts";
 import { MIN_CHUNK_BYTES, type OutputChunk, readOutputChunk } from "./task-output.ts";
 import { isFinalStatus } from "./task-record.ts";
 
-/** `readOutput` of the manager: checks the offset and chunk size, then reads one chunk of any task in `dir`. */
+/** `readOutput` of the manager: checks the offset and chunk size, then reads one chunk of any task. */
 export async function readTaskOutput(
   state: ManagerState,
   id: string,
@@ -25,18 +23,19 @@ export async function readTaskOutput(
       { field: "maxBytes" },
     );
   }
+  const output = state.backend.output;
+  const read = (from: number, max: number) => output.read(id, from, max);
   let record = await requireRecord(state, id, false);
-  const path = outputPathOf(state, id);
-  let chunk = await readOutputChunk(path, offset, maxBytes, isFinalStatus(record.status));
+  let chunk = await readOutputChunk(read, offset, maxBytes, isFinalStatus(record.status));
   if (chunk.data === "" && offset > 0) {
     // Output only grows: an offset past its end now came from no earlier read.
-    const size = (await stat(path).catch(() => undefined))?.size ?? 0;
+    const { size } = await output.stat(id);
     if (offset > size) throw new OutputOffsetError(id, offset, size);
   }
   if (chunk.data === "" && !chunk.done && !state.live.has(id)) {
     // At the end of the output of a task another manager runs: it may have ended since the record was cached.
     record = await requireRecord(state, id, true);
-    if (isFinalStatus(record.status)) chunk = await readOutputChunk(path, offset, maxBytes, true);
+    if (isFinalStatus(record.status)) chunk = await readOutputChunk(read, offset, maxBytes, true);
   }
   return chunk;
 }

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { UnforgetError } from "@unforget/core";
-import type { LiveTask, ManagerState } from "./manager-state.ts";
-import { describeError, TaskStoreError } from "./task-errors.ts";
+import { type LiveTask, localDirectory, type ManagerState } from "./manager-state.ts";
+import { describeError, LeaseLostError, TaskStoreError } from "./task-errors.ts";
 import type { TaskDeadlineNotification, TaskNotification } from "./task-notification.ts";
 import { readOutputTail } from "./task-output.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
@@ -11,8 +11,35 @@ import type { TaskOutcome, TaskRunner } from "./task-runner.ts";
 /** setTimeout's longest delay; later moments are reached in several hops. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
-export function outputPathOf(state: ManagerState, id: string): string {
-  return outputFile(taskDirectory(state.dir, id));
+/** The output file of a task this manager runs (its own copy, even when readers elsewhere read a store). */
+export function localOutputPath(state: ManagerState, id: string): string {
+  return outputFile(taskDirectory(localDirectory(state), id));
+}
+
+/** `{ outputPath }` when readers on this machine can open the output file, else nothing. */
+export function outputPathField(state: ManagerState, id: string): { outputPath?: string } {
+  const path = state.backend.output.localPath(id);
+  return path === undefined ? {} : { outputPath: path };
+}
+
+/**
+ * `records.mutate` for the task's owner: the change applies only while this manager still owns the task,
+ * else `LeaseLostError` (another manager adopted it after this one's lease lapsed), and nothing is written.
+ */
+export function mutateOwned(
+  state: ManagerState,
+  id: string,
+  change: (record: TaskRecord) => TaskRecordInit | undefined,
+): Promise<TaskRecord> {
+  return state.records.mutate(id, (record) => {
+    if (record.owner?.managerId !== state.owner.managerId) {
+      throw new LeaseLostError(
+        `Task ${id} is no longer this manager's: ${record.owner === undefined ? "it was released" : `manager ${record.owner.managerId} (pid ${record.owner.pid} on ${record.owner.hostname}) took it over`} after this manager's lease lapsed.`,
+        { taskId: id },
+      );
+    }
+    return change(record);
+  });
 }
 
 /** Reports a failure that happened in the background (a timer, an exit handler), where no caller can catch it. */
@@ -45,7 +72,7 @@ export async function raiseNotification(
   build: (record: TaskRecord) => TaskNotification | undefined,
 ): Promise<TaskNotification | undefined> {
   let raised: TaskNotification | undefined;
-  await state.records.mutate(id, (record) => {
+  await mutateOwned(state, id, (record) => {
     raised = build(record);
     return raised === undefined ? undefined : { ...record, pending: [...record.pending, raised] };
   });
@@ -55,7 +82,7 @@ export async function raiseNotification(
 
 async function onTimeout(state: ManagerState, live: LiveTask, timeoutMs: number): Promise<void> {
   const now = Date.now();
-  const record = await state.records.mutate(live.id, (current) =>
+  const record = await mutateOwned(state, live.id, (current) =>
     isFinalStatus(current.status) || current.stopRequestedAt !== undefined
       ? undefined
       : {
@@ -69,12 +96,11 @@ async function onTimeout(state: ManagerState, live: LiveTask, timeoutMs: number)
 }
 
 async function onDeadline(state: ManagerState, live: LiveTask): Promise<void> {
-  const path = outputPathOf(state, live.id);
-  const tail = await readOutputTail(path, state.stall.tailBytes);
+  const tail = await readOutputTail(localOutputPath(state, live.id), state.stall.tailBytes);
   const now = Date.now();
   let raised: TaskDeadlineNotification | undefined;
   // The notification and the flag that prevents a second one are one write.
-  await state.records.mutate(live.id, (record) => {
+  await mutateOwned(state, live.id, (record) => {
     if (isFinalStatus(record.status) || record.deadlineNotified) return undefined;
     raised = {
       kind: "deadline",
@@ -82,7 +108,7 @@ async function onDeadline(state: ManagerState, live: LiveTask): Promise<void> {
       type: record.type,
       description: record.description,
       at: now,
-      outputPath: path,
+      ...outputPathField(state, live.id),
       runningMs: now - record.createdAt,
       tail,
     };
@@ -149,11 +175,11 @@ export async function finalizeTask(
 ): Promise<TaskRecord> {
   const live = state.live.get(id);
   for (const timer of live?.timers ?? []) clearTimeout(timer);
-  const path = outputPathOf(state, id);
+  const path = localOutputPath(state, id);
   const tail = outcome.status === "failed" ? await readOutputTail(path, state.stall.tailBytes) : "";
   const outputBytes = (await stat(path).catch(() => undefined))?.size ?? 0;
   let settledNow = false;
-  const record = await state.records.mutate(id, (current) => {
+  const record = await mutateOwned(state, id, (current) => {
     settledNow = !isFinalStatus(current.status);
     if (!settledNow) return undefined;
     const base = {
@@ -161,7 +187,7 @@ export async function finalizeTask(
       type: current.type,
       description: current.description,
       at: Date.now(),
-      outputPath: path,
+      ...outputPathField(state, id),
     };
     return settle(current, outcome, (status): TaskNotification | undefined => {
       if (status === "completed")
@@ -184,7 +210,7 @@ export async function finalizeTask(
   await state.events.settled({
     taskId: id,
     status: record.status as "completed" | "failed" | "killed",
-    outputPath: path,
+    ...outputPathField(state, id),
     type: record.type,
     description: record.description,
     endReason: record.endReason,
@@ -204,7 +230,16 @@ export function superviseTask(state: ManagerState, record: TaskRecord, runner: T
   };
   state.live.set(record.id, live);
   scheduleTimers(state, live, record);
-  live.settled = runner.done.then((outcome) => finalizeTask(state, record.id, outcome));
+  live.settled = runner.done.then(async (outcome) => {
+    try {
+      return await finalizeTask(state, record.id, outcome);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      // Another manager owns the task now and records its end; this one only stops watching.
+      if (state.live.get(record.id) === live) state.live.delete(record.id);
+      return (await state.records.get(record.id, true)) ?? record;
+    }
+  });
   live.settled.catch((error: unknown) => reportBackground(state, error));
   return live;
 }

@@ -6,8 +6,8 @@ interface TaskNotificationBase {
   description: string;
   /** Epoch milliseconds when it was raised. */
   at: number;
-  /** The task's output file, for a reader to continue from. */
-  outputPath: string;
+  /** The task's output file, when readers on this machine can open it (the file backend). */
+  outputPath?: string;
 }
 
 /** The task ended successfully. */

@@ -1,8 +1,8 @@
 import type { ProcessIdentity } from "./process-identity.ts";
 import type { TaskNotification } from "./task-notification.ts";
 
-/** Every kind of background task the manager runs. */
-export type TaskType =
+/** The kinds of background task built in; `defineTaskType` adds others. */
+export type BuiltInTaskType =
   | "local_bash"
   | "local_agent"
   | "local_workflow"
@@ -12,8 +12,11 @@ export type TaskType =
   | "remote_agent"
   | "in_process_teammate";
 
-/** Every task type, in the order the docs list them. */
-export const TASK_TYPES: readonly TaskType[] = [
+/** The type of a task: a built-in one, or one registered with `defineTaskType`. */
+export type TaskType = BuiltInTaskType | (string & {});
+
+/** Every built-in task type, in the order the docs list them. */
+export const TASK_TYPES: readonly BuiltInTaskType[] = [
   "local_bash",
   "local_agent",
   "local_workflow",
@@ -34,7 +37,7 @@ export type TaskStatus = "running" | "completed" | "failed" | "killed";
  */
 export type TaskEndReason = "exit" | "signal" | "timeout" | "stopped" | "error" | "lost";
 
-/** The manager process that watches a task; another manager adopts the task once this process is gone. */
+/** The manager (or worker) that watches a task; another adopts the task once this one's lease has lapsed. */
 export interface TaskOwner extends ProcessIdentity {
   /** Random per manager instance, so that two managers in one process tell their tasks apart. */
   managerId: string;
@@ -77,6 +80,8 @@ export interface TaskRecord {
   readonly process?: ProcessIdentity;
   /** The manager watching the task; absent once released by `close()` or after the task ended. */
   readonly owner?: TaskOwner;
+  /** The session that started the task: its managers deliver the notifications of a task run elsewhere. */
+  readonly sessionId?: string;
   /** Notifications raised but not yet taken; they survive a crash of the manager. */
   readonly pending: readonly TaskNotification[];
 }

@@ -155,7 +155,8 @@ export interface DreamJobContext {
 /** Memory consolidation between sessions, run as a background task. */
 export interface DreamSpec extends TaskSpecBase {
   type: "dream";
-  job: DreamJob;
+  /** The job, or the name of a job the running machine was given (`createDreamTaskType({ jobs })`). */
+  job: DreamJob | string;
 }
 
 /** What `start()` accepts. */

@@ -1,0 +1,71 @@
+import { hostname } from "node:os";
+import type { LiveTask, ManagerState } from "./manager-state.ts";
+import { isProcessAlive } from "./process-identity.ts";
+import { describeError } from "./task-errors.ts";
+import { reportBackground, stopLiveTask } from "./task-lifecycle.ts";
+import type { TaskRecord } from "./task-record.ts";
+
+/**
+ * Gives up a task whose lease this manager lost. When the new owner watches the very process this manager
+ * started (on this host), the process is left to it; anything else is ended, so that a paused manager that
+ * wakes up never works on, or records, a task that has moved on.
+ */
+export function relinquishTask(state: ManagerState, live: LiveTask, record: TaskRecord | undefined): void {
+  if (live.relinquished) return;
+  live.relinquished = true;
+  for (const timer of live.timers) clearTimeout(timer);
+  if (state.live.get(live.id) === live) state.live.delete(live.id);
+  const adoptedHere =
+    record?.owner !== undefined &&
+    record.owner.hostname === hostname() &&
+    record.process !== undefined &&
+    isProcessAlive(record.process);
+  if (adoptedHere && live.runner.release !== undefined) live.runner.release();
+  else void live.runner.stop().catch((error: unknown) => reportBackground(state, error));
+}
+
+/** Renews this manager's lease, and gives up the tasks it no longer holds. */
+export async function heartbeat(state: ManagerState): Promise<void> {
+  const leases = state.backend.leases;
+  try {
+    await leases.renew(state.owner);
+    const lapsed = Date.now() - state.lastRenewedAt > leases.leaseMs;
+    state.lastRenewedAt = Date.now();
+    // Renewed after a gap past the lease (the process was paused): others may have adopted its tasks.
+    if (!lapsed) return;
+  } catch (error) {
+    reportBackground(state, error);
+    if (Date.now() - state.lastRenewedAt <= leases.leaseMs) return;
+    // Past the lease without renewal: this manager cannot prove it still holds anything.
+    for (const live of [...state.live.values()]) relinquishTask(state, live, undefined);
+    return;
+  }
+  await checkOwnership(state);
+}
+
+/** Gives up every live task whose record names another owner. */
+export async function checkOwnership(state: ManagerState): Promise<void> {
+  for (const live of [...state.live.values()]) {
+    const record = await state.records.get(live.id, true);
+    if (record !== undefined && record.owner?.managerId !== state.owner.managerId)
+      relinquishTask(state, live, record);
+  }
+}
+
+/** Carries out the stop and stdin commands sent to this manager's tasks, and answers each. */
+export async function runCommands(state: ManagerState): Promise<void> {
+  const commands = state.backend.commands;
+  for (const live of [...state.live.values()]) {
+    for (const command of await commands.pending(live.id)) {
+      let error: string | undefined;
+      try {
+        if (command.kind === "stop") await stopLiveTask(state, live);
+        else if (live.runner.write === undefined) error = `Task ${live.id} takes no input.`;
+        else await live.runner.write(command.input ?? "", command.end === true);
+      } catch (failure) {
+        error = describeError(failure);
+      }
+      await commands.acknowledge(command, { ok: error === undefined, error, at: Date.now() });
+    }
+  }
+}
