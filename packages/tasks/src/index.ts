@@ -114,6 +114,7 @@ export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
 export { createTaskTools, type TaskToolsOptions } from "./task-tools.ts";
 export {
   type AnyTaskSpec,
+  type CustomTaskSpec,
   defineTaskType,
   type PortableTaskSpec,
   type TaskTypeDefinition,

@@ -53,7 +53,7 @@ export async function pumpCoordinatorMessages(
 export function startJob(job: TaskJob, context: RunnerContext, prompt?: string): TaskRunner {
   const controller = new AbortController();
   const pumpStop = new AbortController();
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const mailbox = createMailboxEndpoint(context.mailbox, context.taskId);
   const pump = pumpCoordinatorMessages(context, output, pumpStop.signal).catch(() => undefined);
 

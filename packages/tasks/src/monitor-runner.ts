@@ -81,7 +81,7 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
   };
   const threshold = spec.failuresBeforeRestart ?? DEFAULTS.failuresBeforeRestart;
   const controller = new AbortController();
-  const log = createOutputWriter(context.outputPath, context.taskId);
+  const log = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const note = (text: string) => log.line(`[monitor] ${text}`).catch(() => undefined);
   const canRestart = spec.command !== undefined || spec.restart !== undefined;
   let server: Server | undefined;

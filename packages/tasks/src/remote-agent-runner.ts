@@ -16,7 +16,7 @@ import { fail, isObject, requireFunction, requireText } from "./validate-task-sp
 export function startRemoteAgent(spec: RemoteAgentSpec, context: RunnerContext): TaskRunner {
   const inbox = context.taskId;
   const outbox = coordinatorAddress(context.taskId);
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const listening = new AbortController();
   let final: MailboxMessage | undefined;
 

@@ -1,5 +1,6 @@
 import { localDirectory, type ManagerState } from "./manager-state.ts";
 import type { ProcessIdentity } from "./process-identity.ts";
+import { LeaseLostError } from "./task-errors.ts";
 import { mutateOwned, outputPathField, raiseNotification, reportBackground } from "./task-lifecycle.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 import { isFinalStatus } from "./task-record.ts";
@@ -16,6 +17,16 @@ export function createRunnerContext(state: ManagerState, taskId: string): Runner
     mailbox: state.mailbox,
     graceMs: state.graceMs,
     pollMs: state.pollMs,
+    assertHeld() {
+      const live = state.live.get(taskId);
+      const lapsed = Date.now() - state.lastRenewedAt > state.backend.leases.leaseMs;
+      if (lapsed || live?.relinquished === true || state.closed) {
+        throw new LeaseLostError(
+          `Task ${taskId} may belong to another manager now (this one ${state.closed ? "is closed" : "has not renewed its lease in time"}); the output was not written.`,
+          { taskId },
+        );
+      }
+    },
     async recordProcess(identity: ProcessIdentity | undefined) {
       await mutateOwned(state, taskId, (record) =>
         isFinalStatus(record.status) ? undefined : { ...record, process: identity },

@@ -28,19 +28,20 @@ export function relinquishTask(state: ManagerState, live: LiveTask, record: Task
 export async function heartbeat(state: ManagerState): Promise<void> {
   const leases = state.backend.leases;
   try {
+    const renewedAt = Date.now();
     await leases.renew(state.owner);
-    const lapsed = Date.now() - state.lastRenewedAt > leases.leaseMs;
-    state.lastRenewedAt = Date.now();
-    // Renewed after a gap past the lease (the process was paused): others may have adopted its tasks.
-    if (!lapsed) return;
+    const lapsed = renewedAt - state.lastRenewedAt > leases.leaseMs;
+    // Renewed after a gap past the lease (the process was paused): others may have adopted its tasks, so the
+    // writers stay fenced until every task has been checked.
+    if (lapsed) await checkOwnership(state);
+    state.lastRenewedAt = renewedAt;
+    return;
   } catch (error) {
     reportBackground(state, error);
     if (Date.now() - state.lastRenewedAt <= leases.leaseMs) return;
     // Past the lease without renewal: this manager cannot prove it still holds anything.
     for (const live of [...state.live.values()]) relinquishTask(state, live, undefined);
-    return;
   }
-  await checkOwnership(state);
 }
 
 /** Gives up every live task whose record names another owner. */

@@ -25,7 +25,7 @@ import { isFinalStatus } from "./task-record.ts";
 import { createTaskRecords } from "./task-records.ts";
 import type { TaskSpec } from "./task-spec.ts";
 import type { TaskStateStore } from "./task-state-store.ts";
-import { type AnyTaskSpec, createTaskTypeRegistry, type TaskTypeDefinition } from "./task-type.ts";
+import { type CustomTaskSpec, createTaskTypeRegistry, type TaskTypeDefinition } from "./task-type.ts";
 import { startWatchdog } from "./task-watchdog.ts";
 import { checkDuration } from "./validate-task-spec.ts";
 import { waitForTask } from "./wait-for-task.ts";
@@ -94,7 +94,7 @@ export interface TaskManager {
    * queue, once record and job are stored). Rejects with `TaskInputError` or `TaskNotPortableError` and
    * stores nothing when the spec cannot run.
    */
-  start(spec: TaskSpec | AnyTaskSpec): Promise<string>;
+  start(spec: TaskSpec | CustomTaskSpec): Promise<string>;
   /**
    * Sends input: to a local_bash task's stdin, to an agent's or teammate's mailbox. A task run by another
    * manager or a worker gets it as a command; resolves once its owner has written it.

@@ -25,6 +25,11 @@ export interface RunnerContext {
   graceMs: number;
   /** How often a runner that watches a process it did not start checks for its end. */
   pollMs: number;
+  /**
+   * Throws `LeaseLostError` while this manager cannot be sure it still holds the task (its lease lapsed, as
+   * after a pause, and ownership was not confirmed since). In-process writers call it before every write.
+   */
+  assertHeld(): void;
   /** Records the process group doing the task's work now, so a later manager can reconcile it. Never rejects. */
   recordProcess(identity: ProcessIdentity | undefined): Promise<void>;
   /** Raises a "message" notification: an agent or teammate wrote to the coordinator. */

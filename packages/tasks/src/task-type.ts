@@ -8,6 +8,9 @@ export interface AnyTaskSpec extends TaskSpecBase {
   type: string;
 }
 
+/** A spec of a type added with `defineTaskType`, as `start()` accepts it. */
+export type CustomTaskSpec = AnyTaskSpec & Record<string, unknown>;
+
 /** A spec in plain JSON that a worker on another machine can run: no functions, no secrets by value. */
 export type PortableTaskSpec = AnyTaskSpec & Record<string, unknown>;
 

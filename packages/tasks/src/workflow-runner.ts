@@ -93,7 +93,7 @@ async function runFunctionStep(
  */
 export function startWorkflow(spec: LocalWorkflowSpec, context: RunnerContext): TaskRunner {
   const controller = new AbortController();
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const control: StepControl = {};
   const count = spec.steps.length;
 
