@@ -35,6 +35,8 @@ export type {
   TaskCommandResult,
   TaskCommandStore,
   TaskLeaseStore,
+  TaskOutputFollow,
+  TaskOutputShipper,
   TaskOutputStat,
   TaskOutputStore,
   TaskQueue,
@@ -49,6 +51,7 @@ export {
   TaskStateError,
   TaskStoreError,
 } from "./task-errors.ts";
+export { createTaskExecutor, type TaskExecutor, type TaskExecutorOptions } from "./task-executor.ts";
 export {
   getTaskHooks,
   type TaskDeadlineEvent,

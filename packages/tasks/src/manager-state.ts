@@ -1,9 +1,9 @@
 import { hostname } from "node:os";
 import type { UnforgetError } from "@unforget/core";
 import type { Mailbox } from "./mailbox.ts";
-import { currentProcessIdentity } from "./process-identity.ts";
+import { currentProcessIdentity, type ProcessIdentity } from "./process-identity.ts";
 import type { PromptPattern } from "./prompt-patterns.ts";
-import type { TaskBackend } from "./task-backend.ts";
+import type { TaskBackend, TaskOutputShipper } from "./task-backend.ts";
 import { TaskStateError } from "./task-errors.ts";
 import type { TaskEvents } from "./task-events.ts";
 import type { TaskOwner, TaskRecord } from "./task-record.ts";
@@ -31,6 +31,8 @@ export interface LiveTask {
   stopping?: Promise<TaskRecord>;
   /** Set once this manager lost the task's lease: it no longer records anything about it. */
   relinquished?: boolean;
+  /** Ships the output to a remote store while the task runs here (a backend whose file is not the store). */
+  shipper?: TaskOutputShipper;
 }
 
 /** What the parts of one manager share. */
@@ -54,6 +56,8 @@ export interface ManagerState {
   readonly stall: StallSettings;
   readonly reportError: (error: UnforgetError) => void;
   readonly live: Map<string, LiveTask>;
+  /** The process group leader each task of this manager runs now, as it recorded it. */
+  readonly processes: Map<string, ProcessIdentity>;
   /** Tasks whose pending notifications this manager delivers. */
   readonly responsible: Set<string>;
   /** Running tasks that another live manager watches; checked on every tick in case it dies. */

@@ -28,6 +28,8 @@ export function createRunnerContext(state: ManagerState, taskId: string): Runner
       }
     },
     async recordProcess(identity: ProcessIdentity | undefined) {
+      if (identity === undefined) state.processes.delete(taskId);
+      else state.processes.set(taskId, identity);
       await mutateOwned(state, taskId, (record) =>
         isFinalStatus(record.status) ? undefined : { ...record, process: identity },
       ).catch((error: unknown) => reportBackground(state, error));

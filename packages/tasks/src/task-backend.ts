@@ -22,6 +22,30 @@ export interface TaskOutputStore {
   read(id: string, offset: number, maxBytes: number, attempt?: number): Promise<Uint8Array>;
   /** The output file on this machine, when readers here can open it (the file store); else undefined. */
   localPath(id: string): string | undefined;
+  /**
+   * Called when a task starts running on this machine, where its runner appends to `localPath`: ships that
+   * file to the store as it grows, for readers elsewhere. Absent when the local file is the store itself.
+   */
+  follow?(task: TaskOutputFollow): TaskOutputShipper;
+}
+
+/** What a shipping output store is told about a task that starts running here. */
+export interface TaskOutputFollow {
+  id: string;
+  /** The attempt that runs here: every chunk is written for it and refused once the task has moved on. */
+  attempt: number;
+  /** The file the runner appends to. */
+  localPath: string;
+  /** Called once when the output passes the store's cap: the task is stopped (nothing is cut silently). */
+  onOverflow(limitBytes: number): void;
+}
+
+/** Ships one task's local output to the store. */
+export interface TaskOutputShipper {
+  /** Called before the task's end is recorded: resolves once everything written so far is committed. */
+  flush(): Promise<void>;
+  /** Called when this machine stops running the task (ended or given up): stops shipping, without a flush. */
+  stop(): void;
 }
 
 /**

@@ -15,11 +15,16 @@ export function relinquishTask(state: ManagerState, live: LiveTask, record: Task
   live.relinquished = true;
   for (const timer of live.timers) clearTimeout(timer);
   if (state.live.get(live.id) === live) state.live.delete(live.id);
+  live.shipper?.stop();
+  const mine = state.processes.get(live.id);
+  state.processes.delete(live.id);
   const adoptedHere =
     record?.owner !== undefined &&
     record.owner.hostname === hostname() &&
-    record.process !== undefined &&
-    isProcessAlive(record.process);
+    mine !== undefined &&
+    record.process?.pid === mine.pid &&
+    record.process.startTime === mine.startTime &&
+    isProcessAlive(mine);
   if (adoptedHere && live.runner.release !== undefined) live.runner.release();
   else void live.runner.stop().catch((error: unknown) => reportBackground(state, error));
 }
@@ -30,10 +35,10 @@ export async function heartbeat(state: ManagerState): Promise<void> {
   try {
     const renewedAt = Date.now();
     await leases.renew(state.owner);
-    const lapsed = renewedAt - state.lastRenewedAt > leases.leaseMs;
-    // Renewed after a gap past the lease (the process was paused): others may have adopted its tasks, so the
-    // writers stay fenced until every task has been checked.
-    if (lapsed) await checkOwnership(state);
+    // After a gap past the lease (the process was paused) others may have taken its tasks: the writers stay
+    // fenced until every task has been checked. Checked on every beat too, for a task given to another owner
+    // while this one kept renewing (a queue's own expiry).
+    await checkOwnership(state);
     state.lastRenewedAt = renewedAt;
     return;
   } catch (error) {

@@ -80,19 +80,20 @@ export async function raiseNotification(
   return raised;
 }
 
-async function onTimeout(state: ManagerState, live: LiveTask, timeoutMs: number): Promise<void> {
+/** Stops a live task because a limit was reached; it then fails with that limit as its reason. */
+export async function stopForLimit(
+  state: ManagerState,
+  live: LiveTask,
+  limit: "timeout" | "output_limit",
+  error: string,
+): Promise<void> {
   const now = Date.now();
   const record = await mutateOwned(state, live.id, (current) =>
     isFinalStatus(current.status) || current.stopRequestedAt !== undefined
       ? undefined
-      : {
-          ...current,
-          timedOut: true,
-          stopRequestedAt: now,
-          error: `timed out after ${timeoutMs} ms and was stopped`,
-        },
+      : { ...current, limit, stopRequestedAt: now, error },
   );
-  if (record.timedOut) await live.runner.stop();
+  if (record.limit === limit) await live.runner.stop();
 }
 
 async function onDeadline(state: ManagerState, live: LiveTask): Promise<void> {
@@ -123,7 +124,9 @@ function scheduleTimers(state: ManagerState, live: LiveTask, record: TaskRecord)
   const { timeoutMs, deadlineAt } = record;
   if (timeoutMs !== undefined) {
     scheduleAt(live, record.createdAt + timeoutMs, () => {
-      onTimeout(state, live, timeoutMs).catch((error: unknown) => reportBackground(state, error));
+      stopForLimit(state, live, "timeout", `timed out after ${timeoutMs} ms and was stopped`).catch(
+        (error: unknown) => reportBackground(state, error),
+      );
     });
   }
   if (deadlineAt !== undefined && Number.isFinite(deadlineAt) && !record.deadlineNotified) {
@@ -139,16 +142,8 @@ function settle(
   outcome: TaskOutcome,
   notification: (status: TaskRecord["status"]) => TaskNotification | undefined,
 ): TaskRecordInit {
-  const status = current.timedOut
-    ? "failed"
-    : current.stopRequestedAt !== undefined
-      ? "killed"
-      : outcome.status;
-  const endReason = current.timedOut
-    ? "timeout"
-    : current.stopRequestedAt !== undefined
-      ? "stopped"
-      : outcome.endReason;
+  const status = current.limit ? "failed" : current.stopRequestedAt !== undefined ? "killed" : outcome.status;
+  const endReason = current.limit ?? (current.stopRequestedAt !== undefined ? "stopped" : outcome.endReason);
   const raised = notification(status);
   return {
     ...current,
@@ -157,7 +152,7 @@ function settle(
     endedAt: Date.now(),
     exitCode: outcome.exitCode,
     signal: outcome.signal,
-    error: current.timedOut ? current.error : status === "killed" ? undefined : outcome.error,
+    error: current.limit ? current.error : status === "killed" ? undefined : outcome.error,
     result: outcome.result,
     process: undefined,
     pending: raised === undefined ? current.pending : [...current.pending, raised],
@@ -175,6 +170,12 @@ export async function finalizeTask(
 ): Promise<TaskRecord> {
   const live = state.live.get(id);
   for (const timer of live?.timers ?? []) clearTimeout(timer);
+  // Readers elsewhere must find all the output committed once the record says the task has ended.
+  if (live?.shipper !== undefined) {
+    await live.shipper.flush();
+    live.shipper.stop();
+  }
+  state.processes.delete(id);
   const path = localOutputPath(state, id);
   const tail = outcome.status === "failed" ? await readOutputTail(path, state.stall.tailBytes) : "";
   const outputBytes = (await stat(path).catch(() => undefined))?.size ?? 0;
@@ -196,10 +197,10 @@ export async function finalizeTask(
       return {
         ...base,
         kind: "failed",
-        reason: current.timedOut ? "timeout" : outcome.endReason,
+        reason: current.limit ?? outcome.endReason,
         exitCode: outcome.exitCode,
         signal: outcome.signal,
-        error: current.timedOut ? current.error : outcome.error,
+        error: current.limit ? current.error : outcome.error,
         tail,
       };
     });
@@ -230,7 +231,25 @@ export function superviseTask(state: ManagerState, record: TaskRecord, runner: T
   };
   state.live.set(record.id, live);
   scheduleTimers(state, live, record);
+  const follow = state.backend.output.follow;
+  if (follow !== undefined && record.attempt !== undefined) {
+    live.shipper = follow({
+      id: record.id,
+      attempt: record.attempt,
+      localPath: localOutputPath(state, record.id),
+      onOverflow(limitBytes) {
+        stopForLimit(
+          state,
+          live,
+          "output_limit",
+          `its output passed the limit of ${limitBytes} bytes and it was stopped; everything up to the limit was kept`,
+        ).catch((error: unknown) => reportBackground(state, error));
+      },
+    });
+  }
   live.settled = runner.done.then(async (outcome) => {
+    // Given up (another owner has it, or this one closed without a lease): nothing more is recorded here.
+    if (live.relinquished) return (await state.records.get(record.id, true)) ?? record;
     try {
       return await finalizeTask(state, record.id, outcome);
     } catch (error) {

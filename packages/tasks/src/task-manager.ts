@@ -146,7 +146,8 @@ function checkOptions(options: TaskManagerOptions): void {
   checkDuration(options.pollMs, "pollMs");
 }
 
-function createState(options: TaskManagerOptions): ManagerState {
+/** The shared state of a manager (or an executor on a worker) from its options. */
+export function createState(options: TaskManagerOptions): ManagerState {
   const defaults = () =>
     createFileTaskBackend({ dir: options.dir!, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS });
   const base = options.backend ?? defaults();
@@ -180,6 +181,7 @@ function createState(options: TaskManagerOptions): ManagerState {
         process.emitWarning(error.message, { code: error.code });
       }),
     live: new Map(),
+    processes: new Map(),
     responsible: new Set(),
     foreign: new Set(),
     lastRenewedAt: Date.now(),

@@ -33,9 +33,10 @@ export type TaskStatus = "running" | "completed" | "failed" | "killed";
 /**
  * Why a task ended. "exit": its process exited or its job returned; "signal": a signal nobody asked for
  * killed it; "timeout": it ran past its `timeoutMs` and was stopped; "stopped": `stop()` ended it; "error":
- * it could not start or its job threw; "lost": it ended while no manager watched and left no exit status.
+ * it could not start or its job threw; "lost": it ended while no manager watched and left no exit status;
+ * "output_limit": its output passed the backend's cap and it was stopped (nothing was cut silently).
  */
-export type TaskEndReason = "exit" | "signal" | "timeout" | "stopped" | "error" | "lost";
+export type TaskEndReason = "exit" | "signal" | "timeout" | "output_limit" | "stopped" | "error" | "lost";
 
 /** The manager (or worker) that watches a task; another adopts the task once this one's lease has lapsed. */
 export interface TaskOwner extends ProcessIdentity {
@@ -74,8 +75,12 @@ export interface TaskRecord {
   readonly deadlineNotified?: boolean;
   /** Set by `stop()` before any signal is sent, so a manager that dies mid-stop still records "killed". */
   readonly stopRequestedAt?: number;
-  /** Set when the task was stopped by its timeout rather than by `stop()`. */
-  readonly timedOut?: boolean;
+  /** Set when a limit (its timeout, the output cap) stopped the task rather than `stop()`. */
+  readonly limit?: "timeout" | "output_limit";
+  /** Which run this is: 1 for the first, +1 each time a worker claims it again after a failure (queues). */
+  readonly attempt?: number;
+  /** Set when the worker running an attempt was lost: its output is complete up to this byte offset only. */
+  readonly outputLostAfter?: number;
   /** The process group leader that currently does the task's work, when a process does. */
   readonly process?: ProcessIdentity;
   /** The manager watching the task; absent once released by `close()` or after the task ended. */

@@ -64,11 +64,14 @@ function every(state: ManagerState, intervalMs: number, work: () => Promise<void
 }
 
 /**
- * Starts the manager's periodic work: stall checks and watching other managers' tasks (every
+ * Starts the manager's periodic work: stall checks and (`adopt`) watching other managers' tasks (every
  * `stall.intervalMs`), the lease's heartbeat (every third of the lease), and the commands other managers
  * send to this one's tasks (every `pollMs`).
  */
-export function startWatchdog(state: ManagerState): () => void {
+export function startWatchdog(
+  state: ManagerState,
+  options: { adopt: boolean } = { adopt: true },
+): () => void {
   let ticks = 0;
   const stops = [
     every(state, state.stall.intervalMs, async () => {
@@ -77,6 +80,7 @@ export function startWatchdog(state: ManagerState): () => void {
         .filter((live) => live.runner.watchForPrompts)
         .map((live) => checkStall(state, live));
       await Promise.all(checks);
+      if (!options.adopt) return;
       await checkForeignTasks(state);
       if (ticks % RESCAN_EVERY_TICKS === 0) await reconcileAll(state);
     }),
