@@ -75,6 +75,7 @@ export type {
   TaskMessageNotification,
   TaskNotification,
   TaskNotificationKind,
+  TaskNoWorkerNotification,
   TaskStalledNotification,
 } from "./task-notification.ts";
 export type { OutputChunk } from "./task-output.ts";

@@ -9,7 +9,7 @@ import type { TaskRecord } from "./task-record.ts";
 import { outcomeFromExit, type RunnerContext, type TaskOutcome, type TaskRunner } from "./task-runner.ts";
 import type { LocalBashSpec } from "./task-spec.ts";
 import { defineTaskType } from "./task-type.ts";
-import { checkCommandFields, optionalText, requireText } from "./validate-task-spec.ts";
+import { checkCommandFields, checkEnvNames, optionalText, requireText } from "./validate-task-spec.ts";
 
 /**
  * The wrapper shell leads the task's process group. It records its pid first (so a manager that dies right
@@ -60,7 +60,7 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
       exitPath,
       ...shellCommandLine(spec.command, spec.shell),
     ],
-    { cwd: spec.cwd, env: spec.env, outputPath: context.outputPath },
+    { cwd: spec.cwd, env: spec.env, baseEnv: context.env, outputPath: context.outputPath },
   );
   const stdin = child.stdin!;
   const ready = identity !== undefined ? context.recordProcess(identity) : Promise.resolve();
@@ -176,6 +176,7 @@ export const localBashTaskType = defineTaskType<LocalBashSpec>({
     requireText(spec, "command");
     optionalText(spec, "shell");
     checkCommandFields(spec, runsHere);
+    checkEnvNames(spec.envFrom, "envFrom");
   },
   describe: (spec) => spec.command,
   cwd: (spec) => spec.cwd,

@@ -52,6 +52,8 @@ export interface ManagerState {
   readonly graceMs: number;
   readonly deadlineMs: number;
   readonly pollMs: number;
+  /** How long a queued task waits with no live worker for its type before it notifies `no_worker`. */
+  readonly noWorkerMs: number;
   readonly readChunkBytes: number;
   readonly stall: StallSettings;
   readonly reportError: (error: UnforgetError) => void;

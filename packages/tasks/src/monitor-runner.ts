@@ -49,10 +49,16 @@ async function withTimeout(
 }
 
 /** A check command: healthy when it exits 0. Its output is dropped; its whole group dies on abort. */
-async function runCheckCommand(command: string, spec: MonitorSpec, signal: AbortSignal): Promise<void> {
+async function runCheckCommand(
+  command: string,
+  spec: MonitorSpec,
+  baseEnv: RunnerContext["env"],
+  signal: AbortSignal,
+): Promise<void> {
   const { identity, exited } = spawnShellCommand(command, {
     cwd: spec.cwd,
     env: spec.env,
+    baseEnv,
     outputPath: "/dev/null",
   });
   const kill = () => {
@@ -92,6 +98,7 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
     const group = spawnShellCommand(spec.command, {
       cwd: spec.cwd,
       env: spec.env,
+      baseEnv: context.env,
       outputPath: context.outputPath,
       stdout: mcp ? "pipe" : "output",
     });
@@ -120,7 +127,9 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
       );
     }
     if (spec.type === "monitor") {
-      await (typeof spec.check === "string" ? runCheckCommand(spec.check, spec, signal) : spec.check(signal));
+      await (typeof spec.check === "string"
+        ? runCheckCommand(spec.check, spec, context.env, signal)
+        : spec.check(signal));
     } else
       await (server?.mcp !== undefined ? server.mcp.ping(2 * settings.checkTimeoutMs) : spec.ping!(signal));
   };

@@ -7,7 +7,11 @@ import { isFinalStatus } from "./task-record.ts";
 import type { RunnerContext } from "./task-runner.ts";
 
 /** The manager's side of a runner: where to write, how to record its process, how to notify. */
-export function createRunnerContext(state: ManagerState, taskId: string): RunnerContext {
+export function createRunnerContext(
+  state: ManagerState,
+  taskId: string,
+  env: RunnerContext["env"] = process.env,
+): RunnerContext {
   const folder = taskDirectory(localDirectory(state), taskId);
   const outputPath = outputFile(folder);
   return {
@@ -17,6 +21,7 @@ export function createRunnerContext(state: ManagerState, taskId: string): Runner
     mailbox: state.mailbox,
     graceMs: state.graceMs,
     pollMs: state.pollMs,
+    env,
     assertHeld() {
       const live = state.live.get(taskId);
       const lapsed = Date.now() - state.lastRenewedAt > state.backend.leases.leaseMs;

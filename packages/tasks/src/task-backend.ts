@@ -109,6 +109,8 @@ export interface TaskQueue {
   enqueue(record: TaskRecordInit, spec: PortableTaskSpec): Promise<TaskRecord>;
   /** The longest `timeoutMs` (and finite `deadlineMs`) a queued task may have, in milliseconds. */
   readonly maxRunMs: number;
+  /** How many workers that run `type` hold a lease now; a task none serves for a minute notifies `no_worker`. */
+  liveWorkers(type: string): Promise<number>;
 }
 
 /**

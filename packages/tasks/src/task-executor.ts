@@ -3,7 +3,7 @@ import type { UnforgetError } from "@unforget/core";
 import type { ManagerState } from "./manager-state.ts";
 import { createRunnerContext } from "./runner-context.ts";
 import type { TaskBackend } from "./task-backend.ts";
-import { describeError, TaskStateError } from "./task-errors.ts";
+import { describeError, TaskInputError, TaskStateError } from "./task-errors.ts";
 import { relinquishTask } from "./task-heartbeat.ts";
 import { finalizeTask, superviseTask } from "./task-lifecycle.ts";
 import { createState, type StallOptions } from "./task-manager.ts";
@@ -21,6 +21,12 @@ export interface TaskExecutorOptions {
   backend: TaskBackend;
   /** The only types it runs; a claimed task of another type fails at once. */
   types: readonly TaskTypeDefinition[];
+  /**
+   * What a task's commands inherit from this process's environment: only `base` (default PATH, HOME,
+   * LANG, LC_ALL, TERM, TZ, USER, LOGNAME, SHELL, TMPDIR) and the names a spec asks for in `envFrom` that
+   * `allow` lists. A spec asking for a name outside `allow` fails to start, saying so.
+   */
+  environment?: { allow?: readonly string[]; base?: readonly string[] };
   stall?: StallOptions;
   graceMs?: number;
   pollMs?: number;
@@ -46,6 +52,40 @@ export interface TaskExecutor {
   run(record: TaskRecord, spec: PortableTaskSpec): Promise<TaskRecord>;
   /** Stops the timers and gives up the running tasks (ended here, left to the queue to retry); releases the lease. */
   close(): Promise<void>;
+}
+
+const BASE_ENVIRONMENT = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LC_ALL",
+  "TERM",
+  "TZ",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TMPDIR",
+];
+
+/** The environment a queued task starts from on this machine: the base, and the allowed names it asked for. */
+function environmentFor(
+  spec: PortableTaskSpec,
+  options: TaskExecutorOptions["environment"] = {},
+): Record<string, string | undefined> {
+  const allow = new Set(options.allow ?? []);
+  const wanted = Array.isArray(spec.envFrom) ? (spec.envFrom as string[]) : [];
+  const refused = wanted.filter((name) => !allow.has(name));
+  if (refused.length > 0) {
+    throw new TaskInputError(
+      `envFrom: ${refused.join(", ")} ${refused.length === 1 ? "is" : "are"} not in this worker's allow-list (${[...allow].join(", ") || "empty"}); add ${refused.length === 1 ? "it" : "them"} to createTaskWorker's environment.allow on the machines that should pass ${refused.length === 1 ? "it" : "them"}.`,
+      { field: "envFrom" },
+    );
+  }
+  const env: Record<string, string | undefined> = {};
+  for (const name of [...(options.base ?? BASE_ENVIRONMENT), ...wanted]) {
+    if (process.env[name] !== undefined) env[name] = process.env[name];
+  }
+  return env;
 }
 
 export async function createTaskExecutor(options: TaskExecutorOptions): Promise<TaskExecutor> {
@@ -79,7 +119,8 @@ export async function createTaskExecutor(options: TaskExecutorOptions): Promise<
     let runner: TaskRunner;
     try {
       validateTaskSpec(spec, state.types, true);
-      runner = state.types.require(spec.type).start(spec, createRunnerContext(state, record.id));
+      const env = environmentFor(spec, options.environment);
+      runner = state.types.require(spec.type).start(spec, createRunnerContext(state, record.id, env));
     } catch (error) {
       return finalizeTask(state, record.id, {
         status: "failed",

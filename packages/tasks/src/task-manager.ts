@@ -26,7 +26,7 @@ import { createTaskRecords } from "./task-records.ts";
 import type { TaskSpec } from "./task-spec.ts";
 import type { TaskStateStore } from "./task-state-store.ts";
 import { type CustomTaskSpec, createTaskTypeRegistry, type TaskTypeDefinition } from "./task-type.ts";
-import { startWatchdog } from "./task-watchdog.ts";
+import { NO_WORKER_MS, startWatchdog } from "./task-watchdog.ts";
 import { checkDuration } from "./validate-task-spec.ts";
 import { waitForTask } from "./wait-for-task.ts";
 
@@ -63,8 +63,10 @@ export interface TaskManagerOptions {
   graceMs?: number;
   /** Largest chunk `readOutput` returns (default 262 144 bytes). */
   readChunkBytes?: number;
-  /** How often a task re-attached after a restart is checked for its end (default 500). */
+  /** How often a task re-attached after a restart is checked for its end, and commands are read (default 500). */
   pollMs?: number;
+  /** With a queue: how long a task waits with no live worker for its type before it notifies `no_worker` (default 60 000). */
+  noWorkerMs?: number;
   /** Where task records live (default: the backend's store). */
   store?: TaskStateStore;
   /** The mailbox for agents and teammates (default: the backend's, durable). */
@@ -144,6 +146,7 @@ function checkOptions(options: TaskManagerOptions): void {
   checkDuration(options.graceMs, "graceMs", { min: 0 });
   checkDuration(options.readChunkBytes, "readChunkBytes", { min: MIN_CHUNK_BYTES });
   checkDuration(options.pollMs, "pollMs");
+  checkDuration(options.noWorkerMs, "noWorkerMs");
 }
 
 /** The shared state of a manager (or an executor on a worker) from its options. */
@@ -168,6 +171,7 @@ export function createState(options: TaskManagerOptions): ManagerState {
     graceMs: options.graceMs ?? DEFAULTS.graceMs,
     deadlineMs: options.deadlineMs ?? DEFAULTS.deadlineMs,
     pollMs: options.pollMs ?? DEFAULTS.pollMs,
+    noWorkerMs: options.noWorkerMs ?? NO_WORKER_MS,
     readChunkBytes: options.readChunkBytes ?? DEFAULTS.readChunkBytes,
     stall: {
       intervalMs: options.stall?.intervalMs ?? DEFAULTS.intervalMs,

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory } from "./__fixtures__/task-test-kit.ts";
+import { temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
 import { BUILT_IN_TASK_TYPES } from "./built-in-task-types.ts";
 import { createFileTaskBackend } from "./file-task-backend.ts";
+import { renderTaskNotification } from "./task-attachments.ts";
 import type { TaskBackend } from "./task-backend.ts";
 import { TaskNotPortableError } from "./task-errors.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
@@ -20,6 +22,7 @@ function queued(base: TaskBackend): TaskBackend {
     ...base,
     queue: {
       maxRunMs: 86_400_000,
+      liveWorkers: async () => 0,
       async enqueue(record, spec) {
         enqueued.push(spec);
         return base.store.create(record);
@@ -119,6 +122,22 @@ describe("a manager with a queue", () => {
     );
     await small.close();
     expect(enqueued).toEqual([]);
+  });
+
+  it("a task no live worker serves notifies no_worker once, instead of waiting in silence", async () => {
+    const waiting = await createTaskManager({
+      backend,
+      sessionId: "s",
+      noWorkerMs: 1,
+      stall: { intervalMs: 20 },
+    });
+    const id = await waiting.start({ type: "local_bash", command: "make" });
+    const { match } = await waitForNotification(waiting, (n) => n.taskId === id);
+    expect(match).toMatchObject({ kind: "no_worker", type: "local_bash" });
+    expect(renderTaskNotification(match)).toMatch(/no worker that runs local_bash tasks is alive/);
+    await sleep(100);
+    expect(await waiting.takeNotifications()).toEqual([]);
+    await waiting.close();
   });
 
   it("stops a task no worker has claimed at once; input to it is refused until it runs", async () => {

@@ -73,6 +73,8 @@ export interface TaskRecord {
   /** Epoch milliseconds after which the task notifies once, whether or not it has ended. */
   readonly deadlineAt?: number;
   readonly deadlineNotified?: boolean;
+  /** Set once a queued task has notified that no live worker runs its type. */
+  readonly noWorkerNotified?: boolean;
   /** Set by `stop()` before any signal is sent, so a manager that dies mid-stop still records "killed". */
   readonly stopRequestedAt?: number;
   /** Set when a limit (its timeout, the output cap) stopped the task rather than `stop()`. */

@@ -25,6 +25,8 @@ export interface RunnerContext {
   graceMs: number;
   /** How often a runner that watches a process it did not start checks for its end. */
   pollMs: number;
+  /** The environment the task's commands start from (their spec's `env` is added to it). */
+  env: Readonly<Record<string, string | undefined>>;
   /**
    * Throws `LeaseLostError` while this manager cannot be sure it still holds the task (its lease lapsed, as
    * after a pause, and ownership was not confirmed since). In-process writers call it before every write.

@@ -47,6 +47,50 @@ export async function checkStall(state: ManagerState, live: LiveTask, now = Date
   if (raised !== undefined) await state.events.stalled({ taskId: live.id, prompt, tail, quietMs });
 }
 
+/** How long a queued task may wait with no live worker for its type before it notifies. */
+export const NO_WORKER_MS = 60_000;
+
+/**
+ * Queued tasks of this manager that no worker has claimed: once one has waited `noWorkerMs` and no live
+ * worker runs its type, it notifies `no_worker` (once), so that the agent hears of it rather than waiting.
+ */
+export async function checkWaitingTasks(state: ManagerState, now = Date.now()): Promise<void> {
+  const queue = state.backend.queue;
+  if (queue === undefined) return;
+  for (const id of [...state.responsible]) {
+    const record = await state.records.get(id);
+    if (
+      record === undefined ||
+      isFinalStatus(record.status) ||
+      record.owner !== undefined ||
+      record.noWorkerNotified ||
+      now - record.createdAt < state.noWorkerMs
+    )
+      continue;
+    if ((await queue.liveWorkers(record.type)) > 0) continue;
+    const fresh = await state.records.mutate(id, (current) =>
+      isFinalStatus(current.status) || current.owner !== undefined || current.noWorkerNotified
+        ? undefined
+        : {
+            ...current,
+            noWorkerNotified: true,
+            pending: [
+              ...current.pending,
+              {
+                kind: "no_worker",
+                taskId: id,
+                type: current.type,
+                description: current.description,
+                at: now,
+                waitingMs: now - current.createdAt,
+              },
+            ],
+          },
+    );
+    if (fresh.noWorkerNotified) state.responsible.add(id);
+  }
+}
+
 /** Runs `work` every `intervalMs`, never two at once (a slow tick is skipped, not stacked); returns the stop. */
 function every(state: ManagerState, intervalMs: number, work: () => Promise<void>): () => void {
   let running = false;
@@ -81,6 +125,7 @@ export function startWatchdog(
         .map((live) => checkStall(state, live));
       await Promise.all(checks);
       if (!options.adopt) return;
+      await checkWaitingTasks(state);
       await checkForeignTasks(state);
       if (ticks % RESCAN_EVERY_TICKS === 0) await reconcileAll(state);
     }),

@@ -55,6 +55,16 @@ export function checkEnv(value: unknown, path: string): void {
   }
 }
 
+/** A list of environment variable names (letters, digits and "_", not starting with a digit). */
+export function checkEnvNames(value: unknown, path: string): void {
+  if (value === undefined) return;
+  if (
+    !Array.isArray(value) ||
+    value.some((name) => typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+  )
+    fail(path, 'must be a list of environment variable names, e.g. ["NPM_TOKEN"].');
+}
+
 export function checkCwd(value: unknown, path: string): void {
   if (value === undefined) return;
   if (typeof value !== "string" || value === "") fail(path, "must be a directory path.");

@@ -36,6 +36,7 @@ async function runCommandStep(
   const { child, identity, exited } = spawnShellCommand(step.command, {
     cwd: step.cwd,
     env: step.env,
+    baseEnv: context.env,
     outputPath: context.outputPath,
   });
   if (identity !== undefined) {
