@@ -17,3 +17,8 @@ export const BUILT_IN_TASK_TYPES: readonly TaskTypeDefinition[] = [
   remoteAgentTaskType,
   inProcessTeammateTaskType,
 ] as unknown as readonly TaskTypeDefinition[];
+
+/** The built-in types a worker on another machine can run: specs of these carry no code. */
+export const PORTABLE_TASK_TYPES: readonly TaskTypeDefinition[] = BUILT_IN_TASK_TYPES.filter(
+  (type) => type.toPortable !== undefined,
+);

@@ -1,4 +1,4 @@
-export { BUILT_IN_TASK_TYPES } from "./built-in-task-types.ts";
+export { BUILT_IN_TASK_TYPES, PORTABLE_TASK_TYPES } from "./built-in-task-types.ts";
 export { createDreamTaskType, type DreamTaskTypeOptions } from "./dream-task-type.ts";
 export { createFileMailbox } from "./file-mailbox.ts";
 export { createFileTaskBackend, type FileTaskBackendOptions } from "./file-task-backend.ts";
