@@ -11,6 +11,7 @@ export { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS, explainDecay } from "./memory-decay.
 export type { MemoryDir, MemoryDirOptions } from "./memory-dir.ts";
 export { createMemoryDir, DEFAULT_MAX_MEMORY_BYTES } from "./memory-dir.ts";
 export {
+  MemoryArgumentError,
   MemoryConflictError,
   MemoryFrontmatterError,
   MemoryLimitError,
@@ -46,6 +47,17 @@ export type {
 export { createMemoryRetriever, formatRecalledMemories } from "./memory-retriever.ts";
 export type { MemoryRootOptions } from "./memory-root.ts";
 export { defaultMemoryRoot } from "./memory-root.ts";
+export type { MemoryHead, WriteAttempt } from "./memory-rules.ts";
+export {
+  checkExpectedHash,
+  checkKeep,
+  checkMemoryContent,
+  checkWriteOptions,
+  MEMORY_HASH_PATTERN,
+  refuseHeadRedaction,
+  replayWrite,
+  restorableContent,
+} from "./memory-rules.ts";
 export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 export type {
   MemoryTool,
@@ -54,7 +66,12 @@ export type {
   MemoryToolResult,
 } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA, MEMORY_TOOL_ROOT } from "./memory-tool.ts";
-export type { MemoryVersion, MemoryVersionOperation } from "./memory-versions.ts";
+export type {
+  MemoryVersion,
+  MemoryVersionOperation,
+  MemoryVersions,
+  RedactOptions,
+} from "./memory-versions.ts";
 export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
 export type { SessionMemory, SessionMemoryOptions, SessionNotesUpdate } from "./session-memory.ts";

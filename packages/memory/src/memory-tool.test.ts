@@ -157,7 +157,7 @@ describe("createMemoryTool", () => {
       content: "Successfully deleted /memories/archive/a.md",
       isError: false,
     });
-    const versions = await dir.versions("archive/a.md");
+    const versions = await dir.listVersions("archive/a.md");
     expect(versions[0]).toMatchObject({ operation: "delete", content: "alpha\n", author: "agent:claude" });
     expect(await run({ command: "delete", path: "/memories/archive/a.md" })).toEqual({
       content: "Error: The path /memories/archive/a.md does not exist",

@@ -12,6 +12,8 @@ export type {
   BedrockFakeServer,
 } from "./bedrock-fake.ts";
 export { startBedrockFake } from "./bedrock-fake.ts";
+export type { FakeGate, FakeModelProvider, FakeModelProviderOptions } from "./fake-model-provider.ts";
+export { createFakeModelProvider } from "./fake-model-provider.ts";
 export type {
   FakeError,
   FakeErrorKind,
