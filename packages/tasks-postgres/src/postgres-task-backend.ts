@@ -126,7 +126,13 @@ export async function openPostgresTasks(
     let ready = queues.get(type);
     if (ready === undefined) {
       const name = queueName(type);
-      ready = boss.createQueue(name, { name, retryLimit }).then(() => name);
+      // Two processes creating the same queue at once race inside pg-boss: the loser finds it made.
+      ready = boss
+        .createQueue(name, { name, retryLimit })
+        .catch(async (error: unknown) => {
+          if ((await boss.getQueue(name)) === null) throw error;
+        })
+        .then(() => name);
       ready.catch(() => queues.delete(type));
       queues.set(type, ready);
     }

@@ -70,7 +70,13 @@ async function claimTask(
   const row = found.rows[0];
   if (row === undefined || row.spec === null || row.record.status !== "running") return undefined;
   const attempt = Number(row.attempt) + 1;
-  const next: TaskRecordInit = { ...row.record, owner, attempt, process: undefined };
+  const next: TaskRecordInit = {
+    ...row.record,
+    owner,
+    attempt,
+    process: undefined,
+    outputLostAfter: undefined,
+  };
   const record = await updateTask(database, taskId, Number(row.version), next, randomUUID());
   if (record === undefined) return undefined;
   await database.query(

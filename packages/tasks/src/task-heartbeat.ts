@@ -43,10 +43,17 @@ export async function heartbeat(state: ManagerState): Promise<void> {
     return;
   } catch (error) {
     reportBackground(state, error);
-    if (Date.now() - state.lastRenewedAt <= leases.leaseMs) return;
-    // Past the lease without renewal: this manager cannot prove it still holds anything.
-    for (const live of [...state.live.values()]) relinquishTask(state, live, undefined);
   }
+}
+
+/**
+ * For a worker whose tasks a queue runs again elsewhere: once its lease has gone unrenewed for longer than the
+ * lease (the database is unreachable, a renewal hangs), it cannot know whether another worker took its tasks,
+ * so it ends their work and records nothing. A manager's own tasks are adopted, not retried: it waits instead.
+ */
+export function checkLeaseExpiry(state: ManagerState): void {
+  if (Date.now() - state.lastRenewedAt <= state.backend.leases.leaseMs) return;
+  for (const live of [...state.live.values()]) relinquishTask(state, live, undefined);
 }
 
 /** Gives up every live task whose record names another owner. */

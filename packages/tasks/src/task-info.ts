@@ -27,6 +27,10 @@ export interface TaskInfo {
   outputBytes: number;
   /** Epoch milliseconds of the last output; absent before any output. */
   lastOutputAt?: number;
+  /** Which run this is, for a task a queue runs (1, then 2 after its worker was lost, …). */
+  attempt?: number;
+  /** Set when an attempt's worker was lost: its output is complete up to this byte offset only. */
+  outputLostAfter?: number;
   /** The process group leader, while a process does the task's work. */
   pid?: number;
   watchedBy: TaskWatcher;
@@ -56,6 +60,8 @@ export function toTaskInfo(
     outputPath,
     outputBytes: output.size,
     lastOutputAt: output.size > 0 ? output.lastWriteAt : undefined,
+    attempt: record.attempt,
+    outputLostAfter: record.outputLostAfter,
     pid: record.process?.pid,
     watchedBy,
   };

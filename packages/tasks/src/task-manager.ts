@@ -80,6 +80,8 @@ export interface TaskManagerOptions {
 export interface ReadOutputOptions {
   /** Largest chunk to return, in bytes (at least 4; default and maximum: the manager's `readChunkBytes`). */
   maxBytes?: number;
+  /** An earlier attempt of a task a queue ran again (default: the latest); its output stays readable. */
+  attempt?: number;
 }
 
 export interface WriteOptions {
@@ -270,7 +272,7 @@ export async function createTaskManager(options: TaskManagerOptions): Promise<Ta
       return Promise.all((await state.records.store.list()).map((record) => describeTask(state, record)));
     },
     readOutput: (id, offset = 0, readOptions = {}) =>
-      readTaskOutput(state, id, offset, readOptions.maxBytes ?? state.readChunkBytes),
+      readTaskOutput(state, id, offset, readOptions.maxBytes ?? state.readChunkBytes, readOptions.attempt),
     takeNotifications: () => takeNotifications(state),
     wait: (id, waitOptions = {}) => waitForTask(state, id, waitOptions.timeoutMs),
     async close() {

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import type { LiveTask, ManagerState } from "./manager-state.ts";
 import { matchInteractivePrompt } from "./prompt-patterns.ts";
 import { checkForeignTasks, reconcileAll } from "./reconcile-tasks.ts";
-import { heartbeat, runCommands } from "./task-heartbeat.ts";
+import { checkLeaseExpiry, heartbeat, runCommands } from "./task-heartbeat.ts";
 import { localOutputPath, outputPathField, raiseNotification, reportBackground } from "./task-lifecycle.ts";
 import { readOutputTail } from "./task-output.ts";
 import { isFinalStatus } from "./task-record.ts";
@@ -130,6 +130,14 @@ export function startWatchdog(
       if (ticks % RESCAN_EVERY_TICKS === 0) await reconcileAll(state);
     }),
     every(state, Math.max(1, Math.floor(state.backend.leases.leaseMs / 3)), () => heartbeat(state)),
+    // A worker checks on its own clock too, for a renewal that hangs rather than fails.
+    ...(options.adopt
+      ? []
+      : [
+          every(state, Math.max(20, Math.floor(state.backend.leases.leaseMs / 10)), async () =>
+            checkLeaseExpiry(state),
+          ),
+        ]),
     every(state, state.pollMs, () => runCommands(state)),
   ];
   return () => {
