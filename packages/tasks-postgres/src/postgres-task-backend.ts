@@ -65,11 +65,13 @@ export interface PostgresTasks {
 /** The texts of a spec that could carry a secret: the command(s), and every environment value. */
 function secretCandidates(spec: PortableTaskSpec): { field: string; text: string }[] {
   const found: { field: string; text: string }[] = [];
-  const visit = (value: unknown, field: string) => {
+  const visit = (value: unknown, field: string): void => {
     if (typeof value === "string") found.push({ field, text: value });
-    else if (Array.isArray(value)) value.forEach((item, index) => visit(item, `${field}[${index}]`));
-    else if (typeof value === "object" && value !== null)
-      for (const [key, item] of Object.entries(value)) visit(item, field === "" ? key : `${field}.${key}`);
+    else if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) visit(item, `${field}[${index}]`);
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, item] of Object.entries(value)) visit(item, `${field}.${key}`);
+    }
   };
   for (const key of ["command", "check", "env", "steps"]) visit(spec[key], key);
   return found;
