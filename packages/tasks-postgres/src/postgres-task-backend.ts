@@ -93,8 +93,24 @@ async function scanSpec(
   }
 }
 
-/** Opens everything a manager or a worker uses on the database. */
-export async function openPostgresTasks(
+/**
+ * Openings in progress, per client. PGlite is one connection, and pg-boss's migrations send their own BEGIN
+ * and COMMIT: two openings at once on it would interleave inside one transaction. One at a time is enough.
+ */
+const openings = new WeakMap<SqlClient, Promise<unknown>>();
+
+/** Opens everything a manager or a worker uses on the database (one opening at a time per client). */
+export function openPostgresTasks(
+  options: PostgresTaskBackendOptions,
+  role: { supervise: boolean },
+): Promise<PostgresTasks> {
+  const previous = openings.get(options.client) ?? Promise.resolve();
+  const opened = previous.catch(() => undefined).then(() => open(options, role));
+  openings.set(options.client, opened);
+  return opened;
+}
+
+async function open(
   options: PostgresTaskBackendOptions,
   role: { supervise: boolean },
 ): Promise<PostgresTasks> {
