@@ -1,14 +1,18 @@
 // A task worker in its own process, so that a test can kill it with SIGKILL, pause it with SIGSTOP, cut its
 // connection or measure its memory. It runs the built packages (the tests run after the build).
 // argv: <url> <dir> <leaseMs> <concurrency>. Prints one JSON line per event on stdout; with
-// UNFORGET_REPORT_RSS set, its peak RSS every 200 ms.
+// UNFORGET_REPORT_RSS set, its RSS and peak every 200 ms.
 import { createSqlClient } from "@unforget/postgres";
 import { PORTABLE_TASK_TYPES } from "@unforget/tasks";
 import { createTaskWorker } from "@unforget/tasks-postgres";
 
 const [url, dir, leaseMs, concurrency] = process.argv.slice(2);
 const say = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
-const client = await createSqlClient({ url });
+// UNFORGET_NO_NOTIFY: no LISTEN (as behind PgBouncer's transaction pooling): the worker polls.
+const client = await createSqlClient({
+  url,
+  ...(process.env.UNFORGET_NO_NOTIFY === undefined ? {} : { notifications: false }),
+});
 const worker = await createTaskWorker({
   client,
   dir,
