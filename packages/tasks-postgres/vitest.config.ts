@@ -7,7 +7,7 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     // Behaviour, not speed: generous limits for real processes and a real server on a loaded machine.
-    testTimeout: 120_000,
-    hookTimeout: 60_000,
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
   },
 });

@@ -90,7 +90,7 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
   it("kill -9 mid-task: 60 tasks complete once each; the killed one runs again elsewhere, its first attempt readable", async () => {
     const long = await manager.start({
       type: "local_bash",
-      command: 'for i in $(seq 1 60); do echo "line $i"; sleep 0.05; done',
+      command: 'for i in $(seq 1 200); do echo "line $i"; sleep 0.05; done',
     });
     const running = await eventually(async () => {
       const record = await recordOf(long);
@@ -106,12 +106,21 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
     victim.child.kill("SIGKILL");
     await victim.exited;
     // The killed worker's command outlives it on this machine; a machine that died would take it along.
-    process.kill(-running.process!.pid, "SIGKILL");
+    try {
+      process.kill(-running.process!.pid, "SIGKILL");
+    } catch {
+      // it had ended already
+    }
 
     const all = [long, ...ids];
     await eventually(async () => {
       const seen = new Set((await collect()).map((notification) => notification.taskId));
       return all.every((id) => seen.has(id));
+    }).catch(async (error: unknown) => {
+      // What was left behind, for whoever reads the failure.
+      const seen = new Set(notifications.map((notification) => notification.taskId));
+      for (const id of all.filter((id) => !seen.has(id))) console.log(JSON.stringify(await recordOf(id)));
+      throw error;
     });
     await sleep(500);
     await collect();
@@ -120,7 +129,7 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
       expect(mine.map((notification) => notification.kind)).toEqual(["finished"]);
     }
     expect(await manager.get(long)).toMatchObject({ status: "completed", attempt: 2 });
-    const expected = Array.from({ length: 60 }, (_, index) => `line ${index + 1}\n`).join("");
+    const expected = Array.from({ length: 200 }, (_, index) => `line ${index + 1}\n`).join("");
     let latest = "";
     for (let offset = 0; ; ) {
       const chunk = await manager.readOutput(long, offset, { maxBytes: 64 });
@@ -238,9 +247,20 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
     while (!received.some((notification) => notification.kind === "stalled")) await nextNotice();
     // The prompt is answered from this process, through a command to the worker that holds its stdin.
     await manager.write(started.get("ask")!, "y\n");
-    while (received.filter((notification) => notification.kind !== "stalled").length < 3) await nextNotice();
+    const ended = (label: string, kind: string) =>
+      received.some(
+        (notification) => notification.taskId === started.get(label) && notification.kind === kind,
+      );
+    while (!ended("ok", "finished") || !ended("bad", "failed") || !ended("ask", "finished"))
+      await nextNotice();
+    // Anything sent twice would arrive within the agent's next rounds of taking.
+    await sleep(1_000);
     send({ exit: true });
-    await agent.next<{ closed: boolean }>((line) => "closed" in line);
+    for (;;) {
+      const line = await agent.next<{ notification?: TaskNotification; closed?: boolean }>();
+      if (line.notification !== undefined) received.push(line.notification);
+      if (line.closed) break;
+    }
     await agent.exited;
     await proxy.close();
     const kinds = (label: string) =>

@@ -16,6 +16,8 @@ import { CHANNELS, MILLISECONDS, queueName, taskMigrations } from "./task-tables
 
 /** pg-boss's `expireInSeconds` must stay under 24 h; a queued task must end well within it. */
 export const MAX_RUN_MS = 23 * 3_600_000;
+/** The largest portable spec (as JSON) a queue takes: specs are commands and settings, not data. */
+export const MAX_SPEC_BYTES = 65_536;
 /** Time a worker gets beyond a task's timeout before pg-boss itself expires the job. */
 const EXPIRY_MARGIN_S = 300;
 
@@ -179,6 +181,13 @@ async function open(
         return Number(result.rows[0]?.workers ?? 0);
       },
       async enqueue(record: TaskRecordInit, spec: PortableTaskSpec) {
+        const specBytes = Buffer.byteLength(JSON.stringify(spec));
+        if (specBytes > MAX_SPEC_BYTES) {
+          throw new TaskInputError(
+            `spec: ${specBytes} bytes as JSON, over the queue's ${MAX_SPEC_BYTES}; put large inputs in a file the command reads (or in the database) and pass its path.`,
+            { field: "spec" },
+          );
+        }
         await scanSpec(options.secretScanner, spec);
         const queue = await ensureQueue(spec.type);
         const runMs = record.timeoutMs ?? MAX_RUN_MS;

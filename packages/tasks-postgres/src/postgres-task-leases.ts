@@ -9,12 +9,13 @@ export const DEFAULT_LEASE_MS = 30_000;
 
 /**
  * Leases on the server's clock: an owner's heartbeat row (`unforget_task_owner`), and `lease_until` on each
- * task it runs, renewed together. The reconciler fails the jobs of tasks whose `lease_until` has passed.
+ * task it runs, renewed together. A task its worker no longer runs (given up after a pause) is not renewed,
+ * and the reconciler fails the jobs of tasks whose `lease_until` has passed.
  */
 export function createPostgresTaskLeases(client: SqlClient, leaseMs = DEFAULT_LEASE_MS): TaskLeaseStore {
   return {
     leaseMs,
-    async renew(owner: TaskOwner) {
+    async renew(owner: TaskOwner, running: readonly string[]) {
       await client.transaction(async (transaction) => {
         await transaction.query(
           `INSERT INTO unforget_task_owner (id, hostname, pid, start_time, heartbeat_at)
@@ -24,8 +25,8 @@ export function createPostgresTaskLeases(client: SqlClient, leaseMs = DEFAULT_LE
         );
         await transaction.query(
           `UPDATE unforget_task SET lease_until = now() + $2 ${MILLISECONDS}
-           WHERE worker_id = $1 AND status = 'running'`,
-          [owner.managerId, leaseMs],
+           WHERE worker_id = $1 AND status = 'running' AND id = ANY($3::text[])`,
+          [owner.managerId, leaseMs, running],
         );
       });
     },

@@ -38,9 +38,11 @@ export function createPostgresTaskOutputStore(
 
   const store: TaskOutputStore = {
     async stat(id, attempt) {
+      // The last chunk, by a backward scan of the primary key: constant time however long the output is.
       const result = await client.query<SizeRow>(
-        `SELECT COALESCE(MAX(byte_offset + length(bytes)), 0) AS size, MAX(committed_at) AS last
-         FROM unforget_task_output WHERE task_id = $1 AND attempt = ${attemptOf}`,
+        `SELECT byte_offset + length(bytes) AS size, committed_at AS last
+         FROM unforget_task_output WHERE task_id = $1 AND attempt = ${attemptOf}
+         ORDER BY byte_offset DESC LIMIT 1`,
         [id, attempt ?? null],
       );
       const row = result.rows[0];
@@ -52,9 +54,10 @@ export function createPostgresTaskOutputStore(
       const result = await client.query<{ byte_offset: string | number; bytes: Uint8Array }>(
         `SELECT byte_offset, bytes FROM unforget_task_output
          WHERE task_id = $1 AND attempt = ${attemptOf}
-           AND byte_offset + length(bytes) > $3 AND byte_offset < $3 + $4
+           AND byte_offset > $3::bigint - $5::bigint AND byte_offset < $3::bigint + $4::bigint
          ORDER BY byte_offset`,
-        [id, attempt ?? null, offset, maxBytes],
+        // A chunk holds at most CHUNK_BYTES: one that overlaps the range starts less than that before it.
+        [id, attempt ?? null, offset, maxBytes, CHUNK_BYTES],
       );
       const out = Buffer.alloc(maxBytes);
       let filled = 0;
@@ -63,6 +66,8 @@ export function createPostgresTaskOutputStore(
         // Chunks are contiguous; a gap would be a bug, and the read stops before it rather than invent bytes.
         if (start > offset + filled) break;
         const bytes = Buffer.from(row.bytes.buffer, row.bytes.byteOffset, row.bytes.byteLength);
+        // A short chunk that ends before the offset (the range starts a full chunk earlier) adds nothing.
+        if (start + bytes.length <= offset + filled) continue;
         const from = offset + filled - start;
         filled += bytes.copy(out, filled, from, Math.min(bytes.length, from + maxBytes - filled));
       }
@@ -77,6 +82,7 @@ export function createPostgresTaskOutputStore(
       let stopped = false;
       let overflowed = false;
       let failure: unknown;
+      let lastError: unknown;
       let running: Promise<void> = Promise.resolve();
 
       /** Ships everything the file holds now (up to the limit), in order. */
@@ -121,14 +127,18 @@ export function createPostgresTaskOutputStore(
         }
       };
 
+      // A refused insert (the task moved on) ends the shipping for good; anything else (a lost connection,
+      // a restart) is tried again from the same offset at the next shipment or flush.
       const ship = (): Promise<void> => {
         running = running.then(async () => {
           if (failure !== undefined) return;
           try {
             await shipAvailable();
             lastShipAt = Date.now();
+            lastError = undefined;
           } catch (error) {
-            failure = error;
+            if (error instanceof LeaseLostError) failure = error;
+            else lastError = error;
           }
         });
         return running;
@@ -154,6 +164,7 @@ export function createPostgresTaskOutputStore(
         async flush() {
           await ship();
           if (failure !== undefined) throw failure;
+          if (lastError !== undefined) throw lastError;
         },
         stop() {
           stopped = true;

@@ -21,7 +21,8 @@ interface LapsedRow {
 /** The committed size of an attempt's output, and its last bytes as text. */
 async function committedOutput(database: SqlQueryable, id: string, attempt: number) {
   const size = await database.query<{ size: string | number }>(
-    "SELECT COALESCE(MAX(byte_offset + length(bytes)), 0) AS size FROM unforget_task_output WHERE task_id = $1 AND attempt = $2",
+    `SELECT byte_offset + length(bytes) AS size FROM unforget_task_output WHERE task_id = $1 AND attempt = $2
+     ORDER BY byte_offset DESC LIMIT 1`,
     [id, attempt],
   );
   const bytes = Number(size.rows[0]?.size ?? 0);

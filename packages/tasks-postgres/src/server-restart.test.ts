@@ -75,11 +75,26 @@ describe.skipIf(!configured)("a server restart", () => {
     notifications.push(...(await manager.takeNotifications()));
     for (const id of ids) {
       const mine = notifications.filter((notification) => notification.taskId === id);
+      if (mine.length !== 1) {
+        const job = await client.query(
+          "SELECT state, retry_count, started_on, output FROM pgboss.job WHERE data->>'taskId' = $1",
+          [id],
+        );
+        console.log(JSON.stringify({ record: await backend.store.get(id), job: job.rows, mine }));
+      }
       expect(mine.map((notification) => notification.kind)).toEqual(["finished"]);
       const info = await manager.get(id);
       expect(info.status).toBe("completed");
       // A task that was running at the restart may have run again; either way its latest output is whole.
-      expect((await manager.readOutput(id)).data).toBe(`task-${ids.indexOf(id)}\n`);
+      const output = (await manager.readOutput(id)).data;
+      if (output !== `task-${ids.indexOf(id)}\n`) {
+        const rows = await client.query(
+          "SELECT attempt, byte_offset, length(bytes) FROM unforget_task_output WHERE task_id = $1",
+          [id],
+        );
+        console.log(JSON.stringify({ info, rows: rows.rows, record: await backend.store.get(id) }));
+      }
+      expect(output).toBe(`task-${ids.indexOf(id)}\n`);
     }
   });
 });

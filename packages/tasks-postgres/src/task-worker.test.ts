@@ -122,6 +122,12 @@ describe("a worker on PGlite", () => {
       await expect(
         manager.start({ type: "local_agent", description: "x", run: async () => "y" }),
       ).rejects.toBeInstanceOf(TaskNotPortableError);
+      await expect(
+        manager.start({ type: "local_bash", command: `echo ${"x".repeat(70_000)}` }),
+      ).rejects.toMatchObject({ code: "task_invalid_input", field: "spec" });
+      await expect(
+        manager.start({ type: "local_bash", command: "sleep 1", timeoutMs: 24 * 3_600_000 }),
+      ).rejects.toMatchObject({ code: "task_invalid_input", field: "timeoutMs" });
       expect(await manager.list()).toEqual([]);
     });
   });

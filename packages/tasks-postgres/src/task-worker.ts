@@ -11,7 +11,7 @@ import {
   TaskStoreError,
   type TaskTypeDefinition,
 } from "@unforget/tasks";
-import type PgBoss from "pg-boss";
+import { bossDatabase } from "./pg-boss-queue.ts";
 import { openPostgresTasks, type PostgresTaskBackendOptions } from "./postgres-task-backend.ts";
 import { updateTask } from "./postgres-task-state-store.ts";
 import { reconcileLapsedLeases } from "./reconcile-leases.ts";
@@ -144,49 +144,57 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
     if (queues.includes(queue)) wake?.();
   });
 
+  type Claimed = { queue: string; jobId: string; record: TaskRecord; spec: PortableTaskSpec };
   let next = 0;
-  const fetchJob = async (): Promise<{ queue: string; job: PgBoss.Job<{ taskId: string }> } | undefined> => {
+  /**
+   * Takes the next job of its queues and claims its task in one transaction: a worker that dies in between
+   * leaves neither an active job without an owner nor an owner without a job. A job whose task has nothing
+   * to run (it ended, or was stopped while it waited) is completed in the same transaction.
+   */
+  const claimNext = async (): Promise<Claimed | "idle" | "skipped"> => {
     for (let tried = 0; tried < queues.length; tried++) {
       const queue = queues[(next + tried) % queues.length]!;
-      const [job] = await boss.fetch<{ taskId: string }>(queue, { batchSize: 1 });
-      if (job !== undefined) {
+      const outcome = await client.transaction(
+        async (transaction): Promise<Claimed | "skipped" | undefined> => {
+          const db = bossDatabase(transaction);
+          const [job] = await boss.fetch<{ taskId: string }>(queue, { batchSize: 1, db });
+          if (job === undefined) return undefined;
+          const claimed = await claimTask(transaction, job.data.taskId, job.id, executor.owner, leaseMs);
+          if (claimed === undefined) {
+            await boss.complete(queue, job.id, { db });
+            return "skipped";
+          }
+          return { queue, jobId: job.id, ...claimed };
+        },
+      );
+      if (outcome !== undefined) {
         next = (next + tried + 1) % queues.length;
-        return { queue, job };
+        return outcome;
       }
     }
-    return undefined;
+    return "idle";
   };
 
-  const runJob = async (queue: string, job: PgBoss.Job<{ taskId: string }>) => {
-    const claimed = await client.transaction((transaction) =>
-      claimTask(transaction, job.data.taskId, job.id, executor.owner, leaseMs),
-    );
-    if (claimed === undefined) {
-      await boss.complete(queue, job.id);
-      return;
-    }
-    const final = await executor.run(claimed.record, claimed.spec);
+  const runJob = async ({ queue, jobId, record, spec }: Claimed) => {
+    const final = await executor.run(record, spec);
     // Given up (the lease lapsed and the task moved on): the job is the next owner's now.
-    if (
-      final.status === "running" ||
-      final.owner?.managerId !== ownerId ||
-      final.attempt !== claimed.record.attempt
-    )
+    if (final.status === "running" || final.owner?.managerId !== ownerId || final.attempt !== record.attempt)
       return;
-    await boss.complete(queue, job.id);
+    await boss.complete(queue, jobId);
   };
 
   const slot = async () => {
     while (!closed) {
       try {
-        const found = await fetchJob();
-        if (found === undefined) {
+        const found = await claimNext();
+        if (found === "idle") {
           await idle();
           continue;
         }
+        if (found === "skipped") continue;
         running += 1;
         try {
-          await runJob(found.queue, found.job);
+          await runJob(found);
         } finally {
           running -= 1;
         }

@@ -27,6 +27,7 @@ export function createFileTaskLeases(dir: string, leaseMs = DEFAULT_LEASE_MS): T
   const fileOf = (owner: TaskOwner) => join(folder, `${encodeURIComponent(owner.managerId)}.json`);
   return {
     leaseMs,
+    // One file per owner: its tasks' leases are its own (the task list is not needed).
     async renew(owner) {
       const lease: LeaseFile = { managerId: owner.managerId, renewedAt: Date.now() };
       await writeFileAtomic(fileOf(owner), `${JSON.stringify(lease)}\n`).catch((error: unknown) => {

@@ -22,6 +22,10 @@ export interface StallSettings {
 /** A task this manager runs or watches now. */
 export interface LiveTask {
   readonly id: string;
+  /** The attempt it runs, for a task a queue may run again: its records are fenced by it. */
+  readonly attempt?: number;
+  /** Epoch milliseconds when this manager began to run or watch it. */
+  readonly startedAt: number;
   readonly runner: TaskRunner;
   /** Resolves with the final record once the task has ended and been recorded. */
   settled: Promise<TaskRecord>;

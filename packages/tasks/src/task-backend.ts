@@ -55,8 +55,11 @@ export interface TaskOutputShipper {
 export interface TaskLeaseStore {
   /** How long a lease lasts after its last renewal, in milliseconds; owners renew every third of it. */
   readonly leaseMs: number;
-  /** Called by a live owner on every heartbeat: its lease runs `leaseMs` from now. Rejects when unreachable. */
-  renew(owner: TaskOwner): Promise<void>;
+  /**
+   * Called by a live owner on every heartbeat with the tasks it runs now: its lease (and theirs) runs
+   * `leaseMs` from now; a task it no longer runs is not renewed, so it lapses. Rejects when unreachable.
+   */
+  renew(owner: TaskOwner, running: readonly string[]): Promise<void>;
   /** True while `owner`'s lease holds; an owner whose process is known to be gone holds none. */
   holds(owner: TaskOwner): Promise<boolean>;
   /** Called by a closing owner: its lease ends now, so that its tasks are adopted without waiting. */

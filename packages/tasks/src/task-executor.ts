@@ -101,7 +101,7 @@ export async function createTaskExecutor(options: TaskExecutorOptions): Promise<
     deadlineMs: Number.POSITIVE_INFINITY,
   });
   await mkdir(options.dir, { recursive: true });
-  await state.backend.leases.renew(state.owner);
+  await state.backend.leases.renew(state.owner, []);
   state.lastRenewedAt = Date.now();
   const stopWatchdog = startWatchdog(state, { adopt: false });
 
@@ -111,6 +111,13 @@ export async function createTaskExecutor(options: TaskExecutorOptions): Promise<
       throw new TaskStateError(`Task ${record.id} was not claimed for this executor; claim it first.`, {
         taskId: record.id,
       });
+    }
+    // An earlier attempt still running here (this worker's lease lapsed and the queue gave it back to it):
+    // it is ended first, and records nothing more.
+    const earlier = state.live.get(record.id);
+    if (earlier !== undefined) {
+      relinquishTask(state, earlier, undefined);
+      await earlier.settled.catch(() => undefined);
     }
     // A folder left by an earlier attempt on this machine (its pid and exit files) must not be mistaken for this one's.
     const folder = taskDirectory(options.dir, record.id);

@@ -34,7 +34,7 @@ export async function heartbeat(state: ManagerState): Promise<void> {
   const leases = state.backend.leases;
   try {
     const renewedAt = Date.now();
-    await leases.renew(state.owner);
+    await leases.renew(state.owner, [...state.live.keys()]);
     // After a gap past the lease (the process was paused) others may have taken its tasks: the writers stay
     // fenced until every task has been checked. Checked on every beat too, for a task given to another owner
     // while this one kept renewing (a queue's own expiry).
@@ -51,9 +51,13 @@ export async function heartbeat(state: ManagerState): Promise<void> {
  * lease (the database is unreachable, a renewal hangs), it cannot know whether another worker took its tasks,
  * so it ends their work and records nothing. A manager's own tasks are adopted, not retried: it waits instead.
  */
-export function checkLeaseExpiry(state: ManagerState): void {
-  if (Date.now() - state.lastRenewedAt <= state.backend.leases.leaseMs) return;
-  for (const live of [...state.live.values()]) relinquishTask(state, live, undefined);
+export function checkLeaseExpiry(state: ManagerState, now = Date.now()): void {
+  const { leaseMs } = state.backend.leases;
+  if (now - state.lastRenewedAt <= leaseMs) return;
+  // A task claimed since the last renewal got its own fresh lease with the claim.
+  for (const live of [...state.live.values()]) {
+    if (now - Math.max(state.lastRenewedAt, live.startedAt) > leaseMs) relinquishTask(state, live, undefined);
+  }
 }
 
 /** Gives up every live task whose record names another owner. */

@@ -1,12 +1,16 @@
 import { stat } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import { UnforgetError } from "@unforget/core";
 import { type LiveTask, localDirectory, type ManagerState } from "./manager-state.ts";
-import { describeError, LeaseLostError, TaskStoreError } from "./task-errors.ts";
+import { describeError, LeaseLostError, TaskNotFoundError, TaskStoreError } from "./task-errors.ts";
 import type { TaskDeadlineNotification, TaskNotification } from "./task-notification.ts";
 import { readOutputTail } from "./task-output.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 import { isFinalStatus, type TaskRecord, type TaskRecordInit } from "./task-record.ts";
 import type { TaskOutcome, TaskRunner } from "./task-runner.ts";
+
+/** The longest pause between two tries at recording a task's end while the store is unreachable. */
+const FINALIZE_RETRY_MAX_MS = 5_000;
 
 /** setTimeout's longest delay; later moments are reached in several hops. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -26,12 +30,22 @@ export function outputPathField(state: ManagerState, id: string): { outputPath?:
  * `records.mutate` for the task's owner: the change applies only while this manager still owns the task,
  * else `LeaseLostError` (another manager adopted it after this one's lease lapsed), and nothing is written.
  */
-export function mutateOwned(
+export async function mutateOwned(
   state: ManagerState,
   id: string,
   change: (record: TaskRecord) => TaskRecordInit | undefined,
+  attempt?: number,
 ): Promise<TaskRecord> {
+  // The ownership check must see the stored record, not a cached copy: a queue may have claimed the task
+  // for this same manager again (a new attempt) since the cache was filled.
+  await state.records.get(id, true);
   return state.records.mutate(id, (record) => {
+    if (attempt !== undefined && record.attempt !== attempt) {
+      throw new LeaseLostError(
+        `Task ${id} has moved on to attempt ${record.attempt ?? 1}; attempt ${attempt} records nothing more.`,
+        { taskId: id },
+      );
+    }
     if (record.owner?.managerId !== state.owner.managerId) {
       throw new LeaseLostError(
         `Task ${id} is no longer this manager's: ${record.owner === undefined ? "it was released" : `manager ${record.owner.managerId} (pid ${record.owner.pid} on ${record.owner.hostname}) took it over`} after this manager's lease lapsed.`,
@@ -167,8 +181,9 @@ export async function finalizeTask(
   state: ManagerState,
   id: string,
   outcome: TaskOutcome,
+  running: LiveTask | undefined = state.live.get(id),
 ): Promise<TaskRecord> {
-  const live = state.live.get(id);
+  const live = running;
   for (const timer of live?.timers ?? []) clearTimeout(timer);
   // Readers elsewhere must find all the output committed once the record says the task has ended.
   if (live?.shipper !== undefined) {
@@ -180,31 +195,42 @@ export async function finalizeTask(
   const tail = outcome.status === "failed" ? await readOutputTail(path, state.stall.tailBytes) : "";
   const outputBytes = (await stat(path).catch(() => undefined))?.size ?? 0;
   let settledNow = false;
-  const record = await mutateOwned(state, id, (current) => {
-    settledNow = !isFinalStatus(current.status);
-    if (!settledNow) return undefined;
-    const base = {
-      taskId: id,
-      type: current.type,
-      description: current.description,
-      at: Date.now(),
-      ...outputPathField(state, id),
-    };
-    return settle(current, outcome, (status): TaskNotification | undefined => {
-      if (status === "completed")
-        return { ...base, kind: "finished", exitCode: outcome.exitCode, result: outcome.result, outputBytes };
-      if (status === "killed") return undefined;
-      return {
-        ...base,
-        kind: "failed",
-        reason: current.limit ?? outcome.endReason,
-        exitCode: outcome.exitCode,
-        signal: outcome.signal,
-        error: current.limit ? current.error : outcome.error,
-        tail,
+  const record = await mutateOwned(
+    state,
+    id,
+    (current) => {
+      settledNow = !isFinalStatus(current.status);
+      if (!settledNow) return undefined;
+      const base = {
+        taskId: id,
+        type: current.type,
+        description: current.description,
+        at: Date.now(),
+        ...outputPathField(state, id),
       };
-    });
-  });
+      return settle(current, outcome, (status): TaskNotification | undefined => {
+        if (status === "completed")
+          return {
+            ...base,
+            kind: "finished",
+            exitCode: outcome.exitCode,
+            result: outcome.result,
+            outputBytes,
+          };
+        if (status === "killed") return undefined;
+        return {
+          ...base,
+          kind: "failed",
+          reason: current.limit ?? outcome.endReason,
+          exitCode: outcome.exitCode,
+          signal: outcome.signal,
+          error: current.limit ? current.error : outcome.error,
+          tail,
+        };
+      });
+    },
+    live?.attempt,
+  );
   if (state.live.get(id) === live) state.live.delete(id);
   if (!settledNow) return record;
   if (record.pending.length > 0) state.responsible.add(id);
@@ -224,6 +250,8 @@ export async function finalizeTask(
 export function superviseTask(state: ManagerState, record: TaskRecord, runner: TaskRunner): LiveTask {
   const live: LiveTask = {
     id: record.id,
+    attempt: record.attempt,
+    startedAt: Date.now(),
     runner,
     settled: Promise.resolve(record),
     timers: [],
@@ -248,15 +276,22 @@ export function superviseTask(state: ManagerState, record: TaskRecord, runner: T
     });
   }
   live.settled = runner.done.then(async (outcome) => {
-    // Given up (another owner has it, or this one closed without a lease): nothing more is recorded here.
-    if (live.relinquished) return (await state.records.get(record.id, true)) ?? record;
-    try {
-      return await finalizeTask(state, record.id, outcome);
-    } catch (error) {
-      if (!(error instanceof LeaseLostError)) throw error;
-      // Another manager owns the task now and records its end; this one only stops watching.
-      if (state.live.get(record.id) === live) state.live.delete(record.id);
-      return (await state.records.get(record.id, true)) ?? record;
+    for (let tries = 1; ; tries++) {
+      // Given up (another owner has it, or this one closed without a lease): nothing more is recorded here.
+      if (live.relinquished || state.closed) return (await state.records.get(record.id, true)) ?? record;
+      try {
+        return await finalizeTask(state, record.id, outcome, live);
+      } catch (error) {
+        if (error instanceof LeaseLostError || error instanceof TaskNotFoundError) {
+          // Another manager owns the task now and records its end; this one only stops watching.
+          if (state.live.get(record.id) === live) state.live.delete(record.id);
+          return (await state.records.get(record.id, true)) ?? record;
+        }
+        // The store is unreachable for now (a restart, a lost connection): the end is recorded once it is
+        // back, for as long as this manager holds the task. Recording is idempotent.
+        reportBackground(state, error);
+        await sleep(Math.min(FINALIZE_RETRY_MAX_MS, state.pollMs * 2 ** Math.min(tries, 6)));
+      }
     }
   });
   live.settled.catch((error: unknown) => reportBackground(state, error));

@@ -238,7 +238,7 @@ export async function createTaskManager(options: TaskManagerOptions): Promise<Ta
   if (options.dir !== undefined) await mkdir(options.dir, { recursive: true });
   const state = createState(options);
   // The lease exists before this manager owns anything, so no other manager mistakes its tasks for orphans.
-  await state.backend.leases.renew(state.owner);
+  await state.backend.leases.renew(state.owner, []);
   state.lastRenewedAt = Date.now();
   await reconcileAll(state);
   const stopWatchdog = startWatchdog(state);

@@ -22,7 +22,7 @@ const worker = await createTaskWorker({
   pollMs: 100,
   graceMs: 300,
   stall: { intervalMs: 100, quietMs: 500 },
-  onError: () => undefined,
+  onError: (error) => process.stderr.write(`[worker ${process.pid}] ${error.code}: ${error.message}\n`),
 });
 say({ ready: true, id: worker.id, pid: process.pid });
 if (process.env.UNFORGET_REPORT_RSS !== undefined) {

@@ -121,7 +121,7 @@ export function describeTaskBackendContract(options: TaskBackendContractOptions)
       const owner = remoteOwner();
       const peer = await fixture.openPeer();
       expect(await peer.leases.holds(owner)).toBe(false);
-      await fixture.backend.leases.renew(owner);
+      await fixture.backend.leases.renew(owner, []);
       expect(await peer.leases.holds(owner)).toBe(true);
       expect(await peer.leases.holds(remoteOwner())).toBe(false);
       await fixture.backend.leases.release(owner);
@@ -130,7 +130,7 @@ export function describeTaskBackendContract(options: TaskBackendContractOptions)
 
     it("leases: an owner on this host whose process is gone holds none, whatever its last renewal", async () => {
       const gone: TaskOwner = { ...remoteOwner(), hostname: hostname(), pid: 2 ** 22 + 7, startTime: "1" };
-      await fixture.backend.leases.renew(gone);
+      await fixture.backend.leases.renew(gone, []);
       expect(await fixture.backend.leases.holds(gone)).toBe(false);
     });
 
@@ -139,7 +139,7 @@ export function describeTaskBackendContract(options: TaskBackendContractOptions)
       try {
         expect(short.backend.leases.leaseMs).toBe(300);
         const owner = remoteOwner();
-        await short.backend.leases.renew(owner);
+        await short.backend.leases.renew(owner, []);
         const peer = await short.openPeer();
         await eventually(async () => !(await peer.leases.holds(owner)));
       } finally {
