@@ -68,7 +68,12 @@ export {
 } from "./native-context.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { DEFAULT_MASK_KEEP_LAST, maskObservations } from "./observation-masking.ts";
-export type { AttachmentProvider, RecentFilesOptions, RehydrationContext } from "./rehydration.ts";
+export type {
+  AttachmentProvider,
+  RecentFilesOptions,
+  RehydrationContext,
+  TodosOptions,
+} from "./rehydration.ts";
 export {
   createCallbackProvider,
   createInstructionsProvider,

@@ -20,6 +20,7 @@ export type {
   FakeHang,
   FakeProviderServer,
   FakeReply,
+  FakeResponder,
   FakeServerOptions,
   FakeStep,
   FakeToolCall,
