@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { registerDbCommand } from "./db-command.ts";
+import { registerMemoryCommand } from "./memory-command.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
 import { type CommandOutput, runReplayCommand } from "./replay-command.ts";
 
@@ -76,5 +78,7 @@ export function createProgram(output: CommandOutput): Command {
         output,
       );
     });
+  registerMemoryCommand(program, output);
+  registerDbCommand(program, output);
   return program;
 }

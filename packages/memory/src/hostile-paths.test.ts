@@ -65,7 +65,7 @@ beforeAll(async () => {
   await symlink(outside, join(dir.root, "link"));
   await symlink(join(outside, "secret.md"), join(dir.root, "linkfile.md"));
   await link(join(outside, "hard-target.md"), join(dir.root, "hard.md"));
-  tool = await createMemoryTool({ dir });
+  tool = createMemoryTool({ store: dir });
   before = await snapshot(parent);
 });
 

@@ -4,9 +4,9 @@ import { ConfigurationError } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
 import { hashContent } from "./content-hash.ts";
 import { describeMemory, readCatalogFile, readCatalogText } from "./memory-catalog.ts";
-import { createCatalogFiles } from "./memory-dir-catalog.ts";
+import { createCatalogFiles, fileStamp } from "./memory-dir-catalog.ts";
 import { readMemoryFile, recordExternalEdit, removeEmptyFolders } from "./memory-dir-files.ts";
-import { MemoryConflictError, MemoryNotFoundError, MemoryPathError } from "./memory-errors.ts";
+import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import {
   formatMemoryIndex,
   type LoadedMemoryIndex,
@@ -24,9 +24,11 @@ import {
   checkMemoryContent,
   checkWriteOptions,
   headOf,
+  redactionReason,
   refuseHeadRedaction,
+  refuseIndexName,
   replayWrite,
-  restorableContent,
+  restoreVersion,
   type WriteAttempt,
 } from "./memory-rules.ts";
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
@@ -163,7 +165,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           await writeFileAtomic(path, content, { tempDir });
           await versions.append(versionRecord(checked, "write", content, writeOptions));
           const stats = await lstat(path);
-          entries.set(checked, describeMemory(checked, content, stats));
+          entries.set(checked, describeMemory(checked, content, fileStamp(stats)));
           await catalogFiles.persist(entries);
         }
         await remember(writeOptions, attempt);
@@ -173,7 +175,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
 
     async delete(name, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
-      refuseIndex(checked, "deleted");
+      refuseIndexName(checked, "deleted");
       checkWriteOptions(writeOptions);
       const path = await resolveMemoryPath(root, checked);
       const attempt: WriteAttempt = { name: checked, operation: "delete", hash: null };
@@ -200,8 +202,8 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     async rename(from, to, writeOptions: MemoryWriteOptions = {}) {
       const source = normalizeMemoryName(from);
       const target = normalizeMemoryName(to);
-      refuseIndex(source, "renamed");
-      refuseIndex(target, "overwritten by a rename");
+      refuseIndexName(source, "renamed");
+      refuseIndexName(target, "overwritten by a rename");
       checkWriteOptions(writeOptions);
       const sourcePath = await resolveMemoryPath(root, source);
       const targetPath = await resolveMemoryPath(root, target);
@@ -250,7 +252,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         });
         const entries = await catalogFiles.load();
         entries.delete(source);
-        entries.set(target, describeMemory(target, current, await lstat(targetPath)));
+        entries.set(target, describeMemory(target, current, fileStamp(await lstat(targetPath))));
         await catalogFiles.persist(entries);
         const hash = hashContent(current);
         await remember(writeOptions, { name: target, operation: "rename-to", hash });
@@ -291,6 +293,10 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return truncateMemoryIndex(bytes, options.indexLimits);
     },
 
+    async versionedNames() {
+      return versions.names();
+    },
+
     async listVersions(name) {
       return versions.list(normalizeMemoryName(name));
     },
@@ -299,13 +305,8 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return versions.read(normalizeMemoryName(name), versionId);
     },
 
-    async restore(name, versionId, writeOptions: MemoryWriteOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      const version = await versions.read(checked, versionId);
-      return store.write(checked, restorableContent(version), {
-        ...writeOptions,
-        reason: writeOptions.reason ?? `restore version ${versionId}`,
-      });
+    restore(name, versionId, writeOptions) {
+      return restoreVersion(store, name, versionId, writeOptions);
     },
 
     async redactVersion(name, versionId, redactOptions = {}) {
@@ -319,7 +320,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           ...version,
           content: "",
           redactedAt: new Date().toISOString(),
-          reason: `redacted by ${redactOptions.author ?? defaultAuthor}${redactOptions.reason === undefined ? "" : `: ${redactOptions.reason}`}`,
+          reason: redactionReason(redactOptions, defaultAuthor),
         };
         await versions.replace(redacted);
         return redacted;
@@ -363,13 +364,4 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   }
 
   return store;
-}
-
-function refuseIndex(name: string, what: string): void {
-  if (name === MEMORY_INDEX_NAME) {
-    throw new MemoryPathError(`${MEMORY_INDEX_NAME} is the index of the memory dir and cannot be ${what}.`, {
-      name,
-      rule: "reserved",
-    });
-  }
 }

@@ -65,7 +65,7 @@ beforeEach(async () => {
 
 describe("decay", () => {
   it("halves every 30 days, has a floor, and pins stable facts", () => {
-    const entry = { decay: true, relevance: 1, mtimeMs: 0, created: undefined } as never;
+    const entry = { decay: true, relevance: 1, changedAtMs: 0, created: undefined } as never;
     const at = (days: number) =>
       explainDecay({ ...(entry as object), updated: daysAgo(days) } as never, { now: NOW }).factor;
     expect(at(0)).toBeCloseTo(1);

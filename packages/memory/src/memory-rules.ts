@@ -3,12 +3,14 @@ import {
   MemoryArgumentError,
   MemoryConflictError,
   MemoryLimitError,
+  MemoryPathError,
   MemorySecretError,
 } from "./memory-errors.ts";
 import { parseMemoryFile } from "./memory-frontmatter.ts";
 import { MEMORY_INDEX_NAME } from "./memory-index.ts";
-import type { MemoryWriteOptions } from "./memory-store.ts";
-import type { MemoryVersion } from "./memory-versions.ts";
+import { normalizeMemoryName } from "./memory-name.ts";
+import type { MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
+import type { MemoryVersion, RedactOptions } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
 
 /**
@@ -97,8 +99,12 @@ export async function checkMemoryContent(
     );
   }
   if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
-  if (!limits.secretScanner) return;
-  const findings = await limits.secretScanner.scan(content);
+  if (limits.secretScanner) await checkNoSecrets(name, content, limits.secretScanner);
+}
+
+/** Throws `MemorySecretError` naming the rules when the scanner finds what looks like a secret in `content`. */
+export async function checkNoSecrets(name: string, content: string, scanner: SecretScanner): Promise<void> {
+  const findings = await scanner.scan(content);
   if (findings.length === 0) return;
   const rules = [...new Set(findings.map((finding) => finding.rule))];
   const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
@@ -179,7 +185,7 @@ export function replayWrite(
 }
 
 /** The content a restore writes back; a redacted version has none. */
-export function restorableContent(version: MemoryVersion): string {
+function restorableContent(version: MemoryVersion): string {
   if (version.redactedAt !== undefined) {
     throw new MemoryArgumentError(
       `Version ${version.id} of ${version.name} was redacted at ${version.redactedAt} and has no content to restore; pick another version.`,
@@ -208,4 +214,37 @@ export function checkKeep(keep: unknown): number {
     );
   }
   return keep;
+}
+
+/** MEMORY.md is generated from the memories: it cannot be deleted, renamed, or overwritten by a rename. */
+export function refuseIndexName(name: string, what: string): void {
+  if (name === MEMORY_INDEX_NAME) {
+    throw new MemoryPathError(
+      `${MEMORY_INDEX_NAME} is the index of the memory store and cannot be ${what}.`,
+      {
+        name,
+        rule: "reserved",
+      },
+    );
+  }
+}
+
+/** `restore` for any store: the version's content written back as a new version (CAS like `write`). */
+export async function restoreVersion(
+  store: MemoryStore,
+  name: string,
+  versionId: string,
+  writeOptions: MemoryWriteOptions = {},
+): Promise<{ hash: string }> {
+  const checked = normalizeMemoryName(name);
+  const version = await store.readVersion(checked, versionId);
+  return store.write(checked, restorableContent(version), {
+    ...writeOptions,
+    reason: writeOptions.reason ?? `restore version ${versionId}`,
+  });
+}
+
+/** What a redacted version says in place of its reason: who redacted it, and why. */
+export function redactionReason(options: RedactOptions, defaultAuthor: string): string {
+  return `redacted by ${options.author ?? defaultAuthor}${options.reason === undefined ? "" : `: ${options.reason}`}`;
 }

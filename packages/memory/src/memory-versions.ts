@@ -48,6 +48,8 @@ export interface RedactOptions {
  * keeps them where it keeps its memories (a hidden folder, a table).
  */
 export interface MemoryVersions {
+  /** Every name that has kept versions, deleted memories included, sorted: what a copy or backup walks. */
+  versionedNames(): Promise<string[]>;
   /** Every kept version of `name` (also of a deleted memory), newest first; empty when it never had one. */
   listVersions(name: string): Promise<MemoryVersion[]>;
   /** One version by id; rejects with `MemoryNotFoundError` when `name` has no such version. */
@@ -123,6 +125,20 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
       const version: MemoryVersion = { id: createVersionId(record.at), ...record };
       await writeFileAtomic(fileOf(record.name, version.id), JSON.stringify(version), { tempDir });
       return version;
+    },
+    /** Every name with at least one version (its folder holds version files), sorted. */
+    async names(): Promise<string[]> {
+      const found: string[] = [];
+      const visit = async (folder: string, prefix: string): Promise<void> => {
+        const children = await readdir(folder, { withFileTypes: true }).catch(() => []);
+        if (children.some((child) => child.isFile() && child.name.endsWith(".json"))) found.push(prefix);
+        for (const child of children) {
+          if (child.isDirectory())
+            await visit(join(folder, child.name), prefix === "" ? child.name : `${prefix}/${child.name}`);
+        }
+      };
+      await visit(versionsDir, "");
+      return found.filter((name) => name !== "").sort();
     },
     /** Every version of `name`, newest first; empty when it never had one. */
     async list(name: string): Promise<MemoryVersion[]> {

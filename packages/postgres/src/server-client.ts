@@ -43,7 +43,10 @@ interface SharedPool {
 const sharedPools = new Map<string, SharedPool>();
 
 /** `host:port/database` for messages, never the password. */
-export function serverLocation(url: string | undefined, env: Record<string, string | undefined> = process.env): string {
+export function serverLocation(
+  url: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): string {
   if (url !== undefined) {
     try {
       const parsed = new URL(url);

@@ -67,8 +67,11 @@ export async function createFaultProxy(target: { host: string; port: number }): 
       });
       client.on("data", (chunk) => {
         const seen = Buffer.concat([pair.tail, chunk]);
+        // Only a COMMIT that ends in this chunk counts: the tail may hold the last transaction's.
+        const at = seen.lastIndexOf(COMMIT_MESSAGE);
+        const inThisChunk = at !== -1 && at + COMMIT_MESSAGE.length > pair.tail.length;
         pair.tail = seen.subarray(Math.max(0, seen.length - COMMIT_MESSAGE.length));
-        if (armed && seen.includes(COMMIT_MESSAGE)) {
+        if (armed && inThisChunk) {
           const done = armed;
           armed = undefined;
           pair.commitSent = () => {

@@ -34,7 +34,9 @@ let announced = false;
  * when none is: server tests then skip, and this prints one line saying so. With `CI=true` a missing server is
  * an error, never a skip: CI must run every test.
  */
-export function pgServerFromEnvironment(env: Record<string, string | undefined> = process.env): PgTestServer | undefined {
+export function pgServerFromEnvironment(
+  env: Record<string, string | undefined> = process.env,
+): PgTestServer | undefined {
   if (env.PGHOST === undefined && env.PGPORT === undefined) {
     if (env.CI === "true" || env.CI === "1") {
       throw new Error(
@@ -154,7 +156,9 @@ async function freePort(): Promise<number> {
  * on this machine (as pg_virtualenv has). Its folder is made readable to the `postgres` user, which a
  * root-owned `mkdtemp` folder is not. Takes a few seconds (initdb).
  */
-export async function createPrivatePgServer(env: Record<string, string | undefined> = process.env): Promise<PrivatePgServer> {
+export async function createPrivatePgServer(
+  env: Record<string, string | undefined> = process.env,
+): Promise<PrivatePgServer> {
   const { stdout } = await run("pg_lsclusters", ["--no-header"], { env });
   const version = env.PGVERSION ?? stdout.trim().split(/\s+/)[0];
   if (!version)
