@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { SqlClient } from "@unforget/postgres";
-import type { Mailbox, MailboxMessage } from "@unforget/tasks";
+import { createMailboxMessage, type Mailbox, type MailboxMessage } from "@unforget/tasks";
 import { CHANNELS } from "./task-tables.ts";
 
 /** A waiting receive looks again at least this often (NOTIFY is a hint and may be lost on a reconnect). */
@@ -53,14 +52,7 @@ export function createPostgresMailbox(client: SqlClient, wakeups: MailWakeups): 
   };
   return {
     async send(init) {
-      const message: MailboxMessage = {
-        id: randomUUID(),
-        from: init.from,
-        to: init.to,
-        kind: init.kind ?? "message",
-        text: init.text,
-        at: Date.now(),
-      };
+      const message = createMailboxMessage(init);
       await client.transaction(async (transaction) => {
         await transaction.query(
           "INSERT INTO unforget_task_message (id, address, message) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",

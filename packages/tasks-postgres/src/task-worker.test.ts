@@ -139,11 +139,11 @@ describe("a worker on PGlite", () => {
       await withWorker({ allow: ["UNFORGET_TEST_TOKEN"] }, async (manager) => {
         const allowed = await manager.start({
           type: "local_bash",
-          command: 'echo "$UNFORGET_TEST_TOKEN/${UNFORGET_TEST_HIDDEN:-unset}"',
+          command: 'echo "$UNFORGET_TEST_TOKEN/[$UNFORGET_TEST_HIDDEN]"',
           envFrom: ["UNFORGET_TEST_TOKEN"],
         });
         expect(await manager.wait(allowed, { timeoutMs: 60_000 })).toMatchObject({ status: "completed" });
-        expect((await manager.readOutput(allowed)).data).toBe("token-value/unset\n");
+        expect((await manager.readOutput(allowed)).data).toBe("token-value/[]\n");
         const refused = await manager.start({
           type: "local_bash",
           command: "echo $UNFORGET_TEST_HIDDEN",

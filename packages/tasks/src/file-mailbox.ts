@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
-import type { Mailbox, MailboxMessage } from "./mailbox.ts";
+import { createMailboxMessage, type Mailbox, type MailboxMessage } from "./mailbox.ts";
 import { describeError, TaskStoreError } from "./task-errors.ts";
 
 /** How often a waiting `receive` looks for messages another process sent. */
@@ -57,14 +57,7 @@ export function createFileMailbox(dir: string): Mailbox {
 
   return {
     async send(init) {
-      const message: MailboxMessage = {
-        id: randomUUID(),
-        from: init.from,
-        to: init.to,
-        kind: init.kind ?? "message",
-        text: init.text,
-        at: Date.now(),
-      };
+      const message = createMailboxMessage(init);
       sequence = (sequence + 1) % 1_000_000;
       const name = `${String(message.at).padStart(15, "0")}-${String(sequence).padStart(6, "0")}-${message.id}.json`;
       const folder = folderOf(message.to);

@@ -12,6 +12,7 @@ export type {
   MailboxMessageKind,
   MailboxReceiveOptions,
 } from "./mailbox.ts";
+export { createMailboxMessage } from "./mailbox.ts";
 export { type GroupTermination, groupExists, terminateGroup } from "./process-group.ts";
 export type { ProcessIdentity } from "./process-identity.ts";
 export {
