@@ -15,21 +15,24 @@ import { createPostgresTaskBackend, type PostgresTaskBackend } from "./postgres-
 import { createTaskWorker, type TaskWorker } from "./task-worker.ts";
 
 const server = await openServerDatabase();
+// One PGlite for the whole file: opening one takes seconds (WebAssembly), and each suite resets its tables.
+const pglite = await openPglite();
+afterAll(async () => {
+  await pglite.drop();
+});
 const QUICK = { pollMs: 50, stall: { intervalMs: 50, quietMs: 300 }, graceMs: 300 };
 
-for (const open of [openPglite, ...(server === undefined ? [] : [async () => server])]) {
+for (const database of [pglite, ...(server === undefined ? [] : [server])]) {
   describe("tasks on PostgreSQL with a worker", () => {
-    let database: TestDatabase;
-    beforeAll(async () => {
-      database = await open();
-    });
-    afterAll(async () => {
-      await database.drop();
-    });
+    if (database === server) {
+      afterAll(async () => {
+        await database.drop();
+      });
+    }
 
     describeTaskManagerContract({
       name:
-        open === openPglite
+        database === pglite
           ? "PGlite with pg-boss and a worker"
           : "PostgreSQL server with pg-boss and a worker",
       async setup() {
@@ -67,14 +70,12 @@ for (const open of [openPglite, ...(server === undefined ? [] : [async () => ser
 }
 
 describe("a worker on PGlite", () => {
-  let database: TestDatabase;
+  const database: TestDatabase = pglite;
   let dir: string;
   beforeAll(async () => {
-    database = await openPglite();
     dir = await mkdtemp(join(tmpdir(), "tasks-worker-"));
   });
   afterAll(async () => {
-    await database.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
