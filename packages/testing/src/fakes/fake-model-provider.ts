@@ -211,7 +211,6 @@ export function createFakeModelProvider(options: FakeModelProviderOptions = {}):
     providerId,
     capabilities: {
       nativeTokenCounting: true,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: true,
