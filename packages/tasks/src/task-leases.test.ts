@@ -86,10 +86,16 @@ describe("ownership is a lease with a heartbeat", () => {
 
   it("a closed manager releases its lease: its released process task is adopted at once", async () => {
     const first = await openManager();
-    const id = await first.start({ type: "local_bash", command: "sleep 0.5; echo late" });
+    // The command waits for a file, so it is still running when the second manager opens, however slow the machine.
+    const gate = join(dir, "gate");
+    const id = await first.start({
+      type: "local_bash",
+      command: `while [ ! -f '${gate}' ]; do sleep 0.05; done; echo late`,
+    });
     await first.close();
     const second = await openManager();
     expect((await second.get(id)).watchedBy).toBe("this manager");
+    await writeFile(gate, "");
     const { match } = await waitForNotification(second, (n) => n.taskId === id);
     expect(match).toMatchObject({ kind: "finished" });
   });
