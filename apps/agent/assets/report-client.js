@@ -6,16 +6,18 @@
   const labels = Array.from({ length: calls }, (_, index) => index + 1);
   const format = (value) => Math.round(value).toLocaleString("en-US");
   const byCall = new Map();
-  for (const note of data.compactions) {
+  for (const note of data.actions) {
     const list = byCall.get(note.call) ?? [];
     list.push(note);
     byCall.set(note.call, list);
   }
-  const layers = [...new Set(data.compactions.map((note) => note.layer))];
+  const layers = [...new Set(data.actions.map((note) => note.layer))];
+  const labelOf = (layer) => data.layers[layer]?.label ?? layer;
+  const colorOf = (layer) => data.layers[layer]?.color ?? "#475569";
   const barThickness = Math.max(3, Math.min(12, Math.floor(900 / Math.max(1, calls))));
   const layerDatasets = layers.map((layer) => {
     const bars = new Array(calls).fill(null);
-    for (const note of data.compactions) {
+    for (const note of data.actions) {
       if (note.layer !== layer) continue;
       const current = bars[note.call - 1];
       bars[note.call - 1] = current
@@ -24,10 +26,10 @@
     }
     return {
       type: "bar",
-      label: layer,
+      label: labelOf(layer),
       data: bars,
-      backgroundColor: `${data.colors[layer]}cc`,
-      borderColor: data.colors[layer],
+      backgroundColor: `${colorOf(layer)}cc`,
+      borderColor: colorOf(layer),
       borderWidth: 1,
       borderSkipped: false,
       borderRadius: 2,
@@ -38,7 +40,8 @@
     };
   });
   const constant = (value) => new Array(calls).fill(value);
-  const highest = Math.max(...data.tokens, ...data.threshold);
+  // The bars reach what a request would have been before the layers acted: the axis shows them whole.
+  const highest = Math.max(...data.tokens, ...data.threshold, ...data.actions.map((note) => note.high));
   const yMax = Math.max(data.window, highest) * 1.12;
   const canvas = document.getElementById("chart");
   const tooltip = document.getElementById("tooltip");
@@ -63,7 +66,7 @@
       .map(([name, value]) => `<div class="row"><span>${name}</span><span>${value}</span></div>`)
       .join("");
     for (const note of byCall.get(call) ?? []) {
-      html += `<div class="compaction"><div><span class="swatch" style="background:${data.colors[note.layer]}"></span><b>${escapeHtml(note.layer)}</b> · ${format(note.tokensBefore)} → ${format(note.tokensAfter)} tokens (the manager's count)</div><div class="what">${escapeHtml(note.description)}</div>`;
+      html += `<div class="compaction"><div><span class="swatch" style="background:${colorOf(note.layer)}"></span><b>${escapeHtml(labelOf(note.layer))}</b> · ${format(note.tokensBefore)} → ${format(note.tokensAfter)} tokens (the manager's count)</div><div class="what">${escapeHtml(note.description)}</div>`;
       if (note.summaryExcerpt)
         html += `<div class="excerpt">${escapeHtml(note.summaryExcerpt.slice(0, 180))}</div>`;
       html += "</div>";

@@ -1,27 +1,12 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { LAYER_NAMES } from "@unforget/compact";
 import { appPath } from "./app-path.ts";
 import { formatWindow } from "./parse-window.ts";
-import type { CompactionNote, SessionReplay } from "./replay-session.ts";
+import { countCompactions, type LayerAction, type SessionReplay, windowAdvice } from "./replay-session.ts";
 
-/** Colours of the layers' markers, cheapest layers in cool colours, summaries in warm ones. */
-export const LAYER_COLORS: Readonly<Record<(typeof LAYER_NAMES)[number], string>> = {
-  "tool-result-budget": "#0891b2",
-  snip: "#64748b",
-  microcompact: "#16a34a",
-  "cached-microcompact": "#65a30d",
-  "observation-masking": "#0d9488",
-  collapse: "#7c3aed",
-  "session-memory": "#db2777",
-  full: "#ea580c",
-  reactive: "#dc2626",
-  native: "#475569",
-};
-
-/** A compaction as the chart draws it: a bar from `low` to `high` tokens at its call. */
-export interface ChartedCompaction extends CompactionNote {
+/** A layer's action as the chart draws it: a bar from `low` to `high` tokens at its call. */
+export interface ChartedAction extends LayerAction {
   low: number;
   high: number;
 }
@@ -32,24 +17,25 @@ export interface ReportData {
   tokens: number[];
   naive: number[];
   threshold: number[];
-  colors: Record<string, string>;
-  compactions: ChartedCompaction[];
+  /** Each layer's label and colour, by name (from the layers themselves). */
+  layers: Record<string, { label: string; color: string }>;
+  actions: ChartedAction[];
 }
 
 /**
- * Places each compaction on the chart in the same units as the line: at its call, the request would have
+ * Places each layer action on the chart in the same units as the line: at its call, the request would have
  * been the previous request plus what the session added since (the growth of the unmanaged line); the
  * layers brought it down to what was sent. That drop is shared among the call's layers in proportion to
  * what each reported freeing, the first layer on top.
  */
-export function chartCompactions(replay: SessionReplay): ChartedCompaction[] {
-  const byCall = new Map<number, CompactionNote[]>();
-  for (const note of replay.compactions) {
+export function chartActions(replay: SessionReplay): ChartedAction[] {
+  const byCall = new Map<number, LayerAction[]>();
+  for (const note of replay.actions) {
     const list = byCall.get(note.call) ?? [];
     list.push(note);
     byCall.set(note.call, list);
   }
-  const charted: ChartedCompaction[] = [];
+  const charted: ChartedAction[] = [];
   for (const [callNumber, notes] of byCall) {
     const call = replay.calls[callNumber - 1]!;
     const previous = replay.calls[callNumber - 2];
@@ -115,6 +101,7 @@ th { background: #f1f5f9; font-weight: 600; font-size: 12px; text-transform: upp
 td:nth-child(2), td:nth-child(3) { font-variant-numeric: tabular-nums; white-space: nowrap; }
 #layers td:nth-child(2), #layers td:nth-child(3) { text-align: right; }
 tr.idle td { color: #94a3b8; }
+.when { margin-left: 8px; font-size: 12px; font-style: italic; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 8px; vertical-align: baseline; }
 .excerpt { color: var(--muted); font-size: 12px; margin-top: 4px; }
 #tooltip { position: absolute; pointer-events: none; background: #0f172a; color: #f8fafc; border-radius: 8px; padding: 10px 12px; font-size: 12px; max-width: 420px; box-shadow: 0 8px 24px rgba(15,23,42,.25); opacity: 0; z-index: 2; }
@@ -138,8 +125,10 @@ export function renderReplayReport(replay: SessionReplay, label: string): string
     tokens: replay.calls.map((call) => call.tokens),
     naive: replay.calls.map((call) => call.naiveTokens),
     threshold: replay.calls.map((call) => call.threshold),
-    colors: LAYER_COLORS,
-    compactions: chartCompactions(replay),
+    layers: Object.fromEntries(
+      replay.layers.map((layer) => [layer.name, { label: layer.label, color: layer.color }]),
+    ),
+    actions: chartActions(replay),
   };
   const naivePeak = Math.max(0, ...data.naive);
   const firstNaiveOverflow = replay.calls.find((call) => call.naiveTokens > replay.window)?.index;
@@ -167,18 +156,18 @@ ${renderCards(replay)}
 <section class="chart-panel">
 <div class="chart-box"><canvas id="chart" role="img" aria-label="Context tokens per model call, with the compaction threshold, the window and every compaction"></canvas></div>
 <div id="tooltip" role="tooltip"></div>
-<p class="note">Each bar is a compaction: it spans the context before and after the layer acted. Hover a call to see what was sent and what each layer did. ${escapeHtml(naiveNote)}</p>
+<p class="note">Each bar is a layer's action: it spans the context before and after the layer acted. Hover a call to see what was sent and what each layer did. ${escapeHtml(naiveNote)}</p>
 </section>
 <h2>Layers</h2>
 <table id="layers"><thead><tr><th>layer</th><th>runs</th><th>tokens freed</th></tr></thead><tbody>
-${renderLayerRows(stats)}
+${renderLayerRows(replay)}
 </tbody></table>
-<h2>Compactions</h2>
+<h2>What the layers did</h2>
 ${
-  replay.compactions.length === 0
-    ? `<p class="note">None: the whole session fits the window. Replay with a smaller <code>--window</code> to see the ladder at work.</p>`
-    : `<table id="compactions"><thead><tr><th>call</th><th>layer</th><th>tokens</th><th>what happened</th></tr></thead><tbody>
-${renderCompactionRows(replay)}
+  replay.actions.length === 0
+    ? `<p class="note">Nothing: ${escapeHtml(windowAdvice(replay))}</p>`
+    : `<table id="actions"><thead><tr><th>call</th><th>layer</th><th>tokens</th><th>what happened</th></tr></thead><tbody>
+${renderActionRows(replay)}
 </tbody></table>`
 }
 ${
@@ -208,7 +197,11 @@ function renderCards(replay: SessionReplay): string {
       `${percent(stats.peakTokens / stats.window)} of the ${formatWindow(stats.window)} window`,
     ],
     ["overflows", number(stats.overflows), "requests over the window"],
-    ["compactions", number(replay.compactions.length), `${number(stats.summarizerCalls)} by a summariser`],
+    [
+      "compactions",
+      number(countCompactions(replay)),
+      `summaries; ${number(replay.actions.length)} layer actions in all`,
+    ],
     ["prefix reuse", percent(stats.prefixReuse), "of request tokens cacheable"],
     [
       "input cost",
@@ -225,20 +218,29 @@ function renderCards(replay: SessionReplay): string {
     .join("\n");
 }
 
-/** One row per layer, also those that never ran (greyed). */
-function renderLayerRows(stats: SessionReplay["stats"]): string {
-  return LAYER_NAMES.map((name) => {
-    const layer = stats.layers[name];
-    return `<tr class="${layer.runs === 0 ? "idle" : ""}"><td><span class="swatch" style="background:${LAYER_COLORS[name]}"></span>${name}</td><td>${number(layer.runs)}</td><td>${number(layer.tokensFreed)}</td></tr>`;
-  }).join("\n");
+/** A layer's swatch and label, from the layer itself. */
+function layerCell(replay: SessionReplay, name: string): string {
+  const layer = replay.layers.find((candidate) => candidate.name === name);
+  return `<span class="swatch" style="background:${layer?.color ?? "#475569"}"></span>${escapeHtml(layer?.label ?? name)}`;
 }
 
-/** Every compaction: its call, layer, the manager's count before and after, and what it did. */
-function renderCompactionRows(replay: SessionReplay): string {
-  return replay.compactions
+/** One row per layer of the ladder, also those that never ran (greyed; a layer that acts only when asked says so). */
+function renderLayerRows(replay: SessionReplay): string {
+  return replay.layers
+    .map((layer) => {
+      const run = replay.stats.layers[layer.name] ?? { runs: 0, tokensFreed: 0 };
+      const when = layer.onRequestOnly ? '<span class="when">only when the model asks for it</span>' : "";
+      return `<tr class="${run.runs === 0 ? "idle" : ""}"><td>${layerCell(replay, layer.name)}${when}</td><td>${number(run.runs)}</td><td>${number(run.tokensFreed)}</td></tr>`;
+    })
+    .join("\n");
+}
+
+/** Every layer action: its call, layer, the manager's count before and after, and what it did. */
+function renderActionRows(replay: SessionReplay): string {
+  return replay.actions
     .map(
       (note) =>
-        `<tr><td>${note.call}</td><td><span class="swatch" style="background:${LAYER_COLORS[note.layer]}"></span>${note.layer}</td><td>${number(note.tokensBefore)} → ${number(note.tokensAfter)}</td><td>${escapeHtml(note.description)}${note.summaryExcerpt ? `<div class="excerpt">${escapeHtml(note.summaryExcerpt)}</div>` : ""}</td></tr>`,
+        `<tr><td>${note.call}</td><td>${layerCell(replay, note.layer)}</td><td>${number(note.tokensBefore)} → ${number(note.tokensAfter)}</td><td>${escapeHtml(note.description)}${note.summaryExcerpt ? `<div class="excerpt">${escapeHtml(note.summaryExcerpt)}</div>` : ""}</td></tr>`,
     )
     .join("\n");
 }

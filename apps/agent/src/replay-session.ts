@@ -2,22 +2,25 @@ import {
   type ContextManager,
   createContextManager,
   createExtractiveSummarizer,
-  type LayerName,
+  type Layer,
   type LayerReport,
   type ReplayCall,
   type ReplayStats,
   replayConversation,
   type Summarizer,
 } from "@unforget/compact";
-import type { Message, ToolDefinition } from "@unforget/core";
+import { type Message, modelRetirement, type ToolDefinition } from "@unforget/core";
+import {
+  ANTHROPIC_DEFAULT_MODEL,
+  convertToAnthropicRequest,
+  type WireObject,
+} from "@unforget/provider-anthropic";
 import type { LoadedSession } from "./load-session.ts";
-import { type MessagesApiBody, toMessagesApiBody } from "./messages-api-body.ts";
+import { formatWindow, MIN_WINDOW } from "./parse-window.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
 export const DEFAULT_WINDOW = 200_000;
-/** The model named in the requests when the session's own model is not a Claude model. */
-export const DEFAULT_REQUEST_MODEL = "claude-sonnet-4-6";
 /** The request's output limit: a quarter of the window at most, as in a live loop that leaves room to answer. */
 export const MAX_OUTPUT_TOKENS = 32_000;
 /** The system prompt of the requests when the session did not record one. */
@@ -33,10 +36,22 @@ export interface ReplaySessionOptions {
   onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
 }
 
+/** A layer of the replayed ladder as tables and reports show it. */
+export interface LayerInfo {
+  name: string;
+  label: string;
+  color: string;
+  /** "summary" for the layers that write a summary (the compactions); "edit" for the cheap ones. */
+  kind: Layer["kind"];
+  /** True when it acts only when asked by name (the snip tool): not "needed" by the context's size, ever. */
+  onRequestOnly: boolean;
+}
+
 /** One thing the ladder did, placed at the call it happened before, with a sentence for people. */
-export interface CompactionNote {
+export interface LayerAction {
   call: number;
-  layer: LayerName;
+  /** The layer's name; its label and colour are in `SessionReplay.layers`. */
+  layer: string;
   trigger: string;
   tokensBefore: number;
   tokensAfter: number;
@@ -49,8 +64,13 @@ export interface CompactionNote {
 
 /** What every request of a replay shares: everything but the messages. */
 export interface RequestShape {
-  /** The model named in the requests: the session's when it is a Claude model. */
+  /**
+   * The model named in the requests: the session's when it is a current Claude model, the model to use
+   * instead when it is deprecated, else the Anthropic provider's default.
+   */
   model: string;
+  /** Set when the session's model is deprecated: one line saying which model the requests name instead. */
+  modelNote?: string;
   /** The requests' `max_tokens`. */
   maxTokens: number;
   /** The recorded system prompt, or a line standing in for it. */
@@ -61,12 +81,19 @@ export interface RequestShape {
 
 /** The shared part of a session's requests at a window. */
 export function requestShape(session: LoadedSession, window: number): RequestShape {
-  return {
-    model: session.model?.startsWith("claude") ? session.model : DEFAULT_REQUEST_MODEL,
+  const shape: RequestShape = {
+    model: session.model?.startsWith("claude") ? session.model : ANTHROPIC_DEFAULT_MODEL,
     maxTokens: Math.min(MAX_OUTPUT_TOKENS, Math.floor(window / 4)),
     system: session.system ?? STAND_IN_SYSTEM,
     tools: inferToolDefinitions(session.messages),
   };
+  // A replayed request may be sent to a live API (a dump, a model summariser): never name a retired model.
+  const retirement = modelRetirement(shape.model);
+  if (retirement !== undefined) {
+    shape.modelNote = `The session used ${shape.model}, which is deprecated (end of life ${retirement.retiresOn}): the requests name ${retirement.replacement}.`;
+    shape.model = retirement.replacement;
+  }
+  return shape;
 }
 
 export interface SessionReplay extends RequestShape {
@@ -74,7 +101,10 @@ export interface SessionReplay extends RequestShape {
   window: number;
   stats: ReplayStats;
   calls: ReplayCall[];
-  compactions: CompactionNote[];
+  /** The ladder that was replayed, in order. */
+  layers: LayerInfo[];
+  /** Everything the layers did, in order; the summaries among them are the compactions. */
+  actions: LayerAction[];
   /** The summariser that wrote the summaries ("extractive" or "model"). */
   summarizer: string;
 }
@@ -95,7 +125,7 @@ export async function replaySession(
   let manager: ContextManager | undefined;
   let seenEntries = 0;
   let counter = 0;
-  const compactions: CompactionNote[] = [];
+  const actions: LayerAction[] = [];
   const { stats, calls } = await replayConversation(session.messages, {
     window,
     system,
@@ -116,9 +146,11 @@ export async function replaySession(
         .slice(seenEntries)
         .flatMap((entry) => (entry.type === "summary" && entry.kind === "compact" ? [entry.text] : []));
       seenEntries = entries.length;
+      const layers = new Map((manager?.layers ?? []).map((layer) => [layer.name, layer]));
       for (const action of call.actions) {
-        const summary = isSummaryLayer(action.layer) ? summaries.shift() : undefined;
-        compactions.push(noteFor(call.index, action, summary));
+        const layer = layers.get(action.layer);
+        const summary = layer?.kind === "summary" ? summaries.shift() : undefined;
+        actions.push(actionFor(call.index, action, layer, summary));
       }
       await options.onCall?.(call, call.index, Math.max(total, call.index));
     },
@@ -129,14 +161,22 @@ export async function replaySession(
     window,
     stats,
     calls,
-    compactions,
+    layers: (manager?.layers ?? []).map(({ name, label, color, kind, onRequestOnly }) => ({
+      name,
+      label,
+      color,
+      kind,
+      onRequestOnly: onRequestOnly === true,
+    })),
+    actions,
     summarizer: summarizer.name,
   };
 }
 
-/** The exact Messages API body of one replayed call. */
-export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): MessagesApiBody {
-  return toMessagesApiBody({ ...shape, messages });
+/** The exact Messages API body of one replayed call: what the Anthropic provider would send. */
+export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): WireObject {
+  const { model, system, tools, maxTokens } = shape;
+  return convertToAnthropicRequest({ model, system, tools, maxTokens, messages }).body;
 }
 
 /** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */
@@ -154,64 +194,31 @@ export function countModelCalls(messages: readonly Message[]): number {
   return calls;
 }
 
-function isSummaryLayer(layer: LayerName): boolean {
-  return layer === "full" || layer === "reactive" || layer === "session-memory";
-}
-
-function noteFor(call: number, action: LayerReport, summary: string | undefined): CompactionNote {
-  const note: CompactionNote = {
+function actionFor(
+  call: number,
+  action: LayerReport,
+  layer: Layer | undefined,
+  summary: string | undefined,
+): LayerAction {
+  const note: LayerAction = {
     call,
     layer: action.layer,
     trigger: action.trigger,
     tokensBefore: action.tokensBefore,
     tokensAfter: action.tokensAfter,
     tokensFreed: action.tokensFreed,
-    description: describeAction(action),
+    description: layer ? layer.describe(action) : `${action.layer}: ${action.reason}.`,
   };
   if (summary !== undefined) note.summaryExcerpt = excerpt(summary);
   return note;
 }
 
-const plural = (count: number, noun: string) =>
-  `${count.toLocaleString("en-US")} ${noun}${count === 1 ? "" : "s"}`;
-
-/** One sentence on what a layer did, from its report. */
-export function describeAction(action: LayerReport): string {
-  const stats = action.stats;
-  switch (action.layer) {
-    case "tool-result-budget": {
-      const parts: string[] = [];
-      if (stats.persisted) parts.push(`saved ${plural(stats.persisted, "large tool output")} to disk`);
-      if (stats.truncated) parts.push(`cut ${plural(stats.truncated, "large tool output")} in the middle`);
-      return `${capitalize(parts.join(" and ") || "trimmed large tool outputs")} (head and tail kept).`;
-    }
-    case "microcompact":
-      return `Cleared ${plural(stats.cleared ?? 0, "old tool result")}: ${action.reason}.`;
-    case "cached-microcompact":
-      return `Queued ${plural(stats.deleted ?? 0, "cache deletion")}.`;
-    case "collapse":
-      return `Folded ${plural(stats.calls ?? 0, "completed tool call")} into one-line records: ${action.reason}.`;
-    case "snip":
-      return `Snipped ${plural(stats.snipped ?? 0, "message")} from the middle: ${action.reason}.`;
-    case "observation-masking":
-      return `Masked ${plural(stats.masked ?? 0, "old tool output")} as one-line stubs.`;
-    case "full":
-    case "reactive":
-    case "session-memory": {
-      const by =
-        action.layer === "session-memory"
-          ? "from the session notes"
-          : `by the ${action.summarizer ?? "extractive"} summariser`;
-      const why = action.layer === "reactive" ? " after the request overflowed the window" : "";
-      return `Summarised ${plural(action.messagesSummarized ?? 0, "message")} ${by}${why}; kept ${plural(stats.kept ?? 0, "recent message")} verbatim.`;
-    }
-    case "native":
-      return `Provider-side context management: ${action.reason}.`;
-  }
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
+/** Summaries in a replay: the actions of its summary layers (what `status().compactions` counts). */
+export function countCompactions(replay: Pick<SessionReplay, "layers" | "actions">): number {
+  const summaries = new Set(
+    replay.layers.filter((layer) => layer.kind === "summary").map((layer) => layer.name),
+  );
+  return replay.actions.filter((action) => summaries.has(action.layer)).length;
 }
 
 /** The start of a summary's body: its preamble and headings left out, white space folded. */
@@ -225,4 +232,17 @@ function excerpt(summary: string): string {
     .replace(/^[\s:*]+/, "")
     .trim();
   return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
+}
+
+/**
+ * Why nothing was compacted, and the window that would show the ladder at work: one below the session's peak
+ * (three fifths of it, in whole thousands), when a replay may take such a window.
+ */
+export function windowAdvice(replay: Pick<SessionReplay, "stats">): string {
+  const { peakTokens, window } = replay.stats;
+  const smaller = Math.floor((peakTokens * 0.6) / 1000) * 1000;
+  const fits = `the whole session fits the ${formatWindow(window)} window (its largest request is ${peakTokens.toLocaleString("en-US")} tokens)`;
+  return smaller >= MIN_WINDOW && smaller < window
+    ? `${fits}. Try --window ${formatWindow(smaller)} to see the ladder at work.`
+    : `${fits}, and no window a replay takes (${formatWindow(MIN_WINDOW)} at least) is small enough to make it act.`;
 }

@@ -1,7 +1,6 @@
-import { LAYER_NAMES } from "@unforget/compact";
 import Table from "cli-table3";
 import { formatWindow } from "./parse-window.ts";
-import type { SessionReplay } from "./replay-session.ts";
+import { countCompactions, type SessionReplay, windowAdvice } from "./replay-session.ts";
 
 const number = (value: number) => Math.round(value).toLocaleString("en-US");
 const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
@@ -16,7 +15,7 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
   lines.push(
     `${sessionLabel}${instance}: ${replay.session.format} session, ${number(replay.session.messages.length)} messages, replayed at a ${formatWindow(replay.window)}-token window with the ${replay.summarizer} summariser`,
   );
-  const compactions = replay.compactions.length;
+  const compactions = countCompactions(replay);
   const totals = new Table({ style: { head: [], border: [], compact: true }, colAligns: ["left", "right"] });
   const ratio = stats.naiveInputCost > 0 ? stats.inputCost / stats.naiveInputCost : 1;
   totals.push(
@@ -26,7 +25,8 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
       `${number(stats.peakTokens)} / ${number(stats.window)} (${percent(stats.peakTokens / stats.window)})`,
     ],
     ["overflows", number(stats.overflows)],
-    ["compactions", number(compactions)],
+    ["compactions (summaries)", number(compactions)],
+    ["layer actions", number(replay.actions.length)],
     [
       "summariser calls",
       `${number(stats.summarizerCalls)} (${number(stats.summarizerInputTokens)} input tokens)`,
@@ -43,17 +43,18 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
     colAligns: ["left", "right", "right"],
   });
   const idle: string[] = [];
-  for (const name of LAYER_NAMES) {
-    const layer = stats.layers[name];
-    if (layer.runs === 0) idle.push(name);
-    else layers.push([name, number(layer.runs), number(layer.tokensFreed)]);
+  const onRequest: string[] = [];
+  for (const layer of replay.layers) {
+    const run = stats.layers[layer.name] ?? { runs: 0, tokensFreed: 0 };
+    if (run.runs > 0) layers.push([layer.label, number(run.runs), number(run.tokensFreed)]);
+    else if (layer.onRequestOnly) onRequest.push(layer.label);
+    else idle.push(layer.label);
   }
   if (layers.length > 0) lines.push(layers.toString());
-  lines.push(
-    layers.length === 0
-      ? "No layer had to act: the whole session fits the window. Try a smaller --window (e.g. 16K)."
-      : `Not needed: ${idle.join(", ")}.`,
-  );
+  if (layers.length === 0) lines.push(`No layer had to act: ${windowAdvice(replay)}`);
+  else if (idle.length > 0) lines.push(`Not needed: ${idle.join(", ")}.`);
+  if (onRequest.length > 0)
+    lines.push(`Only when the model asks for it, which a replay never does: ${onRequest.join(", ")}.`);
   for (const violation of stats.violations.slice(0, 10)) lines.push(`violation: ${violation}`);
   if (stats.violations.length > 10) lines.push(`… and ${stats.violations.length - 10} more violations`);
   return `${lines.join("\n")}\n`;

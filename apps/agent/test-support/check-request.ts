@@ -6,12 +6,15 @@ import { getEncoding } from "js-tiktoken";
  * in the next message (results first) and every result answering a call of the message before, non-empty
  * text, tools defined for every call. Returns the problems found (empty when the body is valid).
  */
+/** The fields a replayed request may have (`system` and `tools` only when there are some). */
+const BODY_FIELDS: ReadonlySet<string> = new Set(["model", "max_tokens", "system", "messages", "tools"]);
+
 export function checkRequestBody(body: unknown): string[] {
   const problems: string[] = [];
   if (typeof body !== "object" || body === null) return ["the body is not an object"];
   const record = body as Record<string, unknown>;
-  const keys = Object.keys(record).sort().join(",");
-  if (keys !== "max_tokens,messages,model,system,tools") problems.push(`unexpected fields: ${keys}`);
+  const unexpected = Object.keys(record).filter((key) => !BODY_FIELDS.has(key));
+  if (unexpected.length > 0) problems.push(`unexpected fields: ${unexpected.join(",")}`);
   if (typeof record.model !== "string" || record.model.length === 0) problems.push("no model");
   if (!Number.isInteger(record.max_tokens) || (record.max_tokens as number) <= 0)
     problems.push("bad max_tokens");
@@ -69,11 +72,11 @@ const encoding = getEncoding("o200k_base");
 
 /** Tokens of a request by a real BPE tokenizer (o200k): system, every block's text or JSON, and the tools. */
 export function countRequestTokens(body: {
-  system: unknown;
+  system?: unknown;
   messages: { content: Record<string, unknown>[] }[];
-  tools: unknown[];
+  tools?: unknown[];
 }): number {
-  const parts: string[] = [typeof body.system === "string" ? body.system : JSON.stringify(body.system)];
+  const parts: string[] = [typeof body.system === "string" ? body.system : JSON.stringify(body.system ?? "")];
   for (const message of body.messages) {
     for (const block of message.content) {
       if (block.type === "text") parts.push(block.text as string);
@@ -84,6 +87,6 @@ export function countRequestTokens(body: {
       else parts.push(JSON.stringify(block));
     }
   }
-  if (body.tools.length > 0) parts.push(JSON.stringify(body.tools));
+  if (body.tools !== undefined && body.tools.length > 0) parts.push(JSON.stringify(body.tools));
   return parts.reduce((sum, part) => sum + encoding.encode(part).length, 0) + 4 * body.messages.length;
 }

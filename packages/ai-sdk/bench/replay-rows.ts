@@ -79,6 +79,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     contextWindow: 0,
     effectiveWindow: 0,
     threshold,
+    blockingLimit: threshold,
     percentUsed: 0,
     turnsUntilCompaction: undefined,
     compactions: 0,
@@ -110,6 +111,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     recordMetadata: unsupported,
     status: () => status,
     entries: [],
+    layers: [],
     on: () => () => {},
   };
 }

@@ -211,7 +211,7 @@ describe("createAiSdkSummarizer", () => {
       stopWhen: stepCountIs(60),
       prepareStep: context.prepareStep,
     });
-    const summaries = layers.filter((layer) => layer.layer === "full");
+    const summaries = layers.filter((layer) => layer.layer === "summary");
     expect(summaries.length).toBeGreaterThan(0);
     expect(summaries[0]?.summarizer).toBe("model");
     const summaryCalls = calls.filter((call) => isSummaryRequest(call.prompt));

@@ -57,6 +57,7 @@ function manager(
         contextWindow: 0,
         effectiveWindow: 0,
         threshold,
+        blockingLimit: 0,
         percentUsed: 0,
         turnsUntilCompaction: undefined,
         compactions: 0,
@@ -69,6 +70,7 @@ function manager(
     throw new Error("not part of the baseline");
   };
   return {
+    layers: [],
     async prepare(history) {
       sync(state, history);
       const before = estimate(state.messages);
@@ -163,7 +165,7 @@ export function createBaseAgentBaseline(window: number, maxOutputTokens: number)
         `Another language model started to solve this problem and produced a summary of its thinking process. Here is the summary from the previous context:\n${text}`,
       ),
     ];
-    reports.push(report("full", tokens, estimate(state.messages), input));
+    reports.push(report("summary", tokens, estimate(state.messages), input));
   }, threshold);
 }
 
@@ -223,6 +225,6 @@ export function createTeachingBaseline(window: number, maxOutputTokens: number):
     if (tokens <= threshold) return;
     const { text, input } = await summarize(state.messages, Math.floor(threshold * 0.15));
     state.messages = [createMessage("user", `[Compacted]\n\n${text}`)];
-    reports.push(report("full", tokens, estimate(state.messages), input));
+    reports.push(report("summary", tokens, estimate(state.messages), input));
   }, threshold);
 }

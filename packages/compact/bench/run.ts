@@ -1,5 +1,4 @@
 import { cpus } from "node:os";
-import { LAYER_NAMES } from "../src/index.ts";
 import { measureLayers, measurePrepare } from "./prepare-speed.ts";
 import { chainSessions, loadSessions, type PolicyTotals, policies, replayAll } from "./replay-corpus.ts";
 
@@ -51,12 +50,17 @@ for (const [label, sessions, window] of [
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const [name, totals] of results) {
     console.log(
-      `| ${name} | ${totals.calls} | ${totals.overflows} | ${totals.violations} | ${totals.peakTokens.toLocaleString("en-US")} | ${totals.summarizerCalls} | ${fmt(totals.summarizerCalls / Math.max(1, baseAgent.summarizerCalls), 2)}× | ${pct(totals.prefixTokens / Math.max(1, totals.requestTokens))} | ${totals.inputCost.toLocaleString("en-US")} | ${fmt(totals.inputCost / Math.max(1, baseAgent.inputCost), 2)}× | ${totals.waitedMs} ms |`,
+      `| ${name} | ${totals.calls} | ${totals.overflows} | ${totals.violations} | ${totals.peakTokens.toLocaleString("en-US")} | ${totals.summarizerCalls} | ${fmt(totals.summarizerCalls / Math.max(1, baseAgent.summarizerCalls), 2)}× | ${pct(totals.prefixTokens / Math.max(1, totals.requestTokens))} | ${totals.inputCost.toLocaleString("en-US")} | ${fmt(totals.inputCost / Math.max(1, baseAgent.inputCost), 2)}× | ${totals.waitedMs.toFixed(1)} ms |`,
     );
   }
   const ours = results[0]![1];
   console.log(
-    `\nLayers of "${results[0]![0]}" at ${window}: ${LAYER_NAMES.map((layer) => `${layer} ${ours.layers[layer]?.runs ?? 0} runs / ${(ours.layers[layer]?.tokensFreed ?? 0).toLocaleString("en-US")} freed`).join("; ")}.`,
+    `\nLayers of "${results[0]![0]}" at ${window}: ${Object.entries(ours.layers)
+      .map(
+        ([layer, value]) =>
+          `${layer} ${value.runs} runs / ${value.tokensFreed.toLocaleString("en-US")} freed`,
+      )
+      .join("; ")}.`,
   );
   console.log(`Naive (no management) input cost: ${ours.naiveInputCost.toLocaleString("en-US")}.`);
 }

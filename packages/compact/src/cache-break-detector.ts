@@ -1,9 +1,5 @@
 import type { Usage } from "@unforget/core";
-
-/** A drop in cache reads between two calls larger than this share of the previous reads is a cache break … */
-export const CACHE_BREAK_MIN_FRACTION = 0.05;
-/** … if it is also at least this many tokens. */
-export const CACHE_BREAK_MIN_TOKENS = 2_000;
+import { CACHE_BREAK_MIN_FRACTION, CACHE_BREAK_MIN_TOKENS } from "./defaults.ts";
 
 export interface CacheBreak {
   previousCacheRead: number;
@@ -20,9 +16,8 @@ export interface CacheBreakDetector {
 
 /**
  * Notices when the provider stops reading the prompt cache (cache reads drop by more than 5 % and 2,000
- * tokens from one call to the next) — the sign that something before the new messages changed. A compaction
- * resets the baseline (its drop is expected), and so does a response that reports deleted cache tokens
- * (cache edits shrink the reads on purpose).
+ * tokens from one call to the next) — the sign that something before the new messages changed. A layer that
+ * edits the context resets the baseline: its drop is expected.
  */
 export function createCacheBreakDetector(
   options: { minFraction?: number; minTokens?: number } = {},
@@ -35,7 +30,7 @@ export function createCacheBreakDetector(
       const cacheRead = usage.cacheReadInputTokens;
       const previous = baseline;
       baseline = cacheRead;
-      if (previous === undefined || (usage.cacheDeletedInputTokens ?? 0) > 0) return undefined;
+      if (previous === undefined) return undefined;
       const dropped = previous - cacheRead;
       if (dropped > minTokens && dropped > previous * minFraction) {
         return { previousCacheRead: previous, cacheRead, droppedTokens: dropped };

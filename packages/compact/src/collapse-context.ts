@@ -3,8 +3,6 @@ import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
   clip,
-  describeOutput,
-  describeToolCall,
   estimateTextTokens,
   estimateTokens,
   isTextObservation,
@@ -13,6 +11,13 @@ import {
   userText,
 } from "./conversation.ts";
 import {
+  COLLAPSE_MAX_RECORDS,
+  COLLAPSE_PROTECT_ROUNDS,
+  COLLAPSE_PROTECT_SHARE,
+  LADDER_COLLAPSE_PROTECT_ROUNDS,
+} from "./defaults.ts";
+import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
+import {
   isoTime,
   type LayerResult,
   type LayerTimeOptions,
@@ -20,9 +25,7 @@ import {
   unchanged,
 } from "./layer-result.ts";
 
-/** Rounds of tool calls at the end that are never folded. */
-export const DEFAULT_COLLAPSE_PROTECT_ROUNDS = 4;
-const MAX_RECORDS = 60;
+import { describeOutcome, toolOutputRecord } from "./tool-output-record.ts";
 
 export interface CollapseOptions extends LayerTimeOptions {
   /** Fold the oldest runs until the messages' estimated tokens are at or below this; default: fold every eligible run. */
@@ -55,7 +58,7 @@ interface Round {
 export function collapseContext(messages: readonly Message[], options: CollapseOptions = {}): LayerResult {
   const compactable = compactablePredicate(options.compactableTools);
   const rounds = findRounds(messages, compactable);
-  let protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? DEFAULT_COLLAPSE_PROTECT_ROUNDS);
+  let protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? COLLAPSE_PROTECT_ROUNDS);
   if (!options.drain && options.protectTokens !== undefined) {
     let kept = 0;
     for (let index = rounds.length - 1; index >= 0 && kept < options.protectTokens; index--) {
@@ -116,7 +119,7 @@ function findRounds(messages: readonly Message[], compactable: (name: string) =>
       const action = typeof assistant.metadata?.action === "string" ? assistant.metadata.action : thought;
       rounds.push({
         start: index,
-        records: [`${clip(oneLine(action || "(action)"), 100)} → ${describeOutput(userText(answer))}`],
+        records: [`${clip(oneLine(action || "(action)"), 100)} → ${describeOutcome(userText(answer))}`],
       });
       continue;
     }
@@ -133,8 +136,7 @@ function findRounds(messages: readonly Message[], compactable: (name: string) =>
     for (const use of uses) {
       if (use.type !== "tool_use") continue;
       const result = results.get(use.id)!;
-      const outcome = describeOutput(resultText(result));
-      records.push(`${describeToolCall(use)} → ${result.is_error ? `error: ${outcome}` : outcome}`);
+      records.push(toolOutputRecord(use, resultText(result), result.is_error === true));
     }
     rounds.push({ start: index, records });
   }
@@ -150,12 +152,52 @@ function assistantThought(message: Message): string {
 
 function recordText(records: readonly string[]): string {
   const shown =
-    records.length > MAX_RECORDS
+    records.length > COLLAPSE_MAX_RECORDS
       ? [
-          ...records.slice(0, MAX_RECORDS / 2),
-          `… ${records.length - MAX_RECORDS} more …`,
-          ...records.slice(-MAX_RECORDS / 2),
+          ...records.slice(0, COLLAPSE_MAX_RECORDS / 2),
+          `… ${records.length - COLLAPSE_MAX_RECORDS} more …`,
+          ...records.slice(-COLLAPSE_MAX_RECORDS / 2),
         ]
       : records;
   return `[Earlier tool activity, folded to one line per call; the full outputs are in the transcript:]\n${shown.map((record) => `- ${record}`).join("\n")}`;
+}
+
+export interface CollapseLayerOptions extends Omit<CollapseOptions, "now" | "targetTokens" | "drain"> {
+  /** Recent tool output never folded in a batch, as a share of the threshold; default 0.05. */
+  protectShare?: number;
+}
+
+/**
+ * Collapse as a layer: in a batch of the cheap layers it folds the oldest completed runs down to the target
+ * (keeping 2 rounds and 5 % of the threshold of recent output); in `recover` it drains everything but the
+ * last round before the reactive summary.
+ */
+export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLayer {
+  const { protectShare, ...collapse } = options;
+  return defineLayer({
+    name: "collapse",
+    label: "Collapse",
+    color: "#7c3aed",
+    kind: "edit",
+    due(state) {
+      if (state.trigger === "reactive") return "drain before the reactive summary";
+      return state.trigger === "auto" && state.batch && state.tokens > state.target
+        ? "context at the cheap-layer level"
+        : false;
+    },
+    run(messages, context) {
+      if (context.trigger === "reactive")
+        return collapseContext(messages, { ...collapse, drain: true, now: context.now });
+      return collapseContext(messages, {
+        protectRounds: LADDER_COLLAPSE_PROTECT_ROUNDS,
+        protectTokens: Math.floor(context.threshold * (protectShare ?? COLLAPSE_PROTECT_SHARE)),
+        minimumFreedTokens: context.minimumFreedTokens,
+        ...collapse,
+        targetTokens: messagesTarget(messages, context),
+        now: context.now,
+      });
+    },
+    describe: (report) =>
+      `Folded ${plural(report.stats.calls ?? 0, "completed tool call")} into one-line records: ${report.reason}.`,
+  });
 }

@@ -2,14 +2,31 @@ import { type ContentBlock, type Message, PromptTooLongError, type ToolResultBlo
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens, estimateTokens, userText } from "./conversation.ts";
+import {
+  EXTRACTIVE_PROMPT_TOKENS,
+  MAX_PTL_RETRIES,
+  REACTIVE_KEEP_MESSAGES,
+  SUMMARY_KEEP_TOKENS,
+  SUMMARY_MIN_KEEP_TOKENS,
+} from "./defaults.ts";
 import { truncateHeadForRetry } from "./head-truncation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
+import {
+  defineLayer,
+  type LadderState,
+  messagesTarget,
+  plural,
+  type SummaryLayer,
+  scaleFor,
+  summaryDue,
+} from "./layer.ts";
 import type { LayerTimeOptions } from "./layer-result.ts";
+import { findNewestTurn, newestRoundStart } from "./newest-turn.ts";
 import type { CacheSafeParameters, Summarizer, SummaryScope } from "./summarizer.ts";
 import { formatSummaryReply } from "./summary-format.ts";
 
-/** Prompt-too-long retries of one summary, each dropping the oldest rounds. */
-export const MAX_PTL_RETRIES = 3;
+/** A partial compaction: summarise before `upTo`, or from `from` on. */
+export type CompactRange = { upTo: number } | { from: number };
 
 /** How the conversation continues after the summary. */
 export type ContinuationStyle =
@@ -28,10 +45,10 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   /**
    * Which messages are summarised. Default: all but a short verbatim tail (`keep`). `{ upTo: i }`: messages
    * before `i`, the rest kept after the summary. `{ from: i }`: messages from `i` on (minus the tail), the
-   * messages before `i` kept in front of the summary.
+   * messages before `i` kept in front of the summary. The newest tool round is always in the tail.
    */
-  range?: { upTo: number } | { from: number };
-  /** The verbatim tail kept after the summary; default the last round (at least one text message, ≤ 4,000 tokens). */
+  range?: CompactRange;
+  /** The verbatim tail kept after the summary; default at least one text message, at most 8,000 tokens, and always the newest tool round. */
   keep?: KeepWindowOptions;
   /** Most tokens the summary should take. */
   summaryMaxTokens: number;
@@ -91,10 +108,16 @@ export async function compactConversation(
   const partialFrom = options.range !== undefined && "from" in options.range;
   const opening = !partialFrom && messages[0]?.isCompactSummary ? messages[0] : undefined;
   const previousSummary = opening ? formatSummaryReply(userText(opening)) : undefined;
-  const { head, summarized, tail, scope } = split(messages, options, opening ? 1 : 0);
+  const turn = findNewestTurn(messages);
+  const { head, summarized, tail, scope } = split(
+    messages,
+    options,
+    opening ? 1 : 0,
+    newestRoundStart(messages, turn),
+  );
   if (summarized.length === 0) {
     throw new CompactionFailedError(
-      "full",
+      "summary",
       "There is nothing to summarise: every message is in the verbatim tail. The conversation is unchanged.",
       { reason: "nothing-to-summarize" },
     );
@@ -122,10 +145,18 @@ export async function compactConversation(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onKeepAlive ? { onKeepAlive: options.onKeepAlive } : {}),
       });
+      // The user's newest message, when the summary stands for it, goes along whole.
+      const latest =
+        turn.userText !== undefined &&
+        summarized.some((message) => message.id === turn.userMessageId) &&
+        !result.text.includes(turn.userText)
+          ? turn.userText
+          : undefined;
       const messageText = summaryMessageText(
         result.text,
         options.continuation ?? "interactive",
         options.transcriptPath,
+        latest,
       );
       const kept = [...head, ...tail];
       return {
@@ -139,7 +170,8 @@ export async function compactConversation(
         summarizer: {
           name: options.summarizer.name,
           calls: result.calls,
-          inputTokens: result.calls > 0 ? result.inputTokens : estimateTokens(input) + 1_200,
+          inputTokens:
+            result.calls > 0 ? result.inputTokens : estimateTokens(input) + EXTRACTIVE_PROMPT_TOKENS,
           outputTokens: result.calls > 0 ? result.outputTokens : estimateTextTokens(result.text),
         },
         ptlRetries,
@@ -149,7 +181,7 @@ export async function compactConversation(
       if (!(error instanceof PromptTooLongError)) throw error;
       if (ptlRetries >= MAX_PTL_RETRIES) {
         throw new CompactionFailedError(
-          "full",
+          "summary",
           `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that left out the oldest rounds; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
           { cause: error, reason: "too-long" },
         );
@@ -157,7 +189,7 @@ export async function compactConversation(
       const trimmed = truncateHeadForRetry(input, error.tokenGap);
       if (!trimmed) {
         throw new CompactionFailedError(
-          "full",
+          "summary",
           "The summary request is too long for the model even with only its last round left; the conversation is unchanged.",
           { cause: error, reason: "too-long" },
         );
@@ -173,24 +205,26 @@ function split(
   messages: readonly Message[],
   options: CompactConversationOptions,
   bodyStart: number,
+  latest: number,
 ): { head: Message[]; summarized: Message[]; tail: Message[]; scope: SummaryScope } {
   const keepStart = (from: number) => {
     const floor = Math.max(from, options.keep?.floor ?? 0);
     const start = calculateKeepStart(messages, {
       minTokens: 0,
       minTextMessages: 1,
-      maxTokens: 4_000,
+      maxTokens: SUMMARY_KEEP_TOKENS,
       ...options.keep,
       floor,
+      from: latest,
     });
-    // When the tail would swallow everything (the only text message opens the range), keep the last round only.
+    // When the tail would swallow everything (the only text message opens the range), keep the newest round only.
     return start > floor
       ? start
-      : calculateKeepStart(messages, { minTokens: 0, minTextMessages: 0, maxTokens: 0, floor });
+      : calculateKeepStart(messages, { minTokens: 0, minTextMessages: 0, maxTokens: 0, floor, from: latest });
   };
   const range = options.range;
   if (range && "upTo" in range) {
-    const cut = Math.max(bodyStart, Math.min(range.upTo, messages.length));
+    const cut = Math.max(bodyStart, Math.min(range.upTo, latest, messages.length));
     const start = calculateKeepStart(messages, {
       minTokens: 0,
       minTextMessages: 0,
@@ -257,11 +291,12 @@ function withoutMedia(block: ContentBlock): ContentBlock {
   return replaced;
 }
 
-/** The user message that carries a summary: what it is, the summary, and how to go on. */
+/** The user message that carries a summary: what it is, the summary, the user's newest message when it stands for it, and how to go on. */
 export function summaryMessageText(
   summary: string,
   continuation: ContinuationStyle,
   transcriptPath?: string,
+  latestUserMessage?: string,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -270,6 +305,15 @@ export function summaryMessageText(
     summary,
     "</summary>",
   ];
+  if (latestUserMessage !== undefined) {
+    parts.push(
+      "",
+      "The user's latest message, verbatim:",
+      "<latest-user-message>",
+      latestUserMessage,
+      "</latest-user-message>",
+    );
+  }
   if (transcriptPath) {
     parts.push(
       "",
@@ -288,4 +332,65 @@ export function summaryMessageText(
     );
   }
   return parts.join("\n");
+}
+
+/**
+ * A reactive summary keeps the last messages, unless they alone are over the size the request must get under:
+ * then only the newest tool round stays.
+ */
+function reactiveRange(messages: readonly Message[], context: LadderState): CompactRange {
+  const keepFrom = Math.max(0, messages.length - REACTIVE_KEEP_MESSAGES);
+  const tail = estimateTokens(messages.slice(keepFrom));
+  return { upTo: tail > messagesTarget(messages, context) ? messages.length : keepFrom };
+}
+
+export interface SummaryLayerOptions {
+  /** The verbatim tail: default one text message, at most 8,000 tokens scaled to the window, and the newest tool round. */
+  keep?: KeepWindowOptions;
+}
+
+/**
+ * The summary as a layer: at the threshold, when asked for, and in `recover` (all but the last messages),
+ * the summariser the pipeline chose writes the nine sections for the older messages. It can run in the
+ * background on a snapshot, and is spliced in at the threshold.
+ */
+export function createSummaryLayer(options: SummaryLayerOptions = {}): SummaryLayer {
+  return defineLayer({
+    name: "summary",
+    label: "Summary",
+    color: "#ea580c",
+    kind: "summary",
+    background: true,
+    due: (state) => summaryDue(state, true),
+    run(messages, context) {
+      const scale = scaleFor(context.threshold);
+      const range =
+        context.request?.range ??
+        (context.trigger === "reactive" ? reactiveRange(messages, context) : undefined);
+      return compactConversation(messages, {
+        summarizer: context.summarizer,
+        ...(context.summarizer.boundedByModelWindow ? { maxInputTokens: context.maxInputTokens } : {}),
+        trigger: context.trigger,
+        summaryMaxTokens: context.summaryMaxTokens,
+        continuation: context.continuation,
+        keep: {
+          minTokens: 0,
+          maxTokens: Math.max(SUMMARY_MIN_KEEP_TOKENS, Math.round(SUMMARY_KEEP_TOKENS * scale)),
+          minTextMessages: 1,
+          ...options.keep,
+        },
+        now: context.now,
+        ...(context.instructions ? { instructions: context.instructions } : {}),
+        ...(range ? { range } : {}),
+        ...(context.transcriptPath ? { transcriptPath: context.transcriptPath } : {}),
+        ...(context.signal ? { signal: context.signal } : {}),
+        cacheSafe: context.cacheSafe,
+        ...(context.onKeepAlive ? { onKeepAlive: context.onKeepAlive } : {}),
+      });
+    },
+    describe(report) {
+      const why = report.trigger === "reactive" ? " after the request overflowed the window" : "";
+      return `Summarised ${plural(report.messagesSummarized ?? 0, "message")} by the ${report.summarizer ?? "extractive"} summariser${why}; kept ${plural(report.stats.kept ?? 0, "recent message")} verbatim.`;
+    },
+  });
 }

@@ -13,7 +13,7 @@ export type CompactionFailureReason =
 
 /** A compaction layer could not make the context smaller; the transcript is untouched. */
 export class CompactionFailedError extends UnforgetError {
-  /** The layer that failed ("full", "session-memory", "reactive", …). */
+  /** The layer that failed ("summary", "session-memory", …). */
   readonly layer: string;
   readonly reason: CompactionFailureReason;
 
@@ -47,5 +47,23 @@ export class CompactionDisabledError extends UnforgetError {
     super("compaction_disabled", message, options);
     this.switchName = switchName;
     this.tokens = tokens;
+  }
+}
+
+/**
+ * The context cannot be brought under the model's window: what is left after every compaction (the system
+ * prompt and tools, the summary, the newest turn) is still too large, or the provider kept refusing the
+ * request after the recoveries of this turn. The message says which, with the sizes; the transcript is intact.
+ */
+export class ContextOverflowError extends UnforgetError {
+  /** The context's size, in tokens, when it was given up on. */
+  readonly tokens: number;
+  /** The limit it had to fit (the window, or what the provider said). */
+  readonly limitTokens: number;
+
+  constructor(tokens: number, limitTokens: number, message: string, options?: UnforgetErrorOptions) {
+    super("context_overflow", message, options);
+    this.tokens = tokens;
+    this.limitTokens = limitTokens;
   }
 }

@@ -6,13 +6,13 @@ import {
   importSweAgentTrajectory,
 } from "@unforget/importers";
 import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
-import { collapseContext } from "./collapse-context.ts";
+import { collapseContext, createCollapseLayer } from "./collapse-context.ts";
 import { createContextManager } from "./context-manager.ts";
-import { microcompact } from "./microcompact.ts";
-import { maskObservations } from "./observation-masking.ts";
-import { snipCompact } from "./snip-compact.ts";
-import { describeContextManagerContract, describeLayerContract } from "./testing/index.ts";
-import { applyToolResultBudget } from "./tool-result-budget.ts";
+import { createMicrocompactLayer, microcompact } from "./microcompact.ts";
+import { createObservationMaskingLayer } from "./observation-masking.ts";
+import { createSnipLayer, snipCompact } from "./snip-compact.ts";
+import { describeContextManagerContract, describeLayerContract, layerUnderTest } from "./testing/index.ts";
+import { applyToolResultBudget, createToolResultBudgetLayer } from "./tool-result-budget.ts";
 
 /** Every corpus session, imported, main conversation only. */
 function corpusSessions(): { name: string; messages: Message[] }[] {
@@ -35,26 +35,28 @@ function corpusSessions(): { name: string; messages: Message[] }[] {
 
 const sessions = corpusSessions();
 
+// The ladder's own layers, as the manager runs them (due in a batch, at a small threshold).
+for (const layer of [
+  createToolResultBudgetLayer(),
+  createMicrocompactLayer(),
+  createObservationMaskingLayer({ keepLast: 2 }),
+  createSnipLayer({ maxMessages: 8, keepHead: 2 }),
+  createCollapseLayer({ protectRounds: 1 }),
+]) {
+  describeLayerContract(layerUnderTest(layer), { sessions });
+}
+
+// The layer functions with settings the ladder does not use by default.
 describeLayerContract(
   {
-    name: "tool-result-budget",
-    run: (messages, { dir }) => applyToolResultBudget(messages, { sessionDir: dir, maxResultChars: 4_000 }),
+    name: "tool-result-budget (middle cut, no session folder)",
+    run: (messages) => applyToolResultBudget(messages, { maxResultChars: 4_000, maxUserMessageChars: 8_000 }),
+    cutsNewestTurn: true,
   },
   { sessions },
 );
 describeLayerContract(
-  {
-    name: "tool-result-budget (middle cut)",
-    run: (messages) => applyToolResultBudget(messages, { maxResultChars: 4_000 }),
-  },
-  { sessions },
-);
-describeLayerContract(
-  { name: "snip", run: (messages, { now }) => snipCompact(messages, { maxMessages: 8, keepHead: 2, now }) },
-  { sessions },
-);
-describeLayerContract(
-  { name: "microcompact (time)", run: (messages, { now }) => microcompact(messages, { now, keepRecent: 2 }) },
+  { name: "microcompact (time)", run: (messages, { now }) => microcompact(messages, { now, keepRecent: 0 }) },
   { sessions },
 );
 describeLayerContract(
@@ -66,17 +68,13 @@ describeLayerContract(
   { sessions },
 );
 describeLayerContract(
-  { name: "collapse", run: (messages, { now }) => collapseContext(messages, { protectRounds: 1, now }) },
-  { sessions },
-);
-describeLayerContract(
   { name: "collapse (drain)", run: (messages, { now }) => collapseContext(messages, { drain: true, now }) },
   { sessions },
 );
 describeLayerContract(
   {
-    name: "observation masking",
-    run: (messages, { now }) => maskObservations(messages, { keepLast: 2, now }),
+    name: "snip (the snip tool)",
+    run: (messages, { now }) => snipCompact(messages, { maxMessages: 3, keepHead: 1, keepTail: 2, now }),
   },
   { sessions },
 );
@@ -85,11 +83,11 @@ let counter = 0;
 describeContextManagerContract({
   name: "default ladder, offline",
   sessions,
-  createManager: ({ window, clock }) =>
+  createManager: ({ window, options }) =>
     createContextManager({
       model: "replay",
       limits: { contextWindow: window, maxOutputTokens: Math.min(8_000, Math.floor(window / 4)) },
-      clock,
       idFactory: (kind) => `${kind}-${++counter}`,
+      ...options,
     }),
 });

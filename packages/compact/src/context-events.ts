@@ -1,29 +1,16 @@
+import type { PostCompactEvent, SessionHooks } from "@unforget/hooks";
 import type { CompactTrigger } from "@unforget/transcript";
-
-/** The layers of the ladder, cheapest first, as they appear in transcripts, events and reports. */
-export const LAYER_NAMES = [
-  "tool-result-budget",
-  "snip",
-  "microcompact",
-  "cached-microcompact",
-  "observation-masking",
-  "collapse",
-  "session-memory",
-  "full",
-  "reactive",
-  "native",
-] as const;
-
-export type LayerName = (typeof LAYER_NAMES)[number];
 
 /** What one layer did during one `prepare` / `recover` / `compact` call. */
 export interface LayerReport {
-  layer: LayerName;
+  /** The layer's name (see the manager's `layers` for its label and colour). */
+  layer: string;
   trigger: CompactTrigger;
   tokensBefore: number;
   tokensAfter: number;
   /** Estimated tokens removed (≥ 0). */
   tokensFreed: number;
+  /** Real time the layer took (the manager's timer, not the session clock). */
   durationMs: number;
   /** Layer counts ("cleared", "persisted", "snipped", "runs", …) and, for summaries, the summariser's calls and tokens. */
   stats: Record<string, number>;
@@ -40,17 +27,84 @@ export type ContextEvent =
   | ({ type: "layer" } & LayerReport)
   | {
       type: "layer-failed";
-      layer: LayerName;
+      layer: string;
       trigger: CompactTrigger;
       error: string;
       consecutiveFailures: number;
     }
-  | { type: "breaker-open"; layer: LayerName; consecutiveFailures: number }
-  | { type: "vetoed"; layer: LayerName; by: string; reason: string }
+  /** A layer's breaker opened: it is skipped until its cool-down ends or another compaction succeeds. */
+  | { type: "breaker-open"; layer: string; consecutiveFailures: number }
+  /** A PreCompact plugin vetoed a summary below the blocking limit: nothing was summarised. */
+  | { type: "vetoed"; layer: string; by: string; reason: string }
+  /** The context reached the blocking limit: the summary runs although a plugin vetoed it. */
+  | {
+      type: "veto-overridden";
+      layer: string;
+      by: string;
+      reason: string;
+      tokens: number;
+      blockingLimit: number;
+    }
   | { type: "background-started"; messages: number; tokens: number }
+  /** A background summary was spliced in; `waitedMs` is the real time the call waited for it. */
   | { type: "background-applied"; waitedMs: number; messagesSummarized: number }
   | { type: "background-discarded"; reason: string }
   | { type: "cache-break"; previousCacheRead: number; cacheRead: number; droppedTokens: number }
-  | { type: "keep-alive"; layer: LayerName };
+  | { type: "keep-alive"; layer: string };
 
 export type ContextEventListener = (event: ContextEvent) => void;
+
+/** Where the manager's events go: listeners, the call's reports, and PostCompact observers. */
+export interface ContextEvents {
+  /** Sends an event to every listener; a throwing listener is ignored (it must not break the session). */
+  emit(event: ContextEvent): void;
+  /** Subscribes; returns the unsubscribe function. */
+  on(listener: ContextEventListener): () => void;
+  /** A layer acted: its report goes into the call's reports, the event stream and the PostCompact observers. */
+  publish(reports: LayerReport[], report: LayerReport, summary?: string): Promise<void>;
+}
+
+export interface ContextEventsOptions {
+  hooks?: SessionHooks;
+  sessionId?: string;
+  /** The transcript's path, given to PostCompact observers. */
+  transcriptPath?: string;
+  onEvent?: ContextEventListener;
+}
+
+export function createContextEvents(options: ContextEventsOptions): ContextEvents {
+  const listeners = new Set<ContextEventListener>();
+  if (options.onEvent) listeners.add(options.onEvent);
+  const emit = (event: ContextEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener must not break the session.
+      }
+    }
+  };
+  return {
+    emit,
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async publish(reports, report, summary) {
+      reports.push(report);
+      emit({ type: "layer", ...report });
+      if (!options.hooks) return;
+      const event: PostCompactEvent = {
+        sessionId: options.sessionId ?? "",
+        trigger: report.trigger,
+        layer: report.layer,
+        tokensBefore: report.tokensBefore,
+        tokensAfter: report.tokensAfter,
+      };
+      if (options.transcriptPath) event.transcriptId = options.transcriptPath;
+      if (summary !== undefined) event.summary = summary;
+      if (report.messagesSummarized !== undefined) event.messagesSummarized = report.messagesSummarized;
+      await options.hooks.postCompact.promise(event);
+    },
+  };
+}

@@ -8,19 +8,20 @@ import type {
 import type { SessionHooks } from "@unforget/hooks";
 import type { Calibrator } from "@unforget/tokens";
 import type { TranscriptEntry } from "@unforget/transcript";
-import type { CachedMicrocompactOptions } from "./cached-microcompact.ts";
-import type { CollapseOptions } from "./collapse-context.ts";
+import type { CollapseLayerOptions } from "./collapse-context.ts";
 import type { ContinuationStyle } from "./compact-conversation.ts";
+import type { CompactionPolicy } from "./compaction-policy.ts";
 import type { ContextEventListener } from "./context-events.ts";
 import type { TranscriptSink } from "./context-view.ts";
 import type { KeepWindowOptions } from "./keep-window.ts";
-import type { MicrocompactOptions } from "./microcompact.ts";
+import type { Layer } from "./layer.ts";
+import type { MicrocompactLayerOptions } from "./microcompact.ts";
 import type { NativeContextOptions } from "./native-context.ts";
 import type { ObservationMaskingOptions } from "./observation-masking.ts";
 import type { AttachmentProvider } from "./rehydration.ts";
 import type { SnipOptions } from "./snip-compact.ts";
 import type { Summarizer } from "./summarizer.ts";
-import type { ToolResultBudgetOptions } from "./tool-result-budget.ts";
+import type { ToolResultBudgetLayerOptions } from "./tool-result-budget.ts";
 
 /** Where auto-compaction fires: a share of the usable window, or an absolute token count. */
 export type ThresholdSetting = { percent: number } | { tokens: number };
@@ -36,9 +37,16 @@ export interface ContextManagerConfig {
   /** Per-model thresholds, by model id; win over `threshold`. */
   thresholds?: Record<string, ThresholdSetting>;
   /**
-   * Share of the threshold at which a summary starts in the background, off the critical path, so that
-   * nothing waits at the threshold (only when the cheaper layers could not help in the same call); default
-   * 0.9, `false` to summarise only at the threshold.
+   * The ladder, in order: the default layers (`createDefaultLayers(config)`), or a function that gets them and
+   * returns the list to run (extended, reordered, some left out). Names must be unique.
+   */
+  layers?: readonly Layer[] | ((defaults: readonly Layer[]) => readonly Layer[]);
+  /** What decides which layers are due; default `createFixedLevelPolicy` with `cheapLayers` and `earlyMark`. */
+  policy?: CompactionPolicy;
+  /**
+   * Share of the threshold from which a summary may start in the background, off the critical path, so that
+   * little waits at the threshold (when a dry run shows the cheap layers would not keep the context down);
+   * default 0.85, `false` to summarise only at the threshold. Read by the default policy.
    */
   earlyMark?: number | false;
   /** How the model is told to go on after an automatic compaction; default "interactive". */
@@ -51,16 +59,17 @@ export interface ContextManagerConfig {
    * so each one must buy many calls of growth.
    */
   cheapLayers?: { level?: number; target?: number; minimumFreedShare?: number; protectShare?: number };
-  toolResultBudget?: false | Omit<ToolResultBudgetOptions, "now" | "fromIndex" | "sessionDir">;
-  /** Middle snip by message count and size; off by default (collapse keeps a record of each call, snip does not). */
+  toolResultBudget?: false | ToolResultBudgetLayerOptions;
+  /**
+   * Middle snip by size in a batch of the cheap layers: off by default (collapse keeps a record of each call,
+   * snip does not). The snip tool works unless this is `false`.
+   */
   snip?: false | Omit<SnipOptions, "now">;
   /** Time-based clearing after an idle gap, and pruning of old outputs at the cheap level. */
-  microcompact?: false | Omit<MicrocompactOptions, "now" | "strategy" | "staleMessageIds">;
-  /** Deletions through provider cache edits while the cache is warm; off by default. `send` puts them on the request. */
-  cachedMicrocompact?: false | (CachedMicrocompactOptions & { send?: boolean });
+  microcompact?: false | MicrocompactLayerOptions;
   /** Keep only the last N tool outputs verbatim; off by default. */
   observationMasking?: false | Omit<ObservationMaskingOptions, "now">;
-  collapse?: false | Omit<CollapseOptions, "now" | "targetTokens" | "drain">;
+  collapse?: false | Omit<CollapseLayerOptions, "protectShare">;
   /** Compaction from session notes (needs `sessionMemory`); the keep-window scales down with the window. */
   sessionMemoryCompact?: false | { keep?: KeepWindowOptions };
   /** The summary: its verbatim tail and its size. */
@@ -69,6 +78,8 @@ export interface ContextManagerConfig {
   native?: NativeContextOptions;
   /** Consecutive failures that open a layer's circuit breaker; default 3. */
   breakerThreshold?: number;
+  /** Calls an open breaker waits before its layer is tried again; default 20. */
+  breakerCoolDownCalls?: number;
   /** Share of the threshold that re-injected attachments may take after a compaction; default 0.25 (at most 50,000 tokens). */
   rehydrationShare?: number;
 }
@@ -97,8 +108,10 @@ export interface ContextManagerOptions {
   resume?: readonly TranscriptEntry[];
   /** Context restored after each compaction, in order. */
   attachments?: readonly AttachmentProvider[];
-  /** Time source (ms); replays pass the recorded clock so time-based layers decide as they did. */
+  /** Time source (ms since the epoch) for timestamps and idle gaps; replays pass the recorded clock so time-based layers decide as they did. */
   clock?: () => number;
+  /** Monotonic milliseconds for durations and waits (`durationMs`, `waitedMs`); default `performance.now`. Never the replay's clock. */
+  timer?: () => number;
   /** Ids of the entries the manager writes; default random. Replays pass a counter for byte-identical output. */
   idFactory?: (kind: string) => string;
   /** Learns how far the estimate is from the provider's counts, per model; default a fresh one. */

@@ -1,33 +1,27 @@
-import type { ToolDefinition } from "@unforget/core";
+import type { Tool } from "@unforget/core";
 import type { ContextManager } from "./context-manager.ts";
 
-/** A tool an app can expose to the model: its definition for the request and what running it does. */
-export interface ContextTool {
-  definition: ToolDefinition;
-  /** Runs the tool; never throws: bad input is an error result that says what was wrong. */
-  execute(input: unknown): { content: string; isError: boolean };
-}
-
 /**
- * The model-callable compact tool: the model asks for a compaction (optionally saying what to keep); the
- * manager compacts before the next model call, and the app should end the turn after the tool result.
+ * The model-callable compact tool (core's `Tool` contract): the model asks for a compaction, optionally saying
+ * what the summary must keep; the manager compacts before the next model call. It changes nothing outside
+ * the session, so it is read-only and may run beside the turn's other calls.
  */
-export function createCompactTool(manager: ContextManager): ContextTool {
+export function createCompactTool(manager: Pick<ContextManager, "requestCompaction">): Tool {
   return {
-    definition: {
-      name: "compact",
-      description:
-        "Summarise the conversation so far to free context. Use it at a natural break when the context is getting full. Optionally say what the summary must keep.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          instructions: { type: "string", description: "What the summary must keep (optional)." },
-        },
-        additionalProperties: false,
+    name: "compact",
+    description:
+      "Summarise the conversation so far to free context. Use it at a natural break when the context is getting full. Optionally say what the summary must keep.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        instructions: { type: "string", description: "What the summary must keep (optional)." },
       },
+      additionalProperties: false,
     },
-    execute(input) {
-      const instructions = (input as { instructions?: unknown } | null)?.instructions;
+    readOnly: true,
+    concurrencySafe: true,
+    async execute(input) {
+      const instructions = input?.instructions;
       if (instructions !== undefined && typeof instructions !== "string") {
         return { content: "The `instructions` of compact must be a string (or left out).", isError: true };
       }
@@ -41,30 +35,31 @@ export function createCompactTool(manager: ContextManager): ContextTool {
 }
 
 /**
- * The model-callable snip tool: the model drops the middle of the conversation, keeping the most recent
- * messages; the user's own messages from the dropped part are carried into the placeholder.
+ * The model-callable snip tool (core's `Tool` contract): the model drops the middle of the conversation,
+ * keeping the most recent messages; the user's own messages from the dropped part are carried into the
+ * placeholder, and the transcript keeps everything.
  */
-export function createSnipTool(manager: ContextManager): ContextTool {
+export function createSnipTool(manager: Pick<ContextManager, "requestSnip">): Tool {
   return {
-    definition: {
-      name: "snip",
-      description:
-        "Drop the middle of the conversation (old tool output you no longer need), keeping the opening and the most recent messages. The full transcript stays on disk.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          keep_recent_messages: {
-            type: "integer",
-            minimum: 2,
-            description: "How many of the most recent messages to keep.",
-          },
+    name: "snip",
+    description:
+      "Drop the middle of the conversation (old tool output you no longer need), keeping the opening and the most recent messages. The full transcript stays on disk.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        keep_recent_messages: {
+          type: "integer",
+          minimum: 2,
+          description: "How many of the most recent messages to keep.",
         },
-        required: ["keep_recent_messages"],
-        additionalProperties: false,
       },
+      required: ["keep_recent_messages"],
+      additionalProperties: false,
     },
-    execute(input) {
-      const keep = (input as { keep_recent_messages?: unknown } | null)?.keep_recent_messages;
+    readOnly: true,
+    concurrencySafe: true,
+    async execute(input) {
+      const keep = input?.keep_recent_messages;
       if (typeof keep !== "number" || !Number.isInteger(keep) || keep < 2) {
         return { content: "snip needs `keep_recent_messages`, an integer of at least 2.", isError: true };
       }

@@ -58,12 +58,17 @@ export class ContextView {
   #boundary: CompactBoundaryEntry | undefined;
   // The request of the current view, extended as messages are appended; rebuilt after any other change.
   #request: RequestMessage[] | undefined;
+  // Each replacement message (a fold, a snip placeholder) and the messages it stands for.
+  readonly #replaced = new Map<string, readonly string[]>();
 
   constructor(options: ContextViewOptions) {
     this.#options = options;
     this.entries = [...(options.resume ?? [])];
     this.#known = new Set();
-    for (const entry of this.entries) if (entry.type === "message") this.#known.add(entry.message.id);
+    for (const entry of this.entries) {
+      if (entry.type === "message") this.#known.add(entry.message.id);
+      if (entry.type === "layer_decision") this.#noteReplacements(entry.edits);
+    }
     const projected = projectContext(this.entries);
     this.view = projected.messages;
     this.#boundary = projected.boundary;
@@ -137,14 +142,36 @@ export class ContextView {
         this.#defaults(),
       ),
     );
+    this.#noteReplacements(edits);
     this.view = messages;
     this.#usageValidFrom = messages.length;
     this.#rebuildCountView();
   }
 
   /**
+   * The transcript messages a view message stands for: itself, or — for a replacement (a fold, a snip
+   * placeholder) — the messages it replaced, recursively.
+   */
+  originalsOf(id: string): string[] {
+    const replaced = this.#replaced.get(id);
+    return replaced === undefined ? [id] : replaced.flatMap((original) => this.originalsOf(original));
+  }
+
+  #noteReplacements(
+    edits: readonly { kind: string; messageIds?: readonly string[]; details?: unknown }[],
+  ): void {
+    for (const edit of edits) {
+      const replacement = (edit.details as { replacement?: { id?: unknown } } | undefined)?.replacement;
+      if (edit.kind === "replace_messages" && typeof replacement?.id === "string" && edit.messageIds) {
+        this.#replaced.set(replacement.id, edit.messageIds);
+      }
+    }
+  }
+
+  /**
    * Records a boundary compaction — boundary (with the kept messages as its preserved segment), summary,
-   * attachments — and re-projects. The timestamps are the clock's, the ids the factory's.
+   * attachments — and re-projects. A kept replacement is preserved as the messages it stands for, so the
+   * projection folds them again. The timestamps are the clock's, the ids the factory's.
    */
   applyBoundary(input: {
     trigger: CompactTrigger;
@@ -158,6 +185,7 @@ export class ContextView {
     discoveredTools?: string[];
   }): CompactBoundaryEntry {
     const last = this.view[this.view.length - 1];
+    const keptIds = input.keptMessageIds.flatMap((id) => this.originalsOf(id));
     const boundary: TranscriptEntryInput = {
       type: "compact_boundary",
       id: this.#id("boundary"),
@@ -167,9 +195,7 @@ export class ContextView {
       tokensAfter: input.tokensAfter,
       messagesSummarized: input.messagesSummarized,
       logicalParentId: last?.id ?? null,
-      ...(input.keptMessageIds.length > 0
-        ? { preservedSegment: { anchorId: input.keptMessageIds[0]!, messageIds: input.keptMessageIds } }
-        : {}),
+      ...(keptIds.length > 0 ? { preservedSegment: { anchorId: keptIds[0]!, messageIds: keptIds } } : {}),
       ...(input.discoveredTools && input.discoveredTools.length > 0
         ? { discoveredTools: input.discoveredTools }
         : {}),

@@ -1,7 +1,6 @@
 import type { Message, ToolResultBlock, ToolUseBlock } from "@unforget/core";
 import {
   clip,
-  describeOutput,
   describeToolCall,
   isTextObservation,
   isUserAuthored,
@@ -10,6 +9,7 @@ import {
   userText,
 } from "./conversation.ts";
 import { HEAD_TRUNCATION_MARKER_ID } from "./head-truncation.ts";
+import { describeOutcome, findErrorLines, findExitStatus } from "./tool-output-record.ts";
 
 /** What happened to one file, as far as the tool inputs tell. */
 export interface FileFacts {
@@ -57,9 +57,6 @@ const WRITE_TOOLS = /^(write|writefile|createfile|create)$/;
 const EDITOR_TOOLS = /^(strreplaceeditor|strreplacebasededittool|texteditor)$/;
 const SHELL_TOOLS = /^(bash|shell|executebash|executecommand|runterminalcmd|execcommand|localshell)$/;
 const TODO_TOOLS = /^(todowrite|updateplan|todo|writetodos)$/;
-/** A line of command output that reports a failure (not merely code that mentions an error type). */
-const ERROR_LINE =
-  /^\s*(Traceback \(most recent call last\)|(?:\w+)?Error:|error(?:\[\w+\])?:|ERROR\b|FAILED\b|FAIL\b|fatal:|panic:)|command not found|No such file or directory|exit (?:code|status) [1-9]|exited with (?:code )?[1-9]|Permission denied|Your proposed edit has introduced/;
 const PATH_LIKE =
   /(?:^|[\s"'`(=])((?:\.{0,2}\/)?[\w@.-]+(?:\/[\w@.-]+)*\.[A-Za-z][\w]{0,5})(?=$|[\s"'`):,;])/g;
 
@@ -149,17 +146,21 @@ function recordOutcome(
   position: number,
   scanForErrors = true,
 ): void {
-  const outcome = describeOutput(text, 120);
-  facts.lastCalls.push(`${call} → ${isError ? `error: ${outcome}` : outcome}`);
+  const outcome = describeOutcome(text, isError);
+  facts.lastCalls.push(`${call} → ${outcome}`);
   if (facts.lastCalls.length > 5) facts.lastCalls.shift();
-  const errorLine = isError
-    ? firstLine(text)
-    : scanForErrors
-      ? text.split("\n").find((line) => ERROR_LINE.test(line))
-      : undefined;
-  if (errorLine !== undefined && errorLine.trim().length > 0) {
-    facts.errors.push({ call, error: clip(oneLine(errorLine), 200), position });
-  }
+  // A file read shows code, not failures: only an explicit error result counts there.
+  if (!isError && !scanForErrors) return;
+  const status = findExitStatus(text);
+  const lines = findErrorLines(text);
+  if (!isError && lines.length === 0 && (status === undefined || status === 0)) return;
+  const error = [
+    status !== undefined && status !== 0 ? `exit ${status}` : undefined,
+    ...(lines.length > 0 ? lines : [firstLine(text)]),
+  ]
+    .filter((part): part is string => part !== undefined && part.trim().length > 0)
+    .join(" | ");
+  if (error.length > 0) facts.errors.push({ call, error: clip(oneLine(error), 300), position });
 }
 
 function noteToolUse(facts: ConversationFacts, use: ToolUseBlock, position: number): void {

@@ -87,14 +87,6 @@ export function describeToolCall(use: Pick<ToolUseBlock, "name" | "input">, maxC
   return `${use.name}(${clip(oneLine(argument), maxChars)})`;
 }
 
-/** A one-line summary of a tool output: its first non-empty line and how many lines it had. */
-export function describeOutput(text: string, maxChars = 100): string {
-  const lines = text.split("\n");
-  const first = lines.find((line) => line.trim().length > 0)?.trim() ?? "(empty)";
-  const count = lines.length;
-  return count > 1 ? `${clip(first, maxChars)} (${count} lines)` : clip(first, maxChars);
-}
-
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }

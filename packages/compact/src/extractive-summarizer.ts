@@ -1,5 +1,6 @@
 import { clip, estimateTextTokens } from "./conversation.ts";
 import { type ConversationFacts, collectConversationFacts, type FileFacts } from "./conversation-facts.ts";
+import { QUOTE_CHARS, SUMMARY_MAX_ERRORS, SUMMARY_MAX_FILES } from "./defaults.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
 import { parseSummarySections, renderSummarySections } from "./summary-format.ts";
 
@@ -47,9 +48,9 @@ const LANGUAGES: Record<string, string> = {
  * merges into it (earlier requests, files and messages are carried forward) instead of summarising it.
  */
 export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions = {}): Summarizer {
-  const maxQuote = options.maxUserMessageChars ?? 2_000;
-  const maxFiles = options.maxFiles ?? 30;
-  const maxErrors = options.maxErrors ?? 12;
+  const maxQuote = options.maxUserMessageChars ?? QUOTE_CHARS;
+  const maxFiles = options.maxFiles ?? SUMMARY_MAX_FILES;
+  const maxErrors = options.maxErrors ?? SUMMARY_MAX_ERRORS;
   return {
     name: "extractive",
     async summarize(request: SummarizeRequest): Promise<SummaryResult> {
@@ -260,7 +261,8 @@ function mergeByKey(previous: string | undefined, lines: readonly string[], limi
   return [...carried.slice(-limit), ...lines].join("\n");
 }
 
+/** An earlier summary's section carried forward: at most `maxLines` lines, each cut to a quote's length. */
 function carry(text: string, maxLines: number): string {
-  const lines = text.split("\n");
-  return lines.length <= maxLines ? text : [...lines.slice(0, maxLines), "…"].join("\n");
+  const lines = text.split("\n").map((line) => clip(line, QUOTE_CHARS));
+  return lines.length <= maxLines ? lines.join("\n") : [...lines.slice(0, maxLines), "…"].join("\n");
 }

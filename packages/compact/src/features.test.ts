@@ -8,6 +8,7 @@ import {
   normalizeContent,
   type SessionMemoryNotes,
   type SessionMemorySource,
+  type ToolContext,
 } from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { corpusDir } from "@unforget/testing/corpus";
@@ -15,7 +16,6 @@ import { startAnthropicFake } from "@unforget/testing/fakes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { createCacheBreakDetector } from "./cache-break-detector.ts";
-import { createCachedMicrocompact } from "./cached-microcompact.ts";
 import { compactConversation } from "./compact-conversation.ts";
 import { createContextManager } from "./context-manager.ts";
 import { createCompactTool, createSnipTool } from "./context-tools.ts";
@@ -33,6 +33,14 @@ import { sessionMemoryCompact } from "./session-memory-compact.ts";
 import { SUMMARY_SECTIONS } from "./summary-format.ts";
 
 const LIMITS = { contextWindow: 60_000, maxOutputTokens: 8_000 };
+/** What a session hands a tool; these tools use none of it. */
+const toolContext: ToolContext = {
+  signal: new AbortController().signal,
+  sessionId: "session",
+  toolUseId: "toolu_1",
+  cwd: process.cwd(),
+  sessionState: new Map(),
+};
 
 /** Session notes kept in a real file, the way a memory package keeps them. */
 function fileNotes(path: string, lastSummarizedMessageId?: string): SessionMemorySource {
@@ -120,7 +128,7 @@ describe("manager details", () => {
     const inside = await manager.prepare(c.messages, { querySource: "compact" });
     expect(inside.actions).toEqual([]);
     const outside = await manager.prepare(c.messages);
-    expect(outside.actions.map((action) => action.layer)).toContain("full");
+    expect(outside.actions.map((action) => action.layer)).toContain("summary");
   });
 
   it("re-appends session metadata and records the offered tools on each boundary", async () => {
@@ -152,8 +160,8 @@ describe("manager details", () => {
     const snipping = createContextManager({ model: "m", limits: LIMITS, clock: c.now });
     await snipping.prepare(c.messages);
     const snip = createSnipTool(snipping);
-    expect(snip.execute({ keep_recent_messages: 1 }).isError).toBe(true);
-    expect(snip.execute({ keep_recent_messages: 10 }).isError).toBe(false);
+    expect((await snip.execute({ keep_recent_messages: 1 }, toolContext)).isError).toBe(true);
+    expect((await snip.execute({ keep_recent_messages: 10 }, toolContext)).isError).toBe(false);
     const snipped = await snipping.prepare(c.messages);
     expect(snipped.actions.map((action) => action.layer)).toEqual(["snip"]);
     expect(snipped.projected.length).toBeLessThanOrEqual(12);
@@ -161,10 +169,12 @@ describe("manager details", () => {
     const compacting = createContextManager({ model: "m", limits: LIMITS, clock: c.now });
     await compacting.prepare(c.messages);
     const compact = createCompactTool(compacting);
-    expect(compact.execute({ instructions: 42 }).isError).toBe(true);
-    expect(compact.execute({ instructions: "Keep the task list." }).isError).toBe(false);
+    expect((await compact.execute({ instructions: 42 }, toolContext)).isError).toBe(true);
+    expect((await compact.execute({ instructions: "Keep the task list." }, toolContext)).isError).toBe(false);
     const compacted = await compacting.prepare(c.messages);
-    expect(compacted.actions.map((action) => [action.layer, action.trigger])).toEqual([["full", "manual"]]);
+    expect(compacted.actions.map((action) => [action.layer, action.trigger])).toEqual([
+      ["summary", "manual"],
+    ]);
     expect(JSON.stringify(compacted.messages)).toContain("Keep the task list.");
   });
 
@@ -248,7 +258,7 @@ describe("manager details", () => {
         config: { proactive: "off" },
       });
       const result = await manager.compact(c.messages, { instructions: "Keep the numbers." });
-      expect(result.actions[0]?.layer).toBe("full");
+      expect(result.actions[0]?.layer).toBe("summary");
       // The input was trimmed before the call; a provider that still refuses it gets the head-truncation retries.
       const calls = fake.requests.filter((request) => request.operation === "stream");
       expect(calls.length).toBeLessThanOrEqual(4);
@@ -260,7 +270,7 @@ describe("manager details", () => {
 });
 
 describe("cache and provider-native helpers", () => {
-  it("detects a cache break unless a compaction or a cache deletion explains it", () => {
+  it("detects a cache break unless a compaction explains it", () => {
     const detector = createCacheBreakDetector();
     expect(detector.observe(createUsage({ cacheReadInputTokens: 50_000 }))).toBeUndefined();
     expect(detector.observe(createUsage({ cacheReadInputTokens: 10_000 }))).toMatchObject({
@@ -268,20 +278,6 @@ describe("cache and provider-native helpers", () => {
     });
     detector.resetBaseline();
     expect(detector.observe(createUsage({ cacheReadInputTokens: 1_000 }))).toBeUndefined();
-    expect(
-      detector.observe({ ...createUsage({ cacheReadInputTokens: 0 }), cacheDeletedInputTokens: 900 }),
-    ).toBeUndefined();
-  });
-
-  it("plans cached deletions at the trigger, pins them and drops them when the cache expires", () => {
-    const c = conversationBuilder().user("Go.");
-    for (let turn = 0; turn < 13; turn++) c.tool("Read", { file_path: `f${turn}` }, "content");
-    const cached = createCachedMicrocompact({ triggerCount: 12, keepRecent: 5 });
-    const plan = cached.plan(c.messages);
-    expect(plan.added).toHaveLength(8);
-    expect(cached.plan(c.messages).pinned).toHaveLength(8);
-    cached.observeUsage(createUsage({ cacheReadInputTokens: 0 }));
-    expect(cached.deleted.size).toBe(0);
   });
 
   it("builds context-editing and compaction requests, and reads a provider's compaction block", async () => {

@@ -1,10 +1,9 @@
 import { createMessage, groupByApiRound, type Message } from "@unforget/core";
 import { clip, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
+import { HEAD_DROP_FRACTION } from "./defaults.ts";
 
 /** The marker that opens a conversation whose head was dropped; stripped before regrouping on the next retry. */
 export const HEAD_TRUNCATION_MARKER_ID = "compact_head_truncated";
-/** Share of API rounds dropped when the provider did not say by how much the prompt was too long. */
-export const DEFAULT_HEAD_DROP_FRACTION = 0.2;
 
 export interface HeadTruncation {
   messages: Message[];
@@ -35,7 +34,7 @@ export function truncateHeadForRetry(
       drop++;
     }
   } else {
-    drop = Math.max(1, Math.floor(groups.length * DEFAULT_HEAD_DROP_FRACTION));
+    drop = Math.max(1, Math.floor(groups.length * HEAD_DROP_FRACTION));
   }
   drop = Math.min(drop, groups.length - 1);
   const dropped = groups.slice(0, drop).flatMap((group) => group.messages);

@@ -1,39 +1,36 @@
 export type { CacheBreak, CacheBreakDetector } from "./cache-break-detector.ts";
-export {
-  CACHE_BREAK_MIN_FRACTION,
-  CACHE_BREAK_MIN_TOKENS,
-  createCacheBreakDetector,
-} from "./cache-break-detector.ts";
-export type {
-  CachedMicrocompact,
-  CachedMicrocompactOptions,
-  CachedMicrocompactPlan,
-  CacheEdit,
-} from "./cached-microcompact.ts";
-export { createCachedMicrocompact, DEFAULT_CACHE_EDIT_TRIGGER } from "./cached-microcompact.ts";
-export type { CircuitBreaker } from "./circuit-breaker.ts";
-export { createCircuitBreaker, DEFAULT_BREAKER_THRESHOLD } from "./circuit-breaker.ts";
-export type { CollapseOptions } from "./collapse-context.ts";
-export { collapseContext, DEFAULT_COLLAPSE_PROTECT_ROUNDS } from "./collapse-context.ts";
+export { createCacheBreakDetector } from "./cache-break-detector.ts";
+export type { CircuitBreaker, CircuitBreakerOptions } from "./circuit-breaker.ts";
+export { createCircuitBreaker } from "./circuit-breaker.ts";
+export type { CollapseLayerOptions, CollapseOptions } from "./collapse-context.ts";
+export { collapseContext, createCollapseLayer } from "./collapse-context.ts";
 export type {
   CompactConversationOptions,
   CompactionOutcome,
+  CompactRange,
   ContinuationStyle,
+  SummaryLayerOptions,
 } from "./compact-conversation.ts";
 export {
   compactConversation,
-  MAX_PTL_RETRIES,
+  createSummaryLayer,
   prepareForSummary,
   summaryMessageText,
 } from "./compact-conversation.ts";
 export type { CompactionFailureReason } from "./compact-error.ts";
-export { CompactionDisabledError, CompactionFailedError } from "./compact-error.ts";
+export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
 export type { CompactPromptOptions } from "./compact-prompt.ts";
 export { buildCompactPrompt } from "./compact-prompt.ts";
 export type { CompactableTools } from "./compactable-tools.ts";
 export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS } from "./compactable-tools.ts";
-export type { ContextEvent, ContextEventListener, LayerName, LayerReport } from "./context-events.ts";
-export { LAYER_NAMES } from "./context-events.ts";
+export type {
+  CallPlan,
+  CompactionPolicy,
+  FixedLevelPolicyOptions,
+  PolicyInput,
+} from "./compaction-policy.ts";
+export { createFixedLevelPolicy } from "./compaction-policy.ts";
+export type { ContextEvent, ContextEventListener, LayerReport } from "./context-events.ts";
 export type { CompactOptions, ContextManager, ContextStatus, PrepareResult } from "./context-manager.ts";
 export { createContextManager } from "./context-manager.ts";
 export type {
@@ -42,9 +39,9 @@ export type {
   PrepareOptions,
   ThresholdSetting,
 } from "./context-manager-options.ts";
-export type { ContextTool } from "./context-tools.ts";
 export { createCompactTool, createSnipTool } from "./context-tools.ts";
 export type { TranscriptSink } from "./context-view.ts";
+export { createDefaultLayers } from "./default-ladder.ts";
 export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";
 export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 export type { HeadTruncation } from "./head-truncation.ts";
@@ -61,9 +58,26 @@ export type {
 export { createHostConversation } from "./host-conversation.ts";
 export type { KeepWindowOptions } from "./keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./keep-window.ts";
+export type {
+  EditLayer,
+  LadderState,
+  Layer,
+  LayerContext,
+  LayerRequest,
+  NewestTurn,
+  SummaryLayer,
+  SummaryLayerContext,
+} from "./layer.ts";
+export { defineLayer, messagesTarget, SUMMARY_REQUEST, summaryDue } from "./layer.ts";
 export type { LayerResult, LayerTimeOptions } from "./layer-result.ts";
-export type { MicrocompactOptions } from "./microcompact.ts";
-export { CLEARED_RESULT_TEXT, microcompact } from "./microcompact.ts";
+export { resultFromEdits } from "./layer-result.ts";
+export type { MicrocompactLayerOptions, MicrocompactOptions } from "./microcompact.ts";
+export {
+  CLEARED_RESULT_PREFIX,
+  createMicrocompactLayer,
+  isClearedResult,
+  microcompact,
+} from "./microcompact.ts";
 export { truncateMiddle } from "./middle-out.ts";
 export type { ModelSummarizerOptions } from "./model-summarizer.ts";
 export { createModelSummarizer } from "./model-summarizer.ts";
@@ -76,8 +90,9 @@ export {
   portableMessages,
   supportsNativeContext,
 } from "./native-context.ts";
+export { findNewestTurn } from "./newest-turn.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
-export { DEFAULT_MASK_KEEP_LAST, maskObservations } from "./observation-masking.ts";
+export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
 export type {
   AttachmentProvider,
   RecentFilesOptions,
@@ -95,10 +110,10 @@ export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./rep
 export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
 export type { RequestSummarizerOptions } from "./request-summarizer.ts";
 export { createRequestSummarizer } from "./request-summarizer.ts";
-export type { SessionMemoryCompactOptions } from "./session-memory-compact.ts";
-export { sessionMemoryCompact } from "./session-memory-compact.ts";
+export type { SessionMemoryCompactOptions, SessionMemoryLayerOptions } from "./session-memory-compact.ts";
+export { createSessionMemoryLayer, sessionMemoryCompact } from "./session-memory-compact.ts";
 export type { SnipOptions } from "./snip-compact.ts";
-export { snipCompact } from "./snip-compact.ts";
+export { createSnipLayer, snipCompact } from "./snip-compact.ts";
 export type {
   CacheSafeParameters,
   SummarizeRequest,
@@ -107,5 +122,6 @@ export type {
   SummaryScope,
 } from "./summarizer.ts";
 export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary-format.ts";
-export type { ToolResultBudgetOptions } from "./tool-result-budget.ts";
-export { applyToolResultBudget } from "./tool-result-budget.ts";
+export { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
+export type { ToolResultBudgetLayerOptions, ToolResultBudgetOptions } from "./tool-result-budget.ts";
+export { applyToolResultBudget, createToolResultBudgetLayer } from "./tool-result-budget.ts";

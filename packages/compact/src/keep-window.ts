@@ -1,12 +1,6 @@
 import type { Message } from "@unforget/core";
 import { estimateTokens, isToolOutputMessage } from "./conversation.ts";
-
-/** Session-memory compaction keeps at least this many tokens of recent messages verbatim. */
-export const DEFAULT_KEEP_MIN_TOKENS = 10_000;
-/** … and at least this many messages with text. */
-export const DEFAULT_KEEP_MIN_TEXT_MESSAGES = 5;
-/** … and at most this many tokens. */
-export const DEFAULT_KEEP_MAX_TOKENS = 40_000;
+import { NOTES_KEEP_MAX_TOKENS, NOTES_KEEP_MIN_TEXT_MESSAGES, NOTES_KEEP_MIN_TOKENS } from "./defaults.ts";
 
 export interface KeepWindowOptions {
   /** Keep at least this many tokens; default 10,000. */
@@ -30,9 +24,9 @@ export interface KeepWindowOptions {
  * parallel calls were split into several messages (they share a response id, and thinking blocks with them).
  */
 export function calculateKeepStart(messages: readonly Message[], options: KeepWindowOptions = {}): number {
-  const minTokens = options.minTokens ?? DEFAULT_KEEP_MIN_TOKENS;
-  const minText = options.minTextMessages ?? DEFAULT_KEEP_MIN_TEXT_MESSAGES;
-  const maxTokens = options.maxTokens ?? DEFAULT_KEEP_MAX_TOKENS;
+  const minTokens = options.minTokens ?? NOTES_KEEP_MIN_TOKENS;
+  const minText = options.minTextMessages ?? NOTES_KEEP_MIN_TEXT_MESSAGES;
+  const maxTokens = options.maxTokens ?? NOTES_KEEP_MAX_TOKENS;
   const floor = Math.max(0, Math.min(options.floor ?? 0, messages.length));
   const estimate = options.estimate ?? ((message: Message) => estimateTokens([message]));
   let start = Math.max(floor, Math.min(options.from ?? messages.length, messages.length));

@@ -1,5 +1,7 @@
 import type { Message } from "@unforget/core";
 import { applyLayerEdits, type ContextEdit } from "@unforget/transcript";
+import { estimateTokens } from "./conversation.ts";
+import { findNewestTurn, touchesNewestTurn } from "./newest-turn.ts";
 
 /** What a layer returns: the new messages and the edits that turn the old ones into them. */
 export interface LayerResult {
@@ -36,7 +38,10 @@ export function unchanged(messages: readonly Message[]): LayerResult {
 
 /**
  * Builds a layer's result by replaying its edits through the same code the projection uses, so what the
- * live session sends and what a resumed session projects can never differ.
+ * live session sends and what a resumed session projects can never differ. Edits that would clear, fold or
+ * remove part of the newest turn (`findNewestTurn`) are left out — only the tool-result budget may cut it
+ * (`newestTurn: "may-cut"`) — and the tokens freed are then measured (as they are when `tokensFreed` is not
+ * positive). A result that frees nothing changes nothing.
  */
 export function resultFromEdits(
   messages: readonly Message[],
@@ -44,15 +49,23 @@ export function resultFromEdits(
   timestamp: string,
   tokensFreed: number,
   stats: Record<string, number>,
+  options: { newestTurn?: "keep" | "may-cut" } = {},
 ): LayerResult {
-  if (edits.length === 0) return unchanged(messages);
-  return {
-    messages: applyLayerEdits(
-      messages,
-      edits.map((edit) => ({ edit, timestamp })),
-    ),
-    edits,
-    tokensFreed: Math.max(0, tokensFreed),
-    stats,
-  };
+  let kept = edits;
+  if (options.newestTurn !== "may-cut" && edits.length > 0) {
+    const turn = findNewestTurn(messages);
+    kept = edits.filter((edit) => !touchesNewestTurn(edit, turn));
+  }
+  if (kept.length === 0) return unchanged(messages);
+  const after = applyLayerEdits(
+    messages,
+    kept.map((edit) => ({ edit, timestamp })),
+  );
+  // The layer's own estimate when it gave one and every edit stands; otherwise measured.
+  const freed =
+    kept.length === edits.length && tokensFreed > 0
+      ? tokensFreed
+      : estimateTokens(messages) - estimateTokens(after);
+  if (freed <= 0) return unchanged(messages);
+  return { messages: after, edits: kept, tokensFreed: Math.max(0, freed), stats };
 }

@@ -1,4 +1,4 @@
-import type { Message } from "@unforget/core";
+import type { Message, ToolUseBlock } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
@@ -9,6 +9,14 @@ import {
   userText,
 } from "./conversation.ts";
 import {
+  IDLE_GAP_MINUTES,
+  KEEP_RECENT_RESULTS,
+  PRUNE_MINIMUM_TOKENS,
+  PRUNE_PROTECT_TOKENS,
+  PRUNE_PROTECT_TURNS,
+} from "./defaults.ts";
+import { defineLayer, type EditLayer, plural } from "./layer.ts";
+import {
   isoTime,
   type LayerResult,
   type LayerTimeOptions,
@@ -16,19 +24,20 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
+import { toolOutputRecord } from "./tool-output-record.ts";
 
-/** What a cleared result says instead of its content. */
-export const CLEARED_RESULT_TEXT = "[Old tool result content cleared]";
-/** Idle time after which the prompt cache has expired anyway, so clearing costs nothing: 60 minutes. */
-export const DEFAULT_IDLE_GAP_MINUTES = 60;
-/** Results kept verbatim by the time-based path. */
-export const DEFAULT_KEEP_RECENT_RESULTS = 5;
-/** Prune: the most recent tool output (in tokens) that is never cleared. */
-export const DEFAULT_PRUNE_PROTECT_TOKENS = 40_000;
-/** Prune: user turns at the end whose outputs are never cleared. */
-export const DEFAULT_PRUNE_PROTECT_TURNS = 2;
-/** Prune: act only when at least this many tokens are freed (each clearing breaks the prompt cache). */
-export const DEFAULT_PRUNE_MINIMUM_TOKENS = 20_000;
+/** How a cleared output starts; the rest is its one-line record (call, exit status, first error lines). */
+export const CLEARED_RESULT_PREFIX = "[Old tool result content cleared";
+
+/** What a cleared output says instead of its content: the prefix and its record. */
+export function clearedResultText(record: string): string {
+  return `${CLEARED_RESULT_PREFIX}: ${record}]`;
+}
+
+/** True for an output a layer has already cleared. */
+export function isClearedResult(text: string): boolean {
+  return text.startsWith(CLEARED_RESULT_PREFIX);
+}
 
 export interface MicrocompactOptions extends LayerTimeOptions {
   /** Tools whose results may be cleared; default `DEFAULT_COMPACTABLE_TOOLS`. Observation messages always may. */
@@ -61,6 +70,10 @@ interface Output {
   messageId: string;
   /** Set for a tool_result block; unset for an observation message. */
   toolUseId?: string;
+  /** The call that produced it, when there is one. */
+  use?: ToolUseBlock;
+  text: string;
+  isError: boolean;
   tokens: number;
   stale: boolean;
 }
@@ -70,7 +83,8 @@ interface Output {
  * prompt cache lives (so nothing cached is lost) and keeps the most recent results; the prune path scans
  * back from the end, protects the latest outputs and the last user turns, and clears the rest only when
  * that frees enough to be worth a cache break. Only results of compactable tools (and observation messages)
- * are cleared; results already cleared are skipped. Records one edit per cleared output.
+ * are cleared; results already cleared are skipped. A cleared output keeps a one-line record: the call
+ * (command or path), the exit status and the first error lines. Records one edit per cleared output.
  */
 export function microcompact(messages: readonly Message[], options: MicrocompactOptions = {}): LayerResult {
   const strategy = options.strategy ?? "time";
@@ -83,20 +97,18 @@ export function microcompact(messages: readonly Message[], options: Microcompact
   if (chosen.length === 0) return unchanged(messages);
   const edits: ContextEdit[] = [];
   let tokensFreed = 0;
-  const placeholderTokens = estimateTextTokens(CLEARED_RESULT_TEXT);
   for (const output of chosen) {
-    tokensFreed += output.tokens - placeholderTokens;
+    const content = clearedResultText(toolOutputRecord(output.use, output.text, output.isError));
+    const freed = output.tokens - estimateTextTokens(content);
+    if (freed <= 0) continue;
+    tokensFreed += freed;
     edits.push(
       output.toolUseId === undefined
-        ? {
-            kind: "replace_message",
-            messageIds: [output.messageId],
-            details: { content: CLEARED_RESULT_TEXT, reason: "cleared" },
-          }
+        ? { kind: "replace_message", messageIds: [output.messageId], details: { content, reason: "cleared" } }
         : {
             kind: "replace_tool_result",
             toolUseIds: [output.toolUseId],
-            details: { content: CLEARED_RESULT_TEXT, reason: "cleared" },
+            details: { content, reason: "cleared" },
           },
     );
   }
@@ -113,10 +125,14 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
     if (message.role !== "user") return;
     if (isTextObservation(message)) {
       const text = userText(message);
-      if (text !== CLEARED_RESULT_TEXT) {
+      if (!isClearedResult(text)) {
+        const action = messages[messageIndex - 1]?.metadata?.action;
         outputs.push({
           messageIndex,
           messageId: message.id,
+          ...(typeof action === "string" ? { use: { name: "action", input: action } as ToolUseBlock } : {}),
+          text,
+          isError: false,
           tokens: estimateTextTokens(text),
           stale: stale?.has(message.id) ?? false,
         });
@@ -128,11 +144,14 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
       const call = calls.get(block.tool_use_id);
       if (!call || !compactable(call.use.name)) continue;
       const text = resultText(block);
-      if (text === CLEARED_RESULT_TEXT) continue;
+      if (isClearedResult(text)) continue;
       outputs.push({
         messageIndex,
         messageId: message.id,
         toolUseId: block.tool_use_id,
+        use: call.use,
+        text,
+        isError: block.is_error === true,
         tokens: estimateTextTokens(text),
         stale: stale?.has(message.id) ?? false,
       });
@@ -143,7 +162,7 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
 
 /** True when the last assistant message is older than the idle gap (the prompt cache has expired). */
 function idleGapPassed(messages: readonly Message[], options: MicrocompactOptions): boolean {
-  const gapMinutes = options.idleGapMinutes ?? DEFAULT_IDLE_GAP_MINUTES;
+  const gapMinutes = options.idleGapMinutes ?? IDLE_GAP_MINUTES;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role !== "assistant") continue;
@@ -154,7 +173,7 @@ function idleGapPassed(messages: readonly Message[], options: MicrocompactOption
 }
 
 function chooseByIdleGap(outputs: Output[], options: MicrocompactOptions): Output[] {
-  const keep = Math.max(0, options.keepRecent ?? DEFAULT_KEEP_RECENT_RESULTS);
+  const keep = Math.max(0, options.keepRecent ?? KEEP_RECENT_RESULTS);
   const fresh = outputs.filter((output) => !output.stale);
   const kept = new Set(fresh.slice(Math.max(0, fresh.length - keep)));
   return outputs.filter((output) => !kept.has(output));
@@ -165,9 +184,9 @@ function chooseByPrune(
   outputs: Output[],
   options: MicrocompactOptions,
 ): Output[] {
-  const protectTokens = options.protectTokens ?? DEFAULT_PRUNE_PROTECT_TOKENS;
-  const protectTurns = options.protectTurns ?? DEFAULT_PRUNE_PROTECT_TURNS;
-  const minimum = options.minimumFreedTokens ?? DEFAULT_PRUNE_MINIMUM_TOKENS;
+  const protectTokens = options.protectTokens ?? PRUNE_PROTECT_TOKENS;
+  const protectTurns = options.protectTurns ?? PRUNE_PROTECT_TURNS;
+  const minimum = options.minimumFreedTokens ?? PRUNE_MINIMUM_TOKENS;
   // The first of the protected user-role messages: outputs from there on are never cleared.
   let turns = 0;
   let protectedFrom = messages.length;
@@ -194,4 +213,43 @@ function chooseByPrune(
     }
   }
   return freed >= minimum ? chosen.reverse() : [];
+}
+
+export interface MicrocompactLayerOptions
+  extends Omit<MicrocompactOptions, "now" | "strategy" | "staleMessageIds" | "minimumFreedTokens"> {
+  /** Prune: the fewest tokens a prune must free; default 20,000 scaled to the window. */
+  minimumFreedTokens?: number;
+}
+
+/**
+ * Microcompact as a layer: after an idle gap longer than the prompt cache lives it clears all but the most
+ * recent outputs (the cache is cold, so this costs nothing); in a batch of the cheap layers it prunes old
+ * outputs beyond the most recent 40,000 tokens (scaled to the window).
+ */
+export function createMicrocompactLayer(options: MicrocompactLayerOptions = {}): EditLayer {
+  const gapMs = (options.idleGapMinutes ?? IDLE_GAP_MINUTES) * 60_000;
+  return defineLayer({
+    name: "microcompact",
+    label: "Microcompact",
+    color: "#16a34a",
+    kind: "edit",
+    due(state) {
+      if (state.trigger !== "auto") return false;
+      if (state.idleMs > gapMs) return "idle longer than the prompt cache lives";
+      return state.batch ? "context at the cheap-layer level" : false;
+    },
+    run(messages, context) {
+      const idle = context.idleMs > gapMs;
+      return microcompact(messages, {
+        protectTokens: Math.round(PRUNE_PROTECT_TOKENS * context.scale),
+        ...options,
+        minimumFreedTokens: options.minimumFreedTokens ?? Math.round(PRUNE_MINIMUM_TOKENS * context.scale),
+        strategy: idle ? "time" : "prune",
+        now: context.now,
+        staleMessageIds: context.staleMessageIds,
+      });
+    },
+    describe: (report) =>
+      `Cleared ${plural(report.stats.cleared ?? 0, "old tool result")}: ${report.reason}.`,
+  });
 }

@@ -11,15 +11,9 @@ import {
 import { toRequestMessages } from "@unforget/transcript";
 import { CompactionFailedError } from "./compact-error.ts";
 import { buildCompactPrompt, missingSectionsReminder } from "./compact-prompt.ts";
+import { KEEP_ALIVE_INTERVAL_MS, SUMMARY_MAX_TOKENS, SUMMARY_STREAM_RETRIES } from "./defaults.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
 import { formatSummaryReply, missingSections } from "./summary-format.ts";
-
-/** Output cap of the plain fallback call: the largest summary ever observed fits with margin. */
-export const FALLBACK_SUMMARY_MAX_TOKENS = 20_000;
-/** Retries of a summary call whose stream failed after it had started. */
-export const SUMMARY_STREAM_RETRIES = 2;
-/** Keep-alive period while a summary is being written. */
-export const KEEP_ALIVE_INTERVAL_MS = 30_000;
 
 export interface ModelSummarizerOptions {
   provider: ModelProvider;
@@ -78,7 +72,7 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
             attempt.text.length === 0
           ) {
             throw new CompactionFailedError(
-              "full",
+              "summary",
               "The summary call answered with a tool call instead of text.",
             );
           }
@@ -103,7 +97,7 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
           const stillMissing = missingSections(summary);
           if (stillMissing.length > 0) {
             throw new CompactionFailedError(
-              "full",
+              "summary",
               `The model's summary lacks ${stillMissing.join(", ")} even after a reminder; the compaction was not applied and the conversation is unchanged.`,
             );
           }
@@ -129,7 +123,7 @@ function forkRequest(
   const request: ModelRequest = {
     model,
     messages: toRequestMessages(messages),
-    maxTokens: cacheSafe.maxTokens ?? FALLBACK_SUMMARY_MAX_TOKENS,
+    maxTokens: cacheSafe.maxTokens ?? SUMMARY_MAX_TOKENS,
   };
   if (cacheSafe.system !== undefined) request.system = cacheSafe.system;
   if (cacheSafe.tools !== undefined) request.tools = cacheSafe.tools;
@@ -143,7 +137,7 @@ function plainRequest(model: string, options: ModelSummarizerOptions, messages: 
       options.fallbackSystem ??
       "You write handoff summaries of software engineering conversations so that another model can continue the work.",
     messages: toRequestMessages(messages),
-    maxTokens: options.fallbackMaxTokens ?? FALLBACK_SUMMARY_MAX_TOKENS,
+    maxTokens: options.fallbackMaxTokens ?? SUMMARY_MAX_TOKENS,
   };
 }
 
@@ -180,7 +174,7 @@ async function call(
   }
   if (lastError instanceof CompactionFailedError) throw lastError;
   throw new CompactionFailedError(
-    "full",
+    "summary",
     `The summary call failed (${isUnforgetError(lastError) || lastError instanceof Error ? lastError.message : String(lastError)}); the conversation is unchanged.`,
     { cause: lastError },
   );

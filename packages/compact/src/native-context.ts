@@ -7,17 +7,14 @@ import type {
   Usage,
 } from "@unforget/core";
 import { InvalidOperationError } from "@unforget/core";
+import {
+  NATIVE_CLEAR_AT_LEAST_TOKENS,
+  NATIVE_CLEAR_KEEP_TOOL_USES,
+  NATIVE_CLEAR_TRIGGER_TOKENS,
+  NATIVE_COMPACTION_TRIGGER_TOKENS,
+  NATIVE_THINKING_IDLE_MS,
+} from "./defaults.ts";
 
-/** Server-side tool-result clearing starts at this many input tokens … */
-export const NATIVE_CLEAR_TRIGGER_TOKENS = 180_000;
-/** … keeps this many of the most recent tool uses … */
-export const NATIVE_CLEAR_KEEP_TOOL_USES = 3;
-/** … and only clears when at least this many tokens go (each clearing costs a cache break). */
-export const NATIVE_CLEAR_AT_LEAST_TOKENS = 20_000;
-/** Idle time after which only the last thinking turn is kept (the cache has expired anyway). */
-export const NATIVE_THINKING_IDLE_MS = 60 * 60 * 1000;
-/** Threshold server compaction starts at this many input tokens (the provider's minimum is 50,000). */
-export const NATIVE_COMPACTION_TRIGGER_TOKENS = 150_000;
 /** On-demand compaction instructions are limited to this many characters. */
 export const ON_DEMAND_INSTRUCTIONS_MAX_CHARS = 16_384;
 

@@ -2,14 +2,14 @@ import type { Message } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
-  describeOutput,
-  describeToolCall,
   estimateTextTokens,
   indexToolUses,
   isTextObservation,
   resultText,
   userText,
 } from "./conversation.ts";
+import { MASK_KEEP_LAST } from "./defaults.ts";
+import { defineLayer, type EditLayer, plural } from "./layer.ts";
 import {
   isoTime,
   type LayerResult,
@@ -17,10 +17,9 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import { CLEARED_RESULT_TEXT } from "./microcompact.ts";
+import { isClearedResult } from "./microcompact.ts";
+import { describeOutcome, toolOutputRecord } from "./tool-output-record.ts";
 
-/** Tool outputs kept verbatim by observation masking. */
-export const DEFAULT_MASK_KEEP_LAST = 10;
 const MASK_PREFIX = "[Output omitted to save context:";
 
 export interface ObservationMaskingOptions extends LayerTimeOptions {
@@ -33,8 +32,8 @@ export interface ObservationMaskingOptions extends LayerTimeOptions {
 }
 
 /**
- * Keeps only the last `keepLast` tool outputs verbatim and turns every older one into a one-line stub that
- * says which call produced it and how large it was. A published SWE-bench study found this matched LLM
+ * Keeps only the last `keepLast` tool outputs verbatim and turns every older one into a one-line record: the
+ * call (command or path), its exit status and first error lines, and how large it was. A published SWE-bench study found this matched LLM
  * summaries on task success at about half the cost; it needs no model call. Outputs already masked or
  * cleared are left alone, so running it again changes nothing.
  */
@@ -42,7 +41,7 @@ export function maskObservations(
   messages: readonly Message[],
   options: ObservationMaskingOptions = {},
 ): LayerResult {
-  const keepLast = Math.max(0, options.keepLast ?? DEFAULT_MASK_KEEP_LAST);
+  const keepLast = Math.max(0, options.keepLast ?? MASK_KEEP_LAST);
   const compactable = compactablePredicate(options.compactableTools);
   const calls = indexToolUses(messages);
   const outputs: { edit: ContextEdit; tokens: number; stubTokens: number }[] = [];
@@ -55,7 +54,7 @@ export function maskObservations(
       if (isMasked(text)) continue;
       seen++;
       if (seen <= keepLast) continue;
-      const stub = `${MASK_PREFIX} ${describeOutput(text)}]`;
+      const stub = `${MASK_PREFIX} ${describeOutcome(text)}]`;
       outputs.push({
         edit: {
           kind: "replace_message",
@@ -76,7 +75,7 @@ export function maskObservations(
       if (isMasked(text)) continue;
       seen++;
       if (seen <= keepLast) continue;
-      const stub = `${MASK_PREFIX} ${describeToolCall(call.use)} returned ${describeOutput(text)}; run it again if you need it.]`;
+      const stub = `${MASK_PREFIX} ${toolOutputRecord(call.use, text, block.is_error === true)}; run it again if you need it.]`;
       outputs.push({
         edit: {
           kind: "replace_tool_result",
@@ -102,5 +101,29 @@ export function maskObservations(
 }
 
 function isMasked(text: string): boolean {
-  return text.startsWith(MASK_PREFIX) || text === CLEARED_RESULT_TEXT;
+  return text.startsWith(MASK_PREFIX) || isClearedResult(text);
+}
+
+/** Observation masking as a layer (opt-in): in a batch of the cheap layers, while the context is above the target. */
+export function createObservationMaskingLayer(
+  options: Omit<ObservationMaskingOptions, "now"> = {},
+): EditLayer {
+  return defineLayer({
+    name: "observation-masking",
+    label: "Observation masking",
+    color: "#0d9488",
+    kind: "edit",
+    due: (state) =>
+      state.trigger === "auto" && state.batch && state.tokens > state.target
+        ? "context at the cheap-layer level"
+        : false,
+    run: (messages, context) =>
+      maskObservations(messages, {
+        minimumFreedTokens: context.minimumFreedTokens,
+        ...options,
+        now: context.now,
+      }),
+    describe: (report) =>
+      `Masked ${plural(report.stats.masked ?? 0, "old tool output")} as one-line records.`,
+  });
 }

@@ -1,9 +1,16 @@
 import { readFile, realpath } from "node:fs/promises";
 import { basename, isAbsolute, relative, resolve } from "node:path";
 import type { Attachment, Message } from "@unforget/core";
+import type { SessionHooks } from "@unforget/hooks";
 import type { CompactTrigger } from "@unforget/transcript";
-import { clip, estimateTextTokens, indexToolUses } from "./conversation.ts";
+import { clip, estimateTextTokens, estimateTokens, indexToolUses } from "./conversation.ts";
 import { collectConversationFacts } from "./conversation-facts.ts";
+import {
+  POST_COMPACT_MAX_FILES,
+  POST_COMPACT_MAX_TOKENS_PER_FILE,
+  POST_COMPACT_SKILL_TOKENS,
+  POST_COMPACT_SKILLS_TOTAL_TOKENS,
+} from "./defaults.ts";
 import { truncateMiddle } from "./middle-out.ts";
 
 /** What an attachment provider is told after a compaction. */
@@ -26,16 +33,6 @@ export interface AttachmentProvider {
   /** Called after every compaction, in order; returns the attachments to add (possibly none). Errors are reported, not fatal. */
   provide(context: RehydrationContext): Promise<Attachment[]> | Attachment[];
 }
-
-/** Files restored after a compaction: at most this many … */
-export const POST_COMPACT_MAX_FILES = 5;
-/** … each cut to this many tokens … */
-export const POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000;
-/** … and this many tokens in all. */
-export const POST_COMPACT_TOTAL_TOKENS = 50_000;
-/** Invoked skills: per skill and in all. */
-export const POST_COMPACT_SKILL_TOKENS = 5_000;
-export const POST_COMPACT_SKILLS_TOTAL_TOKENS = 25_000;
 
 const READ_TOOL = /^(read|readfile|view|open|cat|notebookread|strreplaceeditor|strreplacebasededittool)$/;
 /** Plan, instruction and memory files have their own ways back into the context. */
@@ -238,4 +235,53 @@ export function createSkillsProvider(
       return attachments;
     },
   };
+}
+
+/** Estimated tokens of an attachment as the projection carries it (one meta user message). */
+export function estimateAttachment(attachment: Attachment): number {
+  return typeof attachment.content === "string"
+    ? estimateTextTokens(attachment.content)
+    : estimateTokens([{ id: "", role: "user", content: attachment.content, timestamp: "" }]);
+}
+
+/**
+ * What comes back after a compaction: each provider in order, within its share of `budgetTokens`, then the
+ * SessionStart hook (source `compact`). A failing provider is reported through `onError` and skipped.
+ */
+export async function rehydrate(
+  providers: readonly AttachmentProvider[],
+  context: Omit<RehydrationContext, "budgetTokens"> & { budgetTokens: number },
+  options: {
+    hooks?: SessionHooks;
+    sessionId?: string;
+    onError(provider: string, error: unknown): void;
+  },
+): Promise<Attachment[]> {
+  const total = context.budgetTokens;
+  const attachments: Attachment[] = [];
+  let used = 0;
+  for (const provider of providers) {
+    const share = provider.budgetShare ?? 1 / Math.max(1, providers.length);
+    const budgetTokens = Math.max(0, Math.min(total - used, Math.floor(total * share)));
+    if (budgetTokens <= 0) continue;
+    try {
+      for (const attachment of await provider.provide({ ...context, budgetTokens })) {
+        attachments.push(
+          attachment.source === undefined ? { ...attachment, source: provider.name } : attachment,
+        );
+        used += estimateAttachment(attachment);
+      }
+    } catch (error) {
+      options.onError(provider.name, error);
+    }
+  }
+  if (options.hooks) {
+    attachments.push(
+      ...(await options.hooks.sessionStart.promise([], {
+        sessionId: options.sessionId ?? "",
+        source: "compact",
+      })),
+    );
+  }
+  return attachments;
 }

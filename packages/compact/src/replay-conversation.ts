@@ -1,4 +1,5 @@
 import {
+  contentBlocks,
   createUsage,
   findToolPairViolations,
   type Message,
@@ -8,10 +9,18 @@ import {
   type ToolDefinition,
 } from "@unforget/core";
 import { estimateMessageTokens } from "@unforget/tokens";
-import type { LayerName, LayerReport } from "./context-events.ts";
-import { LAYER_NAMES } from "./context-events.ts";
-import type { ContextManager } from "./context-manager.ts";
-import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
+import { extendRequestMessages } from "@unforget/transcript";
+import { ContextOverflowError } from "./compact-error.ts";
+import type { LayerReport } from "./context-events.ts";
+import type { ContextManager, PrepareResult } from "./context-manager.ts";
+import {
+  estimateTextTokens,
+  isTextObservation,
+  isUserAuthored,
+  resultText,
+  userText,
+} from "./conversation.ts";
+import { findNewestTurn } from "./newest-turn.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
@@ -54,7 +63,10 @@ export interface ReplayCall {
   naiveTokens: number;
   /** What the ladder did before this call. */
   actions: LayerReport[];
-  /** Invariant violations of this request (must be empty). */
+  /**
+   * Invariant violations of this request (must be empty): broken tool pairs, a user message lost. Going over
+   * the window is not one: it is an overflow (`tokens` above the window), counted apart.
+   */
   violations: string[];
   /** The manager's threshold at this call. */
   threshold: number;
@@ -68,8 +80,8 @@ export interface ReplayStats {
   window: number;
   /** Requests whose input exceeds the window. */
   overflows: number;
-  /** Every layer, also those that never ran. */
-  layers: Record<LayerName, { runs: number; tokensFreed: number }>;
+  /** Every layer of the manager's ladder (also those that never ran), and any other layer that reported. */
+  layers: Record<string, { runs: number; tokensFreed: number }>;
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
@@ -79,6 +91,7 @@ export interface ReplayStats {
   inputCost: number;
   /** Input cost of the same calls with no management (the naive policy), for comparison. */
   naiveInputCost: number;
+  /** Every call's invariant violations, prefixed with the call ("call 12: …"); overflows are not among them. */
   violations: string[];
 }
 
@@ -108,13 +121,14 @@ export async function replayConversation(
   const preamble = preambleTokens(options.system, options.tools);
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
-  const layers = Object.fromEntries(
-    LAYER_NAMES.map((name) => [name, { runs: 0, tokensFreed: 0 }]),
-  ) as ReplayStats["layers"];
+  const layers: ReplayStats["layers"] = Object.fromEntries(
+    (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
+  );
   let previous: RequestMessage[] = [];
+  // How much of `history` the previous request covered, for a request the manager gives up on.
+  let previousCovers = 0;
   let naive = 0;
-  let summarizerCalls = 0;
-  let summarizerInputTokens = 0;
+  const summaries = { calls: 0, inputTokens: 0 };
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -132,10 +146,28 @@ export async function replayConversation(
         ...(options.system !== undefined ? { system: options.system } : {}),
         ...(options.tools !== undefined ? { tools: options.tools } : {}),
       };
-      let prepared = await manager.prepare(history, prepareOptions);
-      let tokens = preamble + countRequest(prepared.messages);
+      let prepared: PrepareResult;
+      let givenUpAt = 0;
+      try {
+        prepared = await manager.prepare(history, prepareOptions);
+      } catch (error) {
+        if (!(error instanceof ContextOverflowError)) throw error;
+        givenUpAt = error.tokens;
+        // Nothing brings the request under the window: a live turn stops here. The replay goes on with what
+        // the manager last sent plus what came since, which is what the overflow counts.
+        prepared = {
+          messages: extendRequestMessages(previous, history.slice(previousCovers)),
+          projected: [...history],
+          tokensBefore: error.tokens,
+          tokens: error.tokens,
+          actions: [],
+          status: manager.status(),
+        };
+      }
+      // A request the manager gave up on is over the window by its own count, whatever this estimate says.
+      let tokens = Math.max(preamble + countRequest(prepared.messages), givenUpAt);
       const actions = [...prepared.actions];
-      if (tokens > options.window) {
+      if (tokens > options.window && givenUpAt === 0) {
         // What a live loop does after the provider refuses: reactive compaction, once.
         try {
           prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
@@ -145,17 +177,14 @@ export async function replayConversation(
           // The request stays as it was; it counts as an overflow.
         }
       }
-      const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
-      const violations = checkRequest(prepared.messages, userSeen, tokens, options.window);
-      for (const action of actions) {
-        layers[action.layer].runs++;
-        layers[action.layer].tokensFreed += action.tokensFreed;
-        summarizerCalls += action.stats.summarizerCalls ?? 0;
-        if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-          summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;
-          if ((action.stats.summarizerCalls ?? 0) === 0) summarizerCalls += 1;
-        }
-      }
+      // The first request has nothing cached before it, not even the system prompt and tools it opens with.
+      const prefix =
+        calls.length === 0 ? 0 : commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
+      const violations = [
+        ...checkRequest(prepared.messages, userSeen),
+        ...checkNewestTurn(prepared.messages, history),
+      ];
+      tally(actions, layers, summaries);
       const call: ReplayCall = {
         index: calls.length + 1,
         time,
@@ -170,6 +199,7 @@ export async function replayConversation(
       calls.push(call);
       await options.onCall?.(call);
       previous = prepared.messages;
+      previousCovers = history.length;
       history.push({
         ...message,
         usage: createUsage({ inputTokens: tokens, outputTokens: own }),
@@ -190,28 +220,52 @@ export async function replayConversation(
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
+  return { calls, stats: statsOf(calls, options.window, layers, summaries) };
+}
+
+/** Counts what each layer did and what the summariser read (an extractive summary counts as one call). */
+function tally(
+  actions: readonly LayerReport[],
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number },
+): void {
+  for (const action of actions) {
+    const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
+    layers[action.layer] = layer;
+    layer.runs++;
+    layer.tokensFreed += action.tokensFreed;
+    summaries.calls += action.stats.summarizerCalls ?? 0;
+    if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
+      summaries.inputTokens += action.stats.summarizerInputTokens ?? 0;
+      if ((action.stats.summarizerCalls ?? 0) === 0) summaries.calls += 1;
+    }
+  }
+}
+
+function statsOf(
+  calls: readonly ReplayCall[],
+  window: number,
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number },
+): ReplayStats {
   const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
   // The first call has no previous request to share a prefix with: reuse is measured from the second on.
   const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
-  const naiveCost = naiveCostOf(calls);
   return {
-    calls,
-    stats: {
-      calls: calls.length,
-      peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
-      window: options.window,
-      overflows: calls.filter((call) => call.tokens > options.window).length,
-      layers,
-      summarizerCalls,
-      summarizerInputTokens,
-      prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-      inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
-      naiveInputCost: Math.round(naiveCost),
-      violations: calls.flatMap((call) =>
-        call.violations.map((violation) => `call ${call.index}: ${violation}`),
-      ),
-    },
+    calls: calls.length,
+    peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
+    window,
+    overflows: calls.filter((call) => call.tokens > window).length,
+    layers,
+    summarizerCalls: summaries.calls,
+    summarizerInputTokens: summaries.inputTokens,
+    prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
+    inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summaries.inputTokens),
+    naiveInputCost: Math.round(naiveCostOf(calls)),
+    violations: calls.flatMap((call) =>
+      call.violations.map((violation) => `call ${call.index}: ${violation}`),
+    ),
   };
 }
 
@@ -258,6 +312,8 @@ function sameMessage(a: RequestMessage, b: RequestMessage): boolean {
 function createMessageCounter(): (message: RequestMessage) => number {
   const counts = new WeakMap<readonly unknown[], { role: string; tokens: number }>();
   return (message) => {
+    // A string content (a caller's shorthand) is not worth remembering: it is one text block.
+    if (typeof message.content === "string") return estimateMessageTokens(message);
     const known = counts.get(message.content);
     if (known && known.role === message.role) return known.tokens;
     const tokens = estimateMessageTokens(message);
@@ -266,20 +322,19 @@ function createMessageCounter(): (message: RequestMessage) => number {
   };
 }
 
-function checkRequest(
-  request: readonly RequestMessage[],
-  users: readonly Message[],
-  tokens: number,
-  window: number,
-): string[] {
+function checkRequest(request: readonly RequestMessage[], users: readonly Message[]): string[] {
   const problems = findToolPairViolations(
-    request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
+    request.map((message, index) => ({
+      ...message,
+      content: contentBlocks(message.content),
+      id: `request-${index}`,
+      timestamp: "",
+    })),
   ).map((violation) => violation.description);
-  if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
   // A user message whose blocks are in the request is there verbatim; only the others are searched for in
   // the request's text (quoted by a summary or a placeholder), which is then serialised once.
   const blocks = new Set<unknown>();
-  for (const message of request) for (const block of message.content) blocks.add(block);
+  for (const message of request) for (const block of contentBlocks(message.content)) blocks.add(block);
   let text: string | undefined;
   for (const user of users) {
     if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;
@@ -287,6 +342,49 @@ function checkRequest(
     const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     if (!text.includes(prefix))
       problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
+  }
+  return problems;
+}
+
+/**
+ * The newest turn is in the request: a tool_result for each of the newest tool results (its start kept, even
+ * when the budget cut or saved it), the newest observation's start, and the start and end of the newest
+ * message the user wrote (verbatim, quoted whole, or cut in the middle by the budget).
+ */
+function checkNewestTurn(request: readonly RequestMessage[], history: readonly Message[]): string[] {
+  const turn = findNewestTurn(history);
+  const problems: string[] = [];
+  let text: string | undefined;
+  const contains = (fragment: string) => {
+    text ??= JSON.stringify(request);
+    return text.includes(JSON.stringify(fragment).slice(1, -1));
+  };
+  const results = new Map<string, string>();
+  for (const message of request) {
+    for (const block of contentBlocks(message.content)) {
+      if (block.type === "tool_result") results.set(block.tool_use_id, resultText(block));
+    }
+  }
+  for (const message of history) {
+    if (!turn.outputMessageIds.has(message.id) || message.role !== "user") continue;
+    for (const block of message.content) {
+      if (block.type !== "tool_result") continue;
+      const kept = results.get(block.tool_use_id);
+      const head = resultText(block).slice(0, USER_PREFIX_CHARS);
+      if (kept === undefined || !kept.includes(head.trimEnd())) {
+        problems.push(`the newest tool result ${block.tool_use_id} is not in the request`);
+      }
+    }
+    if (isTextObservation(message) && !contains(userText(message).slice(0, USER_PREFIX_CHARS))) {
+      problems.push(`the newest observation ${message.id} is not in the request`);
+    }
+  }
+  const user = turn.userText;
+  if (
+    user !== undefined &&
+    !(contains(user.slice(0, USER_PREFIX_CHARS)) && contains(user.slice(-USER_PREFIX_CHARS)))
+  ) {
+    problems.push(`the user's newest message ${turn.userMessageId} is not in the request in full`);
   }
   return problems;
 }

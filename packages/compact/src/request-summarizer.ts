@@ -44,7 +44,6 @@ export function createRequestSummarizer(options: RequestSummarizerOptions): Summ
     providerId: options.providerId,
     capabilities: {
       nativeTokenCounting: false,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: false,

@@ -1,10 +1,17 @@
 import type { Message, SessionMemorySource } from "@unforget/core";
 import type { CompactionOutcome, ContinuationStyle } from "./compact-conversation.ts";
 import { clip, estimateTextTokens, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
+import {
+  EXTRACTION_WAIT_MS,
+  NOTES_KEEP_FLOOR_TOKENS,
+  NOTES_KEEP_MAX_TOKENS,
+  NOTES_KEEP_MIN_TEXT_MESSAGES,
+  NOTES_KEEP_MIN_TOKENS,
+  QUOTE_CHARS,
+} from "./defaults.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
-
-/** How long a session-memory compaction waits for an extraction in flight. */
-export const DEFAULT_EXTRACTION_WAIT_MS = 15_000;
+import { defineLayer, plural, SUMMARY_REQUEST, type SummaryLayer, scaleFor, summaryDue } from "./layer.ts";
+import { findNewestTurn, newestRoundStart } from "./newest-turn.ts";
 
 export interface SessionMemoryCompactOptions {
   source: SessionMemorySource;
@@ -32,7 +39,7 @@ export async function sessionMemoryCompact(
   messages: readonly Message[],
   options: SessionMemoryCompactOptions,
 ): Promise<CompactionOutcome | undefined> {
-  await options.source.waitForPendingExtraction({ timeoutMs: options.waitMs ?? DEFAULT_EXTRACTION_WAIT_MS });
+  await options.source.waitForPendingExtraction({ timeoutMs: options.waitMs ?? EXTRACTION_WAIT_MS });
   const notes = await options.source.readNotes();
   if (!notes || notes.text.trim().length === 0) return undefined;
   const floor = Math.max(0, options.floor ?? 0);
@@ -43,7 +50,13 @@ export async function sessionMemoryCompact(
   } else {
     from = messages.length;
   }
-  const start = calculateKeepStart(messages, { ...options.keep, floor, from });
+  // The newest tool round always stays verbatim.
+  const turn = findNewestTurn(messages);
+  const start = calculateKeepStart(messages, {
+    ...options.keep,
+    floor,
+    from: Math.min(from, newestRoundStart(messages, turn)),
+  });
   const summarized = messages.slice(0, start);
   if (summarized.length === 0) return undefined;
   const kept = messages.slice(start);
@@ -51,7 +64,7 @@ export async function sessionMemoryCompact(
     notes.text,
     notes.path,
     options.continuation ?? "interactive",
-    userMessagesMissingFrom(notes.text, summarized),
+    userMessagesMissingFrom(notes.text, summarized, turn.userMessageId),
   );
   const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
   if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
@@ -73,7 +86,11 @@ export async function sessionMemoryCompact(
  * The user's messages from the summarised part that the notes do not quote: notes are written by a model and
  * may leave a request out, but a compaction never drops the user's words silently.
  */
-function userMessagesMissingFrom(notes: string, summarized: readonly Message[]): string[] {
+function userMessagesMissingFrom(
+  notes: string,
+  summarized: readonly Message[],
+  newestUserMessageId: string | undefined,
+): string[] {
   const missing: string[] = [];
   for (const message of summarized) {
     if (message.isCompactSummary) {
@@ -86,7 +103,10 @@ function userMessagesMissingFrom(notes: string, summarized: readonly Message[]):
     }
     if (!isUserAuthored(message)) continue;
     const text = userText(message).trim();
-    if (!notes.includes(text.slice(0, 100))) missing.push(clip(text, 2_000));
+    if (message.id === newestUserMessageId) {
+      // The newest message goes along whole, whatever the notes say of it.
+      if (!notes.includes(text)) missing.push(text);
+    } else if (!notes.includes(text.slice(0, 100))) missing.push(clip(text, QUOTE_CHARS));
   }
   return missing;
 }
@@ -121,4 +141,48 @@ function notesMessageText(
     );
   }
   return parts.join("\n");
+}
+
+export interface SessionMemoryLayerOptions {
+  source: SessionMemorySource;
+  /** The verbatim tail; defaults 10,000–40,000 tokens and 5 text messages, scaled down for small windows. */
+  keep?: KeepWindowOptions;
+}
+
+/**
+ * Session-memory compaction as a layer: at the threshold (or when a summary is asked for), the session notes
+ * stand for the older messages, with no model call. It asks for fresh notes at the early mark. It does not
+ * answer a reactive or partial compaction (the notes cover a prefix, not a range).
+ */
+export function createSessionMemoryLayer(options: SessionMemoryLayerOptions): SummaryLayer {
+  return defineLayer({
+    name: "session-memory",
+    label: "Session memory",
+    color: "#db2777",
+    kind: "summary",
+    due: (state) =>
+      state.trigger === "reactive" || state.requested.get(SUMMARY_REQUEST)?.range
+        ? false
+        : summaryDue(state, false),
+    async run(messages, context) {
+      const scale = scaleFor(context.threshold);
+      return sessionMemoryCompact(messages, {
+        source: options.source,
+        threshold: context.threshold,
+        continuation: context.continuation,
+        reservedTokens: context.reservedTokens,
+        keep: {
+          minTokens: Math.round(NOTES_KEEP_MIN_TOKENS * scale),
+          maxTokens: Math.max(NOTES_KEEP_FLOOR_TOKENS, Math.round(NOTES_KEEP_MAX_TOKENS * scale)),
+          minTextMessages: NOTES_KEEP_MIN_TEXT_MESSAGES,
+          ...options.keep,
+        },
+      });
+    },
+    early() {
+      options.source.requestUpdate?.("early-mark");
+    },
+    describe: (report) =>
+      `Summarised ${plural(report.messagesSummarized ?? 0, "message")} from the session notes; kept ${plural(report.stats.kept ?? 0, "recent message")} verbatim.`,
+  });
 }

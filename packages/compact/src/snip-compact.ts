@@ -9,6 +9,8 @@ import {
   isUserAuthored,
   userText,
 } from "./conversation.ts";
+import { QUOTE_CHARS, SNIP_KEEP_HEAD, SNIP_MAX_MESSAGES } from "./defaults.ts";
+import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
 import {
   isoTime,
   type LayerResult,
@@ -16,13 +18,7 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-
-/** Over this many messages the middle is snipped. */
-export const DEFAULT_SNIP_MAX_MESSAGES = 50;
-/** Messages kept at the head (the opening context). */
-export const DEFAULT_SNIP_KEEP_HEAD = 3;
-/** The user's own words carried into the placeholder are cut at this many characters each. */
-const QUOTE_CHARS = 2_000;
+import { findNewestTurn, newestRoundStart } from "./newest-turn.ts";
 
 export interface SnipOptions extends LayerTimeOptions {
   /** Snip when there are more messages than this; default 50. */
@@ -46,8 +42,8 @@ export interface SnipOptions extends LayerTimeOptions {
  * changes. Does nothing when the placeholder would not be smaller than what it replaces.
  */
 export function snipCompact(messages: readonly Message[], options: SnipOptions = {}): LayerResult {
-  const maxMessages = Math.max(2, options.maxMessages ?? DEFAULT_SNIP_MAX_MESSAGES);
-  const keepHead = Math.max(1, options.keepHead ?? DEFAULT_SNIP_KEEP_HEAD);
+  const maxMessages = Math.max(2, options.maxMessages ?? SNIP_MAX_MESSAGES);
+  const keepHead = Math.max(1, options.keepHead ?? SNIP_KEEP_HEAD);
   // Room for the placeholder, so that the result has at most `maxMessages` messages and a second run does nothing.
   const keepTail = Math.max(1, options.keepTail ?? maxMessages - keepHead - 1);
   const overCount = messages.length > maxMessages;
@@ -62,13 +58,16 @@ export function snipCompact(messages: readonly Message[], options: SnipOptions =
   ) {
     headEnd++;
   }
-  let tailStart = Math.max(headEnd, messages.length - keepTail);
+  const turn = findNewestTurn(messages);
+  // The newest tool round always stays in the tail.
+  const latest = newestRoundStart(messages, turn);
+  let tailStart = Math.max(headEnd, Math.min(latest, messages.length - keepTail));
   if (overTokens && options.maxTokens !== undefined) {
-    tailStart = shortenTail(messages, headEnd, tailStart, options.maxTokens);
+    tailStart = Math.min(latest, shortenTail(messages, headEnd, tailStart, options.maxTokens));
   }
   // Tool output at the cut goes with its call into the snipped part, so the tail never grows past its size.
   while (
-    tailStart < messages.length - 1 &&
+    tailStart < Math.min(latest, messages.length - 1) &&
     isToolOutputMessage(messages[tailStart]) &&
     messages[tailStart - 1]?.role === "assistant"
   ) {
@@ -78,7 +77,7 @@ export function snipCompact(messages: readonly Message[], options: SnipOptions =
   if (removed.length === 0 || (removed.length === 1 && isPlaceholder(removed[0]!)))
     return unchanged(messages);
 
-  const text = placeholderText(removed);
+  const text = placeholderText(removed, turn.userMessageId);
   const tokensFreed = estimateTokens(removed) - estimateTextTokens(text);
   if (tokensFreed <= 0) return unchanged(messages);
   const edits: ContextEdit[] = [
@@ -121,11 +120,13 @@ function isPlaceholder(message: Message): boolean {
   return message.isMeta === true && message.metadata?.reason === "snip";
 }
 
-function placeholderText(removed: readonly Message[]): string {
-  // The user's words quoted by an earlier snip placeholder are carried into the new one.
+function placeholderText(removed: readonly Message[], newestUserMessageId: string | undefined): string {
+  // The user's words quoted by an earlier snip placeholder are carried into the new one; the newest whole.
   const quotes = removed.flatMap((message) =>
     isUserAuthored(message)
-      ? [`- "${clip(userText(message), QUOTE_CHARS)}"`]
+      ? [
+          `- "${message.id === newestUserMessageId ? userText(message) : clip(userText(message), QUOTE_CHARS)}"`,
+        ]
       : isPlaceholder(message)
         ? userText(message)
             .split("\n")
@@ -136,4 +137,43 @@ function placeholderText(removed: readonly Message[]): string {
   return quotes.length === 0
     ? header
     : `${header}\nThe user's messages among them, verbatim:\n${quotes.join("\n")}`;
+}
+
+/**
+ * Snip as a layer: when the model asks for it (the snip tool), and — when `auto` options are given — in a
+ * batch of the cheap layers while the context is above the target.
+ */
+export function createSnipLayer(auto?: Omit<SnipOptions, "now">): EditLayer {
+  return defineLayer({
+    name: "snip",
+    label: "Snip",
+    color: "#64748b",
+    kind: "edit",
+    // By size only when configured; otherwise only the snip tool asks for it.
+    onRequestOnly: auto === undefined,
+    due(state) {
+      if (state.requested.has("snip")) return "the model asked for a snip";
+      return auto && state.trigger === "auto" && state.batch && state.tokens > state.target
+        ? "context at the cheap-layer level"
+        : false;
+    },
+    run(messages, context) {
+      const keep = context.request?.keepRecentMessages;
+      if (keep !== undefined) {
+        return snipCompact(messages, {
+          maxMessages: keep + 1,
+          keepHead: 1,
+          keepTail: keep,
+          now: context.now,
+        });
+      }
+      return snipCompact(messages, {
+        maxTokens: messagesTarget(messages, context),
+        ...auto,
+        now: context.now,
+      });
+    },
+    describe: (report) =>
+      `Snipped ${plural(report.stats.snipped ?? 0, "message")} from the middle: ${report.reason}.`,
+  });
 }

@@ -1,19 +1,30 @@
 import type { Message, ToolResultBlock } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
-import { estimateTextTokens, indexToolUses, isTextResult, resultChars, resultText } from "./conversation.ts";
+import {
+  estimateTextTokens,
+  indexToolUses,
+  isTextResult,
+  isUserAuthored,
+  resultChars,
+  resultText,
+  userText,
+} from "./conversation.ts";
+import {
+  CHARS_PER_TOKEN,
+  MAX_MESSAGE_RESULT_CHARS,
+  MAX_RESULT_CHARS,
+  MESSAGE_RESULT_SHARE,
+  MIN_RESULT_CHARS,
+  PREVIEW_CHARS,
+  RESULT_SHARE,
+  TRUNCATE_CHARS,
+  USER_MESSAGE_SHARE,
+} from "./defaults.ts";
+import { defineLayer, type EditLayer, plural } from "./layer.ts";
 import { isoTime, type LayerResult, type LayerTimeOptions, resultFromEdits } from "./layer-result.ts";
 import { truncateMiddle } from "./middle-out.ts";
 import { persistedOutputMarker, persistedOutputPath, persistOutput } from "./persist-output.ts";
-
-/** Per-message budget for tool results: above it the largest results go to disk first. */
-export const DEFAULT_MAX_MESSAGE_RESULT_CHARS = 200_000;
-/** Largest single tool result kept in the context as it is. */
-export const DEFAULT_MAX_RESULT_CHARS = 50_000;
-/** Characters of a persisted output left in the context as a preview. */
-export const DEFAULT_PREVIEW_CHARS = 2_000;
-/** Characters kept (head + tail) of a result cut in the middle: about 2,500 tokens. */
-export const DEFAULT_TRUNCATE_CHARS = 10_000;
 
 export interface ToolResultBudgetOptions extends LayerTimeOptions {
   /** Session folder: large outputs are saved to `<sessionDir>/tool-results/<tool_use_id>`. Without it they are cut in the middle instead. */
@@ -32,6 +43,11 @@ export interface ToolResultBudgetOptions extends LayerTimeOptions {
   displayPath?: (absolutePath: string) => string;
   /** Only user messages at or after this index are looked at (the new ones); default 0. */
   fromIndex?: number;
+  /**
+   * Longest message the user wrote (text only) kept whole; a longer one is cut in the middle (the transcript
+   * keeps it whole). Default: none is cut.
+   */
+  maxUserMessageChars?: number;
 }
 
 interface Candidate {
@@ -44,17 +60,19 @@ interface Candidate {
  * (atomically, before anything points at it) and replaced by a `<persisted-output>` marker with its path,
  * size, a preview and how to read the rest; when the results of one message still exceed `maxMessageChars`,
  * the largest go next. Results of `truncateTools`, and every result when there is no session folder, are cut
- * in the middle instead (head and tail kept, the cut marked). Idempotent: a replaced result is under every
- * limit, so a second run changes nothing. A failed write falls back to the middle cut (reported in `stats`).
+ * in the middle instead (head and tail kept, the cut marked). A message the user wrote that is longer than
+ * `maxUserMessageChars` is cut in the middle too. This is the one layer that may cut the newest turn (in the
+ * middle, never away). Idempotent: a replaced result is under every limit, so a second run changes nothing.
+ * A failed write falls back to the middle cut (reported in `stats`).
  */
 export async function applyToolResultBudget(
   messages: readonly Message[],
   options: ToolResultBudgetOptions = {},
 ): Promise<LayerResult> {
-  const maxMessageChars = options.maxMessageChars ?? DEFAULT_MAX_MESSAGE_RESULT_CHARS;
-  const maxResultChars = options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
-  const previewChars = Math.min(options.previewChars ?? DEFAULT_PREVIEW_CHARS, maxResultChars);
-  const truncateChars = Math.min(options.truncateChars ?? DEFAULT_TRUNCATE_CHARS, maxResultChars);
+  const maxMessageChars = options.maxMessageChars ?? MAX_MESSAGE_RESULT_CHARS;
+  const maxResultChars = options.maxResultChars ?? MAX_RESULT_CHARS;
+  const previewChars = Math.min(options.previewChars ?? PREVIEW_CHARS, maxResultChars);
+  const truncateChars = Math.min(options.truncateChars ?? TRUNCATE_CHARS, maxResultChars);
   const truncates = options.truncateTools ? compactablePredicate(options.truncateTools) : () => false;
   // Tool names are needed only when something is over a limit: index the calls lazily.
   let calls: ReturnType<typeof indexToolUses> | undefined;
@@ -63,21 +81,27 @@ export async function applyToolResultBudget(
     return calls.get(id)?.use.name ?? "";
   };
   const edits: ContextEdit[] = [];
-  const stats = { persisted: 0, truncated: 0, persistFailed: 0 };
+  const stats = { persisted: 0, truncated: 0, persistFailed: 0, userCut: 0 };
   let tokensFreed = 0;
 
   for (let index = Math.max(0, options.fromIndex ?? 0); index < messages.length; index++) {
     const message = messages[index]!;
     if (message.role !== "user") continue;
+    const userCut = cutUserMessage(message, options.maxUserMessageChars);
+    if (userCut) {
+      edits.push(userCut.edit);
+      tokensFreed += userCut.freed;
+      stats.userCut++;
+      continue;
+    }
     const candidates: Candidate[] = [];
     let total = 0;
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const chars = resultChars(block);
       total += chars;
-      if (isTextResult(block)) {
-        candidates.push({ block, chars });
-      }
+      // A result already saved or cut stays as it is (saving a marker would overwrite the saved output).
+      if (isTextResult(block) && !isBudgeted(resultText(block))) candidates.push({ block, chars });
     }
     if (candidates.length === 0) continue;
     candidates.sort((a, b) => b.chars - a.chars);
@@ -112,5 +136,85 @@ export async function applyToolResultBudget(
       total -= candidate.chars - replacement.length;
     }
   }
-  return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, stats);
+  return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, stats, {
+    newestTurn: "may-cut",
+  });
+}
+
+/** True for a result this layer already replaced: a persisted-output marker or a middle cut. */
+function isBudgeted(text: string): boolean {
+  return text.startsWith("<persisted-output ") || MIDDLE_CUT.test(text);
+}
+
+const MIDDLE_CUT = /\n\[… [\d,]+ characters(?: \([\d,]+ lines\))? cut from the middle …\]\n/;
+
+/** A message the user typed (text only) over the limit, cut in the middle. */
+function cutUserMessage(
+  message: Message,
+  maxChars: number | undefined,
+): { edit: ContextEdit; freed: number } | undefined {
+  if (maxChars === undefined || !isUserAuthored(message)) return undefined;
+  if (!message.content.every((block) => block.type === "text")) return undefined;
+  const text = userText(message);
+  if (text.length <= maxChars) return undefined;
+  const content = truncateMiddle(text, maxChars);
+  if (content.length >= text.length) return undefined;
+  return {
+    edit: {
+      kind: "replace_message",
+      messageIds: [message.id],
+      details: { content, reason: "truncated", originalChars: text.length } as {
+        content: string;
+        reason: string;
+      },
+    },
+    freed: estimateTextTokens(text) - estimateTextTokens(content),
+  };
+}
+
+export interface ToolResultBudgetLayerOptions
+  extends Omit<ToolResultBudgetOptions, "now" | "fromIndex" | "sessionDir" | "maxUserMessageChars"> {}
+
+/**
+ * The tool-result budget as the ladder's first layer: due whenever a call adds messages, it looks at the new
+ * ones only. Its limits scale with the threshold (15 % per result, 40 % per message, 50 % for a message the
+ * user wrote, as characters at four per token), within the fixed caps.
+ */
+export function createToolResultBudgetLayer(options: ToolResultBudgetLayerOptions = {}): EditLayer {
+  return defineLayer({
+    name: "tool-result-budget",
+    label: "Tool-result budget",
+    color: "#0891b2",
+    kind: "edit",
+    cutsNewestTurn: true,
+    due: (state) => (state.trigger === "auto" && state.added > 0 ? "large tool output" : false),
+    run(messages, context) {
+      const chars = (share: number) => Math.floor(context.threshold * share * CHARS_PER_TOKEN);
+      const maxResultChars =
+        options.maxResultChars ?? Math.max(MIN_RESULT_CHARS, Math.min(MAX_RESULT_CHARS, chars(RESULT_SHARE)));
+      return applyToolResultBudget(messages, {
+        ...options,
+        maxResultChars,
+        maxMessageChars:
+          options.maxMessageChars ??
+          Math.max(maxResultChars, Math.min(MAX_MESSAGE_RESULT_CHARS, chars(MESSAGE_RESULT_SHARE))),
+        maxUserMessageChars: Math.max(maxResultChars, chars(USER_MESSAGE_SHARE)),
+        previewChars: Math.min(options.previewChars ?? PREVIEW_CHARS, Math.floor(maxResultChars / 2)),
+        fromIndex: context.firstNew,
+        now: context.now,
+        ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
+      });
+    },
+    describe(report) {
+      const parts: string[] = [];
+      if (report.stats.persisted)
+        parts.push(`saved ${plural(report.stats.persisted, "large tool output")} to disk`);
+      if (report.stats.truncated)
+        parts.push(`cut ${plural(report.stats.truncated, "large tool output")} in the middle`);
+      if (report.stats.userCut)
+        parts.push(`cut ${plural(report.stats.userCut, "long user message")} in the middle`);
+      const text = parts.join(" and ") || "trimmed large tool outputs";
+      return `${text.charAt(0).toUpperCase()}${text.slice(1)} (head and tail kept).`;
+    },
+  });
 }

@@ -150,8 +150,6 @@ export interface TokenCounter {
 export interface ProviderCapabilities {
   /** The provider has a token counting endpoint for at least some models. */
   nativeTokenCounting: boolean;
-  /** Cached microcompact can delete tool results through provider cache edits. */
-  cacheEdits: boolean;
   /** The provider can manage context itself (clear tool uses / thinking, server compaction). */
   nativeContextManagement: boolean;
   /** `cache_control` markers are honoured. */

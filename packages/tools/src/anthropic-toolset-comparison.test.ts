@@ -24,7 +24,7 @@ const nodeMajor = Number(process.versions.node.split(".")[0]);
 /**
  * The same inputs through our tools and Anthropic's `agent_toolset_20260401` implementation
  * (`@anthropic-ai/sdk/tools/agent-toolset/node`), which needs Node 22 (`fs.glob`): CI runs this on Node 22 and 24.
- * Where the answers differ on purpose, decision 0014 says why.
+ * Where the answers differ on purpose, decision 0016 says why.
  */
 describe.skipIf(nodeMajor < 22)("ours and Anthropic's agent toolset, on the same inputs", () => {
   let top: string;

@@ -1,4 +1,4 @@
-/** The names the models know for the built-in tools: Claude Code's (decision 0014). */
+/** The names the models know for the built-in tools: Claude Code's (decision 0016). */
 export const BUILTIN_TOOL_NAMES = {
   read: "Read",
   write: "Write",

@@ -1,14 +1,30 @@
-import type { Message } from "@unforget/core";
+import { contentBlocks, createMessage, type Message, PromptTooLongError } from "@unforget/core";
+import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
+import { ContextOverflowError } from "../compact-error.ts";
+import type { ContextEvent } from "../context-events.ts";
 import type { ContextManager } from "../context-manager.ts";
+import type { ContextManagerOptions } from "../context-manager-options.ts";
+import { createExtractiveSummarizer } from "../extractive-summarizer.ts";
 import { replayConversation } from "../replay-conversation.ts";
+import type { SummarizeRequest, Summarizer, SummaryResult } from "../summarizer.ts";
+import { SUMMARY_SECTIONS } from "../summary-format.ts";
+
+/** What the suite gives the factory: a window, and options the manager must be created with. */
+export interface ManagerUnderTest {
+  window: number;
+  /** The replay's clock (also in `options.clock`). */
+  clock: () => number;
+  /** Pass these to the manager (`createContextManager({ …, ...options })`): the clock, hooks, summarisers, a listener. */
+  options: Pick<ContextManagerOptions, "clock" | "hooks" | "summarizer" | "fallbackSummarizer" | "onEvent">;
+}
 
 export interface PipelineContractOptions {
   /** Shown in test names. */
   name: string;
-  /** Creates the manager under test for a window, with the replay's clock. */
-  createManager(context: { window: number; clock: () => number }): ContextManager;
+  /** Creates the manager under test for a window, with the options the suite passes (hooks, summarisers, clock). */
+  createManager(context: ManagerUnderTest): ContextManager;
   /** Recorded conversations to replay (e.g. every corpus session, imported). */
   sessions: readonly { name: string; messages: readonly Message[] }[];
   /** Windows to replay at; default 16,000, 32,000 and 200,000 tokens. */
@@ -16,34 +32,356 @@ export interface PipelineContractOptions {
 }
 
 /**
- * The conformance suite of a whole ladder: every session replayed call by call at every window must give
- * requests that never exceed the window, never orphan a tool_use or tool_result, alternate roles, keep each
- * of the user's messages (verbatim or in a summary), and project from the transcript to the live request.
+ * The conformance suite of a whole ladder. Every session replayed call by call at every window gives requests
+ * that never exceed the window, never orphan a tool_use or tool_result, alternate roles, keep each of the
+ * user's messages (verbatim or in a summary) and the newest turn, and project from the transcript to the live
+ * request. And the guarantees, each on a conversation built for it: no PreCompact veto makes a request exceed
+ * the window; `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`;
+ * the newest turn survives a summary however large it is; a summary that would not shrink the context is not
+ * applied (the stall rule); one that leaves too much hands over to the fallback summariser (the thrash guard);
+ * a failing summariser opens its breaker, the fallback summarises in its place, and the breaker closes again
+ * after its cool-down.
  */
 export function describeContextManagerContract(options: PipelineContractOptions): void {
   const windows = options.windows ?? [16_000, 32_000, 200_000];
   describe(`context manager contract: ${options.name}`, () => {
     for (const session of options.sessions) {
-      for (const window of windows) {
-        it(`replays ${session.name} at ${window} tokens with no overflow and no violation`, async () => {
-          let manager: ContextManager | undefined;
-          const { stats, calls } = await replayConversation(session.messages, {
+      it(`replays ${session.name} at ${windows.join(", ")} tokens with no overflow and no violation`, async () => {
+        for (const window of windows) await checkReplay(options, session.messages, window);
+      });
+    }
+    describeWindowGuarantees(options);
+    describeRecoverGuarantee(options);
+    describeSummaryGuards(options);
+  });
+}
+
+async function checkReplay(options: PipelineContractOptions, messages: readonly Message[], window: number) {
+  let manager: ContextManager | undefined;
+  const { stats, calls } = await replayConversation(messages, {
+    window,
+    createManager: (clock) => {
+      manager = options.createManager({ window, clock, options: { clock } });
+      return manager;
+    },
+  });
+  expect(stats.violations, `at ${window}`).toEqual([]);
+  expect(stats.overflows, `at ${window}`).toBe(0);
+  expect(stats.peakTokens).toBeLessThanOrEqual(window);
+  expect(calls.length).toBeGreaterThan(0);
+  const entries = JSON.parse(JSON.stringify(manager!.entries)) as TranscriptEntry[];
+  expect(JSON.stringify(toRequestMessages(projectMessages(entries)))).toBe(
+    JSON.stringify(calls.at(-1)!.messages),
+  );
+}
+
+/** The window of the guarantee tests: large enough that the threshold and the blocking limit are apart. */
+const WINDOW = 60_000;
+
+/** No veto makes a request exceed the window; the newest turn stays. */
+function describeWindowGuarantees(options: PipelineContractOptions): void {
+  it("never sends more than the window, even when a PreCompact plugin vetoes every compaction", async () => {
+    const hooks = createSessionHooks({ onHookError: () => {} });
+    applyPlugins(hooks, [
+      {
+        name: "veto-everything",
+        apply(bus) {
+          bus.preCompact.tapPromise("veto-everything", async (result) => ({
+            ...result,
+            veto: { reason: "no" },
+          }));
+        },
+      },
+    ]);
+    const events: ContextEvent[] = [];
+    for (const window of [16_000, 32_000]) {
+      const { stats } = await replayConversation(growingSession(120, window / 40), {
+        window,
+        createManager: (clock) =>
+          options.createManager({
             window,
-            createManager: (clock) => {
-              manager = options.createManager({ window, clock });
-              return manager;
-            },
-          });
-          expect(stats.violations).toEqual([]);
-          expect(stats.overflows).toBe(0);
-          expect(stats.peakTokens).toBeLessThanOrEqual(window);
-          expect(calls.length).toBeGreaterThan(0);
-          const entries = JSON.parse(JSON.stringify(manager!.entries)) as TranscriptEntry[];
-          expect(JSON.stringify(toRequestMessages(projectMessages(entries)))).toBe(
-            JSON.stringify(calls.at(-1)!.messages),
-          );
-        });
+            clock,
+            options: { clock, hooks, onEvent: (event) => events.push(event) },
+          }),
+      });
+      expect(stats.overflows, `at ${window}`).toBe(0);
+      expect(stats.violations, `at ${window}`).toEqual([]);
+    }
+    expect(events.some((event) => event.type === "vetoed")).toBe(true);
+    expect(events.some((event) => event.type === "veto-overridden" && event.by === "veto-everything")).toBe(
+      true,
+    );
+  });
+
+  it("keeps the newest tool result and the user's newest message through a summary, however large", async () => {
+    const session = growingSession(40, 1_200);
+    // The user's newest message, then a tool result larger than any verbatim tail a summary keeps.
+    const at = Date.parse(session.at(-1)!.timestamp);
+    const request = `Now: ${"update the changelog for every change you made; ".repeat(60)}then stop.`;
+    session.push(
+      createMessage("user", request, { id: "u-latest", timestamp: new Date(at + 1_000).toISOString() }),
+    );
+    session.push(toolUse("toolu_latest", "Bash", { command: "npm test" }, at + 2_000));
+    const log = `FAIL src/date.test.ts > parses ISO weeks\n${"  at parse (src/date.ts:12:3)\n".repeat(900)}`;
+    session.push(toolResult("toolu_latest", log, at + 3_000));
+    const clock = () => at + 3_000;
+    const manager = options.createManager({ window: WINDOW, clock, options: { clock } });
+    const prepared = await manager.prepare(session);
+    expect(manager.status().compactions).toBeGreaterThan(0);
+    const text = JSON.stringify(prepared.messages);
+    const result = prepared.messages
+      .flatMap((message) => contentBlocks(message.content))
+      .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_latest");
+    expect(result, "the newest tool result is in the request").toBeDefined();
+    expect(JSON.stringify(result)).toContain("FAIL src/date.test.ts > parses ISO weeks");
+    expect(text).toContain(JSON.stringify(request).slice(1, -1));
+  });
+}
+
+/** `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`. */
+function describeRecoverGuarantee(options: PipelineContractOptions): void {
+  it("recover() returns a request that fits what the provider said, or throws ContextOverflowError", async () => {
+    const session = growingSession(30, 1_500);
+    const clock = () => Date.parse(session.at(-1)!.timestamp);
+    const manager = options.createManager({ window: 200_000, clock, options: { clock } });
+    let tokens = (await manager.prepare(session)).tokens;
+    for (let round = 0; round < 6; round++) {
+      // The provider counts a third more than the manager did, and allows what the manager counted.
+      const refused = new PromptTooLongError(
+        `prompt is too long: ${Math.ceil(tokens * 1.33)} tokens > ${tokens} maximum`,
+        {
+          actualTokens: Math.ceil(tokens * 1.33),
+          limitTokens: tokens,
+        },
+      );
+      try {
+        const recovered = await manager.recover(refused);
+        expect(recovered.tokens, `round ${round}`).toBeLessThanOrEqual(Math.floor(tokens / 1.33));
+        tokens = recovered.tokens;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ContextOverflowError);
+        expect((error as Error).message).toMatch(/transcript is intact/);
+        break;
+      }
+    }
+    // When what is left (here the newest tool results, five at once, within the budget's limits) is larger
+    // than what the provider takes, it says so.
+    const huge = growingSession(10, 1_500);
+    const at = Date.parse(huge.at(-1)!.timestamp);
+    const ids = [0, 1, 2, 3, 4].map((part) => `toolu_part_${part}`);
+    huge.push(
+      createMessage(
+        "assistant",
+        ids.map((id) => ({ type: "tool_use" as const, id, name: "Task", input: { description: id } })),
+        { id: "a-parts", timestamp: new Date(at + 1_000).toISOString() },
+      ),
+    );
+    huge.push(
+      createMessage(
+        "user",
+        ids.map((id, part) => ({
+          type: "tool_result" as const,
+          tool_use_id: id,
+          content: report(part, 5_000),
+        })),
+        { id: "r-parts", timestamp: new Date(at + 2_000).toISOString() },
+      ),
+    );
+    const stuck = options.createManager({ window: 200_000, clock, options: { clock } });
+    const before = (await stuck.prepare(huge)).tokens;
+    const limit = Math.floor(before / 3);
+    const tooLong = new PromptTooLongError(`prompt is too long: ${before} tokens > ${limit} maximum`, {
+      actualTokens: before,
+      limitTokens: limit,
+    });
+    for (let round = 0; round < 4; round++) {
+      const outcome = await stuck.recover(tooLong).then(
+        (recovered) => recovered.tokens,
+        (error: unknown) => error,
+      );
+      if (typeof outcome === "number")
+        expect(outcome, "never a request still over the limit").toBeLessThanOrEqual(limit);
+      else {
+        expect(outcome).toBeInstanceOf(ContextOverflowError);
+        return;
       }
     }
   });
+}
+
+/** The summary's safety nets: the stall rule, the thrash guard, the breaker with its cool-down, the fallback. */
+function describeSummaryGuards(options: PipelineContractOptions): void {
+  it("does not apply a summary that would not shrink the context (the stall rule)", async () => {
+    const bloated = scriptedSummarizer("bloated", (request) => "x ".repeat(estimateInput(request) * 2));
+    const events: ContextEvent[] = [];
+    const { stats } = await replay(options, growingSession(80, 1_000), {
+      summarizer: bloated,
+      onEvent: (event) => events.push(event),
+    });
+    expect(bloated.calls).toBeGreaterThan(0);
+    expect(stats.overflows).toBe(0);
+    const applied = events.filter((event) => event.type === "layer" && event.summarizer === "bloated");
+    expect(applied, "a summary larger than what it replaces is never applied").toEqual([]);
+  });
+
+  it("hands over to the fallback summariser when summaries leave too much (the thrash guard)", async () => {
+    // Each summary is 60 % of the window: it shrinks the context, but leaves it above half the threshold.
+    const thrashing = scriptedSummarizer("thrashing", () => "word ".repeat(Math.floor(WINDOW * 0.45)));
+    const events: ContextEvent[] = [];
+    await replay(options, growingSession(160, 1_000), {
+      summarizer: thrashing,
+      onEvent: (event) => events.push(event),
+    });
+    expect(events.some((event) => event.type === "breaker-open" && event.layer === "summary")).toBe(true);
+    // Three thrashing summaries open its breaker; the next summary is the fallback's, and leaves less.
+    const summaries = events.flatMap((event) => (event.type === "layer" && event.summarizer ? [event] : []));
+    expect(summaries.slice(0, 3).map((event) => event.summarizer)).toEqual([
+      "thrashing",
+      "thrashing",
+      "thrashing",
+    ]);
+    expect(summaries[3]?.summarizer).toBe("extractive");
+    expect(summaries[3]!.tokensAfter).toBeLessThan(summaries[2]!.tokensAfter);
+  });
+
+  it("opens the breaker of a failing summariser, lets the fallback summarise, and closes it after the cool-down", async () => {
+    let healthy = false;
+    const flaky = scriptedSummarizer("flaky", () => {
+      if (!healthy) throw new Error("the summary model is overloaded");
+      return undefined;
+    });
+    const events: ContextEvent[] = [];
+    const session = growingSession(260, 1_000);
+    const clock = { now: Date.parse(session[0]!.timestamp) };
+    const manager = options.createManager({
+      window: WINDOW,
+      clock: () => clock.now,
+      options: { clock: () => clock.now, summarizer: flaky, onEvent: (event) => events.push(event) },
+    });
+    const history: Message[] = [];
+    let prepared = 0;
+    for (const message of session) {
+      history.push(message);
+      clock.now = Date.parse(message.timestamp);
+      if (message.role !== "user") continue;
+      const result = await manager.prepare(history);
+      prepared++;
+      expect(result.tokens).toBeLessThanOrEqual(WINDOW);
+      if (events.some((event) => event.type === "breaker-open")) healthy = true;
+      if (healthy && events.some((event) => event.type === "layer" && event.summarizer === "flaky")) break;
+    }
+    const opened = events.findIndex((event) => event.type === "breaker-open");
+    expect(opened, "three failures open the breaker").toBeGreaterThanOrEqual(0);
+    expect(flaky.failures, "no more attempts while it is open").toBe(3);
+    const fallback = events.findIndex((event) => event.type === "layer" && event.summarizer === "extractive");
+    expect(fallback, "the fallback summarised instead").toBeGreaterThanOrEqual(0);
+    const back = events.findIndex((event) => event.type === "layer" && event.summarizer === "flaky");
+    expect(back, `the summariser is tried again after the cool-down (${prepared} calls)`).toBeGreaterThan(
+      opened,
+    );
+  });
+}
+
+async function replay(
+  options: PipelineContractOptions,
+  session: readonly Message[],
+  extra: ManagerUnderTest["options"],
+) {
+  return replayConversation(session, {
+    window: WINDOW,
+    createManager: (clock) => options.createManager({ window: WINDOW, clock, options: { ...extra, clock } }),
+  });
+}
+
+/**
+ * A conversation that grows by one tool round of about `tokensPerRound` each turn (a subagent's report, which
+ * no cheap layer may clear, so summaries must act), with a request from the user every tenth round.
+ */
+function growingSession(rounds: number, tokensPerRound: number): Message[] {
+  const messages: Message[] = [];
+  let time = Date.parse("2026-01-01T00:00:00Z");
+  const next = () => {
+    time += 2_000;
+    return time;
+  };
+  for (let round = 0; round < rounds; round++) {
+    if (round % 10 === 0) {
+      messages.push(
+        createMessage("user", `Request ${round / 10}: continue with part ${round} of the audit.`, {
+          id: `u${round}`,
+          timestamp: new Date(next()).toISOString(),
+        }),
+      );
+    }
+    const id = `toolu_${round}`;
+    messages.push(toolUse(id, "Task", { description: `audit part ${round}` }, next()));
+    messages.push(toolResult(id, report(round, tokensPerRound), next()));
+  }
+  messages.push(
+    createMessage("assistant", "The audit is done.", {
+      id: "a-done",
+      timestamp: new Date(next()).toISOString(),
+    }),
+  );
+  return messages;
+}
+
+function toolUse(id: string, name: string, input: Record<string, unknown>, time: number): Message {
+  return createMessage("assistant", [{ type: "tool_use", id, name, input }], {
+    id: `a-${id}`,
+    timestamp: new Date(time).toISOString(),
+  });
+}
+
+function toolResult(id: string, content: string, time: number): Message {
+  return createMessage("user", [{ type: "tool_result", tool_use_id: id, content }], {
+    id: `r-${id}`,
+    timestamp: new Date(time).toISOString(),
+  });
+}
+
+function report(round: number, tokens: number): string {
+  const words = ["audit", "module", "finding", "checked", "config", "handler", "schema", "route"];
+  const out: string[] = [];
+  for (let index = 0; index < tokens; index++) {
+    out.push(words[(index * 7 + round) % words.length]!);
+    if (index % 14 === 13) out.push(`\nitem ${round}.${index}:`);
+  }
+  return out.join(" ");
+}
+
+function estimateInput(request: SummarizeRequest): number {
+  return Math.ceil(JSON.stringify(request.messages).length / 4);
+}
+
+/**
+ * A summariser whose text the test decides (`undefined`: the extractive summary of the same request), counting
+ * its calls and failures. Its summaries have the nine sections, as a model's would.
+ */
+function scriptedSummarizer(
+  name: string,
+  text: (request: SummarizeRequest) => string | undefined,
+): Summarizer & { calls: number; failures: number } {
+  const extractive = createExtractiveSummarizer();
+  const summarizer = {
+    name,
+    calls: 0,
+    failures: 0,
+    async summarize(request: SummarizeRequest): Promise<SummaryResult> {
+      summarizer.calls++;
+      let body: string | undefined;
+      try {
+        body = text(request);
+      } catch (error) {
+        summarizer.failures++;
+        throw error;
+      }
+      if (body === undefined) return extractive.summarize(request);
+      const sections = SUMMARY_SECTIONS.map(
+        (title, index) => `## ${index + 1}. ${title}\n${index === 0 ? body : "- noted"}`,
+      );
+      return { text: sections.join("\n\n"), inputTokens: 0, outputTokens: 0, calls: 1 };
+    },
+  };
+  return summarizer;
 }

@@ -175,7 +175,7 @@ export function usageFromWire(raw: unknown): Usage {
 
 /**
  * The parts of a usage the four totals leave out: the passes of a server compaction (`iterations`; cost
- * must sum them), cache writes split by time-to-live, and tokens cache edits deleted from the cached prefix.
+ * must sum them) and cache writes split by time-to-live.
  */
 function usageExtrasFromWire(usage: Record<string, unknown>): Partial<Usage> {
   const extras: Partial<Usage> = {};
@@ -200,8 +200,6 @@ function usageExtrasFromWire(usage: Record<string, unknown>): Partial<Usage> {
         typeof creation.ephemeral_1h_input_tokens === "number" ? creation.ephemeral_1h_input_tokens : 0,
     };
   }
-  if (typeof usage.cache_deleted_input_tokens === "number")
-    extras.cacheDeletedInputTokens = usage.cache_deleted_input_tokens;
   return extras;
 }
 

@@ -1,0 +1,207 @@
+/**
+ * Every tuning number of the ladder, named once. Each says where it came from: a constant of the systems the
+ * seed documents describe (`../shared/seeds/000`–`004`: Claude Code, its teaching re-implementation, BaseAgent),
+ * the replay benchmark (`packages/compact/bench`, results in BENCHMARKS.md), or a judgement call that no
+ * benchmark has tuned yet (said as such). Shares are of the auto-compact threshold unless they say otherwise;
+ * token sizes written for a 200K window are scaled by `threshold / REFERENCE_THRESHOLD_TOKENS` (never above 1).
+ */
+
+// ── Scale ────────────────────────────────────────────────────────────────────────────────────────────────
+
+/** The threshold the seed constants were written for: a 200K window less the 20K summary reserve and the 13K buffer (seed 002). */
+export const REFERENCE_THRESHOLD_TOKENS = 167_000;
+
+// ── Scheduling: when the cheap layers and the summaries act (the fixed-level policy) ────────────────────────
+
+/**
+ * Share of the threshold at which the cheap layers act, all in one call so the prompt cache breaks once.
+ * Benchmark: at 75 % the ladder made 30+ small folds and cost 1.11× BaseAgent; at 95 % it cost 1.00× (BENCHMARKS.md, "What the tuning found").
+ */
+export const CHEAP_LEVEL = 0.95;
+/** The cheap layers fold down to this share of the threshold, so that each cache break buys many calls of growth. Benchmark, as above. */
+export const CHEAP_TARGET = 0.3;
+/** A cheap layer acts only when it frees at least this share of the threshold (each act breaks the cache). Benchmark, as above. */
+export const CHEAP_MINIMUM_SHARE = 0.2;
+/**
+ * Share of the threshold at which a summary starts in the background, when the cheap layers alone will not
+ * keep the context down. BaseAgent compacts at 85 % of its window (seed 004); here it only starts the work.
+ */
+export const EARLY_MARK = 0.85;
+
+/**
+ * A finished background summary is spliced in at the threshold only if it frees at least this share of the
+ * threshold (half what a cheap layer must free); short of that the conversation has outgrown it. Background
+ * benchmark (BENCHMARKS.md).
+ */
+export const BACKGROUND_MINIMUM_SHARE = 0.1;
+
+// ── Guards: stall, thrash, breaker ─────────────────────────────────────────────────────────────────────
+
+/** A summary that would leave at least this share of the estimated tokens has stalled: not applied, counted as a failure. Judgement call (decision 0012). */
+export const STALL_FRACTION = 0.95;
+/** A summary that leaves the context above this share of the threshold did not make enough room (the thrash guard). Judgement call (decision 0012). */
+export const THRASH_FRACTION = 0.5;
+/** Margin over what no compaction can remove (system, tools, summary, last round) before the thrash guard blames the layer. Judgement call. */
+export const IRREDUCIBLE_MARGIN = 1.1;
+/** Consecutive failures that open a layer's circuit breaker: 3 in Claude Code and its teaching version (seeds 001, 002, 003). */
+export const BREAKER_THRESHOLD = 3;
+/**
+ * Calls an open breaker waits before the layer is tried once more (half-open). Judgement call: long enough
+ * that a provider outage is not hammered, short enough that a cheap layer is back within a task.
+ */
+export const BREAKER_COOL_DOWN_CALLS = 20;
+/** Compactions within this many user turns of the previous one extend the recompaction chain (status only). Judgement call. */
+export const RECOMPACTION_CHAIN_TURNS = 3;
+/** Calls whose growth is averaged for "compaction in about N turns". Judgement call. */
+export const GROWTH_WINDOW_CALLS = 5;
+
+// ── Tool-result budget (the first layer) ───────────────────────────────────────────────────────────────
+
+/** Characters of tool results one user message may carry: Claude Code's 200,000 (seed 001, toolLimits). Scaled down for small windows by `MESSAGE_RESULT_SHARE`. */
+export const MAX_MESSAGE_RESULT_CHARS = 200_000;
+/** Largest single tool result kept as it is: 50,000 characters, the cap of Claude Code's tools (seed 001). */
+export const MAX_RESULT_CHARS = 50_000;
+/** Smallest per-result limit, however small the window. Judgement call: a screenful of output. */
+export const MIN_RESULT_CHARS = 2_000;
+/** Share of the threshold one tool result may take (as characters ÷ 4), so that small windows cap sooner. Judgement call. */
+export const RESULT_SHARE = 0.15;
+/** Share of the threshold all the results of one message may take together (as characters ÷ 4). Judgement call: two such messages and the rest still fit. */
+export const MESSAGE_RESULT_SHARE = 0.4;
+/** Share of the threshold the newest user message may take before the budget cuts it in the middle. Judgement call. */
+export const USER_MESSAGE_SHARE = 0.5;
+/** Characters of a persisted output shown as a preview: Claude Code's 2,000 (seed 002). */
+export const PREVIEW_CHARS = 2_000;
+/** Characters a middle-cut result keeps (head and tail), about 2,500 tokens. Judgement call. */
+export const TRUNCATE_CHARS = 10_000;
+/** Characters per token assumed when a token budget is turned into characters (the seeds' estimate, seed 002). */
+export const CHARS_PER_TOKEN = 4;
+
+// ── Microcompact ───────────────────────────────────────────────────────────────────────────────────────
+
+/** Idle minutes after which the prompt cache has expired anyway, so clearing costs nothing: Claude Code's 60 (seed 001, timeBasedMCConfig). */
+export const IDLE_GAP_MINUTES = 60;
+/** Results kept verbatim by the time-based path: Claude Code's 5 (seed 002). */
+export const KEEP_RECENT_RESULTS = 5;
+/** Prune: recent tool output never cleared, 40,000 tokens at 200K: BaseAgent's PRUNE_PROTECT (seed 004). */
+export const PRUNE_PROTECT_TOKENS = 40_000;
+/** Prune: act only when this many tokens go, 20,000 at 200K: BaseAgent's PRUNE_MINIMUM (seed 004). */
+export const PRUNE_MINIMUM_TOKENS = 20_000;
+/** Prune: user turns at the end whose outputs are never cleared. BaseAgent protects the last two turns (seed 004). */
+export const PRUNE_PROTECT_TURNS = 2;
+
+// ── Collapse, masking, snip ────────────────────────────────────────────────────────────────────────────
+
+/** Rounds of tool calls at the end never folded when collapse is used on its own. Judgement call. */
+export const COLLAPSE_PROTECT_ROUNDS = 4;
+/** Rounds the manager's collapse never folds. Benchmark: two keep the thread of work at 16K–200K (BENCHMARKS.md). */
+export const LADDER_COLLAPSE_PROTECT_ROUNDS = 2;
+/** Recent tool output collapse never folds, as a share of the threshold. Benchmark, as `CHEAP_LEVEL`. */
+export const COLLAPSE_PROTECT_SHARE = 0.05;
+/** Records one collapse message shows at most (the middle ones are counted). Judgement call. */
+export const COLLAPSE_MAX_RECORDS = 60;
+/** Tool outputs kept verbatim by observation masking: 10, the window of the SWE-bench masking study the anchors cite. */
+export const MASK_KEEP_LAST = 10;
+/** Snip when there are more messages than this: the teaching version's 50 (seed 001). */
+export const SNIP_MAX_MESSAGES = 50;
+/** Messages snip keeps at the head: the teaching version's 3 (seed 001). */
+export const SNIP_KEEP_HEAD = 3;
+/** Characters of each user message a placeholder quotes. Judgement call (the extractive summary quotes as much). */
+export const QUOTE_CHARS = 2_000;
+
+// ── Summaries ──────────────────────────────────────────────────────────────────────────────────────────
+
+/** Most tokens a summary may take: Claude Code's MAX_OUTPUT_TOKENS_FOR_SUMMARY, the p99.99 observed summary (17,387) plus margin (seeds 000, 001). */
+export const SUMMARY_MAX_TOKENS = 20_000;
+/** Smallest summary budget, however small the window. Judgement call: the nine headings and a line each. */
+export const SUMMARY_MIN_TOKENS = 500;
+/** Share of the threshold a summary may take. Judgement call, as the tokens package's reserve (an eighth of the window, decision 0009). */
+export const SUMMARY_SHARE = 0.15;
+/** Tokens the compaction prompt adds to a model summary's input. Measured on `buildCompactPrompt` with every option. */
+export const COMPACT_PROMPT_TOKENS = 4_000;
+/** Smallest input a model summary is given. Judgement call. */
+export const SUMMARY_MIN_INPUT_TOKENS = 1_000;
+/** The summary's verbatim tail at 200K, in tokens. Benchmark: a one-round tail cost least (BENCHMARKS.md, "What the tuning found"). */
+export const SUMMARY_KEEP_TOKENS = 8_000;
+/** Smallest verbatim tail of a summary. Judgement call: one tool round. */
+export const SUMMARY_MIN_KEEP_TOKENS = 600;
+/** Prompt-too-long retries of one summary, each dropping the oldest rounds: Claude Code's 3 (seed 002). */
+export const MAX_PTL_RETRIES = 3;
+/** Share of API rounds dropped when the provider did not say by how much the prompt was too long: Claude Code's 20 % (seed 002). */
+export const HEAD_DROP_FRACTION = 0.2;
+/** Files the extractive summary lists at most (the most recent). Judgement call, as Claude Code's 5 restored files × 6 mentioned. */
+export const SUMMARY_MAX_FILES = 30;
+/** Errors the extractive summary lists at most (the most recent). Judgement call. */
+export const SUMMARY_MAX_ERRORS = 12;
+/** Tokens the extractive summariser reports a model would have added to its input (the prompt). Measured on `buildCompactPrompt`. */
+export const EXTRACTIVE_PROMPT_TOKENS = 1_200;
+
+// ── Session memory ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Session-memory compaction keeps at least 10,000 tokens verbatim at 200K (seeds 002, 003). */
+export const NOTES_KEEP_MIN_TOKENS = 10_000;
+/** … and at most 40,000 (seeds 002, 003). */
+export const NOTES_KEEP_MAX_TOKENS = 40_000;
+/** … and at least 5 messages with text (seed 002). */
+export const NOTES_KEEP_MIN_TEXT_MESSAGES = 5;
+/** Smallest maximum of that tail in small windows. Judgement call. */
+export const NOTES_KEEP_FLOOR_TOKENS = 2_000;
+/** How long a session-memory compaction waits for an extraction in flight. Judgement call, as Claude Code waits (seed 002). */
+export const EXTRACTION_WAIT_MS = 15_000;
+
+// ── Reactive compaction ────────────────────────────────────────────────────────────────────────────────
+
+/** Messages a reactive summary keeps at the end: the teaching version's reactive compact keeps 5 (seed 001). */
+export const REACTIVE_KEEP_MESSAGES = 5;
+/** The drain alone is enough when it removed the provider's excess plus this share of the context. Judgement call. */
+export const REACTIVE_DRAIN_MARGIN = 0.1;
+/** Recoveries of one turn: each must shrink the request, and the last one leaves only the newest turn. Judgement call. */
+export const MAX_RECOVERIES_PER_TURN = 3;
+
+// ── Rehydration ────────────────────────────────────────────────────────────────────────────────────────
+
+/** Share of the threshold re-injected attachments may take after a compaction. Judgement call (a quarter of 167K is about Claude Code's 50K). */
+export const REHYDRATION_SHARE = 0.25;
+/** Files restored after a compaction: 5 (seed 002, POST_COMPACT_MAX_FILES_TO_RESTORE) … */
+export const POST_COMPACT_MAX_FILES = 5;
+/** … 5,000 tokens each (seed 002) … */
+export const POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000;
+/** … 50,000 tokens in all (seed 002, POST_COMPACT_TOKEN_BUDGET). */
+export const POST_COMPACT_TOTAL_TOKENS = 50_000;
+/** Invoked skills: 5,000 tokens each (seed 002) … */
+export const POST_COMPACT_SKILL_TOKENS = 5_000;
+/** … 25,000 in all (seed 002). */
+export const POST_COMPACT_SKILLS_TOTAL_TOKENS = 25_000;
+
+// ── Cache-break detection ──────────────────────────────────────────────────────────────────────────────
+
+/** A drop in cache reads larger than this share of the previous reads is a cache break … (seed 002) */
+export const CACHE_BREAK_MIN_FRACTION = 0.05;
+/** … if it is also more than this many tokens (seed 002). */
+export const CACHE_BREAK_MIN_TOKENS = 2_000;
+
+// ── Provider-native strategies ─────────────────────────────────────────────────────────────────────────
+
+/** Server-side tool-result clearing starts at 180,000 input tokens: the API's default (seed 002) … */
+export const NATIVE_CLEAR_TRIGGER_TOKENS = 180_000;
+/** … keeps the 3 most recent tool uses (the API's default) … */
+export const NATIVE_CLEAR_KEEP_TOOL_USES = 3;
+/** … and clears only when 20,000 tokens go, as prune (seed 004). */
+export const NATIVE_CLEAR_AT_LEAST_TOKENS = 20_000;
+/** Idle time after which only the last thinking turn is kept: the prompt cache's hour, as `IDLE_GAP_MINUTES`. */
+export const NATIVE_THINKING_IDLE_MS = IDLE_GAP_MINUTES * 60_000;
+/** Threshold server compaction starts at 150,000 input tokens: the SDK's documented default (providers-wire.md §1.7). */
+export const NATIVE_COMPACTION_TRIGGER_TOKENS = 150_000;
+
+// ── Model summariser ───────────────────────────────────────────────────────────────────────────────────
+
+/** Retries of a summary stream that broke after it started: Claude Code's MAX_COMPACT_STREAMING_RETRIES, 2 (seed 001). */
+export const SUMMARY_STREAM_RETRIES = 2;
+/** Keep-alive period while a summary is written: Claude Code's 30 s (seed 002). */
+export const KEEP_ALIVE_INTERVAL_MS = 30_000;
+
+// ── Records of cleared and folded outputs ──────────────────────────────────────────────────────────────
+
+/** Error lines a record of a cleared or folded output keeps at most. Judgement call: the first error, its frame, one more. */
+export const MAX_ERROR_LINES = 3;
+/** Characters of each error line a record keeps. Judgement call: an error message and its code, not the whole line. */
+export const ERROR_LINE_CHARS = 160;
