@@ -70,13 +70,15 @@ export class ToolInputValidator {
     const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
     if (dialect.includes("2020-12") || dialect.includes("2019-09")) {
       if (this.#draft2020 === undefined) {
-        const { Ajv2020 } = await import("ajv/dist/2020.js");
+        const { Ajv2020 } = (await import("ajv/dist/2020.js")).default;
         this.#draft2020 ??= new Ajv2020(AJV_OPTIONS);
       }
       return this.#draft2020;
     }
     if (this.#draft07 === undefined) {
-      const { Ajv } = await import("ajv");
+      // ajv is CommonJS: its `module.exports` (`default`) carries the class. A bundler's chunk for a module loaded
+      // this way exports only `default` (esbuild's code splitting), so the named export is not read.
+      const { Ajv } = (await import("ajv")).default;
       this.#draft07 ??= new Ajv(AJV_OPTIONS);
     }
     return this.#draft07;

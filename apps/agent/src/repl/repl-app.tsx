@@ -1,6 +1,6 @@
 import { Box, Text, useInput, useStdout } from "ink";
-import TextInput from "ink-text-input";
-import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { useEffect, useReducer, useRef, useState, useSyncExternalStore } from "react";
+import { LineEditor, splitTyped } from "./line-editor.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { History, PermissionPrompt, StatusLine, TrustPrompt } from "./repl-view.tsx";
@@ -21,56 +21,94 @@ function useColumns(): number {
   return columns;
 }
 
+/** The prompt's line with its cursor (inverse), or the placeholder when it is empty. */
+function PromptLine({ editor, placeholder }: { editor: LineEditor; placeholder: string }) {
+  const { value, cursor } = editor;
+  if (value === "")
+    return (
+      <Text color="gray">
+        <Text inverse>{placeholder.slice(0, 1)}</Text>
+        {placeholder.slice(1)}
+      </Text>
+    );
+  return (
+    <Text>
+      {value.slice(0, cursor)}
+      <Text inverse>{value.slice(cursor, cursor + 1) || " "}</Text>
+      {value.slice(cursor + 1)}
+    </Text>
+  );
+}
+
 /** The whole screen: the history, the reply streaming now, any question, the prompt and the status line. */
 export function ReplApp({ controller }: { controller: ReplController }) {
   const state = useSyncExternalStore(controller.store.subscribe, controller.store.getState);
   const width = useColumns();
-  const [value, setValue] = useState("");
-  const valueRef = useRef(value);
-  valueRef.current = value;
+  // The line lives outside React's state: each key reads and changes it as it is now (see LineEditor).
+  const editor = useRef(new LineEditor()).current;
+  const [, redraw] = useReducer((count: number) => count + 1, 0);
   const history = useRef<string[]>([]);
   const historyIndex = useRef<number | undefined>(undefined);
 
+  const setLine = (value: string) => {
+    editor.set(value);
+    redraw();
+  };
+
+  const submit = () => {
+    const text = editor.value;
+    if (text.trim() !== "") history.current.push(text);
+    historyIndex.current = undefined;
+    setLine("");
+    controller.submit(text);
+  };
+
+  // The handler of the last render may run for keys that arrived before the next one: everything it decides on
+  // is read when the key comes (the store, the editor), never from this render's variables.
   useInput((input, key) => {
+    const now = controller.store.getState();
     if (key.ctrl && input === "c") {
-      if (state.permission) state.permission.answer("deny");
-      if (state.trust) {
-        state.trust.answer(false);
+      if (now.permission) now.permission.answer("deny");
+      if (now.trust) {
+        now.trust.answer(false);
         return;
       }
-      if (!state.busy && valueRef.current !== "") {
-        setValue("");
+      if (!now.busy && editor.value !== "") {
+        setLine("");
         return;
       }
       controller.interruptOrExit();
       return;
     }
     controller.disarm();
-    if (state.trust) {
-      if (input === "1") state.trust.answer(true);
-      else if (input === "2" || key.escape) state.trust.answer(false);
+    if (now.trust) {
+      if (input === "1") now.trust.answer(true);
+      else if (input === "2" || key.escape) now.trust.answer(false);
       return;
     }
-    if (state.permission) {
-      const always = state.permission.alwaysLabel !== undefined;
-      if (input === "1" || key.return) state.permission.answer("once");
-      else if (always && input === "2") state.permission.answer("always");
-      else if (input === (always ? "3" : "2") || key.escape) state.permission.answer("deny");
+    if (now.permission) {
+      const always = now.permission.alwaysLabel !== undefined;
+      if (input === "1" || key.return) now.permission.answer("once");
+      else if (always && input === "2") now.permission.answer("always");
+      else if (input === (always ? "3" : "2") || key.escape) now.permission.answer("deny");
       return;
     }
     if (key.ctrl && input === "d") {
-      if (valueRef.current === "") void controller.exit();
-      // The line editor took the "d" as text; the line stays as it was.
-      else setValue(valueRef.current);
+      if (editor.value === "") void controller.exit();
       return;
     }
-    if (key.escape && state.busy) {
-      controller.interrupt();
+    if (key.escape) {
+      if (now.busy) controller.interrupt();
       return;
     }
-    if (key.tab && value.startsWith("/") && !value.includes(" ")) {
-      const match = SLASH_COMMANDS.find((command) => command.name.startsWith(value.slice(1)));
-      if (match) setValue(`/${match.name} `);
+    // Keys typed before the prompt is drawn (while starting or exiting) have no line to go to.
+    if (now.phase !== "ready") return;
+    if (key.tab) {
+      const value = editor.value;
+      if (value.startsWith("/") && !value.includes(" ")) {
+        const match = SLASH_COMMANDS.find((command) => command.name.startsWith(value.slice(1)));
+        if (match) setLine(`/${match.name} `);
+      }
       return;
     }
     if (key.upArrow || key.downArrow) {
@@ -79,17 +117,30 @@ export function ReplApp({ controller }: { controller: ReplController }) {
       const current = historyIndex.current ?? entries.length;
       const next = Math.max(0, Math.min(entries.length, current + (key.upArrow ? -1 : 1)));
       historyIndex.current = next;
-      setValue(entries[next] ?? "");
+      setLine(entries[next] ?? "");
+      return;
     }
+    if (key.return) {
+      submit();
+      return;
+    }
+    if (key.backspace || key.delete) editor.deleteBackward();
+    else if (key.leftArrow) editor.move(-1);
+    else if (key.rightArrow) editor.move(1);
+    else if (key.home || (key.ctrl && input === "a")) editor.jump("start");
+    else if (key.end || (key.ctrl && input === "e")) editor.jump("end");
+    else if (key.ctrl && input === "u") editor.set("");
+    else if (key.ctrl || key.meta || input === "") return;
+    else {
+      const typed = splitTyped(input);
+      editor.insert(typed.text);
+      if (typed.enter) {
+        submit();
+        return;
+      }
+    }
+    redraw();
   });
-
-  const submit = (text: string) => {
-    if (state.permission || state.trust) return;
-    if (text.trim() !== "") history.current.push(text);
-    historyIndex.current = undefined;
-    setValue("");
-    controller.submit(text);
-  };
 
   if (state.phase === "exiting") return null;
   return (
@@ -114,10 +165,8 @@ export function ReplApp({ controller }: { controller: ReplController }) {
           {state.queued.length > 0 ? <Text color="gray">{`queued: ${state.queued.join(" · ")}`}</Text> : null}
           <Box borderStyle="round" borderColor="gray" paddingX={1} width={width}>
             <Text color={state.busy ? "gray" : "cyan"}>{"> "}</Text>
-            <TextInput
-              value={value}
-              onChange={setValue}
-              onSubmit={submit}
+            <PromptLine
+              editor={editor}
               placeholder={state.busy ? "working… (Esc to stop; type to queue)" : "ask, or /help"}
             />
           </Box>
