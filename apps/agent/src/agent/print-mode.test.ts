@@ -277,8 +277,9 @@ describe("unforget -p on the Bedrock and Vertex fakes", () => {
           NODE_EXTRA_CA_CERTS: writeVertexFakeCaCertificate(),
         },
       });
-      // The Vertex SDK's deprecation notice may be on stderr; nothing of unforget's.
-      expect(result.stderr).not.toContain("unforget:");
+      // The Vertex SDK's deprecation notice is on stderr, once, as one line; no other line of unforget's.
+      const notices = result.stderr.split("\n").filter((line) => line.startsWith("unforget:"));
+      expect(notices).toEqual([expect.stringMatching(/^unforget: @google-cloud\/vertexai says: .*deprecated/)]);
       expect(result.code).toBe(0);
       const lines = result.stdout
         .trim()
