@@ -1,6 +1,8 @@
 // The agent's speed as a user feels it: start-up of `unforget -p` until its first request reaches the Anthropic
 // fake (the bundle, the unbundled modules, and bare `node` as the same-run baseline), and keystroke-to-screen
-// latency in the REPL while a reply streams. Run with `npx tsx bench/agent.ts` in apps/agent after a build.
+// latency in the REPL while a reply streams. Run with `npx tsx bench/agent.ts [start-up] [keys]` in apps/agent after
+// a build (both parts by default). `BEFORE_CLI=/other/checkout/apps/agent/dist/bundle/cli.js` adds that build's
+// start-up to the same run, for a before/after under the same load.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -102,25 +104,38 @@ async function keystrokeLatency(): Promise<{ median: number; p95: number; sample
   return { median: quantile(samples, 0.5), p95: quantile(samples, 0.95), samples: samples.length };
 }
 
-process.stderr.write("start-up…\n");
-const baseline = await measureStartUp("node -e '' (baseline)", ["-e", ""], false);
-const bundled = await measureStartUp("unforget -p (bundle, as installed)", [CLI_PATH, "-p", "hi"], true);
-const unbundled = await measureStartUp("unforget -p (tsc output, unbundled)", [UNBUNDLED, "-p", "hi"], true);
-console.log(JSON.stringify({ baseline, bundled, unbundled }));
-process.stderr.write("keystrokes…\n");
-const keys = await keystrokeLatency();
+const parts = process.argv.slice(2);
+const runs = (part: string) => parts.length === 0 || parts.includes(part);
+console.log(
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Node ${process.version}, load average ${loadavg()
+    .map((load) => load.toFixed(1))
+    .join(" / ")} (1 / 5 / 15 min) at the start, RUNS=${RUNS}`,
+);
+if (runs("start-up")) {
+  process.stderr.write("start-up…\n");
+  const rows = [await measureStartUp("`node -e ''` (baseline)", ["-e", ""], false)];
+  const before = process.env.BEFORE_CLI;
+  if (before)
+    rows.push(await measureStartUp(`\`unforget -p\` before (${before})`, [before, "-p", "hi"], true));
+  rows.push(
+    await measureStartUp("`unforget -p` (the esbuild bundle, as installed)", [CLI_PATH, "-p", "hi"], true),
+  );
+  rows.push(await measureStartUp("`unforget -p` (tsc output, unbundled)", [UNBUNDLED, "-p", "hi"], true));
+  const [baseline] = rows;
+  console.log("| run | median (ms) | p90 (ms) | ratio to baseline | over baseline (ms) |");
+  console.log("| --- | ---: | ---: | ---: | ---: |");
+  for (const row of rows)
+    console.log(
+      `| ${row.label} | ${row.median.toFixed(0)} | ${row.p90.toFixed(0)} | ${(row.median / (baseline?.median ?? 1)).toFixed(1)}× | ${(row.median - (baseline?.median ?? 0)).toFixed(0)} |`,
+    );
+}
+if (runs("keys")) {
+  process.stderr.write("keystrokes…\n");
+  const keys = await keystrokeLatency();
+  console.log(
+    `Keystroke to screen while a reply streams: median ${keys.median.toFixed(1)} ms, p95 ${keys.p95.toFixed(1)} ms (${keys.samples} keys)`,
+  );
+}
+console.log(`load average ${loadavg()[0]?.toFixed(1)} at the end`);
 await fake.close();
 rmSync(root, { recursive: true, force: true });
-
-console.log(
-  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, Node ${process.version}, load average ${loadavg()[0]?.toFixed(1)}`,
-);
-console.log("| run | median (ms) | p90 (ms) | ratio to baseline |");
-console.log("| --- | ---: | ---: | ---: |");
-for (const row of [baseline, bundled, unbundled])
-  console.log(
-    `| ${row.label} | ${row.median.toFixed(0)} | ${row.p90.toFixed(0)} | ${(row.median / baseline.median).toFixed(1)}× |`,
-  );
-console.log(
-  `Keystroke to screen while a reply streams: median ${keys.median.toFixed(1)} ms, p95 ${keys.p95.toFixed(1)} ms (${keys.samples} keys)`,
-);

@@ -1,11 +1,15 @@
-import { loadMemoryMigrations } from "@unforget/memory-postgres";
-import { type MigrationSet, migrationScript } from "@unforget/postgres";
+import type { MigrationSet } from "@unforget/postgres";
 import type { Command } from "commander";
 import type { CommandOutput } from "./replay-command.ts";
 import { OptionValueError } from "./replay-errors.ts";
 
-/** The schemas `unforget db sql` prints: one loader per server store (tasks adds its own line here). */
-const SCHEMAS: ReadonlyArray<() => Promise<MigrationSet>> = [loadMemoryMigrations];
+/**
+ * The schemas `unforget db sql` prints: one loader per server store (tasks adds its own line here). The stores'
+ * packages (and the PostgreSQL driver behind them) load with the command, not with every start of the CLI.
+ */
+const SCHEMAS: ReadonlyArray<() => Promise<MigrationSet>> = [
+  async () => (await import("@unforget/memory-postgres")).loadMemoryMigrations(),
+];
 
 /**
  * `unforget db sql [--component memory] [--from N]`: the SQL an operator applies by hand for stores opened
@@ -26,6 +30,7 @@ export function registerDbCommand(program: Command, output: CommandOutput): void
           `--from must be a migration number (0 or more), not ${JSON.stringify(options.from)}.`,
         );
       }
+      const { migrationScript } = await import("@unforget/postgres");
       const sets = await Promise.all(SCHEMAS.map((load) => load()));
       const chosen =
         options.component === undefined ? sets : sets.filter((set) => set.component === options.component);

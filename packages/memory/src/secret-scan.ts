@@ -1,6 +1,3 @@
-import { lintSource } from "@secretlint/core";
-import { creator as recommendedRules } from "@secretlint/secretlint-rule-preset-recommend";
-
 /** One thing in a text that looks like a secret. */
 export interface SecretFinding {
   /** Rule id (ours, e.g. `jwt`, or secretlint's, e.g. `@secretlint/secretlint-rule-slack`). */
@@ -251,6 +248,11 @@ export function createSecretScanner(): SecretScanner {
     async scan(text) {
       const findings = scanPatterns(text);
       try {
+        // secretlint loads with the first scan (a memory write), not with every start of a program.
+        const [{ lintSource }, { creator: recommendedRules }] = await Promise.all([
+          import("@secretlint/core"),
+          import("@secretlint/secretlint-rule-preset-recommend"),
+        ]);
         const result = await lintSource({
           source: { filePath: "memory.md", content: text, contentType: "text" },
           options: {

@@ -1,6 +1,5 @@
 import type { ImageBlock, TextBlock, Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { estimateTextTokens } from "@unforget/tokens";
-import { imageSize } from "image-size";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import {
   displayPath,
@@ -200,6 +199,8 @@ async function readImage(
   const bytes = await file.handle.readFile();
   let width: number | undefined;
   let height: number | undefined;
+  // image-size (a few dozen modules) loads with the first image read, not with every start of a program.
+  const { imageSize } = await import("image-size");
   try {
     ({ width, height } = imageSize(bytes));
   } catch {

@@ -49,8 +49,9 @@ function loadedModules(
  * What `unforget -p` must not load when nothing asks for it: each costs start-up (BENCHMARKS.md, "unforget -p
  * start-up"). MCP (its SDK, zod, ajv) waits for a configured server, ajv for the first tool call (settings are
  * checked by a validator compiled at build time), the other providers' SDKs for their provider, Ink, React and
- * the Markdown renderer for the REPL, OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a
- * registered SDK.
+ * the Markdown renderer for the REPL, image-size for the first image read, secretlint for the first memory
+ * write, the PostgreSQL stores for `unforget db` and `unforget memory`,
+ * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK.
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
@@ -63,6 +64,9 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   React: /\/react\//,
   "the Markdown renderer": /marked/,
   "the replay": /replay-command/,
+  "image-size (the Read tool's images)": /image-size/,
+  "secretlint (memory writes)": /@secretlint/,
+  "the PostgreSQL stores and driver": /\/(memory-postgres|postgres)\/dist\/|\/pg@/,
 };
 
 let fake: AnthropicFakeServer;
