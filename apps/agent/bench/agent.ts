@@ -46,9 +46,12 @@ function startUp(argv: string[], waitForRequest: boolean): Promise<number> {
     };
     if (waitForRequest) poll();
     child.on("error", reject);
-    child.on("close", () => {
+    child.on("close", (code) => {
       clearTimeout(timer);
       if (!waitForRequest) resolve(performance.now() - started);
+      // Exited without a request: a broken build or setup, which must not leave the poll running forever.
+      else if (fake.requests.length === before)
+        reject(new Error(`${argv.join(" ")} exited (${code}) before any request`));
     });
   });
 }
@@ -60,8 +63,8 @@ async function measureStartUp(label: string, argv: string[], waitForRequest: boo
   return { label, median: quantile(times, 0.5), p90: quantile(times, 0.9) };
 }
 
-/** Keystroke to screen while a reply streams: each typed letter, until the prompt line shows it. */
-async function keystrokeLatency(): Promise<{ median: number; p95: number; samples: number }> {
+/** Keystrokes to screen: each typed letter until the prompt line shows it, at an idle prompt and while a reply streams. */
+async function keystrokeLatency() {
   const pty = await import("@lydell/node-pty");
   const child = pty.spawn(process.execPath, [CLI_PATH], {
     name: "xterm-256color",
@@ -83,25 +86,40 @@ async function keystrokeLatency(): Promise<{ median: number; p95: number; sample
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
   };
+  const typeLetters = async (letters: string) => {
+    const samples: number[] = [];
+    let typed = "";
+    for (const letter of letters) {
+      typed += letter;
+      const from = raw.length;
+      const started = performance.now();
+      child.write(letter);
+      await waitFor(typed.slice(-6), from);
+      samples.push(performance.now() - started);
+    }
+    return samples;
+  };
+  const summary = (samples: number[]) => ({
+    median: quantile(samples, 0.5),
+    p95: quantile(samples, 0.95),
+    samples: samples.length,
+  });
+  const letters = "thequickbrownfoxjumpsoverthelazydog";
   await waitFor("ask, or /help", 0);
-  // A long reply, streamed slowly: the screen redraws while the user types.
+  const idle = await typeLetters(letters);
+  let from = raw.length;
+  child.write("\u0015"); // Ctrl-U: the line is cleared.
+  await waitFor("ask, or /help", from);
+  // A long reply, streamed slowly (5 ms between events): the screen redraws while the user types.
   fake.enqueue({ kind: "reply", text: "word ".repeat(3000), delayMs: 5 });
-  child.write("stream please");
-  await waitFor("stream please", 0);
-  child.write("\r");
-  await waitFor("word word word", 0);
-  const samples: number[] = [];
-  let typed = "";
-  for (const letter of "thequickbrownfoxjumpsoverthelazydog") {
-    typed += letter;
-    const from = raw.length;
-    const started = performance.now();
-    child.write(letter);
-    await waitFor(typed.slice(-6), from);
-    samples.push(performance.now() - started);
-  }
+  from = raw.length;
+  child.write("stream please\r");
+  await waitFor("word word word", from);
+  const streaming = await typeLetters(letters);
+  // The reply was still streaming when the last letter showed: the placeholder of a finished turn is not back.
+  const stillStreaming = !stripVTControlCharacters(raw.slice(from)).includes("ask, or /help");
   child.kill();
-  return { median: quantile(samples, 0.5), p95: quantile(samples, 0.95), samples: samples.length };
+  return { idle: summary(idle), streaming: { ...summary(streaming), stillStreaming } };
 }
 
 const parts = process.argv.slice(2);
@@ -132,9 +150,16 @@ if (runs("start-up")) {
 if (runs("keys")) {
   process.stderr.write("keystrokes…\n");
   const keys = await keystrokeLatency();
-  console.log(
-    `Keystroke to screen while a reply streams: median ${keys.median.toFixed(1)} ms, p95 ${keys.p95.toFixed(1)} ms (${keys.samples} keys)`,
-  );
+  console.log("| typing | median (ms) | p95 (ms) | keys |");
+  console.log("| --- | ---: | ---: | ---: |");
+  for (const [label, row] of [
+    ["at an idle prompt", keys.idle],
+    [
+      `while a reply streams${keys.streaming.stillStreaming ? "" : " (the reply ended first!)"}`,
+      keys.streaming,
+    ],
+  ] as const)
+    console.log(`| ${label} | ${row.median.toFixed(1)} | ${row.p95.toFixed(1)} | ${row.samples} |`);
 }
 console.log(`load average ${loadavg()[0]?.toFixed(1)} at the end`);
 await fake.close();
