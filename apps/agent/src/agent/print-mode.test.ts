@@ -279,7 +279,9 @@ describe("unforget -p on the Bedrock and Vertex fakes", () => {
       });
       // The Vertex SDK's deprecation notice is on stderr, once, as one line; no other line of unforget's.
       const notices = result.stderr.split("\n").filter((line) => line.startsWith("unforget:"));
-      expect(notices).toEqual([expect.stringMatching(/^unforget: @google-cloud\/vertexai says: .*deprecated/)]);
+      expect(notices).toEqual([
+        expect.stringMatching(/^unforget: @google-cloud\/vertexai says: .*deprecated/),
+      ]);
       expect(result.code).toBe(0);
       const lines = result.stdout
         .trim()
