@@ -155,7 +155,7 @@ export async function replayAll(
     summarizerCalls: 0,
     summarizerInputTokens: 0,
     inputCost: 0,
-    naiveInputCost: 0,
+    slidingWindowInputCost: 0,
     prefixTokens: 0,
     requestTokens: 0,
     violations: 0,
@@ -181,7 +181,7 @@ export async function replayAll(
     totals.summarizerCalls += stats.summarizerCalls;
     totals.summarizerInputTokens += stats.summarizerInputTokens;
     totals.inputCost += stats.inputCost;
-    totals.naiveInputCost += stats.naiveInputCost;
+    totals.slidingWindowInputCost += stats.slidingWindowInputCost;
     totals.violations += stats.violations.length;
     for (const call of calls.slice(1)) {
       totals.prefixTokens += call.prefixTokens;

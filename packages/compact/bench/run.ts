@@ -62,5 +62,5 @@ for (const [label, sessions, window] of [
       )
       .join("; ")}.`,
   );
-  console.log(`Naive (no management) input cost: ${ours.naiveInputCost.toLocaleString("en-US")}.`);
+  console.log(`Sliding window (no compaction) input cost: ${ours.slidingWindowInputCost.toLocaleString("en-US")}.`);
 }

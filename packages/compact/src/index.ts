@@ -83,6 +83,8 @@ export {
 export { findNewestTurn } from "./newest-turn.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
+export type { CachedInput, PromptCache, PromptCacheOptions } from "./prompt-cache.ts";
+export { CACHE_TTL_MS, createPromptCache } from "./prompt-cache.ts";
 export type { AttachmentProvider, RecentFilesOptions, RehydrationContext } from "./rehydration.ts";
 export {
   createCallbackProvider,
@@ -92,7 +94,7 @@ export {
   createTodosProvider,
 } from "./rehydration.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
-export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
+export { replayConversation } from "./replay-conversation.ts";
 export type { SessionMemoryCompactOptions, SessionMemoryLayerOptions } from "./session-memory-compact.ts";
 export { createSessionMemoryLayer, sessionMemoryCompact } from "./session-memory-compact.ts";
 export type { SnipOptions } from "./snip-compact.ts";

@@ -1,11 +1,11 @@
 import { createMessage, type Message, type RequestMessage } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import { estimateMessageTokens, getModelPricing } from "@unforget/tokens";
 import { describe, expect, it } from "vitest";
 import { createContextManager } from "./context-manager.ts";
 import { replayConversation } from "./replay-conversation.ts";
 
 /** A long tool-heavy conversation that makes the ladder act at a 16K window. */
-function conversation(turns: number): Message[] {
+function conversation(turns: number, tool = "Read"): Message[] {
   const messages: Message[] = [
     createMessage("user", "Audit every module and keep notes.", {
       id: "u0",
@@ -17,7 +17,7 @@ function conversation(turns: number): Message[] {
     messages.push(
       createMessage(
         "assistant",
-        [{ type: "tool_use", id: `t${turn}`, name: "Read", input: { file_path: `m${turn}.ts` } }],
+        [{ type: "tool_use", id: `t${turn}`, name: tool, input: { file_path: `m${turn}.ts` } }],
         {
           id: `a${turn}`,
           timestamp: time,
@@ -108,5 +108,99 @@ describe("replayConversation", () => {
       },
     });
     expect(stats.violations.some((violation) => violation.includes("lost"))).toBe(true);
+  });
+
+  it("sends every request with its cache breakpoints and bills it as the provider would", async () => {
+    // Outputs of a tool the cheap layers may not clear: only summaries make room.
+    const { calls, stats } = await replay(conversation(60, "Task"));
+    for (const call of calls) {
+      const last = call.messages.at(-1)!;
+      expect(last.content.at(-1)).toHaveProperty("cache_control", { type: "ephemeral" });
+      expect(
+        call.messages.slice(0, -1).some((message) => JSON.stringify(message).includes("cache_control")),
+      ).toBe(false);
+      expect(call.system).toEqual([
+        { type: "text", text: "You are careful.", cache_control: { type: "ephemeral" } },
+      ]);
+      const billed =
+        call.billing.cacheReadTokens + call.billing.cacheWriteTokens + call.billing.uncachedTokens;
+      expect(billed).toBe(call.tokens);
+    }
+    // Sonnet-tier prices by default: $3 per million uncached, $3.75 written, $0.30 read.
+    const usd =
+      (stats.uncachedInputTokens * 3 + stats.cacheWriteTokens * 3.75 + stats.cacheReadTokens * 0.3) /
+      1_000_000;
+    const summaries = (stats.summarizerInputTokens * 3 + stats.summarizerOutputTokens * 15) / 1_000_000;
+    expect(stats.summarizerCalls).toBeGreaterThan(0);
+    expect(stats.summarizerOutputTokens).toBeGreaterThan(0);
+    expect(stats.inputCostUsd).toBeCloseTo(usd + summaries, 9);
+    expect(stats.inputCost).toBe(Math.round((stats.inputCostUsd * 1_000_000) / 3));
+  });
+
+  it("prices the reference like the managed session: equal when nothing had to be dropped or compacted", async () => {
+    let counter = 0;
+    const { stats } = await replayConversation(conversation(12), {
+      window: 200_000,
+      system: "You are careful.",
+      pricing: getModelPricing("claude-opus-4-6"),
+      createManager: (clock) =>
+        createContextManager({
+          model: "replay",
+          limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+          clock,
+          idFactory: (kind) => `${kind}-${++counter}`,
+          config: { microcompact: false },
+        }),
+    });
+    expect(Object.values(stats.layers).every((layer) => layer.runs === 0)).toBe(true);
+    expect(stats.slidingWindowInputCostUsd).toBeCloseTo(stats.inputCostUsd, 9);
+    // Opus 4.6 input is $5 per million: the same dollars are fewer input tokens than at Sonnet's $3.
+    expect(stats.inputCost).toBe(Math.round((stats.inputCostUsd * 1_000_000) / 5));
+  });
+
+  it("writes the whole prefix again after an idle gap longer than the cache lives, unless it lives an hour", async () => {
+    const messages = conversation(12).map((message, index) =>
+      index < 12
+        ? message
+        : { ...message, timestamp: new Date(Date.parse(message.timestamp) + 20 * 60_000).toISOString() },
+    );
+    const run = (cache?: { ttl: "1h" }) =>
+      replayConversation(messages, {
+        window: 200_000,
+        ...(cache ? { cache } : {}),
+        createManager: (clock) =>
+          createContextManager({
+            model: "replay",
+            limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+            clock,
+            config: { microcompact: false },
+          }),
+      });
+    const fiveMinutes = await run();
+    const hour = await run({ ttl: "1h" });
+    const resumed = fiveMinutes.calls.find((call) => call.index === 7)!;
+    expect(resumed.billing.cacheReadTokens).toBe(0);
+    expect(hour.calls.find((call) => call.index === 7)!.billing.cacheReadTokens).toBeGreaterThan(0);
+    expect(fiveMinutes.stats.cacheWriteTokens).toBeGreaterThan(hour.stats.cacheWriteTokens);
+  });
+
+  it("counts the error codes of tool outputs that the last request still holds", async () => {
+    const messages = conversation(6);
+    const failing = messages.findIndex((message) => message.id === "r2");
+    messages[failing] = createMessage(
+      "user",
+      [
+        {
+          type: "tool_result",
+          tool_use_id: "t2",
+          content: "Traceback (most recent call last):\nValueError: bad literal\n  12: raise KeyError(name)",
+          is_error: true,
+        },
+      ],
+      { id: "r2", timestamp: messages[failing]!.timestamp },
+    );
+    const { stats } = await replay(messages);
+    // KeyError is on a numbered source line: shown code, not an error that happened.
+    expect(stats.errorCodes).toEqual({ seen: 1, kept: 1 });
   });
 });

@@ -7,7 +7,7 @@ import {
   type TextBlock,
   type ToolDefinition,
 } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
 import type { LayerReport } from "./context-events.ts";
 import type { ContextManager } from "./context-manager.ts";
 import {
@@ -17,16 +17,17 @@ import {
   resultText,
   userText,
 } from "./conversation.ts";
+import { createErrorCodeTracker } from "./error-codes.ts";
 import { findNewestTurn } from "./newest-turn.ts";
+import type { CachedInput, PromptCacheOptions } from "./prompt-cache.ts";
+import { createReplayBilling } from "./replay-billing.ts";
+import { createSlidingWindowReference } from "./sliding-window-reference.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
  * summary or placeholder, which cut long messages but never below this).
  */
 export const USER_PREFIX_CHARS = 100;
-
-/** Share of a cached prompt prefix in the input cost (a cache read costs a tenth of an uncached token). */
-export const CACHED_INPUT_WEIGHT = 0.1;
 
 export interface ReplayOptions {
   /**
@@ -40,6 +41,14 @@ export interface ReplayOptions {
   tools?: ToolDefinition[];
   /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
   countRequest?: (messages: readonly RequestMessage[]) => number;
+  /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
+  pricing?: ModelPricing;
+  /**
+   * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
+   * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.
+   * `false` sends no breakpoints (every token is uncached input). Default: the 5-minute cache.
+   */
+  cache?: PromptCacheOptions | false;
   /** Called after each replayed call (for progress bars, request dumps). */
   onCall?: (call: ReplayCall) => void | Promise<void>;
 }
@@ -50,8 +59,16 @@ export interface ReplayCall {
   index: number;
   /** Recorded time of the call. */
   time: number;
-  /** The request's messages as they would be sent. */
+  /** The request's messages as they would be sent (with the moving cache breakpoint on the last one). */
   messages: RequestMessage[];
+  /** The system prompt and tools as they would be sent (with their cache breakpoints); the same every call. */
+  system?: string | TextBlock[];
+  tools?: ToolDefinition[];
+  /** How the provider would bill the request's input: read from the cache, written to it, neither. */
+  billing: CachedInput;
+  /** Dollars: this request's input, and the summaries written while preparing it (their input and output). */
+  inputCostUsd: number;
+  summarizerCostUsd: number;
   /** Input tokens of the request (system and tools included). */
   tokens: number;
   /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
@@ -79,12 +96,30 @@ export interface ReplayStats {
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
+  /** Tokens the summaries wrote (what a model would have written, for the extractive summariser). */
+  summarizerOutputTokens: number;
   /** Share (0–1) of the request tokens, from the second call on, that repeat the previous request's prefix. */
   prefixReuse: number;
-  /** Uncached input + 0.1 × cached input + summariser input, in tokens. */
+  /** The session's requests' input, as billed: read from the prompt cache, written to it, and neither. */
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  uncachedInputTokens: number;
+  /**
+   * What the input costs, in dollars: every request's cache reads, cache writes (again after each cache break
+   * and each idle gap longer than the cache lives) and uncached input, and the summariser's calls (input read
+   * uncached, and output).
+   */
+  inputCostUsd: number;
+  /** The same in input tokens (dollars ÷ the input price), so that models compare. */
   inputCost: number;
-  /** Input cost of the same calls with no management (the naive policy), for comparison. */
-  naiveInputCost: number;
+  /**
+   * The reference a ladder must beat, priced the same way: every message sent, the oldest dropped when the
+   * window is full (what can always be sent with no compaction at all; it forgets).
+   */
+  slidingWindowInputCostUsd: number;
+  slidingWindowInputCost: number;
+  /** Distinct error codes (exception names, `TS2345`, `E0308`, `ENOENT`, …) seen in tool output, and how many of them the last request still holds. */
+  errorCodes: { seen: number; kept: number };
   violations: string[];
 }
 
@@ -107,11 +142,23 @@ export async function replayConversation(
   let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
   const manager = options.createManager(() => time);
   const countMessage = createMessageCounter();
+  const countOne = options.countRequest
+    ? (message: RequestMessage) => options.countRequest!([message])
+    : countMessage;
   const countRequest =
     options.countRequest ??
     ((request: readonly RequestMessage[]) =>
       request.reduce((sum, message) => sum + countMessage(message), 0));
-  const preamble = preambleTokens(options.system, options.tools);
+  const preambleParts = preambleTokens(options.system, options.tools);
+  const preamble = preambleParts.system + preambleParts.tools;
+  const bill = createReplayBilling(options, preambleParts, countOne);
+  const reference = createSlidingWindowReference({
+    window: options.window,
+    preambleTokens: preamble,
+    countMessage: countOne,
+    bill: (request, time) => bill.inputUsd(bill.reference(request, time)),
+  });
+  const errorCodes = createErrorCodeTracker();
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
   const layers: ReplayStats["layers"] = Object.fromEntries(
@@ -121,6 +168,8 @@ export async function replayConversation(
   let naive = 0;
   let summarizerCalls = 0;
   let summarizerInputTokens = 0;
+  let summarizerOutputTokens = 0;
+  let referenceUsd = 0;
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -156,6 +205,8 @@ export async function replayConversation(
         ...checkRequest(prepared.messages, userSeen, tokens, options.window),
         ...checkNewestTurn(prepared.messages, history),
       ];
+      let summaryInput = 0;
+      let summaryOutput = 0;
       for (const action of actions) {
         const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
         layers[action.layer] = layer;
@@ -163,14 +214,23 @@ export async function replayConversation(
         layer.tokensFreed += action.tokensFreed;
         summarizerCalls += action.stats.summarizerCalls ?? 0;
         if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-          summarizerInputTokens += action.stats.summarizerInputTokens ?? 0;
+          summaryInput += action.stats.summarizerInputTokens ?? 0;
+          summaryOutput += action.stats.summarizerOutputTokens ?? 0;
           if ((action.stats.summarizerCalls ?? 0) === 0) summarizerCalls += 1;
         }
       }
+      summarizerInputTokens += summaryInput;
+      summarizerOutputTokens += summaryOutput;
+      const request = bill.withBreakpoints(prepared.messages);
+      const billing = bill.request(request, time);
       const call: ReplayCall = {
         index: calls.length + 1,
         time,
-        messages: prepared.messages,
+        messages: request,
+        ...bill.preamble,
+        billing,
+        inputCostUsd: bill.inputUsd(billing),
+        summarizerCostUsd: bill.summaryUsd(summaryInput, summaryOutput),
         tokens,
         prefixTokens: Math.min(prefix, tokens),
         naiveTokens: preamble + naive,
@@ -179,6 +239,7 @@ export async function replayConversation(
         threshold: prepared.status.threshold,
       };
       calls.push(call);
+      referenceUsd += reference.bill(history, time);
       await options.onCall?.(call);
       previous = prepared.messages;
       history.push({
@@ -198,6 +259,7 @@ export async function replayConversation(
       history.push(message);
     }
     naive += own;
+    errorCodes.observe(message);
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
@@ -205,7 +267,8 @@ export async function replayConversation(
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
   // The first call has no previous request to share a prefix with: reuse is measured from the second on.
   const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
-  const naiveCost = naiveCostOf(calls);
+  const sum = (pick: (call: ReplayCall) => number) => calls.reduce((total, call) => total + pick(call), 0);
+  const inputCostUsd = sum((call) => call.inputCostUsd + call.summarizerCostUsd);
   return {
     calls,
     stats: {
@@ -216,9 +279,16 @@ export async function replayConversation(
       layers,
       summarizerCalls,
       summarizerInputTokens,
+      summarizerOutputTokens,
       prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-      inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summarizerInputTokens),
-      naiveInputCost: Math.round(naiveCost),
+      cacheReadTokens: sum((call) => call.billing.cacheReadTokens),
+      cacheWriteTokens: sum((call) => call.billing.cacheWriteTokens),
+      uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
+      inputCostUsd,
+      inputCost: bill.inTokens(inputCostUsd),
+      slidingWindowInputCostUsd: referenceUsd,
+      slidingWindowInputCost: bill.inTokens(referenceUsd),
+      errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
       violations: calls.flatMap((call) =>
         call.violations.map((violation) => `call ${call.index}: ${violation}`),
       ),
@@ -226,23 +296,15 @@ export async function replayConversation(
   };
 }
 
-/** With no management every request extends the previous one: all but the new tail is a cache hit. */
-function naiveCostOf(calls: readonly ReplayCall[]): number {
-  let cost = 0;
-  let previous = 0;
-  for (const call of calls) {
-    const cached = Math.min(previous, call.naiveTokens);
-    cost += call.naiveTokens - cached + CACHED_INPUT_WEIGHT * cached;
-    previous = call.naiveTokens;
-  }
-  return cost;
-}
-
-function preambleTokens(system: ReplayOptions["system"], tools: ReplayOptions["tools"]): number {
+function preambleTokens(
+  system: ReplayOptions["system"],
+  tools: ReplayOptions["tools"],
+): { system: number; tools: number } {
   const text = typeof system === "string" ? system : (system ?? []).map((block) => block.text).join("\n");
-  return (
-    (text ? estimateTextTokens(text) : 0) + (tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0)
-  );
+  return {
+    system: text ? estimateTextTokens(text) : 0,
+    tools: tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0,
+  };
 }
 
 function commonPrefixTokens(

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { type CacheablePrompt, withCacheBreakpoints } from "./cache-breakpoints.ts";
+import type { RequestMessage } from "./message.ts";
+import type { ToolDefinition } from "./provider.ts";
+
+const tools: ToolDefinition[] = [
+  { name: "Read", inputSchema: { type: "object" } },
+  { name: "Bash", inputSchema: { type: "object" } },
+];
+
+describe("withCacheBreakpoints", () => {
+  it("marks the last tool, the system prompt and the last block of the last message", () => {
+    const messages: RequestMessage[] = [
+      { role: "user", content: [{ type: "text", text: "Fix the test." }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "npm test" } }],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "FAIL" }] },
+    ];
+    const prompt = withCacheBreakpoints({ system: "You are careful.", tools, messages });
+    expect(prompt.tools?.map((tool) => tool.cache_control)).toEqual([undefined, { type: "ephemeral" }]);
+    expect(prompt.system).toEqual([
+      { type: "text", text: "You are careful.", cache_control: { type: "ephemeral" } },
+    ]);
+    expect(prompt.messages[2]!.content[0]).toMatchObject({
+      type: "tool_result",
+      cache_control: { type: "ephemeral" },
+    });
+    expect(prompt.messages.slice(0, 2)).toEqual(messages.slice(0, 2));
+    // Nothing given was changed.
+    expect(JSON.stringify(messages)).not.toContain("cache_control");
+    expect(tools[1]).not.toHaveProperty("cache_control");
+  });
+
+  it("skips a trailing thinking block and carries the one-hour lifetime", () => {
+    const messages: RequestMessage[] = [
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me look." },
+          { type: "thinking", thinking: "…", signature: "s" },
+        ],
+      },
+    ];
+    const prompt = withCacheBreakpoints<CacheablePrompt>({ messages }, { ttl: "1h" });
+    expect(prompt.messages[0]!.content[0]).toMatchObject({ cache_control: { type: "ephemeral", ttl: "1h" } });
+    expect(prompt.messages[0]!.content[1]).not.toHaveProperty("cache_control");
+    expect(prompt.system).toBeUndefined();
+  });
+});
