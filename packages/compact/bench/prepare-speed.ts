@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { createMessage, createUsage, type Message } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
-import { countTokensApproximately } from "langchain";
+import { estimateMessagesTokens, estimateMessageTokens } from "@unforget/tokens";
+import { countTokensApproximately, trimMessages } from "langchain";
 import {
   applyToolResultBudget,
   collapseContext,
@@ -104,14 +104,22 @@ const median = (values: number[]) => {
 export interface PrepareSpeedRow {
   contextTokens: number;
   messages: number;
+  /** Our estimate of every message, from scratch (no usage anchor, nothing remembered): like for like with LangChain's. */
+  oursFullMs: number;
+  /** LangChain's `countTokensApproximately` of every message. */
+  langChainFullMs: number;
+  /** Our `prepare()` per turn: the new messages estimated, the count anchored on the last usage, the ladder's checks. */
   prepareMedianMs: number;
   prepareP95Ms: number;
-  langChainMedianMs: number;
+  /** LangChain's per-turn work in an agent: `trimMessages` over the whole conversation (nothing trimmed), counting with `countTokensApproximately`. */
+  langChainTrimMs: number;
 }
 
 /**
- * `prepare()` per turn when nothing fires: a session of `tokens` tokens, one new tool round per turn, the
- * median over `turns` turns; LangChain's `countTokensApproximately` on the same messages in the same run.
+ * Two comparisons on one session of `tokens` tokens (one new tool round per turn, medians): counting every
+ * message from scratch on both sides (the same work), and what each does per turn in an agent loop — our
+ * `prepare()`, which estimates only what was added and anchors on the provider's usage, against LangChain's
+ * `trimMessages`, which recounts the conversation each call because it keeps no state.
  */
 export async function measurePrepare(tokens: number, turns = 300): Promise<PrepareSpeedRow> {
   const history = conversation(tokens);
@@ -121,30 +129,51 @@ export async function measurePrepare(tokens: number, turns = 300): Promise<Prepa
     clock: () => Date.parse(history[history.length - 1]!.timestamp),
   });
   await manager.prepare(history);
+  const lc = toLangChain(history);
   const times: number[] = [];
+  const trimTimes: number[] = [];
+  let sink = 0;
   for (let turn = 0; turn < turns; turn++) {
-    history.push(...round(100_000 + turn, 300, history.length * 10_000, manager.status().tokens));
-    const start = process.hrtime.bigint();
+    const added = round(100_000 + turn, 300, history.length * 10_000, manager.status().tokens);
+    history.push(...added);
+    let start = process.hrtime.bigint();
     const result = await manager.prepare(history);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
     if (result.actions.length > 0) throw new Error("a layer fired: the no-op measurement is invalid");
+    // LangChain's side gets the new messages converted outside the timing, as ours gets them as they are.
+    lc.push(...toLangChain(added));
+    start = process.hrtime.bigint();
+    const trimmed = await trimMessages(lc, {
+      maxTokens: tokens * 4,
+      strategy: "last",
+      tokenCounter: countTokensApproximately,
+      startOn: "human",
+      endOn: ["human", "tool"],
+    });
+    trimTimes.push(Number(process.hrtime.bigint() - start) / 1e6);
+    sink += trimmed.length;
   }
-  const lc = toLangChain(history);
-  const lcTimes: number[] = [];
-  let sink = 0;
-  for (let run = 0; run < 60; run++) {
-    const start = process.hrtime.bigint();
+  const fullOurs: number[] = [];
+  const fullLangChain: number[] = [];
+  for (let run = 0; run < 30; run++) {
+    let start = process.hrtime.bigint();
+    // The estimator keeps nothing between calls: each run counts every message afresh.
+    sink += estimateMessagesTokens(history);
+    fullOurs.push(Number(process.hrtime.bigint() - start) / 1e6);
+    start = process.hrtime.bigint();
     sink += countTokensApproximately(lc);
-    lcTimes.push(Number(process.hrtime.bigint() - start) / 1e6);
+    fullLangChain.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   if (sink < 0) throw new Error("unreachable");
   const sorted = [...times].sort((a, b) => a - b);
   return {
     contextTokens: tokens,
     messages: history.length,
+    oursFullMs: median(fullOurs),
+    langChainFullMs: median(fullLangChain),
     prepareMedianMs: median(times),
     prepareP95Ms: sorted[Math.floor(sorted.length * 0.95)]!,
-    langChainMedianMs: median(lcTimes),
+    langChainTrimMs: median(trimTimes),
   };
 }
 

@@ -34,6 +34,7 @@ import { createModelSummarizer } from "./model-summarizer.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
+import { settledBlocks } from "./settled-prefix.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
 
 export interface ContextStatus {
@@ -61,6 +62,12 @@ export interface PrepareResult {
   messages: RequestMessage[];
   /** The projected messages, with ids (what the transcript projects to). */
   projected: Message[];
+  /**
+   * Blocks at the start of `messages` that no cheap layer will change before the next summary: a cache
+   * breakpoint on the last of them (`withCacheBreakpoints(prompt, { settledBlocks })`) keeps them cached
+   * when the cheap layers fold what follows. 0 or absent when nothing is settled.
+   */
+  settledBlocks?: number;
   /** Context size before and after this call's layers. */
   tokensBefore: number;
   tokens: number;
@@ -508,9 +515,11 @@ async function finishCall(
   status: (tokens: number) => ContextStatus,
 ): Promise<PrepareResult> {
   const tokens = core.size.tokens();
+  const messages = core.view.requestMessages();
   const result: PrepareResult = {
-    messages: core.view.requestMessages(),
+    messages,
     projected: core.view.view,
+    settledBlocks: settledBlocks(core.view.view, messages),
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,

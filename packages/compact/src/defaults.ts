@@ -34,6 +34,11 @@ export const EARLY_MARK = 0.85;
  */
 export const BACKGROUND_CHEAP_SHORTFALL = 0.6;
 
+// ── Scheduling: the working-set policy ─────────────────────────────────────────────────────────────────
+
+/** Tokens the one-line record of a folded call takes, for the working-set policy's price of a fold. Judgement call: the records of the corpus replay run 15–40 tokens. */
+export const RECORD_TOKENS_PER_CALL = 25;
+
 // ── Guards: stall, thrash, breaker ─────────────────────────────────────────────────────────────────────
 
 /** A summary that would leave at least this share of the estimated tokens has stalled: not applied, counted as a failure. Judgement call (decision 0012). */

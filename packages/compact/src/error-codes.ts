@@ -7,7 +7,7 @@ import { isTextObservation, resultText, userText } from "./conversation.ts";
 const ERROR_CODE =
   /\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception)|TS\d{4}|[EF]\d{3,4}|ERR_[A-Z0-9_]+|E(?:NOENT|ACCES|PERM|EXIST|ISDIR|NOTDIR|NOTEMPTY|CONNREFUSED|CONNRESET|ADDRINUSE|TIMEDOUT|PIPE|MFILE|NOSPC|INVAL|AGAIN))\b/g;
 // A numbered source line (`123:    raise ValueError(...)`) shows code, not an error that happened.
-const SOURCE_LINE = /^\s*\d+\s*[:|]/;
+const SOURCE_LINE = /^\s*(?:\d+(?:\t|→|\s*[:|])|[\w./-]+:\d+[:-])/;
 
 /** The error codes in a tool output, in order of first appearance, each once. */
 export function findErrorCodes(text: string): string[] {

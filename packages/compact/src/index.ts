@@ -110,3 +110,5 @@ export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary
 export { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
 export type { ToolResultBudgetLayerOptions, ToolResultBudgetOptions } from "./tool-result-budget.ts";
 export { applyToolResultBudget, createToolResultBudgetLayer } from "./tool-result-budget.ts";
+export type { WorkingSetPolicyOptions } from "./working-set-policy.ts";
+export { createWorkingSetPolicy } from "./working-set-policy.ts";

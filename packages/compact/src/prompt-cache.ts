@@ -1,4 +1,5 @@
 import type { CacheablePrompt, ContentBlock, RequestMessage } from "@unforget/core";
+import { DEFAULT_MESSAGE_OVERHEAD_TOKENS, estimateMessageTokens } from "@unforget/tokens";
 
 /** Anthropic prompt caching's rules, as a replay applies them to the requests it would send. */
 export interface PromptCacheOptions {
@@ -41,12 +42,11 @@ export const CACHE_TTL_MS = { "5m": 5 * 60_000, "1h": 60 * 60_000 } as const;
 const MINIMUM_CACHEABLE_TOKENS = 1_024;
 const LOOKBACK_BLOCKS = 20;
 
-/** One stretch of the prompt, in the cache's order: the tools, the system prompt, then each message. */
+/** One block of the prompt, in the cache's order: each tool, each system block, then each message's blocks. */
 interface Segment {
   key: string;
   tokens: number;
-  blocks: number;
-  /** A `cache_control` marker ends this segment (markers are placed on a message's last cacheable block). */
+  /** The block carries a `cache_control` marker. */
   breakpoint: boolean;
 }
 
@@ -56,58 +56,68 @@ interface Segment {
  * its breakpoints; what follows, up to its last breakpoint, is written (1.25× the input price with the
  * 5-minute lifetime, 2× with the hour); anything after the last breakpoint is plain input. An entry lives
  * for the lifetime after it was last written or read, by the session's recorded clock. Markers themselves do
- * not count as content: moving the breakpoint does not change the prefix. Granularity is the message: a
- * marker is taken to end its message, which is where `withCacheBreakpoints` puts it.
+ * not count as content: moving the breakpoint does not change the prefix. Entries are kept block by block, so
+ * a breakpoint inside a message (on the last block compaction settled) works as the API's does; a message's
+ * count is shared among its blocks by their own estimates.
  */
 export function createPromptCache(options: PromptCacheOptions = {}): PromptCache {
   const ttl = CACHE_TTL_MS[options.ttl ?? "5m"];
   const minimum = options.minimumCacheableTokens ?? MINIMUM_CACHEABLE_TOKENS;
   const lookback = options.lookbackBlocks ?? LOOKBACK_BLOCKS;
   const entries = new Map<string, number>();
-  const keyOf = createMessageKeys();
+  const keyOf = createBlockKeys();
+  const blockTokens = createBlockTokens();
   let billed = 0;
   return {
     bill(prompt, preambleTokens, countMessage, time) {
       const segments: Segment[] = [];
-      if (prompt.tools && prompt.tools.length > 0) {
+      const tools = prompt.tools ?? [];
+      tools.forEach((tool, index) => {
         segments.push({
-          key: stableKey(prompt.tools),
-          tokens: preambleTokens.tools,
-          blocks: prompt.tools.length,
-          breakpoint: prompt.tools.some((tool) => tool.cache_control !== undefined),
+          key: stableKey(tool),
+          // The tools' tokens are counted together: the last tool carries them.
+          tokens: index === tools.length - 1 ? preambleTokens.tools : 0,
+          breakpoint: tool.cache_control !== undefined,
         });
-      }
-      if (prompt.system !== undefined && prompt.system.length > 0) {
-        const blocks = typeof prompt.system === "string" ? [] : prompt.system;
-        segments.push({
-          key: stableKey(prompt.system),
-          tokens: preambleTokens.system,
-          blocks: Math.max(1, blocks.length),
-          breakpoint: blocks.some((block) => block.cache_control !== undefined),
+      });
+      if (typeof prompt.system === "string" && prompt.system.length > 0) {
+        segments.push({ key: stableKey(prompt.system), tokens: preambleTokens.system, breakpoint: false });
+      } else if (Array.isArray(prompt.system)) {
+        prompt.system.forEach((block, index, system) => {
+          segments.push({
+            key: stableKey(block),
+            tokens: index === system.length - 1 ? preambleTokens.system : 0,
+            breakpoint: block.cache_control !== undefined,
+          });
         });
       }
       for (const message of prompt.messages) {
-        segments.push({
-          key: keyOf(message),
-          tokens: countMessage(message),
-          blocks: message.content.length,
-          breakpoint: message.content.some((block) => "cache_control" in block && block.cache_control),
+        // Each block's share of the message's count: its own estimate, the last block taking the rest.
+        const total = countMessage(message);
+        let assigned = 0;
+        message.content.forEach((block, index) => {
+          const last = index === message.content.length - 1;
+          const tokens = last
+            ? Math.max(0, total - assigned)
+            : Math.min(blockTokens(message.role, block), total - assigned);
+          assigned += tokens;
+          segments.push({
+            key: `${message.role}:${keyOf(block)}`,
+            tokens,
+            breakpoint: "cache_control" in block && block.cache_control !== undefined,
+          });
         });
       }
       // Prefix keys, sizes and block positions, segment by segment.
       const prefixKey: string[] = [];
       const prefixTokens: number[] = [];
-      const prefixBlocks: number[] = [];
       let key = "";
       let tokens = 0;
-      let blocks = 0;
       for (const segment of segments) {
         key = hashText(`${key}|${segment.key}`);
         tokens += segment.tokens;
-        blocks += segment.blocks;
         prefixKey.push(key);
         prefixTokens.push(tokens);
-        prefixBlocks.push(blocks);
       }
       const breakpoints = segments.flatMap((segment, index) =>
         segment.breakpoint && prefixTokens[index]! >= minimum ? [index] : [],
@@ -116,7 +126,7 @@ export function createPromptCache(options: PromptCacheOptions = {}): PromptCache
       let hit = -1;
       for (const breakpoint of breakpoints) {
         for (let index = breakpoint; index > hit; index--) {
-          if (prefixBlocks[breakpoint]! - prefixBlocks[index]! > lookback) break;
+          if (breakpoint - index > lookback) break;
           if (alive(index)) {
             hit = index;
             break;
@@ -141,24 +151,32 @@ export function createPromptCache(options: PromptCacheOptions = {}): PromptCache
   };
 }
 
-/**
- * A message's identity for the cache: its role and its blocks without their `cache_control` markers. Each
- * block's key is computed once per block object, so a replay that sends the same blocks call after call
- * serialises each of them once.
- */
-function createMessageKeys(): (message: RequestMessage) => string {
-  const blockKeys = new WeakMap<ContentBlock, string>();
-  return (message) => {
-    let key: string = message.role;
-    for (const block of message.content) {
-      let blockKey = blockKeys.get(block);
-      if (blockKey === undefined) {
-        blockKey = stableKey(block);
-        blockKeys.set(block, blockKey);
-      }
-      key = hashText(`${key}|${blockKey}`);
+/** A block's identity for the cache: its JSON without `cache_control`, computed once per block object. */
+function createBlockKeys(): (block: ContentBlock) => string {
+  const keys = new WeakMap<ContentBlock, string>();
+  return (block) => {
+    let key = keys.get(block);
+    if (key === undefined) {
+      key = stableKey(block);
+      keys.set(block, key);
     }
     return key;
+  };
+}
+
+/** A block's own estimate (its message's overhead left out), once per block object. */
+function createBlockTokens(): (role: RequestMessage["role"], block: ContentBlock) => number {
+  const known = new WeakMap<ContentBlock, number>();
+  return (role, block) => {
+    let tokens = known.get(block);
+    if (tokens === undefined) {
+      tokens = Math.max(
+        0,
+        estimateMessageTokens({ role, content: [block] }) - DEFAULT_MESSAGE_OVERHEAD_TOKENS,
+      );
+      known.set(block, tokens);
+    }
+    return tokens;
   };
 }
 

@@ -24,8 +24,8 @@ export interface ReplayBillingOptions {
 export interface ReplayBilling {
   /** The system prompt and tools as sent: with their breakpoints when caching is on. */
   readonly preamble: { system?: string | TextBlock[]; tools?: ToolDefinition[] };
-  /** A request's messages as sent: the moving breakpoint on the last one when caching is on. */
-  withBreakpoints(messages: RequestMessage[]): RequestMessage[];
+  /** A request's messages as sent: when caching is on, the moving breakpoint on the last one and one on the last settled block. */
+  withBreakpoints(messages: RequestMessage[], settledBlocks?: number): RequestMessage[];
   /** Bills one request of the session against the session's prompt cache. */
   request(messages: RequestMessage[], time: number): CachedInput;
   /** Bills one request of the sliding-window reference against the reference's own cache. */
@@ -53,8 +53,8 @@ export function createReplayBilling(
     ...(options.tools !== undefined ? { tools: options.tools } : {}),
   };
   const { messages: _none, ...sent } = caching ? withCacheBreakpoints(shared, ttl) : shared;
-  const withBreakpoints = (messages: RequestMessage[]) =>
-    caching ? withCacheBreakpoints({ messages }, ttl).messages : messages;
+  const withBreakpoints = (messages: RequestMessage[], settledBlocks = 0) =>
+    caching ? withCacheBreakpoints({ messages }, { ...ttl, settledBlocks }).messages : messages;
   const sessionCache = createPromptCache(cacheOptions);
   const referenceCache = createPromptCache(cacheOptions);
   const writeRate = cacheOptions.ttl === "1h" ? rates.cacheWrite1h : rates.cacheWrite5m;

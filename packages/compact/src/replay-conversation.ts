@@ -221,7 +221,7 @@ export async function replayConversation(
       }
       summarizerInputTokens += summaryInput;
       summarizerOutputTokens += summaryOutput;
-      const request = bill.withBreakpoints(prepared.messages);
+      const request = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
       const billing = bill.request(request, time);
       const call: ReplayCall = {
         index: calls.length + 1,

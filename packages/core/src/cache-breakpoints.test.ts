@@ -49,3 +49,33 @@ describe("withCacheBreakpoints", () => {
     expect(prompt.system).toBeUndefined();
   });
 });
+
+describe("withCacheBreakpoints with settled blocks", () => {
+  const messages: RequestMessage[] = [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Fix it." },
+        { type: "text", text: "[folded records]" },
+      ],
+    },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+  ];
+
+  it("marks the last settled block as well as the last message", () => {
+    const prompt = withCacheBreakpoints({ messages }, { settledBlocks: 2 });
+    expect(prompt.messages[0]!.content.map((block) => "cache_control" in block)).toEqual([false, true]);
+    expect(prompt.messages[1]).toBe(messages[1]);
+    expect(prompt.messages[2]!.content[0]).toHaveProperty("cache_control");
+  });
+
+  it("adds nothing when nothing is settled or the settled part reaches the last message", () => {
+    for (const settledBlocks of [0, 4, 9]) {
+      const marked = withCacheBreakpoints({ messages }, { settledBlocks }).messages.flatMap((message) =>
+        message.content.filter((block) => "cache_control" in block),
+      );
+      expect(marked).toHaveLength(1);
+    }
+  });
+});

@@ -11,6 +11,12 @@ export interface CacheablePrompt {
 export interface CacheBreakpointOptions {
   /** Cache lifetime: "5m" (default; writes cost 1.25× input) or "1h" (writes cost 2×). */
   ttl?: "5m" | "1h";
+  /**
+   * Blocks at the start of the messages that will not change before the next summary (compaction's
+   * `PrepareResult.settledBlocks`): a fourth breakpoint goes on the last of them, so that a later change after
+   * it leaves them cached. Ignored when 0 or when that block is in the last message.
+   */
+  settledBlocks?: number;
 }
 
 /** Blocks a `cache_control` marker may go on (thinking blocks cannot carry one). */
@@ -19,9 +25,9 @@ const CACHEABLE = new Set<ContentBlock["type"]>(["text", "image", "document", "t
 /**
  * The prompt with cache breakpoints where a live agent loop puts them: on the last tool and the last system
  * block (the part every call shares), and on the last cacheable block of the last message — the moving
- * breakpoint, so that the next call reads everything up to here from the cache. Three of the four markers
- * a request may carry. A string system prompt becomes one text block. Returns new objects; the prompt given
- * is not changed.
+ * breakpoint, so that the next call reads everything up to here from the cache; with `settledBlocks`, also
+ * on the last block compaction has settled. At most the four markers a request may carry. A string system
+ * prompt becomes one text block. Returns new objects; the prompt given is not changed.
  */
 export function withCacheBreakpoints<T extends CacheablePrompt>(
   prompt: T,
@@ -46,14 +52,36 @@ export function withCacheBreakpoints<T extends CacheablePrompt>(
       index === system.length - 1 ? { ...block, cache_control: control } : block,
     );
   }
-  const last = prompt.messages.length - 1;
-  const message = prompt.messages[last];
-  const at = message ? message.content.findLastIndex((block) => CACHEABLE.has(block.type)) : -1;
-  if (message && at >= 0) {
-    const content = message.content.map((block, index) =>
-      index === at ? ({ ...block, cache_control: control } as ContentBlock) : block,
+  const messages = [...prompt.messages];
+  const mark = (index: number, at: number) => {
+    const message = messages[index]!;
+    const content = message.content.map((block, position) =>
+      position === at ? ({ ...block, cache_control: control } as ContentBlock) : block,
     );
-    result.messages = [...prompt.messages.slice(0, last), { ...message, content }];
-  }
+    messages[index] = { ...message, content };
+  };
+  const last = messages.length - 1;
+  const settled = settledBlock(messages, options.settledBlocks ?? 0);
+  if (settled && settled.message < last) mark(settled.message, settled.block);
+  const at = last >= 0 ? messages[last]!.content.findLastIndex((block) => CACHEABLE.has(block.type)) : -1;
+  if (at >= 0) mark(last, at);
+  if (last >= 0) result.messages = messages;
   return result;
+}
+
+/** Where the `count`-th block of the messages is, when it can carry a marker. */
+function settledBlock(
+  messages: readonly RequestMessage[],
+  count: number,
+): { message: number; block: number } | undefined {
+  let remaining = count;
+  for (let index = 0; index < messages.length && remaining > 0; index++) {
+    const blocks = messages[index]!.content;
+    if (remaining <= blocks.length) {
+      const block = blocks[remaining - 1]!;
+      return CACHEABLE.has(block.type) ? { message: index, block: remaining - 1 } : undefined;
+    }
+    remaining -= blocks.length;
+  }
+  return undefined;
 }

@@ -1,0 +1,43 @@
+import { type ContextManagerConfig, createContextManager, createWorkingSetPolicy } from "../src/index.ts";
+import { createBaseAgentBaseline, createPlainRuleBaseline, createTeachingBaseline } from "./baselines.ts";
+import { createPruneMessagesPeer, createTrimMessagesPeer } from "./peers.ts";
+import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
+
+/** Names the tables compare against. */
+export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
+export const TEACHING = "baseline: teaching policy (seed 001)";
+
+/** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
+export function ours(name: string, config: () => ContextManagerConfig = () => ({})): Policy {
+  let ids = 0;
+  return {
+    name,
+    create: (window, clock) =>
+      createContextManager({
+        model: "replay",
+        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
+        clock,
+        idFactory: (kind) => `${kind}-${++ids}`,
+        config: config(),
+      }),
+  };
+}
+
+/** Every policy of the replay tables: ours first, then the peers as their real packages, then the re-implemented baselines. */
+export function policies(): Policy[] {
+  return [
+    ours("unforget (default ladder)"),
+    ours("unforget, working set (ski rental)", () => ({
+      policy: createWorkingSetPolicy({ pricing: PRICING }),
+    })),
+    {
+      name: "peer: LangChain trimMessages",
+      // What fits beside the output reserve; the system prompt and tools are small next to it.
+      create: (window) => createTrimMessagesPeer(window - maxOutput(window) - 2_000),
+    },
+    { name: "peer: AI SDK pruneMessages", create: () => createPruneMessagesPeer() },
+    { name: BASE_AGENT, create: (window) => createBaseAgentBaseline(window, maxOutput(window)) },
+    { name: TEACHING, create: (window) => createTeachingBaseline(window, maxOutput(window)) },
+    { name: "baseline: plain rule (issue 17)", create: () => createPlainRuleBaseline() },
+  ];
+}
