@@ -218,3 +218,27 @@ export async function replayAll(
   }
   return totals;
 }
+
+/**
+ * One session played `times` times back to back (ids prefixed, times shifted, five minutes between rounds):
+ * an agent working through the same kinds of task for hours, long enough to cross a 200K threshold.
+ */
+export function repeatSession(session: CorpusSession, times: number): CorpusSession {
+  const messages: Message[] = [];
+  let clock = Date.UTC(2026, 0, 1);
+  for (let round = 0; round < times; round++) {
+    const first = Date.parse(session.messages[0]?.timestamp ?? "") || 0;
+    for (const message of session.messages) {
+      const time = Date.parse(message.timestamp);
+      messages.push(
+        renumber(
+          message,
+          `r${round}-`,
+          clock + (Number.isFinite(time) && first > 0 ? Math.max(0, time - first) : 1_000),
+        ),
+      );
+    }
+    clock = (Date.parse(messages[messages.length - 1]?.timestamp ?? "") || clock) + 5 * 60_000;
+  }
+  return { ...session, name: `${session.name} × ${times}`, messages };
+}

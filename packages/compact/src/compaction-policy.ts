@@ -21,6 +21,10 @@ export interface PolicyInput {
   idleMs: number;
   /** The projected messages (what would be sent now). */
   messages: readonly Message[];
+}
+
+/** What the policy is told after an automatic call's layers ran, when no summary applied. */
+export interface BackgroundInput extends LadderState {
   /** True while a background summary is running or waiting to be spliced in. */
   backgroundPending: boolean;
   /** Estimated size the cheap layers would leave if they ran now as one batch (a dry run, nothing recorded). */
@@ -35,13 +39,12 @@ export interface CallPlan {
   target: number;
   /** Each cheap layer acts only if it frees at least this many tokens (each act breaks the cache). */
   minimumFreedTokens: number;
-  /** Start a summary in the background after this call's layers, to be spliced in at the threshold. */
-  background: boolean;
 }
 
 /**
  * Decides what is due: the scheduling part of the manager, replaceable. `plan` is asked once per automatic
- * call (`prepare`); `due` before each layer, in ladder order, in every call (`recover` and `compact` too).
+ * call (`prepare`); `due` before each layer, in ladder order, in every call (`recover` and `compact` too);
+ * `startBackground` after an automatic call's layers, when no summary applied.
  */
 export interface CompactionPolicy {
   /** Shown in reports and benchmarks. */
@@ -50,6 +53,8 @@ export interface CompactionPolicy {
   plan(input: PolicyInput): CallPlan | Promise<CallPlan>;
   /** Called before each layer with the state as it is now: why the layer should run, or false. Default rule: the layer's own `due`. */
   due(layer: Layer, state: LadderState): string | false;
+  /** Called after a `prepare`'s layers when no summary applied: true starts a summary in the background now. */
+  startBackground?(input: BackgroundInput): boolean | Promise<boolean>;
 }
 
 export interface FixedLevelPolicyOptions {
@@ -66,9 +71,9 @@ export interface FixedLevelPolicyOptions {
 /**
  * The default policy: fixed levels, tuned on the replay benchmark. The cheap layers act together at 95 % of
  * the threshold, down to 30 %, each only when it frees 20 % (each act breaks the prompt cache, so each must
- * buy many calls of growth). From 85 %, a summary starts in the background when a dry run shows that the
- * cheap layers would leave more than 60 % of the threshold — they would not keep the summary away for long.
- * Each layer is then due by its own rule.
+ * buy many calls of growth). Each layer is then due by its own rule. From 85 % of the threshold, a summary
+ * starts in the background when a dry run shows that the cheap layers would leave more than 60 % of it: they
+ * would not put the summary off for long.
  */
 export function createFixedLevelPolicy(options: FixedLevelPolicyOptions = {}): CompactionPolicy {
   const level = options.level ?? CHEAP_LEVEL;
@@ -79,28 +84,27 @@ export function createFixedLevelPolicy(options: FixedLevelPolicyOptions = {}): C
   let lastDryRun: { tokens: number; after: number } | undefined;
   return {
     name: "fixed levels",
-    async plan(input) {
-      const plan: CallPlan = {
+    plan(input) {
+      return {
         batch: input.tokens >= input.threshold * level,
         target: Math.floor(input.threshold * target),
         minimumFreedTokens: Math.floor(input.threshold * minimumShare),
-        background: false,
       };
-      if (
-        earlyMark !== undefined &&
-        !input.backgroundPending &&
-        input.tokens >= input.threshold * earlyMark &&
-        input.tokens < input.threshold
-      ) {
-        const stale =
-          !lastDryRun ||
-          input.tokens < lastDryRun.tokens ||
-          input.tokens - lastDryRun.tokens > input.threshold * Math.max(0.01, level - earlyMark);
-        if (stale) lastDryRun = { tokens: input.tokens, after: await input.cheapPassEstimate() };
-        const after = lastDryRun!.after + (input.tokens - lastDryRun!.tokens);
-        plan.background = after > input.threshold * BACKGROUND_CHEAP_SHORTFALL;
-      }
-      return plan;
+    },
+    async startBackground(input) {
+      if (earlyMark === undefined || input.backgroundPending) return false;
+      if (input.tokens < input.threshold * earlyMark || input.tokens >= input.threshold) return false;
+      // Too early while the cheap layers can still fold the context well down: a summary started now would be
+      // outgrown before it is needed. A dry run's answer holds while the context grows by less than the band
+      // between the early mark and the cheap level.
+      const stale =
+        !lastDryRun ||
+        input.tokens < lastDryRun.tokens ||
+        input.tokens - lastDryRun.tokens > input.threshold * Math.max(0.01, level - earlyMark);
+      if (stale) lastDryRun = { tokens: input.tokens, after: await input.cheapPassEstimate() };
+      return (
+        lastDryRun!.after + (input.tokens - lastDryRun!.tokens) > input.threshold * BACKGROUND_CHEAP_SHORTFALL
+      );
     },
     due(layer, state) {
       return layer.due(state);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
+import { ConfigurationError, findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { startAnthropicFake } from "@unforget/testing/fakes";
@@ -11,8 +11,12 @@ import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
 import type { ContextEvent } from "./context-events.ts";
 import { createContextManager } from "./context-manager.ts";
-import { estimateTokens } from "./conversation.ts";
+import { estimateTokens, resultText } from "./conversation.ts";
+import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
+import { defineLayer } from "./layer.ts";
+import { resultFromEdits } from "./layer-result.ts";
 import { createInstructionsProvider } from "./rehydration.ts";
+import type { Summarizer } from "./summarizer.ts";
 import { SUMMARY_SECTIONS } from "./summary-format.ts";
 
 const LIMITS = { contextWindow: 60_000, maxOutputTokens: 8_000 };
@@ -354,5 +358,244 @@ describe("createContextManager events", () => {
       seen.filter((event) => event.layer !== "summary").every((event) => event.summary === undefined),
     ).toBe(true);
     expect(manager.status().turnsUntilCompaction).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("the ladder as plug-ins", () => {
+  /** A layer that strips base64 data URLs from tool output, as a user might write one. */
+  const stripImages = defineLayer({
+    name: "strip-data-urls",
+    label: "Strip data URLs",
+    color: "#0ea5e9",
+    kind: "edit",
+    due: (state) => (state.added > 0 ? "new tool output" : false),
+    run(messages, context) {
+      const edits = messages.flatMap((message) =>
+        message.content.flatMap((block) =>
+          block.type === "tool_result" &&
+          typeof block.content === "string" &&
+          block.content.includes("data:image/png;base64,")
+            ? [
+                {
+                  kind: "replace_tool_result" as const,
+                  toolUseIds: [block.tool_use_id] as [string],
+                  details: {
+                    content: block.content.replace(/data:image\/png;base64,[A-Za-z0-9+/=]+/g, "[image]"),
+                    reason: "stripped",
+                  },
+                },
+              ]
+            : [],
+        ),
+      );
+      return resultFromEdits(messages, edits, new Date(context.now).toISOString(), 1, {
+        stripped: edits.length,
+      });
+    },
+    describe: (report) => `Stripped ${report.stats.stripped} data URLs.`,
+  });
+
+  it("runs a user's layer in the place given, with its name, label and colour, and records its edits", async () => {
+    const c = conversationBuilder().user("Look at the screenshots.");
+    c.tool("Read", { file_path: "a.html" }, `<img src="data:image/png;base64,${"QUJD".repeat(2_000)}">`);
+    c.tool("Read", { file_path: "b.html" }, "plain");
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: { layers: (defaults) => [stripImages, ...defaults] },
+    });
+    expect(manager.layers.map((layer) => layer.name)).toEqual([
+      "strip-data-urls",
+      "tool-result-budget",
+      "microcompact",
+      "snip",
+      "collapse",
+      "summary",
+    ]);
+    expect(manager.layers[0]).toMatchObject({ label: "Strip data URLs", color: "#0ea5e9" });
+    c.tool("Read", { file_path: "c.html" }, "last");
+    const prepared = await manager.prepare(c.messages);
+    expect(prepared.actions.map((action) => action.layer)).toEqual(["strip-data-urls"]);
+    expect(JSON.stringify(prepared.messages)).not.toContain("base64");
+    expect(
+      manager.entries.some((entry) => entry.type === "layer_decision" && entry.layer === "strip-data-urls"),
+    ).toBe(true);
+    expect(manager.layers[0]!.describe(prepared.actions[0]!)).toBe("Stripped 1 data URLs.");
+  });
+
+  it("refuses a layer without a kebab-case name or a colour, and two layers of one name", () => {
+    expect(() => defineLayer({ ...stripImages, name: "Strip Images" })).toThrow(ConfigurationError);
+    expect(() => defineLayer({ ...stripImages, color: "blue" })).toThrow(/CSS hex colour/);
+    expect(() =>
+      createContextManager({ model: "m", limits: LIMITS, config: { layers: [stripImages, stripImages] } }),
+    ).toThrow(/Two compaction layers are named "strip-data-urls"/);
+  });
+
+  it("never lets a layer clear the newest tool result, nor grow the context", async () => {
+    const clearEverything = defineLayer({
+      ...stripImages,
+      name: "clear-everything",
+      run: (messages: readonly Message[]) => ({
+        messages: [...messages],
+        edits: messages.flatMap((message) =>
+          message.content.flatMap((block) =>
+            block.type === "tool_result"
+              ? [
+                  {
+                    kind: "replace_tool_result" as const,
+                    toolUseIds: [block.tool_use_id] as [string],
+                    details: { content: "gone", reason: "x" },
+                  },
+                ]
+              : [],
+          ),
+        ),
+        tokensFreed: 1,
+        stats: {},
+      }),
+    });
+    const c = conversationBuilder().user("Go.");
+    c.tool("Read", { file_path: "a.ts" }, filler(300, 1));
+    c.tool("Read", { file_path: "b.ts" }, filler(300, 2));
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      config: { layers: (defaults) => [clearEverything, ...defaults] },
+    });
+    const prepared = await manager.prepare(c.messages);
+    const results = prepared.projected.flatMap((message) =>
+      message.content.flatMap((block) => (block.type === "tool_result" ? [resultText(block)] : [])),
+    );
+    expect(results[0]).toBe("gone");
+    expect(results[1]).toBe(filler(300, 2));
+
+    const events: ContextEvent[] = [];
+    const growing = defineLayer({
+      ...stripImages,
+      name: "grow",
+      run: (messages: readonly Message[]) => ({
+        messages: [...messages],
+        edits: [
+          {
+            kind: "replace_tool_result" as const,
+            toolUseIds: [(c.messages[2]!.content[0] as { tool_use_id: string }).tool_use_id] as [string],
+            details: { content: "x".repeat(50_000), reason: "grow" },
+          },
+        ],
+        tokensFreed: 1,
+        stats: {},
+      }),
+    });
+    c.tool("Read", { file_path: "c.ts" }, "short");
+    const refusing = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: { layers: (defaults) => [growing, ...defaults] },
+    });
+    const before = await refusing.prepare(c.messages);
+    expect(before.actions).toEqual([]);
+    expect(events).toContainEqual(expect.objectContaining({ type: "layer-failed", layer: "grow" }));
+  });
+
+  it("opens the breaker of a failing layer after three failures and tries it again after the cool-down", async () => {
+    let calls = 0;
+    let broken = true;
+    const flaky = defineLayer({
+      ...stripImages,
+      name: "flaky",
+      due: () => "every call",
+      run(messages: readonly Message[]) {
+        calls++;
+        if (broken) throw new Error("flaky layer failed");
+        return { messages: [...messages], edits: [], tokensFreed: 0, stats: {} };
+      },
+    });
+    const events: ContextEvent[] = [];
+    const c = conversationBuilder().user("Go.");
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: { layers: (defaults) => [flaky, ...defaults], breakerCoolDownCalls: 5 },
+    });
+    for (let turn = 0; turn < 8; turn++) {
+      c.tool("Read", { file_path: `f${turn}` }, "x");
+      await manager.prepare(c.messages);
+    }
+    // Three failures open it; it is skipped for the five calls of its cool-down, then tried once (and fails again).
+    expect(events.filter((event) => event.type === "breaker-open" && event.layer === "flaky")).toHaveLength(
+      2,
+    );
+    expect(calls).toBe(4);
+    broken = false;
+    for (let turn = 8; turn < 14; turn++) {
+      c.tool("Read", { file_path: `f${turn}` }, "x");
+      await manager.prepare(c.messages);
+    }
+    expect(calls).toBeGreaterThan(4);
+    expect(manager.status().failures.flaky).toBeUndefined();
+  });
+});
+
+describe("background summaries", () => {
+  it("splice in at the threshold although the cheap layers folded part of what they summarise", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const extractive = createExtractiveSummarizer();
+    const slow: Summarizer = {
+      name: "slow",
+      async summarize(request) {
+        await gate;
+        return extractive.summarize(request);
+      },
+    };
+    const c = conversationBuilder().user("Audit every module.");
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      summarizer: slow,
+      onEvent: (event) => events.push(event),
+      config: {
+        earlyMark: 0.7,
+        cheapLayers: { level: 0.8, target: 0.5, minimumFreedShare: 0.02, protectShare: 0.01 },
+      },
+    });
+    const seen = (type: ContextEvent["type"]) => events.findIndex((event) => event.type === type);
+    for (
+      let turn = 0;
+      turn < 120 && seen("background-applied") < 0 && seen("background-discarded") < 0;
+      turn++
+    ) {
+      // Mostly reports no cheap layer may fold; now and then a file read, which collapse folds.
+      c.tool("Task", { description: `module ${turn}` }, filler(1_500, turn));
+      if (turn % 3 === 0) c.tool("Read", { file_path: `src/m${turn}.ts` }, filler(400, turn + 100));
+      await manager.prepare(c.messages);
+      const started = seen("background-started");
+      const folded = events.findIndex(
+        (event, index) => index > started && event.type === "layer" && event.layer === "collapse",
+      );
+      if ((started >= 0 && folded > started) || turn >= 60) release();
+    }
+    const started = seen("background-started");
+    const folded = events.findIndex(
+      (event, index) => index > started && event.type === "layer" && event.layer === "collapse",
+    );
+    expect(started, "a summary started in the background").toBeGreaterThanOrEqual(0);
+    expect(folded, "collapse folded messages the summary covers while it was written").toBeGreaterThan(
+      started,
+    );
+    expect(seen("background-discarded")).toBe(-1);
+    expect(seen("background-applied")).toBeGreaterThan(folded);
   });
 });

@@ -337,8 +337,6 @@ async function prepareCall(
         added: added.length,
         idleMs: call.state.idleMs,
         messages: core.view.view,
-        backgroundPending: pipeline.backgroundPending,
-        cheapPassEstimate: () => cheapPassEstimate(core, call),
       })
     : undefined;
   if (plan) {
@@ -350,15 +348,27 @@ async function prepareCall(
   const due = (layer: Layer) =>
     !proactive && !requestFor(call, layer) ? false : core.policy.due(layer, call.state);
   await runLadder(core, pipeline, call, due);
+  // The cheap layers broke the prompt cache anyway: a finished background summary goes in now if it helps.
   if (call.state.batch && call.state.acted.size > 0 && !call.summarized) await pipeline.spliceIfReady(call);
-  if (plan?.background && !call.summarized) await pipeline.startBackground(call);
+  if (
+    proactive &&
+    !call.summarized &&
+    (await core.policy.startBackground?.({
+      ...call.state,
+      backgroundPending: pipeline.backgroundPending,
+      cheapPassEstimate: () => cheapPassEstimate(core, call),
+    }))
+  ) {
+    await pipeline.startBackground(call);
+  }
   await guardWindow(core, pipeline, call, proactive);
   return call;
 }
 
 /**
- * The emergency path: at the blocking limit, when no summary applied in this call (vetoed, failed, stalled),
- * the summary runs again on the fallback summariser. A context still over the window is never returned.
+ * The emergency path: at the blocking limit after the ladder ran (a summary was vetoed, failed, stalled or
+ * did not make room) the summary runs again, on the fallback summariser. A context still over the window is
+ * never returned.
  */
 async function guardWindow(
   core: ManagerCore,
@@ -376,24 +386,14 @@ async function guardWindow(
       `The context is at ${tokens} tokens, at the blocking limit of this model's window, and proactive compaction is off (config.proactive = "off"), so the request was not sent. Compact by hand (compact()), turn proactive compaction on, or start a new session; nothing has been lost.`,
     );
   }
-  if (!call.summarized) {
-    const summaries = core.layers.filter((layer): layer is SummaryLayer => layer.kind === "summary");
-    const last = summaries.at(-1);
-    if (last) {
-      call.state.tokens = tokens;
-      call.state.acted.delete(last.name);
-      await pipeline.run(
-        call,
-        [
-          {
-            layer: last,
-            reason: `emergency: context at ${tokens} tokens, over the blocking limit (${call.state.blockingLimit})`,
-          },
-        ],
-        { fallback: true },
-      );
-      tokens = core.size.tokens();
-    }
+  // Whatever ran in this call (a summary too), the summary runs once more on the fallback summariser.
+  const last = core.layers.filter((layer): layer is SummaryLayer => layer.kind === "summary").at(-1);
+  if (last) {
+    call.state.tokens = tokens;
+    call.state.acted.delete(last.name);
+    const reason = `emergency: context at ${tokens} tokens, over the blocking limit (${call.state.blockingLimit})`;
+    await pipeline.run(call, [{ layer: last, reason }], { fallback: true });
+    tokens = core.size.tokens();
   }
   if (tokens > call.state.contextWindow) {
     await core.view.flush();

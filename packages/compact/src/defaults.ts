@@ -27,12 +27,18 @@ export const CHEAP_MINIMUM_SHARE = 0.2;
  * keep the context down. BaseAgent compacts at 85 % of its window (seed 004); here it only starts the work.
  */
 export const EARLY_MARK = 0.85;
+
 /**
- * A background summary is started when the cheap layers, run now, would leave the context above this share
- * of the threshold: they will not postpone the summary for long. Judgement call (the cheap target plus the
- * early-mark band), not tuned.
+ * From the early mark, a summary starts in the background when the cheap layers, run now, would leave more
+ * than this share of the threshold (they would not put it off for long). Background benchmark (BENCHMARKS.md).
  */
 export const BACKGROUND_CHEAP_SHORTFALL = 0.6;
+/**
+ * A finished background summary is spliced in at the threshold only if it frees at least this share of the
+ * threshold (half what a cheap layer must free); short of that the conversation has outgrown it. Background
+ * benchmark (BENCHMARKS.md).
+ */
+export const BACKGROUND_MINIMUM_SHARE = 0.1;
 
 // ── Scheduling: the working-set policy ─────────────────────────────────────────────────────────────────
 
@@ -138,11 +144,6 @@ export const SUMMARY_MAX_FILES = 30;
 export const SUMMARY_MAX_ERRORS = 12;
 /** Tokens the extractive summariser reports a model would have added to its input (the prompt). Measured on `buildCompactPrompt`. */
 export const EXTRACTIVE_PROMPT_TOKENS = 1_200;
-/**
- * A background summary is spliced in only if what it leaves is below this share of the threshold; above,
- * the conversation has outgrown it. Judgement call.
- */
-export const BACKGROUND_MAX_AFTER = 0.9;
 
 // ── Session memory ─────────────────────────────────────────────────────────────────────────────────────
 

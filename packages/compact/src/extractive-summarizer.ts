@@ -261,7 +261,8 @@ function mergeByKey(previous: string | undefined, lines: readonly string[], limi
   return [...carried.slice(-limit), ...lines].join("\n");
 }
 
+/** An earlier summary's section carried forward: at most `maxLines` lines, each cut to a quote's length. */
 function carry(text: string, maxLines: number): string {
-  const lines = text.split("\n");
-  return lines.length <= maxLines ? text : [...lines.slice(0, maxLines), "…"].join("\n");
+  const lines = text.split("\n").map((line) => clip(line, QUOTE_CHARS));
+  return lines.length <= maxLines ? lines.join("\n") : [...lines.slice(0, maxLines), "…"].join("\n");
 }

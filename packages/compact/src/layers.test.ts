@@ -12,6 +12,7 @@ import { isClearedResult, microcompact } from "./microcompact.ts";
 import { truncateMiddle } from "./middle-out.ts";
 import { maskObservations } from "./observation-masking.ts";
 import { snipCompact } from "./snip-compact.ts";
+import { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
 import { applyToolResultBudget } from "./tool-result-budget.ts";
 
 const results = (messages: readonly Message[]) =>
@@ -260,5 +261,79 @@ describe("calculateKeepStart", () => {
     expect(calculateKeepStart(split, { minTokens: 1, minTextMessages: 0, maxTokens: 1_000, from: 4 })).toBe(
       1,
     );
+  });
+});
+
+describe("records of cleared and folded outputs", () => {
+  const testRun = [
+    "> vitest run",
+    "",
+    " ✓ src/parse.test.ts (12 tests) 40ms",
+    " FAIL  src/date.test.ts > parses ISO weeks",
+    "AssertionError: expected 52 to be 53",
+    "    at src/date.test.ts:14:20",
+    "src/date.ts(3,5): error TS2345: Argument of type 'string' is not assignable to parameter of type 'Date'.",
+    ...Array.from({ length: 200 }, (_, line) => `  log line ${line}`),
+    "Exit code 1",
+  ].join("\n");
+
+  it("keep the command, the exit status and the first error lines", () => {
+    const record = toolOutputRecord({ name: "Bash", input: { command: "npm test" } }, testRun);
+    expect(record).toMatch(/^Bash\(npm test\) → exit 1: /);
+    expect(record).toContain("FAIL src/date.test.ts > parses ISO weeks");
+    expect(record).toContain("AssertionError: expected 52 to be 53");
+    expect(record).toContain("at src/date.test.ts:14:20");
+    expect(findErrorLines(testRun, 5)).toContain(
+      "src/date.ts(3,5): error TS2345: Argument of type 'string' is not assignable to parameter of type 'Date'.",
+    );
+    expect(record).toMatch(/\(20\d lines\)$/);
+  });
+
+  it("find the failing frame of a Python traceback, the status harnesses print, and nothing in source code", () => {
+    const traceback = [
+      "Traceback (most recent call last):",
+      '  File "reproduce.py", line 3, in <module>',
+      "    main()",
+      '  File "src/fields.py", line 1466, in _deserialize',
+      "    raise ValueError(msg)",
+      "ValueError: Not a valid period.",
+      "[The command completed with exit code 1.]",
+    ].join("\n");
+    expect(findErrorLines(traceback)).toEqual([
+      "ValueError: Not a valid period.",
+      'File "src/fields.py", line 1466, in _deserialize',
+    ]);
+    expect(findExitStatus(traceback)).toBe(1);
+    expect(findExitStatus("<returncode>2</returncode>\n<output>…</output>")).toBe(2);
+    const listing = [
+      "1465:            )",
+      "1466:            raise ValueError(msg)",
+      "1480:        except (TypeError, ValueError) as error:",
+      '    console.error("Error fetching repos:", error);',
+    ].join("\n");
+    expect(findErrorLines(listing)).toEqual([]);
+    expect(describeOutcome("src/a.ts\nsrc/b.ts")).toBe("src/a.ts (2 lines)");
+    expect(describeOutcome("npm ERR! code ELIFECYCLE", true)).toBe("error: npm ERR! code ELIFECYCLE");
+  });
+
+  it("survive clearing, masking and folding", () => {
+    const c = conversationBuilder().user("Make the tests pass.");
+    c.tool("Bash", { command: "npm test" }, testRun, { isError: true });
+    for (let index = 0; index < 8; index++)
+      c.tool("Read", { file_path: `src/f${index}.ts` }, filler(300, index));
+    const kept = (messages: readonly Message[]) => JSON.stringify(messages);
+    for (const result of [
+      microcompact(c.messages, { now: c.now() + 2 * 3_600_000, keepRecent: 1 }),
+      maskObservations(c.messages, { keepLast: 1 }),
+      collapseContext(c.messages, { protectRounds: 1 }),
+    ]) {
+      expect(result.edits.length).toBeGreaterThan(0);
+      const text = kept(result.messages);
+      expect(text).not.toContain("log line 100");
+      expect(text).toContain("npm test");
+      expect(text).toContain("exit 1");
+      expect(text).toContain("FAIL src/date.test.ts > parses ISO weeks");
+      expect(text).toContain("AssertionError: expected 52 to be 53");
+    }
   });
 });

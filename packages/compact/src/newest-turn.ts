@@ -4,8 +4,9 @@ import { isToolOutputMessage, isUserAuthored, userText } from "./conversation.ts
 import type { NewestTurn } from "./layer.ts";
 
 /**
- * The newest turn of a conversation: the newest message the user wrote, and the newest tool output (the last
- * message that carries tool results, or the last observation) with the assistant message that made its calls.
+ * The newest turn of a conversation: the newest message the user wrote, and — when it came after that message —
+ * the newest tool output (the last message that carries tool results, or the last observation) with the
+ * assistant message that made its calls.
  * Every request keeps them: the budget may cut them in the middle, but no layer clears or folds them, and a
  * layer that removes the user's message must quote it whole.
  */
@@ -13,22 +14,20 @@ export function findNewestTurn(messages: readonly Message[]): NewestTurn {
   const outputIds = new Set<string>();
   const toolUseIds = new Set<string>();
   let user: Message | undefined;
-  let foundOutput = false;
-  for (let index = messages.length - 1; index >= 0 && !(user && foundOutput); index--) {
+  // The newest tool output belongs to the newest turn only when it came after the user's newest message: an
+  // output from before it belongs to an earlier turn, which a summary may stand for.
+  for (let index = messages.length - 1; index >= 0 && !user; index--) {
     const message = messages[index]!;
-    if (!user && isUserAuthored(message)) user = message;
-    if (!foundOutput && isToolOutputMessage(message)) {
-      foundOutput = true;
-      outputIds.add(message.id);
-      for (const block of message.content)
-        if (block.type === "tool_result") toolUseIds.add(block.tool_use_id);
-      // The calls it answers: the assistant messages just before it (or the action of an observation).
-      for (let back = index - 1; back >= 0; back--) {
-        const previous = messages[back]!;
-        if (previous.role !== "assistant") break;
-        outputIds.add(previous.id);
-        if (toolUseIds.size === 0) break;
-      }
+    if (isUserAuthored(message)) user = message;
+    if (outputIds.size > 0 || !isToolOutputMessage(message)) continue;
+    outputIds.add(message.id);
+    for (const block of message.content) if (block.type === "tool_result") toolUseIds.add(block.tool_use_id);
+    // The calls it answers: the assistant messages just before it (or the action of an observation).
+    for (let back = index - 1; back >= 0; back--) {
+      const previous = messages[back]!;
+      if (previous.role !== "assistant") break;
+      outputIds.add(previous.id);
+      if (toolUseIds.size === 0) break;
     }
   }
   const turn: NewestTurn = { outputMessageIds: outputIds, toolUseIds };

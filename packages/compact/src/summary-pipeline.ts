@@ -5,7 +5,7 @@ import type { CompactionOutcome } from "./compact-conversation.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens, estimateTokens } from "./conversation.ts";
 import {
-  BACKGROUND_MAX_AFTER,
+  BACKGROUND_MINIMUM_SHARE,
   COMPACT_PROMPT_TOKENS,
   IRREDUCIBLE_MARGIN,
   POST_COMPACT_TOTAL_TOKENS,
@@ -256,10 +256,11 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
     call.state.tokens = tokensAfter;
     call.state.acted.add(layer.name);
     call.summarized = true;
-    // What no compaction can remove: the system prompt and tools, the summary, the last round, the attachments.
+    // What no compaction can remove: the system prompt and tools, a summary of its budget (a longer one is the
+    // summariser's fault), the last round, the attachments.
     const irreducible =
       view.preambleTokens +
-      estimateTextTokens(outcome.messageText) +
+      Math.min(estimateTextTokens(outcome.messageText), summaryMaxTokens(call.state.threshold)) +
       estimateTokens(kept.slice(-4)) +
       attachmentTokens;
     if (
@@ -375,7 +376,9 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
       events.emit({ type: "background-discarded", reason: result.message });
       return false;
     }
-    const spliced = result ? splice(result, call.state.threshold) : undefined;
+    const spliced = result
+      ? splice(result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
+      : undefined;
     if (!spliced) {
       events.emit({
         type: "background-discarded",
@@ -401,11 +404,19 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
    * A background summary stands for a prefix of the conversation as it was. It applies to the view as it is
    * now when the messages it covers — or replacements (folds, placeholders) of only such messages — still form
    * a prefix: the cheap layers' edits to that prefix are superseded by the summary, their edits after it kept.
+   * And only while it frees enough (at the threshold a tenth of it; when spliced in early, as much as a cheap
+   * layer must): short of that, the conversation has outgrown it.
    */
-  function splice(outcome: CompactionOutcome, threshold: number): { outcome: CompactionOutcome } | undefined {
+  function splice(
+    outcome: CompactionOutcome,
+    minimumFreed: number,
+    threshold: number,
+  ): { outcome: CompactionOutcome } | undefined {
     const covered = new Set(outcome.summarizedMessageIds);
     const current = view.view;
-    const isCovered = (message: Message) => view.originalsOf(message.id).every((id) => covered.has(id));
+    // A message is covered when the summary read it, or read everything it stands for (a fold made since).
+    const isCovered = (message: Message) =>
+      covered.has(message.id) || view.originalsOf(message.id).every((id) => covered.has(id));
     let cut = 0;
     while (cut < current.length && isCovered(current[cut]!)) cut++;
     if (cut === 0) return undefined;
@@ -421,7 +432,11 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
     );
     if (orphan) return undefined;
     const tokensAfter = estimateTextTokens(outcome.messageText) + estimateTokens(kept);
-    if (tokensAfter >= threshold * BACKGROUND_MAX_AFTER) return undefined;
+    // Freeing too little, or not getting under the threshold, the conversation has outgrown it: a summary
+    // written now does better.
+    if ((estimateTokens(current) - tokensAfter) * DEFAULT_PADDING < Math.max(1, minimumFreed))
+      return undefined;
+    if ((tokensAfter + view.preambleTokens) * DEFAULT_PADDING >= threshold) return undefined;
     return {
       outcome: {
         ...outcome,
@@ -467,7 +482,12 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
     run,
     startBackground,
     async spliceIfReady(call) {
-      if (!background?.settled) return false;
+      const pending = background;
+      if (!pending?.settled) return false;
+      // Only when it fits and frees enough now; otherwise it waits for the threshold.
+      const result = await pending.promise;
+      if (!result || result instanceof Error) return false;
+      if (!splice(result, call.state.minimumFreedTokens, call.state.threshold)) return false;
       return applyBackground(
         call,
         core.timer(),

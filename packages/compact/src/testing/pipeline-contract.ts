@@ -223,28 +223,16 @@ function describeGuarantees(options: PipelineContractOptions): void {
       summarizer: thrashing,
       onEvent: (event) => events.push(event),
     });
-    const opened = events.findIndex((event) => event.type === "breaker-open");
-    expect(opened, "the breaker of the summary opens after the thrashing summaries").toBeGreaterThanOrEqual(
-      0,
-    );
-    // The summary that opened it was applied, and is reported after it; the next one is the fallback's.
-    const later = events
-      .slice(opened)
-      .flatMap((event) =>
-        event.type === "layer" && event.summarizer !== undefined ? [event.summarizer] : [],
-      );
-    expect(later.slice(0, 2), "the next summary is the fallback's").toEqual(["thrashing", "extractive"]);
-    const sequence = events.flatMap((event) =>
-      event.type === "layer" && event.summarizer !== undefined
-        ? [event.summarizer]
-        : event.type === "breaker-open"
-          ? ["open"]
-          : [],
-    );
-    expect(
-      sequence.slice(0, 5),
-      "three thrashing summaries open the breaker, then the fallback writes",
-    ).toEqual(["thrashing", "thrashing", "open", "thrashing", "extractive"]);
+    expect(events.some((event) => event.type === "breaker-open" && event.layer === "summary")).toBe(true);
+    // Three thrashing summaries open its breaker; the next summary is the fallback's, and leaves less.
+    const summaries = events.flatMap((event) => (event.type === "layer" && event.summarizer ? [event] : []));
+    expect(summaries.slice(0, 3).map((event) => event.summarizer)).toEqual([
+      "thrashing",
+      "thrashing",
+      "thrashing",
+    ]);
+    expect(summaries[3]?.summarizer).toBe("extractive");
+    expect(summaries[3]!.tokensAfter).toBeLessThan(summaries[2]!.tokensAfter);
   });
 
   it("opens the breaker of a failing summariser, lets the fallback summarise, and closes it after the cool-down", async () => {
