@@ -4,7 +4,6 @@ import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } fr
 import type { ModelRequest } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
 import { loadSession } from "./load-session.ts";
-import { toMessagesApiBody } from "./messages-api-body.ts";
 import { parseWindow } from "./parse-window.ts";
 import { recordingProvider } from "./recording-provider.ts";
 import { OptionValueError, OutputError } from "./replay-errors.ts";
@@ -13,18 +12,20 @@ import { renderReplayReport } from "./replay-report.ts";
 import {
   countCompactions,
   DEFAULT_WINDOW,
+  modelRequest,
   replaySession,
-  requestBody,
   requestShape,
   type SessionReplay,
 } from "./replay-session.ts";
 import { renderReplayTable } from "./replay-table.ts";
-import { openRequestDump, type RequestDump } from "./request-dump.ts";
+import { openRequestDump } from "./request-dump.ts";
 import { resolveSession } from "./resolve-session.ts";
 
 /** The options of `unforget replay`, as the command line gives them. */
 export interface ReplayCommandOptions {
   window?: string;
+  /** The prompt cache's lifetime: "5m" (default) or "1h". */
+  cacheTtl?: string;
   summarizer?: string;
   json?: boolean;
   report?: string;
@@ -47,6 +48,13 @@ export async function runReplayCommand(
 ): Promise<void> {
   const window = options.window === undefined ? DEFAULT_WINDOW : parseWindow(options.window);
   const summarizerChoice = options.summarizer ?? "offline";
+  const cacheTtl = options.cacheTtl ?? "5m";
+  if (cacheTtl !== "5m" && cacheTtl !== "1h") {
+    throw new OptionValueError(
+      "--cache-ttl",
+      `--cache-ttl ${JSON.stringify(cacheTtl)} is not a cache lifetime: use "5m" (the default, as the API) or "1h" (cache writes then cost twice the input price).`,
+    );
+  }
   if (summarizerChoice !== "offline" && summarizerChoice !== "model") {
     throw new OptionValueError(
       "--summarizer",
@@ -74,6 +82,8 @@ export async function runReplayCommand(
   });
   if (options.report !== undefined) await checkReportFolder(options.report);
   const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
+  // The provider's own converter writes the dumped bodies; loaded only for a dump (it loads the provider's SDK).
+  const toWire = dump ? (await import("@unforget/provider-anthropic")).convertToAnthropicRequest : undefined;
   const shape = requestShape(session, window);
   const progress = createReplayProgress(output.stderr);
   let replay: SessionReplay;
@@ -81,11 +91,14 @@ export async function runReplayCommand(
     replay = await replaySession(session, {
       window,
       summarizer,
+      cacheTtl,
       onCall: async (call, done, total) => {
         progress.update(done, total);
-        if (!dump) return;
-        await writeSummaryRequests(dump, call.index, pendingSummaries.splice(0));
-        await dump.writeCall(call.index, requestBody(shape, call.messages));
+        if (!dump || !toWire) return;
+        let attempt = 0;
+        for (const request of pendingSummaries.splice(0))
+          await dump.writeSummarizerCall(call.index, ++attempt, toWire(request).body);
+        await dump.writeCall(call.index, toWire(modelRequest(shape, call)).body);
       },
     });
   } finally {
@@ -109,28 +122,6 @@ async function chooseSummarizer(
   // Throws ConfigurationError saying what to set when no provider is configured.
   const { provider, model } = await createProviderFromEnv({ env });
   return createModelSummarizer({ provider: recordingProvider(provider, record), model });
-}
-
-async function writeSummaryRequests(
-  dump: RequestDump,
-  call: number,
-  requests: ModelRequest[],
-): Promise<void> {
-  let attempt = 0;
-  for (const request of requests) {
-    attempt++;
-    await dump.writeSummarizerCall(
-      call,
-      attempt,
-      toMessagesApiBody({
-        model: request.model,
-        system: request.system ?? "",
-        messages: request.messages,
-        tools: request.tools ?? [],
-        maxTokens: request.maxTokens,
-      }),
-    );
-  }
 }
 
 /** Refuses a report path whose folder is missing before the replay runs, rather than after. */
@@ -170,8 +161,24 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
     summarizerCalls: stats.summarizerCalls,
     summarizerInputTokens: stats.summarizerInputTokens,
     prefixReuse: Math.round(stats.prefixReuse * 10_000) / 10_000,
+    cacheReadTokens: stats.cacheReadTokens,
+    cacheWriteTokens: stats.cacheWriteTokens,
+    uncachedInputTokens: stats.uncachedInputTokens,
+    summarizerOutputTokens: stats.summarizerOutputTokens,
+    inputCostUsd: roundUsd(stats.inputCostUsd),
     inputCost: stats.inputCost,
-    naiveInputCost: stats.naiveInputCost,
+    slidingWindowInputCostUsd: roundUsd(stats.slidingWindowInputCostUsd),
+    slidingWindowInputCost: stats.slidingWindowInputCost,
+    errorCodes: stats.errorCodes,
+    pricing: {
+      model: replay.pricing.model,
+      known: replay.pricing.known,
+      input: replay.pricing.input,
+      output: replay.pricing.output,
+      cacheWrite: replay.cacheTtl === "1h" ? replay.pricing.cacheWrite1h : replay.pricing.cacheWrite5m,
+      cacheRead: replay.pricing.cacheRead,
+      cacheTtl: replay.cacheTtl,
+    },
     violations: stats.violations,
     compactions: countCompactions(replay),
     layerActions: replay.actions.length,
@@ -183,4 +190,9 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
       ...(replay.session.instance ? { line: replay.session.instance.line } : {}),
     },
   };
+}
+
+/** Dollars to a hundredth of a cent, so the JSON is stable across platforms' float printing. */
+function roundUsd(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
 }

@@ -9,9 +9,9 @@ import {
   replayConversation,
   type Summarizer,
 } from "@unforget/compact";
-import type { Message, ToolDefinition } from "@unforget/core";
+import type { Message, ModelRequest, ToolDefinition } from "@unforget/core";
+import { getModelPricing, type ResolvedModelPricing } from "@unforget/tokens";
 import type { LoadedSession } from "./load-session.ts";
-import { type MessagesApiBody, toMessagesApiBody } from "./messages-api-body.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
@@ -29,6 +29,8 @@ export interface ReplaySessionOptions {
   window: number;
   /** Writes the summaries; default the extractive summariser (offline, deterministic). */
   summarizer?: Summarizer;
+  /** How long the prompt cache lives: "5m" (default) or "1h" (cache writes then cost 2× input). */
+  cacheTtl?: "5m" | "1h";
   /** Called after each replayed call with its position; `done` counts from 1 to `total`. */
   onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
 }
@@ -90,6 +92,10 @@ export interface SessionReplay extends RequestShape {
   actions: LayerAction[];
   /** The summariser that wrote the summaries ("extractive" or "model"). */
   summarizer: string;
+  /** The prices the requests were billed at (the requests' model's, or the Sonnet tier's for a model not in the table). */
+  pricing: ResolvedModelPricing;
+  /** The prompt cache's lifetime. */
+  cacheTtl: "5m" | "1h";
 }
 
 /**
@@ -104,6 +110,8 @@ export async function replaySession(
   const shape = requestShape(session, window);
   const { model, maxTokens, system, tools } = shape;
   const summarizer = options.summarizer ?? createExtractiveSummarizer();
+  const pricing = getModelPricing(model);
+  const cacheTtl = options.cacheTtl ?? "5m";
   const total = countModelCalls(session.messages);
   let manager: ContextManager | undefined;
   let seenEntries = 0;
@@ -113,6 +121,8 @@ export async function replaySession(
     window,
     system,
     tools,
+    pricing,
+    cache: { ttl: cacheTtl },
     createManager: (clock) => {
       manager = createContextManager({
         model,
@@ -120,6 +130,8 @@ export async function replaySession(
         summarizer,
         clock,
         idFactory: (kind) => `${kind}_${String(++counter).padStart(6, "0")}`,
+        pricing,
+        config: { cacheTtl },
       });
       return manager;
     },
@@ -147,12 +159,21 @@ export async function replaySession(
     layers: (manager?.layers ?? []).map(({ name, label, color, kind }) => ({ name, label, color, kind })),
     actions,
     summarizer: summarizer.name,
+    pricing,
+    cacheTtl,
   };
 }
 
-/** The exact Messages API body of one replayed call. */
-export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): MessagesApiBody {
-  return toMessagesApiBody({ ...shape, messages });
+/** One replayed call as the request a provider would be sent: its messages, system and tools with their cache breakpoints. */
+export function modelRequest(shape: RequestShape, call: Pick<ReplayCall, "request">): ModelRequest {
+  const { system, tools, messages } = call.request;
+  return {
+    model: shape.model,
+    maxTokens: shape.maxTokens,
+    messages,
+    ...(system !== undefined ? { system } : {}),
+    ...(tools && tools.length > 0 ? { tools } : {}),
+  };
 }
 
 /** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */

@@ -1,16 +1,18 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
-import type { MessagesApiBody } from "./messages-api-body.ts";
 import { OutputError } from "./replay-errors.ts";
+
+/** A request body as the provider's wire has it (the Messages API's `POST /v1/messages` body). */
+export type RequestBody = Record<string, unknown>;
 
 /** Writes each replayed request as `DIR/000001.json`, and summariser requests under `DIR/summarizer/`. */
 export interface RequestDump {
   readonly directory: string;
   /** Called once per replayed call, in order. */
-  writeCall(call: number, body: MessagesApiBody): Promise<void>;
+  writeCall(call: number, body: RequestBody): Promise<void>;
   /** Called for each summariser request sent while preparing `call` (`attempt` counts from 1). */
-  writeSummarizerCall(call: number, attempt: number, body: MessagesApiBody): Promise<void>;
+  writeSummarizerCall(call: number, attempt: number, body: RequestBody): Promise<void>;
 }
 
 /** The file name of a call: its number, zero-padded to six digits. */
@@ -47,7 +49,7 @@ export async function openRequestDump(directory: string): Promise<RequestDump> {
     );
   }
   let summarizerFolder = false;
-  const write = async (path: string, body: MessagesApiBody) => {
+  const write = async (path: string, body: RequestBody) => {
     try {
       // One file per call: renamed into place whole, but not flushed one by one (they can be regenerated).
       await writeFileAtomic(path, `${JSON.stringify(body, null, 2)}\n`, { durable: false });

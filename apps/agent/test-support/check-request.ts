@@ -10,8 +10,21 @@ export function checkRequestBody(body: unknown): string[] {
   const problems: string[] = [];
   if (typeof body !== "object" || body === null) return ["the body is not an object"];
   const record = body as Record<string, unknown>;
-  const keys = Object.keys(record).sort().join(",");
-  if (keys !== "max_tokens,messages,model,system,tools") problems.push(`unexpected fields: ${keys}`);
+  const keys = Object.keys(record).sort();
+  for (const key of ["max_tokens", "messages", "model"]) if (!keys.includes(key)) problems.push(`no ${key}`);
+  const extra = keys.filter((key) => !["max_tokens", "messages", "model", "system", "tools"].includes(key));
+  if (extra.length > 0) problems.push(`unexpected fields: ${extra.join(",")}`);
+  // Prompt caching: at most four breakpoints.
+  const marked = (blocks: unknown) =>
+    Array.isArray(blocks)
+      ? blocks.filter((block) => (block as Record<string, unknown>).cache_control).length
+      : 0;
+  const allMessages = Array.isArray(record.messages) ? (record.messages as { content: unknown }[]) : [];
+  const breakpoints =
+    marked(record.system) +
+    marked(record.tools) +
+    allMessages.reduce((sum, message) => sum + marked(message.content), 0);
+  if (breakpoints > 4) problems.push(`${breakpoints} cache breakpoints (the API takes 4)`);
   if (typeof record.model !== "string" || record.model.length === 0) problems.push("no model");
   if (!Number.isInteger(record.max_tokens) || (record.max_tokens as number) <= 0)
     problems.push("bad max_tokens");
@@ -69,11 +82,13 @@ const encoding = getEncoding("o200k_base");
 
 /** Tokens of a request by a real BPE tokenizer (o200k): system, every block's text or JSON, and the tools. */
 export function countRequestTokens(body: {
-  system: unknown;
+  system?: string | { text: string }[];
   messages: { content: Record<string, unknown>[] }[];
-  tools: unknown[];
+  tools?: unknown[];
 }): number {
-  const parts: string[] = [typeof body.system === "string" ? body.system : JSON.stringify(body.system)];
+  const parts: string[] = [
+    typeof body.system === "string" ? body.system : (body.system ?? []).map((block) => block.text).join("\n"),
+  ];
   for (const message of body.messages) {
     for (const block of message.content) {
       if (block.type === "text") parts.push(block.text as string);
@@ -84,6 +99,6 @@ export function countRequestTokens(body: {
       else parts.push(JSON.stringify(block));
     }
   }
-  if (body.tools.length > 0) parts.push(JSON.stringify(body.tools));
+  if (body.tools && body.tools.length > 0) parts.push(JSON.stringify(body.tools));
   return parts.reduce((sum, part) => sum + encoding.encode(part).length, 0) + 4 * body.messages.length;
 }

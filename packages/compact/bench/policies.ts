@@ -1,4 +1,4 @@
-import { type ContextManagerConfig, createContextManager, createWorkingSetPolicy } from "../src/index.ts";
+import { type ContextManagerConfig, createContextManager, createFixedLevelPolicy } from "../src/index.ts";
 import { createBaseAgentBaseline, createPlainRuleBaseline, createTeachingBaseline } from "./baselines.ts";
 import { createPruneMessagesPeer, createTrimMessagesPeer } from "./peers.ts";
 import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
@@ -18,6 +18,7 @@ export function ours(name: string, config: () => ContextManagerConfig = () => ({
         limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
         clock,
         idFactory: (kind) => `${kind}-${++ids}`,
+        pricing: PRICING,
         config: config(),
       }),
   };
@@ -26,9 +27,10 @@ export function ours(name: string, config: () => ContextManagerConfig = () => ({
 /** Every policy of the replay tables: ours first, then the peers as their real packages, then the re-implemented baselines. */
 export function policies(): Policy[] {
   return [
-    ours("unforget (default ladder)"),
-    ours("unforget, working set (ski rental)", () => ({
-      policy: createWorkingSetPolicy({ pricing: PRICING }),
+    ours("unforget (default: working set, ski rental)"),
+    ours("unforget, fixed levels (the previous default)", () => ({
+      policy: createFixedLevelPolicy(),
+      cheapLayers: { protectShare: 0.05 },
     })),
     {
       name: "peer: LangChain trimMessages",

@@ -181,13 +181,13 @@ function recordText(records: readonly string[]): string {
 }
 
 export interface CollapseLayerOptions extends Omit<CollapseOptions, "now" | "targetTokens" | "drain"> {
-  /** Recent tool output never folded in a batch, as a share of the threshold; default 0.05. */
+  /** Recent tool output never folded in a batch beyond the protected rounds, as a share of the threshold; default 0. */
   protectShare?: number;
 }
 
 /**
  * Collapse as a layer: in a batch of the cheap layers it folds the oldest completed runs down to the target
- * (keeping 2 rounds and 5 % of the threshold of recent output); in `recover` it drains everything but the
+ * (keeping the last 2 rounds); in `recover` it drains everything but the
  * last round before the reactive summary.
  */
 export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLayer {

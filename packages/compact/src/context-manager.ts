@@ -5,13 +5,18 @@ import {
   PromptTooLongError,
   type RequestMessage,
 } from "@unforget/core";
-import { type ContextPolicy, createCalibrator, createContextPolicy, DEFAULT_PADDING } from "@unforget/tokens";
+import {
+  type ContextPolicy,
+  createCalibrator,
+  createContextPolicy,
+  DEFAULT_PADDING,
+  getModelPricing,
+} from "@unforget/tokens";
 import type { TranscriptEntry } from "@unforget/transcript";
 import { createCacheBreakDetector } from "./cache-break-detector.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
-import { createFixedLevelPolicy } from "./compaction-policy.ts";
 import { type ContextEventListener, createContextEvents, type LayerReport } from "./context-events.ts";
 import type { ContextManagerOptions, PrepareOptions } from "./context-manager-options.ts";
 import { createContextSize } from "./context-size.ts";
@@ -36,6 +41,7 @@ import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
 import { settledBlocks } from "./settled-prefix.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
+import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
 export interface ContextStatus {
   /** Context size now, in tokens (usage-anchored where possible). */
@@ -161,9 +167,17 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     ),
     policy:
       config.policy ??
-      createFixedLevelPolicy({
+      createWorkingSetPolicy({
         ...config.cheapLayers,
         ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
+        ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
+        ...(config.collapse && config.collapse.protectRounds !== undefined
+          ? { protectRounds: config.collapse.protectRounds }
+          : {}),
+        ...(config.collapse && config.collapse.compactableTools
+          ? { compactableTools: config.collapse.compactableTools }
+          : {}),
+        pricing: options.pricing ?? getModelPricing(options.model),
       }),
     view,
     size: createContextSize(view, options.calibrator ?? createCalibrator(), {

@@ -1,4 +1,5 @@
 import {
+  type CacheablePrompt,
   createUsage,
   findToolPairViolations,
   type Message,
@@ -59,16 +60,17 @@ export interface ReplayCall {
   index: number;
   /** Recorded time of the call. */
   time: number;
-  /** The request's messages as they would be sent (with the moving cache breakpoint on the last one). */
+  /** The request's messages as the manager prepared them. */
   messages: RequestMessage[];
-  /** The system prompt and tools as they would be sent (with their cache breakpoints); the same every call. */
-  system?: string | TextBlock[];
-  tools?: ToolDefinition[];
+  /** The request as it would be sent: system, tools and messages with their cache breakpoints. */
+  request: CacheablePrompt;
   /** How the provider would bill the request's input: read from the cache, written to it, neither. */
   billing: CachedInput;
   /** Dollars: this request's input, and the summaries written while preparing it (their input and output). */
   inputCostUsd: number;
   summarizerCostUsd: number;
+  /** Dollars of the reference's request at this call (every message, the oldest dropped to fit the window). */
+  slidingWindowCostUsd: number;
   /** Input tokens of the request (system and tools included). */
   tokens: number;
   /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
@@ -169,7 +171,6 @@ export async function replayConversation(
   let summarizerCalls = 0;
   let summarizerInputTokens = 0;
   let summarizerOutputTokens = 0;
-  let referenceUsd = 0;
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -221,13 +222,14 @@ export async function replayConversation(
       }
       summarizerInputTokens += summaryInput;
       summarizerOutputTokens += summaryOutput;
-      const request = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
-      const billing = bill.request(request, time);
+      const sent = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
+      const billing = bill.request(sent, time);
       const call: ReplayCall = {
+        slidingWindowCostUsd: reference.bill(history, time),
         index: calls.length + 1,
         time,
-        messages: request,
-        ...bill.preamble,
+        messages: prepared.messages,
+        request: { ...bill.preamble, messages: sent },
         billing,
         inputCostUsd: bill.inputUsd(billing),
         summarizerCostUsd: bill.summaryUsd(summaryInput, summaryOutput),
@@ -239,7 +241,6 @@ export async function replayConversation(
         threshold: prepared.status.threshold,
       };
       calls.push(call);
-      referenceUsd += reference.bill(history, time);
       await options.onCall?.(call);
       previous = prepared.messages;
       history.push({
@@ -286,8 +287,8 @@ export async function replayConversation(
       uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
       inputCostUsd,
       inputCost: bill.inTokens(inputCostUsd),
-      slidingWindowInputCostUsd: referenceUsd,
-      slidingWindowInputCost: bill.inTokens(referenceUsd),
+      slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
+      slidingWindowInputCost: bill.inTokens(sum((call) => call.slidingWindowCostUsd)),
       errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
       violations: calls.flatMap((call) =>
         call.violations.map((violation) => `call ${call.index}: ${violation}`),

@@ -88,6 +88,7 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
       return plan;
     },
     due: (layer, state) => fixed.due(layer, state),
+    startBackground: (state) => fixed.startBackground?.(state) ?? false,
   };
 }
 
