@@ -39,7 +39,7 @@ import { createModelSummarizer } from "./model-summarizer.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
-import { settledBlocks } from "./settled-prefix.ts";
+import { createSettledTracker, settledBlocks } from "./settled-prefix.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
 import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
@@ -206,7 +206,12 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   };
   const stats = createSessionStats();
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
-  const session: SessionState = { pending: new Map(), recoveries: 0, lastTokens: undefined };
+  const session: SessionState = {
+    pending: new Map(),
+    recoveries: 0,
+    lastTokens: undefined,
+    settled: createSettledTracker(),
+  };
   const status = (tokens = core.size.tokens()) => statusOf(core, window.policy, stats, tokens);
   const finish = (call: LadderCall) => finishCall(core, call, session, status);
 
@@ -261,6 +266,8 @@ interface SessionState {
   recoveries: number;
   /** The context's size when the previous request was returned. */
   lastTokens: number | undefined;
+  /** Where the settled part of the view ends (remembered from call to call). */
+  settled: (messages: readonly Message[]) => number;
 }
 
 /** The window's levels, from the limits given, the provider's (learned ones too) or core's table. */
@@ -533,7 +540,7 @@ async function finishCall(
   const result: PrepareResult = {
     messages,
     projected: core.view.view,
-    settledBlocks: settledBlocks(core.view.view, messages),
+    settledBlocks: settledBlocks(core.view.view, session.settled(core.view.view)),
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,

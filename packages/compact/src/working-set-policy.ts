@@ -18,7 +18,7 @@ import {
   RECORD_TOKENS_PER_CALL,
 } from "./defaults.ts";
 import { CACHE_TTL_MS } from "./prompt-cache.ts";
-import { settledMessages } from "./settled-prefix.ts";
+import { isFoldableRoundAt, settledMessages } from "./settled-prefix.ts";
 
 export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
   /** The model's prices: its cache-read and cache-write rates, as shares of its input price, set the rent and the price of a break. Default the Sonnet tier (reads 0.1×, writes 1.25×). */
@@ -60,7 +60,7 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
   const write = (ttl === "1h" ? rates.cacheWrite1h : rates.cacheWrite5m) / input;
   const protectRounds = options.protectRounds ?? LADDER_COLLAPSE_PROTECT_ROUNDS;
   const protectShare = options.protectShare ?? COLLAPSE_PROTECT_SHARE;
-  const compactable = compactablePredicate(options.compactableTools);
+  const compactable = options.compactableTools ? compactablePredicate(options.compactableTools) : undefined;
   const tokensOf = createTokenMemo();
   let rent = 0;
   return {
@@ -114,13 +114,18 @@ function stalePart(
   options: {
     protectRounds: number;
     protectTokens: number;
-    compactable: (name: string) => boolean;
+    /** Set when the tools that may be folded are not the default ones. */
+    compactable: ((name: string) => boolean) | undefined;
     tokensOf: (message: Message) => number;
   },
 ): StalePart {
   const rounds: number[] = [];
   for (let index = 0; index + 1 < messages.length; index++) {
-    if (isFoldableRound(messages[index]!, messages[index + 1]!, options.compactable)) rounds.push(index);
+    if (messages[index]!.role !== "assistant") continue;
+    const foldable = options.compactable
+      ? isFoldableRound(messages[index]!, messages[index + 1]!, options.compactable)
+      : isFoldableRoundAt(messages, index);
+    if (foldable) rounds.push(index);
   }
   let protect = options.protectRounds;
   let kept = 0;
