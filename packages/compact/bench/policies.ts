@@ -8,7 +8,11 @@ export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
 export const TEACHING = "baseline: teaching policy (seed 001)";
 
 /** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
-export function ours(name: string, config: () => ContextManagerConfig = () => ({})): Policy {
+export function ours(
+  name: string,
+  config: () => ContextManagerConfig = () => ({}),
+  cacheTtl: "5m" | "1h" = "5m",
+): Policy {
   let ids = 0;
   return {
     name,
@@ -19,19 +23,23 @@ export function ours(name: string, config: () => ContextManagerConfig = () => ({
         clock,
         idFactory: (kind) => `${kind}-${++ids}`,
         pricing: PRICING,
-        config: config(),
+        config: { cacheTtl, ...config() },
       }),
   };
 }
 
-/** Every policy of the replay tables: ours first, then the peers as their real packages, then the re-implemented baselines. */
-export function policies(): Policy[] {
+/**
+ * Every policy of the replay tables: ours first, then the peers as their real packages, then the
+ * re-implemented baselines. `cacheTtl` is the cache the requests ask for (our policies are told it).
+ */
+export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
   return [
-    ours("unforget (default: working set, ski rental)"),
-    ours("unforget, fixed levels (the previous default)", () => ({
-      policy: createFixedLevelPolicy(),
-      cheapLayers: { protectShare: 0.05 },
-    })),
+    ours("unforget (default: working set, ski rental)", undefined, cacheTtl),
+    ours(
+      "unforget, fixed levels (the previous default)",
+      () => ({ policy: createFixedLevelPolicy(), cheapLayers: { protectShare: 0.05 } }),
+      cacheTtl,
+    ),
     {
       name: "peer: LangChain trimMessages",
       // What fits beside the output reserve; the system prompt and tools are small next to it.

@@ -155,6 +155,7 @@ export async function replayAll(
   sessions: readonly CorpusSession[],
   policy: Policy,
   window: number,
+  cacheTtl: "5m" | "1h" = "5m",
 ): Promise<PolicyTotals> {
   const totals: PolicyTotals = {
     sessions: 0,
@@ -181,6 +182,7 @@ export async function replayAll(
     const { stats, calls } = await replayConversation(session.messages, {
       window,
       pricing: PRICING,
+      cache: { ttl: cacheTtl },
       ...(session.system ? { system: session.system } : {}),
       createManager: (clock) => {
         const manager = policy.create(window, clock);
