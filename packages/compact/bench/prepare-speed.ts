@@ -206,7 +206,7 @@ export async function measureLayers(tokens = 200_000): Promise<LayerCostRow[]> {
     ["observation masking", () => maskObservations(history, { now: last })],
     ["collapse", () => collapseContext(history, { now: last })],
     [
-      "full summary (extractive)",
+      "summary (extractive)",
       async () => {
         const outcome = await compactConversation(history, {
           summarizer: createExtractiveSummarizer(),

@@ -1,11 +1,5 @@
 import type { Message } from "@unforget/core";
-import {
-  BACKGROUND_CHEAP_SHORTFALL,
-  CHEAP_LEVEL,
-  CHEAP_MINIMUM_SHARE,
-  CHEAP_TARGET,
-  EARLY_MARK,
-} from "./defaults.ts";
+import { CHEAP_LEVEL, CHEAP_MINIMUM_SHARE, CHEAP_TARGET, EARLY_MARK } from "./defaults.ts";
 import type { LadderState, Layer } from "./layer.ts";
 
 /** What the policy is told at the start of an automatic call (before a model call). */
@@ -72,8 +66,8 @@ export interface FixedLevelPolicyOptions {
  * The default policy: fixed levels, tuned on the replay benchmark. The cheap layers act together at 95 % of
  * the threshold, down to 30 %, each only when it frees 20 % (each act breaks the prompt cache, so each must
  * buy many calls of growth). Each layer is then due by its own rule. From 85 % of the threshold, a summary
- * starts in the background when a dry run shows that the cheap layers would leave more than 60 % of it: they
- * would not put the summary off for long.
+ * starts in the background once the cheap layers can no longer put it off: a dry run of their batch would
+ * free less than the batch's minimum. What it summarises is then what they will not touch again.
  */
 export function createFixedLevelPolicy(options: FixedLevelPolicyOptions = {}): CompactionPolicy {
   const level = options.level ?? CHEAP_LEVEL;
@@ -94,17 +88,15 @@ export function createFixedLevelPolicy(options: FixedLevelPolicyOptions = {}): C
     async startBackground(input) {
       if (earlyMark === undefined || input.backgroundPending) return false;
       if (input.tokens < input.threshold * earlyMark || input.tokens >= input.threshold) return false;
-      // Too early while the cheap layers can still fold the context well down: a summary started now would be
-      // outgrown before it is needed. A dry run's answer holds while the context grows by less than the band
-      // between the early mark and the cheap level.
+      // Too early while the cheap layers can still put the threshold off: a summary started now would be
+      // outgrown, or spliced in before it is needed. A dry run's answer holds while the context grows by less
+      // than the band between the early mark and the cheap level.
       const stale =
         !lastDryRun ||
         input.tokens < lastDryRun.tokens ||
         input.tokens - lastDryRun.tokens > input.threshold * Math.max(0.01, level - earlyMark);
       if (stale) lastDryRun = { tokens: input.tokens, after: await input.cheapPassEstimate() };
-      return (
-        lastDryRun!.after + (input.tokens - lastDryRun!.tokens) > input.threshold * BACKGROUND_CHEAP_SHORTFALL
-      );
+      return input.tokens - lastDryRun!.after < input.minimumFreedTokens;
     },
     due(layer, state) {
       return layer.due(state);

@@ -9,6 +9,7 @@ import { projectMessages, readTranscript, TranscriptWriter, toRequestMessages } 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
+import { createFixedLevelPolicy } from "./compaction-policy.ts";
 import type { ContextEvent } from "./context-events.ts";
 import { createContextManager } from "./context-manager.ts";
 import { estimateTokens, resultText } from "./conversation.ts";
@@ -560,6 +561,7 @@ describe("background summaries", () => {
     };
     const c = conversationBuilder().user("Audit every module.");
     const events: ContextEvent[] = [];
+    const fixed = createFixedLevelPolicy({ level: 0.8, target: 0.5, minimumFreedShare: 0.02 });
     const manager = createContextManager({
       model: "m",
       limits: LIMITS,
@@ -567,8 +569,12 @@ describe("background summaries", () => {
       summarizer: slow,
       onEvent: (event) => events.push(event),
       config: {
-        earlyMark: 0.7,
         cheapLayers: { level: 0.8, target: 0.5, minimumFreedShare: 0.02, protectShare: 0.01 },
+        // A policy that starts the background summary at 70 %, before the cheap layers act at 80 %.
+        policy: {
+          ...fixed,
+          startBackground: (input) => !input.backgroundPending && input.tokens >= input.threshold * 0.7,
+        },
       },
     });
     const seen = (type: ContextEvent["type"]) => events.findIndex((event) => event.type === type);

@@ -17,6 +17,7 @@ import { createCacheBreakDetector } from "./cache-break-detector.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
+import type { CompactionPolicy } from "./compaction-policy.ts";
 import { type ContextEventListener, createContextEvents, type LayerReport } from "./context-events.ts";
 import type { ContextManagerOptions, PrepareOptions } from "./context-manager-options.ts";
 import { createContextSize } from "./context-size.ts";
@@ -138,72 +139,8 @@ export interface ContextManager {
  * model and limits it works offline (extractive summaries, no provider).
  */
 export function createContextManager(options: ContextManagerOptions): ContextManager {
-  const config = options.config ?? {};
-  const events = createContextEvents({
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  });
-  const clock = options.clock ?? Date.now;
-  const view = new ContextView({
-    clock,
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.transcript ? { sink: options.transcript } : {}),
-    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
-    ...(options.resume ? { resume: options.resume } : {}),
-  });
-  const extractive = createExtractiveSummarizer();
-  const defaults = createDefaultLayers(
-    config,
-    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
-  );
   const window = createWindow(options);
-  const core: ManagerCore = {
-    options,
-    config,
-    layers: checkLadder(
-      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
-    ),
-    policy:
-      config.policy ??
-      createWorkingSetPolicy({
-        ...config.cheapLayers,
-        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
-        ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
-        ...(config.collapse && config.collapse.protectRounds !== undefined
-          ? { protectRounds: config.collapse.protectRounds }
-          : {}),
-        ...(config.collapse && config.collapse.compactableTools
-          ? { compactableTools: config.collapse.compactableTools }
-          : {}),
-        pricing: options.pricing ?? getModelPricing(options.model),
-      }),
-    view,
-    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
-      providerId: options.provider?.providerId ?? "offline",
-      model: options.model,
-    }),
-    events,
-    breakers: createBreakers(
-      {
-        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
-        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
-      },
-      events,
-    ),
-    shape: createRequestShape(view),
-    cacheBreaks: createCacheBreakDetector(),
-    summarizer:
-      options.summarizer ??
-      (options.provider
-        ? createModelSummarizer({ provider: options.provider, model: options.model })
-        : extractive),
-    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
-    clock,
-    timer: options.timer ?? (() => performance.now()),
-    levels: () => window.levels,
-  };
+  const core = createCore(options, window);
   const stats = createSessionStats();
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
   const session: SessionState = {
@@ -254,7 +191,77 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     get entries() {
       return core.view.entries;
     },
-    on: (listener) => events.on(listener),
+    on: (listener) => core.events.on(listener),
+  };
+}
+
+/** The default policy: the working set, told the ladder's settings, the cache's lifetime and the model's prices. */
+function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
+  const config = options.config ?? {};
+  const collapse = config.collapse || undefined;
+  return createWorkingSetPolicy({
+    ...config.cheapLayers,
+    ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
+    ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
+    ...(collapse?.protectRounds !== undefined ? { protectRounds: collapse.protectRounds } : {}),
+    ...(collapse?.compactableTools ? { compactableTools: collapse.compactableTools } : {}),
+    pricing: options.pricing ?? getModelPricing(options.model),
+  });
+}
+
+/** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
+function createCore(options: ContextManagerOptions, window: ReturnType<typeof createWindow>): ManagerCore {
+  const config = options.config ?? {};
+  const events = createContextEvents({
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript?.path ? { transcriptPath: options.transcript.path } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  const clock = options.clock ?? Date.now;
+  const view = new ContextView({
+    clock,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.transcript ? { sink: options.transcript } : {}),
+    ...(options.idFactory ? { idFactory: options.idFactory } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
+  });
+  const extractive = createExtractiveSummarizer();
+  const defaults = createDefaultLayers(
+    config,
+    options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
+  );
+  return {
+    options,
+    config,
+    layers: checkLadder(
+      typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
+    ),
+    policy: config.policy ?? defaultPolicy(options),
+    view,
+    size: createContextSize(view, options.calibrator ?? createCalibrator(), {
+      providerId: options.provider?.providerId ?? "offline",
+      model: options.model,
+    }),
+    events,
+    breakers: createBreakers(
+      {
+        ...(config.breakerThreshold !== undefined ? { threshold: config.breakerThreshold } : {}),
+        ...(config.breakerCoolDownCalls !== undefined ? { coolDownCalls: config.breakerCoolDownCalls } : {}),
+      },
+      events,
+    ),
+    shape: createRequestShape(view),
+    cacheBreaks: createCacheBreakDetector(),
+    summarizer:
+      options.summarizer ??
+      (options.provider
+        ? createModelSummarizer({ provider: options.provider, model: options.model })
+        : extractive),
+    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    clock,
+    timer: options.timer ?? (() => performance.now()),
+    levels: () => window.levels,
   };
 }
 

@@ -29,11 +29,6 @@ export const CHEAP_MINIMUM_SHARE = 0.2;
 export const EARLY_MARK = 0.85;
 
 /**
- * From the early mark, a summary starts in the background when the cheap layers, run now, would leave more
- * than this share of the threshold (they would not put it off for long). Background benchmark (BENCHMARKS.md).
- */
-export const BACKGROUND_CHEAP_SHORTFALL = 0.6;
-/**
  * A finished background summary is spliced in at the threshold only if it frees at least this share of the
  * threshold (half what a cheap layer must free); short of that the conversation has outgrown it. Background
  * benchmark (BENCHMARKS.md).

@@ -195,6 +195,25 @@ describe("manager details", () => {
       ]);
       const todos = await createTodosProvider().provide(context);
       expect(todos[0]?.content).toContain("[pending] ship it");
+
+      // Sources that outlive compactions (the tools' read state and todo list): after a second compaction the
+      // summarised messages hold neither the Read nor the TodoWrite call.
+      const later = { trigger: "auto" as const, summarized: [], kept: [], budgetTokens: 10_000 };
+      expect(await createRecentFilesProvider({ root: dir }).provide(later)).toEqual([]);
+      const fromState = await createRecentFilesProvider({
+        root: dir,
+        recentPaths: () => [join(dir, "a.ts"), join(dir, "CLAUDE.md")],
+      }).provide(later);
+      expect(fromState.map((file) => file.source)).toEqual([join(dir, "a.ts")]);
+      const state = [{ content: "ship it", status: "in_progress" }];
+      expect(await createTodosProvider().provide(later)).toEqual([]);
+      const restored = await createTodosProvider({ todos: () => state }).provide(later);
+      expect(restored[0]?.content).toContain("[in_progress] ship it");
+      // A list the kept messages show is not repeated.
+      const shown = conversationBuilder().user("Go.").tool("TodoWrite", { todos: state }, "ok").messages;
+      expect(await createTodosProvider({ todos: () => state }).provide({ ...later, kept: shown })).toEqual(
+        [],
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

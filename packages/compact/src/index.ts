@@ -85,7 +85,12 @@ export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
 export type { CachedInput, PromptCache, PromptCacheOptions } from "./prompt-cache.ts";
 export { CACHE_TTL_MS, createPromptCache } from "./prompt-cache.ts";
-export type { AttachmentProvider, RecentFilesOptions, RehydrationContext } from "./rehydration.ts";
+export type {
+  AttachmentProvider,
+  RecentFilesOptions,
+  RehydrationContext,
+  TodosOptions,
+} from "./rehydration.ts";
 export {
   createCallbackProvider,
   createInstructionsProvider,

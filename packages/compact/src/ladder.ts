@@ -18,6 +18,7 @@ import {
   type Layer,
   type LayerContext,
   type LayerRequest,
+  type NewestTurn,
   SUMMARY_REQUEST,
   type SummaryLayer,
   scaleFor,
@@ -115,6 +116,10 @@ export function requestFor(call: LadderCall, layer: Layer): LayerRequest | undef
 /** What a layer is given to run with. */
 export function contextFor(core: ManagerCore, call: LadderCall, layer: Layer, reason: string): LayerContext {
   const request = requestFor(call, layer);
+  const messages = core.view.view;
+  // Computed when a layer asks (most calls, the budget looks at the new messages only and asks for neither).
+  let newestTurn: NewestTurn | undefined;
+  let stale: ReadonlySet<string> | undefined;
   return {
     ...call.state,
     trigger: request ? "manual" : call.state.trigger,
@@ -122,8 +127,14 @@ export function contextFor(core: ManagerCore, call: LadderCall, layer: Layer, re
     now: call.now,
     scale: scaleFor(call.state.threshold),
     ...(core.options.sessionDir ? { sessionDir: core.options.sessionDir } : {}),
-    staleMessageIds: core.view.staleMessageIds(),
-    newestTurn: findNewestTurn(core.view.view),
+    get staleMessageIds() {
+      stale ??= core.view.staleMessageIds();
+      return stale;
+    },
+    get newestTurn() {
+      newestTurn ??= findNewestTurn(messages);
+      return newestTurn;
+    },
     ...(request ? { request } : {}),
     ...(call.options.signal ? { signal: call.options.signal } : {}),
   };

@@ -40,7 +40,8 @@ export function unchanged(messages: readonly Message[]): LayerResult {
  * Builds a layer's result by replaying its edits through the same code the projection uses, so what the
  * live session sends and what a resumed session projects can never differ. Edits that would clear, fold or
  * remove part of the newest turn (`findNewestTurn`) are left out — only the tool-result budget may cut it
- * (`newestTurn: "may-cut"`) — and the tokens freed are then re-estimated.
+ * (`newestTurn: "may-cut"`) — and the tokens freed are then measured (as they are when `tokensFreed` is not
+ * positive). A result that frees nothing changes nothing.
  */
 export function resultFromEdits(
   messages: readonly Message[],
@@ -60,7 +61,11 @@ export function resultFromEdits(
     messages,
     kept.map((edit) => ({ edit, timestamp })),
   );
-  const freed = kept.length === edits.length ? tokensFreed : estimateTokens(messages) - estimateTokens(after);
+  // The layer's own estimate when it gave one and every edit stands; otherwise measured.
+  const freed =
+    kept.length === edits.length && tokensFreed > 0
+      ? tokensFreed
+      : estimateTokens(messages) - estimateTokens(after);
   if (freed <= 0) return unchanged(messages);
   return { messages: after, edits: kept, tokensFreed: Math.max(0, freed), stats };
 }

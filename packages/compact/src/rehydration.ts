@@ -46,6 +46,12 @@ export interface RecentFilesOptions {
   maxTokensPerFile?: number;
   /** Reads a file's current content; default `fs.readFile` (utf8). Return undefined to skip the file. */
   readFile?: (path: string) => Promise<string | undefined>;
+  /**
+   * The paths read most recently, newest first, e.g. `@unforget/tools`' read state (`readFilesOf`): a source
+   * that outlives compactions also brings back files read before an earlier one. Default: the paths of the
+   * file-reading calls in the summarised messages.
+   */
+  recentPaths?: () => readonly string[];
 }
 
 /**
@@ -74,9 +80,9 @@ export function createRecentFilesProvider(options: RecentFilesOptions = {}): Att
   return {
     name: "recent-files",
     async provide(context) {
-      const visible = readPaths(context.kept);
-      const recent = readPaths(context.summarized, true).filter(
-        (path) => !visible.includes(path) && !OWN_PATH_FILES.test(path),
+      const visible = new Set(readPaths(context.kept).map((path) => resolve(root, path)));
+      const recent = (options.recentPaths?.() ?? readPaths(context.summarized, true)).filter(
+        (path) => !visible.has(resolve(root, path)) && !OWN_PATH_FILES.test(path),
       );
       const attachments: Attachment[] = [];
       let used = 0;
@@ -160,15 +166,23 @@ export function createInstructionsProvider(source: {
   };
 }
 
-/** The latest todo list from the summarised messages, so open tasks survive the compaction word for word. */
-export function createTodosProvider(): AttachmentProvider {
+export interface TodosOptions {
+  /**
+   * The current todo list, e.g. `@unforget/tools`' `todosOf(state)`: it outlives compactions, so the list comes
+   * back after the second one too. Default: the latest list written in the summarised messages.
+   */
+  todos?: () => readonly { content: string; status: string }[];
+}
+
+/** The latest todo list, so open tasks survive the compaction word for word (unless the kept messages show it). */
+export function createTodosProvider(options: TodosOptions = {}): AttachmentProvider {
   return {
     name: "todos",
     provide(context) {
-      const facts = collectConversationFacts([...context.summarized]);
-      const keptFacts = collectConversationFacts([...context.kept]);
-      if (!facts.todos || keptFacts.todos) return [];
-      const lines = facts.todos.map((item) => `- [${item.status}] ${clip(item.content, 300)}`);
+      if (collectConversationFacts([...context.kept]).todos) return [];
+      const todos = options.todos?.() ?? collectConversationFacts([...context.summarized]).todos;
+      if (!todos || todos.length === 0) return [];
+      const lines = todos.map((item) => `- [${item.status}] ${clip(item.content, 300)}`);
       return [
         {
           kind: "todos",

@@ -10,7 +10,7 @@ import {
 } from "@unforget/core";
 import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
 import type { LayerReport } from "./context-events.ts";
-import type { ContextManager } from "./context-manager.ts";
+import type { ContextManager, PrepareResult } from "./context-manager.ts";
 import {
   estimateTextTokens,
   isTextObservation,
@@ -168,9 +168,7 @@ export async function replayConversation(
   );
   let previous: RequestMessage[] = [];
   let naive = 0;
-  let summarizerCalls = 0;
-  let summarizerInputTokens = 0;
-  let summarizerOutputTokens = 0;
+  const summaries = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -184,44 +182,18 @@ export async function replayConversation(
       message.responseId !== undefined &&
       history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
     if (message.role === "assistant" && !continuesResponse && history.length > 0) {
-      const prepareOptions = {
-        ...(options.system !== undefined ? { system: options.system } : {}),
-        ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      };
-      let prepared = await manager.prepare(history, prepareOptions);
-      let tokens = preamble + countRequest(prepared.messages);
-      const actions = [...prepared.actions];
-      if (tokens > options.window) {
-        // What a live loop does after the provider refuses: reactive compaction, once.
-        try {
-          prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
-          actions.push(...prepared.actions);
-          tokens = preamble + countRequest(prepared.messages);
-        } catch {
-          // The request stays as it was; it counts as an overflow.
-        }
-      }
+      const { prepared, tokens, actions } = await prepareCall(
+        manager,
+        history,
+        options,
+        (request) => preamble + countRequest(request),
+      );
       const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
       const violations = [
         ...checkRequest(prepared.messages, userSeen, tokens, options.window),
         ...checkNewestTurn(prepared.messages, history),
       ];
-      let summaryInput = 0;
-      let summaryOutput = 0;
-      for (const action of actions) {
-        const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
-        layers[action.layer] = layer;
-        layer.runs++;
-        layer.tokensFreed += action.tokensFreed;
-        summarizerCalls += action.stats.summarizerCalls ?? 0;
-        if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-          summaryInput += action.stats.summarizerInputTokens ?? 0;
-          summaryOutput += action.stats.summarizerOutputTokens ?? 0;
-          if ((action.stats.summarizerCalls ?? 0) === 0) summarizerCalls += 1;
-        }
-      }
-      summarizerInputTokens += summaryInput;
-      summarizerOutputTokens += summaryOutput;
+      const summary = tally(actions, layers, summaries);
       const sent = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
       const billing = bill.request(sent, time);
       const call: ReplayCall = {
@@ -232,7 +204,7 @@ export async function replayConversation(
         request: { ...bill.preamble, messages: sent },
         billing,
         inputCostUsd: bill.inputUsd(billing),
-        summarizerCostUsd: bill.summaryUsd(summaryInput, summaryOutput),
+        summarizerCostUsd: bill.summaryUsd(summary.inputTokens, summary.outputTokens),
         tokens,
         prefixTokens: Math.min(prefix, tokens),
         naiveTokens: preamble + naive,
@@ -264,36 +236,104 @@ export async function replayConversation(
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
+  const stats = statsOf(calls, options.window, layers, summaries);
+  return {
+    calls,
+    stats: {
+      ...stats,
+      inputCost: bill.inTokens(stats.inputCostUsd),
+      slidingWindowInputCost: bill.inTokens(stats.slidingWindowInputCostUsd),
+      errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
+    },
+  };
+}
+
+/**
+ * One call as a live loop makes it: prepare the request, and after the provider refuses (over the window)
+ * recover once. A recovery that fails leaves the request as it was: the call counts as an overflow.
+ */
+async function prepareCall(
+  manager: ContextManager,
+  history: readonly Message[],
+  options: ReplayOptions,
+  count: (request: readonly RequestMessage[]) => number,
+): Promise<{ prepared: PrepareResult; tokens: number; actions: LayerReport[] }> {
+  const prepareOptions = {
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.tools !== undefined ? { tools: options.tools } : {}),
+  };
+  let prepared = await manager.prepare(history, prepareOptions);
+  let tokens = count(prepared.messages);
+  const actions = [...prepared.actions];
+  if (tokens > options.window) {
+    try {
+      prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
+      actions.push(...prepared.actions);
+      tokens = count(prepared.messages);
+    } catch {
+      // The request stays as it was; it counts as an overflow.
+    }
+  }
+  return { prepared, tokens, actions };
+}
+
+/**
+ * Counts what each layer did and what the summariser read and wrote (an extractive summary counts as one
+ * call); returns this call's summaries alone.
+ */
+function tally(
+  actions: readonly LayerReport[],
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number; outputTokens: number },
+): { inputTokens: number; outputTokens: number } {
+  const call = { inputTokens: 0, outputTokens: 0 };
+  for (const action of actions) {
+    const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
+    layers[action.layer] = layer;
+    layer.runs++;
+    layer.tokensFreed += action.tokensFreed;
+    summaries.calls += action.stats.summarizerCalls ?? 0;
+    if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
+      call.inputTokens += action.stats.summarizerInputTokens ?? 0;
+      call.outputTokens += action.stats.summarizerOutputTokens ?? 0;
+      if ((action.stats.summarizerCalls ?? 0) === 0) summaries.calls += 1;
+    }
+  }
+  summaries.inputTokens += call.inputTokens;
+  summaries.outputTokens += call.outputTokens;
+  return call;
+}
+
+/** The session's figures from its calls (the costs in input tokens and the error codes are added by the caller). */
+function statsOf(
+  calls: readonly ReplayCall[],
+  window: number,
+  layers: ReplayStats["layers"],
+  summaries: { calls: number; inputTokens: number; outputTokens: number },
+): Omit<ReplayStats, "inputCost" | "slidingWindowInputCost" | "errorCodes"> {
   const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
   // The first call has no previous request to share a prefix with: reuse is measured from the second on.
   const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
   const sum = (pick: (call: ReplayCall) => number) => calls.reduce((total, call) => total + pick(call), 0);
-  const inputCostUsd = sum((call) => call.inputCostUsd + call.summarizerCostUsd);
   return {
-    calls,
-    stats: {
-      calls: calls.length,
-      peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
-      window: options.window,
-      overflows: calls.filter((call) => call.tokens > options.window).length,
-      layers,
-      summarizerCalls,
-      summarizerInputTokens,
-      summarizerOutputTokens,
-      prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-      cacheReadTokens: sum((call) => call.billing.cacheReadTokens),
-      cacheWriteTokens: sum((call) => call.billing.cacheWriteTokens),
-      uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
-      inputCostUsd,
-      inputCost: bill.inTokens(inputCostUsd),
-      slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
-      slidingWindowInputCost: bill.inTokens(sum((call) => call.slidingWindowCostUsd)),
-      errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
-      violations: calls.flatMap((call) =>
-        call.violations.map((violation) => `call ${call.index}: ${violation}`),
-      ),
-    },
+    calls: calls.length,
+    peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
+    window,
+    overflows: calls.filter((call) => call.tokens > window).length,
+    layers,
+    summarizerCalls: summaries.calls,
+    summarizerInputTokens: summaries.inputTokens,
+    summarizerOutputTokens: summaries.outputTokens,
+    prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
+    cacheReadTokens: sum((call) => call.billing.cacheReadTokens),
+    cacheWriteTokens: sum((call) => call.billing.cacheWriteTokens),
+    uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
+    inputCostUsd: sum((call) => call.inputCostUsd + call.summarizerCostUsd),
+    slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
+    violations: calls.flatMap((call) =>
+      call.violations.map((violation) => `call ${call.index}: ${violation}`),
+    ),
   };
 }
 

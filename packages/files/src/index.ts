@@ -1,2 +1,11 @@
+export {
+  type ConfinedPath,
+  type ConfinePathOptions,
+  canonicalPath,
+  confinePath,
+  isPathInside,
+  UnsafePathError,
+  type UnsafePathRule,
+} from "./confine-path.ts";
 export type { WriteFileAtomicOptions } from "./write-file-atomic.ts";
 export { syncFolder, writeFileAtomic } from "./write-file-atomic.ts";

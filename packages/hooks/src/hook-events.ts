@@ -48,10 +48,10 @@ export interface PreCompactResult {
 /**
  * Fired after any compaction layer has shrunk the context: the cheap ones that clear or persist content
  * ("tool-result-budget", "snip", "microcompact", "collapse") and the ones that summarise ("session-memory",
- * "full", "reactive", "provider").
+ * "summary" — reactive when `trigger` is "reactive" — and "provider").
  */
 export interface PostCompactEvent extends SessionEventBase {
-  /** The layer that ran ("tool-result-budget", "snip", "microcompact", "collapse", "session-memory", "full", …). */
+  /** The layer that ran ("tool-result-budget", "snip", "microcompact", "collapse", "session-memory", "summary", …). */
   layer: string;
   trigger: CompactTrigger;
   /** Context size in tokens before the layer ran. */

@@ -8,6 +8,7 @@ export type {
   MailboxMessageKind,
   MailboxReceiveOptions,
 } from "./mailbox.ts";
+export { type GroupTermination, groupExists, terminateGroup } from "./process-group.ts";
 export type { ProcessIdentity } from "./process-identity.ts";
 export {
   INTERACTIVE_PROMPT_PATTERNS,
@@ -15,6 +16,7 @@ export {
   type PromptPattern,
 } from "./prompt-patterns.ts";
 export type { RemoteAgentConnector, RemoteAgentLaunch } from "./remote-agent.ts";
+export { type GroupChild, type SpawnGroupOptions, spawnShellCommand } from "./spawn-group.ts";
 export {
   createTaskNotificationAttachment,
   createTaskStatusAttachment,

@@ -10,6 +10,8 @@ export const DEFAULT_SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 export interface SpawnGroupOptions {
   cwd?: string;
   env?: Record<string, string>;
+  /** The environment `env` is added to (default: this process's). */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
   /** The task's output file: stderr is appended to it, and stdout too unless `stdout` is "pipe". */
   outputPath: string;
   /** "pipe" hands stdout to the manager (an MCP server's protocol stream). */
@@ -34,7 +36,7 @@ export function spawnGroup(file: string, args: readonly string[], options: Spawn
   try {
     child = spawn(file, args, {
       cwd: options.cwd,
-      env: { ...process.env, ...options.env },
+      env: { ...(options.baseEnv ?? process.env), ...options.env },
       detached: true,
       stdio: ["pipe", options.stdout === "pipe" ? "pipe" : output, output],
     });

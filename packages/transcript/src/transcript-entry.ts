@@ -26,7 +26,7 @@ export type CompactTrigger = "manual" | "auto" | "reactive";
 export interface CompactBoundaryEntry extends EntryBase {
   type: "compact_boundary";
   trigger: CompactTrigger;
-  /** Which layer produced the boundary (e.g. "full", "session-memory", "reactive", "provider"). */
+  /** Which layer produced the boundary (e.g. "summary", "session-memory", "provider"). */
   layer?: string;
   tokensBefore: number;
   tokensAfter?: number;

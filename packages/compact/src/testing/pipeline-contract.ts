@@ -50,7 +50,9 @@ export function describeContextManagerContract(options: PipelineContractOptions)
         for (const window of windows) await checkReplay(options, session.messages, window);
       });
     }
-    describeGuarantees(options);
+    describeWindowGuarantees(options);
+    describeRecoverGuarantee(options);
+    describeSummaryGuards(options);
   });
 }
 
@@ -76,7 +78,8 @@ async function checkReplay(options: PipelineContractOptions, messages: readonly 
 /** The window of the guarantee tests: large enough that the threshold and the blocking limit are apart. */
 const WINDOW = 60_000;
 
-function describeGuarantees(options: PipelineContractOptions): void {
+/** No veto makes a request exceed the window; the newest turn stays. */
+function describeWindowGuarantees(options: PipelineContractOptions): void {
   it("never sends more than the window, even when a PreCompact plugin vetoes every compaction", async () => {
     const hooks = createSessionHooks({ onHookError: () => {} });
     applyPlugins(hooks, [
@@ -110,6 +113,33 @@ function describeGuarantees(options: PipelineContractOptions): void {
     );
   });
 
+  it("keeps the newest tool result and the user's newest message through a summary, however large", async () => {
+    const session = growingSession(40, 1_200);
+    // The user's newest message, then a tool result larger than any verbatim tail a summary keeps.
+    const at = Date.parse(session.at(-1)!.timestamp);
+    const request = `Now: ${"update the changelog for every change you made; ".repeat(60)}then stop.`;
+    session.push(
+      createMessage("user", request, { id: "u-latest", timestamp: new Date(at + 1_000).toISOString() }),
+    );
+    session.push(toolUse("toolu_latest", "Bash", { command: "npm test" }, at + 2_000));
+    const log = `FAIL src/date.test.ts > parses ISO weeks\n${"  at parse (src/date.ts:12:3)\n".repeat(900)}`;
+    session.push(toolResult("toolu_latest", log, at + 3_000));
+    const clock = () => at + 3_000;
+    const manager = options.createManager({ window: WINDOW, clock, options: { clock } });
+    const prepared = await manager.prepare(session);
+    expect(manager.status().compactions).toBeGreaterThan(0);
+    const text = JSON.stringify(prepared.messages);
+    const result = prepared.messages
+      .flatMap((message) => message.content)
+      .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_latest");
+    expect(result, "the newest tool result is in the request").toBeDefined();
+    expect(JSON.stringify(result)).toContain("FAIL src/date.test.ts > parses ISO weeks");
+    expect(text).toContain(JSON.stringify(request).slice(1, -1));
+  });
+}
+
+/** `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`. */
+function describeRecoverGuarantee(options: PipelineContractOptions): void {
   it("recover() returns a request that fits what the provider said, or throws ContextOverflowError", async () => {
     const session = growingSession(30, 1_500);
     const clock = () => Date.parse(session.at(-1)!.timestamp);
@@ -177,31 +207,10 @@ function describeGuarantees(options: PipelineContractOptions): void {
       }
     }
   });
+}
 
-  it("keeps the newest tool result and the user's newest message through a summary, however large", async () => {
-    const session = growingSession(40, 1_200);
-    // The user's newest message, then a tool result larger than any verbatim tail a summary keeps.
-    const at = Date.parse(session.at(-1)!.timestamp);
-    const request = `Now: ${"update the changelog for every change you made; ".repeat(60)}then stop.`;
-    session.push(
-      createMessage("user", request, { id: "u-latest", timestamp: new Date(at + 1_000).toISOString() }),
-    );
-    session.push(toolUse("toolu_latest", "Bash", { command: "npm test" }, at + 2_000));
-    const log = `FAIL src/date.test.ts > parses ISO weeks\n${"  at parse (src/date.ts:12:3)\n".repeat(900)}`;
-    session.push(toolResult("toolu_latest", log, at + 3_000));
-    const clock = () => at + 3_000;
-    const manager = options.createManager({ window: WINDOW, clock, options: { clock } });
-    const prepared = await manager.prepare(session);
-    expect(manager.status().compactions).toBeGreaterThan(0);
-    const text = JSON.stringify(prepared.messages);
-    const result = prepared.messages
-      .flatMap((message) => message.content)
-      .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_latest");
-    expect(result, "the newest tool result is in the request").toBeDefined();
-    expect(JSON.stringify(result)).toContain("FAIL src/date.test.ts > parses ISO weeks");
-    expect(text).toContain(JSON.stringify(request).slice(1, -1));
-  });
-
+/** The summary's safety nets: the stall rule, the thrash guard, the breaker with its cool-down, the fallback. */
+function describeSummaryGuards(options: PipelineContractOptions): void {
   it("does not apply a summary that would not shrink the context (the stall rule)", async () => {
     const bloated = scriptedSummarizer("bloated", (request) => "x ".repeat(estimateInput(request) * 2));
     const events: ContextEvent[] = [];

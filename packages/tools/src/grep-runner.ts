@@ -1,0 +1,256 @@
+import * as nodeFs from "node:fs";
+import { availableParallelism } from "node:os";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { Worker } from "node:worker_threads";
+import { type GrepScanJob, type GrepScanResult, scanFiles } from "./grep-scan.ts";
+import { ToolCallError } from "./tool-errors.ts";
+
+const BATCH_FILES = 256;
+/** Idle workers are ended after this long without a search (they hold 10–20 MB each). */
+const IDLE_MS = 60_000;
+
+/**
+ * Reads a whole file and its modification time with one open, one fstat and its reads, or undefined when it
+ * is over `maxBytes`. It is
+ * sent to the worker as text with `scanFiles`, so it is self-contained too.
+ */
+function readBounded(
+  fs: typeof nodeFs,
+  path: string,
+  maxBytes: number,
+): { bytes: Uint8Array; mtimeMs: number } | undefined {
+  const descriptor = fs.openSync(path, "r");
+  try {
+    const { size, mtimeMs } = fs.fstatSync(descriptor);
+    if (size > maxBytes) return undefined;
+    const bytes = Buffer.allocUnsafe(size);
+    let filled = 0;
+    while (filled < size) {
+      const read = fs.readSync(descriptor, bytes, filled, size - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    return { bytes: filled === size ? bytes : bytes.subarray(0, filled), mtimeMs };
+  } finally {
+    fs.closeSync(descriptor);
+  }
+}
+
+const MAIN_THREAD_IO = { read: (path: string, maxBytes: number) => readBounded(nodeFs, path, maxBytes) };
+
+/** The workers' program: `scanFiles` and `readBounded` sent as text, fed batches of files. */
+const WORKER_SOURCE = `"use strict";
+const { parentPort } = require("node:worker_threads");
+const fs = require("node:fs");
+// A transform that keeps function names (esbuild's keepNames) may have put calls to this helper in the source.
+var __name = (target) => target;
+const scanFiles = (${scanFiles.toString()});
+const readBounded = (${readBounded.toString()});
+const io = { read: (path, maxBytes) => readBounded(fs, path, maxBytes) };
+parentPort.on("message", (job) => {
+  try {
+    parentPort.postMessage({ ok: true, result: scanFiles(job, io) });
+  } catch (error) {
+    parentPort.postMessage({ ok: false, message: String((error && error.message) || error) });
+  }
+});
+`;
+
+export interface GrepRun extends GrepScanResult {
+  /** Set when the search ended before every file was searched. */
+  stopped?: "timeout" | "aborted";
+}
+
+export interface GrepRunOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Lines (matches and context) to collect in all; matches are counted past them. */
+  maxLines: number;
+}
+
+/** Runs searches on worker threads, kept between searches. */
+export interface GrepPool {
+  /**
+   * Searches `files` in batches until every file is searched, `timeoutMs` passes or `signal` aborts, and
+   * returns what was found until then, in the order of `files`.
+   */
+  run(
+    job: Omit<GrepScanJob, "files" | "maxLinesPerFile">,
+    files: readonly string[],
+    options: GrepRunOptions,
+  ): Promise<GrepRun>;
+}
+
+/** One worker: a batch at a time. */
+interface SearchWorker {
+  batch(job: GrepScanJob): Promise<GrepScanResult>;
+  /** Ends the worker (a runaway expression stops with it). */
+  end(): void;
+  /** Lets the process exit while the worker waits for work, or keeps it alive while it works. */
+  hold(held: boolean): void;
+}
+
+function startWorker(): SearchWorker | undefined {
+  let worker: Worker;
+  try {
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      // The worker reads files only: it needs none of the process's variables (credentials among them).
+      env: {},
+      execArgv: [],
+      stdout: true,
+      stderr: true,
+      // A deeply nested expression needs more stack to compile than a worker has by default.
+      resourceLimits: { stackSizeMb: 8 },
+    });
+  } catch {
+    return undefined;
+  }
+  let pending: { resolve(result: GrepScanResult): void; reject(error: Error): void } | undefined;
+  let failure: Error | undefined;
+  const fail = (error: Error) => {
+    failure ??= error;
+    pending?.reject(error);
+    pending = undefined;
+  };
+  worker.on("message", (message: { ok: boolean; result?: GrepScanResult; message?: string }) => {
+    const waiting = pending;
+    pending = undefined;
+    if (message.ok && message.result !== undefined) waiting?.resolve(message.result);
+    else waiting?.reject(new ToolCallError(`Grep failed: ${message.message ?? "the search stopped"}.`));
+  });
+  worker.on("error", fail);
+  worker.on("exit", (code) => fail(new ToolCallError(`Grep failed: its worker exited (code ${code}).`)));
+  return {
+    batch: (job) =>
+      new Promise<GrepScanResult>((resolve, reject) => {
+        if (failure !== undefined) {
+          reject(failure);
+          return;
+        }
+        pending = { resolve, reject };
+        worker.postMessage(job);
+      }),
+    end() {
+      failure ??= new ToolCallError("Grep's worker was ended.");
+      worker.removeAllListeners("exit");
+      void worker.terminate();
+    },
+    hold(held) {
+      if (held) worker.ref();
+      else worker.unref();
+    },
+  };
+}
+
+/** Searches a batch on this thread: where no worker can start, a runaway expression cannot be cut short. */
+async function searchOnThisThread(job: GrepScanJob): Promise<GrepScanResult> {
+  await yieldToEventLoop();
+  return scanFiles(job, MAIN_THREAD_IO);
+}
+
+/**
+ * A pool of up to `threads` search workers (default: the machine's parallelism, at most 4), started on
+ * first use and kept between searches: a worker stuck in a runaway expression is ended, never reused.
+ */
+export function createGrepPool(threads = Math.min(4, availableParallelism())): GrepPool {
+  const idle: SearchWorker[] = [];
+  let idleTimer: NodeJS.Timeout | undefined;
+  let workersUnavailable = false;
+
+  function release(worker: SearchWorker): void {
+    worker.hold(false);
+    idle.push(worker);
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      for (const each of idle.splice(0)) each.end();
+    }, IDLE_MS);
+    idleTimer.unref();
+  }
+
+  function acquire(): SearchWorker | undefined {
+    if (workersUnavailable) return undefined;
+    const worker = idle.pop() ?? startWorker();
+    if (worker === undefined) workersUnavailable = true;
+    worker?.hold(true);
+    return worker;
+  }
+
+  return {
+    async run(job, files, options) {
+      const run: GrepRun = { results: [], skippedBinary: 0, skippedLarge: 0, unreadable: 0 };
+      if (files.length === 0) return run;
+      const outcomes: GrepScanResult[] = [];
+      const batchCount = Math.ceil(files.length / BATCH_FILES);
+      let next = 0;
+      let lines = 0;
+      let stop: (reason: "timeout" | "aborted") => void = () => undefined;
+      const stopped = new Promise<"timeout" | "aborted">((resolve) => {
+        stop = (reason) => {
+          run.stopped ??= reason;
+          resolve(reason);
+        };
+      });
+      const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
+      const onAbort = () => stop("aborted");
+      options.signal.addEventListener("abort", onAbort, { once: true });
+      if (options.signal.aborted) stop("aborted");
+
+      /** Takes batches in order until none is left or the search stops; each lane has its own worker. */
+      async function lane(): Promise<void> {
+        let worker = acquire();
+        let busy = false;
+        try {
+          while (run.stopped === undefined && next < batchCount) {
+            const index = next++;
+            const batch: GrepScanJob = {
+              ...job,
+              files: files.slice(index * BATCH_FILES, (index + 1) * BATCH_FILES),
+              maxLinesPerFile: Math.max(0, options.maxLines - lines),
+            };
+            busy = true;
+            let outcome: GrepScanResult | "timeout" | "aborted";
+            try {
+              outcome = await Promise.race([
+                worker === undefined ? searchOnThisThread(batch) : worker.batch(batch),
+                stopped,
+              ]);
+            } catch (error) {
+              // A worker that cannot run a batch (no threads here, a bundler that broke its source): this
+              // thread takes over.
+              if (worker === undefined) throw error;
+              worker.end();
+              worker = undefined;
+              workersUnavailable = true;
+              outcome = await Promise.race([searchOnThisThread(batch), stopped]);
+            }
+            if (outcome === "timeout" || outcome === "aborted") return;
+            busy = false;
+            outcomes[index] = outcome;
+            for (const result of outcome.results) lines += result.lines.length;
+          }
+        } finally {
+          if (worker !== undefined) {
+            if (busy) worker.end();
+            else release(worker);
+          }
+        }
+      }
+
+      try {
+        await Promise.all(Array.from({ length: Math.min(threads, batchCount) }, lane));
+      } finally {
+        clearTimeout(timer);
+        options.signal.removeEventListener("abort", onAbort);
+      }
+      for (const outcome of outcomes) {
+        if (outcome === undefined) continue;
+        run.results.push(...outcome.results);
+        run.skippedBinary += outcome.skippedBinary;
+        run.skippedLarge += outcome.skippedLarge;
+        run.unreadable += outcome.unreadable;
+      }
+      return run;
+    },
+  };
+}

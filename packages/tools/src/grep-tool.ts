@@ -1,0 +1,292 @@
+import { stat } from "node:fs/promises";
+import type { Tool, ToolContext } from "@unforget/core";
+import { defineBuiltinTool } from "./define-builtin-tool.ts";
+import { displayPath, pathSubject, resolveToolPath } from "./file-access.ts";
+import { formatSize } from "./format-size.ts";
+import { DEFAULT_MAX_SEARCH_FILES, newestFirstOrder, type SearchToolOptions } from "./glob-tool.ts";
+import { createGrepPool } from "./grep-runner.ts";
+import type { GrepFileResult } from "./grep-scan.ts";
+import { globFilter, typeFilter } from "./path-filter.ts";
+import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
+import { optionalBoolean, optionalInteger, optionalString, requiredString } from "./tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
+import { walkFiles } from "./walk-files.ts";
+
+export interface GrepToolOptions extends SearchToolOptions {
+  /** A search still running after this long is stopped and returns what it found (default 60 000 ms). */
+  timeoutMs?: number;
+  /** Files larger than this are not searched (default 16 MiB); the result says how many were skipped. */
+  maxFileBytes?: number;
+}
+
+const DEFAULTS = {
+  maxResults: 250,
+  timeoutMs: 60_000,
+  maxFileBytes: 16 * 1024 * 1024,
+  maxLineChars: 500,
+};
+
+const MODES = ["content", "files_with_matches", "count"] as const;
+type Mode = (typeof MODES)[number];
+
+const DESCRIPTION = `Searches file contents with a regular expression (JavaScript syntax, close to ripgrep's).
+- output_mode: "files_with_matches" (default) lists the files, newest first; "content" shows the matching lines; "count" counts them per file.
+- Filter files with glob (e.g. "*.ts", "src/**/*.{ts,tsx}", "!*.test.ts") or type (e.g. "ts", "py", "rust").
+- In content mode: -n line numbers (default true), -A/-B/-C context lines, -i ignores case.
+- multiline: true lets a match span lines ("." matches newlines too).
+- Respects .gitignore; skips binary files, .git and node_modules. head_limit and offset page through long results.
+- Use Grep rather than grep or rg in Bash.`;
+
+/** ripgrep's leading inline flags, `(?i)` and the like, which JavaScript does not take. */
+const INLINE_FLAGS = /^\(\?([imsx]+)\)/;
+
+function compilePattern(pattern: string, caseInsensitive: boolean): { source: string; flags: string } {
+  let source = pattern;
+  let flags = caseInsensitive ? "i" : "";
+  const inline = INLINE_FLAGS.exec(source);
+  if (inline !== null) {
+    source = source.slice(inline[0].length);
+    if (inline[1]?.includes("i") && !flags.includes("i")) flags += "i";
+  }
+  try {
+    new RegExp(source, flags);
+    return { source, flags };
+  } catch (plain) {
+    try {
+      // \p{…} and other Unicode escapes need the u flag.
+      new RegExp(source, `${flags}u`);
+      return { source, flags: `${flags}u` };
+    } catch {
+      throw new ToolCallError(
+        `Grep: the pattern is not a valid regular expression (${(plain as Error).message}). Escape special characters such as ( [ { . * + ? with a backslash to match them literally.`,
+      );
+    }
+  }
+}
+
+interface Page {
+  offset: number;
+  limit: number;
+}
+
+function paged<T>(items: readonly T[], page: Page): T[] {
+  return items.slice(page.offset, page.offset + page.limit);
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function moreNote(total: number, page: Page, noun: string): string | undefined {
+  const after = total - page.offset - page.limit;
+  if (after <= 0) return undefined;
+  return `… ${plural(after, `more ${noun}`)} (pass offset ${page.offset + page.limit} to see them, or narrow the pattern, path or glob).`;
+}
+
+function formatContent(
+  results: readonly GrepFileResult[],
+  cwd: string,
+  options: { lineNumbers: boolean; context: boolean; page: Page },
+): { lines: string[]; shown: number } {
+  const entries: { file: number; line: number; text: string }[] = [];
+  results.forEach((result, file) => {
+    const shown = displayPath(result.path, cwd);
+    for (const [line, text, isMatch] of result.lines) {
+      const separator = isMatch ? ":" : "-";
+      entries.push({
+        file,
+        line,
+        text: options.lineNumbers
+          ? `${shown}${separator}${line}${separator}${text}`
+          : `${shown}${separator}${text}`,
+      });
+    }
+  });
+  const page = paged(entries, options.page);
+  const lines: string[] = [];
+  page.forEach((entry, index) => {
+    const previous = page[index - 1];
+    // As ripgrep does with context: "--" between groups of lines that do not follow one another.
+    if (
+      options.context &&
+      previous !== undefined &&
+      (previous.file !== entry.file || previous.line + 1 !== entry.line)
+    ) {
+      lines.push("--");
+    }
+    lines.push(entry.text);
+  });
+  return { lines, shown: page.length };
+}
+
+/** Creates the Grep tool: a JavaScript search over a `.gitignore`-aware walk, on a worker thread. */
+export function createGrepTool(options: GrepToolOptions = {}): Tool {
+  checkWholeNumberOption(options.maxResults, "maxResults");
+  checkWholeNumberOption(options.maxFiles, "maxFiles");
+  checkWholeNumberOption(options.timeoutMs, "timeoutMs");
+  checkWholeNumberOption(options.maxFileBytes, "maxFileBytes");
+  const settings = {
+    maxResults: options.maxResults ?? DEFAULTS.maxResults,
+    maxFiles: options.maxFiles ?? DEFAULT_MAX_SEARCH_FILES,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    maxFileBytes: options.maxFileBytes ?? DEFAULTS.maxFileBytes,
+  };
+  const name = BUILTIN_TOOL_NAMES.grep;
+  const pool = createGrepPool();
+
+  async function run(input: Record<string, unknown>, context: ToolContext): Promise<string> {
+    const pattern = requiredString(name, input, "pattern");
+    const folder = optionalString(name, input, "path") ?? ".";
+    const glob = optionalString(name, input, "glob");
+    const type = optionalString(name, input, "type");
+    const mode = (optionalString(name, input, "output_mode") ?? "files_with_matches") as Mode;
+    if (!MODES.includes(mode))
+      throw new ToolCallError(`Grep: output_mode must be one of ${MODES.join(", ")}.`);
+    const around = optionalInteger(name, input, "-C", { min: 0 }) ?? 0;
+    const before = optionalInteger(name, input, "-B", { min: 0 }) ?? around;
+    const after = optionalInteger(name, input, "-A", { min: 0 }) ?? around;
+    const lineNumbers = optionalBoolean(name, input, "-n") ?? true;
+    const page = {
+      offset: optionalInteger(name, input, "offset", { min: 0 }) ?? 0,
+      limit: optionalInteger(name, input, "head_limit", { min: 1 }) ?? settings.maxResults,
+    };
+    const multiline = optionalBoolean(name, input, "multiline") ?? false;
+    const { source, flags } = compilePattern(pattern, optionalBoolean(name, input, "-i") ?? false);
+
+    const root = await resolveToolPath(folder, context, options, "read");
+    const rootStats = await stat(root).catch(() => undefined);
+    if (rootStats === undefined)
+      throw new ToolCallError(`Grep: ${displayPath(root, context.cwd)} does not exist.`);
+    let files: string[];
+    let walkTruncated = false;
+    if (rootStats.isFile()) {
+      // A file named explicitly is searched even when .gitignore hides it, as ripgrep does.
+      files = [root];
+    } else {
+      const filters = [
+        glob === undefined ? undefined : globFilter(glob),
+        type === undefined ? undefined : typeFilter(type),
+      ];
+      const include = (path: string) => filters.every((filter) => filter === undefined || filter(path));
+      const walked = await walkFiles(root, { include, maxFiles: settings.maxFiles, signal: context.signal });
+      files = walked.files.sort();
+      walkTruncated = walked.truncated;
+    }
+
+    const search = await pool.run(
+      {
+        source,
+        flags,
+        multiline,
+        mode,
+        before: mode === "content" ? before : 0,
+        after: mode === "content" ? after : 0,
+        maxLineChars: DEFAULTS.maxLineChars,
+        maxFileBytes: settings.maxFileBytes,
+      },
+      files,
+      // One line past the page tells whether there are more.
+      { signal: context.signal, timeoutMs: settings.timeoutMs, maxLines: page.offset + page.limit + 1 },
+    );
+
+    const notes: string[] = [];
+    if (search.stopped === "timeout") {
+      notes.push(
+        `(The search was stopped after ${settings.timeoutMs / 1000} s, so these results are incomplete: narrow the path or glob, or simplify the pattern.)`,
+      );
+    }
+    if (search.stopped === "aborted")
+      notes.push("(The search was interrupted; these results are incomplete.)");
+    if (search.skippedLarge > 0) {
+      notes.push(
+        `(${search.skippedLarge} files over ${formatSize(settings.maxFileBytes)} were not searched.)`,
+      );
+    }
+    if (rootStats.isFile() && search.skippedBinary > 0) {
+      notes.push(
+        `(${displayPath(root, context.cwd)} is a binary file: Grep searches text. Inspect it with Bash.)`,
+      );
+    }
+    if (walkTruncated)
+      notes.push(`(Only the first ${settings.maxFiles} files were searched; narrow the path.)`);
+
+    const results = search.results;
+    if (results.length === 0) return ["No matches found.", ...notes].join("\n");
+    const body: string[] = [];
+    if (mode === "files_with_matches") {
+      const sorted = [...results].sort(newestFirstOrder).map((result) => result.path);
+      body.push(`Found ${plural(sorted.length, "file")}`);
+      body.push(...paged(sorted, page).map((path) => displayPath(path, context.cwd)));
+      const more = moreNote(sorted.length, page, "file");
+      if (more !== undefined) body.push(more);
+    } else if (mode === "count") {
+      body.push(
+        ...paged(results, page).map((result) => `${displayPath(result.path, context.cwd)}:${result.matches}`),
+      );
+      const more = moreNote(results.length, page, "file");
+      if (more !== undefined) body.push(more);
+      const total = results.reduce((sum, result) => sum + result.matches, 0);
+      body.push(`(${plural(total, "matching line")} in ${plural(results.length, "file")}.)`);
+    } else {
+      const { lines, shown } = formatContent(results, context.cwd, {
+        lineNumbers,
+        context: before > 0 || after > 0,
+        page,
+      });
+      body.push(...lines);
+      const matches = results.reduce((sum, result) => sum + result.matches, 0);
+      const collected = results.reduce((sum, result) => sum + result.lines.length, 0);
+      if (collected > page.offset + page.limit) {
+        body.push(
+          `… more: ${plural(matches, "matching line")} in ${plural(results.length, "file")} in all (pass offset ${page.offset + shown} to see the next ones, or narrow the pattern, path or glob).`,
+        );
+      }
+    }
+    return [...body, ...notes].join("\n");
+  }
+
+  return defineBuiltinTool({
+    name,
+    description: DESCRIPTION,
+    inputSchema: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "The regular expression to search for." },
+        path: {
+          type: "string",
+          description: "The file or folder to search (default: the working directory).",
+        },
+        glob: { type: "string", description: 'Only files matching this glob (e.g. "*.js", "*.{ts,tsx}").' },
+        type: { type: "string", description: 'Only files of this type (e.g. "js", "py", "rust").' },
+        output_mode: {
+          type: "string",
+          enum: [...MODES],
+          description: 'What to return: "files_with_matches" (default), "content" or "count".',
+        },
+        "-i": { type: "boolean", description: "Ignore case." },
+        "-n": { type: "boolean", description: "Show line numbers (content mode; default true)." },
+        "-A": { type: "integer", minimum: 0, description: "Lines to show after each match (content mode)." },
+        "-B": { type: "integer", minimum: 0, description: "Lines to show before each match (content mode)." },
+        "-C": {
+          type: "integer",
+          minimum: 0,
+          description: "Lines to show before and after each match (content mode).",
+        },
+        head_limit: {
+          type: "integer",
+          minimum: 1,
+          description: `Most lines, files or counts to return (default ${settings.maxResults}).`,
+        },
+        offset: { type: "integer", minimum: 0, description: "Skip this many lines, files or counts first." },
+        multiline: { type: "boolean", description: 'Let matches span lines; "." matches newlines too.' },
+      },
+      required: ["pattern"],
+      additionalProperties: false,
+    },
+    readOnly: true,
+    concurrencySafe: true,
+    timeoutMs: settings.timeoutMs + 10_000,
+    permissionSubject: (input, context) => pathSubject(input.path ?? ".", context, "read"),
+    run,
+  });
+}

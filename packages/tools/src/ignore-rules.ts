@@ -1,0 +1,99 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import ignore, { type Ignore } from "ignore";
+
+/** Files whose rules hide paths from Glob and Grep, in every folder (ripgrep reads `.ignore` too). */
+const IGNORE_FILES = [".gitignore", ".ignore"];
+
+interface FolderRules {
+  folder: string;
+  rules: Ignore;
+}
+
+/** Answers whether a path under a search root is hidden by `.gitignore` rules, as git (and ripgrep) would. */
+export interface IgnoreRules {
+  /** True when `path` (absolute, under the root) is ignored; `isFolder` for folders. */
+  isIgnored(path: string, isFolder: boolean): boolean;
+}
+
+function loadRules(folder: string, extra: readonly string[] = []): Ignore | undefined {
+  let rules: Ignore | undefined;
+  for (const name of [...extra, ...IGNORE_FILES]) {
+    let text: string;
+    try {
+      text = readFileSync(join(folder, name), "utf8");
+    } catch {
+      continue;
+    }
+    rules ??= ignore();
+    rules.add(text);
+  }
+  return rules;
+}
+
+function toPosix(path: string): string {
+  return sep === "/" ? path : path.split(sep).join("/");
+}
+
+/** The folder holding `.git` above (or at) `start`, if any. */
+function findRepositoryRoot(start: string): string | undefined {
+  for (let folder = start; ; folder = dirname(folder)) {
+    if (existsSync(join(folder, ".git"))) return folder;
+    if (dirname(folder) === folder) return undefined;
+  }
+}
+
+/**
+ * The ignore rules that apply under `root`: the `.gitignore` and `.ignore` files of every folder from the
+ * repository's top (with `.git/info/exclude`) down to each path, the deepest with an opinion winning, as in
+ * git. Files are read once, when a path in their folder is first asked about. When the root itself is
+ * ignored by the rules above it (the model named an ignored folder), only the rules inside it apply.
+ */
+export function createIgnoreRules(root: string): IgnoreRules {
+  const byFolder = new Map<string, FolderRules[]>();
+  const repository = findRepositoryRoot(root);
+  let above: FolderRules[] = [];
+  if (repository !== undefined && repository !== root) {
+    const folders: string[] = [];
+    for (let folder = dirname(root); ; folder = dirname(folder)) {
+      folders.push(folder);
+      if (folder === repository || dirname(folder) === folder) break;
+    }
+    for (const folder of folders) {
+      const rules = loadRules(folder, folder === repository ? [join(".git", "info", "exclude")] : []);
+      if (rules !== undefined) above.push({ folder, rules });
+    }
+    if (decide(above, root, true)) above = [];
+  }
+  const rootRules = loadRules(root, repository === root ? [join(".git", "info", "exclude")] : []);
+  byFolder.set(root, rootRules === undefined ? above : [{ folder: root, rules: rootRules }, ...above]);
+
+  /** The rules for entries of `folder`, deepest first. */
+  function chain(folder: string): FolderRules[] {
+    const known = byFolder.get(folder);
+    if (known !== undefined) return known;
+    const parent = dirname(folder);
+    const inherited = parent === folder ? above : chain(parent);
+    const rules = loadRules(folder);
+    const result = rules === undefined ? inherited : [{ folder, rules }, ...inherited];
+    byFolder.set(folder, result);
+    return result;
+  }
+
+  return {
+    isIgnored(path, isFolder) {
+      return decide(chain(dirname(path)), path, isFolder);
+    },
+  };
+}
+
+function decide(chain: readonly FolderRules[], path: string, isFolder: boolean): boolean {
+  for (const { folder, rules } of chain) {
+    const relativePath = toPosix(relative(folder, path));
+    if (relativePath === "" || relativePath === ".." || relativePath.startsWith("../")) continue;
+    const result = rules.test(isFolder ? `${relativePath}/` : relativePath);
+    if (result.ignored) return true;
+    if (result.unignored) return false;
+  }
+  return false;
+}
