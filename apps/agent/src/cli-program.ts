@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
+import { type AgentIO, addAgentCommand } from "./agent/agent-command.ts";
+import { appPath } from "./app-path.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
-import { type CommandOutput, runReplayCommand } from "./replay-command.ts";
 
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  const manifest = JSON.parse(readFileSync(appPath("package.json"), "utf8")) as {
     version?: string;
   };
   return manifest.version ?? "0.0.0";
@@ -29,7 +30,7 @@ provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
 GOOGLE_*) writes the summaries.`;
 
 /** The `unforget` command line. `output` is where commands write; parse with `parseAsync`. */
-export function createProgram(output: CommandOutput): Command {
+export function createProgram(output: AgentIO): Command {
   const program = new Command("unforget")
     .description("Unforget: keep an LLM agent working for hours without forgetting.")
     .version(packageVersion(), "-v, --version")
@@ -39,6 +40,7 @@ export function createProgram(output: CommandOutput): Command {
       writeErr: (text) => output.stderr.write(text),
     })
     .exitOverride();
+  addAgentCommand(program, output);
   program
     .command("replay")
     .summary("replay a recorded session through the compaction ladder (offline)")
@@ -72,6 +74,8 @@ export function createProgram(output: CommandOutput): Command {
     )
     .addHelpText("after", REPLAY_HELP)
     .action(async (session: string | undefined, options: Record<string, unknown>) => {
+      // Loaded only for replay: the agent's start-up does not pay for it.
+      const { runReplayCommand } = await import("./replay-command.ts");
       await runReplayCommand(
         session,
         {

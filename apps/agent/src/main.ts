@@ -1,7 +1,10 @@
 import { isUnforgetError } from "@unforget/core";
 import { CommanderError } from "commander";
+import type { AgentIO } from "./agent/agent-command.ts";
 import { createProgram } from "./cli-program.ts";
-import type { CommandOutput } from "./replay-command.ts";
+
+/** Errors of a command line the program cannot use: exit code 2, as for a wrong option. */
+const USAGE_ERRORS: ReadonlySet<string> = new Set(["replay_option", "agent_usage"]);
 
 /** Exit code of a failure that is a bug in unforget (EX_SOFTWARE). */
 export const EXIT_BUG = 70;
@@ -10,18 +13,18 @@ export const EXIT_BUG = 70;
  * Runs the command line and resolves to the exit code: 0 on success, 2 for a wrong option, 1 for any
  * other error. Errors become one clear message on stderr, never a stack trace.
  */
-export async function main(argv: readonly string[], output: CommandOutput): Promise<number> {
+export async function main(argv: readonly string[], output: AgentIO): Promise<number> {
   const program = createProgram(output);
   try {
     await program.parseAsync([...argv], { from: "user" });
-    return 0;
+    return output.exitCode ?? 0;
   } catch (error) {
     // Commander has printed its message; a wrong command line exits 2, like a wrong option value.
     if (error instanceof CommanderError)
       return error.exitCode === 0 || error.code === "commander.help" ? error.exitCode : 2;
     if (isUnforgetError(error)) {
       output.stderr.write(`unforget: ${error.message}\n`);
-      return error.code === "replay_option" ? 2 : 1;
+      return USAGE_ERRORS.has(error.code) ? 2 : 1;
     }
     const message = error instanceof Error ? error.message : String(error);
     output.stderr.write(

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { appPath } from "./app-path.ts";
 import { formatWindow } from "./parse-window.ts";
 import { countCompactions, type LayerAction, type SessionReplay } from "./replay-session.ts";
 import { describePricing, formatUsd } from "./replay-table.ts";
@@ -82,7 +83,7 @@ export function chartLibrarySource(): string {
 }
 
 function clientScript(): string {
-  return readFileSync(new URL("../assets/report-client.js", import.meta.url), "utf8");
+  return readFileSync(appPath("assets", "report-client.js"), "utf8");
 }
 
 const REPORT_CSS = `:root { --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --panel: #ffffff; --page: #f8fafc; }

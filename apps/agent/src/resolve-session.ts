@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { appPath } from "./app-path.ts";
 import { SessionInputError } from "./replay-errors.ts";
 
 /** Where the session to replay came from. */
@@ -14,7 +14,7 @@ export interface ResolvedSession {
 
 /** The demo session shipped with the app (generated at build time by `build-demo-session`). */
 export function demoSessionPath(): string {
-  return fileURLToPath(new URL("./demo/demo-session.jsonl", import.meta.url));
+  return appPath("dist", "demo", "demo-session.jsonl");
 }
 
 /**

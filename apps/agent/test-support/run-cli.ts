@@ -24,24 +24,25 @@ export async function runInProcess(
 }
 
 /** The built CLI, as users run it. */
-export const CLI_PATH = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+export const CLI_PATH = fileURLToPath(new URL("../dist/bundle/cli.js", import.meta.url));
 
 /** Runs the built CLI as a separate process, with the given environment only (plus PATH). */
 export function runCliProcess(
   argv: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
+  options: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...argv], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin?.end(options.stdin);
   });
 }

@@ -46,6 +46,16 @@ export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";
 export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 export type { HeadTruncation } from "./head-truncation.ts";
 export { truncateHeadForRetry } from "./head-truncation.ts";
+export type {
+  HostCodec,
+  HostCodecContext,
+  HostConversation,
+  HostConversationListener,
+  HostConversationOptions,
+  HostEvent,
+  HostPrepared,
+} from "./host-conversation.ts";
+export { createHostConversation } from "./host-conversation.ts";
 export type { KeepWindowOptions } from "./keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./keep-window.ts";
 export type {
@@ -100,6 +110,8 @@ export {
 } from "./rehydration.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
 export { replayConversation } from "./replay-conversation.ts";
+export type { RequestSummarizerOptions } from "./request-summarizer.ts";
+export { createRequestSummarizer } from "./request-summarizer.ts";
 export type { SessionMemoryCompactOptions, SessionMemoryLayerOptions } from "./session-memory-compact.ts";
 export { createSessionMemoryLayer, sessionMemoryCompact } from "./session-memory-compact.ts";
 export type { SnipOptions } from "./snip-compact.ts";

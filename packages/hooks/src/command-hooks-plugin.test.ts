@@ -7,7 +7,7 @@ import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
 import { createCommandHooksPlugin } from "./command-hooks-plugin.ts";
 import { createGateHook } from "./gate-hook.ts";
 import type { HookError } from "./hook-error.ts";
-import type { PreCompactEvent, SessionEventBase } from "./hook-events.ts";
+import { PROMPT_BLOCK_ATTACHMENT_KIND, type PreCompactEvent, type SessionEventBase } from "./hook-events.ts";
 import { defineHookGroup } from "./hook-group.ts";
 import { applyPlugins } from "./hook-plugin.ts";
 import type { HookCommandSettings } from "./hook-settings.ts";
@@ -137,6 +137,30 @@ describe("command hooks on PreCompact", () => {
     expect(result).toEqual({ instructions: "U" });
     expect(entries[0]).toMatchObject({ outcome: "error", exitCode: 2 });
     expect(entries[0]?.reason).toContain("cannot block");
+  });
+
+  it("a UserPromptSubmit command that exits 2 blocks the prompt, with its stderr as the reason", async () => {
+    const command = await script("guard.sh", 'echo "no secrets in prompts" >&2\nexit 2');
+    const context = await script("context.sh", 'echo "the repo uses pnpm"');
+    const { hooks, entries } = bus({
+      UserPromptSubmit: [
+        {
+          hooks: [
+            { type: "command", command: context },
+            { type: "command", command },
+          ],
+        },
+      ],
+    });
+    const attachments = await hooks.userPromptSubmit.promise([], {
+      sessionId: "session-1",
+      prompt: "key=123",
+    });
+    expect(attachments).toEqual([
+      { kind: "hook-context", content: "the repo uses pnpm", source: context },
+      { kind: PROMPT_BLOCK_ATTACHMENT_KIND, content: "no secrets in prompts", source: command },
+    ]);
+    expect(entries.map((entry) => entry.outcome).sort()).toEqual(["blocked", "success"]);
   });
 
   it("a script that hangs past its timeout is killed with its whole process group and does not block", async () => {

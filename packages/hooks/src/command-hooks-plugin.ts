@@ -20,7 +20,12 @@ import type { CommandVerdict } from "./command-verdict.ts";
 import type { GateDecision } from "./gate-hook.ts";
 import type { CommandContext } from "./hook-declaration.ts";
 import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
-import type { PreCompactResult, PreToolUseDecision, SessionEventBase } from "./hook-events.ts";
+import {
+  PROMPT_BLOCK_ATTACHMENT_KIND,
+  type PreCompactResult,
+  type PreToolUseDecision,
+  type SessionEventBase,
+} from "./hook-events.ts";
 import type { HookPlugin, PluginHooks, TapOnly } from "./hook-plugin.ts";
 import type { HookCommandSettings } from "./hook-settings.ts";
 import { type CommandEvent, createEventCommandRunner } from "./run-event-commands.ts";
@@ -75,6 +80,14 @@ function appendHookContext(attachments: Attachment[], contexts: readonly Command
     ...attachments,
     ...contexts.map((context) => ({ kind: "hook-context", content: context.text, source: context.command })),
   ];
+}
+
+/** A blocking UserPromptSubmit command becomes the attachment that blocks the prompt. */
+function promptBlockOf(verdicts: readonly CommandVerdict[]): Attachment[] {
+  const blocked = verdicts.find((verdict) => verdict.block !== undefined);
+  return blocked?.block === undefined
+    ? []
+    : [{ kind: PROMPT_BLOCK_ATTACHMENT_KIND, content: blocked.block, source: blocked.command }];
 }
 
 /** Printed text is appended to the instructions; a blocking command vetoes (for manual / auto only). */
@@ -157,16 +170,18 @@ function tapBusHooks(hooks: PluginHooks, { name, run, selfRecording, configured 
   }
   // Attachment transforms get the output as context; observers run the commands and contribute nothing.
   for (const [hookName, payloadOf] of Object.entries({ ...attachmentPayloads, ...observerPayloads })) {
-    const target = builtIn(hookName as HookName, false);
+    // Of these, only a UserPromptSubmit command may block (the prompt), as in Claude Code.
+    const target = builtIn(hookName as HookName, hookName === "userPromptSubmit");
     if (!configured(target.eventName)) continue;
     const payload = payloadOf as (event: SessionEventBase) => CommandPayload;
     const hook = hooks[hookName as HookName];
     if (hookName in attachmentPayloads) {
       (hook as AttachmentTaps).tapPromise(
         name,
-        selfRecording(async (attachments: Attachment[], event: SessionEventBase) =>
-          appendHookContext(attachments, contextsOf(await run(target, event, payload(event)))),
-        ),
+        selfRecording(async (attachments: Attachment[], event: SessionEventBase) => {
+          const verdicts = await run(target, event, payload(event));
+          return [...appendHookContext(attachments, contextsOf(verdicts)), ...promptBlockOf(verdicts)];
+        }),
       );
     } else {
       (hook as ObserverTaps).tapPromise(

@@ -115,5 +115,12 @@ export interface UserPromptSubmitEvent extends SessionEventBase {
   prompt: string;
 }
 
+/**
+ * The kind of the attachment a `userPromptSubmit` tap adds to block the prompt: its `content` is the reason
+ * shown to the user, its `source` who blocked. The session then sends nothing and keeps the prompt out of the
+ * context (as Claude Code does for a UserPromptSubmit hook that exits 2 or answers `decision: "block"`).
+ */
+export const PROMPT_BLOCK_ATTACHMENT_KIND = "prompt-block";
+
 /** Context a `sessionStart` or `userPromptSubmit` tap adds. */
 export type HookAttachments = Attachment[];

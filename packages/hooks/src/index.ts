@@ -22,6 +22,7 @@ export type {
   SessionStartSource,
   UserPromptSubmitEvent,
 } from "./hook-events.ts";
+export { PROMPT_BLOCK_ATTACHMENT_KIND } from "./hook-events.ts";
 export type { HookGroup, HookGroupAccessor, PluginHookGroup } from "./hook-group.ts";
 export { defineHookGroup } from "./hook-group.ts";
 export { matchesHookMatcher } from "./hook-matcher.ts";

@@ -65,7 +65,7 @@ export function createEventCommandRunner(
             outcome: "error",
             reason: `it asked to block (${block}), but a ${target.eventName} hook cannot block here`,
             advice:
-              'Exit code 2 and "block" decisions block only PreCompact (manual or auto), PreToolUse and declared gates.',
+              'Exit code 2 and "block" decisions block only PreCompact (manual or auto), PreToolUse, UserPromptSubmit and declared gates.',
           };
         }
         report({

@@ -1,8 +1,8 @@
-import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-
-/** The MCP revision the monitor speaks; `ping` and `initialize` have not changed across revisions. */
-const PROTOCOL_VERSION = "2025-06-18";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** Just enough of an MCP client to tell whether a stdio server answers: the handshake and `ping`. */
 export interface McpStdioClient {
@@ -12,85 +12,56 @@ export interface McpStdioClient {
   ping(timeoutMs: number): Promise<void>;
 }
 
-interface Pending {
-  resolve(result: unknown): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
+/**
+ * The SDK's stdio framing over pipes the monitor already holds: the monitor spawns the server in its own process
+ * group (so that stopping the task kills the whole group), which the SDK's own stdio transport cannot do.
+ */
+function createPipeTransport(input: Writable, output: Readable): Transport {
+  const buffer = new ReadBuffer();
+  let closed = false;
+  const transport: Transport = {
+    async start() {
+      output.on("data", (chunk: Buffer) => {
+        buffer.append(chunk);
+        for (;;) {
+          let message: JSONRPCMessage | null;
+          try {
+            message = buffer.readMessage();
+          } catch (error) {
+            // Not protocol output (a stray log line); MCP servers should log to stderr.
+            transport.onerror?.(error as Error);
+            continue;
+          }
+          if (message === null) break;
+          transport.onmessage?.(message);
+        }
+      });
+      output.once("close", () => void transport.close());
+    },
+    async send(message) {
+      if (closed) throw new Error("the server closed its stdout");
+      if (!input.write(serializeMessage(message)))
+        await new Promise((resolve) => input.once("drain", resolve));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      buffer.clear();
+      transport.onclose?.();
+    },
+  };
+  return transport;
 }
 
-/** Speaks newline-delimited JSON-RPC 2.0 over a server's stdin and stdout, as MCP's stdio transport does. */
+/** Speaks MCP (newline-delimited JSON-RPC 2.0, through the MCP SDK's client) over a server's stdin and stdout. */
 export function createMcpStdioClient(input: Writable, output: Readable): McpStdioClient {
-  const pending = new Map<number, Pending>();
-  let nextId = 1;
-  let closed: Error | undefined;
-
-  const send = (message: Record<string, unknown>) => {
-    input.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-  };
-
-  const lines = createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY });
-  lines.on("line", (line) => {
-    let message: { id?: number | string; method?: string; result?: unknown; error?: { message?: string } };
-    try {
-      message = JSON.parse(line);
-    } catch {
-      return; // Not protocol output (a stray log line); MCP servers should log to stderr.
-    }
-    if (message.method !== undefined) {
-      // A request from the server: answer its pings, decline the rest (this client offers no capabilities).
-      if (message.id === undefined) return;
-      if (message.method === "ping") send({ id: message.id, result: {} });
-      else send({ id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } });
-      return;
-    }
-    const waiting = typeof message.id === "number" ? pending.get(message.id) : undefined;
-    if (waiting === undefined) return;
-    pending.delete(message.id as number);
-    clearTimeout(waiting.timer);
-    if (message.error !== undefined)
-      waiting.reject(new Error(`the server answered with an error: ${message.error.message ?? "unknown"}`));
-    else waiting.resolve(message.result);
-  });
-  lines.on("close", () => {
-    closed = new Error("the server closed its stdout");
-    for (const waiting of pending.values()) {
-      clearTimeout(waiting.timer);
-      waiting.reject(closed);
-    }
-    pending.clear();
-  });
-
-  const request = (method: string, params: Record<string, unknown> | undefined, timeoutMs: number) =>
-    new Promise<unknown>((resolve, reject) => {
-      if (closed !== undefined) {
-        reject(closed);
-        return;
-      }
-      const id = nextId++;
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(new Error(`no answer to ${method} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      timer.unref();
-      pending.set(id, { resolve, reject, timer });
-      send(params === undefined ? { id, method } : { id, method, params });
-    });
-
+  const client = new Client({ name: "unforget-tasks", version: "1" }, { capabilities: {} });
   return {
     async initialize(timeoutMs) {
-      await request(
-        "initialize",
-        {
-          protocolVersion: PROTOCOL_VERSION,
-          capabilities: {},
-          clientInfo: { name: "unforget-tasks", version: "1" },
-        },
-        timeoutMs,
-      );
-      send({ method: "notifications/initialized" });
+      await client.connect(createPipeTransport(input, output), { timeout: timeoutMs });
     },
     async ping(timeoutMs) {
-      await request("ping", undefined, timeoutMs);
+      await client.ping({ timeout: timeoutMs });
     },
   };
 }

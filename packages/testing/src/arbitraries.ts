@@ -42,6 +42,20 @@ export function arbitraryToolOutput(options: { long?: boolean } = {}): fc.Arbitr
   );
 }
 
+/**
+ * A tool output of about `tokens` tokens, the same for the same seed: varied code-like lines, as a file read or a
+ * build log is. For loops and benchmarks that need outputs of a known size (a generator is not needed there).
+ */
+export function syntheticToolOutput(seed: number, tokens: number): string {
+  const lines: string[] = [];
+  let state = seed * 7919 + 1;
+  for (let line = 0; line * 9 < tokens; line++) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    lines.push(`  parse_${line}(value_${state % 997}, index_${seed}); // layer ${(state >> 8) % 97}`);
+  }
+  return lines.join("\n");
+}
+
 const TOOL_NAMES = ["Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"] as const;
 
 interface ToolCallSpec {

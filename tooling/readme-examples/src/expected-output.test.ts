@@ -87,7 +87,7 @@ describe("collectReadmes", () => {
       list: (path) => folders[path] ?? [],
     });
     expect(readmes).toEqual([
-      { readme: "/repo/README.md", directory: "/repo/packages/testing" },
+      { readme: "/repo/README.md", directory: "/repo/tooling/readme-examples" },
       { readme: "/repo/packages/a/README.md", directory: "/repo/packages/a" },
       { readme: "/repo/packages/providers/x/README.md", directory: "/repo/packages/providers/x" },
       { readme: "/repo/apps/cli/README.md", directory: "/repo/apps/cli" },

@@ -79,13 +79,13 @@ const realFileSystem: FileSystemView = {
 };
 
 /**
- * The READMEs whose examples run: the root one (from packages/testing, which depends on every package it
- * shows), each `packages/*` and `packages/providers/*` README, and each `apps/*` README, where those folders exist.
+ * The READMEs whose examples run: the root one (from tooling/readme-examples, which depends on every package
+ * and host library it shows), each `packages/*` and `packages/providers/*` README, and each `apps/*` README, where those folders exist.
  */
 export function collectReadmes(root: string, files: FileSystemView = realFileSystem): ReadmeLocation[] {
   const readmes: ReadmeLocation[] = [];
   if (files.exists(join(root, "README.md"))) {
-    readmes.push({ readme: join(root, "README.md"), directory: join(root, "packages", "testing") });
+    readmes.push({ readme: join(root, "README.md"), directory: join(root, "tooling", "readme-examples") });
   }
   for (const folder of ["packages", "packages/providers", "apps"]) {
     if (!files.exists(join(root, folder))) continue;

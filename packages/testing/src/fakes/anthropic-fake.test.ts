@@ -20,11 +20,17 @@ const BODY = {
   messages: [{ role: "user", content: "Weather in Paris?" }],
 };
 
-function post(path: string, body: unknown, headers: Record<string, string> = { "x-api-key": "k" }) {
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { "x-api-key": "k" },
+  signal?: AbortSignal,
+) {
   return fetch(`${fake.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
   });
 }
 
@@ -136,5 +142,49 @@ describe("startAnthropicFake", () => {
     expect(message.context_management).toEqual({
       applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 1, cleared_input_tokens: 10 }],
     });
+  });
+
+  it("asks the responder when the script is empty: never for a count, never before a queued step", async () => {
+    const seen: string[] = [];
+    fake.setResponder((request) => {
+      seen.push(request.operation);
+      const text = JSON.stringify(request.body).includes("Weather") ? "From the responder." : undefined;
+      return text === undefined ? undefined : { kind: "reply", text };
+    });
+    try {
+      fake.enqueue({ kind: "reply", text: "From the script." });
+      const first = (await (await post("/v1/messages", BODY)).json()) as { content: { text: string }[] };
+      expect(first.content[0]?.text).toBe("From the script.");
+      expect((await post("/v1/messages/count_tokens", BODY)).status).toBe(200);
+      const second = (await (await post("/v1/messages", BODY)).json()) as { content: { text: string }[] };
+      expect(second.content[0]?.text).toBe("From the responder.");
+      const other = { ...BODY, messages: [{ role: "user", content: "Hi" }] };
+      const third = (await (await post("/v1/messages", other)).json()) as { content: { text: string }[] };
+      expect(third.content[0]?.text).toBe("Hello from the Anthropic fake.");
+      expect(seen).toEqual(["messages", "messages"]);
+    } finally {
+      fake.setResponder(undefined);
+    }
+  });
+
+  it("streams the first events of a reply and then hangs until the client cancels", async () => {
+    fake.enqueue({ kind: "reply", text: "Never finished.", hangAfterEvents: 2 });
+    const controller = new AbortController();
+    const response = await post(
+      "/v1/messages",
+      { ...BODY, stream: true },
+      { "x-api-key": "k" },
+      controller.signal,
+    );
+    const reader = response.body!.getReader();
+    let received = "";
+    while (!received.includes("content_block_start")) {
+      const { value } = await reader.read();
+      received += new TextDecoder().decode(value);
+    }
+    controller.abort();
+    await expect(reader.read()).rejects.toThrow();
+    expect(received).toContain("message_start");
+    expect(received).not.toContain("message_stop");
   });
 });

@@ -29,7 +29,7 @@ import type {
   FakeServerOptions,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, isBadSuccess, takeStep } from "./fake-script.ts";
+import { cutAt, type FakeResponder, isBadSuccess, nextStep } from "./fake-script.ts";
 
 export type { AnthropicFakeReply } from "./anthropic-fake-wire.ts";
 
@@ -58,11 +58,13 @@ class AnthropicFakeHandler {
   readonly queue: AnthropicFakeStep[] = [];
   readonly models = new Map<string, AnthropicFakeModel>();
   contextLimit: number | undefined;
+  responder: FakeResponder | undefined;
   private readonly defaultReply: AnthropicFakeReply;
   private readonly replies = new AnthropicReplyBuilder();
 
   constructor(options: FakeServerOptions) {
     this.contextLimit = options.contextLimit;
+    this.responder = options.respond;
     this.defaultReply = options.defaultReply ?? { kind: "reply", text: "Hello from the Anthropic fake." };
   }
 
@@ -90,11 +92,12 @@ class AnthropicFakeHandler {
     // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call,
     // like the Bedrock and Vertex fakes, so a pre-flight count does not eat the next answer.
     const counting = operation === "count_tokens";
-    const step = takeStep(this.queue, counting) ?? (counting ? undefined : this.defaultReply);
+    const step =
+      nextStep(this.queue, counting, this.responder, recorded) ?? (counting ? undefined : this.defaultReply);
     if (step?.kind === "hang") return hangUntilClosed(response, recorded);
     if (step?.delayMs) await delay(step.delayMs);
     if (counting) return this.countTokens(wire, step, response);
-    return this.modelCall(operation === "stream", wire, step ?? this.defaultReply, response);
+    return this.modelCall(operation === "stream", wire, step ?? this.defaultReply, response, recorded);
   }
 
   private model(id: string, response: ServerResponse): void {
@@ -130,6 +133,7 @@ class AnthropicFakeHandler {
     wire: WireBody,
     step: Exclude<AnthropicFakeStep, FakeHang>,
     response: ServerResponse,
+    recorded: RecordedRequest,
   ): Promise<void> {
     const counted = countWireTokens(wire);
     if (step.kind === "error" && isBadSuccess(step)) return this.badSuccess(isStream, wire, step, response);
@@ -160,7 +164,7 @@ class AnthropicFakeHandler {
       response.end();
       return;
     }
-    return this.answer(isStream, wire, step, response);
+    return this.answer(isStream, wire, step, response, recorded);
   }
 
   private async answer(
@@ -168,9 +172,15 @@ class AnthropicFakeHandler {
     wire: WireBody,
     reply: AnthropicFakeReply,
     response: ServerResponse,
+    recorded?: RecordedRequest,
   ): Promise<void> {
     if (!isStream) return sendJson(response, 200, this.replies.message(wire, reply));
-    await writeStream(response, this.replies.frames(wire, reply), reply.delayMs ?? 0);
+    const frames = this.replies.frames(wire, reply);
+    if (reply.hangAfterEvents !== undefined) {
+      await writeStream(response, frames.slice(0, reply.hangAfterEvents), reply.delayMs ?? 0);
+      return hangUntilClosed(response, recorded);
+    }
+    await writeStream(response, frames, reply.delayMs ?? 0);
     response.end();
   }
 
@@ -235,6 +245,9 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
     setContextLimit(limit) {
       handler.contextLimit = limit;
     },
+    setResponder(responder) {
+      handler.responder = responder;
+    },
     setModel(model) {
       handler.models.set(model.id, model);
     },
@@ -242,6 +255,7 @@ export async function startAnthropicFake(options: FakeServerOptions = {}): Promi
       handler.queue.length = 0;
       handler.requests.length = 0;
       handler.contextLimit = undefined;
+      handler.responder = undefined;
     },
     countTokens: countWireTokens,
     close: () => closeHttpServer(server),

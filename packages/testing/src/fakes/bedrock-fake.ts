@@ -27,7 +27,14 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, fakeTokenCount, isBadSuccess, takeStep } from "./fake-script.ts";
+import {
+  cutAt,
+  type FakeResponder,
+  fakeTokenCount,
+  isBadSuccess,
+  nextStep,
+  takeStep,
+} from "./fake-script.ts";
 
 /** SigV4 credentials the fake accepts; any non-empty Authorization header is accepted as well. */
 export interface BedrockFakeCredentials {
@@ -97,6 +104,7 @@ class BedrockFakeHandler {
   readonly requests: RecordedRequest[] = [];
   contextLimit: number | undefined;
   countTokensOverride: boolean | undefined;
+  responder: FakeResponder | undefined;
   private readonly options: BedrockFakeOptions;
   private readonly defaultReply: FakeReply;
   private toolCounter = 0;
@@ -105,6 +113,7 @@ class BedrockFakeHandler {
   constructor(options: BedrockFakeOptions) {
     this.options = options;
     this.contextLimit = options.contextLimit;
+    this.responder = options.respond;
     this.defaultReply = options.defaultReply ?? { kind: "reply", text: "OK." };
   }
 
@@ -162,7 +171,7 @@ class BedrockFakeHandler {
     if (limit !== undefined && counted > limit && (next === undefined || next.kind === "reply")) {
       return sendException(response, fakeErrorException("prompt_too_long", counted, limit, undefined));
     }
-    const step: Step = takeStep(this.queue, false) ?? this.defaultReply;
+    const step: Step = nextStep(this.queue, false, this.responder, recorded) ?? this.defaultReply;
     if (step.kind === "hang") return hangUntilClosed(response, recorded);
     if (step.kind === "reply") return this.answer(isStream, step, counted, response);
     if (step.kind === "error" && step.delayMs !== undefined) await delay(step.delayMs);
@@ -212,7 +221,12 @@ class BedrockFakeHandler {
 
   private async answer(isStream: boolean, reply: FakeReply, counted: number, response: Response) {
     if (isStream) {
-      await writeEventStream(response, this.replies.streamEvents(reply, counted), reply.delayMs);
+      const events = this.replies.streamEvents(reply, counted);
+      if (reply.hangAfterEvents !== undefined) {
+        await writeEventStream(response, events.slice(0, reply.hangAfterEvents), reply.delayMs);
+        return hangUntilClosed(response);
+      }
+      await writeEventStream(response, events, reply.delayMs);
       response.end();
       return;
     }
@@ -270,11 +284,15 @@ export async function startBedrockFake(options: BedrockFakeOptions = {}): Promis
     setCountTokensSupported: (supported) => {
       handler.countTokensOverride = supported;
     },
+    setResponder: (responder) => {
+      handler.responder = responder;
+    },
     reset: () => {
       handler.queue.length = 0;
       handler.requests.length = 0;
       handler.contextLimit = undefined;
       handler.countTokensOverride = undefined;
+      handler.responder = undefined;
     },
     countTokens: countConverseTokens,
     close: server.close,

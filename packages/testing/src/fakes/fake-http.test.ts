@@ -70,13 +70,20 @@ describe("fake-http", () => {
     const sawClose = new Promise<void>((resolve) => {
       closed = resolve;
     });
+    let hanging!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      hanging = resolve;
+    });
     const { url } = await start(async (_received, response) => {
+      hanging();
       await hangUntilClosed(response, recorded);
       closed();
     });
     const controller = new AbortController();
     const pending = fetch(url, { signal: controller.signal }).catch((error: unknown) => error);
-    setTimeout(() => controller.abort(), 20);
+    // Abort once the server holds the request (a timer could fire before it arrives on a loaded machine).
+    await reached;
+    controller.abort();
     expect(await pending).toBeInstanceOf(Error);
     await sawClose;
     expect(recorded.closedDuringHang).toBe(true);

@@ -23,6 +23,11 @@ export interface FakeReply {
   usage?: Partial<Usage>;
   /** Wait this long before answering (or between stream frames, for streams). */
   delayMs?: number;
+  /**
+   * For a stream: send this many of the reply's events, then hang until the client cancels (or the server
+   * closes), so a test can abort in the middle of a stream without racing a timer. Ignored without a stream.
+   */
+  hangAfterEvents?: number;
   /** Extra raw content blocks (provider wire format) appended verbatim, to test unknown-block preservation. */
   rawBlocks?: unknown[];
 }
@@ -91,11 +96,20 @@ export interface RecordedRequest {
   closedDuringHang?: boolean;
 }
 
+/**
+ * Answers a model call when the script queue is empty, before the default reply: a test driving a long session
+ * picks each step from the request (a summary for a compaction call, the next tool call otherwise). Returning
+ * undefined falls back to the default reply. Never consulted for counting calls.
+ */
+export type FakeResponder = (request: RecordedRequest) => FakeStep | undefined;
+
 export interface FakeServerOptions {
   /** Deterministic context limit; requests whose counted tokens exceed it get the provider's overflow error. */
   contextLimit?: number;
-  /** Reply used when the script queue is empty. */
+  /** Reply used when the script queue is empty (and the responder, if any, has no answer). */
   defaultReply?: FakeReply;
+  /** Decides the step of a model call when the script queue is empty. */
+  respond?: FakeResponder;
 }
 
 /** A running fake. Start one per test (or per file) on 127.0.0.1 and close it afterwards. */
@@ -110,7 +124,9 @@ export interface FakeProviderServer {
   enqueue(...steps: FakeStep[]): void;
   /** Changes the context limit for later requests (undefined: no limit). */
   setContextLimit(limit: number | undefined): void;
-  /** Forgets the script, the recorded requests and the context limit: a fresh start between scenarios. */
+  /** Sets (or with undefined removes) the responder consulted when the script queue is empty. */
+  setResponder(responder: FakeResponder | undefined): void;
+  /** Forgets the script, the responder, the recorded requests and the context limit: a fresh start between scenarios. */
   reset(): void;
   /**
    * The fake's deterministic token count for a request body in its wire format; its countTokens endpoint
@@ -137,6 +153,19 @@ export function takeStep<Step extends { kind: string }>(queue: Step[], counting:
   const head = queue[0];
   if (counting && (head === undefined || head.kind === "reply")) return undefined;
   return queue.shift();
+}
+
+/**
+ * The step a request consumes: the script's (see `takeStep`), else for a model call the responder's answer.
+ * Undefined means the fake's default answer.
+ */
+export function nextStep<Step extends { kind: string }>(
+  queue: Step[],
+  counting: boolean,
+  responder: FakeResponder | undefined,
+  request: RecordedRequest,
+): Step | FakeStep | undefined {
+  return takeStep(queue, counting) ?? (counting || responder === undefined ? undefined : responder(request));
 }
 
 /** The 200 body of a `html_page` step: what a gateway or captive portal answers in place of an API. */

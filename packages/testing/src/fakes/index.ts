@@ -18,6 +18,7 @@ export type {
   FakeHang,
   FakeProviderServer,
   FakeReply,
+  FakeResponder,
   FakeServerOptions,
   FakeStep,
   FakeToolCall,

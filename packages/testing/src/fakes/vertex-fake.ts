@@ -17,7 +17,7 @@ import type {
   FakeStep,
   RecordedRequest,
 } from "./fake-script.ts";
-import { cutAt, isBadSuccess, takeStep } from "./fake-script.ts";
+import { cutAt, type FakeResponder, isBadSuccess, nextStep } from "./fake-script.ts";
 import { VERTEX_FAKE_CA_CERTIFICATE, VERTEX_FAKE_PRIVATE_KEY } from "./vertex-fake-tls.ts";
 import {
   buildChunks,
@@ -59,12 +59,14 @@ class VertexFakeHandler {
   readonly requests: RecordedRequest[] = [];
   readonly queue: FakeStep[] = [];
   contextLimit: number | undefined;
+  responder: FakeResponder | undefined;
   private readonly options: VertexFakeOptions;
   private responseCounter = 0;
 
   constructor(options: VertexFakeOptions) {
     this.options = options;
     this.contextLimit = options.contextLimit;
+    this.responder = options.respond;
   }
 
   /** Routes one request: records it, checks the token, then counts or answers from the script. */
@@ -100,7 +102,7 @@ class VertexFakeHandler {
       return;
     }
     const wire = isRecord(body) ? body : {};
-    const step: FakeStep = takeStep(this.queue, operation === "countTokens") ??
+    const step: FakeStep = nextStep(this.queue, operation === "countTokens", this.responder, recorded) ??
       this.options.defaultReply ?? { kind: "reply", text: "Hello from the Vertex fake." };
     if (step.kind === "hang") return hangUntilClosed(response, recorded);
     if (step.delayMs && step.kind === "error") await delay(step.delayMs);
@@ -165,11 +167,14 @@ class VertexFakeHandler {
     }
     if (streaming) {
       writeStreamHead(response);
-      for (const chunk of buildChunks(model, step, counted, responseId)) {
+      const chunks = buildChunks(model, step, counted, responseId);
+      const hangAfter = step.hangAfterEvents;
+      for (const chunk of hangAfter === undefined ? chunks : chunks.slice(0, hangAfter)) {
         if (response.destroyed) return;
         writeData(response, chunk);
         if (step.delayMs) await delay(step.delayMs);
       }
+      if (hangAfter !== undefined) return hangUntilClosed(response);
       response.end();
       return;
     }
@@ -253,10 +258,14 @@ export async function startVertexFake(options: VertexFakeOptions = {}): Promise<
     setContextLimit(limit) {
       handler.contextLimit = limit;
     },
+    setResponder(responder) {
+      handler.responder = responder;
+    },
     reset() {
       handler.queue.length = 0;
       handler.requests.length = 0;
       handler.contextLimit = undefined;
+      handler.responder = undefined;
     },
     countTokens: (body: unknown) => countWireTokens(isRecord(body) ? body : {}),
     close: () => closeHttpServer(server),

@@ -1,0 +1,318 @@
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { ConfigurationError, type ModelProvider } from "@unforget/core";
+import type { HookPlugin } from "@unforget/hooks";
+import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
+import {
+  createMemoryDir,
+  createProposalQueue,
+  defaultMemoryRoot,
+  type MemoryStore,
+  type ProposalQueue,
+} from "@unforget/memory";
+import { createProviderFromEnv } from "@unforget/providers";
+import {
+  type AgentSession,
+  type CanUseTool,
+  createAgentSession,
+  listSessions,
+  type PermissionMode,
+} from "@unforget/session";
+import { createTaskManager, type TaskManager } from "@unforget/tasks";
+import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
+import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
+import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
+import { loadPluginFiles } from "./plugin-loader.ts";
+import {
+  describeRunnables,
+  type ProjectRunnables,
+  projectRunnables,
+  rememberTrust,
+  type TrustState,
+  trustState,
+} from "./project-trust.ts";
+import { loadSettings, unforgetHome } from "./settings.ts";
+import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./system-prompt.ts";
+
+/** The agent's command-line flags (Claude Code's names). */
+export interface AgentFlags {
+  model?: string;
+  provider?: string;
+  resume?: string;
+  continue?: boolean;
+  permissionMode?: PermissionMode;
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  addDir?: string[];
+  mcpConfig?: string[];
+  settings?: string[];
+  verbose?: boolean;
+  maxTurns?: number;
+  trustProject?: boolean;
+}
+
+/** How the app asks whether to trust the folder; `-p` passes none (it never asks). */
+export type AskTrust = (question: {
+  state: Exclude<TrustState, "trusted" | "nothing-to-trust">;
+  items: string[];
+}) => Promise<boolean>;
+
+export interface AgentEnvironmentOptions {
+  flags: AgentFlags;
+  env: Record<string, string | undefined>;
+  cwd?: string;
+  /** Asked once when the project's files would run something and the folder is not trusted with them. */
+  askTrust?: AskTrust;
+  /** Asked about each tool call the rules leave open (the REPL's prompt); none in `-p`. */
+  canUseTool?: CanUseTool;
+  /**
+   * True for the REPL. Memory extraction (a model call at the end of a session) then defaults to "propose";
+   * a `-p` run extracts nothing unless the settings set `memory.consent`.
+   */
+  interactive?: boolean;
+}
+
+/** Everything a run of the agent shares between its sessions (a `/resume` or `/clear` opens another). */
+export interface AgentEnvironment {
+  projectDir: string;
+  sessionsDir: string;
+  provider: ModelProvider;
+  providerName: string;
+  /** Why this provider was chosen ("ANTHROPIC_API_KEY is set"). */
+  providerReason: string;
+  model: string;
+  config: AgentConfig;
+  trust: TrustState;
+  trusted: boolean;
+  instructions: InstructionsFile[];
+  plugins: HookPlugin[];
+  tasks: TaskManager;
+  memory: { store: MemoryStore; proposals: ProposalQueue };
+  mcpServers: Record<string, McpServerConfig>;
+  /** The built-in tools' names (the MCP servers' join them as they connect). */
+  toolNames: string[];
+  /** Things the user should know: skipped project files, plugins that failed, problems in Claude Code's files. */
+  notices: string[];
+  /** Opens a session: a new one, or `resume` of one in `sessionsDir`. */
+  openSession(options?: { resume?: string }): Promise<AgentSession>;
+  /** The id `--resume` / `--continue` asks for, checked to exist; undefined for a new session. */
+  resumeId: string | undefined;
+  close(): Promise<void>;
+}
+
+const NO_PROVIDER_TAIL =
+  "To try Unforget without a provider, `unforget replay` replays a recorded session through the compaction ladder, offline.";
+
+/** Reads settings, settles trust, finds the provider, loads plugins: what every session of this run uses. */
+export async function createAgentEnvironment(options: AgentEnvironmentOptions): Promise<AgentEnvironment> {
+  const { flags } = options;
+  const env = options.env;
+  const projectDir = resolve(options.cwd ?? process.cwd());
+  const homeDir = resolve(env.HOME || homedir());
+  const loaded = await loadSettings({
+    projectDir,
+    homeDir,
+    ...(flags.settings ? { extra: flags.settings } : {}),
+    env,
+  });
+  const notices = [...loaded.warnings];
+  const project = await projectRunnables(projectDir, loaded, env);
+  const state = trustState(loaded, projectDir, project);
+  const trusted = await settleTrust(
+    state,
+    project,
+    { ...options, userFile: loaded.userFile, projectDir },
+    notices,
+  );
+  const config = resolveAgentConfig(loaded, { trusted, project });
+
+  const chosen = await chooseProvider(env, flags.provider ?? config.provider);
+  const model = flags.model ?? config.model ?? chosen.model;
+  const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
+  const sessionsDir = join(dataDir, "sessions");
+  const resumeId = await resumeTarget(flags, sessionsDir);
+
+  const loadedPlugins = await loadPluginFiles(config.plugins);
+  for (const failure of loadedPlugins.failures)
+    notices.push(`Plugin ${failure.path} failed to load (${failure.message}); unforget goes on without it.`);
+
+  const mcpServers = { ...config.mcpServers };
+  for (const file of flags.mcpConfig ?? []) Object.assign(mcpServers, await readMcpFlag(file, env));
+
+  const instructions = await readInstructions(projectDir, homeDir);
+  const additionalDirectories = [
+    ...config.additionalDirectories,
+    ...(flags.addDir ?? []).map((dir) => resolve(projectDir, dir)),
+  ];
+  const tasks = await createTaskManager({ dir: join(dataDir, "tasks") });
+  const memoryRoot = join(dataDir, "memory");
+  const store = await createMemoryDir({ root: memoryRoot });
+  const proposals = createProposalQueue(join(memoryRoot, ".unforget", "proposals"));
+  const system = buildSystemPrompt(
+    {
+      cwd: projectDir,
+      platform: `${process.platform} (${process.arch})`,
+      date: new Date().toISOString().slice(0, 10),
+      additionalDirectories,
+    },
+    instructions,
+  );
+  const mode = flags.permissionMode ?? config.defaultMode;
+
+  const environment: AgentEnvironment = {
+    projectDir,
+    sessionsDir,
+    provider: chosen.provider,
+    providerName: chosen.providerName,
+    providerReason: chosen.reason,
+    model,
+    config,
+    trust: state,
+    trusted,
+    instructions,
+    plugins: loadedPlugins.plugins,
+    tasks,
+    memory: { store, proposals },
+    mcpServers,
+    toolNames: Object.values(BUILTIN_TOOL_NAMES),
+    notices,
+    resumeId,
+    openSession: (open = {}) =>
+      createAgentSession({
+        provider: chosen.provider,
+        model,
+        system,
+        tools: createBuiltinTools({ additionalDirectories, bash: { tasks } }),
+        sessionsDir,
+        cwd: projectDir,
+        ...(open.resume ? { resume: open.resume } : {}),
+        hooks: {
+          plugins: loadedPlugins.plugins,
+          ...(Object.keys(config.hooks).length > 0 ? { commands: config.hooks } : {}),
+        },
+        context: { config: config.compaction },
+        memory: {
+          store,
+          proposals,
+          consent: config.memory.consent ?? (options.interactive ? "propose" : "off"),
+          ...(config.memory.recall ? { recall: config.memory.recall } : {}),
+          ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
+        },
+        tasks,
+        permissions: {
+          ...(mode ? { mode } : {}),
+          sources: config.permissionSources,
+          rules: {
+            ...(flags.allowedTools?.length ? { allow: flags.allowedTools } : {}),
+            ...(flags.disallowedTools?.length ? { deny: flags.disallowedTools } : {}),
+          },
+          additionalDirectories,
+          homeDir,
+        },
+        ...(options.canUseTool ? { canUseTool: options.canUseTool } : {}),
+        ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
+        ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+      }),
+    close: () => tasks.close(),
+  };
+  return environment;
+}
+
+async function settleTrust(
+  state: TrustState,
+  project: ProjectRunnables,
+  options: AgentEnvironmentOptions & { userFile: string; projectDir: string },
+  notices: string[],
+): Promise<boolean> {
+  if (state === "trusted") return true;
+  if (state === "nothing-to-trust") return false;
+  const items = describeRunnables(project);
+  if (options.flags.trustProject) return true;
+  if (options.askTrust) {
+    const yes = await options.askTrust({ state, items });
+    if (yes) {
+      await rememberTrust(options.userFile, options.projectDir, project);
+      return true;
+    }
+  }
+  notices.push(
+    [
+      `This folder is not trusted${state === "changed" ? " with what its files list now (they changed since you trusted it)" : ""}, so its files' hooks, plugins, MCP servers and allow-rules were not loaded:`,
+      ...items.map((item) => `  ${item}`),
+      options.askTrust
+        ? "Run unforget again here to be asked again."
+        : "Pass --trust-project to load them for this run, or run unforget here interactively to trust the folder.",
+    ].join("\n"),
+  );
+  return false;
+}
+
+async function chooseProvider(env: Record<string, string | undefined>, provider: string | undefined) {
+  const providerEnv = provider ? { ...env, UNFORGET_PROVIDER: provider } : env;
+  try {
+    return await createProviderFromEnv({ env: providerEnv });
+  } catch (error) {
+    if (
+      error instanceof ConfigurationError &&
+      error.setting === "UNFORGET_PROVIDER" &&
+      !providerEnv.UNFORGET_PROVIDER?.trim()
+    ) {
+      throw new NoProviderError(`${error.message}\n${NO_PROVIDER_TAIL}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+async function resumeTarget(flags: AgentFlags, sessionsDir: string): Promise<string | undefined> {
+  if (flags.resume === undefined && !flags.continue) return undefined;
+  const sessions = await listSessions(sessionsDir);
+  if (flags.resume === undefined) {
+    const newest = sessions[0];
+    if (newest === undefined)
+      throw new AgentUsageError(
+        "--continue",
+        "--continue: there is no earlier session in this folder to continue.",
+      );
+    return newest.sessionId;
+  }
+  const match = sessions.filter(
+    (session) => session.sessionId === flags.resume || session.sessionId.startsWith(flags.resume as string),
+  );
+  if (match.length === 1) return match[0]?.sessionId;
+  const recent = sessions
+    .slice(0, 5)
+    .map((session) => `  ${session.sessionId}  ${session.firstPrompt ?? ""}`.trimEnd());
+  throw new AgentUsageError(
+    "--resume",
+    match.length > 1
+      ? `--resume ${flags.resume} matches ${match.length} sessions; give more of the id.`
+      : [
+          `--resume ${flags.resume}: there is no such session in this folder.`,
+          ...(recent.length > 0
+            ? ["The most recent ones:", ...recent]
+            : ["This folder has no sessions yet."]),
+        ].join("\n"),
+  );
+}
+
+async function readMcpFlag(
+  value: string,
+  env: Record<string, string | undefined>,
+): Promise<Record<string, McpServerConfig>> {
+  if (value.trimStart().startsWith("{")) {
+    const { parseMcpConfig } = await import("@unforget/mcp");
+    try {
+      return parseMcpConfig(JSON.parse(value), { file: "--mcp-config", env });
+    } catch (error) {
+      throw new SettingsError(`--mcp-config: ${(error as Error).message}`, { file: "--mcp-config", key: "" });
+    }
+  }
+  const file = resolve(value);
+  const servers = await readMcpConfig(file, { env });
+  if (Object.keys(servers).length === 0)
+    throw new SettingsError(`--mcp-config ${value}: the file does not exist or lists no servers.`, {
+      file,
+      key: "mcpServers",
+    });
+  return servers;
+}

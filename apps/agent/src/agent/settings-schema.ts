@@ -1,0 +1,147 @@
+import { Ajv, type ErrorObject } from "ajv";
+import leven from "leven";
+import { SettingsError } from "./agent-errors.ts";
+
+const THRESHOLD = {
+  oneOf: [
+    {
+      type: "object",
+      properties: { percent: { type: "number", exclusiveMinimum: 0, maximum: 100 } },
+      required: ["percent"],
+      additionalProperties: false,
+    },
+    {
+      type: "object",
+      properties: { tokens: { type: "integer", minimum: 1000 } },
+      required: ["tokens"],
+      additionalProperties: false,
+    },
+  ],
+} as const;
+
+const STRING_LIST = { type: "array", items: { type: "string" } } as const;
+
+/**
+ * The keys of `~/.unforget/settings.json` and `.unforget/settings.json` (and `settings.local.json`). Hooks and
+ * MCP servers are checked by their own parsers (`@unforget/hooks`, `@unforget/mcp`), which name the key too.
+ */
+export const SETTINGS_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    $schema: { type: "string" },
+    model: { type: "string", minLength: 1 },
+    provider: { enum: ["anthropic", "bedrock", "vertex"] },
+    compaction: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        threshold: THRESHOLD,
+        thresholds: { type: "object", additionalProperties: THRESHOLD },
+        proactive: { enum: ["auto", "off"] },
+        emergency: { enum: ["on", "off"] },
+        layers: { type: "object", additionalProperties: { type: "boolean" } },
+      },
+    },
+    hooks: { type: "object" },
+    permissions: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        allow: STRING_LIST,
+        deny: STRING_LIST,
+        ask: STRING_LIST,
+        defaultMode: { enum: ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] },
+        additionalDirectories: STRING_LIST,
+      },
+    },
+    memory: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        consent: { enum: ["propose", "auto", "off"] },
+        recall: { enum: ["every-prompt", "first-prompt", "off"] },
+        sessionNotes: { type: "boolean" },
+      },
+    },
+    mcpServers: { type: "object" },
+    plugins: STRING_LIST,
+    trustedProjects: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        properties: { fingerprint: { type: "string" }, trustedAt: { type: "string" } },
+        required: ["fingerprint"],
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: true, strict: true });
+const validate = ajv.compile(SETTINGS_SCHEMA);
+
+/** `/compaction/threshold` → `compaction.threshold`, `/plugins/0` → `plugins[0]`. */
+export function keyOf(instancePath: string, property?: string): string {
+  const parts = instancePath.split("/").slice(1);
+  if (property !== undefined) parts.push(property);
+  return parts
+    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+    .reduce((key, part) => (/^\d+$/.test(part) ? `${key}[${part}]` : key ? `${key}.${part}` : part), "");
+}
+
+function schemaAt(instancePath: string): Record<string, unknown> | undefined {
+  let node: Record<string, unknown> | undefined = SETTINGS_SCHEMA;
+  for (const part of instancePath.split("/").slice(1)) {
+    const properties = node?.properties as Record<string, Record<string, unknown>> | undefined;
+    node = properties?.[part] ?? (node?.additionalProperties as Record<string, unknown> | undefined);
+  }
+  return node;
+}
+
+/** The closest known name, when it is close enough to be a typo. */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const distance = leven(name.toLowerCase(), candidate.toLowerCase());
+    if (best === undefined || distance < best.distance) best = { name: candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
+}
+
+function describe(error: ErrorObject): { key: string; text: string } {
+  if (error.keyword === "additionalProperties") {
+    const property = String(error.params.additionalProperty);
+    const known = Object.keys((schemaAt(error.instancePath)?.properties as object | undefined) ?? {});
+    const suggestion = closestName(property, known);
+    const parent = keyOf(error.instancePath);
+    return {
+      key: keyOf(error.instancePath, property),
+      text: `"${property}" is not a setting${parent ? ` of ${parent}` : ""}${
+        suggestion ? `; did you mean "${suggestion}"?` : `; the settings are ${known.join(", ")}.`
+      }`,
+    };
+  }
+  const key = keyOf(error.instancePath) || "(the file)";
+  if (error.keyword === "enum")
+    return {
+      key,
+      text: `${key} must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(", ")}.`,
+    };
+  if (error.keyword === "oneOf")
+    return { key, text: `${key} must be {"percent": 1-100} or {"tokens": a whole number of at least 1000}.` };
+  return { key, text: `${key} ${error.message ?? "is not valid"}.` };
+}
+
+/** Throws a `SettingsError` naming the file and the first bad key when `json` is not valid settings. */
+export function checkSettings(json: unknown, file: string): void {
+  if (validate(json)) return;
+  // oneOf reports each branch's failure as well; the oneOf message says it all.
+  const errors = validate.errors ?? [];
+  const oneOf = errors.find((error) => error.keyword === "oneOf");
+  const first =
+    oneOf && errors.every((error) => error === oneOf || error.instancePath.startsWith(oneOf.instancePath))
+      ? oneOf
+      : errors.find((error) => error.keyword !== "oneOf");
+  const { key, text } = describe(first ?? errors[0]!);
+  throw new SettingsError(`${file}: ${text}`, { file, key });
+}

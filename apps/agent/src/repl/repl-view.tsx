@@ -1,0 +1,152 @@
+import { Box, Static, Text } from "ink";
+import { foldOutput } from "./describe-call.ts";
+import { renderMarkdown } from "./render-markdown.ts";
+import {
+  bar,
+  formatTokens,
+  type HistoryItem,
+  type PermissionQuestion,
+  type StatusView,
+  type TrustQuestion,
+} from "./repl-state.ts";
+
+/** One printed item of the conversation. */
+export function HistoryEntry({
+  item,
+  width,
+  verbose,
+}: {
+  item: HistoryItem;
+  width: number;
+  verbose: boolean;
+}) {
+  switch (item.kind) {
+    case "user":
+      return (
+        <Box marginTop={1}>
+          <Text color="gray">{"> "}</Text>
+          <Text>{item.text}</Text>
+        </Box>
+      );
+    case "assistant":
+      return (
+        <Box marginTop={1} flexDirection="column">
+          <Text>{renderMarkdown(item.markdown, width - 2)}</Text>
+        </Box>
+      );
+    case "tool": {
+      const { shown, more } = verbose ? { shown: item.output.trimEnd(), more: 0 } : foldOutput(item.output);
+      return (
+        <Box marginTop={1} flexDirection="column">
+          <Text>
+            <Text color={item.ok ? "green" : "red"}>{"⏺ "}</Text>
+            <Text bold>{item.title}</Text>
+            {item.status === "completed" ? "" : <Text color="red">{` ${item.status}`}</Text>}
+          </Text>
+          {shown === "" ? null : (
+            <Box paddingLeft={2}>
+              <Text color="gray">{`⎿ ${shown.replaceAll("\n", "\n  ")}${more > 0 ? `\n  … +${more} lines` : ""}`}</Text>
+            </Box>
+          )}
+        </Box>
+      );
+    }
+    case "compaction":
+      return (
+        <Box marginTop={1}>
+          <Text color="magenta">{`✻ ${item.text}`}</Text>
+        </Box>
+      );
+    case "notice":
+      return (
+        <Box marginTop={1}>
+          <Text color={item.tone === "error" ? "red" : item.tone === "warning" ? "yellow" : "gray"}>
+            {item.text}
+          </Text>
+        </Box>
+      );
+    case "output":
+      return (
+        <Box marginTop={1}>
+          <Text>{item.text}</Text>
+        </Box>
+      );
+  }
+}
+
+/** Everything printed so far, written once (Ink's `<Static>`: it scrolls up as the terminal's own text). */
+export function History({
+  items,
+  width,
+  verbose,
+}: {
+  items: HistoryItem[];
+  width: number;
+  verbose: boolean;
+}) {
+  return (
+    <Static items={items}>
+      {(item) => <HistoryEntry key={item.id} item={item} width={width} verbose={verbose} />}
+    </Static>
+  );
+}
+
+/** Model and provider · tokens against the threshold · when the next compaction comes · running tasks. */
+export function StatusLine({ status, width }: { status: StatusView; width: number }) {
+  const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
+  const gaugeWidth = width >= 100 ? 20 : 10;
+  const next =
+    status.turnsUntilCompaction === undefined
+      ? ""
+      : status.turnsUntilCompaction <= 0
+        ? "compaction due"
+        : `compaction in about ${status.turnsUntilCompaction} turn${status.turnsUntilCompaction === 1 ? "" : "s"}`;
+  const color = share >= 0.9 ? "red" : share >= 0.7 ? "yellow" : "green";
+  return (
+    <Box width={width}>
+      <Text wrap="truncate-end">
+        <Text color="cyan">{status.model}</Text>
+        <Text color="gray">{` · ${status.provider} │ `}</Text>
+        <Text color={color}>{bar(share, gaugeWidth)}</Text>
+        <Text>{` ${formatTokens(status.tokens)}/${formatTokens(status.threshold)} (${Math.round(share * 100)}%)`}</Text>
+        {next ? <Text color="gray">{` │ ${next}`}</Text> : null}
+        <Text color="gray">{` │ ${status.runningTasks} task${status.runningTasks === 1 ? "" : "s"} running`}</Text>
+        {status.mode === "default" ? null : <Text color="yellow">{` │ ${status.mode}`}</Text>}
+      </Text>
+    </Box>
+  );
+}
+
+/** The question about a tool call: allow once, always for this session, or deny. */
+export function PermissionPrompt({ question }: { question: PermissionQuestion }) {
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1} marginTop={1}>
+      <Text bold>{`Allow ${question.title}?`}</Text>
+      <Text color="gray">{question.reason}</Text>
+      <Text>{"1. Yes"}</Text>
+      {question.alwaysLabel ? (
+        <Text>{`2. Yes, and allow ${question.alwaysLabel} for this session`}</Text>
+      ) : null}
+      <Text>{`${question.alwaysLabel ? 3 : 2}. No, and tell the model (Esc)`}</Text>
+    </Box>
+  );
+}
+
+/** The question asked before a project's hooks, plugins, MCP servers and allow-rules are loaded. */
+export function TrustPrompt({ question }: { question: TrustQuestion }) {
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="yellow" paddingX={1}>
+      <Text bold>
+        {question.changed
+          ? "What this folder's files run has changed since you trusted it. Trust it again?"
+          : "Do you trust the files in this folder?"}
+      </Text>
+      <Text color="gray">Trusting it lets unforget run what the project's files name:</Text>
+      {question.items.map((item) => (
+        <Text key={item}>{`  ${item}`}</Text>
+      ))}
+      <Text>{"1. Yes, trust this folder"}</Text>
+      <Text>{"2. No, go on without them (Esc)"}</Text>
+    </Box>
+  );
+}

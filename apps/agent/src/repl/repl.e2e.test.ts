@@ -1,0 +1,293 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AnthropicFakeServer, type RecordedRequest, startAnthropicFake } from "@unforget/testing/fakes";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  type AgentFolders,
+  agentFolders,
+  isSummaryRequest,
+  SUMMARY_STEP,
+} from "../../test-support/agent-fixture.ts";
+import { KEYS, type PtyAgent, startPtyAgent } from "../../test-support/pty-agent.ts";
+
+let fake: AnthropicFakeServer;
+let folders: AgentFolders;
+let agents: PtyAgent[] = [];
+beforeAll(async () => {
+  fake = await startAnthropicFake();
+});
+afterAll(() => fake.close());
+beforeEach(() => {
+  fake.reset();
+  folders = agentFolders("repl");
+});
+afterEach(async () => {
+  for (const agent of agents) agent.kill();
+  agents = [];
+  folders.cleanup();
+});
+
+async function start(args: string[] = [], ready?: string | RegExp | false): Promise<PtyAgent> {
+  const agent = await startPtyAgent({
+    cwd: folders.project,
+    env: { HOME: folders.home, ANTHROPIC_BASE_URL: fake.url },
+    args,
+    ...(ready !== undefined ? { ready } : {}),
+  });
+  agents.push(agent);
+  return agent;
+}
+
+/** The text of every user prompt a request carries (the tool results' text left out). */
+function prompts(request: RecordedRequest): string[] {
+  const messages = (
+    request.body as { messages?: { role: string; content: { type: string; text?: string }[] }[] }
+  ).messages;
+  return (messages ?? [])
+    .filter((message) => message.role === "user")
+    .flatMap((message) =>
+      message.content.filter((block) => block.type === "text").map((block) => block.text ?? ""),
+    );
+}
+
+function endsWithToolResult(request: RecordedRequest): boolean {
+  const messages = (request.body as { messages: { role: string; content: { type: string }[] }[] }).messages;
+  return messages.at(-1)?.content.some((block) => block.type === "tool_result") ?? false;
+}
+
+/** A model that reads `file N` when asked to, then says it did. */
+function readingModel(request: RecordedRequest) {
+  if (isSummaryRequest(request)) return SUMMARY_STEP;
+  const asked = prompts(request)
+    .flatMap((text) => [...text.matchAll(/read file (\d+)/g)].map((match) => match[1]))
+    .at(-1);
+  if (asked === undefined) return { kind: "reply" as const, text: "ok" };
+  if (endsWithToolResult(request)) return { kind: "reply" as const, text: `Read file ${asked}.` };
+  return {
+    kind: "reply" as const,
+    text: `Reading file ${asked}.`,
+    toolCalls: [{ name: "Read", input: { file_path: `data/file-${asked}.txt` } }],
+  };
+}
+
+function writeDataFiles(count: number): void {
+  for (let index = 0; index < count; index++) {
+    const line = `record ${index}: ${"the quick brown fox jumps over the lazy dog ".repeat(3)}\n`;
+    folders.write(`project/data/file-${index}.txt`, line.repeat(40));
+  }
+}
+
+/** Every reading of the gauge drawn after `from`, in tokens. */
+function gaugeReadings(screen: string): number[] {
+  return [...screen.matchAll(/ (\d+(?:\.\d)?)(K?)\/12K \(/g)].map(
+    (match) => Number(match[1]) * (match[2] === "K" ? 1000 : 1),
+  );
+}
+
+// Each test drives the real CLI through many turns on a shared, loaded machine: generous limits, no timing.
+describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { timeout: 300_000 }, () => {
+  it("a long session compacts while the gauge moves, and keeps working", async () => {
+    folders.write("home/.unforget/settings.json", { compaction: { threshold: { tokens: 12_000 } } });
+    writeDataFiles(12);
+    fake.setResponder(readingModel);
+    const agent = await start();
+    for (let index = 0; index < 12; index++) {
+      const from = agent.mark();
+      await agent.send(`read file ${index}`);
+      await agent.waitFor(`Read file ${index}.`, { from });
+      // The turn is over once the prompt is back.
+      await agent.waitFor("ask, or /help", { from });
+    }
+    const screen = agent.screen;
+    expect(screen).toMatch(/Compacted: [a-z-]+ freed [\d.]+K? tokens/);
+    const readings = gaugeReadings(screen);
+    const peak = Math.max(...readings);
+    expect(peak).toBeGreaterThan(6000);
+    // After the peak the gauge came down: a compaction freed room, and the session went on.
+    expect(readings.slice(readings.indexOf(peak)).some((tokens) => tokens < peak * 0.8)).toBe(true);
+    expect(screen).toContain("Read file 11.");
+  });
+
+  it("/context shows the breakdown and /compact compacts; an unknown command gets a suggestion", async () => {
+    writeDataFiles(7);
+    fake.setResponder(readingModel);
+    const agent = await start();
+    let from = agent.mark();
+    for (let index = 0; index < 6; index++) {
+      from = agent.mark();
+      await agent.send(`read file ${index}`);
+      await agent.waitFor(`Read file ${index}.`, { from });
+      await agent.waitFor("ask, or /help", { from });
+    }
+    from = agent.mark();
+    await agent.send("/context");
+    const context = await agent.waitFor("compactions so far", { from });
+    for (const part of ["system prompt", "tools", "tool results", "messages", "total", "threshold"])
+      expect(context).toContain(part);
+    from = agent.mark();
+    await agent.send("/cmpact");
+    await agent.waitFor("Unknown command /cmpact. Did you mean /compact?", { from });
+    from = agent.mark();
+    await agent.send("/compact keep the file names");
+    await agent.waitFor(/Compacted \((summary|full|session-memory)\): [\d.]+K? → [\d.]+K? tokens/, { from });
+    const summaryCall = fake.requests.find(isSummaryRequest);
+    expect(JSON.stringify(summaryCall?.body)).toContain("keep the file names");
+    from = agent.mark();
+    await agent.send("read file 6");
+    await agent.waitFor("Read file 6.", { from });
+  });
+
+  it("asks before a tool call the rules leave open: yes runs it, no tells the model", async () => {
+    fake.enqueue(
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "touch made-by-yes" } }] },
+      { kind: "reply", text: "Created it." },
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "touch made-by-no" } }] },
+      { kind: "reply", text: "Understood, I did not." },
+    );
+    const agent = await start();
+    let from = agent.mark();
+    await agent.send("make a file");
+    await agent.waitFor("Allow Bash(touch made-by-yes)?", { from });
+    agent.press("1");
+    await agent.waitFor("Created it.", { from });
+    expect(existsSync(join(folders.project, "made-by-yes"))).toBe(true);
+    from = agent.mark();
+    await agent.send("make another");
+    await agent.waitFor("Allow Bash(touch made-by-no)?", { from });
+    agent.press(KEYS.escape);
+    await agent.waitFor("Understood, I did not.", { from });
+    expect(existsSync(join(folders.project, "made-by-no"))).toBe(false);
+    const denial = JSON.stringify(fake.requests.at(-1)?.body);
+    expect(denial).toContain("The user denied this call");
+  });
+
+  it("Ctrl-C in the middle of a reply cancels the call; the session goes on; Ctrl-C twice exits", async () => {
+    fake.enqueue(
+      {
+        kind: "reply",
+        text: "This reply starts streaming and then never finishes, because",
+        hangAfterEvents: 4,
+      },
+      { kind: "reply", text: "Back again." },
+    );
+    const agent = await start();
+    let from = agent.mark();
+    await agent.send("tell me a long story");
+    await agent.waitFor("This reply starts", { from });
+    agent.press(KEYS.ctrlC);
+    await agent.waitFor("Interrupted.", { from });
+    await agent.waitFor("Press Ctrl-C again to exit.", { from });
+    // The provider request was aborted: its connection closed while it hung.
+    await expect.poll(() => fake.requests[0]?.closedDuringHang, { timeout: 60_000 }).toBe(true);
+    from = agent.mark();
+    await agent.send("again");
+    await agent.waitFor("Back again.", { from });
+    // The conversation sent after the cancel is valid: the partial reply, then the new prompt.
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("tell me a long story");
+    agent.press(KEYS.ctrlC);
+    await agent.waitFor("Press Ctrl-C again to exit.", { from: agent.mark() - 200 });
+    agent.press(KEYS.ctrlC);
+    expect(await agent.exited).toBe(0);
+  });
+
+  it("--resume continues a session after Ctrl-D", async () => {
+    fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
+    const first = await start();
+    await first.send("remember tangerine");
+    const shown = await first.waitFor("The code word is tangerine.");
+    const sessionId = /Session ([0-9a-f-]{36})/.exec(shown)?.[1];
+    expect(sessionId).toBeDefined();
+    first.press(KEYS.ctrlD);
+    expect(await first.exited).toBe(0);
+    fake.enqueue({ kind: "reply", text: "It was tangerine." });
+    const second = await start(["--resume", sessionId as string]);
+    await second.waitFor(`Resumed ${sessionId}`);
+    await second.send("what was the word?");
+    await second.waitFor("It was tangerine.");
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("remember tangerine");
+  });
+
+  it("asks whether to trust the folder before its hooks run, remembers yes, and asks again when they change", async () => {
+    const hook = (marker: string) => ({
+      hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: `touch ${marker}` }] }] },
+    });
+    folders.write("project/.unforget/settings.json", hook("marker-one"));
+    fake.setResponder(() => ({ kind: "reply", text: "ok then" }));
+    const untrusted = await start([], "Do you trust the files in this folder?");
+    await untrusted.waitFor("hook UserPromptSubmit: touch marker-one");
+    untrusted.press("2");
+    await untrusted.waitFor("ask, or /help");
+    await untrusted.send("hi");
+    await untrusted.waitFor("ok then");
+    expect(existsSync(join(folders.project, "marker-one"))).toBe(false);
+    untrusted.press(KEYS.ctrlD);
+    await untrusted.exited;
+
+    const trusting = await start([], "Do you trust the files in this folder?");
+    trusting.press("1");
+    await trusting.waitFor("ask, or /help");
+    await trusting.send("hi");
+    await trusting.waitFor("ok then");
+    expect(existsSync(join(folders.project, "marker-one"))).toBe(true);
+    expect(readFileSync(join(folders.home, ".unforget", "settings.json"), "utf8")).toContain(folders.project);
+    trusting.press(KEYS.ctrlD);
+    await trusting.exited;
+
+    // Trusted: no question.
+    const trusted = await start();
+    expect(trusted.screen).not.toContain("Do you trust");
+    trusted.press(KEYS.ctrlD);
+    await trusted.exited;
+
+    folders.write("project/.unforget/settings.json", hook("marker-two"));
+    const changed = await start([], "has changed since you trusted it");
+    await changed.waitFor("touch marker-two");
+  });
+
+  it("loads plugin files: one vetoes proactive compaction, one that fails is reported with its path", async () => {
+    // The cheap layers off: what reaches the threshold is the summary, which PreCompact may veto.
+    folders.write("home/.unforget/settings.json", {
+      compaction: {
+        threshold: { tokens: 12_000 },
+        layers: { "tool-result-budget": false, microcompact: false, collapse: false },
+      },
+    });
+    folders.write(
+      "project/.unforget/plugins/no-auto-compact.js",
+      `export default {
+  name: "no-auto-compact",
+  apply(hooks) {
+    hooks.preCompact.tapPromise("no-auto-compact", async (result, event) =>
+      event.trigger === "manual" ? result : { ...result, veto: { reason: "this team compacts by hand" } });
+  },
+};
+`,
+    );
+    const broken = folders.write(
+      "project/.unforget/plugins/broken.js",
+      `throw new Error("missing config");\n`,
+    );
+    writeDataFiles(20);
+    fake.setResponder(readingModel);
+    const agent = await start([], "Do you trust the files in this folder?");
+    await agent.waitFor("no-auto-compact.js");
+    agent.press("1");
+    await agent.waitFor(`Plugin ${broken} failed to load (missing config)`);
+    await agent.waitFor("ask, or /help");
+    let from = agent.mark();
+    for (let index = 0; index < 20 && !agent.screen.slice(from).includes("vetoed by"); index++) {
+      const turn = agent.mark();
+      await agent.send(`read file ${index}`);
+      await agent.waitFor(`Read file ${index}.`, { from: turn });
+      await agent.waitFor("ask, or /help", { from: turn });
+    }
+    const screen = agent.screen.slice(from);
+    expect(screen).toContain("vetoed by no-auto-compact: this team compacts by hand");
+    // No summary replaced the conversation (a summary started early in the background is dropped).
+    expect(screen).not.toMatch(/Compacted: (summary|full|session-memory)/);
+    // A manual compaction is not vetoed.
+    from = agent.mark();
+    await agent.send("/compact");
+    await agent.waitFor(/Compacted \(/, { from });
+  });
+});

@@ -1,0 +1,344 @@
+import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
+import { closestName } from "../agent/settings-schema.ts";
+import type { ReplController } from "./repl-controller.ts";
+import { bar, formatTokens } from "./repl-state.ts";
+
+/** A slash command: what `/help` lists and what runs. */
+export interface SlashCommand {
+  name: string;
+  /** Other names it answers to. */
+  aliases?: readonly string[];
+  /** The arguments, for `/help`. */
+  usage?: string;
+  summary: string;
+  /** True when it cannot run while a turn runs (it changes the session). */
+  whileIdle?: boolean;
+  run(controller: ReplController, args: string): Promise<void>;
+}
+
+function print(controller: ReplController, text: string): void {
+  controller.store.print({ kind: "output", text });
+}
+
+function needSession(controller: ReplController) {
+  const { session, environment } = controller;
+  if (!session || !environment) throw new Error("the session is not open yet.");
+  return { session, environment };
+}
+
+function table(rows: readonly (readonly string[])[]): string {
+  const widths =
+    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+const compact: SlashCommand = {
+  name: "compact",
+  usage: "[instructions]",
+  summary: "compacts the conversation now (instructions steer the summary)",
+  whileIdle: true,
+  async run(controller, args) {
+    const { session } = needSession(controller);
+    controller.store.update({ busy: true });
+    try {
+      const report = await session.compact(args || undefined);
+      const layers = report.actions.map((action) => action.layer).join(", ") || "nothing to compact";
+      print(
+        controller,
+        `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`,
+      );
+    } finally {
+      controller.store.update({ busy: false });
+    }
+  },
+};
+
+const context: SlashCommand = {
+  name: "context",
+  summary: "what the context holds: a table of its parts and a bar against the threshold",
+  async run(controller) {
+    const { session } = needSession(controller);
+    const status = session.status();
+    const parts = status.breakdown;
+    const rows: string[][] = [["part", "tokens", "share"]];
+    const named: [string, number][] = [
+      ["system prompt", parts.system],
+      ["tools", parts.tools],
+      ["memory", parts.memory],
+      ["summary", parts.summary],
+      ["attachments", parts.attachments],
+      ["tool results", parts.toolResults],
+      ["messages", parts.messages],
+    ];
+    for (const [name, tokens] of named)
+      rows.push([
+        name,
+        formatTokens(tokens),
+        parts.total > 0 ? `${Math.round((tokens / parts.total) * 100)}%` : "0%",
+      ]);
+    rows.push(["total", formatTokens(parts.total), ""]);
+    const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
+    const next =
+      status.turnsUntilCompaction === undefined
+        ? "compaction: not yet predictable"
+        : `compaction in about ${status.turnsUntilCompaction} turns`;
+    print(
+      controller,
+      [
+        `${bar(share, 30)} ${formatTokens(status.tokens)} / ${formatTokens(status.threshold)} threshold (${Math.round(share * 100)}%), window ${formatTokens(status.contextWindow)}`,
+        table(rows),
+        `${next}; ${status.compactions} compactions so far`,
+      ].join("\n"),
+    );
+  },
+};
+
+const memory: SlashCommand = {
+  name: "memory",
+  usage: "[show NAME | approve ID | reject ID]",
+  summary: "lists memories and proposals; opens one; approves or rejects a proposal",
+  async run(controller, args) {
+    const { environment } = needSession(controller);
+    const { store, proposals } = environment.memory;
+    const [verb, target] = args.split(/\s+/, 2);
+    if (verb === "show" && target) {
+      const content = await store.read(target);
+      print(controller, `${target}\n${content.content}`);
+      return;
+    }
+    if (verb === "approve" && target) {
+      const outcome = await proposals.approve(target, store, { author: "user" });
+      print(
+        controller,
+        `Approved ${target}: applied ${outcome.applied.join(", ") || "nothing"}${
+          outcome.conflicts.length > 0 ? `; left alone (changed since): ${outcome.conflicts.join(", ")}` : ""
+        }.`,
+      );
+      return;
+    }
+    if (verb === "reject" && target) {
+      await proposals.reject(target);
+      print(controller, `Rejected ${target}.`);
+      return;
+    }
+    if (verb) throw new Error(`use /memory, /memory show NAME, /memory approve ID or /memory reject ID.`);
+    const memories = await store.list();
+    const pending = await proposals.list();
+    print(
+      controller,
+      [
+        `Memories in ${store.location}:`,
+        ...(memories.length > 0
+          ? memories.map((entry) => `  ${entry.name}  ${entry.description}`)
+          : ["  none yet"]),
+        pending.length > 0
+          ? "Proposals waiting for you (/memory approve ID, /memory reject ID):"
+          : "No proposals waiting.",
+        ...pending.map(
+          (proposal) =>
+            `  ${proposal.id}  ${proposal.summary} (${proposal.changes.length} change${proposal.changes.length === 1 ? "" : "s"})`,
+        ),
+      ].join("\n"),
+    );
+  },
+};
+
+const tasks: SlashCommand = {
+  name: "tasks",
+  usage: "[output ID | stop ID]",
+  summary: "lists background tasks; shows one's output; stops one",
+  async run(controller, args) {
+    const { environment } = needSession(controller);
+    const [verb, id] = args.split(/\s+/, 2);
+    if (verb === "output" && id) {
+      const info = await environment.tasks.get(id);
+      const from = Math.max(0, info.outputBytes - 4000);
+      const chunk = await environment.tasks.readOutput(id, from);
+      print(
+        controller,
+        `${id} (${info.status})${from > 0 ? `, last ${info.outputBytes - from} bytes` : ""}:\n${chunk.data}`,
+      );
+      return;
+    }
+    if (verb === "stop" && id) {
+      const info = await environment.tasks.stop(id);
+      print(controller, `Stopped ${id}: ${info.status}.`);
+      return;
+    }
+    if (verb) throw new Error("use /tasks, /tasks output ID or /tasks stop ID.");
+    const list = await environment.tasks.list();
+    print(
+      controller,
+      list.length === 0
+        ? "No background tasks."
+        : table([
+            ["id", "status", "description"],
+            ...list.map((task) => [task.id, task.status, task.description]),
+          ]),
+    );
+  },
+};
+
+const resume: SlashCommand = {
+  name: "resume",
+  usage: "[N | ID]",
+  summary: "lists this folder's sessions; picks one to continue",
+  whileIdle: true,
+  async run(controller, args) {
+    const { session, environment } = needSession(controller);
+    const sessions = (await listSessions(environment.sessionsDir)).filter(
+      (summary) => summary.sessionId !== session.sessionId,
+    );
+    if (args === "") {
+      print(
+        controller,
+        sessions.length === 0
+          ? "No other session in this folder."
+          : [
+              "Sessions (newest first); /resume N continues one:",
+              ...sessions
+                .slice(0, 20)
+                .map(
+                  (summary, index) =>
+                    `  ${index + 1}. ${summary.modifiedAt.slice(0, 16).replace("T", " ")}  ${summary.title ?? summary.firstPrompt ?? "(no prompt)"}  ${summary.sessionId.slice(0, 8)}`,
+                ),
+            ].join("\n"),
+      );
+      return;
+    }
+    const index = /^\d+$/.test(args) ? Number(args) - 1 : -1;
+    const picked = sessions[index] ?? sessions.find((summary) => summary.sessionId.startsWith(args));
+    if (!picked) throw new Error(`there is no session ${args}; /resume lists them.`);
+    await controller.switchSession(picked.sessionId);
+    print(controller, `Resumed ${picked.sessionId}: ${picked.firstPrompt ?? ""}`);
+  },
+};
+
+const clear: SlashCommand = {
+  name: "clear",
+  summary: "starts a new session with an empty context (SessionStart: clear)",
+  whileIdle: true,
+  async run(controller) {
+    const { session } = needSession(controller);
+    await session.clear();
+    print(controller, `New session ${session.sessionId}; the context is empty.`);
+  },
+};
+
+const model: SlashCommand = {
+  name: "model",
+  usage: "[MODEL]",
+  summary: "shows or changes the model",
+  whileIdle: true,
+  async run(controller, args) {
+    const { session, environment } = needSession(controller);
+    if (args === "") {
+      print(controller, `Model: ${session.model} (${environment.providerName}). /model NAME changes it.`);
+      return;
+    }
+    session.setModel(args);
+    print(controller, `Model: ${args}.`);
+  },
+};
+
+const permissions: SlashCommand = {
+  name: "permissions",
+  aliases: ["allowed-tools"],
+  usage: "[mode MODE | allow RULE | deny RULE | ask RULE]",
+  summary: "shows the permission mode and rules; changes them for this session",
+  async run(controller, args) {
+    const { session } = needSession(controller);
+    const gate = session.permissions;
+    if (!gate) throw new Error("this session has no permission gate.");
+    const [verb = "", ...rest] = args.split(/\s+/);
+    const value = rest.join(" ");
+    if (verb === "mode") {
+      if (!(PERMISSION_MODES as readonly string[]).includes(value))
+        throw new Error(`the modes are ${PERMISSION_MODES.join(", ")}.`);
+      gate.setMode(value as PermissionMode);
+      print(controller, `Permission mode: ${value}.`);
+      return;
+    }
+    if ((verb === "allow" || verb === "deny" || verb === "ask") && value !== "") {
+      gate.update([{ type: "addRules", behavior: verb, rules: [value] }]);
+      print(controller, `${verb} ${value} (for this session).`);
+      return;
+    }
+    if (verb !== "")
+      throw new Error("use /permissions, /permissions mode MODE, or /permissions allow|deny|ask RULE.");
+    const rules = gate.rules();
+    print(
+      controller,
+      [
+        `Mode: ${gate.mode()}. Working folders: ${gate.directories().join(", ")}`,
+        rules.length === 0
+          ? "No rules: read-only tools run in the working folders, anything else asks."
+          : table([
+              ["rule", "does", "from"],
+              ...rules.map((rule) => [rule.text, rule.behavior, rule.source.file ?? rule.source.name]),
+            ]),
+      ].join("\n"),
+    );
+  },
+};
+
+const help: SlashCommand = {
+  name: "help",
+  summary: "lists the commands and keys",
+  async run(controller) {
+    print(
+      controller,
+      [
+        table(
+          SLASH_COMMANDS.map((command) => [
+            `/${command.name}${command.usage ? ` ${command.usage}` : ""}`,
+            command.summary,
+          ]),
+        ),
+        "Keys: Enter sends (typed while a turn runs, it waits for it), ↑/↓ history, Esc stops the turn, Ctrl-C stops the turn (twice: exits), Ctrl-D exits.",
+      ].join("\n"),
+    );
+  },
+};
+
+const exit: SlashCommand = {
+  name: "exit",
+  aliases: ["quit"],
+  summary: "ends the session and leaves",
+  async run(controller) {
+    await controller.exit();
+  },
+};
+
+/** Every command, in `/help` order. Adding one is a new object here. */
+export const SLASH_COMMANDS: readonly SlashCommand[] = [
+  help,
+  compact,
+  context,
+  memory,
+  tasks,
+  resume,
+  clear,
+  model,
+  permissions,
+  exit,
+];
+
+export function findCommand(word: string): SlashCommand | undefined {
+  const name = word.toLowerCase();
+  return SLASH_COMMANDS.find((command) => command.name === name || command.aliases?.includes(name));
+}
+
+/** The command a mistyped word most likely meant. */
+export function suggestCommand(word: string): string | undefined {
+  const names = SLASH_COMMANDS.flatMap((command) => [command.name, ...(command.aliases ?? [])]);
+  const prefixed = names.find((name) => name.startsWith(word.toLowerCase()) && word !== "");
+  return prefixed ?? closestName(word, names);
+}

@@ -1,0 +1,160 @@
+import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
+import {
+  type ContextManagerOptions,
+  type ContextStatus,
+  createContextManager,
+  createHostConversation,
+  type HostConversation,
+  type HostConversationListener,
+  type PrepareResult,
+} from "@unforget/compact";
+import { type Message, PromptTooLongError, type ToolDefinition } from "@unforget/core";
+import { createMiddleware } from "langchain";
+import { isRecord } from "./is-record.ts";
+import { langChainCodec } from "./langchain-codec.ts";
+import {
+  chatModelId,
+  createLangChainSummarizer,
+  type SummaryChatModel,
+  typedError,
+} from "./langchain-summarizer.ts";
+
+/** LangGraph's id for "remove every message" (`REMOVE_ALL_MESSAGES` of `@langchain/langgraph`). */
+export const REMOVE_ALL_MESSAGES = "__remove_all__";
+
+/** Options of the LangChain adapters: the ContextManager's, with LangChain's model. */
+export interface LangChainContextOptions extends Omit<ContextManagerOptions, "model" | "onEvent"> {
+  /**
+   * The chat model, or its id. Its id names the context window (unless `limits` is given); a model object also
+   * writes the summaries, unless `summarizer` says otherwise.
+   */
+  model: string | SummaryChatModel;
+  /** The agent's system prompt, counted until the first response reports usage (`"state"` mode does not see it). */
+  system?: string;
+  /** Receives the manager's events (layers, summaries, cache breaks) and the adapter's (unknown shapes, resets). */
+  onEvent?: HostConversationListener;
+}
+
+export interface ContextMiddlewareOptions extends LangChainContextOptions {
+  /**
+   * Where the projection goes. `"state"` (default): `beforeModel` writes it into the agent's state (LangChain's
+   * own way, as `summarizationMiddleware` does), so checkpoints stay small; the whole transcript stays with the
+   * manager (and on disk with a `transcript`). `"request"`: `wrapModelCall` sends it to the model only, and the
+   * state keeps every message.
+   */
+  mode?: "state" | "request";
+}
+
+/** What the middleware exposes besides being one. */
+export interface ContextMiddlewareState {
+  /** The last call's preparation: what each layer did, the count, the status. */
+  readonly lastResult: PrepareResult | undefined;
+  /** The whole conversation as the manager received it. */
+  readonly messages: readonly Message[];
+  /** The context status now (cheap). */
+  status(): ContextStatus;
+  /** Subscribes to every event; returns the unsubscribe function. */
+  on(listener: HostConversationListener): () => void;
+}
+
+/** The manager options for a LangChain model: its id, and a summariser on it unless one is given. */
+export function managerOptions(options: LangChainContextOptions): ContextManagerOptions {
+  const { model, system: _system, onEvent: _onEvent, ...rest } = options;
+  const summarizer =
+    options.summarizer ?? (typeof model === "object" ? createLangChainSummarizer({ model }) : undefined);
+  return { ...rest, model: chatModelId(model) ?? "unknown", ...(summarizer ? { summarizer } : {}) };
+}
+
+/** The conversation of one adapter: a host conversation on LangChain's messages with a manager per options. */
+export function createLangChainConversation(options: LangChainContextOptions): HostConversation<BaseMessage> {
+  return createHostConversation<BaseMessage>({
+    codec: langChainCodec,
+    createManager: () => createContextManager(managerOptions(options)),
+    idPrefix: "langchain",
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+}
+
+/** The tools of a model request, for counting. */
+function requestTools(tools: unknown): ToolDefinition[] | undefined {
+  if (!Array.isArray(tools) || tools.length === 0) return undefined;
+  return tools.flatMap((tool) =>
+    isRecord(tool) && typeof tool.name === "string"
+      ? [
+          {
+            name: tool.name,
+            ...(typeof tool.description === "string" ? { description: tool.description } : {}),
+            inputSchema: isRecord(tool.schema) ? tool.schema : {},
+          },
+        ]
+      : [],
+  );
+}
+
+/**
+ * Unforget's context management as an agent middleware for `createAgent`: before each model call the ladder runs
+ * on the agent's messages (cheap layers first, a summary only when they cannot make room, PreCompact and
+ * PostCompact hooks around it) and the model sees the projection; the usage each `AIMessage` reports anchors the
+ * count. When the provider refuses a prompt as too long, it compacts reactively and retries the call once.
+ */
+export function createContextMiddleware(options: ContextMiddlewareOptions) {
+  const { mode = "state", ...contextOptions } = options;
+  const conversation = createLangChainConversation(contextOptions);
+  const providerId = `langchain:${chatModelId(options.model) ?? "model"}`;
+  let lastResult: PrepareResult | undefined;
+  const system = options.system;
+
+  const prepareOptions = (systemText: string | undefined, tools?: unknown) => {
+    const definitions = requestTools(tools);
+    const text = systemText && systemText.length > 0 ? systemText : system;
+    return { ...(text ? { system: text } : {}), ...(definitions ? { tools: definitions } : {}) };
+  };
+
+  const middleware = createMiddleware({
+    name: "UnforgetContextMiddleware",
+    ...(mode === "state"
+      ? {
+          beforeModel: async (state: { messages: BaseMessage[] }) => {
+            conversation.append(state.messages);
+            const prepared = await conversation.prepare(prepareOptions(undefined));
+            lastResult = prepared.result;
+            if (!prepared.changed) return undefined;
+            return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...prepared.messages] };
+          },
+        }
+      : {}),
+    wrapModelCall: async (request, handler) => {
+      const systemText = typeof request.systemPrompt === "string" ? request.systemPrompt : undefined;
+      let current = request;
+      if (mode === "request") {
+        conversation.append(request.messages);
+        const prepared = await conversation.prepare(prepareOptions(systemText, request.tools));
+        lastResult = prepared.result;
+        if (prepared.changed) current = { ...request, messages: prepared.messages };
+      }
+      try {
+        return await handler(current);
+      } catch (error) {
+        const typed = typedError(error, providerId);
+        if (!(typed instanceof PromptTooLongError)) throw error;
+        // The model's limit is below what the ladder thought: compact reactively and send once more.
+        const recovered = await conversation.recover(typed, prepareOptions(systemText, request.tools));
+        lastResult = recovered.result;
+        return handler({ ...request, messages: recovered.messages });
+      }
+    },
+  });
+  const extra: ContextMiddlewareState = {
+    get lastResult() {
+      return lastResult;
+    },
+    get messages() {
+      return conversation.messages;
+    },
+    status: () => conversation.status(),
+    on: (listener) => conversation.on(listener),
+  };
+  return Object.defineProperties(middleware, Object.getOwnPropertyDescriptors(extra)) as typeof middleware &
+    ContextMiddlewareState;
+}

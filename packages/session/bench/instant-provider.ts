@@ -1,0 +1,92 @@
+// A model provider that answers at once from a script, in process: the benches measure the loop, not a model.
+import {
+  createUsage,
+  getModelLimits,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type ModelStreamEvent,
+  PROVIDER_SPECIFICATION_VERSION,
+} from "@unforget/core";
+import { createModelStream } from "@unforget/provider-runtime";
+
+/** What the provider answers to one request: a tool call, or the end of the turn. */
+export type InstantReply = { toolCall: { name: string; input: Record<string, unknown> } } | { text: string };
+
+/** Streams `decide(request)` as a real provider's events would (start, blocks, deltas, stop), with usage. */
+export function createInstantProvider(decide: (request: ModelRequest) => InstantReply): ModelProvider {
+  let counter = 0;
+  // Usage as a provider reports it (a quarter of the characters), measured once per message object: the loop
+  // reuses the request's messages, so this costs the provider what a real one's network does not — nothing.
+  const sizes = new WeakMap<object, number>();
+  const inputTokensOf = (request: Pick<ModelRequest, "messages">) => {
+    let characters = 0;
+    for (const message of request.messages) {
+      let size = sizes.get(message);
+      if (size === undefined) {
+        size = JSON.stringify(message).length;
+        sizes.set(message, size);
+      }
+      characters += size;
+    }
+    return Math.ceil(characters / 4);
+  };
+  const respond = (request: ModelRequest): ModelResponse => {
+    counter++;
+    const reply = decide(request);
+    const inputTokens = inputTokensOf(request);
+    return {
+      id: `msg_instant_${counter}`,
+      model: request.model,
+      role: "assistant",
+      content:
+        "toolCall" in reply
+          ? [
+              {
+                type: "tool_use",
+                id: `toolu_instant_${counter}`,
+                name: reply.toolCall.name,
+                input: reply.toolCall.input,
+              },
+            ]
+          : [{ type: "text", text: reply.text }],
+      stopReason: "toolCall" in reply ? "tool_use" : "end_turn",
+      usage: createUsage({ inputTokens, outputTokens: 20 }),
+    };
+  };
+  return {
+    specificationVersion: PROVIDER_SPECIFICATION_VERSION,
+    providerId: "instant",
+    capabilities: {
+      nativeTokenCounting: false,
+      nativeContextManagement: false,
+      promptCaching: false,
+      thinking: false,
+    },
+    async createMessage(request) {
+      return respond(request);
+    },
+    streamMessage(request) {
+      return createModelStream(async function* (): AsyncGenerator<ModelStreamEvent> {
+        const response = respond(request);
+        yield { type: "message_start", id: response.id, model: response.model, usage: response.usage };
+        for (const [index, block] of response.content.entries()) {
+          if (block.type === "tool_use") {
+            yield { type: "block_start", index, block: { ...block, input: {} } };
+            yield { type: "tool_input_delta", index, partialJson: JSON.stringify(block.input) };
+          } else if (block.type === "text") {
+            yield { type: "block_start", index, block: { type: "text", text: "" } };
+            yield { type: "text_delta", index, text: block.text };
+          }
+          yield { type: "block_stop", index };
+        }
+        yield { type: "message_delta", stopReason: response.stopReason, usage: { outputTokens: 20 } };
+        yield { type: "message_stop" };
+      });
+    },
+    async countTokens(request) {
+      return { inputTokens: inputTokensOf(request), method: "heuristic" };
+    },
+    getModelLimits: (model) => getModelLimits(model),
+  };
+}

@@ -1,0 +1,60 @@
+import { UnforgetError, type UnforgetErrorOptions } from "@unforget/core";
+
+/** The codes of the session's own errors. */
+export type SessionErrorCode =
+  | "session_busy"
+  | "session_closed"
+  | "session_not_found"
+  | "session_context_overflow";
+
+/** `send`, `compact` or `clear` was called while a turn is running; one thing at a time. */
+export class SessionBusyError extends UnforgetError {
+  constructor(operation: string) {
+    super(
+      "session_busy",
+      `${operation} was called while a turn is still running. Wait for the turn to end (await turn.result()), or interrupt it with session.interrupt() first.`,
+    );
+  }
+}
+
+/** The session was closed; nothing more can be sent through it. */
+export class SessionClosedError extends UnforgetError {
+  constructor(operation: string) {
+    super(
+      "session_closed",
+      `${operation} was called on a closed session. Resume it in a new one: createAgentSession({ resume: sessionId, … }).`,
+    );
+  }
+}
+
+/** `resume` named a session whose transcript is not in `sessionsDir`. */
+export class SessionNotFoundError extends UnforgetError {
+  readonly sessionId: string;
+  readonly path: string;
+
+  constructor(sessionId: string, path: string, options?: UnforgetErrorOptions) {
+    super(
+      "session_not_found",
+      `There is no session ${sessionId} to resume: ${path} does not exist. List the sessions with listSessions(sessionsDir), or check sessionsDir.`,
+      options,
+    );
+    this.sessionId = sessionId;
+    this.path = path;
+  }
+}
+
+/**
+ * The provider refused the request as too long even after reactive compaction and one retry. Nothing was lost:
+ * the transcript holds everything up to the refused request.
+ */
+export class ContextOverflowError extends UnforgetError {
+  /** Context size before the reactive compaction, and after it (what the retry sent), in estimated tokens. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+
+  constructor(message: string, details: { tokensBefore: number; tokensAfter: number; cause?: unknown }) {
+    super("session_context_overflow", message, { cause: details.cause });
+    this.tokensBefore = details.tokensBefore;
+    this.tokensAfter = details.tokensAfter;
+  }
+}

@@ -1,0 +1,106 @@
+import type { Tool } from "@unforget/core";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
+
+/** The outcome of checking one call's input against its tool's schema. */
+export type InputCheck = { ok: true; input: Record<string, unknown> } | { ok: false; problem: string };
+
+const AJV_OPTIONS = {
+  // Tool schemas come from many authors (MCP servers included): unknown keywords and formats are not errors.
+  strict: false,
+  allErrors: true,
+  validateFormats: false,
+} as const;
+
+const MAX_LISTED_ERRORS = 8;
+
+/**
+ * Validates tool inputs with ajv 8 (draft-07 and older by default, draft 2020-12 when the schema says so), one
+ * compiled validator per tool object. Never throws: a schema that does not compile is reported as the call's
+ * problem, so the model learns the tool is unusable instead of the loop stopping.
+ */
+export class ToolInputValidator {
+  readonly #compiled = new WeakMap<Tool, ValidateFunction | { error: string }>();
+  #draft07: Ajv | undefined;
+  #draft2020: Ajv2020 | undefined;
+
+  check(tool: Tool, input: unknown): InputCheck {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return {
+        ok: false,
+        problem: `The input of ${tool.name} must be a JSON object, but it was ${describeJson(input)}. Call ${tool.name} again with an object that matches its input schema.`,
+      };
+    }
+    const record = input as Record<string, unknown>;
+    if (typeof record._raw === "string" && Object.keys(record).length === 1) {
+      return {
+        ok: false,
+        problem: `The input of ${tool.name} was not valid JSON (${truncate(record._raw, 200)}). Call ${tool.name} again with a complete JSON object.`,
+      };
+    }
+    const validate = this.#validator(tool);
+    if ("error" in validate) {
+      return {
+        ok: false,
+        problem: `${tool.name} cannot be called: its input schema is invalid (${validate.error}). Use another tool; the tool's author must fix its schema.`,
+      };
+    }
+    if (validate(record)) return { ok: true, input: record };
+    return {
+      ok: false,
+      problem: `The input of ${tool.name} does not match its schema: ${formatErrors(validate.errors ?? [])}. Fix the input and call ${tool.name} again.`,
+    };
+  }
+
+  #validator(tool: Tool): ValidateFunction | { error: string } {
+    const cached = this.#compiled.get(tool);
+    if (cached) return cached;
+    let compiled: ValidateFunction | { error: string };
+    try {
+      compiled = this.#ajvFor(tool.inputSchema).compile(tool.inputSchema);
+    } catch (error) {
+      compiled = { error: error instanceof Error ? error.message : String(error) };
+    }
+    this.#compiled.set(tool, compiled);
+    return compiled;
+  }
+
+  #ajvFor(schema: Record<string, unknown>): Ajv | Ajv2020 {
+    const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
+    if (dialect.includes("2020-12") || dialect.includes("2019-09")) {
+      this.#draft2020 ??= new Ajv2020(AJV_OPTIONS);
+      return this.#draft2020;
+    }
+    this.#draft07 ??= new Ajv(AJV_OPTIONS);
+    return this.#draft07;
+  }
+}
+
+function formatErrors(errors: readonly ErrorObject[]): string {
+  const parts = errors.slice(0, MAX_LISTED_ERRORS).map((error) => {
+    const where = error.instancePath === "" ? "the input" : error.instancePath;
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === "required")
+      return `${where} is missing the required property "${String(params.missingProperty)}"`;
+    if (error.keyword === "additionalProperties") {
+      return `${where} has a property the schema does not allow: "${String(params.additionalProperty)}"`;
+    }
+    if (error.keyword === "enum" && Array.isArray(params.allowedValues)) {
+      return `${where} must be one of ${params.allowedValues.map((value) => JSON.stringify(value)).join(", ")}`;
+    }
+    return `${where} ${error.message ?? "is invalid"}`;
+  });
+  const more = errors.length > MAX_LISTED_ERRORS ? `; and ${errors.length - MAX_LISTED_ERRORS} more` : "";
+  return `${parts.join("; ")}${more}`;
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (value === undefined) return "missing";
+  return `a ${typeof value}`;
+}
+
+function truncate(text: string, length: number): string {
+  return text.length <= length ? text : `${text.slice(0, length)}…`;
+}
