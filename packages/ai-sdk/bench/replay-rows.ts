@@ -79,6 +79,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     contextWindow: 0,
     effectiveWindow: 0,
     threshold,
+    blockingLimit: 0,
     percentUsed: 0,
     turnsUntilCompaction: undefined,
     compactions: 0,
@@ -97,6 +98,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     throw new Error("not used by the replay");
   };
   return {
+    layers: [],
     async prepare(messages) {
       return result(await policy.prepare(messages));
     },
