@@ -47,7 +47,8 @@
     };
   });
   const constant = (value) => new Array(calls).fill(value);
-  const highest = Math.max(...data.tokens, ...data.threshold);
+  // The bars reach what a request would have been before the layers acted: the axis shows them whole.
+  const highest = Math.max(...data.tokens, ...data.threshold, ...data.actions.map((note) => note.high));
   const yMax = Math.max(data.window, highest) * 1.12;
   const canvas = document.getElementById("chart");
   const tooltip = document.getElementById("tooltip");

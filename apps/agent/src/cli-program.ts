@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { Command, Option } from "commander";
 import { type AgentIO, addAgentCommand } from "./agent/agent-command.ts";
 import { appPath } from "./app-path.ts";
+import { registerDbCommand } from "./db-command.ts";
+import { registerMemoryCommand } from "./memory-command.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
 
 function packageVersion(): string {
@@ -16,11 +18,15 @@ SESSION is a Claude Code session (.jsonl, or its session folder), a SWE-agent
 or mini-swe-agent trajectory, an OpenHands event stream or evaluation output
 (FILE#LINE picks one run), or an Unforget transcript, recognised by content.
 Without SESSION: your newest Claude Code session under ~/.claude/projects,
-else the demo session that ships with unforget. Subagent messages never enter
-the main context.
+else the demo session that ships with unforget (--demo: the demo, always).
+Subagent messages never enter the main context.
+
+Exit codes: 0 done; 1 an error it explains; 2 a command line it cannot use;
+3 some requests were over the window; 4 an invariant broke (a bug: report it).
 
 Examples:
   unforget replay
+  unforget replay --demo --window 16K --report report.html
   unforget replay ~/.claude/projects/my-app/3f1c….jsonl --report report.html
   unforget replay run.traj --window 16K --json > stats.json
   unforget replay session.jsonl --window 32K --dump-requests requests/
@@ -29,7 +35,10 @@ Nothing leaves this machine unless --summarizer model is given: then the
 provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
 GOOGLE_*) writes the summaries.`;
 
-/** The `unforget` command line. `output` is where commands write; parse with `parseAsync`. */
+/**
+ * The `unforget` command line. `output` is where commands write; parse with `parseAsync`. A command that
+ * wants an exit code other than 0 sets `output.exitCode` (replay: 3 for overflows, 4 for broken invariants).
+ */
 export function createProgram(output: AgentIO): Command {
   const program = new Command("unforget")
     .description("Unforget: keep an LLM agent working for hours without forgetting.")
@@ -48,6 +57,7 @@ export function createProgram(output: AgentIO): Command {
       "Replays a recorded agent session call by call through the ContextManager, as if it were live, at the window you choose: the recorded timestamps are its clock, and the same input always gives the same output. Prints a table (or JSON) of what the ladder did; optionally writes an HTML report and every request.",
     )
     .argument("[session]", "session file or folder (default: newest Claude Code session, else the demo)")
+    .option("--demo", "replay the demo session that ships with unforget, whatever else is on this machine")
     .option(
       "-w, --window <tokens>",
       `context window in tokens: 16000, 16K, 1M (at least ${MIN_WINDOW / 1000}K)`,
@@ -76,9 +86,10 @@ export function createProgram(output: AgentIO): Command {
     .action(async (session: string | undefined, options: Record<string, unknown>) => {
       // Loaded only for replay: the agent's start-up does not pay for it.
       const { runReplayCommand } = await import("./replay-command.ts");
-      await runReplayCommand(
+      output.exitCode = await runReplayCommand(
         session,
         {
+          demo: options.demo === true,
           window: options.window as string,
           summarizer: options.summarizer as string,
           cacheTtl: options.cacheTtl as string,
@@ -89,5 +100,7 @@ export function createProgram(output: AgentIO): Command {
         output,
       );
     });
+  registerMemoryCommand(program, output);
+  registerDbCommand(program, output);
   return program;
 }

@@ -41,6 +41,18 @@ function expectCleanFailure(result: { code: number; stdout: string; stderr: stri
   expect(result.stdout).toBe("");
 }
 
+/** One line of a Claude Code session file, `second` seconds into 2026. */
+function sessionLine(fields: Record<string, unknown>, second: number): string {
+  return JSON.stringify({ ...fields, timestamp: `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z` });
+}
+const userLine = (content: string, second: number) =>
+  sessionLine({ type: "user", message: { role: "user", content } }, second);
+const assistantLine = (text: string, second: number) =>
+  sessionLine(
+    { type: "assistant", message: { role: "assistant", content: [{ type: "text", text }] } },
+    second,
+  );
+
 describe("unforget replay, run as users run it", () => {
   it("explains itself with --help", async () => {
     const result = await runCliProcess(["replay", "--help"], { env: { HOME: emptyHome } });
@@ -61,6 +73,43 @@ describe("unforget replay, run as users run it", () => {
     expect(stats.compactions).toBeGreaterThan(0);
   });
 
+  it("replays the demo with --demo even where a Claude Code session exists, and refuses --demo with a SESSION", async () => {
+    const home = join(scratch, "home-for-demo");
+    mkdirSync(join(home, ".claude", "projects", "-work-app"), { recursive: true });
+    copyFileSync(claudeSession, join(home, ".claude", "projects", "-work-app", "session.jsonl"));
+    const result = await runCliProcess(["replay", "--demo", "--window", "32K", "--json"], {
+      env: { HOME: home },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("session.jsonl");
+    const stats = JSON.parse(result.stdout);
+    expect(stats.session.format).toBe("unforget");
+    expect(stats.calls).toBeGreaterThan(100);
+    const both = await runCliProcess(["replay", "--demo", claudeSession], { env: { HOME: home } });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^unforget: --demo replays the demo session, so it takes no SESSION/);
+  });
+
+  it("exits 3 when requests go over the window, and says so apart from the invariants", async () => {
+    // The user's own message is larger than the window: it is never dropped, so the request cannot fit.
+    const path = join(scratch, "too-large-for-8k.jsonl");
+    const log = Array.from({ length: 2_500 }, (_, index) => `line ${index}: the build failed here`);
+    writeFileSync(
+      path,
+      [
+        userLine("Why does the build fail?", 1),
+        assistantLine("Paste the log.", 2),
+        userLine(`Here it is:\n${log.join("\n")}`, 3),
+        assistantLine("Line 0.", 4),
+      ].join("\n"),
+    );
+    const result = await runCliProcess(["replay", path, "--window", "8K"], { env: { HOME: emptyHome } });
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stdout).toMatch(/overflows\s+│\s+[1-9]/);
+    expect(result.stdout).toMatch(/invariant violations\s+│\s+none/);
+    expect(result.stderr).toMatch(/^unforget: \d+ of \d+ requests? (was|were) over the 8K-token window/m);
+  });
+
   it("replays the newest Claude Code session under $HOME/.claude/projects", async () => {
     const home = join(scratch, "home-with-sessions");
     const project = join(home, ".claude", "projects", "-work-app");
@@ -79,24 +128,16 @@ describe("unforget replay, run as users run it", () => {
 
   it("keeps subagent (sidechain) messages out of the main context", async () => {
     const path = join(scratch, "with-subagent.jsonl");
-    const line = (fields: Record<string, unknown>, second: number) =>
-      JSON.stringify({ ...fields, timestamp: `2026-01-01T00:00:${String(second).padStart(2, "0")}.000Z` });
     writeFileSync(
       path,
       [
-        line({ type: "user", message: { role: "user", content: "Fix the failing test." } }, 1),
-        line(
-          {
-            type: "assistant",
-            message: { role: "assistant", content: [{ type: "text", text: "Looking into it." }] },
-          },
-          2,
-        ),
-        line(
+        userLine("Fix the failing test.", 1),
+        assistantLine("Looking into it.", 2),
+        sessionLine(
           { type: "user", isSidechain: true, message: { role: "user", content: "SUBAGENT-ONLY prompt" } },
           3,
         ),
-        line(
+        sessionLine(
           {
             type: "assistant",
             isSidechain: true,
@@ -104,11 +145,8 @@ describe("unforget replay, run as users run it", () => {
           },
           4,
         ),
-        line({ type: "user", message: { role: "user", content: "Thanks, go on." } }, 5),
-        line(
-          { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "Fixed." }] } },
-          6,
-        ),
+        userLine("Thanks, go on.", 5),
+        assistantLine("Fixed.", 6),
       ].join("\n"),
     );
     const folder = join(scratch, "sidechain-dump");

@@ -11,7 +11,8 @@ export const EXIT_BUG = 70;
 
 /**
  * Runs the command line and resolves to the exit code: 0 on success, 2 for a wrong option, 1 for any
- * other error. Errors become one clear message on stderr, never a stack trace.
+ * other error, or the code the command chose (replay: 3 for overflows, 4 for broken invariants). Errors
+ * become one clear message on stderr, never a stack trace.
  */
 export async function main(argv: readonly string[], output: AgentIO): Promise<number> {
   const program = createProgram(output);

@@ -59,9 +59,13 @@ describe("replay --summarizer model, through the real Anthropic SDK against the 
     expect(stats.overflows).toBe(0);
     expect(stats.violations).toEqual([]);
     const summaryRequests = readdirSync(join(dump, "summarizer")).sort();
-    expect(summaryRequests.length).toBe(
-      fake.requests.filter((request) => request.path.endsWith("/messages")).length,
-    );
+    const sent = fake.requests.filter((request) => request.path.endsWith("/messages"));
+    expect(summaryRequests.length).toBe(sent.length);
+    // Each dump is exactly what the provider sent (the provider adds only `stream` to a streamed call).
+    summaryRequests.forEach((file, index) => {
+      const { stream: _stream, ...body } = (sent[index]?.body ?? {}) as Record<string, unknown>;
+      expect(JSON.parse(readFileSync(join(dump, "summarizer", file), "utf8")), file).toEqual(body);
+    });
     for (const file of summaryRequests) {
       expect(file).toMatch(/^\d{6}-\d+\.json$/);
       const body = JSON.parse(readFileSync(join(dump, "summarizer", file), "utf8"));

@@ -2,7 +2,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCallbackProvider, createContextManager } from "@unforget/compact";
-import { createMessage, findToolPairViolations, type Message, type RequestMessage } from "@unforget/core";
+import {
+  contentBlocks,
+  createMessage,
+  findToolPairViolations,
+  type Message,
+  type RequestMessage,
+} from "@unforget/core";
 import { createSessionMemory, SESSION_NOTES_EDIT_TOOL } from "@unforget/memory";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
 import { createTaskManager, renderTaskStatus } from "@unforget/tasks";
@@ -105,7 +111,12 @@ describe("compact, memory and tasks together", () => {
       expect(sent.includes("Port the parser to the new tokenizer"), "the user's request is kept").toBe(true);
       expect(
         findToolPairViolations(
-          request.map((message, index) => ({ ...message, id: `m${index}`, timestamp: "" })),
+          request.map((message, index) => ({
+            ...message,
+            content: contentBlocks(message.content),
+            id: `m${index}`,
+            timestamp: "",
+          })),
         ),
       ).toEqual([]);
       // No summary call was made: the only model calls were the notes update's.

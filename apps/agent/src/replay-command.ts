@@ -3,8 +3,9 @@ import { dirname, resolve } from "node:path";
 import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
+import { convertToAnthropicRequest } from "@unforget/provider-anthropic";
 import { loadSession } from "./load-session.ts";
-import { parseWindow } from "./parse-window.ts";
+import { formatWindow, parseWindow } from "./parse-window.ts";
 import { recordingProvider } from "./recording-provider.ts";
 import { OptionValueError, OutputError } from "./replay-errors.ts";
 import { createReplayProgress } from "./replay-progress.ts";
@@ -12,17 +13,19 @@ import { renderReplayReport } from "./replay-report.ts";
 import {
   countCompactions,
   DEFAULT_WINDOW,
-  modelRequest,
   replaySession,
+  requestBody,
   requestShape,
   type SessionReplay,
 } from "./replay-session.ts";
 import { renderReplayTable } from "./replay-table.ts";
-import { openRequestDump } from "./request-dump.ts";
+import { openRequestDump, type RequestDump } from "./request-dump.ts";
 import { resolveSession } from "./resolve-session.ts";
 
 /** The options of `unforget replay`, as the command line gives them. */
 export interface ReplayCommandOptions {
+  /** Replay the demo session that ships with the app, whatever sessions the machine has. */
+  demo?: boolean;
   window?: string;
   /** The prompt cache's lifetime: "5m" (default) or "1h". */
   cacheTtl?: string;
@@ -40,12 +43,27 @@ export interface CommandOutput {
   env: Record<string, string | undefined>;
 }
 
-/** `unforget replay`: replays a session through the ladder and prints the table (or JSON), report and dumps on request. */
+/** Exit code of a replay whose requests went over the window. */
+export const EXIT_OVERFLOW = 3;
+/** Exit code of a replay that broke an invariant (a bug in unforget). */
+export const EXIT_VIOLATION = 4;
+
+/**
+ * `unforget replay`: replays a session through the ladder and prints the table (or JSON), report and dumps
+ * on request. Resolves to the exit code: 0, `EXIT_OVERFLOW` when requests went over the window, or
+ * `EXIT_VIOLATION` when an invariant broke (everything is still printed and written first).
+ */
 export async function runReplayCommand(
   sessionArgument: string | undefined,
   options: ReplayCommandOptions,
   output: CommandOutput,
-): Promise<void> {
+): Promise<number> {
+  if (options.demo === true && sessionArgument !== undefined && sessionArgument.length > 0) {
+    throw new OptionValueError(
+      "--demo",
+      `--demo replays the demo session, so it takes no SESSION (${sessionArgument} was given): drop one or the other.`,
+    );
+  }
   const window = options.window === undefined ? DEFAULT_WINDOW : parseWindow(options.window);
   const summarizerChoice = options.summarizer ?? "offline";
   const cacheTtl = options.cacheTtl ?? "5m";
@@ -61,16 +79,17 @@ export async function runReplayCommand(
       `--summarizer ${JSON.stringify(summarizerChoice)} is not a summariser: use "offline" (the default, no model calls) or "model" (the configured provider).`,
     );
   }
-  const resolved = await resolveSession(sessionArgument, output.env);
+  const resolved = await resolveSession(options.demo === true ? { demo: true } : sessionArgument, output.env);
   const session = await loadSession(resolved.path);
   const label = resolved.source === "demo" ? "demo session" : resolved.path;
   const note = (line: string) => output.stderr.write(`${line}\n`);
   if (resolved.source === "claude-code") note(`Replaying your newest Claude Code session: ${resolved.path}`);
-  if (resolved.source === "demo") {
+  if (resolved.source === "demo" && options.demo !== true) {
     note(
       "No session given and no Claude Code session found: replaying the demo session that ships with unforget.",
     );
   }
+  const shape = requestShape(session, window);
   if (session.problems.length > 0) {
     note(
       `The importer worked around ${session.problems.length} defect${session.problems.length === 1 ? "" : "s"} in the file; replaying what is readable. First: ${session.problems[0]}`,
@@ -82,9 +101,8 @@ export async function runReplayCommand(
   });
   if (options.report !== undefined) await checkReportFolder(options.report);
   const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
-  // The provider's own converter writes the dumped bodies; loaded only for a dump (it loads the provider's SDK).
-  const toWire = dump ? (await import("@unforget/provider-anthropic")).convertToAnthropicRequest : undefined;
-  const shape = requestShape(session, window);
+  // Said once everything the replay needs is in place, so that a failure before it stays one line.
+  if (shape.modelNote !== undefined) note(shape.modelNote);
   const progress = createReplayProgress(output.stderr);
   let replay: SessionReplay;
   try {
@@ -94,11 +112,9 @@ export async function runReplayCommand(
       cacheTtl,
       onCall: async (call, done, total) => {
         progress.update(done, total);
-        if (!dump || !toWire) return;
-        let attempt = 0;
-        for (const request of pendingSummaries.splice(0))
-          await dump.writeSummarizerCall(call.index, ++attempt, toWire(request).body);
-        await dump.writeCall(call.index, toWire(modelRequest(shape, call)).body);
+        if (!dump) return;
+        await writeSummaryRequests(dump, call.index, pendingSummaries.splice(0));
+        await dump.writeCall(call.index, requestBody(shape, call));
       },
     });
   } finally {
@@ -109,6 +125,27 @@ export async function runReplayCommand(
   else output.stdout.write(renderReplayTable(replay, label));
   if (options.report !== undefined) note(`Report written to ${resolve(options.report)}`);
   if (dump) note(`${replay.calls.length} requests written to ${resolve(dump.directory)}`);
+  const { exitCode, line } = replayOutcome(replay.stats);
+  if (line !== undefined) note(line);
+  return exitCode;
+}
+
+/** The exit code of a finished replay, and the line for stderr that says why when it is not 0. */
+export function replayOutcome(stats: SessionReplay["stats"]): { exitCode: number; line?: string } {
+  if (stats.violations.length > 0) {
+    const count = stats.violations.length;
+    return {
+      exitCode: EXIT_VIOLATION,
+      line: `unforget: the replay broke ${count} invariant${count === 1 ? "" : "s"} (listed with the results): that is a bug in unforget, please report it with the session (exit code ${EXIT_VIOLATION}).`,
+    };
+  }
+  if (stats.overflows > 0) {
+    return {
+      exitCode: EXIT_OVERFLOW,
+      line: `unforget: ${stats.overflows} of ${stats.calls} requests ${stats.overflows === 1 ? "was" : "were"} over the ${formatWindow(stats.window)}-token window: the ladder could not keep this session inside it; replay at a larger --window (exit code ${EXIT_OVERFLOW}).`,
+    };
+  }
+  return { exitCode: 0 };
 }
 
 async function chooseSummarizer(
@@ -122,6 +159,18 @@ async function chooseSummarizer(
   // Throws ConfigurationError saying what to set when no provider is configured.
   const { provider, model } = await createProviderFromEnv({ env });
   return createModelSummarizer({ provider: recordingProvider(provider, record), model });
+}
+
+async function writeSummaryRequests(
+  dump: RequestDump,
+  call: number,
+  requests: ModelRequest[],
+): Promise<void> {
+  let attempt = 0;
+  for (const request of requests) {
+    attempt++;
+    await dump.writeSummarizerCall(call, attempt, convertToAnthropicRequest(request).body);
+  }
 }
 
 /** Refuses a report path whose folder is missing before the replay runs, rather than after. */

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { appPath } from "./app-path.ts";
 import { formatWindow } from "./parse-window.ts";
-import { countCompactions, type LayerAction, type SessionReplay } from "./replay-session.ts";
+import { countCompactions, type LayerAction, type SessionReplay, windowAdvice } from "./replay-session.ts";
 import { describePricing, formatUsd } from "./replay-table.ts";
 
 /** A layer's action as the chart draws it: a bar from `low` to `high` tokens at its call. */
@@ -108,6 +108,7 @@ th { background: #f1f5f9; font-weight: 600; font-size: 12px; text-transform: upp
 td:nth-child(2), td:nth-child(3) { font-variant-numeric: tabular-nums; white-space: nowrap; }
 #layers td:nth-child(2), #layers td:nth-child(3) { text-align: right; }
 tr.idle td { color: #94a3b8; }
+.when { margin-left: 8px; font-size: 12px; font-style: italic; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 8px; vertical-align: baseline; }
 .excerpt { color: var(--muted); font-size: 12px; margin-top: 4px; }
 #tooltip { position: absolute; pointer-events: none; background: #0f172a; color: #f8fafc; border-radius: 8px; padding: 10px 12px; font-size: 12px; max-width: 420px; box-shadow: 0 8px 24px rgba(15,23,42,.25); opacity: 0; z-index: 2; }
@@ -175,7 +176,7 @@ ${renderLayerRows(replay)}
 <h2>What the layers did</h2>
 ${
   replay.actions.length === 0
-    ? `<p class="note">Nothing: the whole session fits the window. Replay with a smaller <code>--window</code> to see the ladder at work.</p>`
+    ? `<p class="note">Nothing: ${escapeHtml(windowAdvice(replay))}</p>`
     : `<table id="actions"><thead><tr><th>call</th><th>layer</th><th>tokens</th><th>what happened</th></tr></thead><tbody>
 ${renderActionRows(replay)}
 </tbody></table>`
@@ -245,12 +246,13 @@ function layerCell(replay: SessionReplay, name: string): string {
   return `<span class="swatch" style="background:${layer?.color ?? "#475569"}"></span>${escapeHtml(layer?.label ?? name)}`;
 }
 
-/** One row per layer of the ladder, also those that never ran (greyed). */
+/** One row per layer of the ladder, also those that never ran (greyed; a layer that acts only when asked says so). */
 function renderLayerRows(replay: SessionReplay): string {
   return replay.layers
     .map((layer) => {
       const run = replay.stats.layers[layer.name] ?? { runs: 0, tokensFreed: 0 };
-      return `<tr class="${run.runs === 0 ? "idle" : ""}"><td>${layerCell(replay, layer.name)}</td><td>${number(run.runs)}</td><td>${number(run.tokensFreed)}</td></tr>`;
+      const when = layer.onRequestOnly ? '<span class="when">only when the model asks for it</span>' : "";
+      return `<tr class="${run.runs === 0 ? "idle" : ""}"><td>${layerCell(replay, layer.name)}${when}</td><td>${number(run.runs)}</td><td>${number(run.tokensFreed)}</td></tr>`;
     })
     .join("\n");
 }

@@ -9,15 +9,19 @@ import {
   replayConversation,
   type Summarizer,
 } from "@unforget/compact";
-import type { Message, ModelRequest, ToolDefinition } from "@unforget/core";
+import { type Message, modelRetirement, type ToolDefinition } from "@unforget/core";
+import {
+  ANTHROPIC_DEFAULT_MODEL,
+  convertToAnthropicRequest,
+  type WireObject,
+} from "@unforget/provider-anthropic";
 import { getModelPricing, type ResolvedModelPricing } from "@unforget/tokens";
 import type { LoadedSession } from "./load-session.ts";
+import { formatWindow, MIN_WINDOW } from "./parse-window.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
 export const DEFAULT_WINDOW = 200_000;
-/** The model named in the requests when the session's own model is not a Claude model. */
-export const DEFAULT_REQUEST_MODEL = "claude-sonnet-4-6";
 /** The request's output limit: a quarter of the window at most, as in a live loop that leaves room to answer. */
 export const MAX_OUTPUT_TOKENS = 32_000;
 /** The system prompt of the requests when the session did not record one. */
@@ -42,6 +46,8 @@ export interface LayerInfo {
   color: string;
   /** "summary" for the layers that write a summary (the compactions); "edit" for the cheap ones. */
   kind: Layer["kind"];
+  /** True when it acts only when asked by name (the snip tool): not "needed" by the context's size, ever. */
+  onRequestOnly: boolean;
 }
 
 /** One thing the ladder did, placed at the call it happened before, with a sentence for people. */
@@ -61,8 +67,13 @@ export interface LayerAction {
 
 /** What every request of a replay shares: everything but the messages. */
 export interface RequestShape {
-  /** The model named in the requests: the session's when it is a Claude model. */
+  /**
+   * The model named in the requests: the session's when it is a current Claude model, the model to use
+   * instead when it is deprecated, else the Anthropic provider's default.
+   */
   model: string;
+  /** Set when the session's model is deprecated: one line saying which model the requests name instead. */
+  modelNote?: string;
   /** The requests' `max_tokens`. */
   maxTokens: number;
   /** The recorded system prompt, or a line standing in for it. */
@@ -73,12 +84,19 @@ export interface RequestShape {
 
 /** The shared part of a session's requests at a window. */
 export function requestShape(session: LoadedSession, window: number): RequestShape {
-  return {
-    model: session.model?.startsWith("claude") ? session.model : DEFAULT_REQUEST_MODEL,
+  const shape: RequestShape = {
+    model: session.model?.startsWith("claude") ? session.model : ANTHROPIC_DEFAULT_MODEL,
     maxTokens: Math.min(MAX_OUTPUT_TOKENS, Math.floor(window / 4)),
     system: session.system ?? STAND_IN_SYSTEM,
     tools: inferToolDefinitions(session.messages),
   };
+  // A replayed request may be sent to a live API (a dump, a model summariser): never name a retired model.
+  const retirement = modelRetirement(shape.model);
+  if (retirement !== undefined) {
+    shape.modelNote = `The session used ${shape.model}, which is deprecated (end of life ${retirement.retiresOn}): the requests name ${retirement.replacement}.`;
+    shape.model = retirement.replacement;
+  }
+  return shape;
 }
 
 export interface SessionReplay extends RequestShape {
@@ -156,7 +174,13 @@ export async function replaySession(
     window,
     stats,
     calls,
-    layers: (manager?.layers ?? []).map(({ name, label, color, kind }) => ({ name, label, color, kind })),
+    layers: (manager?.layers ?? []).map(({ name, label, color, kind, onRequestOnly }) => ({
+      name,
+      label,
+      color,
+      kind,
+      onRequestOnly: onRequestOnly === true,
+    })),
     actions,
     summarizer: summarizer.name,
     pricing,
@@ -164,16 +188,19 @@ export async function replaySession(
   };
 }
 
-/** One replayed call as the request a provider would be sent: its messages, system and tools with their cache breakpoints. */
-export function modelRequest(shape: RequestShape, call: Pick<ReplayCall, "request">): ModelRequest {
+/**
+ * The exact Messages API body of one replayed call: what the Anthropic provider would send, with the cache
+ * breakpoints the replay billed it by (system and tools, the settled prefix, the last message).
+ */
+export function requestBody(shape: RequestShape, call: Pick<ReplayCall, "request">): WireObject {
   const { system, tools, messages } = call.request;
-  return {
+  return convertToAnthropicRequest({
     model: shape.model,
     maxTokens: shape.maxTokens,
     messages,
     ...(system !== undefined ? { system } : {}),
     ...(tools && tools.length > 0 ? { tools } : {}),
-  };
+  }).body;
 }
 
 /** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */
@@ -229,4 +256,17 @@ function excerpt(summary: string): string {
     .replace(/^[\s:*]+/, "")
     .trim();
   return flat.length > 400 ? `${flat.slice(0, 399)}…` : flat;
+}
+
+/**
+ * Why nothing was compacted, and the window that would show the ladder at work: one below the session's peak
+ * (three fifths of it, in whole thousands), when a replay may take such a window.
+ */
+export function windowAdvice(replay: Pick<SessionReplay, "stats">): string {
+  const { peakTokens, window } = replay.stats;
+  const smaller = Math.floor((peakTokens * 0.6) / 1000) * 1000;
+  const fits = `the whole session fits the ${formatWindow(window)} window (its largest request is ${peakTokens.toLocaleString("en-US")} tokens)`;
+  return smaller >= MIN_WINDOW && smaller < window
+    ? `${fits}. Try --window ${formatWindow(smaller)} to see the ladder at work.`
+    : `${fits}, and no window a replay takes (${formatWindow(MIN_WINDOW)} at least) is small enough to make it act.`;
 }

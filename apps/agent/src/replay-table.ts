@@ -1,6 +1,6 @@
 import Table from "cli-table3";
 import { formatWindow } from "./parse-window.ts";
-import { countCompactions, type SessionReplay } from "./replay-session.ts";
+import { countCompactions, type SessionReplay, windowAdvice } from "./replay-session.ts";
 
 const number = (value: number) => Math.round(value).toLocaleString("en-US");
 const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
@@ -14,7 +14,9 @@ export function formatUsd(value: number): string {
 export function describePricing(replay: Pick<SessionReplay, "pricing" | "cacheTtl">): string {
   const { pricing, cacheTtl } = replay;
   const write = cacheTtl === "1h" ? pricing.cacheWrite1h : pricing.cacheWrite5m;
-  const name = pricing.known ? pricing.model : `${pricing.model} (not in the price table: Sonnet-tier prices)`;
+  const name = pricing.known
+    ? pricing.model
+    : `${pricing.model} (not in the price table: Sonnet-tier prices)`;
   return `${name}: $${pricing.input} input, $${write} cache write (${cacheTtl}), $${pricing.cacheRead} cache read, $${pricing.output} output per million tokens`;
 }
 
@@ -71,17 +73,18 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
     colAligns: ["left", "right", "right"],
   });
   const idle: string[] = [];
+  const onRequest: string[] = [];
   for (const layer of replay.layers) {
     const run = stats.layers[layer.name] ?? { runs: 0, tokensFreed: 0 };
-    if (run.runs === 0) idle.push(layer.label);
-    else layers.push([layer.label, number(run.runs), number(run.tokensFreed)]);
+    if (run.runs > 0) layers.push([layer.label, number(run.runs), number(run.tokensFreed)]);
+    else if (layer.onRequestOnly) onRequest.push(layer.label);
+    else idle.push(layer.label);
   }
   if (layers.length > 0) lines.push(layers.toString());
-  lines.push(
-    layers.length === 0
-      ? "No layer had to act: the whole session fits the window. Try a smaller --window (e.g. 16K)."
-      : `Not needed: ${idle.join(", ")}.`,
-  );
+  if (layers.length === 0) lines.push(`No layer had to act: ${windowAdvice(replay)}`);
+  else if (idle.length > 0) lines.push(`Not needed: ${idle.join(", ")}.`);
+  if (onRequest.length > 0)
+    lines.push(`Only when the model asks for it, which a replay never does: ${onRequest.join(", ")}.`);
   for (const violation of stats.violations.slice(0, 10)) lines.push(`violation: ${violation}`);
   if (stats.violations.length > 10) lines.push(`… and ${stats.violations.length - 10} more violations`);
   return `${lines.join("\n")}\n`;

@@ -99,6 +99,25 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
     }
   });
 
+  it("shows every bar whole: the y-axis reaches above the highest one", async () => {
+    const axis = await opened.page.evaluate(() => {
+      const replayChart = (
+        window as unknown as {
+          replayChart: {
+            data: { datasets: { type: string; data: (number[] | number | null)[] }[] };
+            scales: { y: { max: number } };
+          };
+        }
+      ).replayChart;
+      const tops = replayChart.data.datasets
+        .filter((dataset) => dataset.type === "bar")
+        .flatMap((dataset) => dataset.data.flatMap((value) => (Array.isArray(value) ? [value[1]!] : [])));
+      return { max: replayChart.scales.y.max, highestBar: Math.max(...tops) };
+    });
+    expect(axis.highestBar).toBeGreaterThan(0);
+    expect(axis.max).toBeGreaterThanOrEqual(axis.highestBar);
+  });
+
   it("explains a compaction on hover", async () => {
     const { page } = opened;
     const target = await page.evaluate(() => {

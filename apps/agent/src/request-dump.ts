@@ -1,18 +1,16 @@
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
+import type { WireObject } from "@unforget/provider-anthropic";
 import { OutputError } from "./replay-errors.ts";
-
-/** A request body as the provider's wire has it (the Messages API's `POST /v1/messages` body). */
-export type RequestBody = Record<string, unknown>;
 
 /** Writes each replayed request as `DIR/000001.json`, and summariser requests under `DIR/summarizer/`. */
 export interface RequestDump {
   readonly directory: string;
   /** Called once per replayed call, in order. */
-  writeCall(call: number, body: RequestBody): Promise<void>;
+  writeCall(call: number, body: WireObject): Promise<void>;
   /** Called for each summariser request sent while preparing `call` (`attempt` counts from 1). */
-  writeSummarizerCall(call: number, attempt: number, body: RequestBody): Promise<void>;
+  writeSummarizerCall(call: number, attempt: number, body: WireObject): Promise<void>;
 }
 
 /** The file name of a call: its number, zero-padded to six digits. */
@@ -49,7 +47,7 @@ export async function openRequestDump(directory: string): Promise<RequestDump> {
     );
   }
   let summarizerFolder = false;
-  const write = async (path: string, body: RequestBody) => {
+  const write = async (path: string, body: WireObject) => {
     try {
       // One file per call: renamed into place whole, but not flushed one by one (they can be regenerated).
       await writeFileAtomic(path, `${JSON.stringify(body, null, 2)}\n`, { durable: false });

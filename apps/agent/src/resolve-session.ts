@@ -19,15 +19,17 @@ export function demoSessionPath(): string {
 
 /**
  * The session to replay: the one named, else the newest Claude Code session under `$HOME/.claude/projects`,
- * else the demo session.
+ * else the demo session; `{ demo: true }` asks for the demo whatever else there is.
  */
 export async function resolveSession(
-  argument: string | undefined,
+  argument: string | undefined | { demo: true },
   env: Record<string, string | undefined> = process.env,
 ): Promise<ResolvedSession> {
-  if (argument !== undefined && argument.length > 0) return { path: argument, source: "argument" };
-  const newest = await newestClaudeCodeSession(env.HOME || homedir());
-  if (newest) return { path: newest, source: "claude-code" };
+  if (typeof argument === "string" && argument.length > 0) return { path: argument, source: "argument" };
+  if (typeof argument !== "object") {
+    const newest = await newestClaudeCodeSession(env.HOME || homedir());
+    if (newest) return { path: newest, source: "claude-code" };
+  }
   const demo = demoSessionPath();
   if (!existsSync(demo)) {
     throw new SessionInputError(

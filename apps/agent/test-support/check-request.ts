@@ -1,19 +1,22 @@
 import { getEncoding } from "js-tiktoken";
 
+/** The fields a replayed request may have (`system` and `tools` only when there are some). */
+const BODY_FIELDS: ReadonlySet<string> = new Set(["model", "max_tokens", "system", "messages", "tools"]);
+
 /**
  * An independent check of a dumped request body, written against the Messages API's rules rather than our
- * own helpers: the fields, roles alternating from a user message, every tool_use answered by a tool_result
- * in the next message (results first) and every result answering a call of the message before, non-empty
- * text, tools defined for every call. Returns the problems found (empty when the body is valid).
+ * own helpers: the fields, at most four cache breakpoints, roles alternating from a user message, every
+ * tool_use answered by a tool_result in the next message (results first) and every result answering a call
+ * of the message before, non-empty text, tools defined for every call. Returns the problems found (empty when
+ * the body is valid).
  */
+
 export function checkRequestBody(body: unknown): string[] {
   const problems: string[] = [];
   if (typeof body !== "object" || body === null) return ["the body is not an object"];
   const record = body as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
-  for (const key of ["max_tokens", "messages", "model"]) if (!keys.includes(key)) problems.push(`no ${key}`);
-  const extra = keys.filter((key) => !["max_tokens", "messages", "model", "system", "tools"].includes(key));
-  if (extra.length > 0) problems.push(`unexpected fields: ${extra.join(",")}`);
+  const unexpected = Object.keys(record).filter((key) => !BODY_FIELDS.has(key));
+  if (unexpected.length > 0) problems.push(`unexpected fields: ${unexpected.join(",")}`);
   // Prompt caching: at most four breakpoints.
   const marked = (blocks: unknown) =>
     Array.isArray(blocks)
@@ -80,15 +83,20 @@ export function checkRequestBody(body: unknown): string[] {
 
 const encoding = getEncoding("o200k_base");
 
+/** The system prompt's text: a string, or the texts of its blocks (their cache markers are not tokens). */
+function systemText(system: unknown): string {
+  if (typeof system === "string") return system;
+  if (Array.isArray(system)) return system.map((block) => (block as { text?: string }).text ?? "").join("\n");
+  return system === undefined ? "" : JSON.stringify(system);
+}
+
 /** Tokens of a request by a real BPE tokenizer (o200k): system, every block's text or JSON, and the tools. */
 export function countRequestTokens(body: {
-  system?: string | { text: string }[];
+  system?: unknown;
   messages: { content: Record<string, unknown>[] }[];
   tools?: unknown[];
 }): number {
-  const parts: string[] = [
-    typeof body.system === "string" ? body.system : (body.system ?? []).map((block) => block.text).join("\n"),
-  ];
+  const parts: string[] = [systemText(body.system)];
   for (const message of body.messages) {
     for (const block of message.content) {
       if (block.type === "text") parts.push(block.text as string);
@@ -99,6 +107,6 @@ export function countRequestTokens(body: {
       else parts.push(JSON.stringify(block));
     }
   }
-  if (body.tools && body.tools.length > 0) parts.push(JSON.stringify(body.tools));
+  if (body.tools !== undefined && body.tools.length > 0) parts.push(JSON.stringify(body.tools));
   return parts.reduce((sum, part) => sum + encoding.encode(part).length, 0) + 4 * body.messages.length;
 }

@@ -79,7 +79,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     contextWindow: 0,
     effectiveWindow: 0,
     threshold,
-    blockingLimit: 0,
+    blockingLimit: threshold,
     percentUsed: 0,
     turnsUntilCompaction: undefined,
     compactions: 0,
@@ -98,7 +98,6 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     throw new Error("not used by the replay");
   };
   return {
-    layers: [],
     async prepare(messages) {
       return result(await policy.prepare(messages));
     },
@@ -112,6 +111,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
     recordMetadata: unsupported,
     status: () => status,
     entries: [],
+    layers: [],
     on: () => () => {},
   };
 }

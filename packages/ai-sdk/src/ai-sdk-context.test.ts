@@ -182,7 +182,7 @@ describe.each(majors)("createAiSdkContext on the $name", (major) => {
       checkLoop(loop);
       expect(fired.length).toBeGreaterThan(0);
       expect(fired[0]).toMatchObject({ sessionId: "ai-sdk-loop", trigger: "auto" });
-      expect(compacted.some((event) => event.layer === "full")).toBe(true);
+      expect(compacted.some((event) => event.layer === "summary")).toBe(true);
     },
     LOOP_TIMEOUT,
   );

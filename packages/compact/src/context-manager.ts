@@ -338,6 +338,10 @@ async function prepareCall(
   if (added.some(isUserAuthored)) {
     session.recoveries = 0;
     stats.newTurn();
+  } else if (added.some((message) => message.role === "assistant")) {
+    // A response came back: the request the last recovery made went through. A long tool loop is one turn,
+    // and its later refusals get their own recoveries.
+    session.recoveries = 0;
   }
   observe(core, added);
   core.breakers.tick();
@@ -405,7 +409,8 @@ async function guardWindow(
   proactive: boolean,
 ): Promise<void> {
   let tokens = core.size.tokens();
-  if (tokens < call.state.blockingLimit) return;
+  // A cancelled call sends nothing: the caller ends its turn, and the next call compacts.
+  if (tokens < call.state.blockingLimit || call.options.signal?.aborted) return;
   if (!proactive) {
     await core.view.flush();
     throw new CompactionDisabledError(
@@ -458,8 +463,11 @@ async function recoverCall(
   }
   const before = core.size.tokens();
   // What fits, on our count: the provider's limit in proportion to what it counted, less a margin.
+  // (Numbers that say the request fits are no guide: the provider refused it all the same.)
   const ratio =
-    error.actualTokens !== undefined && error.limitTokens !== undefined && error.actualTokens > 0
+    error.actualTokens !== undefined &&
+    error.limitTokens !== undefined &&
+    error.actualTokens > error.limitTokens
       ? error.limitTokens / error.actualTokens
       : undefined;
   const fits = Math.floor(

@@ -163,7 +163,10 @@ export const EXTRACTION_WAIT_MS = 15_000;
 export const REACTIVE_KEEP_MESSAGES = 5;
 /** The drain alone is enough when it removed the provider's excess plus this share of the context. Judgement call. */
 export const REACTIVE_DRAIN_MARGIN = 0.1;
-/** Recoveries of one turn: each must shrink the request, and the last one leaves only the newest turn. Judgement call. */
+/**
+ * Recoveries of one request (counted again once a response comes back): each must shrink the request, and the
+ * last one leaves only the newest turn. Judgement call.
+ */
 export const MAX_RECOVERIES_PER_TURN = 3;
 
 // ── Rehydration ────────────────────────────────────────────────────────────────────────────────────────

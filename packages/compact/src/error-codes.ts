@@ -1,4 +1,4 @@
-import type { Message, RequestMessage } from "@unforget/core";
+import { contentBlocks, type Message, type RequestMessage } from "@unforget/core";
 import { isTextObservation, resultText, userText } from "./conversation.ts";
 
 // What counts as an error code, independently of the records' own detector: exception and error class names
@@ -42,7 +42,7 @@ export function createErrorCodeTracker(): ErrorCodeTracker {
       if (seen.size === 0) return { seen: 0, kept: 0 };
       const text = request
         .flatMap((message) =>
-          message.content.map((block) =>
+          contentBlocks(message.content).map((block) =>
             block.type === "text"
               ? block.text
               : block.type === "tool_result"

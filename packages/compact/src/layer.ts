@@ -108,6 +108,11 @@ interface LayerDescription {
   readonly color: string;
   /** Called once per run it reports: one sentence on what it did, for people. */
   describe(report: LayerReport): string;
+  /**
+   * True when it acts only when asked by name (a tool, `compact()`), never because of the context's size, so
+   * that reports say so rather than calling it "not needed".
+   */
+  readonly onRequestOnly?: boolean;
 }
 
 /** A layer that edits messages without a model call: it returns the edits, which the transcript records. */

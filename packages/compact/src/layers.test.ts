@@ -11,7 +11,7 @@ import { calculateKeepStart } from "./keep-window.ts";
 import { isClearedResult, microcompact } from "./microcompact.ts";
 import { truncateMiddle } from "./middle-out.ts";
 import { maskObservations } from "./observation-masking.ts";
-import { snipCompact } from "./snip-compact.ts";
+import { createSnipLayer, snipCompact } from "./snip-compact.ts";
 import { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
 import { applyToolResultBudget } from "./tool-result-budget.ts";
 
@@ -335,5 +335,12 @@ describe("records of cleared and folded outputs", () => {
       expect(text).toContain("FAIL src/date.test.ts > parses ISO weeks");
       expect(text).toContain("AssertionError: expected 52 to be 53");
     }
+  });
+});
+
+describe("createSnipLayer", () => {
+  it("says it acts only when asked unless snipping by size is configured", () => {
+    expect(createSnipLayer().onRequestOnly).toBe(true);
+    expect(createSnipLayer({ maxMessages: 40 }).onRequestOnly).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import type { CacheablePrompt, ContentBlock, RequestMessage } from "@unforget/core";
+import { type CacheablePrompt, type ContentBlock, contentBlocks, type RequestMessage } from "@unforget/core";
 import { DEFAULT_MESSAGE_OVERHEAD_TOKENS, estimateMessageTokens } from "@unforget/tokens";
 
 /** Anthropic prompt caching's rules, as a replay applies them to the requests it would send. */
@@ -95,8 +95,9 @@ export function createPromptCache(options: PromptCacheOptions = {}): PromptCache
         // Each block's share of the message's count: its own estimate, the last block taking the rest.
         const total = countMessage(message);
         let assigned = 0;
-        message.content.forEach((block, index) => {
-          const last = index === message.content.length - 1;
+        const blocks = contentBlocks(message.content);
+        blocks.forEach((block, index) => {
+          const last = index === blocks.length - 1;
           const tokens = last
             ? Math.max(0, total - assigned)
             : Math.min(blockTokens(message.role, block), total - assigned);

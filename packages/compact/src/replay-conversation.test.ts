@@ -1,8 +1,10 @@
-import { createMessage, type Message, type RequestMessage } from "@unforget/core";
+import { contentBlocks, createMessage, type Message, type RequestMessage } from "@unforget/core";
 import { estimateMessageTokens, getModelPricing } from "@unforget/tokens";
+import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
+import { ContextOverflowError } from "./compact-error.ts";
 import { createFixedLevelPolicy } from "./compaction-policy.ts";
-import { createContextManager } from "./context-manager.ts";
+import { type ContextManager, createContextManager } from "./context-manager.ts";
 import { replayConversation } from "./replay-conversation.ts";
 
 /** A long tool-heavy conversation that makes the ladder act at a 16K window. */
@@ -62,13 +64,28 @@ const replay = (messages: Message[], countRequest?: (request: readonly RequestMe
   });
 };
 
+/** A replay at 16K on the real manager with some of its methods replaced (a ladder that never acts, …). */
+const replayWith = (messages: Message[], change: (manager: ContextManager) => Partial<ContextManager>) =>
+  replayConversation(messages, {
+    window: 16_000,
+    createManager: (clock) => {
+      const manager = createContextManager({
+        model: "replay",
+        limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+        clock,
+      });
+      return { ...manager, ...change(manager) };
+    },
+  });
+
 describe("replayConversation", () => {
   it("counts each message once across calls and gives the same figures as counting every request afresh", async () => {
     const messages = conversation(80);
     const remembered = await replay(messages);
     const afresh = await replay(messages, (request) =>
       request.reduce(
-        (sum, message) => sum + estimateMessageTokens({ ...message, content: [...message.content] }),
+        (sum, message) =>
+          sum + estimateMessageTokens({ ...message, content: [...contentBlocks(message.content)] }),
         0,
       ),
     );
@@ -90,25 +107,67 @@ describe("replayConversation", () => {
       timestamp: "2026-01-01T00:00:01.000Z",
     });
     const withLost = [messages[0]!, lost, ...messages.slice(1)];
-    const { stats } = await replayConversation(withLost, {
-      window: 16_000,
-      createManager: (clock) => {
-        const manager = createContextManager({
-          model: "replay",
-          limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
-          clock,
-        });
-        return {
-          ...manager,
-          prepare: async (history, options) =>
-            manager.prepare(
-              history.filter((message) => message.id !== "lost"),
-              options,
-            ),
-        };
-      },
-    });
+    const { stats } = await replayWith(withLost, (manager) => ({
+      prepare: async (history, options) =>
+        manager.prepare(
+          history.filter((message) => message.id !== "lost"),
+          options,
+        ),
+    }));
     expect(stats.violations.some((violation) => violation.includes("lost"))).toBe(true);
+  });
+
+  it("counts a request over the window as an overflow, not as an invariant violation", async () => {
+    // A ladder that never acts: every request is the whole history, however long.
+    const { stats } = await replayWith(conversation(80), (manager) => ({
+      prepare: async (history) => ({
+        messages: toRequestMessages(history),
+        projected: [...history],
+        tokensBefore: 0,
+        tokens: 0,
+        actions: [],
+        status: manager.status(),
+      }),
+      recover: async () => {
+        throw new Error("no reactive compaction in this test");
+      },
+    }));
+    expect(stats.overflows).toBeGreaterThan(0);
+    expect(stats.peakTokens).toBeGreaterThan(16_000);
+    expect(stats.violations).toEqual([]);
+  });
+
+  it("with nothing to compact, costs what the unmanaged conversation costs and reuses at most all of a prefix", async () => {
+    // No idle gap before the last answer: after one longer than the cache lives, clearing old outputs is free
+    // and the working-set policy does it.
+    const short = conversation(3).map((message) =>
+      message.id === "end" ? { ...message, timestamp: "2026-01-01T00:02:00.000Z" } : message,
+    );
+    const { stats, calls } = await replay(short);
+    expect(Object.values(stats.layers).every((layer) => layer.runs === 0)).toBe(true);
+    expect(calls[0]?.prefixTokens).toBe(0);
+    expect(stats.prefixReuse).toBeGreaterThan(0);
+    expect(stats.prefixReuse).toBeLessThanOrEqual(1);
+    expect(stats.inputCostUsd).toBeCloseTo(stats.slidingWindowInputCostUsd, 9);
+  });
+
+  it("goes on past a request the manager cannot fit (ContextOverflowError), counting it as an overflow", async () => {
+    let gaveUp = false;
+    const { stats, calls } = await replayWith(conversation(80), (manager) => ({
+      prepare: async (history, options) => {
+        if (history.length > 40 && !gaveUp) {
+          gaveUp = true;
+          throw new ContextOverflowError(20_000, 16_000, "cannot fit");
+        }
+        return manager.prepare(history, options);
+      },
+    }));
+    expect(gaveUp).toBe(true);
+    expect(calls.length).toBe(81);
+    const given = calls.find((call) => call.tokens > 16_000);
+    expect(given, "the call the manager gave up on").toBeDefined();
+    expect(stats.overflows).toBeGreaterThanOrEqual(1);
+    expect(stats.violations).toEqual([]);
   });
 
   it("sends every request with its cache breakpoints and bills it as the provider would", async () => {
@@ -116,11 +175,11 @@ describe("replayConversation", () => {
     const { calls, stats } = await replay(conversation(60, "Task"));
     for (const call of calls) {
       const last = call.request.messages.at(-1)!;
-      expect(last.content.at(-1)).toHaveProperty("cache_control", { type: "ephemeral" });
+      expect(contentBlocks(last.content).at(-1)).toHaveProperty("cache_control", { type: "ephemeral" });
       // Before the last message, at most the last settled block carries one.
       const marked = call.request.messages
         .slice(0, -1)
-        .flatMap((message) => message.content.filter((block) => "cache_control" in block));
+        .flatMap((message) => contentBlocks(message.content).filter((block) => "cache_control" in block));
       expect(marked.length).toBeLessThanOrEqual(1);
       expect(JSON.stringify(call.messages)).not.toContain("cache_control");
       expect(call.request.system).toEqual([

@@ -1,5 +1,6 @@
 import {
   type CacheablePrompt,
+  contentBlocks,
   createUsage,
   findToolPairViolations,
   type Message,
@@ -9,6 +10,8 @@ import {
   type ToolDefinition,
 } from "@unforget/core";
 import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
+import { extendRequestMessages } from "@unforget/transcript";
+import { ContextOverflowError } from "./compact-error.ts";
 import type { LayerReport } from "./context-events.ts";
 import type { ContextManager, PrepareResult } from "./context-manager.ts";
 import {
@@ -79,7 +82,10 @@ export interface ReplayCall {
   naiveTokens: number;
   /** What the ladder did before this call. */
   actions: LayerReport[];
-  /** Invariant violations of this request (must be empty). */
+  /**
+   * Invariant violations of this request (must be empty): broken tool pairs, a user message lost. Going over
+   * the window is not one: it is an overflow (`tokens` above the window), counted apart.
+   */
   violations: string[];
   /** The manager's threshold at this call. */
   threshold: number;
@@ -122,6 +128,7 @@ export interface ReplayStats {
   slidingWindowInputCost: number;
   /** Distinct error codes (exception names, `TS2345`, `E0308`, `ENOENT`, …) seen in tool output, and how many of them the last request still holds. */
   errorCodes: { seen: number; kept: number };
+  /** Every call's invariant violations, prefixed with the call ("call 12: …"); overflows are not among them. */
   violations: string[];
 }
 
@@ -167,6 +174,8 @@ export async function replayConversation(
     (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
   );
   let previous: RequestMessage[] = [];
+  // How much of `history` the previous request covered, for a request the manager gives up on.
+  let previousCovers = 0;
   let naive = 0;
   const summaries = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const userSeen: Message[] = [];
@@ -187,10 +196,13 @@ export async function replayConversation(
         history,
         options,
         (request) => preamble + countRequest(request),
+        () => extendRequestMessages(previous, history.slice(previousCovers)),
       );
-      const prefix = commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
+      // The first request has nothing cached before it, not even the system prompt and tools it opens with.
+      const prefix =
+        calls.length === 0 ? 0 : commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
       const violations = [
-        ...checkRequest(prepared.messages, userSeen, tokens, options.window),
+        ...checkRequest(prepared.messages, userSeen),
         ...checkNewestTurn(prepared.messages, history),
       ];
       const summary = tally(actions, layers, summaries);
@@ -215,6 +227,7 @@ export async function replayConversation(
       calls.push(call);
       await options.onCall?.(call);
       previous = prepared.messages;
+      previousCovers = history.length;
       history.push({
         ...message,
         usage: createUsage({ inputTokens: tokens, outputTokens: own }),
@@ -250,22 +263,41 @@ export async function replayConversation(
 
 /**
  * One call as a live loop makes it: prepare the request, and after the provider refuses (over the window)
- * recover once. A recovery that fails leaves the request as it was: the call counts as an overflow.
+ * recover once. A recovery that fails leaves the request as it was: the call counts as an overflow. When the
+ * manager gives up (nothing brings the request under the window) a live turn stops; the replay goes on with
+ * `unmanaged()` (what the manager last sent plus what came since), which the overflow counts.
  */
 async function prepareCall(
   manager: ContextManager,
   history: readonly Message[],
   options: ReplayOptions,
   count: (request: readonly RequestMessage[]) => number,
+  unmanaged: () => RequestMessage[],
 ): Promise<{ prepared: PrepareResult; tokens: number; actions: LayerReport[] }> {
   const prepareOptions = {
     ...(options.system !== undefined ? { system: options.system } : {}),
     ...(options.tools !== undefined ? { tools: options.tools } : {}),
   };
-  let prepared = await manager.prepare(history, prepareOptions);
-  let tokens = count(prepared.messages);
+  let prepared: PrepareResult;
+  let givenUpAt = 0;
+  try {
+    prepared = await manager.prepare(history, prepareOptions);
+  } catch (error) {
+    if (!(error instanceof ContextOverflowError)) throw error;
+    givenUpAt = error.tokens;
+    prepared = {
+      messages: unmanaged(),
+      projected: [...history],
+      tokensBefore: error.tokens,
+      tokens: error.tokens,
+      actions: [],
+      status: manager.status(),
+    };
+  }
+  // A request the manager gave up on is over the window by its own count, whatever this estimate says.
+  let tokens = Math.max(count(prepared.messages), givenUpAt);
   const actions = [...prepared.actions];
-  if (tokens > options.window) {
+  if (tokens > options.window && givenUpAt === 0) {
     try {
       prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
       actions.push(...prepared.actions);
@@ -372,6 +404,8 @@ function sameMessage(a: RequestMessage, b: RequestMessage): boolean {
 function createMessageCounter(): (message: RequestMessage) => number {
   const counts = new WeakMap<readonly unknown[], { role: string; tokens: number }>();
   return (message) => {
+    // A string content (a caller's shorthand) is not worth remembering: it is one text block.
+    if (typeof message.content === "string") return estimateMessageTokens(message);
     const known = counts.get(message.content);
     if (known && known.role === message.role) return known.tokens;
     const tokens = estimateMessageTokens(message);
@@ -380,20 +414,19 @@ function createMessageCounter(): (message: RequestMessage) => number {
   };
 }
 
-function checkRequest(
-  request: readonly RequestMessage[],
-  users: readonly Message[],
-  tokens: number,
-  window: number,
-): string[] {
+function checkRequest(request: readonly RequestMessage[], users: readonly Message[]): string[] {
   const problems = findToolPairViolations(
-    request.map((message, index) => ({ ...message, id: `request-${index}`, timestamp: "" })),
+    request.map((message, index) => ({
+      ...message,
+      content: contentBlocks(message.content),
+      id: `request-${index}`,
+      timestamp: "",
+    })),
   ).map((violation) => violation.description);
-  if (tokens > window) problems.push(`the request has ${tokens} tokens, over the ${window}-token window`);
   // A user message whose blocks are in the request is there verbatim; only the others are searched for in
   // the request's text (quoted by a summary or a placeholder), which is then serialised once.
   const blocks = new Set<unknown>();
-  for (const message of request) for (const block of message.content) blocks.add(block);
+  for (const message of request) for (const block of contentBlocks(message.content)) blocks.add(block);
   let text: string | undefined;
   for (const user of users) {
     if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;
@@ -420,7 +453,7 @@ function checkNewestTurn(request: readonly RequestMessage[], history: readonly M
   };
   const results = new Map<string, string>();
   for (const message of request) {
-    for (const block of message.content) {
+    for (const block of contentBlocks(message.content)) {
       if (block.type === "tool_result") results.set(block.tool_use_id, resultText(block));
     }
   }

@@ -1,4 +1,4 @@
-import { createMessage, type Message } from "@unforget/core";
+import { contentBlocks, createMessage, type Message } from "@unforget/core";
 import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { collapseContext } from "./collapse-context.ts";
@@ -34,7 +34,9 @@ describe("settled prefix", () => {
     const blocks = settledBlocks(folded);
     expect(blocks).toBe(2);
     expect(
-      request[0]!.content.map((block) => (block.type === "text" ? block.text.slice(0, 20) : block.type)),
+      contentBlocks(request[0]!.content).map((block) =>
+        block.type === "text" ? block.text.slice(0, 20) : block.type,
+      ),
     ).toEqual(["Audit the modules.", "[Earlier tool activi"]);
   });
 

@@ -1,4 +1,10 @@
-import { createMessage, findToolPairViolations, type Message, type RequestMessage } from "@unforget/core";
+import {
+  contentBlocks,
+  createMessage,
+  findToolPairViolations,
+  type Message,
+  type RequestMessage,
+} from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { createSlidingWindowReference } from "./sliding-window-reference.ts";
 
@@ -9,7 +15,7 @@ describe("createSlidingWindowReference", () => {
       window: 10_000,
       preambleTokens: 1_000,
       countMessage: (message) =>
-        message.content.some((block) => block.type === "tool_result") ? 2_000 : 100,
+        contentBlocks(message.content).some((block) => block.type === "tool_result") ? 2_000 : 100,
       bill: (messages) => {
         sent.push(messages);
         return messages.length;
@@ -29,12 +35,18 @@ describe("createSlidingWindowReference", () => {
         1_000 +
         request.reduce(
           (sum, message) =>
-            sum + (message.content.some((block) => block.type === "tool_result") ? 2_000 : 100),
+            sum +
+            (contentBlocks(message.content).some((block) => block.type === "tool_result") ? 2_000 : 100),
           0,
         );
       expect(tokens).toBeLessThanOrEqual(10_000);
       expect(request[0]!.role).toBe("user");
-      const withIds = request.map((message, index) => ({ ...message, id: `m${index}`, timestamp: "" }));
+      const withIds = request.map((message, index) => ({
+        ...message,
+        content: contentBlocks(message.content),
+        id: `m${index}`,
+        timestamp: "",
+      }));
       expect(findToolPairViolations(withIds)).toEqual([]);
     }
     // It forgets: the last request no longer holds the user's first message.

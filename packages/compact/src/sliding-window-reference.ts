@@ -1,4 +1,4 @@
-import { LEADING_USER_TEXT, type Message, type RequestMessage } from "@unforget/core";
+import { contentBlocks, LEADING_USER_TEXT, type Message, type RequestMessage } from "@unforget/core";
 import { extendRequestMessages } from "@unforget/transcript";
 
 export interface SlidingWindowReferenceOptions {
@@ -56,5 +56,8 @@ export function createSlidingWindowReference(options: SlidingWindowReferenceOpti
 
 /** A request may start here: an assistant message, or a user message that answers no dropped call. */
 function canStart(message: RequestMessage): boolean {
-  return message.role === "assistant" || !message.content.some((block) => block.type === "tool_result");
+  return (
+    message.role === "assistant" ||
+    !contentBlocks(message.content).some((block) => block.type === "tool_result")
+  );
 }

@@ -149,6 +149,8 @@ export function createSnipLayer(auto?: Omit<SnipOptions, "now">): EditLayer {
     label: "Snip",
     color: "#64748b",
     kind: "edit",
+    // By size only when configured; otherwise only the snip tool asks for it.
+    onRequestOnly: auto === undefined,
     due(state) {
       if (state.requested.has("snip")) return "the model asked for a snip";
       return auto && state.trigger === "auto" && state.batch && state.tokens > state.target

@@ -197,6 +197,8 @@ async function attempt(
       if (context.trigger === "manual") throw error;
       return false;
     }
+    // The caller cancelled the call: not the summariser's fault, and nothing more is tried in this call.
+    if (call.options.signal?.aborted) return false;
     p.core.breakers.fail(layer.name, context.trigger, error);
     if (summarizer !== p.core.fallbackSummarizer && !p.core.breakers.get(layer.name).closed) {
       // The model path just opened its breaker: the fallback summariser writes this summary, now.

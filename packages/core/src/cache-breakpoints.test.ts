@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type CacheablePrompt, withCacheBreakpoints } from "./cache-breakpoints.ts";
-import type { RequestMessage } from "./message.ts";
+import { contentBlocks, type RequestMessage } from "./message.ts";
 import type { ToolDefinition } from "./provider.ts";
 
 const tools: ToolDefinition[] = [
@@ -65,7 +65,10 @@ describe("withCacheBreakpoints with settled blocks", () => {
 
   it("marks the last settled block as well as the last message", () => {
     const prompt = withCacheBreakpoints({ messages }, { settledBlocks: 2 });
-    expect(prompt.messages[0]!.content.map((block) => "cache_control" in block)).toEqual([false, true]);
+    expect(contentBlocks(prompt.messages[0]!.content).map((block) => "cache_control" in block)).toEqual([
+      false,
+      true,
+    ]);
     expect(prompt.messages[1]).toBe(messages[1]);
     expect(prompt.messages[2]!.content[0]).toHaveProperty("cache_control");
   });
@@ -73,9 +76,16 @@ describe("withCacheBreakpoints with settled blocks", () => {
   it("adds nothing when nothing is settled or the settled part reaches the last message", () => {
     for (const settledBlocks of [0, 4, 9]) {
       const marked = withCacheBreakpoints({ messages }, { settledBlocks }).messages.flatMap((message) =>
-        message.content.filter((block) => "cache_control" in block),
+        contentBlocks(message.content).filter((block) => "cache_control" in block),
       );
       expect(marked).toHaveLength(1);
     }
+  });
+
+  it("marks a last message given as a string as one text block", () => {
+    const prompt = withCacheBreakpoints({ messages: [{ role: "user", content: "Fix the build." }] });
+    expect(prompt.messages[0]!.content).toEqual([
+      { type: "text", text: "Fix the build.", cache_control: { type: "ephemeral" } },
+    ]);
   });
 });

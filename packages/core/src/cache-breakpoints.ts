@@ -1,4 +1,10 @@
-import type { CacheControl, ContentBlock, RequestMessage, TextBlock } from "./message.ts";
+import {
+  type CacheControl,
+  type ContentBlock,
+  contentBlocks,
+  type RequestMessage,
+  type TextBlock,
+} from "./message.ts";
 import type { ToolDefinition } from "./provider.ts";
 
 /** The parts of a request that prompt-cache breakpoints go on. */
@@ -27,7 +33,7 @@ const CACHEABLE = new Set<ContentBlock["type"]>(["text", "image", "document", "t
  * block (the part every call shares), and on the last cacheable block of the last message — the moving
  * breakpoint, so that the next call reads everything up to here from the cache; with `settledBlocks`, also
  * on the last block compaction has settled. At most the four markers a request may carry. A string system
- * prompt becomes one text block. Returns new objects; the prompt given is not changed.
+ * prompt, or a string message content that gets a marker, becomes one text block. Returns new objects; the prompt given is not changed.
  */
 export function withCacheBreakpoints<T extends CacheablePrompt>(
   prompt: T,
@@ -55,7 +61,7 @@ export function withCacheBreakpoints<T extends CacheablePrompt>(
   const messages = [...prompt.messages];
   const mark = (index: number, at: number) => {
     const message = messages[index]!;
-    const content = message.content.map((block, position) =>
+    const content = contentBlocks(message.content).map((block, position) =>
       position === at ? ({ ...block, cache_control: control } as ContentBlock) : block,
     );
     messages[index] = { ...message, content };
@@ -63,7 +69,10 @@ export function withCacheBreakpoints<T extends CacheablePrompt>(
   const last = messages.length - 1;
   const settled = settledBlock(messages, options.settledBlocks ?? 0);
   if (settled && settled.message < last) mark(settled.message, settled.block);
-  const at = last >= 0 ? messages[last]!.content.findLastIndex((block) => CACHEABLE.has(block.type)) : -1;
+  const at =
+    last >= 0
+      ? contentBlocks(messages[last]!.content).findLastIndex((block) => CACHEABLE.has(block.type))
+      : -1;
   if (at >= 0) mark(last, at);
   if (last >= 0) result.messages = messages;
   return result;
@@ -76,7 +85,7 @@ function settledBlock(
 ): { message: number; block: number } | undefined {
   let remaining = count;
   for (let index = 0; index < messages.length && remaining > 0; index++) {
-    const blocks = messages[index]!.content;
+    const blocks = contentBlocks(messages[index]!.content);
     if (remaining <= blocks.length) {
       const block = blocks[remaining - 1]!;
       return CACHEABLE.has(block.type) ? { message: index, block: remaining - 1 } : undefined;

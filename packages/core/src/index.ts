@@ -42,6 +42,7 @@ export type {
   UsageIteration,
 } from "./message.ts";
 export {
+  contentBlocks,
   createMessage,
   createMessageId,
   createUsage,
@@ -69,6 +70,8 @@ export {
   getModelLimits,
   UNKNOWN_MODEL_LIMITS,
 } from "./model-limits.ts";
+export type { ModelRetirement } from "./model-retirements.ts";
+export { modelRetirement } from "./model-retirements.ts";
 export type {
   AppliedContextEdit,
   ContextManagementConfig,

@@ -158,10 +158,13 @@ export interface Message {
   metadata?: Record<string, unknown>;
 }
 
-/** The part of a message a provider needs. `Message` is assignable to it. */
+/**
+ * The part of a message a provider needs. `content` is blocks, or a string that stands for one text block
+ * (as the provider APIs take it; an empty string is no block). `Message` is assignable to it.
+ */
 export interface RequestMessage {
   role: Role;
-  content: ContentBlock[];
+  content: string | ContentBlock[];
 }
 
 export function createMessageId(): string {
@@ -279,6 +282,11 @@ export function normalizeContentBlock(raw: unknown): ContentBlock {
     return { ...block, content: "" } as unknown as ToolResultBlock;
   }
   return block as unknown as ContentBlock;
+}
+
+/** A request message's content as blocks: a string is one text block (none when empty); blocks stay as they are. */
+export function contentBlocks(content: RequestMessage["content"]): ContentBlock[] {
+  return typeof content === "string" ? normalizeContent(content) : content;
 }
 
 /** Normalises message content from a string or an array of raw blocks. */

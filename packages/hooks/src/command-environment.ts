@@ -9,9 +9,9 @@ export interface CommandEnvironmentOptions {
 }
 
 /** The part of `process.env` the commands inherit, per the `inheritEnv` option. */
-function inheritedEnvironment(inherit: boolean | readonly string[]): NodeJS.ProcessEnv {
+function inheritedEnvironment(inherit: boolean | readonly string[]): Record<string, string | undefined> {
   if (inherit === true) return { ...process.env };
-  const environment: NodeJS.ProcessEnv = {};
+  const environment: Record<string, string | undefined> = {};
   if (inherit === false) return environment;
   for (const name of inherit) {
     const value = process.env[name];
@@ -21,7 +21,7 @@ function inheritedEnvironment(inherit: boolean | readonly string[]): NodeJS.Proc
 }
 
 /** The environment every hook command runs with; read once, when the plugin is created. */
-export function commandEnvironment(options: CommandEnvironmentOptions): NodeJS.ProcessEnv {
+export function commandEnvironment(options: CommandEnvironmentOptions): Record<string, string | undefined> {
   return {
     ...inheritedEnvironment(options.inheritEnv ?? true),
     ...options.env,

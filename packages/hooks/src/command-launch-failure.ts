@@ -19,7 +19,7 @@ const NOT_FOUND = 127;
  * expanded from `env`. Enough to find the script a settings file names ("$CLAUDE_PROJECT_DIR/.claude/x.sh");
  * not a shell.
  */
-function programOf(command: string, env: NodeJS.ProcessEnv): string {
+function programOf(command: string, env: Record<string, string | undefined>): string {
   const text = command.trimStart();
   let word = "";
   let quote: string | undefined;
@@ -67,7 +67,7 @@ function isExecutableFile(path: string): boolean {
 export function launchFailure(
   command: string,
   run: HookCommandRun,
-  launch: { cwd: string; env: NodeJS.ProcessEnv },
+  launch: { cwd: string; env: Record<string, string | undefined> },
 ): LaunchFailure | undefined {
   if (run.spawnError !== undefined) {
     if (!exists(launch.cwd)) {

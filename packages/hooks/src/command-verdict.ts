@@ -67,7 +67,7 @@ export function readCommandRun(
   command: string,
   run: HookCommandRun,
   timeoutSeconds: number,
-  launch: { cwd: string; env: NodeJS.ProcessEnv },
+  launch: { cwd: string; env: Record<string, string | undefined> },
 ): CommandVerdict {
   const verdict: CommandVerdict = { command, outcome: "success", suppressOutput: false };
   const stderr = run.stderr.trim();

@@ -11,7 +11,7 @@ export interface EventCommandsOptions {
   settings: HookCommandSettings;
   /** Working directory of the commands and the `cwd` field of their input. */
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  env: Record<string, string | undefined>;
   /** Sent as `transcript_path`; else the event's `transcriptId`. */
   transcriptPath: string | undefined;
   defaultTimeoutSeconds: number;

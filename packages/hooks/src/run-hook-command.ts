@@ -6,7 +6,7 @@ export interface RunHookCommandOptions {
   /** Written to the command's stdin, then stdin is closed. */
   input: string;
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  env: Record<string, string | undefined>;
   /** After this, the whole process group gets SIGTERM, then SIGKILL after `killGraceMs`. */
   timeoutMs: number;
   /** Time between SIGTERM and SIGKILL of the process group. Default 1000. */

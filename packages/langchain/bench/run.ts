@@ -121,7 +121,7 @@ class ExtractiveChatModel extends BaseChatModel {
 
 function summaryReport(inputTokens: number): LayerReport {
   return {
-    layer: "full",
+    layer: "summary",
     trigger: "auto",
     tokensBefore: 0,
     tokensAfter: 0,

@@ -84,6 +84,6 @@ describe("a chat model given as the adapters' model", () => {
       history.push(new HumanMessage(`Question ${turn}`));
       history.push(await chain.invoke(history));
     }
-    expect(layers.some((layer) => layer.layer === "full" && layer.summarizer === "model")).toBe(true);
+    expect(layers.some((layer) => layer.layer === "summary" && layer.summarizer === "model")).toBe(true);
   });
 });

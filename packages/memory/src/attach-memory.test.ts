@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createMessage } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { describe, expect, it } from "vitest";
-import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
+import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { attachMemory } from "./attach-memory.ts";
 import { createDreamJob } from "./dream.ts";
 import { createMemoryDir } from "./memory-dir.ts";
@@ -12,7 +12,7 @@ import { formatMemoryFile } from "./memory-frontmatter.ts";
 import { getMemoryHooks, type MemoryProposedEvent } from "./memory-hooks.ts";
 import { createProposalQueue } from "./memory-proposals.ts";
 
-const { fake: currentFake, provider } = useAnthropicFake();
+const { fake: currentFake, provider } = useFakeProvider();
 
 describe("attachMemory", () => {
   it("loads the index at start, recalls for a prompt, extracts at the end with consent, and announces proposals", async () => {

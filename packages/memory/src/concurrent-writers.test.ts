@@ -13,9 +13,11 @@ function runWorker(
   worker: string,
   appends: number,
   kind: string,
+  mode = "append",
 ): Promise<{ conflicts: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", WORKER, root, worker, String(appends), kind], {
+    const args = [WORKER, root, worker, String(appends), kind, mode];
+    const child = spawn(process.execPath, ["--import", "tsx", ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -54,7 +56,7 @@ describe.each(["dir", "team"])("several processes writing the same memory (%s)",
     expect(content.split("\n").filter((line) => line.startsWith("- "))).toHaveLength(
       workers.length * appends,
     );
-    const versions = await dir.versions("shared.md");
+    const versions = await dir.listVersions("shared.md");
     expect(versions).toHaveLength(workers.length * appends);
     expect(new Set(versions.map((version) => version.author))).toEqual(
       new Set(workers.map((w) => `agent:${w}`)),
@@ -70,5 +72,23 @@ describe.each(["dir", "team"])("several processes writing the same memory (%s)",
     const index = await readFile(join(dir.root, "MEMORY.md"), "utf8");
     for (const worker of workers)
       expect(index).toContain(`(${worker}.md) — worker ${worker} wrote ${appends}`);
+  }, 120_000);
+});
+
+describe("several processes incrementing one counter", () => {
+  it("reach the exact total: a stale expectedHash is a conflict even when the content is equal", async () => {
+    parent = await mkdtemp(join(tmpdir(), "memory-counter-"));
+    const root = join(parent, "memory");
+    const dir = await createMemoryDir({ root });
+    await dir.write(
+      "counter.md",
+      "---\nname: counter\ndescription: a shared counter\ntype: project\n---\n0\n",
+    );
+    const workers = ["w1", "w2", "w3", "w4"];
+    const increments = 25;
+    await Promise.all(workers.map((worker) => runWorker(root, worker, increments, "dir", "counter")));
+    const { content } = await dir.read("counter.md");
+    expect(Number(content.split("---\n")[2])).toBe(workers.length * increments);
+    expect(await dir.listVersions("counter.md")).toHaveLength(workers.length * increments + 1);
   }, 120_000);
 });

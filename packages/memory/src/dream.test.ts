@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
+import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { createDreamJob } from "./dream.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, type MemoryFrontmatter, parseMemoryFile } from "./memory-frontmatter.ts";
@@ -15,7 +15,7 @@ let parent: string;
 let dir: MemoryDir;
 let proposals: ProposalQueue;
 
-const { fake: currentFake, provider } = useAnthropicFake();
+const { fake: currentFake, provider } = useFakeProvider();
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-dream-"));
   dir = await createMemoryDir({ root: join(parent, "memory") });
@@ -82,7 +82,10 @@ describe("createDreamJob", () => {
     const merged = parseMemoryFile((await dir.read("ci_tests_copy.md")).content, "x");
     expect(merged.body).toContain("It also runs on tags.");
     expect(merged.frontmatter?.supersedes).toEqual(["ci_tests.md"]);
-    expect((await dir.versions("ci_tests.md"))[0]).toMatchObject({ operation: "delete", author: "dream" });
+    expect((await dir.listVersions("ci_tests.md"))[0]).toMatchObject({
+      operation: "delete",
+      author: "dream",
+    });
 
     // The contradiction: PostgreSQL (newer) supersedes MySQL, which stays on disk, ranked lower.
     const names = (await dir.list()).map((entry) => [entry.name, entry.supersededBy]);
@@ -175,7 +178,7 @@ describe("createDreamJob", () => {
     expect(after.get("db_old.md")?.supersededBy).toBe("db_new.md");
     expect(after.get("indent.md")?.relevance).toBe(0.9);
     expect(after.has("stale.md")).toBe(false);
-    expect((await dir.versions("ci_tests_copy.md"))[0]?.content).toContain("It also runs on tags.");
+    expect((await dir.listVersions("ci_tests_copy.md"))[0]?.content).toContain("It also runs on tags.");
   });
 
   it("is gated by the cooldown, the number of sessions and a lock", async () => {
@@ -200,14 +203,13 @@ describe("createDreamJob", () => {
     expect((await job.due()).reason).toBe("0 of 2 sessions since the last dream");
 
     // A second dream while one holds the lock does not run.
-    currentFake().enqueue({
-      kind: "reply",
-      toolCalls: [{ name: "consolidate", input: { actions: [] } }],
-      delayMs: 1_500,
-    });
+    currentFake().enqueue({ kind: "reply", toolCalls: [{ name: "consolidate", input: { actions: [] } }] });
+    const gate = currentFake().hold();
     const slow = createDreamJob({ ...options, provider: provider(), model: "m" }).run({ force: true });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The first dream holds the lock and waits on its model call.
+    await gate.reached;
     const second = await createDreamJob(options).run({ force: true });
+    gate.release();
     expect(second).toMatchObject({ ran: false, skipped: "another dream is running" });
     expect((await slow).ran).toBe(true);
   });

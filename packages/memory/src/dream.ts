@@ -1,16 +1,13 @@
-import { mkdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
-import type { ModelProvider, ToolUseBlock } from "@unforget/core";
-import { writeFileAtomic } from "@unforget/files";
+import { ConfigurationError, type ModelProvider, type ToolUseBlock } from "@unforget/core";
 import { hashContent } from "./content-hash.ts";
+import { createDreamStateFolder, type DreamStateStore } from "./dream-state.ts";
 import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
-import { MemoryConflictError, MemoryLockError, MemoryNotFoundError } from "./memory-errors.ts";
+import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import { formatMemoryFile, type MemoryFrontmatter, parseMemoryFile } from "./memory-frontmatter.ts";
 import type { ProposalQueue, ProposedChange } from "./memory-proposals.ts";
 import type { MemoryStore } from "./memory-store.ts";
-import { withStoreLock } from "./store-lock.ts";
 import { textSimilarity } from "./text-similarity.ts";
 
 /** How long after a dream the next one may run. */
@@ -26,8 +23,13 @@ export const DREAM_DUPLICATE_SIMILARITY = 0.8;
 
 export interface DreamOptions {
   store: MemoryStore;
-  /** Where the dream keeps its state, lock and reports (for a memory dir: `<root>/.unforget/dream`). */
-  stateFolder: string;
+  /**
+   * Where the dream keeps its state, lock and reports, for any store (a database store provides its own).
+   * One of `state` and `stateFolder` is required.
+   */
+  state?: DreamStateStore;
+  /** Instead of `state`: a folder (for a memory dir: `<root>/.unforget/dream`). */
+  stateFolder?: string;
   /** `propose` (default): one reviewable proposal, memories untouched until approved. `apply`: write now. */
   mode?: "propose" | "apply";
   /** Required in `propose` mode. */
@@ -63,7 +65,7 @@ export interface DreamReport {
   proposalId?: string;
   /** In `apply` mode, changes not applied because the memory changed meanwhile. */
   conflicts: string[];
-  /** The markdown report written for the user. */
+  /** Where the markdown report for the user was kept (a file path, or the database's id for it). */
   reportPath?: string;
 }
 
@@ -82,11 +84,6 @@ export interface DreamJob {
   }): Promise<DreamReport>;
 }
 
-interface DreamState {
-  lastRunAt?: string;
-  sessions: string[];
-}
-
 interface Loaded {
   entry: MemoryEntry;
   content: string;
@@ -95,7 +92,7 @@ interface Loaded {
 }
 
 const changedAt = (memory: Loaded) =>
-  memory.entry.updated ?? memory.entry.created ?? new Date(memory.entry.mtimeMs).toISOString();
+  memory.entry.updated ?? memory.entry.created ?? new Date(memory.entry.changedAtMs).toISOString();
 
 /**
  * Decisions without a model: near-identical memories of one type are merged into the most recently changed
@@ -330,43 +327,33 @@ function reportMarkdown(report: DreamReport, at: string): string {
  * approved, nothing lost); `apply` writes the same changes at once, each conditioned on what the dream read.
  */
 export function createDreamJob(options: DreamOptions): DreamJob {
-  const statePath = join(options.stateFolder, "state.json");
+  const chosen =
+    options.state ??
+    (options.stateFolder === undefined ? undefined : createDreamStateFolder(options.stateFolder));
+  if (chosen === undefined) {
+    throw new ConfigurationError(
+      "createDreamJob needs `state` (the store's dream state, e.g. a database store's) or `stateFolder` (a folder for a memory dir).",
+      { setting: "state" },
+    );
+  }
+  const state: DreamStateStore = chosen;
   const mode = options.mode ?? "propose";
   const clock = () => options.now?.() ?? new Date();
 
-  async function readState(): Promise<DreamState> {
-    try {
-      const state = JSON.parse(await readFile(statePath, "utf8")) as DreamState;
-      return {
-        sessions: Array.isArray(state.sessions) ? state.sessions : [],
-        ...(state.lastRunAt ? { lastRunAt: state.lastRunAt } : {}),
-      };
-    } catch {
-      return { sessions: [] };
-    }
-  }
-  const saveState = async (state: DreamState) => {
-    await mkdir(options.stateFolder, { recursive: true });
-    await writeFileAtomic(statePath, JSON.stringify(state, null, 2), {
-      tempDir: join(options.stateFolder, ".tmp"),
-    });
-  };
-  const stateLock = join(options.stateFolder, "state");
-
   async function due(): Promise<{ due: boolean; reason: string }> {
-    const state = await readState();
+    const current = await state.read();
     const cooldown = options.cooldownMs ?? DREAM_COOLDOWN_MS;
     const minSessions = options.minSessions ?? DREAM_MIN_SESSIONS;
-    if (state.lastRunAt && clock().getTime() - Date.parse(state.lastRunAt) < cooldown) {
-      return { due: false, reason: `cooling down: the last dream ran at ${state.lastRunAt}` };
+    if (current.lastRunAt && clock().getTime() - Date.parse(current.lastRunAt) < cooldown) {
+      return { due: false, reason: `cooling down: the last dream ran at ${current.lastRunAt}` };
     }
-    if (state.sessions.length < minSessions) {
+    if (current.sessions.length < minSessions) {
       return {
         due: false,
-        reason: `${state.sessions.length} of ${minSessions} sessions since the last dream`,
+        reason: `${current.sessions.length} of ${minSessions} sessions since the last dream`,
       };
     }
-    return { due: true, reason: `${state.sessions.length} sessions since the last dream` };
+    return { due: true, reason: `${current.sessions.length} sessions since the last dream` };
   }
 
   async function consolidate(
@@ -447,11 +434,7 @@ export function createDreamJob(options: DreamOptions): DreamJob {
     const count = (kind: DreamAction["action"]) => actions.filter((action) => action.action === kind).length;
     report.summary = `Dream over ${loaded.length} memories: ${count("merge")} merged, ${count("supersede")} contradictions resolved, ${count("relevance")} relevance updates, ${count("prune")} pruned; ${changes.length} changes ${mode === "propose" ? (report.proposalId ? `proposed for review (${report.proposalId})` : "to propose") : "applied"}.`;
     const at = now.toISOString();
-    report.reportPath = join(options.stateFolder, "reports", `${at.replace(/[:.]/g, "-")}.md`);
-    await mkdir(join(options.stateFolder, "reports"), { recursive: true });
-    await writeFileAtomic(report.reportPath, reportMarkdown(report, at), {
-      tempDir: join(options.stateFolder, ".tmp"),
-    });
+    report.reportPath = await state.saveReport(at, reportMarkdown(report, at));
     await log(report.summary);
     return report;
   }
@@ -460,12 +443,11 @@ export function createDreamJob(options: DreamOptions): DreamJob {
     name: "dream",
     due,
     async recordSession(sessionId) {
-      await mkdir(options.stateFolder, { recursive: true });
-      await withStoreLock(stateLock, async () => {
-        const state = await readState();
-        if (!state.sessions.includes(sessionId)) state.sessions.push(sessionId);
-        await saveState(state);
-      });
+      await state.update((current) =>
+        current.sessions.includes(sessionId)
+          ? current
+          : { ...current, sessions: [...current.sessions, sessionId] },
+      );
     },
     async run(context = {}) {
       const log = async (line: string) => {
@@ -493,35 +475,24 @@ export function createDreamJob(options: DreamOptions): DreamJob {
             conflicts: [],
           };
       }
-      await mkdir(options.stateFolder, { recursive: true });
-      try {
-        return await withStoreLock(
-          join(options.stateFolder, "dream"),
-          async () => {
-            const startedWith = await readState();
-            const report = await consolidate(log, context.signal);
-            await withStoreLock(stateLock, async () => {
-              const latest = await readState();
-              await saveState({
-                lastRunAt: clock().toISOString(),
-                sessions: latest.sessions.filter((s) => !startedWith.sessions.includes(s)),
-              });
-            });
-            return report;
-          },
-          { staleMs: options.lockStaleMs ?? DREAM_LOCK_STALE_MS, timeoutMs: 0 },
-        );
-      } catch (error) {
-        if (!(error instanceof MemoryLockError)) throw error;
-        return {
-          ran: false,
-          skipped: "another dream is running",
-          summary: "Dream not run: another dream holds the lock.",
-          actions: [],
-          changes: [],
-          conflicts: [],
-        };
-      }
+      const outcome = await state.withDreamLock(async () => {
+        const startedWith = await state.read();
+        const report = await consolidate(log, context.signal);
+        await state.update((latest) => ({
+          lastRunAt: clock().toISOString(),
+          sessions: latest.sessions.filter((session) => !startedWith.sessions.includes(session)),
+        }));
+        return report;
+      }, options.lockStaleMs ?? DREAM_LOCK_STALE_MS);
+      if (outcome.locked) return outcome.value;
+      return {
+        ran: false,
+        skipped: "another dream is running",
+        summary: "Dream not run: another dream holds the lock.",
+        actions: [],
+        changes: [],
+        conflicts: [],
+      };
     },
   };
 }

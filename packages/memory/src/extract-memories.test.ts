@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
 import { beforeEach, describe, expect, it } from "vitest";
-import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
+import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { extractMemories, renderConversationForExtraction } from "./extract-memories.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, parseMemoryFile } from "./memory-frontmatter.ts";
@@ -14,7 +14,7 @@ let parent: string;
 let dir: MemoryDir;
 let proposals: ProposalQueue;
 
-const { fake: currentFake, provider } = useAnthropicFake();
+const { fake: currentFake, provider } = useFakeProvider();
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-extract-"));
   dir = await createMemoryDir({ root: join(parent, "memory") });
@@ -168,7 +168,7 @@ describe("extractMemories", () => {
       source: { session: "s1", messages: ["u1", "u2"] },
     });
     expect(saved.frontmatter?.created).toBeTruthy();
-    expect((await dir.versions("user_package_manager.md"))[0]?.author).toBe("extraction:session:s1");
+    expect((await dir.listVersions("user_package_manager.md"))[0]?.author).toBe("extraction:session:s1");
     expect((await dir.list()).map((entry) => entry.name)).toEqual([
       "feedback_testing.md",
       "user_package_manager.md",

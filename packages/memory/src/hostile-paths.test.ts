@@ -65,7 +65,7 @@ beforeAll(async () => {
   await symlink(outside, join(dir.root, "link"));
   await symlink(join(outside, "secret.md"), join(dir.root, "linkfile.md"));
   await link(join(outside, "hard-target.md"), join(dir.root, "hard.md"));
-  tool = await createMemoryTool({ dir });
+  tool = createMemoryTool({ store: dir });
   before = await snapshot(parent);
 });
 
@@ -90,7 +90,7 @@ describe("hostile paths", () => {
         () => dir.rename("ok.md", name),
         () => dir.rename(name, "renamed.md"),
         // Versions live in the hidden store folder; a name refused by its text alone is refused there too.
-        ...(DISK_RULE_NAMES.includes(name) ? [] : [() => dir.versions(name)]),
+        ...(DISK_RULE_NAMES.includes(name) ? [] : [() => dir.listVersions(name)]),
       ]) {
         const error = await attempt().then(
           () => undefined,

@@ -3,14 +3,18 @@ export { attachMemory, MEMORY_TAP_NAME } from "./attach-memory.ts";
 export { hashContent } from "./content-hash.ts";
 export type { DreamAction, DreamJob, DreamOptions, DreamReport } from "./dream.ts";
 export { createDreamJob } from "./dream.ts";
+export type { DreamState, DreamStateStore } from "./dream-state.ts";
+export { createDreamStateFolder } from "./dream-state.ts";
 export type { ConsentMode, ExtractionReport, ExtractMemoriesOptions } from "./extract-memories.ts";
 export { EXTRACTION_TOOLS, extractMemories, MAX_EXTRACTED_MEMORIES } from "./extract-memories.ts";
 export type { MemoryEntry } from "./memory-catalog.ts";
+export { describeMemory, linkSupersession } from "./memory-catalog.ts";
 export type { DecayExplanation, DecayOptions } from "./memory-decay.ts";
 export { DECAY_FLOOR, DECAY_HALF_LIFE_DAYS, explainDecay } from "./memory-decay.ts";
 export type { MemoryDir, MemoryDirOptions } from "./memory-dir.ts";
 export { createMemoryDir, DEFAULT_MAX_MEMORY_BYTES } from "./memory-dir.ts";
 export {
+  MemoryArgumentError,
   MemoryConflictError,
   MemoryFrontmatterError,
   MemoryLimitError,
@@ -25,9 +29,11 @@ export type { MemoryHooks, MemoryProposedEvent, MemoryWrittenEvent } from "./mem
 export { getMemoryHooks } from "./memory-hooks.ts";
 export type { LoadedMemoryIndex, MemoryIndexLimits } from "./memory-index.ts";
 export {
+  formatMemoryIndex,
   MEMORY_INDEX_MAX_BYTES,
   MEMORY_INDEX_MAX_LINES,
   MEMORY_INDEX_NAME,
+  memoryIndexPreamble,
   truncateMemoryIndex,
 } from "./memory-index.ts";
 export type { NormalizeMemoryNameOptions } from "./memory-name.ts";
@@ -35,7 +41,7 @@ export { MAX_MEMORY_NAME_BYTES, normalizeMemoryName } from "./memory-name.ts";
 export type { PrefilterOptions, ScoredMemory } from "./memory-prefilter.ts";
 export { prefilterMemories } from "./memory-prefilter.ts";
 export type { MemoryProposal, ProposalOutcome, ProposalQueue, ProposedChange } from "./memory-proposals.ts";
-export { createProposalQueue } from "./memory-proposals.ts";
+export { applyProposal, createProposalQueue, isProposalId, newProposalId } from "./memory-proposals.ts";
 export type {
   MemoryRetriever,
   MemoryRetrieverOptions,
@@ -46,15 +52,29 @@ export type {
 export { createMemoryRetriever, formatRecalledMemories } from "./memory-retriever.ts";
 export type { MemoryRootOptions } from "./memory-root.ts";
 export { defaultMemoryRoot } from "./memory-root.ts";
+export type { MemoryHead, WriteAttempt } from "./memory-rules.ts";
+export {
+  checkExpectedHash,
+  checkKeep,
+  checkMemoryContent,
+  checkNoSecrets,
+  checkWriteOptions,
+  MEMORY_HASH_PATTERN,
+  redactionReason,
+  refuseHeadRedaction,
+  refuseIndexName,
+  replayWrite,
+  restoreVersion,
+} from "./memory-rules.ts";
 export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
-export type {
-  MemoryTool,
-  MemoryToolDefinition,
-  MemoryToolOptions,
-  MemoryToolResult,
-} from "./memory-tool.ts";
+export type { MemoryTool, MemoryToolDefinition, MemoryToolOptions } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA, MEMORY_TOOL_ROOT } from "./memory-tool.ts";
-export type { MemoryVersion, MemoryVersionOperation } from "./memory-versions.ts";
+export type {
+  MemoryVersion,
+  MemoryVersionOperation,
+  MemoryVersions,
+  RedactOptions,
+} from "./memory-versions.ts";
 export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
 export type { SessionMemory, SessionMemoryOptions, SessionNotesUpdate } from "./session-memory.ts";
@@ -73,5 +93,9 @@ export {
   truncateForCompact,
 } from "./session-notes.ts";
 export type { StoreLockOptions } from "./store-lock.ts";
-export type { TeamMemoryOptions } from "./team-memory.ts";
+export type {
+  TeamMemoryDatabaseOptions,
+  TeamMemoryFolderOptions,
+  TeamMemoryOptions,
+} from "./team-memory.ts";
 export { createTeamMemory } from "./team-memory.ts";

@@ -13,7 +13,8 @@ export interface MemoryEntry {
   hash: string;
   /** Size in bytes. */
   size: number;
-  mtimeMs: number;
+  /** When the memory last changed, in ms since the epoch (the file's mtime in a folder; the version's time in a database). */
+  changedAtMs: number;
   /** Frontmatter `name`, or the file name without `.md` for a plain note. */
   title: string;
   /** Frontmatter `description`, or the first line of a plain note. */
@@ -67,17 +68,20 @@ function firstLine(body: string): string {
   return "";
 }
 
-/** Builds the catalog entry of one memory from its content (never throws: a bad frontmatter is a `problem`). */
+/**
+ * Builds the catalog entry of one memory from its content, its size in bytes and when it last changed (never
+ * throws: a bad frontmatter is a `problem`). Every store builds its entries with it.
+ */
 export function describeMemory(
   name: string,
   content: string,
-  stats: { size: number; mtimeMs: number },
+  stats: { size: number; changedAtMs: number },
 ): MemoryEntry {
   const base: MemoryEntry = {
     name,
     hash: hashContent(content),
     size: stats.size,
-    mtimeMs: stats.mtimeMs,
+    changedAtMs: stats.changedAtMs,
     title: name.replace(/\.md$/, ""),
     description: "",
     type: undefined,
@@ -164,7 +168,7 @@ function formatCatalogLine(entry: MemoryEntry): string {
     entry.name,
     entry.hash,
     String(entry.size),
-    String(entry.mtimeMs),
+    String(entry.changedAtMs),
     clean(entry.title),
     clean(entry.description),
     entry.type ?? "",
@@ -219,7 +223,7 @@ export function parseCatalogLine(line: string): MemoryEntry | undefined {
     name: field[0] as string,
     hash: field[1] as string,
     size: Number(field[2]),
-    mtimeMs: Number(field[3]),
+    changedAtMs: Number(field[3]),
     title: field[4] as string,
     description: field[5] as string,
     type: (field[6] || undefined) as MemoryType | undefined,

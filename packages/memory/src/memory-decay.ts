@@ -39,7 +39,7 @@ export function explainDecay(entry: MemoryEntry, options: DecayOptions = {}): De
   const halfLife = options.halfLifeDays ?? DECAY_HALF_LIFE_DAYS;
   const floor = options.floor ?? DECAY_FLOOR;
   const stamp = Date.parse(entry.updated ?? entry.created ?? "");
-  const changed = Number.isNaN(stamp) ? entry.mtimeMs : stamp;
+  const changed = Number.isNaN(stamp) ? entry.changedAtMs : stamp;
   const ageDays = Math.max(0, (now - changed) / DAY_MS);
   const relevance = Number.isFinite(entry.relevance) ? Math.min(1, Math.max(0, entry.relevance)) : 1;
   if (!entry.decay) {

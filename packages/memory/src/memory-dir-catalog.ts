@@ -24,6 +24,11 @@ export interface CatalogFiles {
   persist(entries: Map<string, MemoryEntry>): Promise<void>;
 }
 
+/** A file's size and change time, as `describeMemory` takes them. */
+export function fileStamp(stats: { size: number; mtimeMs: number }): { size: number; changedAtMs: number } {
+  return { size: stats.size, changedAtMs: stats.mtimeMs };
+}
+
 export function createCatalogFiles(root: string, storeFolder: string, tempDir: string): CatalogFiles {
   const catalogPath = join(storeFolder, "catalog.tsv");
   const searchPath = join(storeFolder, "search.txt");
@@ -48,13 +53,13 @@ export function createCatalogFiles(root: string, storeFolder: string, tempDir: s
     let changed = false;
     for (const { name, stats } of await walkMemoryFiles(root)) {
       const previous = known.get(name);
-      if (previous && previous.size === stats.size && previous.mtimeMs === stats.mtimeMs) {
+      if (previous && previous.size === stats.size && previous.changedAtMs === stats.mtimeMs) {
         fresh.set(name, previous);
         continue;
       }
       changed = true;
       const content = await readMemoryFile(join(root, ...name.split("/")));
-      if (content !== undefined) fresh.set(name, describeMemory(name, content, stats));
+      if (content !== undefined) fresh.set(name, describeMemory(name, content, fileStamp(stats)));
     }
     if (fresh.size !== known.size) changed = true;
     if (!changed) changed = (await lstat(searchPath).catch(() => undefined)) === undefined;

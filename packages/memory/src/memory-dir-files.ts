@@ -2,16 +2,9 @@ import { constants, type Stats } from "node:fs";
 import { lstat, open, readdir, rmdir } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { hashContent } from "./content-hash.ts";
-import {
-  MemoryConflictError,
-  MemoryLimitError,
-  MemoryPathError,
-  MemorySecretError,
-} from "./memory-errors.ts";
-import { parseMemoryFile } from "./memory-frontmatter.ts";
+import { MemoryPathError } from "./memory-errors.ts";
 import { MEMORY_INDEX_NAME } from "./memory-index.ts";
 import type { VersionLog } from "./memory-versions.ts";
-import type { SecretScanner } from "./secret-scan.ts";
 
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
@@ -82,27 +75,6 @@ export async function removeEmptyFolders(root: string, path: string): Promise<vo
   }
 }
 
-/** The compare-and-swap check: throws `MemoryConflictError` when the current content is not the expected one. */
-export function checkExpectedHash(
-  name: string,
-  expected: string | null | undefined,
-  current: string | undefined,
-): void {
-  if (expected === undefined) return;
-  const actual = current === undefined ? null : hashContent(current);
-  if (actual === expected) return;
-  const what =
-    expected === null
-      ? "it was expected not to exist, but it does"
-      : actual === null
-        ? "it was expected to exist, but it does not"
-        : `its hash is ${actual.slice(0, 12)}…, not the expected ${expected.slice(0, 12)}…`;
-  throw new MemoryConflictError(
-    `${name} changed since it was read (${what}); someone else wrote first. Read it again, merge your change and write with the new hash.`,
-    { memoryName: name, expectedHash: expected, actualHash: actual },
-  );
-}
-
 /** Records content that was changed outside the store (an editor) before it is replaced. */
 export async function recordExternalEdit(
   versions: VersionLog,
@@ -121,39 +93,4 @@ export async function recordExternalEdit(
     hash,
     content: current,
   });
-}
-
-/**
- * Everything a write is checked for before the lock is taken: a string, the size cap, a readable frontmatter,
- * and (with a scanner) no secret. Throws the typed error; nothing has been written.
- */
-export async function checkMemoryContent(
-  name: string,
-  content: string,
-  limits: { maxFileBytes: number; secretScanner: SecretScanner | undefined },
-): Promise<void> {
-  if (typeof content !== "string") {
-    throw new MemoryLimitError(`The content of ${name} must be a string.`, {
-      limit: "type",
-      actual: 0,
-      maximum: 0,
-    });
-  }
-  const bytes = Buffer.byteLength(content, "utf8");
-  if (bytes > limits.maxFileBytes) {
-    throw new MemoryLimitError(
-      `${name} would be ${bytes} bytes; the limit is ${limits.maxFileBytes}. Split it into several topic files or shorten it.`,
-      { limit: "file-bytes", actual: bytes, maximum: limits.maxFileBytes },
-    );
-  }
-  if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
-  if (!limits.secretScanner) return;
-  const findings = await limits.secretScanner.scan(content);
-  if (findings.length === 0) return;
-  const rules = [...new Set(findings.map((finding) => finding.rule))];
-  const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
-  throw new MemorySecretError(
-    `${name} was not written: it contains what looks like a secret (${where}; rules ${rules.join(", ")}). Remove the secret (store a reference to where it lives instead) and write again.`,
-    { memoryName: name, rules },
-  );
 }

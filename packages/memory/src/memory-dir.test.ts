@@ -75,7 +75,7 @@ describe("createMemoryDir", () => {
     await dir.write("topics/a.md", memory("a", "second"), { author: "agent:reviewer", reason: "fix" });
     await dir.delete("topics/a.md", { author: "user" });
     await expect(dir.read("topics/a.md")).rejects.toBeInstanceOf(MemoryNotFoundError);
-    const versions = await dir.versions("topics/a.md");
+    const versions = await dir.listVersions("topics/a.md");
     expect(versions.map((version) => [version.operation, version.author])).toEqual([
       ["delete", "user"],
       ["write", "agent:reviewer"],
@@ -95,7 +95,7 @@ describe("createMemoryDir", () => {
     const edited = memory("a", "by an editor");
     await writeFile(join(dir.root, "a.md"), edited);
     await dir.write("a.md", memory("a", "by the store again"));
-    const versions = await dir.versions("a.md");
+    const versions = await dir.listVersions("a.md");
     expect(versions.map((version) => version.operation)).toEqual(["write", "external", "write"]);
     expect(versions[1]?.content).toBe(edited);
   });
@@ -106,8 +106,8 @@ describe("createMemoryDir", () => {
     await expect(dir.rename("a.md", "b.md")).rejects.toBeInstanceOf(MemoryConflictError);
     await dir.rename("a.md", "topics/c.md");
     expect((await dir.list()).map((entry) => entry.name)).toEqual(["b.md", "topics/c.md"]);
-    expect((await dir.versions("a.md"))[0]?.operation).toBe("rename-from");
-    expect((await dir.versions("topics/c.md"))[0]?.operation).toBe("rename-to");
+    expect((await dir.listVersions("a.md"))[0]?.operation).toBe("rename-from");
+    expect((await dir.listVersions("topics/c.md"))[0]?.operation).toBe("rename-to");
   });
 
   it("normalises names to NFC, so the decomposed and composed spellings are one memory", async () => {

@@ -4,15 +4,9 @@ import { ConfigurationError } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
 import { hashContent } from "./content-hash.ts";
 import { describeMemory, readCatalogFile, readCatalogText } from "./memory-catalog.ts";
-import { createCatalogFiles } from "./memory-dir-catalog.ts";
-import {
-  checkExpectedHash,
-  checkMemoryContent,
-  readMemoryFile,
-  recordExternalEdit,
-  removeEmptyFolders,
-} from "./memory-dir-files.ts";
-import { MemoryConflictError, MemoryNotFoundError, MemoryPathError } from "./memory-errors.ts";
+import { createCatalogFiles, fileStamp } from "./memory-dir-catalog.ts";
+import { readMemoryFile, recordExternalEdit, removeEmptyFolders } from "./memory-dir-files.ts";
+import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import {
   formatMemoryIndex,
   type LoadedMemoryIndex,
@@ -24,6 +18,19 @@ import {
 import { normalizeMemoryName, resolveMemoryPath } from "./memory-name.ts";
 import { prefilterCatalogText, prefilterMemories } from "./memory-prefilter.ts";
 import { defaultMemoryRoot } from "./memory-root.ts";
+import {
+  checkExpectedHash,
+  checkKeep,
+  checkMemoryContent,
+  checkWriteOptions,
+  headOf,
+  redactionReason,
+  refuseHeadRedaction,
+  refuseIndexName,
+  replayWrite,
+  restoreVersion,
+  type WriteAttempt,
+} from "./memory-rules.ts";
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 import { createVersionLog, type MemoryVersion } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
@@ -92,10 +99,26 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     secretScanner: options.secretScanner,
   };
   const defaultAuthor = options.author ?? "unknown";
-  const versions = createVersionLog(join(storeFolder, "versions"), tempDir);
+  const versions = createVersionLog(storeFolder, tempDir);
   await mkdir(storeFolder, { recursive: true });
 
   const locked = <T>(task: () => Promise<T>) => withStoreLock(lockPath, task, options.lock);
+
+  /** Under the lock: the first outcome of a call with this `writeId`, when it ran before. */
+  const replayed = async (writeOptions: MemoryWriteOptions, attempt: WriteAttempt) => {
+    if (writeOptions.writeId === undefined) return undefined;
+    const first = await versions.recall(writeOptions.writeId);
+    return first === undefined ? undefined : replayWrite(writeOptions.writeId, first, attempt);
+  };
+  const remember = async (writeOptions: MemoryWriteOptions, attempt: WriteAttempt) => {
+    if (writeOptions.writeId === undefined) return;
+    await versions.remember({
+      writeId: writeOptions.writeId,
+      name: attempt.name,
+      operation: attempt.operation as MemoryVersion["operation"],
+      hash: attempt.hash ?? null,
+    });
+  };
 
   const store: MemoryDir = {
     root,
@@ -118,46 +141,53 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
 
     async write(name, content, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
+      checkWriteOptions(writeOptions);
       await checkMemoryContent(checked, content, limits);
       const path = await resolveMemoryPath(root, checked);
+      const attempt: WriteAttempt = { name: checked, operation: "write", hash: hashContent(content) };
       return locked(async () => {
+        const again = await replayed(writeOptions, attempt);
+        if (again) return { hash: again.hash ?? "" };
         await resolveMemoryPath(root, checked);
         const current = await readMemoryFile(path);
+        checkExpectedHash(checked, writeOptions.expectedHash, headOf(current));
         const entries = await catalogFiles.load();
         if (checked === MEMORY_INDEX_NAME) {
-          checkExpectedHash(checked, writeOptions.expectedHash, current);
           const next = formatMemoryIndex(memoryIndexPreamble(content), entries.values());
           await recordExternalEdit(versions, checked, current);
           await writeFileAtomic(path, next, { tempDir });
           await versions.append(versionRecord(checked, "write", next, writeOptions));
           return { hash: hashContent(next) };
         }
-        const hash = hashContent(content);
-        // The same content again is not a conflict: the store already holds what the caller wants.
-        if (current === content) return { hash };
-        checkExpectedHash(checked, writeOptions.expectedHash, current);
-        await recordExternalEdit(versions, checked, current);
-        await writeFileAtomic(path, content, { tempDir });
-        await versions.append(versionRecord(checked, "write", content, writeOptions));
-        const stats = await lstat(path);
-        entries.set(checked, describeMemory(checked, content, stats));
-        await catalogFiles.persist(entries);
-        return { hash };
+        // The same content again makes no new version: the store already holds what the caller wants.
+        if (current !== content) {
+          await recordExternalEdit(versions, checked, current);
+          await writeFileAtomic(path, content, { tempDir });
+          await versions.append(versionRecord(checked, "write", content, writeOptions));
+          const stats = await lstat(path);
+          entries.set(checked, describeMemory(checked, content, fileStamp(stats)));
+          await catalogFiles.persist(entries);
+        }
+        await remember(writeOptions, attempt);
+        return { hash: attempt.hash as string };
       });
     },
 
     async delete(name, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
-      refuseIndex(checked, "deleted");
+      refuseIndexName(checked, "deleted");
+      checkWriteOptions(writeOptions);
       const path = await resolveMemoryPath(root, checked);
+      const attempt: WriteAttempt = { name: checked, operation: "delete", hash: null };
       await locked(async () => {
+        if (await replayed(writeOptions, attempt)) return;
         const current = await readMemoryFile(path);
         if (current === undefined) {
           throw new MemoryNotFoundError(`${checked} does not exist; nothing was deleted.`, {
             memoryName: checked,
           });
         }
-        checkExpectedHash(checked, writeOptions.expectedHash, current);
+        checkExpectedHash(checked, writeOptions.expectedHash, headOf(current));
         await recordExternalEdit(versions, checked, current);
         await versions.append({ ...versionRecord(checked, "delete", current, writeOptions), hash: null });
         await rm(path);
@@ -165,24 +195,28 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         const entries = await catalogFiles.load();
         entries.delete(checked);
         await catalogFiles.persist(entries);
+        await remember(writeOptions, attempt);
       });
     },
 
     async rename(from, to, writeOptions: MemoryWriteOptions = {}) {
       const source = normalizeMemoryName(from);
       const target = normalizeMemoryName(to);
-      refuseIndex(source, "renamed");
-      refuseIndex(target, "overwritten by a rename");
+      refuseIndexName(source, "renamed");
+      refuseIndexName(target, "overwritten by a rename");
+      checkWriteOptions(writeOptions);
       const sourcePath = await resolveMemoryPath(root, source);
       const targetPath = await resolveMemoryPath(root, target);
       return locked(async () => {
+        const again = await replayed(writeOptions, { name: target, operation: "rename-to" });
+        if (again) return { hash: again.hash ?? "" };
         const current = await readMemoryFile(sourcePath);
         if (current === undefined) {
           throw new MemoryNotFoundError(`${source} does not exist; nothing was renamed.`, {
             memoryName: source,
           });
         }
-        checkExpectedHash(source, writeOptions.expectedHash, current);
+        checkExpectedHash(source, writeOptions.expectedHash, headOf(current));
         const existing = await readMemoryFile(targetPath);
         if (existing !== undefined) {
           throw new MemoryConflictError(
@@ -199,8 +233,10 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         const author = writeOptions.author ?? defaultAuthor;
         const reason = writeOptions.reason;
         const common = { at, author, content: current, ...(reason === undefined ? {} : { reason }) };
+        const writeId = writeOptions.writeId === undefined ? {} : { writeId: writeOptions.writeId };
         await versions.append({
           ...common,
+          ...writeId,
           name: source,
           operation: "rename-from",
           hash: null,
@@ -208,6 +244,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         });
         await versions.append({
           ...common,
+          ...writeId,
           name: target,
           operation: "rename-to",
           hash: hashContent(current),
@@ -215,9 +252,11 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
         });
         const entries = await catalogFiles.load();
         entries.delete(source);
-        entries.set(target, describeMemory(target, current, await lstat(targetPath)));
+        entries.set(target, describeMemory(target, current, fileStamp(await lstat(targetPath))));
         await catalogFiles.persist(entries);
-        return { hash: hashContent(current) };
+        const hash = hashContent(current);
+        await remember(writeOptions, { name: target, operation: "rename-to", hash });
+        return { hash };
       });
     },
 
@@ -254,16 +293,54 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
       return truncateMemoryIndex(bytes, options.indexLimits);
     },
 
-    async versions(name) {
+    async versionedNames() {
+      return versions.names();
+    },
+
+    async listVersions(name) {
       return versions.list(normalizeMemoryName(name));
     },
 
-    async restore(name, versionId, writeOptions: MemoryWriteOptions = {}) {
+    async readVersion(name, versionId) {
+      return versions.read(normalizeMemoryName(name), versionId);
+    },
+
+    restore(name, versionId, writeOptions) {
+      return restoreVersion(store, name, versionId, writeOptions);
+    },
+
+    async redactVersion(name, versionId, redactOptions = {}) {
       const checked = normalizeMemoryName(name);
-      const version = await versions.read(checked, versionId);
-      return store.write(checked, version.content, {
-        ...writeOptions,
-        reason: writeOptions.reason ?? `restore version ${versionId}`,
+      return locked(async () => {
+        const version = await versions.read(checked, versionId);
+        const current = await readMemoryFile(await resolveMemoryPath(root, checked));
+        refuseHeadRedaction(version, current === undefined ? null : hashContent(current));
+        if (version.redactedAt !== undefined) return version;
+        const redacted: MemoryVersion = {
+          ...version,
+          content: "",
+          redactedAt: new Date().toISOString(),
+          reason: redactionReason(redactOptions, defaultAuthor),
+        };
+        await versions.replace(redacted);
+        return redacted;
+      });
+    },
+
+    async pruneVersions(name, pruneOptions) {
+      const checked = normalizeMemoryName(name);
+      const keep = checkKeep(pruneOptions.keep);
+      return locked(async () => {
+        const all = await versions.list(checked);
+        const current = await readMemoryFile(await resolveMemoryPath(root, checked));
+        const head = current === undefined ? undefined : hashContent(current);
+        const headId = all.find((version) => head !== undefined && version.hash === head)?.id;
+        const removed = all
+          .slice(keep)
+          .filter((version) => version.id !== headId)
+          .map((version) => version.id);
+        await versions.remove(checked, removed);
+        return { removed: removed.length };
       });
     },
   };
@@ -287,13 +364,4 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   }
 
   return store;
-}
-
-function refuseIndex(name: string, what: string): void {
-  if (name === MEMORY_INDEX_NAME) {
-    throw new MemoryPathError(`${MEMORY_INDEX_NAME} is the index of the memory dir and cannot be ${what}.`, {
-      name,
-      rule: "reserved",
-    });
-  }
 }

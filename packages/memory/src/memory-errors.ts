@@ -37,15 +37,41 @@ export class MemoryConflictError extends UnforgetError {
   readonly expectedHash: string | null;
   /** The hash on disk now (`null`: the memory does not exist). */
   readonly actualHash: string | null;
+  /** The memory's current version number, when the store numbers versions and the memory exists. */
+  readonly actualVersion: number | undefined;
+  /** Who wrote the current content, when the store knows. */
+  readonly actualAuthor: string | undefined;
 
   constructor(
     message: string,
-    details: { memoryName: string; expectedHash: string | null; actualHash: string | null },
+    details: {
+      memoryName: string;
+      expectedHash: string | null;
+      actualHash: string | null;
+      actualVersion?: number;
+      actualAuthor?: string;
+    },
   ) {
     super("memory_conflict", message);
     this.memoryName = details.memoryName;
     this.expectedHash = details.expectedHash;
     this.actualHash = details.actualHash;
+    this.actualVersion = details.actualVersion;
+    this.actualAuthor = details.actualAuthor;
+  }
+}
+
+/**
+ * An argument of a memory call is malformed by its shape alone (an `expectedHash` that is not a hash, an
+ * empty `writeId`, content with NUL or a lone surrogate). Refused before any I/O; nothing was written.
+ */
+export class MemoryArgumentError extends UnforgetError {
+  /** Which argument (`expectedHash`, `writeId`, `content`, `versionId`, `namespace`, …). */
+  readonly argument: string;
+
+  constructor(message: string, details: { argument: string }) {
+    super("memory_argument", message);
+    this.argument = details.argument;
   }
 }
 

@@ -34,12 +34,20 @@ export interface MemoryIndexLimits {
  * break before the limit, and appends a warning saying so (the model should keep the index short and move
  * detail into topic files). Text within both limits is returned unchanged.
  */
-export function truncateMemoryIndex(raw: string | Buffer, limits: MemoryIndexLimits = {}): LoadedMemoryIndex {
+export function truncateMemoryIndex(
+  raw: string | Uint8Array,
+  limits: MemoryIndexLimits = {},
+): LoadedMemoryIndex {
   const maxLines = limits.maxLines ?? MEMORY_INDEX_MAX_LINES;
   const maxBytes = limits.maxBytes ?? MEMORY_INDEX_MAX_BYTES;
   // Work on the bytes: a 10,000-line index is counted with native newline searches and only the part that is
   // loaded is decoded.
-  const bytes = trimBytes(typeof raw === "string" ? Buffer.from(raw, "utf8") : raw);
+  // Bytes may come as any Uint8Array (a Buffer is one); viewed as a Buffer, without a copy.
+  const bytes = trimBytes(
+    typeof raw === "string"
+      ? Buffer.from(raw, "utf8")
+      : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
+  );
   let totalLines = bytes.length === 0 ? 0 : 1;
   let endOfKept = bytes.length;
   for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) {

@@ -47,10 +47,56 @@ export interface ProposalQueue {
 
 const ID = /^[0-9TZ-]+-[0-9a-f]{8}$/;
 
+/** Whether `id` has the shape of a proposal id (checked before any I/O). */
+export function isProposalId(id: unknown): id is string {
+  return typeof id === "string" && ID.test(id);
+}
+
+/** A new proposal's id and time: sortable by time, unique by a random suffix. */
+export function newProposalId(): { id: string; createdAt: string } {
+  const createdAt = new Date().toISOString();
+  return { id: `${createdAt.replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`, createdAt };
+}
+
+/**
+ * Applies a proposal's changes to `store`, each conditioned on its base hash: a memory changed since is left
+ * alone and reported as a conflict. Each change carries a write id derived from the proposal, so approving
+ * again after a lost reply applies nothing twice. Every queue's `approve` does this.
+ */
+export async function applyProposal(
+  proposal: MemoryProposal,
+  store: MemoryStore,
+  options: { author?: string } = {},
+): Promise<ProposalOutcome> {
+  const outcome: ProposalOutcome = { applied: [], conflicts: [] };
+  const author = options.author ?? "user";
+  for (const [index, change] of proposal.changes.entries()) {
+    const reason = change.reason ?? proposal.summary;
+    const writeId = `proposal:${proposal.id}:${index}`;
+    try {
+      if (change.kind === "write") {
+        await store.write(change.name, change.content, {
+          expectedHash: change.baseHash,
+          author,
+          reason,
+          writeId,
+        });
+      } else {
+        await store.delete(change.name, { expectedHash: change.baseHash, author, reason, writeId });
+      }
+      outcome.applied.push(change.name);
+    } catch (error) {
+      if (!(error instanceof MemoryConflictError || error instanceof MemoryNotFoundError)) throw error;
+      outcome.conflicts.push(change.name);
+    }
+  }
+  return outcome;
+}
+
 /** A queue of proposals in a folder (for a memory dir: `<root>/.unforget/proposals`). */
 export function createProposalQueue(folder: string): ProposalQueue {
   const pathOf = (id: string) => {
-    if (!ID.test(id)) {
+    if (!isProposalId(id)) {
       throw new MemoryNotFoundError(`There is no proposal "${id}"; list them to see the pending ones.`, {
         memoryName: id,
       });
@@ -63,8 +109,7 @@ export function createProposalQueue(folder: string): ProposalQueue {
   };
   const queue: ProposalQueue = {
     async propose(input) {
-      const createdAt = new Date().toISOString();
-      const id = `${createdAt.replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
+      const { id, createdAt } = newProposalId();
       const proposal: MemoryProposal = {
         ...input,
         changes: input.changes.map((change) => ({ ...change, name: normalizeMemoryName(change.name) })),
@@ -97,23 +142,7 @@ export function createProposalQueue(folder: string): ProposalQueue {
       }
     },
     async approve(id, store, options = {}) {
-      const proposal = await queue.get(id);
-      const outcome: ProposalOutcome = { applied: [], conflicts: [] };
-      const author = options.author ?? "user";
-      for (const change of proposal.changes) {
-        const reason = change.reason ?? proposal.summary;
-        try {
-          if (change.kind === "write") {
-            await store.write(change.name, change.content, { expectedHash: change.baseHash, author, reason });
-          } else {
-            await store.delete(change.name, { expectedHash: change.baseHash, author, reason });
-          }
-          outcome.applied.push(change.name);
-        } catch (error) {
-          if (!(error instanceof MemoryConflictError || error instanceof MemoryNotFoundError)) throw error;
-          outcome.conflicts.push(change.name);
-        }
-      }
+      const outcome = await applyProposal(await queue.get(id), store, options);
       await move(id, "approved");
       return outcome;
     },

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
+import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { explainDecay } from "./memory-decay.ts";
 import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { formatMemoryFile, type MemoryFrontmatter } from "./memory-frontmatter.ts";
@@ -26,7 +26,7 @@ async function save(
   );
 }
 
-const { fake: currentFake, provider } = useAnthropicFake();
+const { fake: currentFake, provider } = useFakeProvider();
 
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-retrieval-"));
@@ -65,7 +65,7 @@ beforeEach(async () => {
 
 describe("decay", () => {
   it("halves every 30 days, has a floor, and pins stable facts", () => {
-    const entry = { decay: true, relevance: 1, mtimeMs: 0, created: undefined } as never;
+    const entry = { decay: true, relevance: 1, changedAtMs: 0, created: undefined } as never;
     const at = (days: number) =>
       explainDecay({ ...(entry as object), updated: daysAgo(days) } as never, { now: NOW }).factor;
     expect(at(0)).toBeCloseTo(1);
@@ -136,7 +136,7 @@ describe("createMemoryRetriever", () => {
     expect(result.memories.map((m) => m.name)).toEqual(["indent.md", "api_auth.md"]);
     const request = currentFake().requests.at(-1)?.body as {
       messages: Array<{ content: Array<{ text: string }> }>;
-      tool_choice: unknown;
+      toolChoice: unknown;
     };
     const prompt = request.messages[0]?.content[0]?.text ?? "";
     expect(prompt).toContain("Query: fix auth in the payment API");
@@ -145,7 +145,7 @@ describe("createMemoryRetriever", () => {
     );
     expect(prompt).toContain("Tools the session used recently: Edit");
     expect(prompt).not.toContain("api_auth_old.md");
-    expect(request.tool_choice).toEqual({ type: "tool", name: "select_memories" });
+    expect(request.toolChoice).toEqual({ type: "tool", name: "select_memories" });
   });
 
   it("falls back to BM25 when the model fails, saying why", async () => {

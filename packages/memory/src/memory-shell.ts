@@ -85,7 +85,7 @@ export async function runReadOnlyShell(
         const entry = entries.find((candidate) => candidate.name === toName(operands[0] ?? ""));
         if (!entry) return { output: `stat: ${operands[0] ?? ""}: no such memory`, isError: true };
         return {
-          output: `name: ${entry.name}\nsize: ${entry.size}\nmodified: ${new Date(entry.mtimeMs).toISOString()}\nsha256: ${entry.hash}`,
+          output: `name: ${entry.name}\nsize: ${entry.size}\nmodified: ${new Date(entry.changedAtMs).toISOString()}\nsha256: ${entry.hash}`,
           isError: false,
         };
       }

@@ -1,22 +1,32 @@
 import type { MemoryEntry } from "./memory-catalog.ts";
 import type { LoadedMemoryIndex } from "./memory-index.ts";
 import type { PrefilterOptions, ScoredMemory } from "./memory-prefilter.ts";
-import type { MemoryVersion } from "./memory-versions.ts";
+import type { MemoryVersions } from "./memory-versions.ts";
 
 /** A memory as `read` returns it: the whole file (frontmatter included) and its content hash. */
 export interface MemoryContent {
   content: string;
   /** SHA-256 of `content`; pass it as `expectedHash` to write back without losing someone else's update. */
   hash: string;
+  /** The memory's version number, on stores that number versions (it grows by one with every change). */
+  version?: number;
 }
 
 /** Conditions and attribution of a change. */
 export interface MemoryWriteOptions {
   /**
    * Compare-and-swap: the hash the caller read. The change is refused with `MemoryConflictError` when the
-   * memory's current hash differs; `null` means "only if it does not exist yet". Omitted: unconditional.
+   * memory's current hash differs — even when the new content equals the current one, since the caller
+   * computed it from a state that is gone; `null` means "only if it does not exist yet". Omitted:
+   * unconditional. A malformed hash is a `MemoryArgumentError`.
    */
   expectedHash?: string | null;
+  /**
+   * The caller's id for this logical change (a UUID). A retry with the same id (after a timeout, a lost
+   * reply) resolves to what the first call resolved to and makes no second version; an id reused for a
+   * different change is a `MemoryArgumentError`.
+   */
+  writeId?: string;
   /** Who makes the change ("session:<id>", "agent:<name>", "user", "dream"); recorded with the version. */
   author?: string;
   /** Why, recorded with the version. */
@@ -29,18 +39,20 @@ export interface MemoryWriteOptions {
  * relative paths ending in `.md`; every implementation passes `describeMemoryStoreContract`
  * from `@unforget/memory/testing`.
  */
-export interface MemoryStore {
+export interface MemoryStore extends MemoryVersions {
   /** A label for messages and reports (the folder path, or the server's URL without credentials). */
   readonly location: string;
   /** Resolves to the memory's content and hash; rejects with `MemoryNotFoundError` when it does not exist. */
   read(name: string): Promise<MemoryContent>;
   /**
-   * Creates or replaces a memory atomically, keeps the previous state as a version and keeps MEMORY.md in
-   * step. Rejects (writing nothing) with `MemoryPathError`, `MemoryLimitError`, `MemoryFrontmatterError`,
-   * `MemorySecretError` (team memory) or `MemoryConflictError` when `expectedHash` does not match.
+   * Creates or replaces a memory atomically, keeps the new state as a version and keeps MEMORY.md in
+   * step. Content equal to the current one (with a matching or no `expectedHash`) succeeds with no new
+   * version. Rejects (writing nothing) with `MemoryPathError`, `MemoryArgumentError`, `MemoryLimitError`,
+   * `MemoryFrontmatterError`, `MemorySecretError` (team memory) or `MemoryConflictError` when
+   * `expectedHash` does not match.
    */
   write(name: string, content: string, options?: MemoryWriteOptions): Promise<{ hash: string }>;
-  /** Deletes a memory; its last content stays as a version (restorable). CAS like `write`. */
+  /** Deletes a memory; its last content stays as a version (a tombstone, restorable). CAS like `write`. */
   delete(name: string, options?: MemoryWriteOptions): Promise<void>;
   /** Renames a memory; refuses with `MemoryConflictError` when `to` exists. CAS on `from` like `write`. */
   rename(from: string, to: string, options?: MemoryWriteOptions): Promise<{ hash: string }>;
@@ -55,8 +67,6 @@ export interface MemoryStore {
   search(query: string, options?: PrefilterOptions): Promise<ScoredMemory[]>;
   /** MEMORY.md cut to its loading limits, with a warning when it was cut. */
   loadIndex(): Promise<LoadedMemoryIndex>;
-  /** Every kept version of `name` (also of a deleted memory), newest first. */
-  versions(name: string): Promise<MemoryVersion[]>;
   /** Writes a kept version's content back (itself a new version). CAS like `write`. */
   restore(name: string, versionId: string, options?: MemoryWriteOptions): Promise<{ hash: string }>;
 }

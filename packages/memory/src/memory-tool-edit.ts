@@ -5,13 +5,13 @@ import {
   fileName,
   isFolder,
   MEMORY_TOOL_ROOT,
-  type MemoryToolResult,
   numbered,
   ok,
   readToolFile,
   resolveToolPath,
   splitLines,
   stringField,
+  type TextOutput,
   type ToolContext,
 } from "./memory-tool-paths.ts";
 
@@ -19,7 +19,7 @@ import {
 export async function createCommand(
   context: ToolContext,
   input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+): Promise<TextOutput> {
   const path = stringField(input, "path");
   const text = stringField(input, "file_text");
   const target = resolveToolPath(path);
@@ -44,7 +44,7 @@ export async function createCommand(
 export async function strReplaceCommand(
   context: ToolContext,
   input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+): Promise<TextOutput> {
   const path = stringField(input, "path");
   const oldText = stringField(input, "old_str");
   const newText = input.new_str === undefined ? "" : stringField(input, "new_str");
@@ -84,7 +84,7 @@ export async function strReplaceCommand(
 export async function insertCommand(
   context: ToolContext,
   input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+): Promise<TextOutput> {
   const path = stringField(input, "path");
   const text = stringField(input, "insert_text");
   const line = input.insert_line;
@@ -125,7 +125,7 @@ async function filesUnder(context: ToolContext, folder: string): Promise<MemoryE
 export async function deleteCommand(
   context: ToolContext,
   input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+): Promise<TextOutput> {
   const path = stringField(input, "path");
   const target = resolveToolPath(path);
   if (target.kind === "root")
@@ -145,7 +145,7 @@ export async function deleteCommand(
 export async function renameCommand(
   context: ToolContext,
   input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+): Promise<TextOutput> {
   const oldPath = stringField(input, "old_path");
   const newPath = stringField(input, "new_path");
   const source = resolveToolPath(oldPath);

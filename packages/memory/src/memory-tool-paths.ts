@@ -1,22 +1,15 @@
-import { lstat } from "node:fs/promises";
-import { isUnforgetError } from "@unforget/core";
+import type { ToolOutput } from "@unforget/core";
 import type { MemoryEntry } from "./memory-catalog.ts";
-import type { MemoryDir } from "./memory-dir.ts";
 import { MemoryNotFoundError, MemoryPathError } from "./memory-errors.ts";
-import { normalizeMemoryName, resolveMemoryPath } from "./memory-name.ts";
+import { normalizeMemoryName } from "./memory-name.ts";
+import type { MemoryStore } from "./memory-store.ts";
 
 /** The virtual root the model sees; `/memories/x.md` is `<root>/x.md`. */
 export const MEMORY_TOOL_ROOT = "/memories";
 
-/** What `execute` resolves to: the `tool_result` content and its `is_error` flag. */
-export interface MemoryToolResult {
-  content: string;
-  isError: boolean;
-}
-
 /** What every command works on. */
 export interface ToolContext {
-  store: MemoryDir;
+  store: MemoryStore;
   /** Recorded on every version the tool writes. */
   author: string;
 }
@@ -38,8 +31,11 @@ export function fileName(target: Resolved, path: string): string | undefined {
 /** Bad input to a command: its message is the error result. Never leaves the tool. */
 export class ToolInputError extends Error {}
 
-export const ok = (content: string): MemoryToolResult => ({ content, isError: false });
-export const fail = (content: string): MemoryToolResult => ({ content, isError: true });
+/** What every command resolves to: a `ToolOutput` whose content is text. */
+export type TextOutput = ToolOutput & { content: string };
+
+export const ok = (content: string): TextOutput => ({ content, isError: false });
+export const fail = (content: string): TextOutput => ({ content, isError: true });
 
 export function stringField(input: Record<string, unknown>, key: string): string {
   const value = input[key];
@@ -85,15 +81,10 @@ export function isFolderOf(folder: string, entry: MemoryEntry): boolean {
   return folder === "" || entry.name.startsWith(`${folder}/`);
 }
 
-/** Whether `name` is a folder in the store (throws the path error for a symlink on the way). */
+/** Whether `name` is a folder: some memory's name lies under it (any store; folders exist through their files). */
 export async function isFolder(context: ToolContext, name: string): Promise<boolean> {
-  try {
-    const path = await resolveMemoryPath(context.store.root, name);
-    return (await lstat(path)).isDirectory();
-  } catch (error) {
-    if (error instanceof ToolInputError || isUnforgetError(error)) throw error;
-    return false;
-  }
+  const prefix = `${name}/`;
+  return (await context.store.list()).some((entry) => entry.name.startsWith(prefix));
 }
 
 /** A memory file's content and hash; `undefined` for a missing file or a name that is not a memory file. */

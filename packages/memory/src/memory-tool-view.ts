@@ -3,13 +3,13 @@ import {
   humanSize,
   isFolder,
   isFolderOf,
-  type MemoryToolResult,
   numbered,
   ok,
   readToolFile,
   resolveToolPath,
   splitLines,
   stringField,
+  type TextOutput,
   type ToolContext,
 } from "./memory-tool-paths.ts";
 
@@ -19,10 +19,7 @@ export const MEMORY_TOOL_VIEW_MAX_CHARS = 16_000;
 export const MEMORY_TOOL_MAX_LINES = 999_999;
 
 /** `view`: a folder two levels deep, or a file with line numbers (optionally a range). */
-export async function viewCommand(
-  context: ToolContext,
-  input: Record<string, unknown>,
-): Promise<MemoryToolResult> {
+export async function viewCommand(context: ToolContext, input: Record<string, unknown>): Promise<TextOutput> {
   const path = stringField(input, "path");
   const target = resolveToolPath(path);
   const folder = target.kind === "root" ? "" : target.name;

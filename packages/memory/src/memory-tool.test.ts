@@ -12,7 +12,7 @@ let tool: MemoryTool;
 beforeEach(async () => {
   parent = await mkdtemp(join(tmpdir(), "memory-tool-"));
   dir = await createMemoryDir({ root: join(parent, "memory") });
-  tool = await createMemoryTool({ dir, author: "agent:claude" });
+  tool = createMemoryTool({ store: dir, author: "agent:claude" });
 });
 
 afterEach(async () => {
@@ -22,10 +22,11 @@ afterEach(async () => {
 const run = (input: Record<string, unknown>) => tool.execute(input);
 
 describe("createMemoryTool", () => {
-  it("has the Anthropic tool entry and a function form", () => {
-    expect(tool.definition).toEqual({ type: "memory_20250818", name: "memory" });
-    expect(tool.functionDefinition.name).toBe("memory");
-    expect(tool.functionDefinition.inputSchema.required).toEqual(["command"]);
+  it("is a Tool of core's contract and has the Anthropic built-in tool entry", () => {
+    expect(tool.anthropicDefinition).toEqual({ type: "memory_20250818", name: "memory" });
+    expect(tool.name).toBe("memory");
+    expect(tool.inputSchema.required).toEqual(["command"]);
+    expect([tool.readOnly, tool.concurrencySafe]).toEqual([false, false]);
   });
 
   it("views an empty store as the header and the root line", async () => {
@@ -157,7 +158,7 @@ describe("createMemoryTool", () => {
       content: "Successfully deleted /memories/archive/a.md",
       isError: false,
     });
-    const versions = await dir.versions("archive/a.md");
+    const versions = await dir.listVersions("archive/a.md");
     expect(versions[0]).toMatchObject({ operation: "delete", content: "alpha\n", author: "agent:claude" });
     expect(await run({ command: "delete", path: "/memories/archive/a.md" })).toEqual({
       content: "Error: The path /memories/archive/a.md does not exist",
@@ -193,7 +194,7 @@ describe("createMemoryTool", () => {
       { command: "view" },
       { command: "create", path: "/memories/a.md" },
     ]) {
-      const result = await tool.execute(input);
+      const result = await tool.execute(input as Record<string, unknown>);
       expect(result.isError).toBe(true);
       expect(result.content).toMatch(/^Error: /);
     }

@@ -1,6 +1,6 @@
-import { ConfigurationError, type ToolDefinition } from "@unforget/core";
+import type { Tool, ToolOutput } from "@unforget/core";
 import { isRecord } from "./is-record.ts";
-import { createMemoryDir, type MemoryDir, type MemoryDirOptions } from "./memory-dir.ts";
+import type { MemoryStore } from "./memory-store.ts";
 import {
   createCommand,
   deleteCommand,
@@ -8,30 +8,35 @@ import {
   renameCommand,
   strReplaceCommand,
 } from "./memory-tool-edit.ts";
-import { fail, type MemoryToolResult, type ToolContext, ToolInputError } from "./memory-tool-paths.ts";
+import { fail, type TextOutput, type ToolContext, ToolInputError } from "./memory-tool-paths.ts";
 import { viewCommand } from "./memory-tool-view.ts";
 
-export { MEMORY_TOOL_ROOT, type MemoryToolResult } from "./memory-tool-paths.ts";
+export { MEMORY_TOOL_ROOT } from "./memory-tool-paths.ts";
 
-/** The Anthropic tool entry for a request. */
+/** Anthropic's entry for its built-in client-side memory tool, as it goes into a request's `tools`. */
 export interface MemoryToolDefinition {
   type: "memory_20250818";
   name: "memory";
 }
 
-export interface MemoryTool {
-  /** Put this in a request's `tools` for Anthropic models that know the memory tool. */
-  readonly definition: MemoryToolDefinition;
-  /** The same commands as a plain function tool, for providers without the built-in tool. */
-  readonly functionDefinition: ToolDefinition;
-  /** Runs one command. Never throws: every bad path, command or argument is an `isError` result. */
-  execute(input: unknown): Promise<MemoryToolResult>;
+/** The memory tool in core's `Tool` contract, plus the entry for Anthropic's built-in memory tool. */
+export interface MemoryTool extends Tool {
+  /**
+   * Put this in an Anthropic request's `tools` (instead of the function definition) for models that know
+   * `memory_20250818`; their calls come to `execute` all the same.
+   */
+  readonly anthropicDefinition: MemoryToolDefinition;
+  /**
+   * Runs one command (the session's context is not needed and may be left out). Never rejects: every bad
+   * path, command or argument is an `isError` result; the content is always text.
+   */
+  execute(input: Record<string, unknown>, context?: unknown): Promise<ToolOutput & { content: string }>;
 }
 
-export interface MemoryToolOptions extends Partial<MemoryDirOptions> {
-  /** A memory dir (or team memory) to work on; otherwise one is opened at `root`. */
-  dir?: MemoryDir;
-  /** Author recorded on every version the tool writes. Default "memory-tool". */
+export interface MemoryToolOptions {
+  /** Where the memories are: a memory dir, team memory, or any other `MemoryStore` (a database). */
+  store: MemoryStore;
+  /** Recorded as the author of every version the tool writes (never taken from the tool's input). Default "memory-tool". */
   author?: string;
 }
 
@@ -54,30 +59,17 @@ export const MEMORY_TOOL_INPUT_SCHEMA: Record<string, unknown> = {
 };
 
 /**
- * Anthropic's client-side memory tool (`memory_20250818`) on a memory dir, with the output formats and error
- * strings Anthropic documents. Every path goes through the memory dir's rules (no traversal, encoding,
- * look-alike, backslash, absolute, symlink or NUL escapes), writes are compare-and-swap on what the command
- * read, and a `delete` keeps the last version like any write.
+ * Anthropic's client-side memory tool (`memory_20250818`) on any memory store, with the output formats and
+ * error strings Anthropic documents, as a `Tool` of core's contract. Every path goes through the memory
+ * names' rules (no traversal, encoding, look-alike, backslash, absolute, symlink or NUL escapes), writes are
+ * compare-and-swap on what the command read, and a `delete` keeps the last version like any write.
  */
-export async function createMemoryTool(options: MemoryToolOptions): Promise<MemoryTool> {
-  const author = options.author ?? "memory-tool";
-  let dir = options.dir;
-  if (!dir) {
-    if (!options.root) {
-      throw new ConfigurationError(
-        "createMemoryTool needs `root` (a folder) or `dir` (an open memory dir).",
-        {
-          setting: "root",
-        },
-      );
-    }
-    dir = await createMemoryDir({ ...options, root: options.root, author });
-  }
-  const context: ToolContext = { store: dir, author };
+export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
+  const context: ToolContext = { store: options.store, author: options.author ?? "memory-tool" };
 
   const commands: Record<
     string,
-    (context: ToolContext, input: Record<string, unknown>) => Promise<MemoryToolResult>
+    (context: ToolContext, input: Record<string, unknown>) => Promise<TextOutput>
   > = {
     view: viewCommand,
     create: createCommand,
@@ -88,13 +80,14 @@ export async function createMemoryTool(options: MemoryToolOptions): Promise<Memo
   };
 
   return {
-    definition: { type: "memory_20250818", name: "memory" },
-    functionDefinition: {
-      name: "memory",
-      description:
-        "Store and read memory files under /memories: view (a directory or a file with line numbers), create, str_replace, insert, delete, rename.",
-      inputSchema: MEMORY_TOOL_INPUT_SCHEMA,
-    },
+    name: "memory",
+    description:
+      "Store and read memory files under /memories: view (a directory or a file with line numbers), create, str_replace, insert, delete, rename.",
+    inputSchema: MEMORY_TOOL_INPUT_SCHEMA,
+    readOnly: false,
+    // Commands read and then write conditioned on what they read: one at a time keeps a turn's edits in order.
+    concurrencySafe: false,
+    anthropicDefinition: { type: "memory_20250818", name: "memory" },
     async execute(input) {
       try {
         if (!isRecord(input)) return fail("Error: The memory tool input must be an object with a `command`.");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
 import { describeSessionMemorySourceContract } from "@unforget/testing/contract";
 import { describe, expect, it } from "vitest";
-import { useAnthropicFake } from "./__fixtures__/use-anthropic-fake.ts";
+import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { createSessionMemory, SESSION_NOTES_EDIT_TOOL, type SessionMemory } from "./session-memory.ts";
 import {
   decideSessionMemoryUpdate,
@@ -19,7 +19,7 @@ import {
   truncateForCompact,
 } from "./session-notes.ts";
 
-const { fake: currentFake, provider } = useAnthropicFake();
+const { fake: currentFake, provider } = useFakeProvider();
 
 async function temporaryDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), "session-memory-"));
@@ -202,7 +202,7 @@ describe("createSessionMemory", () => {
       expect(results.map((entry) => entry.is_error ?? false)).toEqual([false, true, true, true]);
       expect(results[2]?.content).toMatch(/Permission denied: only edit_session_notes/);
     } finally {
-      await rm(directory, { recursive: true, force: true });
+      await rm(directory, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -265,7 +265,7 @@ describe("createSessionMemory", () => {
       // The trigger state came back too: 13,000 is not 5,000 more than the 12,000 of the last update.
       expect(resumed.observe({ contextTokens: 13_000, toolCalls: 0 })).toBe(false);
     } finally {
-      await rm(directory, { recursive: true, force: true });
+      await rm(directory, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 
@@ -289,7 +289,7 @@ describe("createSessionMemory", () => {
       expect(errors).toHaveLength(1);
       expect(await failing.readNotes()).toBeUndefined();
     } finally {
-      await rm(directory, { recursive: true, force: true });
+      await rm(directory, { recursive: true, force: true, maxRetries: 5 });
     }
   });
 });
@@ -330,7 +330,7 @@ describeSessionMemorySourceContract({
         );
         return { finished };
       },
-      cleanup: () => rm(directory, { recursive: true, force: true }),
+      cleanup: () => rm(directory, { recursive: true, force: true, maxRetries: 5 }),
     };
   },
 });

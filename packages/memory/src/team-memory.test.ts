@@ -11,11 +11,7 @@ import { createTeamMemory } from "./team-memory.ts";
 const repeat = (text: string, times: number) => text.repeat(times);
 const SECRETS: Array<[string, string, string]> = [
   ["AWS access key id", `aws_access_key_id = AKIA${"Q7RZ4XN2WB5KD3HM"}`, "aws-access-key-id"],
-  [
-    "AWS secret key",
-    `aws_secret_access_key = ${"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8w1J4Lk2"}`,
-    "secretlint-rule-aws",
-  ],
+  ["AWS secret key", `aws_secret_access_key = ${"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8w1J4Lk2"}`, "aws"],
   [
     "private key",
     `-----BEGIN OPENSSH ${"PRIVATE"} KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----`,

@@ -57,7 +57,7 @@ export interface SessionStatus extends ContextStatus {
 export interface CompactReport {
   tokensBefore: number;
   tokensAfter: number;
-  /** Each layer that acted (a manual compaction is one "full" or "session-memory" report). */
+  /** Each layer that acted (a manual compaction is one "summary" or "session-memory" report). */
   actions: LayerReport[];
 }
 

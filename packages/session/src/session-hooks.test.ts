@@ -279,8 +279,8 @@ describe("hooks, each at its moment", () => {
     }
     suite.fake.enqueue({ kind: "reply", text: summaryText("Four steps of the release.") });
     const report = await session.compact("Focus on the release.");
-    expect(report.actions.map((action) => action.layer)).toEqual(["full"]);
-    expect(seen).toEqual(["pre manual: Focus on the release.", "post full"]);
+    expect(report.actions.map((action) => action.layer)).toEqual(["summary"]);
+    expect(seen).toEqual(["pre manual: Focus on the release.", "post summary"]);
     const summaryCall = JSON.stringify(modelCalls(suite.fake).at(-1));
     expect(summaryCall).toContain("Focus on the release.");
     expect(summaryCall).toContain("Keep version numbers.");

@@ -10,6 +10,7 @@ import {
 } from "@unforget/compact";
 import {
   type Attachment,
+  contentBlocks,
   createMessage,
   getToolUses,
   type Message,
@@ -493,7 +494,8 @@ function systemPrompt(
  */
 function withLastMessageBreakpoint(messages: RequestMessage[]): RequestMessage[] {
   const last = messages.at(-1);
-  const block = last?.content.at(-1);
+  const content = last === undefined ? [] : contentBlocks(last.content);
+  const block = content.at(-1);
   if (
     !last ||
     !block ||
@@ -506,7 +508,7 @@ function withLastMessageBreakpoint(messages: RequestMessage[]): RequestMessage[]
   const marked = [...messages];
   marked[marked.length - 1] = {
     ...last,
-    content: [...last.content.slice(0, -1), { ...block, cache_control: { type: "ephemeral" } }],
+    content: [...content.slice(0, -1), { ...block, cache_control: { type: "ephemeral" } }],
   };
   return marked;
 }

@@ -36,6 +36,9 @@ describe("the tools' session state across a compaction", () => {
     });
     suite.fake.enqueue(
       read("read_1"),
+      // A long output, so that a summary is smaller than the conversation (the user's own message is kept whole,
+      // and the file read comes back after the compaction).
+      { kind: "reply", toolCalls: [{ id: "bash_1", name: "Bash", input: { command: "seq 1 1500" } }] },
       {
         kind: "reply",
         toolCalls: [
@@ -52,7 +55,7 @@ describe("the tools' session state across a compaction", () => {
       },
       { kind: "reply", text: "Read." },
     );
-    await session.send(`Read the notes. ${"context ".repeat(300)}`).result();
+    await session.send("Read the notes.").result();
     expect(resultOf("read_1")).toContain("2.4.1 on Friday");
 
     suite.fake.enqueue({ kind: "reply", text: summaryText("The user asked to read the notes.") });

@@ -79,8 +79,8 @@ try {
   const one: number[] = [];
   const two: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    cat.push((await timed(() => spawnSync("sh", ["-c", `cat '${info.outputPath}' > /dev/null`]))).ms);
-    plain.push((await timed(() => plainNodeRead(info.outputPath))).ms);
+    cat.push((await timed(() => spawnSync("sh", ["-c", `cat '${info.outputPath!}' > /dev/null`]))).ms);
+    plain.push((await timed(() => plainNodeRead(info.outputPath!))).ms);
     one.push((await timed(() => tail(manager, id))).ms);
     two.push((await timed(() => Promise.all([tail(manager, id), tail(manager, id)]))).ms);
   }

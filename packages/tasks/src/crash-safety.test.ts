@@ -91,21 +91,27 @@ describe("a manager killed with SIGKILL", () => {
 });
 
 describe("two managers on one directory", () => {
-  it("each watches its own tasks, reads the other's, and can stop it through its process group", async () => {
-    const child = startChildManager(dir, "hold", "sleep 0.5; echo from-a; sleep 30");
+  it("each watches its own tasks, reads the other's, answers its prompt and stops it through commands", async () => {
+    const child = startChildManager(
+      dir,
+      "hold",
+      'echo from-a; read answer; echo "answer: $answer"; sleep 30',
+    );
     const { id: foreignId } = await child.next<{ id: string }>();
     const manager = await openManager();
     const ownId = await manager.start({ type: "local_bash", command: "echo from-b" });
 
     expect(await manager.get(foreignId)).toMatchObject({ status: "running", watchedBy: "another manager" });
     await eventually(async () => (await manager.readOutput(foreignId)).data === "from-a\n");
-    await expect(manager.write(foreignId, "x")).rejects.toMatchObject({ code: "task_state" });
+    // The input goes to the manager that holds the task's stdin, which writes it and acknowledges.
+    await manager.write(foreignId, "yes\n");
+    await eventually(async () => (await manager.readOutput(foreignId)).data === "from-a\nanswer: yes\n");
 
     // Only this manager's task notifies here.
     const { all } = await waitForNotification(manager, (n) => n.taskId === ownId);
     expect(all.map((n) => n.taskId)).toEqual([ownId]);
 
-    // Stopping the other manager's task: its group is signalled and the other manager records the end.
+    // Stopping the other manager's task: it receives the command, ends the group and records the end.
     const stopped = await manager.stop(foreignId);
     expect(stopped).toMatchObject({ status: "killed", endReason: "stopped" });
     child.child.kill("SIGKILL");

@@ -3,19 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
-import { describeTaskStateStoreContract, sampleTaskRecord } from "./testing/index.ts";
-
-describeTaskStateStoreContract({
-  name: "file store",
-  async setup() {
-    const dir = await mkdtemp(join(tmpdir(), "tasks-store-"));
-    return {
-      store: createFileTaskStateStore({ dir }),
-      openPeer: async () => createFileTaskStateStore({ dir }),
-      teardown: () => rm(dir, { recursive: true, force: true }),
-    };
-  },
-});
+import { sampleTaskRecord } from "./testing/index.ts";
 
 describe("file store on disk", () => {
   it("keeps one readable state file per task and truncates superseded versions", async () => {

@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import type { Mailbox, MailboxMessage } from "./mailbox.ts";
+import { createMailboxMessage, type Mailbox, type MailboxMessage } from "./mailbox.ts";
 
 interface Waiter {
   wake(): void;
@@ -19,14 +18,7 @@ export function createInProcessMailbox(): Mailbox {
 
   return {
     async send(init) {
-      const message: MailboxMessage = {
-        id: randomUUID(),
-        from: init.from,
-        to: init.to,
-        kind: init.kind ?? "message",
-        text: init.text,
-        at: Date.now(),
-      };
+      const message = createMailboxMessage(init);
       const queue = queues.get(message.to) ?? [];
       queue.push(message);
       queues.set(message.to, queue);

@@ -1,3 +1,9 @@
+// Its typings name Node's types (child processes, signals), from the @types/node peer dependency.
+/// <reference types="node" preserve="true" />
+export { BUILT_IN_TASK_TYPES, PORTABLE_TASK_TYPES } from "./built-in-task-types.ts";
+export { createDreamTaskType, type DreamTaskTypeOptions } from "./dream-task-type.ts";
+export { createFileMailbox } from "./file-mailbox.ts";
+export { createFileTaskBackend, type FileTaskBackendOptions } from "./file-task-backend.ts";
 export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./file-task-state-store.ts";
 export { createInProcessMailbox } from "./in-process-mailbox.ts";
 export type {
@@ -8,6 +14,7 @@ export type {
   MailboxMessageKind,
   MailboxReceiveOptions,
 } from "./mailbox.ts";
+export { createMailboxMessage } from "./mailbox.ts";
 export { type GroupTermination, groupExists, terminateGroup } from "./process-group.ts";
 export type { ProcessIdentity } from "./process-identity.ts";
 export {
@@ -25,13 +32,31 @@ export {
   renderTaskStatus,
   type TaskStatusOptions,
 } from "./task-attachments.ts";
+export type {
+  TaskBackend,
+  TaskCommand,
+  TaskCommandInit,
+  TaskCommandKind,
+  TaskCommandResult,
+  TaskCommandStore,
+  TaskLeaseStore,
+  TaskOutputFollow,
+  TaskOutputShipper,
+  TaskOutputStat,
+  TaskOutputStore,
+  TaskQueue,
+} from "./task-backend.ts";
 export {
+  LeaseLostError,
+  OutputOffsetError,
   type TaskErrorCode,
   TaskInputError,
   TaskNotFoundError,
+  TaskNotPortableError,
   TaskStateError,
   TaskStoreError,
 } from "./task-errors.ts";
+export { createTaskExecutor, type TaskExecutor, type TaskExecutorOptions } from "./task-executor.ts";
 export {
   getTaskHooks,
   type TaskDeadlineEvent,
@@ -55,11 +80,13 @@ export type {
   TaskMessageNotification,
   TaskNotification,
   TaskNotificationKind,
+  TaskNoWorkerNotification,
   TaskStalledNotification,
 } from "./task-notification.ts";
 export type { OutputChunk } from "./task-output.ts";
 export type { TaskOutputWriter } from "./task-output-writer.ts";
 export type {
+  BuiltInTaskType,
   TaskEndReason,
   TaskOwner,
   TaskRecord,
@@ -67,6 +94,7 @@ export type {
   TaskStatus,
   TaskType,
 } from "./task-record.ts";
+export type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
 export type {
   CommandWorkflowStep,
   DreamJob,
@@ -92,4 +120,11 @@ export type {
 } from "./task-spec.ts";
 export type { TaskStateStore } from "./task-state-store.ts";
 export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
-export { createTaskTools, type TaskTool, type TaskToolsOptions } from "./task-tools.ts";
+export { createTaskTools, type TaskToolsOptions } from "./task-tools.ts";
+export {
+  type AnyTaskSpec,
+  type CustomTaskSpec,
+  defineTaskType,
+  type PortableTaskSpec,
+  type TaskTypeDefinition,
+} from "./task-type.ts";

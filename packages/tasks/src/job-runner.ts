@@ -3,7 +3,9 @@ import { coordinatorAddress, createMailboxEndpoint, type MailboxMessage } from "
 import { describeError } from "./task-errors.ts";
 import { type ClosableOutputWriter, createOutputWriter } from "./task-output-writer.ts";
 import type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
-import type { TaskJob } from "./task-spec.ts";
+import type { InProcessTeammateSpec, LocalAgentSpec, TaskJob } from "./task-spec.ts";
+import { defineTaskType } from "./task-type.ts";
+import { fail, isObject, optionalText, requireFunction, requireText } from "./validate-task-spec.ts";
 
 /** Longest `result` kept in the task record; the whole report is in the output file. */
 export const MAX_RESULT_CHARACTERS = 8_000;
@@ -51,7 +53,7 @@ export async function pumpCoordinatorMessages(
 export function startJob(job: TaskJob, context: RunnerContext, prompt?: string): TaskRunner {
   const controller = new AbortController();
   const pumpStop = new AbortController();
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const mailbox = createMailboxEndpoint(context.mailbox, context.taskId);
   const pump = pumpCoordinatorMessages(context, output, pumpStop.signal).catch(() => undefined);
 
@@ -112,3 +114,30 @@ export function startJob(job: TaskJob, context: RunnerContext, prompt?: string):
     },
   };
 }
+
+/** The caller's agent loop, run in this process: it never goes on a queue. */
+export const localAgentTaskType = defineTaskType<LocalAgentSpec>({
+  type: "local_agent",
+  idPrefix: "agent",
+  validate(spec) {
+    requireText(spec, "description");
+    optionalText(spec, "prompt");
+    requireFunction(spec.run, "run", "the agent loop, called with the task's context");
+  },
+  describe: (spec) => spec.description,
+  start: (spec, context) => startJob(spec.run, context, spec.prompt),
+});
+
+/** A worker of the coordinator in this process, talking over the mailbox. */
+export const inProcessTeammateTaskType = defineTaskType<InProcessTeammateSpec>({
+  type: "in_process_teammate",
+  idPrefix: "mate",
+  validate(spec) {
+    if (!isObject(spec.teammate)) fail("teammate", "must be an object with a name and a run function.");
+    requireText(spec.teammate, "name", "teammate.name");
+    requireFunction(spec.teammate.run, "teammate.run", "the teammate's loop");
+    optionalText(spec, "prompt");
+  },
+  describe: (spec) => spec.teammate.name,
+  start: (spec, context) => startJob(spec.teammate.run, context, spec.prompt),
+});

@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { groupExists, terminateGroup } from "./process-group.ts";
-import { isProcessAlive, type ProcessIdentity } from "./process-identity.ts";
+import { isProcessAlive, type ProcessIdentity, readProcessIdentity } from "./process-identity.ts";
 import { shellCommandLine, spawnGroup } from "./spawn-group.ts";
 import { describeError, TaskStateError } from "./task-errors.ts";
 import { exitStatusFile, pidFile } from "./task-paths.ts";
 import type { TaskRecord } from "./task-record.ts";
 import { outcomeFromExit, type RunnerContext, type TaskOutcome, type TaskRunner } from "./task-runner.ts";
 import type { LocalBashSpec } from "./task-spec.ts";
+import { defineTaskType } from "./task-type.ts";
+import { checkCommandFields, checkEnvNames, optionalText, requireText } from "./validate-task-spec.ts";
 
 /**
  * The wrapper shell leads the task's process group. It records its pid first (so a manager that dies right
@@ -58,7 +60,7 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
       exitPath,
       ...shellCommandLine(spec.command, spec.shell),
     ],
-    { cwd: spec.cwd, env: spec.env, outputPath: context.outputPath },
+    { cwd: spec.cwd, env: spec.env, baseEnv: context.env, outputPath: context.outputPath },
   );
   const stdin = child.stdin!;
   const ready = identity !== undefined ? context.recordProcess(identity) : Promise.resolve();
@@ -115,8 +117,8 @@ export function attachLocalBash(
   record: TaskRecord,
   leader: ProcessIdentity,
   context: RunnerContext,
-  pollMs: number,
 ): TaskRunner {
+  const { pollMs } = context;
   const exitPath = exitStatusFile(context.taskDirectory);
   let stopping: Promise<unknown> | undefined;
   let released = false;
@@ -149,3 +151,41 @@ export function attachLocalBash(
     },
   };
 }
+
+/**
+ * The leader of a local_bash task whose manager died before recording it: the pid the wrapper wrote, if that
+ * process still runs the wrapper of this very task (its command line names the task's folder).
+ */
+function leaderFromPidFile(taskFolder: string): ProcessIdentity | undefined {
+  const pid = readWrapperNumber(pidFile(taskFolder));
+  if (pid === undefined) return undefined;
+  const identity = readProcessIdentity(pid);
+  if (identity === undefined) return undefined;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(pidFile(taskFolder)) ? identity : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A shell command in its own process group: the one type whose work outlives its manager. */
+export const localBashTaskType = defineTaskType<LocalBashSpec>({
+  type: "local_bash",
+  idPrefix: "bash",
+  validate(spec, runsHere) {
+    requireText(spec, "command");
+    optionalText(spec, "shell");
+    checkCommandFields(spec, runsHere);
+    checkEnvNames(spec.envFrom, "envFrom");
+  },
+  describe: (spec) => spec.command,
+  cwd: (spec) => spec.cwd,
+  toPortable: (spec) => ({ ...spec }),
+  start: startLocalBash,
+  attach(record, context) {
+    const leader = record.process ?? leaderFromPidFile(context.taskDirectory);
+    if (leader !== undefined && isProcessAlive(leader)) return attachLocalBash(record, leader, context);
+    // Gone while nobody watched: how it ended is what its wrapper wrote, if it got to.
+    return outcomeFromExit(readWrapperNumber(exitStatusFile(context.taskDirectory)));
+  },
+});

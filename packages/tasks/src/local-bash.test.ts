@@ -8,7 +8,8 @@ import {
   waitForNotification,
 } from "./__fixtures__/task-test-kit.ts";
 import { groupExists } from "./process-group.ts";
-import { isProcessAlive } from "./process-identity.ts";
+import { isProcessAlive, readProcessIdentity } from "./process-identity.ts";
+import { OutputOffsetError } from "./task-errors.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 
 let dir: string;
@@ -137,14 +138,24 @@ describe("local_bash", () => {
   });
 
   it("leftover processes of a finished command are ended with it", async () => {
+    // The command leaves a child behind and exits only once the test has seen that child alive.
     const id = await manager.start({
       type: "local_bash",
-      command: "sleep 60 & echo $! > child.pid",
+      command: "sleep 60 & echo $! > child.pid; while [ ! -e go ]; do sleep 0.02; done",
       cwd: dir,
     });
-    await manager.wait(id, { timeoutMs: 45_000 });
-    const childPid = Number(await readFile(`${dir}/child.pid`, "utf8"));
-    await eventually(() => !isProcessAlive({ pid: childPid, startTime: "any" }));
+    await eventually(async () =>
+      (await readFile(join(dir, "child.pid"), "utf8").catch(() => "")).endsWith("\n"),
+    );
+    const child = readProcessIdentity(Number(await readFile(join(dir, "child.pid"), "utf8")));
+    expect(child).toBeDefined();
+    expect(isProcessAlive(child!)).toBe(true);
+    const { pid: leader } = await manager.get(id);
+    await writeFile(join(dir, "go"), "");
+    expect(await manager.wait(id, { timeoutMs: 45_000 })).toMatchObject({ status: "completed", exitCode: 0 });
+    // By the time the task is recorded as ended, nothing it started still runs.
+    expect(isProcessAlive(child!)).toBe(false);
+    expect(groupExists(leader!)).toBe(false);
   });
 
   it("rejects bad specs and unknown ids with typed errors that say what to do", async () => {
@@ -166,5 +177,21 @@ describe("local_bash", () => {
     await manager.wait(id);
     await expect(manager.write(id, "x")).rejects.toMatchObject({ code: "task_state" });
     await expect(manager.readOutput(id, -1)).rejects.toMatchObject({ field: "offset" });
+    await expect(manager.readOutput(id, 0.5)).rejects.toMatchObject({ field: "offset" });
+  });
+
+  it("an offset past the end is a typed error naming the current size, not an empty done read", async () => {
+    const id = await manager.start({ type: "local_bash", command: "printf 'héllo'" });
+    await manager.wait(id, { timeoutMs: 45_000 });
+    expect(await manager.readOutput(id, 6)).toEqual({ data: "", nextOffset: 6, done: true });
+    const error = await manager.readOutput(id, 7).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutputOffsetError);
+    expect(error).toMatchObject({ code: "task_invalid_input", field: "offset", offset: 7, outputBytes: 6 });
+    expect((error as Error).message).toMatch(/7 is past the end .* which is 6 bytes so far/);
+    // A task with no output yet: any offset but 0 is past its end.
+    const quiet = await manager.start({ type: "local_bash", command: "sleep 30" });
+    await expect(manager.readOutput(quiet, 1)).rejects.toMatchObject({ outputBytes: 0 });
+    expect(await manager.readOutput(quiet, 0)).toEqual({ data: "", nextOffset: 0, done: false });
+    await manager.stop(quiet);
   });
 });

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+
 /**
  * The one protocol between a coordinator and the agents it runs, local or remote: short text messages
  * addressed by task id. "message": free text for the recipient (a question, an answer, an instruction);
@@ -53,6 +55,18 @@ export interface MailboxEndpoint {
   send(text: string, options?: { to?: string; kind?: MailboxMessageKind }): Promise<MailboxMessage>;
   /** Messages sent to this task, oldest first. */
   receive(options?: MailboxReceiveOptions): Promise<MailboxMessage[]>;
+}
+
+/** A message as a mailbox stores it: a new id, the time it was accepted, "message" unless another kind. */
+export function createMailboxMessage(init: MailboxMessageInit): MailboxMessage {
+  return {
+    id: randomUUID(),
+    from: init.from,
+    to: init.to,
+    kind: init.kind ?? "message",
+    text: init.text,
+    at: Date.now(),
+  };
 }
 
 /** The coordinator's address for one task: stable across manager restarts, unlike a manager id. */

@@ -2,10 +2,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createMcpStdioClient, type McpStdioClient } from "./mcp-stdio-client.ts";
 import { terminateGroup } from "./process-group.ts";
 import { type GroupChild, spawnShellCommand } from "./spawn-group.ts";
-import { describeError } from "./task-errors.ts";
+import { describeError, TaskNotPortableError } from "./task-errors.ts";
 import { createOutputWriter } from "./task-output-writer.ts";
 import type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
 import type { McpMonitorSpec, MonitorSpec } from "./task-spec.ts";
+import { defineTaskType } from "./task-type.ts";
+import {
+  checkCommandFields,
+  checkDuration,
+  type Fields,
+  fail,
+  requireFunction,
+  requireText,
+} from "./validate-task-spec.ts";
 
 const DEFAULTS = { intervalMs: 30_000, checkTimeoutMs: 10_000, failuresBeforeRestart: 2, maxRestarts: 3 };
 
@@ -40,10 +49,16 @@ async function withTimeout(
 }
 
 /** A check command: healthy when it exits 0. Its output is dropped; its whole group dies on abort. */
-async function runCheckCommand(command: string, spec: MonitorSpec, signal: AbortSignal): Promise<void> {
+async function runCheckCommand(
+  command: string,
+  spec: MonitorSpec,
+  baseEnv: RunnerContext["env"],
+  signal: AbortSignal,
+): Promise<void> {
   const { identity, exited } = spawnShellCommand(command, {
     cwd: spec.cwd,
     env: spec.env,
+    baseEnv,
     outputPath: "/dev/null",
   });
   const kill = () => {
@@ -72,7 +87,7 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
   };
   const threshold = spec.failuresBeforeRestart ?? DEFAULTS.failuresBeforeRestart;
   const controller = new AbortController();
-  const log = createOutputWriter(context.outputPath, context.taskId);
+  const log = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const note = (text: string) => log.line(`[monitor] ${text}`).catch(() => undefined);
   const canRestart = spec.command !== undefined || spec.restart !== undefined;
   let server: Server | undefined;
@@ -83,6 +98,7 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
     const group = spawnShellCommand(spec.command, {
       cwd: spec.cwd,
       env: spec.env,
+      baseEnv: context.env,
       outputPath: context.outputPath,
       stdout: mcp ? "pipe" : "output",
     });
@@ -111,7 +127,9 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
       );
     }
     if (spec.type === "monitor") {
-      await (typeof spec.check === "string" ? runCheckCommand(spec.check, spec, signal) : spec.check(signal));
+      await (typeof spec.check === "string"
+        ? runCheckCommand(spec.check, spec, context.env, signal)
+        : spec.check(signal));
     } else
       await (server?.mcp !== undefined ? server.mcp.ping(2 * settings.checkTimeoutMs) : spec.ping!(signal));
   };
@@ -191,3 +209,62 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
     },
   };
 }
+
+function checkMonitor(spec: Fields, runsHere: boolean): void {
+  checkDuration(spec.intervalMs, "intervalMs");
+  checkDuration(spec.checkTimeoutMs, "checkTimeoutMs");
+  checkDuration(spec.failuresBeforeRestart, "failuresBeforeRestart");
+  checkDuration(spec.maxRestarts, "maxRestarts", { min: 0 });
+  if (spec.restart !== undefined) requireFunction(spec.restart, "restart", "called to restart the server");
+  if (spec.command !== undefined) requireText(spec, "command");
+  checkCommandFields(spec, runsHere);
+}
+
+/** Keeps a server healthy with a check command or function; portable when both check and restart are commands. */
+export const monitorTaskType = defineTaskType<MonitorSpec>({
+  type: "monitor",
+  idPrefix: "monitor",
+  validate(spec, runsHere) {
+    checkMonitor(spec, runsHere);
+    if (typeof spec.check === "string") requireText(spec, "check");
+    else
+      requireFunction(
+        spec.check,
+        "check",
+        "a shell command string or a function that rejects when unhealthy",
+      );
+  },
+  describe: (spec) =>
+    `monitor: ${spec.command ?? (typeof spec.check === "string" ? spec.check : "health check")}`,
+  cwd: (spec) => spec.cwd,
+  toPortable(spec) {
+    const field =
+      typeof spec.check !== "string" ? "check" : spec.restart !== undefined ? "restart" : undefined;
+    if (field !== undefined) {
+      throw new TaskNotPortableError(
+        `${field} is a function, which cannot be sent to a worker on another machine; give the monitor a check command (exit 0 is healthy) and a server command to restart.`,
+        { type: "monitor", field },
+      );
+    }
+    return { ...spec };
+  },
+  start: startMonitor,
+});
+
+/** Keeps an MCP server healthy with the protocol's own ping. */
+export const mcpMonitorTaskType = defineTaskType<McpMonitorSpec>({
+  type: "monitor_mcp",
+  idPrefix: "mcp",
+  validate(spec, runsHere) {
+    checkMonitor(spec, runsHere);
+    if ((spec.command === undefined) === (spec.ping === undefined)) {
+      fail(
+        "command",
+        "a monitor_mcp task needs exactly one of `command` (a stdio server to start) or `ping`.",
+      );
+    } else if (spec.ping !== undefined) requireFunction(spec.ping, "ping", "sends one MCP ping");
+  },
+  describe: (spec) => `MCP monitor: ${spec.command ?? "ping"}`,
+  cwd: (spec) => spec.cwd,
+  start: startMonitor,
+});

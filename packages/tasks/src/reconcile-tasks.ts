@@ -1,82 +1,74 @@
-import { readFileSync } from "node:fs";
-import { attachLocalBash, readWrapperNumber } from "./local-bash-runner.ts";
-import { type ManagerState, ownerIsAlive } from "./manager-state.ts";
+import { hostname } from "node:os";
+import { type ManagerState, ownerHolds } from "./manager-state.ts";
 import { terminateGroup } from "./process-group.ts";
-import { isProcessAlive, type ProcessIdentity, readProcessIdentity } from "./process-identity.ts";
+import { isProcessAlive } from "./process-identity.ts";
 import { createRunnerContext } from "./runner-context.ts";
 import { finalizeTask, superviseTask } from "./task-lifecycle.ts";
-import { exitStatusFile, pidFile, taskDirectory } from "./task-paths.ts";
 import { isFinalStatus, type TaskRecord } from "./task-record.ts";
-import { outcomeFromExit } from "./task-runner.ts";
 
 /**
- * The leader of a local_bash task whose manager died before recording it: the pid the wrapper wrote, if that
- * process still runs the wrapper of this very task (its command line names the task's folder).
+ * Takes over a running task whose owner's lease has lapsed, unless another manager was quicker (the owner
+ * must still be the one whose lease was checked: the compare-and-swap decides between adopters). Work that
+ * survived its owner on this machine is watched again; anything else is recorded with how it ended.
  */
-function leaderFromPidFile(state: ManagerState, record: TaskRecord): ProcessIdentity | undefined {
-  const folder = taskDirectory(state.dir, record.id);
-  const pid = readWrapperNumber(pidFile(folder));
-  if (pid === undefined) return undefined;
-  const identity = readProcessIdentity(pid);
-  if (identity === undefined) return undefined;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(pidFile(folder)) ? identity : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Takes over a running task whose manager is gone, unless another manager was quicker. */
 export async function adoptTask(state: ManagerState, record: TaskRecord): Promise<void> {
+  if (state.dir === undefined || !state.types.has(record.type)) return;
+  if (await ownerHolds(state, record.owner)) return;
+  const previous = record.owner;
   const adopted = await state.records.mutate(record.id, (current) =>
-    isFinalStatus(current.status) || ownerIsAlive(current.owner)
+    isFinalStatus(current.status) || current.owner?.managerId !== previous?.managerId
       ? undefined
       : { ...current, owner: state.owner },
   );
   if (adopted.owner?.managerId !== state.owner.managerId || isFinalStatus(adopted.status)) return;
   state.foreign.delete(record.id);
   const context = createRunnerContext(state, record.id);
-  if (adopted.type === "local_bash") {
-    const leader = adopted.process ?? leaderFromPidFile(state, adopted);
-    if (leader !== undefined && isProcessAlive(leader)) {
-      superviseTask(state, adopted, attachLocalBash(adopted, leader, context, state.pollMs));
-      return;
-    }
-    await finalizeTask(
-      state,
-      adopted.id,
-      outcomeFromExit(readWrapperNumber(exitStatusFile(context.taskDirectory))),
-    );
+  // A process on another machine cannot be watched from here.
+  const sameHost = previous === undefined || previous.hostname === hostname();
+  const definition = state.types.require(adopted.type);
+  const attached = definition.attach?.(sameHost ? adopted : { ...adopted, process: undefined }, context);
+  if (attached !== undefined && "done" in attached) {
+    superviseTask(state, adopted, attached);
     return;
   }
-  // An in-process job ran inside its manager and ended with it; a process it had started is ended too.
-  if (adopted.process !== undefined && isProcessAlive(adopted.process)) {
+  if (attached !== undefined) {
+    await finalizeTask(state, adopted.id, attached);
+    return;
+  }
+  // In-process work ran inside its owner and ended with it; a process it had started here is ended too.
+  if (sameHost && adopted.process !== undefined && isProcessAlive(adopted.process)) {
     await terminateGroup(adopted.process.pid, state.graceMs);
   }
+  const where = previous === undefined ? "" : ` (pid ${previous.pid} on ${previous.hostname})`;
   await finalizeTask(state, adopted.id, {
     status: "failed",
     endReason: "lost",
-    error: `its manager (pid ${record.owner?.pid ?? "unknown"}) ended while it ran; ${adopted.type} tasks run inside their manager and end with it`,
+    error: `its manager${where} stopped renewing its lease while the task ran; ${adopted.type} tasks run inside their manager and end with it`,
   });
 }
 
-/** Sorts one record found in the directory: adopt it, watch it from afar, or deliver its notifications. */
+/** Sorts one record found in the store: adopt it, watch it from afar, or deliver its notifications. */
 export async function reconcileRecord(state: ManagerState, record: TaskRecord): Promise<void> {
   if (state.live.has(record.id)) return;
+  const mine = record.owner?.managerId === state.owner.managerId;
+  const ownSession = state.sessionId !== "" && record.sessionId === state.sessionId;
   if (isFinalStatus(record.status)) {
     state.foreign.delete(record.id);
-    const mine = record.owner?.managerId === state.owner.managerId;
-    if (record.pending.length > 0 && (mine || !ownerIsAlive(record.owner))) state.responsible.add(record.id);
+    if (record.pending.length > 0 && (mine || ownSession || !(await ownerHolds(state, record.owner))))
+      state.responsible.add(record.id);
     return;
   }
-  if (ownerIsAlive(record.owner)) {
+  // A task of this session that runs elsewhere: its notifications (stalled, deadline) are this manager's.
+  if (ownSession && record.pending.length > 0) state.responsible.add(record.id);
+  if (record.owner === undefined && state.backend.queue !== undefined) return; // queued, not yet claimed
+  if (await ownerHolds(state, record.owner)) {
     state.foreign.add(record.id);
     return;
   }
   await adoptTask(state, record);
 }
 
-/** Goes through every task in the directory (on start, and now and then to find released tasks). */
+/** Goes through every task in the store (on start, and now and then to find released tasks). */
 export async function reconcileAll(state: ManagerState): Promise<void> {
   for (const record of await state.records.store.list()) await reconcileRecord(state, record);
 }

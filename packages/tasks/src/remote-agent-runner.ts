@@ -5,6 +5,8 @@ import { describeError } from "./task-errors.ts";
 import { createOutputWriter } from "./task-output-writer.ts";
 import type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
 import type { RemoteAgentSpec } from "./task-spec.ts";
+import { defineTaskType } from "./task-type.ts";
+import { fail, isObject, requireFunction, requireText } from "./validate-task-spec.ts";
 
 /**
  * Drives an agent that runs elsewhere, through the mailbox alone: its progress lines go to the output, its
@@ -14,7 +16,7 @@ import type { RemoteAgentSpec } from "./task-spec.ts";
 export function startRemoteAgent(spec: RemoteAgentSpec, context: RunnerContext): TaskRunner {
   const inbox = context.taskId;
   const outbox = coordinatorAddress(context.taskId);
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const listening = new AbortController();
   let final: MailboxMessage | undefined;
 
@@ -70,3 +72,17 @@ export function startRemoteAgent(spec: RemoteAgentSpec, context: RunnerContext):
     },
   };
 }
+
+/** An agent elsewhere, launched by the caller's connector and driven over the mailbox. */
+export const remoteAgentTaskType = defineTaskType<RemoteAgentSpec>({
+  type: "remote_agent",
+  idPrefix: "remote",
+  validate(spec) {
+    requireText(spec, "description");
+    requireText(spec, "prompt");
+    if (!isObject(spec.connector)) fail("connector", "must be an object with a launch function.");
+    requireFunction(spec.connector.launch, "connector.launch", "starts the agent elsewhere");
+  },
+  describe: (spec) => spec.description,
+  start: startRemoteAgent,
+});

@@ -1,25 +1,43 @@
-import type { ManagerState } from "./manager-state.ts";
+import { localDirectory, type ManagerState } from "./manager-state.ts";
 import type { ProcessIdentity } from "./process-identity.ts";
-import { outputPathOf, raiseNotification, reportBackground } from "./task-lifecycle.ts";
-import { taskDirectory } from "./task-paths.ts";
+import { LeaseLostError } from "./task-errors.ts";
+import { mutateOwned, outputPathField, raiseNotification, reportBackground } from "./task-lifecycle.ts";
+import { outputFile, taskDirectory } from "./task-paths.ts";
 import { isFinalStatus } from "./task-record.ts";
 import type { RunnerContext } from "./task-runner.ts";
 
 /** The manager's side of a runner: where to write, how to record its process, how to notify. */
-export function createRunnerContext(state: ManagerState, taskId: string): RunnerContext {
-  const outputPath = outputPathOf(state, taskId);
+export function createRunnerContext(
+  state: ManagerState,
+  taskId: string,
+  env: RunnerContext["env"] = process.env,
+): RunnerContext {
+  const folder = taskDirectory(localDirectory(state), taskId);
+  const outputPath = outputFile(folder);
   return {
     taskId,
-    taskDirectory: taskDirectory(state.dir, taskId),
+    taskDirectory: folder,
     outputPath,
     mailbox: state.mailbox,
     graceMs: state.graceMs,
+    pollMs: state.pollMs,
+    env,
+    assertHeld() {
+      const live = state.live.get(taskId);
+      const lapsed = Date.now() - state.lastRenewedAt > state.backend.leases.leaseMs;
+      if (lapsed || live?.relinquished === true || state.closed) {
+        throw new LeaseLostError(
+          `Task ${taskId} may belong to another manager now (this one ${state.closed ? "is closed" : "has not renewed its lease in time"}); the output was not written.`,
+          { taskId },
+        );
+      }
+    },
     async recordProcess(identity: ProcessIdentity | undefined) {
-      await state.records
-        .mutate(taskId, (record) =>
-          isFinalStatus(record.status) ? undefined : { ...record, process: identity },
-        )
-        .catch((error: unknown) => reportBackground(state, error));
+      if (identity === undefined) state.processes.delete(taskId);
+      else state.processes.set(taskId, identity);
+      await mutateOwned(state, taskId, (record) =>
+        isFinalStatus(record.status) ? undefined : { ...record, process: identity },
+      ).catch((error: unknown) => reportBackground(state, error));
     },
     notifyMessage(from, text) {
       raiseNotification(state, taskId, (record) => ({
@@ -28,7 +46,7 @@ export function createRunnerContext(state: ManagerState, taskId: string): Runner
         type: record.type,
         description: record.description,
         at: Date.now(),
-        outputPath,
+        ...outputPathField(state, taskId),
         from,
         text,
       })).catch((error: unknown) => reportBackground(state, error));

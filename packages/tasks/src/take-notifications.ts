@@ -10,12 +10,15 @@ export async function takeNotifications(state: ManagerState): Promise<TaskNotifi
   const taken: TaskNotification[] = [];
   for (const id of [...state.responsible]) {
     let pending: readonly TaskNotification[] = [];
+    // Another manager or a worker may have added some since this one cached the record.
+    if (!state.live.has(id)) await state.records.get(id, true);
     const record = await state.records.mutate(id, (current) => {
       pending = current.pending;
       return pending.length === 0 ? undefined : { ...current, pending: [] };
     });
     taken.push(...pending);
-    if (isFinalStatus(record.status) || !state.live.has(id)) state.responsible.delete(id);
+    const queued = state.backend.queue !== undefined && record.sessionId === state.sessionId;
+    if (isFinalStatus(record.status) || (!state.live.has(id) && !queued)) state.responsible.delete(id);
   }
   return taken.sort((a, b) => a.at - b.at);
 }

@@ -89,6 +89,8 @@ export function renderTaskNotification(notification: TaskNotification): string {
       );
     case "message":
       return `${task} sent a message from ${notification.from}:\n${notification.text}`;
+    case "no_worker":
+      return `${task} has waited ${formatDuration(notification.waitingMs)} in the queue, and no worker that runs ${notification.type} tasks is alive. Start one (createTaskWorker), or stop the task with ${TASK_TOOL_NAMES.stop}.`;
   }
 }
 

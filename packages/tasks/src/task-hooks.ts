@@ -6,7 +6,8 @@ export interface TaskStartedEvent extends SessionEventBase {
   taskId: string;
   type: TaskType;
   description: string;
-  outputPath: string;
+  /** Where the task's output lives on this machine (the file backend); absent when it runs elsewhere. */
+  outputPath?: string;
 }
 
 /** Fired when a task reaches a final state. */

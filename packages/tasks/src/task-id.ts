@@ -1,26 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { TaskInputError } from "./task-errors.ts";
-import type { TaskType } from "./task-record.ts";
-
-const PREFIX: Record<TaskType, string> = {
-  local_bash: "bash",
-  local_agent: "agent",
-  local_workflow: "workflow",
-  monitor: "monitor",
-  monitor_mcp: "mcp",
-  dream: "dream",
-  remote_agent: "remote",
-  in_process_teammate: "mate",
-};
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-/** A new id such as "bash-k3j4h5g6a1": the type is readable, the 10 random characters make clashes negligible. */
-export function createTaskId(type: TaskType): string {
+/** A new id such as "bash-k3j4h5g6a1": the type's prefix is readable, 10 random characters make clashes negligible. */
+export function createTaskId(prefix: string): string {
   const bytes = randomBytes(10);
   let suffix = "";
   for (const byte of bytes) suffix += ALPHABET[byte % ALPHABET.length];
-  return `${PREFIX[type]}-${suffix}`;
+  return `${prefix}-${suffix}`;
 }
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;

@@ -1,5 +1,4 @@
-import { stat } from "node:fs/promises";
-import { outputFile, taskDirectory } from "./task-paths.ts";
+import type { TaskOutputStat } from "./task-backend.ts";
 import type { TaskEndReason, TaskRecord, TaskStatus, TaskType } from "./task-record.ts";
 
 /** Who watches a task: this manager, another live manager, or nobody (a manager will adopt it). */
@@ -22,19 +21,27 @@ export interface TaskInfo {
   cwd?: string;
   timeoutMs?: number;
   deadlineAt?: number;
-  outputPath: string;
-  /** Bytes of output so far. */
+  /** The output file, when readers on this machine can open it (the file backend). */
+  outputPath?: string;
+  /** Bytes of output so far (committed: what `readOutput` can read). */
   outputBytes: number;
-  /** Epoch milliseconds of the last output (the file's modification time); absent before any output. */
+  /** Epoch milliseconds of the last output; absent before any output. */
   lastOutputAt?: number;
+  /** Which run this is, for a task a queue runs (1, then 2 after its worker was lost, …). */
+  attempt?: number;
+  /** Set when an attempt's worker was lost: its output is complete up to this byte offset only. */
+  outputLostAfter?: number;
   /** The process group leader, while a process does the task's work. */
   pid?: number;
   watchedBy: TaskWatcher;
 }
 
-export async function toTaskInfo(record: TaskRecord, dir: string, watchedBy: TaskWatcher): Promise<TaskInfo> {
-  const outputPath = outputFile(taskDirectory(dir, record.id));
-  const stats = await stat(outputPath).catch(() => undefined);
+export function toTaskInfo(
+  record: TaskRecord,
+  output: TaskOutputStat,
+  outputPath: string | undefined,
+  watchedBy: TaskWatcher,
+): TaskInfo {
   const info: TaskInfo = {
     id: record.id,
     type: record.type,
@@ -51,8 +58,10 @@ export async function toTaskInfo(record: TaskRecord, dir: string, watchedBy: Tas
     timeoutMs: record.timeoutMs,
     deadlineAt: record.deadlineAt,
     outputPath,
-    outputBytes: stats?.size ?? 0,
-    lastOutputAt: stats !== undefined && stats.size > 0 ? Math.round(stats.mtimeMs) : undefined,
+    outputBytes: output.size,
+    lastOutputAt: output.size > 0 ? output.lastWriteAt : undefined,
+    attempt: record.attempt,
+    outputLostAfter: record.outputLostAfter,
     pid: record.process?.pid,
     watchedBy,
   };

@@ -1,4 +1,4 @@
-import { type ManagerState, ownerIsAlive } from "./manager-state.ts";
+import { type ManagerState, ownerHolds } from "./manager-state.ts";
 import { TaskNotFoundError } from "./task-errors.ts";
 import { assertTaskId } from "./task-id.ts";
 import { type TaskInfo, type TaskWatcher, toTaskInfo } from "./task-info.ts";
@@ -12,20 +12,24 @@ export async function requireRecord(state: ManagerState, id: string, fresh = tru
   assertTaskId(id);
   const record = await state.records.get(id, fresh && !state.live.has(id));
   if (record === undefined) {
-    throw new TaskNotFoundError(`No task "${id}" in ${state.dir}. Call list() to see the tasks.`, {
+    throw new TaskNotFoundError(`No task "${id}". Call list() to see the tasks.`, {
       taskId: id,
     });
   }
   return record;
 }
 
-function watcherOf(state: ManagerState, record: TaskRecord): TaskWatcher {
+async function watcherOf(state: ManagerState, record: TaskRecord): Promise<TaskWatcher> {
   if (isFinalStatus(record.status)) return "nobody";
   if (state.live.has(record.id)) return "this manager";
-  return ownerIsAlive(record.owner) ? "another manager" : "nobody";
+  return (await ownerHolds(state, record.owner)) ? "another manager" : "nobody";
 }
 
 /** A record as the manager's callers see it. */
-export function describeTask(state: ManagerState, record: TaskRecord): Promise<TaskInfo> {
-  return toTaskInfo(record, state.dir, watcherOf(state, record));
+export async function describeTask(state: ManagerState, record: TaskRecord): Promise<TaskInfo> {
+  const [output, watchedBy] = await Promise.all([
+    state.backend.output.stat(record.id),
+    watcherOf(state, record),
+  ]);
+  return toTaskInfo(record, output, state.backend.output.localPath(record.id), watchedBy);
 }

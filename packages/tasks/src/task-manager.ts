@@ -2,16 +2,18 @@ import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import type { UnforgetError } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import { createFileTaskStateStore } from "./file-task-state-store.ts";
-import { createInProcessMailbox } from "./in-process-mailbox.ts";
+import { BUILT_IN_TASK_TYPES } from "./built-in-task-types.ts";
+import { createFileTaskBackend } from "./file-task-backend.ts";
+import { DEFAULT_LEASE_MS } from "./file-task-leases.ts";
 import type { Mailbox } from "./mailbox.ts";
 import { createOwner, type ManagerState } from "./manager-state.ts";
 import { INTERACTIVE_PROMPT_PATTERNS, type PromptPattern } from "./prompt-patterns.ts";
 import { readTaskOutput } from "./read-task-output.ts";
 import { reconcileAll } from "./reconcile-tasks.ts";
 import { startTask } from "./start-task.ts";
-import { stopForeignTask } from "./stop-foreign-task.ts";
+import { stopForeignTask, writeToForeignTask } from "./stop-foreign-task.ts";
 import { takeNotifications } from "./take-notifications.ts";
+import type { TaskBackend } from "./task-backend.ts";
 import { TaskInputError, TaskStateError } from "./task-errors.ts";
 import { createTaskEvents } from "./task-events.ts";
 import type { TaskInfo } from "./task-info.ts";
@@ -23,7 +25,8 @@ import { isFinalStatus } from "./task-record.ts";
 import { createTaskRecords } from "./task-records.ts";
 import type { TaskSpec } from "./task-spec.ts";
 import type { TaskStateStore } from "./task-state-store.ts";
-import { startWatchdog } from "./task-watchdog.ts";
+import { type CustomTaskSpec, createTaskTypeRegistry, type TaskTypeDefinition } from "./task-type.ts";
+import { NO_WORKER_MS, startWatchdog } from "./task-watchdog.ts";
 import { checkDuration } from "./validate-task-spec.ts";
 import { waitForTask } from "./wait-for-task.ts";
 
@@ -40,8 +43,15 @@ export interface StallOptions {
 }
 
 export interface TaskManagerOptions {
-  /** The directory of task folders (state, output, exit status). Created if missing; shareable by managers. */
-  dir: string;
+  /**
+   * The directory of task folders (state, output, exit status). Created if missing; shareable by managers.
+   * Required unless `backend` queues the tasks for workers (then nothing runs here).
+   */
+  dir?: string;
+  /** Where records, output, leases, commands and the mailbox live (default: the file backend on `dir`). */
+  backend?: TaskBackend;
+  /** The task types `start()` accepts (default `BUILT_IN_TASK_TYPES`); add yours with `defineTaskType`. */
+  types?: readonly TaskTypeDefinition[];
   /** The session's hook bus: task events are fired on it (see `getTaskHooks`). */
   hooks?: SessionHooks;
   /** Stamped on the events fired on `hooks` (default ""). */
@@ -53,12 +63,16 @@ export interface TaskManagerOptions {
   graceMs?: number;
   /** Largest chunk `readOutput` returns (default 262 144 bytes). */
   readChunkBytes?: number;
-  /** How often a task re-attached after a restart is checked for its end (default 500). */
+  /** How often a task re-attached after a restart is checked for its end, and commands are read (default 500). */
   pollMs?: number;
-  /** Where task records live (default: one state file per task in `dir`). */
+  /** With a queue: how long a task waits with no live worker for its type before it notifies `no_worker` (default 60 000). */
+  noWorkerMs?: number;
+  /** Where task records live (default: the backend's store). */
   store?: TaskStateStore;
-  /** The mailbox for agents and teammates (default: in-process). */
+  /** The mailbox for agents and teammates (default: the backend's, durable). */
   mailbox?: Mailbox;
+  /** The lease of the default file backend (default 30 000 ms); a manager renews it every third. */
+  leaseMs?: number;
   /** Receives failures that happen in the background (a state write in a timer); defaults to `process.emitWarning`. */
   onError?: (error: UnforgetError) => void;
 }
@@ -66,6 +80,8 @@ export interface TaskManagerOptions {
 export interface ReadOutputOptions {
   /** Largest chunk to return, in bytes (at least 4; default and maximum: the manager's `readChunkBytes`). */
   maxBytes?: number;
+  /** An earlier attempt of a task a queue ran again (default: the latest); its output stays readable. */
+  attempt?: number;
 }
 
 export interface WriteOptions {
@@ -73,18 +89,26 @@ export interface WriteOptions {
   end?: boolean;
 }
 
-/** Runs background tasks whose output and state live in `dir`. */
+/** Runs background tasks (or queues them for workers) whose output and state live in its backend. */
 export interface TaskManager {
-  readonly dir: string;
-  /** Starts a task; resolves with its id once its record is stored and its work has begun. */
-  start(spec: TaskSpec): Promise<string>;
-  /** Sends input: to a local_bash task's stdin, to an agent's or teammate's mailbox. */
+  /** The directory its tasks run in; undefined for a manager that queues tasks for workers. */
+  readonly dir: string | undefined;
+  /**
+   * Starts a task; resolves with its id once its record is stored and its work has begun (or, with a
+   * queue, once record and job are stored). Rejects with `TaskInputError` or `TaskNotPortableError` and
+   * stores nothing when the spec cannot run.
+   */
+  start(spec: TaskSpec | CustomTaskSpec): Promise<string>;
+  /**
+   * Sends input: to a local_bash task's stdin, to an agent's or teammate's mailbox. A task run by another
+   * manager or a worker gets it as a command; resolves once its owner has written it.
+   */
   write(id: string, input: string, options?: WriteOptions): Promise<void>;
   /** Ends a task (its whole process group: SIGTERM, SIGKILL after the grace period); resolves with its final state. */
   stop(id: string): Promise<TaskInfo>;
   /** One task, as it stands now. */
   get(id: string): Promise<TaskInfo>;
-  /** Every task in `dir`, oldest first: this manager's, other managers', and ended ones. */
+  /** Every task in the backend, oldest first: this manager's, other managers', and ended ones. */
   list(): Promise<TaskInfo[]>;
   /** Reads the output from a byte offset, like `tail -f`; any number of readers, each with its own offset. */
   readOutput(id: string, offset?: number, options?: ReadOutputOptions): Promise<OutputChunk>;
@@ -107,11 +131,16 @@ const DEFAULTS = {
 };
 
 function checkOptions(options: TaskManagerOptions): void {
-  if (typeof options?.dir !== "string" || options.dir === "") {
-    throw new TaskInputError("dir: createTaskManager needs the directory that holds the task folders.", {
-      field: "dir",
-    });
+  const needsDir = options?.backend?.queue === undefined;
+  if (options?.dir !== undefined || needsDir) {
+    if (typeof options?.dir !== "string" || options.dir === "") {
+      throw new TaskInputError(
+        "dir: createTaskManager needs the directory that holds the task folders (or a backend with a queue).",
+        { field: "dir" },
+      );
+    }
   }
+  checkDuration(options.leaseMs, "leaseMs");
   checkDuration(options.stall?.intervalMs, "stall.intervalMs");
   checkDuration(options.stall?.quietMs, "stall.quietMs", { min: 0 });
   checkDuration(options.stall?.tailBytes, "stall.tailBytes");
@@ -119,19 +148,32 @@ function checkOptions(options: TaskManagerOptions): void {
   checkDuration(options.graceMs, "graceMs", { min: 0 });
   checkDuration(options.readChunkBytes, "readChunkBytes", { min: MIN_CHUNK_BYTES });
   checkDuration(options.pollMs, "pollMs");
+  checkDuration(options.noWorkerMs, "noWorkerMs");
 }
 
-function createState(options: TaskManagerOptions): ManagerState {
-  const store = options.store ?? createFileTaskStateStore({ dir: options.dir });
+/** The shared state of a manager (or an executor on a worker) from its options. */
+export function createState(options: TaskManagerOptions): ManagerState {
+  const defaults = () =>
+    createFileTaskBackend({ dir: options.dir!, leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS });
+  const base = options.backend ?? defaults();
+  const backend: TaskBackend = {
+    ...base,
+    ...(options.store === undefined ? {} : { store: options.store }),
+    ...(options.mailbox === undefined ? {} : { mailbox: options.mailbox }),
+  };
   return {
-    dir: options.dir,
-    records: createTaskRecords(store, options.dir),
+    dir: options.backend?.queue === undefined ? options.dir : undefined,
+    backend,
+    types: createTaskTypeRegistry(options.types ?? BUILT_IN_TASK_TYPES),
+    sessionId: options.sessionId ?? "",
+    records: createTaskRecords(backend.store),
     owner: createOwner(randomUUID()),
-    mailbox: options.mailbox ?? createInProcessMailbox(),
+    mailbox: backend.mailbox,
     events: createTaskEvents(options.hooks, options.sessionId ?? ""),
     graceMs: options.graceMs ?? DEFAULTS.graceMs,
     deadlineMs: options.deadlineMs ?? DEFAULTS.deadlineMs,
     pollMs: options.pollMs ?? DEFAULTS.pollMs,
+    noWorkerMs: options.noWorkerMs ?? NO_WORKER_MS,
     readChunkBytes: options.readChunkBytes ?? DEFAULTS.readChunkBytes,
     stall: {
       intervalMs: options.stall?.intervalMs ?? DEFAULTS.intervalMs,
@@ -145,8 +187,10 @@ function createState(options: TaskManagerOptions): ManagerState {
         process.emitWarning(error.message, { code: error.code });
       }),
     live: new Map(),
+    processes: new Map(),
     responsible: new Set(),
     foreign: new Set(),
+    lastRenewedAt: Date.now(),
     closed: false,
   };
 }
@@ -168,6 +212,7 @@ async function closeManager(state: ManagerState): Promise<void> {
   }
   // Notifications nobody took: any manager opened later delivers them.
   for (const id of state.responsible) await release(id, true);
+  await state.backend.leases.release(state.owner);
 }
 
 async function writeToTask(state: ManagerState, id: string, input: string, end: boolean): Promise<void> {
@@ -176,14 +221,7 @@ async function writeToTask(state: ManagerState, id: string, input: string, end: 
   }
   const live = state.live.get(id);
   const record = await requireRecord(state, id, live === undefined);
-  if (live === undefined) {
-    throw new TaskStateError(
-      isFinalStatus(record.status)
-        ? `Task ${id} has ended (${record.status}); it takes no more input.`
-        : `Task ${id} is watched by another manager (pid ${record.owner?.pid}); write to it there.`,
-      { taskId: id },
-    );
-  }
+  if (live === undefined) return writeToForeignTask(state, record, input, end);
   if (live.runner.write === undefined) {
     throw new TaskStateError(`Task ${id} is a ${record.type} task, which takes no input.`, { taskId: id });
   }
@@ -197,8 +235,11 @@ async function writeToTask(state: ManagerState, id: string, input: string, end: 
  */
 export async function createTaskManager(options: TaskManagerOptions): Promise<TaskManager> {
   checkOptions(options);
-  await mkdir(options.dir, { recursive: true });
+  if (options.dir !== undefined) await mkdir(options.dir, { recursive: true });
   const state = createState(options);
+  // The lease exists before this manager owns anything, so no other manager mistakes its tasks for orphans.
+  await state.backend.leases.renew(state.owner, []);
+  state.lastRenewedAt = Date.now();
   await reconcileAll(state);
   const stopWatchdog = startWatchdog(state);
   const assertOpen = () => {
@@ -231,7 +272,7 @@ export async function createTaskManager(options: TaskManagerOptions): Promise<Ta
       return Promise.all((await state.records.store.list()).map((record) => describeTask(state, record)));
     },
     readOutput: (id, offset = 0, readOptions = {}) =>
-      readTaskOutput(state, id, offset, readOptions.maxBytes ?? state.readChunkBytes),
+      readTaskOutput(state, id, offset, readOptions.maxBytes ?? state.readChunkBytes, readOptions.attempt),
     takeNotifications: () => takeNotifications(state),
     wait: (id, waitOptions = {}) => waitForTask(state, id, waitOptions.timeoutMs),
     async close() {

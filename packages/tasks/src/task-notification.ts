@@ -6,8 +6,8 @@ interface TaskNotificationBase {
   description: string;
   /** Epoch milliseconds when it was raised. */
   at: number;
-  /** The task's output file, for a reader to continue from. */
-  outputPath: string;
+  /** The task's output file, when readers on this machine can open it (the file backend). */
+  outputPath?: string;
 }
 
 /** The task ended successfully. */
@@ -55,12 +55,19 @@ export interface TaskMessageNotification extends TaskNotificationBase {
   text: string;
 }
 
+/** A queued task has waited this long with no live worker that runs its type; raised once. */
+export interface TaskNoWorkerNotification extends TaskNotificationBase {
+  kind: "no_worker";
+  waitingMs: number;
+}
+
 /** What `takeNotifications()` returns; each becomes part of an attachment for the agent's next turn. */
 export type TaskNotification =
   | TaskFinishedNotification
   | TaskFailedNotification
   | TaskStalledNotification
   | TaskDeadlineNotification
-  | TaskMessageNotification;
+  | TaskMessageNotification
+  | TaskNoWorkerNotification;
 
 export type TaskNotificationKind = TaskNotification["kind"];

@@ -16,9 +16,14 @@ export interface ClosableOutputWriter extends TaskOutputWriter {
 
 /**
  * Appends in O_APPEND mode, so that a job's writes and a process writing the same file never overwrite each
- * other. Writes are serialised: each lands after the previous one, in call order.
+ * other. Writes are serialised: each lands after the previous one, in call order. `assertHeld` is called
+ * before each write and throws when the task may belong to another manager now: the text is then refused.
  */
-export function createOutputWriter(path: string, taskId: string): ClosableOutputWriter {
+export function createOutputWriter(
+  path: string,
+  taskId: string,
+  assertHeld: () => void = () => undefined,
+): ClosableOutputWriter {
   let handle: Promise<FileHandle> | undefined;
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
@@ -30,6 +35,11 @@ export function createOutputWriter(path: string, taskId: string): ClosableOutput
           taskId,
         }),
       );
+    }
+    try {
+      assertHeld();
+    } catch (error) {
+      return Promise.reject(error);
     }
     handle ??= open(path, "a");
     const opened = handle;

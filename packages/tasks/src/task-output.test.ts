@@ -3,7 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeUtf8Length, readOutputChunk, readOutputTail } from "./task-output.ts";
+import {
+  completeUtf8Length,
+  readOutputChunk as readChunk,
+  readFileBytes,
+  readOutputTail,
+} from "./task-output.ts";
+
+const readOutputChunk = (path: string, offset: number, maxBytes: number, ended: boolean) =>
+  readChunk((from, max) => readFileBytes(path, from, max), offset, maxBytes, ended);
+
 import { createOutputWriter } from "./task-output-writer.ts";
 
 let dir: string;

@@ -44,18 +44,10 @@ async function openForReading(path: string): Promise<FileHandle | undefined> {
   }
 }
 
-/**
- * Reads at most `maxBytes` from `offset`. `ended` must say whether the task had ended *before* the read: the
- * writer has then stopped, so reaching the end of the file means `done`.
- */
-export async function readOutputChunk(
-  path: string,
-  offset: number,
-  maxBytes: number,
-  ended: boolean,
-): Promise<OutputChunk> {
+/** At most `maxBytes` of a file from `offset`; none when the file does not exist. */
+export async function readFileBytes(path: string, offset: number, maxBytes: number): Promise<Uint8Array> {
   const handle = await openForReading(path);
-  if (handle === undefined) return { data: "", nextOffset: offset, done: ended };
+  if (handle === undefined) return new Uint8Array(0);
   try {
     const buffer = Buffer.allocUnsafe(maxBytes);
     let filled = 0;
@@ -65,17 +57,32 @@ export async function readOutputChunk(
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    const atEnd = filled < maxBytes;
-    // Once the writer has stopped, a trailing incomplete character will never complete: hand it out.
-    const usable = ended && atEnd ? filled : completeUtf8Length(buffer, filled);
-    return {
-      data: buffer.toString("utf8", 0, usable),
-      nextOffset: offset + usable,
-      done: ended && atEnd && usable === filled,
-    };
+    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Reads at most `maxBytes` from `offset` with `read` (committed bytes only). `ended` must say whether the
+ * task had ended *before* the read: the writer has then stopped, so reaching the end means `done`.
+ */
+export async function readOutputChunk(
+  read: (offset: number, maxBytes: number) => Promise<Uint8Array>,
+  offset: number,
+  maxBytes: number,
+  ended: boolean,
+): Promise<OutputChunk> {
+  const bytes = await read(offset, maxBytes);
+  const filled = bytes.length;
+  const atEnd = filled < maxBytes;
+  // Once the writer has stopped, a trailing incomplete character will never complete: hand it out.
+  const usable = ended && atEnd ? filled : completeUtf8Length(bytes, filled);
+  return {
+    data: Buffer.from(bytes.buffer, bytes.byteOffset, usable).toString("utf8"),
+    nextOffset: offset + usable,
+    done: ended && atEnd && usable === filled,
+  };
 }
 
 /** The last `maxBytes` of a file as text, starting on a character boundary; "" when it does not exist. */

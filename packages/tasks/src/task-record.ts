@@ -1,8 +1,8 @@
 import type { ProcessIdentity } from "./process-identity.ts";
 import type { TaskNotification } from "./task-notification.ts";
 
-/** Every kind of background task the manager runs. */
-export type TaskType =
+/** The kinds of background task built in; `defineTaskType` adds others. */
+export type BuiltInTaskType =
   | "local_bash"
   | "local_agent"
   | "local_workflow"
@@ -12,8 +12,11 @@ export type TaskType =
   | "remote_agent"
   | "in_process_teammate";
 
-/** Every task type, in the order the docs list them. */
-export const TASK_TYPES: readonly TaskType[] = [
+/** The type of a task: a built-in one, or one registered with `defineTaskType`. */
+export type TaskType = BuiltInTaskType | (string & {});
+
+/** Every built-in task type, in the order the docs list them. */
+export const TASK_TYPES: readonly BuiltInTaskType[] = [
   "local_bash",
   "local_agent",
   "local_workflow",
@@ -30,11 +33,12 @@ export type TaskStatus = "running" | "completed" | "failed" | "killed";
 /**
  * Why a task ended. "exit": its process exited or its job returned; "signal": a signal nobody asked for
  * killed it; "timeout": it ran past its `timeoutMs` and was stopped; "stopped": `stop()` ended it; "error":
- * it could not start or its job threw; "lost": it ended while no manager watched and left no exit status.
+ * it could not start or its job threw; "lost": it ended while no manager watched and left no exit status;
+ * "output_limit": its output passed the backend's cap and it was stopped (nothing was cut silently).
  */
-export type TaskEndReason = "exit" | "signal" | "timeout" | "stopped" | "error" | "lost";
+export type TaskEndReason = "exit" | "signal" | "timeout" | "output_limit" | "stopped" | "error" | "lost";
 
-/** The manager process that watches a task; another manager adopts the task once this process is gone. */
+/** The manager (or worker) that watches a task; another adopts the task once this one's lease has lapsed. */
 export interface TaskOwner extends ProcessIdentity {
   /** Random per manager instance, so that two managers in one process tell their tasks apart. */
   managerId: string;
@@ -69,14 +73,22 @@ export interface TaskRecord {
   /** Epoch milliseconds after which the task notifies once, whether or not it has ended. */
   readonly deadlineAt?: number;
   readonly deadlineNotified?: boolean;
+  /** Set once a queued task has notified that no live worker runs its type. */
+  readonly noWorkerNotified?: boolean;
   /** Set by `stop()` before any signal is sent, so a manager that dies mid-stop still records "killed". */
   readonly stopRequestedAt?: number;
-  /** Set when the task was stopped by its timeout rather than by `stop()`. */
-  readonly timedOut?: boolean;
+  /** Set when a limit (its timeout, the output cap) stopped the task rather than `stop()`. */
+  readonly limit?: "timeout" | "output_limit";
+  /** Which run this is: 1 for the first, +1 each time a worker claims it again after a failure (queues). */
+  readonly attempt?: number;
+  /** Set when the worker running an attempt was lost: its output is complete up to this byte offset only. */
+  readonly outputLostAfter?: number;
   /** The process group leader that currently does the task's work, when a process does. */
   readonly process?: ProcessIdentity;
   /** The manager watching the task; absent once released by `close()` or after the task ended. */
   readonly owner?: TaskOwner;
+  /** The session that started the task: its managers deliver the notifications of a task run elsewhere. */
+  readonly sessionId?: string;
   /** Notifications raised but not yet taken; they survive a crash of the manager. */
   readonly pending: readonly TaskNotification[];
 }

@@ -23,7 +23,7 @@ function withoutVersion(record: TaskRecord): TaskRecordInit {
   return rest;
 }
 
-export function createTaskRecords(store: TaskStateStore, dir: string): TaskRecords {
+export function createTaskRecords(store: TaskStateStore): TaskRecords {
   const cache = new Map<string, TaskRecord>();
   const chains = new Map<string, Promise<unknown>>();
 
@@ -39,7 +39,7 @@ export function createTaskRecords(store: TaskStateStore, dir: string): TaskRecor
     let current = await read(id, false);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       if (current === undefined) {
-        throw new TaskNotFoundError(`No task "${id}" in ${dir}. Call list() to see the tasks.`, {
+        throw new TaskNotFoundError(`No task "${id}". Call list() to see the tasks.`, {
           taskId: id,
         });
       }

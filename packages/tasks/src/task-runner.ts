@@ -13,22 +13,32 @@ export interface TaskOutcome {
   result?: string;
 }
 
-/** What a runner gets from the manager. */
+/** What a runner gets from the manager (or worker) that runs its task. */
 export interface RunnerContext {
   taskId: string;
-  /** The task's folder (output, exit status and pid files live here). */
+  /** The task's folder on this machine (output, exit status and pid files live here). */
   taskDirectory: string;
+  /** The output file on this machine: the runner appends to it, and nothing else. */
   outputPath: string;
   mailbox: Mailbox;
   /** Between SIGTERM and SIGKILL; also how long an in-process job may take to honour its abort signal. */
   graceMs: number;
+  /** How often a runner that watches a process it did not start checks for its end. */
+  pollMs: number;
+  /** The environment the task's commands start from (their spec's `env` is added to it). */
+  env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Throws `LeaseLostError` while this manager cannot be sure it still holds the task (its lease lapsed, as
+   * after a pause, and ownership was not confirmed since). In-process writers call it before every write.
+   */
+  assertHeld(): void;
   /** Records the process group doing the task's work now, so a later manager can reconcile it. Never rejects. */
   recordProcess(identity: ProcessIdentity | undefined): Promise<void>;
   /** Raises a "message" notification: an agent or teammate wrote to the coordinator. */
   notifyMessage(from: string, text: string): void;
 }
 
-/** One running task, whatever its type. */
+/** One running task, whatever its type: what `TaskTypeDefinition.start` returns. */
 export interface TaskRunner {
   /** Settles once, when the work has ended; never rejects. */
   readonly done: Promise<TaskOutcome>;

@@ -18,8 +18,14 @@ export interface LocalBashSpec extends TaskSpecBase {
   command: string;
   /** Working directory (must exist); defaults to the manager's process cwd. */
   cwd?: string;
-  /** Added to (and overriding) the manager's environment. */
+  /** Added to (and overriding) the manager's environment. Values travel with the spec: no secrets here. */
   env?: Record<string, string>;
+  /**
+   * Names of variables the command takes from the environment of the machine that runs it (a token, a
+   * password). A manager's commands inherit its whole environment anyway; a worker passes only these, and
+   * only the ones its allow-list permits.
+   */
+  envFrom?: string[];
   /** The shell that runs `command` with `-c`; defaults to /bin/bash, or /bin/sh where bash is missing. */
   shell?: string;
 }
@@ -155,7 +161,8 @@ export interface DreamJobContext {
 /** Memory consolidation between sessions, run as a background task. */
 export interface DreamSpec extends TaskSpecBase {
   type: "dream";
-  job: DreamJob;
+  /** The job, or the name of a job the running machine was given (`createDreamTaskType({ jobs })`). */
+  job: DreamJob | string;
 }
 
 /** What `start()` accepts. */

@@ -1,90 +1,120 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
+import { readAllOutput, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
-import { createTaskTools, type TaskTool } from "./task-tools.ts";
+import { createTaskTools } from "./task-tools.ts";
 
 let dir: string;
 let cleanup: () => Promise<void>;
 let manager: TaskManager;
-let tools: Record<string, TaskTool>;
+let tools: Record<string, Tool>;
+let context: ToolContext;
 
 beforeEach(async () => {
   ({ dir, cleanup } = await temporaryDirectory("tasks-tools-"));
   manager = await createTaskManager({ dir, graceMs: 200, stall: { intervalMs: 50, quietMs: 200 } });
   tools = Object.fromEntries(
-    createTaskTools(manager, { cwd: dir, maxOutputBytes: 16 }).map((tool) => [tool.definition.name, tool]),
+    createTaskTools(manager, { maxOutputBytes: 16 }).map((tool) => [tool.name, tool]),
   );
+  context = {
+    signal: new AbortController().signal,
+    sessionId: "session-1",
+    toolUseId: "toolu_1",
+    cwd: dir,
+    sessionState: new Map(),
+  };
 });
 afterEach(async () => {
   await manager.close();
   await cleanup();
 });
 
+/** Runs a tool and returns its text, failing the test on an error result. */
+async function call(name: string, input: unknown): Promise<string> {
+  const output = await tools[name]!.execute(input as Record<string, unknown>, context);
+  expect(output.isError, String(output.content)).toBe(false);
+  return output.content as string;
+}
+
+/** Runs a tool that must answer with an error result. */
+async function refused(name: string, input: unknown): Promise<ToolOutput> {
+  const output = await tools[name]!.execute(input as Record<string, unknown>, context);
+  expect(output.isError).toBe(true);
+  return output;
+}
+
 const idOf = (text: string) => /task (\S+)\./.exec(text)![1]!;
 
 describe("task tools", () => {
-  it("define five tools with object schemas that refuse unknown fields", () => {
+  it("are five tools in core's contract, with object schemas that refuse unknown fields", () => {
     expect(Object.keys(tools)).toEqual(["task_start", "task_output", "task_input", "task_stop", "task_list"]);
     for (const tool of Object.values(tools)) {
-      expect(tool.definition.inputSchema).toMatchObject({ type: "object", additionalProperties: false });
+      expect(tool.inputSchema).toMatchObject({ type: "object", additionalProperties: false });
+      expect(tool.description.length).toBeGreaterThan(20);
     }
+    const readOnly = Object.values(tools).filter((tool) => tool.readOnly === true);
+    expect(readOnly.map((tool) => tool.name)).toEqual(["task_output", "task_list"]);
+    expect(readOnly.every((tool) => tool.concurrencySafe === true)).toBe(true);
+    expect(tools.task_start!.permissionSubject?.({ command: "npm test" }, context)).toEqual({
+      kind: "command",
+      command: "npm test",
+    });
   });
 
   it("start, read with offsets until the end, answer a prompt, stop and list", async () => {
     const id = idOf(
-      await tools.task_start!.execute({
+      await call("task_start", {
         command: "printf 'Proceed? (y/n) '; read a; echo \"got $a, and a longer line\"",
       }),
     );
     await waitForNotification(manager, (n) => n.taskId === id && n.kind === "stalled");
-    expect(await tools.task_input!.execute({ id, input: "y\n" })).toBe(`Sent "y\\n" to task ${id}.`);
+    expect(await call("task_input", { id, input: "y\n" })).toBe(`Sent "y\\n" to task ${id}.`);
     await manager.wait(id, { timeoutMs: 45_000 });
-    const first = await tools.task_output!.execute({ id });
-    expect(first).toBe(
+    expect(await call("task_output", { id })).toBe(
       "Proceed? (y/n) g\n---\nnext_offset: 16 (completed; 40 B of output so far). Call task_output again with this offset for more.",
     );
-    const second = await tools.task_output!.execute({ id, offset: 16 });
-    expect(second.startsWith("ot y, and a long")).toBe(true);
-    const last = await tools.task_output!.execute({ id, offset: 32 });
-    expect(last).toBe(
+    expect((await call("task_output", { id, offset: 16 })).startsWith("ot y, and a long")).toBe(true);
+    expect(await call("task_output", { id, offset: 32 })).toBe(
       "er line\n\n---\nThe task has ended (completed, exit code 0) and all 40 B of its output has been read.",
     );
+    const past = await refused("task_output", { id, offset: 41 });
+    expect(past.content).toMatch(/41 is past the end .* which is 40 bytes so far/);
 
-    const sleeper = idOf(
-      await tools.task_start!.execute({ command: "sleep 30", description: "a long sleep" }),
-    );
-    expect(await tools.task_list!.execute({})).toMatch(
+    const sleeper = idOf(await call("task_start", { command: "sleep 30", description: "a long sleep" }));
+    expect(await call("task_list", {})).toMatch(
       new RegExp(`- ${sleeper} \\(local_bash\\) a long sleep — running for`),
     );
-    expect(await tools.task_stop!.execute({ id: sleeper })).toBe(`Stopped task ${sleeper}.`);
-    expect(await tools.task_stop!.execute({ id: sleeper })).toBe(
-      `Task ${sleeper} had already ended (killed).`,
-    );
+    expect(await call("task_stop", { id: sleeper })).toBe(`Stopped task ${sleeper}.`);
+    expect(await call("task_stop", { id: sleeper })).toBe(`Task ${sleeper} had already ended (killed).`);
   });
 
-  it("refuse invalid input with a message that names the field and the fix", async () => {
-    await expect(tools.task_start!.execute({})).rejects.toMatchObject({
-      code: "task_invalid_input",
-      field: "command",
-      message: expect.stringMatching(/"command" is required/),
-    });
-    await expect(tools.task_start!.execute({ command: "ls", timeout: 5 })).rejects.toMatchObject({
-      field: "timeout",
-      message: expect.stringMatching(
-        /unknown field "timeout"; the fields are command, description, cwd, timeout_ms, deadline_ms/,
-      ),
-    });
-    await expect(tools.task_output!.execute({ id: "bash-x", offset: -3 })).rejects.toMatchObject({
-      field: "offset",
-      message: expect.stringMatching(/must be a whole number ≥ 0/),
-    });
-    await expect(tools.task_output!.execute({ id: "bash-doesnotexist" })).rejects.toMatchObject({
-      code: "task_not_found",
-    });
-    await expect(tools.task_input!.execute({ id: "bash-x" })).rejects.toMatchObject({ field: "input" });
-    await expect(tools.task_stop!.execute("bash-x")).rejects.toMatchObject({ field: "input" });
-    await expect(
-      tools.task_start!.execute({ command: "ls", cwd: "/definitely/not/here" }),
-    ).rejects.toMatchObject({ field: "cwd" });
+  it("run commands in the session's directory, and a relative cwd against it", async () => {
+    await mkdir(join(dir, "sub"));
+    const here = idOf(await call("task_start", { command: "pwd" }));
+    const sub = idOf(await call("task_start", { command: "pwd", cwd: "sub" }));
+    await manager.wait(here, { timeoutMs: 45_000 });
+    await manager.wait(sub, { timeoutMs: 45_000 });
+    expect(await readAllOutput(manager, here)).toBe(`${dir}\n`);
+    expect(await readAllOutput(manager, sub)).toBe(`${join(dir, "sub")}\n`);
+  });
+
+  it("answer invalid input with an error result that names the field and the fix", async () => {
+    expect((await refused("task_start", {})).content).toMatch(/"command" is required/);
+    expect((await refused("task_start", { command: "ls", timeout: 5 })).content).toMatch(
+      /unknown field "timeout"; the fields are command, description, cwd, timeout_ms, deadline_ms/,
+    );
+    expect((await refused("task_output", { id: "bash-x", offset: -3 })).content).toMatch(
+      /must be a whole number ≥ 0/,
+    );
+    expect((await refused("task_output", { id: "bash-doesnotexist" })).content).toMatch(
+      /No task "bash-doesnotexist"/,
+    );
+    expect((await refused("task_input", { id: "bash-x" })).content).toMatch(/"input" is required/);
+    expect((await refused("task_stop", "bash-x")).content).toMatch(/must be a JSON object/);
+    expect((await refused("task_start", { command: "ls", cwd: "/definitely/not/here" })).content).toMatch(
+      /not an existing directory/,
+    );
   });
 });

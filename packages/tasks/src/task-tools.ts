@@ -1,27 +1,23 @@
-import type { ToolDefinition } from "@unforget/core";
+import { isAbsolute, resolve } from "node:path";
+import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { formatBytes } from "./format.ts";
 import { renderTaskStatus } from "./task-attachments.ts";
 import { TaskInputError } from "./task-errors.ts";
 import type { TaskManager } from "./task-manager.ts";
 import { TASK_TOOL_NAMES } from "./task-tool-names.ts";
 
-/** One tool for the agent: its definition for the model and the code that runs it. */
-export interface TaskTool {
-  readonly definition: ToolDefinition;
-  /**
-   * Runs the tool with the model's input; resolves with the text of the tool result. Rejects with
-   * `TaskInputError` for invalid input, `TaskNotFoundError` for an unknown id and `TaskStateError` when the
-   * task cannot do it: their messages are written for the model, so pass them back as an error result.
-   */
-  execute(input: unknown): Promise<string>;
-}
-
 export interface TaskToolsOptions {
-  /** The working directory of started commands when the model gives none (default: the process cwd). */
-  cwd?: string;
   /** Most output bytes one task_output call returns (default 30 000): the agent's context is the limit. */
   maxOutputBytes?: number;
 }
+
+/** Errors whose message tells the model what to change: they become error results, not rejections. */
+const MODEL_ERROR_CODES: ReadonlySet<string> = new Set([
+  "task_invalid_input",
+  "task_not_found",
+  "task_state",
+  "task_not_portable",
+]);
 
 type Field = { type: "string" | "integer" | "boolean"; description: string; minimum?: number };
 type Input = Record<string, unknown>;
@@ -79,16 +75,43 @@ function checkInput(
   return fields;
 }
 
-function defineTool(
-  name: string,
-  description: string,
-  properties: Record<string, Field>,
-  required: string[],
-  run: (input: Input) => Promise<string>,
-): TaskTool {
+interface TaskToolInit {
+  name: string;
+  description: string;
+  properties: Record<string, Field>;
+  required: string[];
+  readOnly: boolean;
+  permissionSubject?: Tool["permissionSubject"];
+  run(input: Input, context: ToolContext): Promise<string>;
+}
+
+/**
+ * A task tool in the session's contract. The input is checked again here (a caller may skip the session's
+ * schema check), and a task error the model can act on resolves as an error result with its message.
+ */
+function defineTool(init: TaskToolInit): Tool {
+  const { name, properties, required } = init;
   return {
-    definition: { name, description, inputSchema: schema(properties, required) },
-    execute: async (input) => run(checkInput(name, input ?? {}, properties, required)),
+    name,
+    description: init.description,
+    inputSchema: schema(properties, required),
+    readOnly: init.readOnly,
+    concurrencySafe: init.readOnly,
+    ...(init.permissionSubject === undefined ? {} : { permissionSubject: init.permissionSubject }),
+    async execute(input, context): Promise<ToolOutput> {
+      try {
+        return {
+          content: await init.run(checkInput(name, input ?? {}, properties, required), context),
+          isError: false,
+        };
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (typeof code === "string" && MODEL_ERROR_CODES.has(code)) {
+          return { content: (error as Error).message, isError: true };
+        }
+        throw error;
+      }
+    },
   };
 }
 
@@ -97,16 +120,20 @@ const ID: Field = {
   description: "the task id, as task_start returned it (e.g. bash-k3j4h5g6a1)",
 };
 
-/** The five tools an agent uses to run and follow background tasks. */
-export function createTaskTools(manager: TaskManager, options: TaskToolsOptions = {}): TaskTool[] {
+/** The five tools an agent uses to run and follow background tasks, in core's `Tool` contract. */
+export function createTaskTools(manager: TaskManager, options: TaskToolsOptions = {}): Tool[] {
   const maxOutputBytes = options.maxOutputBytes ?? 30_000;
-  const start = defineTool(
-    TASK_TOOL_NAMES.start,
-    "Start a shell command in the background. It gets its own process group and no terminal; its output is saved to a file. You are told when it finishes, fails, passes its deadline, or seems to wait for input. Use it for builds, test suites, servers and anything slow.",
-    {
+  const start = defineTool({
+    name: TASK_TOOL_NAMES.start,
+    description:
+      "Start a shell command in the background. It gets its own process group and no terminal; its output is saved to a file. You are told when it finishes, fails, passes its deadline, or seems to wait for input. Use it for builds, test suites, servers and anything slow.",
+    properties: {
       command: { type: "string", description: "the shell command (bash)" },
       description: { type: "string", description: "a short label for the task list" },
-      cwd: { type: "string", description: "the working directory (must exist)" },
+      cwd: {
+        type: "string",
+        description: "the working directory (must exist; relative to the session's directory)",
+      },
       timeout_ms: {
         type: "integer",
         minimum: 1,
@@ -118,23 +145,28 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
         description: "be notified if it still runs after this many milliseconds",
       },
     },
-    ["command"],
-    async (input) => {
+    required: ["command"],
+    readOnly: false,
+    // Permission rules for commands (`task_start(npm test:*)`) match the command, as for the Bash tool.
+    permissionSubject: (input) =>
+      typeof input.command === "string" ? { kind: "command", command: input.command } : undefined,
+    async run(input, context) {
+      const cwd = input.cwd as string | undefined;
       const id = await manager.start({
         type: "local_bash",
         command: input.command as string,
         description: input.description as string | undefined,
-        cwd: (input.cwd as string | undefined) ?? options.cwd,
+        cwd: cwd === undefined ? context.cwd : isAbsolute(cwd) ? cwd : resolve(context.cwd, cwd),
         timeoutMs: input.timeout_ms as number | undefined,
         deadlineMs: input.deadline_ms as number | undefined,
       });
       return `Started task ${id}. It runs in the background; read its output with ${TASK_TOOL_NAMES.output} {"id": "${id}", "offset": 0}.`;
     },
-  );
-  const output = defineTool(
-    TASK_TOOL_NAMES.output,
-    `Read a background task's output from a byte offset (0 for the start); returns at most ${maxOutputBytes} bytes and the offset to continue from.`,
-    {
+  });
+  const output = defineTool({
+    name: TASK_TOOL_NAMES.output,
+    description: `Read a background task's output from a byte offset (0 for the start); returns at most ${maxOutputBytes} bytes and the offset to continue from.`,
+    properties: {
       id: ID,
       offset: {
         type: "integer",
@@ -142,8 +174,9 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
         description: "the byte offset to read from: 0, or next_offset of the previous read",
       },
     },
-    ["id"],
-    async (input) => {
+    required: ["id"],
+    readOnly: true,
+    async run(input) {
       const id = input.id as string;
       const offset = (input.offset as number | undefined) ?? 0;
       const chunk = await manager.readOutput(id, offset, { maxBytes: maxOutputBytes });
@@ -153,27 +186,31 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
         : `next_offset: ${chunk.nextOffset} (${task.status}; ${formatBytes(task.outputBytes)} of output so far). Call ${TASK_TOOL_NAMES.output} again with this offset for more.`;
       return `${chunk.data === "" ? "(no new output)" : chunk.data}\n---\n${state}`;
     },
-  );
-  const send = defineTool(
-    TASK_TOOL_NAMES.input,
-    "Send text to a background task's stdin, e.g. to answer a prompt it is waiting on. Include the newline that submits the answer.",
-    {
+  });
+  const send = defineTool({
+    name: TASK_TOOL_NAMES.input,
+    description:
+      "Send text to a background task's stdin, e.g. to answer a prompt it is waiting on. Include the newline that submits the answer.",
+    properties: {
       id: ID,
       input: { type: "string", description: 'the text to send, e.g. "y\\n"' },
       close_stdin: { type: "boolean", description: "close stdin afterwards (end of input)" },
     },
-    ["id", "input"],
-    async (input) => {
+    required: ["id", "input"],
+    readOnly: false,
+    async run(input) {
       await manager.write(input.id as string, input.input as string, { end: input.close_stdin === true });
       return `Sent ${JSON.stringify(input.input)} to task ${input.id as string}.`;
     },
-  );
-  const stop = defineTool(
-    TASK_TOOL_NAMES.stop,
-    "Stop a background task: its whole process group gets SIGTERM, then SIGKILL after a grace period.",
-    { id: ID },
-    ["id"],
-    async (input) => {
+  });
+  const stop = defineTool({
+    name: TASK_TOOL_NAMES.stop,
+    description:
+      "Stop a background task: its whole process group gets SIGTERM, then SIGKILL after a grace period.",
+    properties: { id: ID },
+    required: ["id"],
+    readOnly: false,
+    async run(input) {
       const before = await manager.get(input.id as string);
       if (before.status !== "running") return `Task ${before.id} had already ended (${before.status}).`;
       const task = await manager.stop(before.id);
@@ -181,15 +218,16 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
         ? `Stopped task ${task.id}.`
         : `Task ${task.id} ended (${task.status}) before it was stopped.`;
     },
-  );
-  const list = defineTool(
-    TASK_TOOL_NAMES.list,
-    "List running and recently ended background tasks.",
-    {},
-    [],
-    async () => {
+  });
+  const list = defineTool({
+    name: TASK_TOOL_NAMES.list,
+    description: "List running and recently ended background tasks.",
+    properties: {},
+    required: [],
+    readOnly: true,
+    async run() {
       return renderTaskStatus(await manager.list()) || "No background tasks are running or ended recently.";
     },
-  );
+  });
   return [start, output, send, stop, list];
 }

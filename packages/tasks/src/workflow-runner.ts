@@ -5,10 +5,12 @@ import { clipResult } from "./job-runner.ts";
 import { endLeftovers } from "./local-bash-runner.ts";
 import { terminateGroup } from "./process-group.ts";
 import { spawnShellCommand } from "./spawn-group.ts";
-import { describeError } from "./task-errors.ts";
+import { describeError, TaskNotPortableError } from "./task-errors.ts";
 import { type ClosableOutputWriter, createOutputWriter } from "./task-output-writer.ts";
 import { outcomeFromExit, type RunnerContext, type TaskOutcome, type TaskRunner } from "./task-runner.ts";
 import type { CommandWorkflowStep, FunctionWorkflowStep, LocalWorkflowSpec } from "./task-spec.ts";
+import { defineTaskType } from "./task-type.ts";
+import { checkCommandFields, fail, isObject, requireFunction, requireText } from "./validate-task-spec.ts";
 
 /** Where one step's output lies in the task's output file. */
 interface ByteRange {
@@ -34,6 +36,7 @@ async function runCommandStep(
   const { child, identity, exited } = spawnShellCommand(step.command, {
     cwd: step.cwd,
     env: step.env,
+    baseEnv: context.env,
     outputPath: context.outputPath,
   });
   if (identity !== undefined) {
@@ -91,7 +94,7 @@ async function runFunctionStep(
  */
 export function startWorkflow(spec: LocalWorkflowSpec, context: RunnerContext): TaskRunner {
   const controller = new AbortController();
-  const output = createOutputWriter(context.outputPath, context.taskId);
+  const output = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
   const control: StepControl = {};
   const count = spec.steps.length;
 
@@ -137,3 +140,37 @@ export function startWorkflow(spec: LocalWorkflowSpec, context: RunnerContext): 
     },
   };
 }
+
+/** Steps in order, each fed the previous one's output; portable when every step is a command. */
+export const localWorkflowTaskType = defineTaskType<LocalWorkflowSpec>({
+  type: "local_workflow",
+  idPrefix: "workflow",
+  validate(spec, runsHere) {
+    requireText(spec, "description");
+    const steps = spec.steps;
+    if (!Array.isArray(steps) || steps.length === 0) fail("steps", "must be a non-empty array of steps.");
+    steps.forEach((step: unknown, index) => {
+      const path = `steps[${index}]`;
+      if (!isObject(step))
+        fail(path, "must be an object with a name and either a command or a run function.");
+      requireText(step, "name", `${path}.name`);
+      if (typeof step.command === "string") {
+        requireText(step, "command", `${path}.command`);
+        checkCommandFields(step, runsHere, `${path}.`);
+      } else
+        requireFunction(step.run, `${path}.run`, "give a step either a command string or a run function");
+    });
+  },
+  describe: (spec) => spec.description,
+  toPortable(spec) {
+    const index = spec.steps.findIndex((step) => !("command" in step));
+    if (index !== -1) {
+      throw new TaskNotPortableError(
+        `steps[${index}] ("${spec.steps[index]!.name}") is a function, which cannot be sent to a worker on another machine; make it a command step, or run the workflow with a manager that runs tasks itself.`,
+        { type: "local_workflow", field: `steps[${index}].run` },
+      );
+    }
+    return { ...spec, steps: spec.steps.map((step) => ({ ...step })) };
+  },
+  start: startWorkflow,
+});

@@ -40,6 +40,7 @@ describe("subpath exports load only their own kit", () => {
       "./contract",
       "./corpus",
       "./fakes",
+      "./postgres",
     ]);
   });
 
@@ -56,8 +57,14 @@ describe("subpath exports load only their own kit", () => {
     expect([...packages].sort()).toEqual(["fast-check"]);
   });
 
+  it("the PostgreSQL helpers load node's own modules only", () => {
+    const { files, packages } = closure(manifest.exports["./postgres"]?.default ?? "");
+    expect([...files].every((file) => file.startsWith("postgres/"))).toBe(true);
+    expect([...packages].every((name) => name.startsWith("node:"))).toBe(true);
+  });
+
   it("the fakes and the corpus loaders load neither vitest nor fast-check", () => {
-    for (const subpath of ["./fakes", "./corpus"]) {
+    for (const subpath of ["./fakes", "./corpus", "./postgres"]) {
       const { packages } = closure(manifest.exports[subpath]?.default ?? "");
       expect(packages.has("vitest"), subpath).toBe(false);
       expect(packages.has("fast-check"), subpath).toBe(false);

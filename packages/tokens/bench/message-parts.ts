@@ -1,5 +1,5 @@
 // The strings the estimator counts for a message, so reference tokenizers can count exactly the same text.
-import type { ContentBlock, RequestMessage } from "@unforget/core";
+import { type ContentBlock, contentBlocks, type RequestMessage } from "@unforget/core";
 
 function addParts(block: ContentBlock, parts: string[]): void {
   switch (block.type) {
@@ -29,6 +29,6 @@ function addParts(block: ContentBlock, parts: string[]): void {
 
 export function messageParts(message: RequestMessage): string[] {
   const parts: string[] = [];
-  for (const block of message.content) addParts(block, parts);
+  for (const block of contentBlocks(message.content)) addParts(block, parts);
   return parts.filter((part) => part.length > 0);
 }

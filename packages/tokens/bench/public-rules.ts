@@ -1,5 +1,5 @@
 // Baseline estimators re-implemented from their public descriptions, for the benchmark only.
-import type { ContentBlock, RequestMessage } from "@unforget/core";
+import { type ContentBlock, contentBlocks, type RequestMessage } from "@unforget/core";
 
 /** The common rule: one token per four characters. (OpenCode's `Token.estimate` is this, rounded.) */
 export function lengthOverFour(text: string): number {
@@ -67,6 +67,6 @@ function blockCharacters(block: ContentBlock): number {
  */
 export function langChainApproximately(message: RequestMessage, extraTokensPerMessage = 0): number {
   let characters = 0;
-  for (const block of message.content) characters += blockCharacters(block);
+  for (const block of contentBlocks(message.content)) characters += blockCharacters(block);
   return Math.ceil(characters / 4) + extraTokensPerMessage;
 }

@@ -1,4 +1,4 @@
-import { createMessage } from "@unforget/core";
+import { contentBlocks, createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import type { LayerEdit, TranscriptEntry } from "./transcript-entry.ts";
 import { createTranscriptEntry } from "./transcript-entry.ts";
@@ -197,6 +197,6 @@ describe("toRequestMessages", () => {
       createMessage("user", [{ type: "tool_result", tool_use_id: "t1", content: "ok" }], { id: "r1" }),
     ]);
     expect(request.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    expect(request[2]?.content.map((b) => b.type)).toEqual(["tool_result", "text"]);
+    expect(contentBlocks(request[2]?.content ?? []).map((b) => b.type)).toEqual(["tool_result", "text"]);
   });
 });

@@ -1,5 +1,6 @@
 import {
   type ContentBlock,
+  contentBlocks,
   createMessage,
   LEADING_USER_TEXT,
   type Message,
@@ -255,12 +256,11 @@ export function extendRequestMessages(
     if (message.content.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === message.role) {
+      const before = contentBlocks(last.content);
       out[out.length - 1] = {
         role: last.role,
         content:
-          message.role === "user"
-            ? resultsFirst(last.content, message.content)
-            : [...last.content, ...message.content],
+          message.role === "user" ? resultsFirst(before, message.content) : [...before, ...message.content],
       };
     } else {
       out.push({ role: message.role, content: message.content });

@@ -1,4 +1,4 @@
-import { createMessage, type Message, PromptTooLongError } from "@unforget/core";
+import { contentBlocks, createMessage, type Message, PromptTooLongError } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
@@ -130,7 +130,7 @@ function describeWindowGuarantees(options: PipelineContractOptions): void {
     expect(manager.status().compactions).toBeGreaterThan(0);
     const text = JSON.stringify(prepared.messages);
     const result = prepared.messages
-      .flatMap((message) => message.content)
+      .flatMap((message) => contentBlocks(message.content))
       .find((block) => block.type === "tool_result" && block.tool_use_id === "toolu_latest");
     expect(result, "the newest tool result is in the request").toBeDefined();
     expect(JSON.stringify(result)).toContain("FAIL src/date.test.ts > parses ISO weeks");

@@ -1,10 +1,11 @@
 // A separate process that appends its own lines to one shared memory with compare-and-swap writes,
-// re-reading and retrying on every conflict. Arguments: <root> <worker id> <appends> <team|dir>.
+// re-reading and retrying on every conflict. Arguments: <root> <worker id> <appends> <team|dir> [counter].
+// With `counter`, each of its updates instead reads a shared counter, adds one and writes it back.
 import { createMemoryDir } from "../memory-dir.ts";
 import { MemoryConflictError, MemoryNotFoundError } from "../memory-errors.ts";
 import { createTeamMemory } from "../team-memory.ts";
 
-const [root, worker, appendsText, kind] = process.argv.slice(2);
+const [root, worker, appendsText, kind, mode] = process.argv.slice(2);
 if (!root || !worker || !appendsText)
   throw new Error("usage: concurrent-writer <root> <worker> <appends> [team]");
 const appends = Number(appendsText);
@@ -13,6 +14,25 @@ const store =
     ? await createTeamMemory({ root, author: `agent:${worker}` })
     : await createMemoryDir({ root, author: `agent:${worker}` });
 let conflicts = 0;
+const counter = (value: number) =>
+  `---\nname: counter\ndescription: a shared counter\ntype: project\n---\n${value}\n`;
+if (mode === "counter") {
+  for (let index = 0; index < appends; index++) {
+    for (;;) {
+      const current = await store.read("counter.md");
+      const value = Number(current.content.split("---\n")[2]);
+      try {
+        await store.write("counter.md", counter(value + 1), { expectedHash: current.hash });
+        break;
+      } catch (error) {
+        if (!(error instanceof MemoryConflictError)) throw error;
+        conflicts++;
+      }
+    }
+  }
+  process.stdout.write(JSON.stringify({ worker, conflicts }));
+  process.exit(0);
+}
 for (let index = 0; index < appends; index++) {
   for (;;) {
     let current: { content: string; hash: string | null };

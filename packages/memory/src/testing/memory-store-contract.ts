@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { hashContent } from "../content-hash.ts";
 import {
+  MemoryArgumentError,
   MemoryConflictError,
   MemoryLimitError,
   MemoryNotFoundError,
@@ -64,7 +65,7 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         const content = memory("build", "How the build runs", "Use `pnpm build`.\n");
         const { hash } = await store.write("topics/build.md", content);
         expect(hash).toBe(hashContent(content));
-        expect(await store.read("topics/build.md")).toEqual({ content, hash });
+        expect(await store.read("topics/build.md")).toMatchObject({ content, hash });
         const listed = await store.list();
         expect(listed.map((entry) => [entry.name, entry.hash, entry.description])).toEqual([
           ["topics/build.md", hash, "How the build runs"],
@@ -119,8 +120,126 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
           MemoryConflictError,
         );
         expect((await store.read("a.md")).content).toBe(memory("a", "two"));
-        // Writing what is already there is not a conflict.
-        await store.write("a.md", memory("a", "two"), { expectedHash: first.hash });
+        // A stale hash is a conflict even when the content equals what is there: the caller computed it
+        // from a state that is gone (two counters incremented from one read would both "succeed").
+        expect(
+          await rejection(store.write("a.md", memory("a", "two"), { expectedHash: first.hash })),
+        ).toBeInstanceOf(MemoryConflictError);
+        // The same content with the current hash succeeds and makes no new version.
+        const versionsBefore = (await store.listVersions("a.md")).length;
+        const same = await store.write("a.md", memory("a", "two"), {
+          expectedHash: hashContent(memory("a", "two")),
+        });
+        expect(same.hash).toBe(hashContent(memory("a", "two")));
+        expect(await store.listVersions("a.md")).toHaveLength(versionsBefore);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "concurrent read-increment-write counters with expectedHash reach the exact total",
+      withStore(async (store) => {
+        const clients: MemoryStore[] = [store];
+        for (let index = 1; index < 4; index++) {
+          clients.push(options.openSecondClient ? await options.openSecondClient(store) : store);
+        }
+        const counter = (value: number) => memory("counter", "a shared counter", `${value}\n`);
+        await store.write("counter.md", counter(0));
+        const increments = 25;
+        let conflicts = 0;
+        const increment = async (client: MemoryStore) => {
+          for (;;) {
+            const current = await client.read("counter.md");
+            const value = Number(current.content.split("---\n")[2]?.trim());
+            try {
+              await client.write("counter.md", counter(value + 1), { expectedHash: current.hash });
+              return;
+            } catch (error) {
+              if (!(error instanceof MemoryConflictError)) throw error;
+              conflicts++;
+            }
+          }
+        };
+        await Promise.all(
+          clients.map(async (client) => {
+            for (let index = 0; index < increments; index++) await increment(client);
+          }),
+        );
+        expect((await store.read("counter.md")).content).toBe(counter(clients.length * increments));
+        expect(await store.listVersions("counter.md")).toHaveLength(clients.length * increments + 1);
+        // Conflicts are how the race shows; a store where none happened did not test it.
+        expect(conflicts).toBeGreaterThan(0);
+      }),
+      120_000,
+    );
+
+    it(
+      "a retry with the same writeId resolves to the first result and makes no second version",
+      withStore(async (store) => {
+        const first = await store.write("a.md", memory("a", "one"));
+        const writeId = "0b7f8c1e-5d7a-4a57-9a53-2f0a6c1b9e11";
+        const written = await store.write("a.md", memory("a", "two"), { expectedHash: first.hash, writeId });
+        // The reply was lost; the caller retries the same change with the hash it had.
+        const retried = await store.write("a.md", memory("a", "two"), { expectedHash: first.hash, writeId });
+        expect(retried).toEqual(written);
+        expect(
+          (await store.listVersions("a.md")).filter((version) => version.operation === "write"),
+        ).toHaveLength(2);
+        // Another change under the same writeId is refused: the id names one logical change.
+        expect(
+          await rejection(store.write("a.md", memory("a", "three"), { expectedHash: written.hash, writeId })),
+        ).toBeInstanceOf(MemoryArgumentError);
+        const deleteId = "5c0d2b8e-2f6b-4e0a-8d0e-7a1f3c9b4d22";
+        await store.delete("a.md", { expectedHash: written.hash, writeId: deleteId });
+        await store.delete("a.md", { expectedHash: written.hash, writeId: deleteId });
+        expect(await rejection(store.read("a.md"))).toBeInstanceOf(MemoryNotFoundError);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "malformed arguments are MemoryArgumentErrors before anything is written",
+      withStore(async (store) => {
+        const bad: Array<[string, Promise<unknown>]> = [
+          ["expectedHash", store.write("a.md", memory("a", "x"), { expectedHash: "abc" })],
+          ["expectedHash", store.write("a.md", memory("a", "x"), { expectedHash: "A".repeat(64) })],
+          ["writeId", store.write("a.md", memory("a", "x"), { writeId: "" })],
+          ["content", store.write("a.md", memory("a", "nul \u0000 inside"))],
+          ["content", store.write("a.md", memory("a", "lone \ud800 surrogate"))],
+        ];
+        for (const [argument, attempt] of bad) {
+          const error = await rejection(attempt);
+          expect(error, argument).toBeInstanceOf(MemoryArgumentError);
+          expect((error as MemoryArgumentError).argument).toBe(argument);
+        }
+        expect(await rejection(store.read("a.md"))).toBeInstanceOf(MemoryNotFoundError);
+        await store.write("a.md", memory("a", "x"));
+        expect(await rejection(store.readVersion("a.md", "no-such-version"))).toBeInstanceOf(
+          MemoryNotFoundError,
+        );
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "redaction blanks a version's content and keeps the version; pruning never touches the head",
+      withStore(async (store) => {
+        await store.write("a.md", memory("a", "one"), { author: "session:s1" });
+        await store.write("a.md", memory("a", "two"));
+        await store.write("a.md", memory("a", "three"));
+        const [head, second, oldest] = await store.listVersions("a.md");
+        if (!head || !second || !oldest) throw new Error("three versions were expected");
+        expect(await rejection(store.redactVersion("a.md", head.id))).toBeInstanceOf(MemoryArgumentError);
+        const redacted = await store.redactVersion("a.md", oldest.id, { reason: "held a customer name" });
+        expect(redacted.content).toBe("");
+        expect(redacted.redactedAt).toBeTruthy();
+        const kept = await store.readVersion("a.md", oldest.id);
+        expect([kept.content, kept.author, kept.operation]).toEqual(["", "session:s1", "write"]);
+        expect(await rejection(store.restore("a.md", oldest.id))).toBeInstanceOf(MemoryArgumentError);
+        expect(await store.pruneVersions("a.md", { keep: 1 })).toEqual({ removed: 2 });
+        expect((await store.listVersions("a.md")).map((version) => version.id)).toEqual([head.id]);
+        expect((await store.read("a.md")).content).toBe(memory("a", "three"));
+        expect(await rejection(store.pruneVersions("a.md", { keep: 0 }))).toBeInstanceOf(MemoryArgumentError);
       }),
       TIMEOUT,
     );
@@ -131,7 +250,7 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         await store.write("a.md", memory("a", "one"), { author: "session:s1" });
         await store.write("a.md", memory("a", "two"), { author: "agent:a2" });
         await store.delete("a.md", { author: "user" });
-        const versions = await store.versions("a.md");
+        const versions = await store.listVersions("a.md");
         expect(versions.map((version) => [version.operation, version.author])).toEqual([
           ["delete", "user"],
           ["write", "agent:a2"],
@@ -139,6 +258,8 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         ]);
         expect(versions[0]?.content).toBe(memory("a", "two"));
         expect(await store.list()).toEqual([]);
+        // A deleted memory still has versions: a copy or backup finds it.
+        expect(await store.versionedNames()).toEqual(["a.md"]);
         const first = versions[2];
         if (!first) throw new Error("the first version is missing");
         await store.restore("a.md", first.id, { expectedHash: null });
@@ -206,7 +327,7 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         await Promise.all(lines.map((line, index) => append(index % 2 === 0 ? store : other, line)));
         const { content } = await store.read("log.md");
         for (const line of lines) expect(content).toContain(`${line}\n`);
-        expect(await store.versions("log.md")).toHaveLength(lines.length + 1);
+        expect(await store.listVersions("log.md")).toHaveLength(lines.length + 1);
       }),
       TIMEOUT,
     );

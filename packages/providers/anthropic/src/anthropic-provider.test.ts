@@ -1,13 +1,16 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import {
   AbortedError,
   ConfigurationError,
   type ModelRequest,
+  modelRetirement,
   PromptTooLongError,
-  ProviderRequestError,
   type ToolDefinition,
 } from "@unforget/core";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
 
 const MODEL = "claude-sonnet-4-6";
@@ -178,6 +181,37 @@ describe("context management", () => {
     const streamed = await provider().streamMessage(request).finalResponse();
     expect(streamed.appliedContextEdits).toEqual(response.appliedContextEdits);
     expect(streamed.usage).toEqual(response.usage);
+  });
+
+  it("leaves unsigned thinking (imported sessions) out of the request and keeps signed thinking", async () => {
+    await provider().createMessage({
+      model: MODEL,
+      maxTokens: 64,
+      messages: [
+        { role: "user", content: "Read the file." },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "imported, unsigned" },
+            { type: "thinking", thinking: "signed", signature: "sig1" },
+            { type: "text", text: "Reading." },
+          ],
+        },
+        { role: "assistant", content: [{ type: "thinking", thinking: "alone and unsigned", signature: "" }] },
+        { role: "user", content: "Go on." },
+      ],
+    });
+    expect(sentBody(0).messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Read the file." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "signed", signature: "sig1" },
+          { type: "text", text: "Reading." },
+        ],
+      },
+      { role: "user", content: [{ type: "text", text: "Go on." }] },
+    ]);
   });
 
   it("passes clear_thinking edits through and reports cleared thinking turns", async () => {
@@ -461,7 +495,7 @@ describe("model limits", () => {
   });
 });
 
-describe("cancellation and timeouts", () => {
+describe("cancellation", () => {
   const hi: ModelRequest = {
     model: MODEL,
     maxTokens: 16,
@@ -469,7 +503,8 @@ describe("cancellation and timeouts", () => {
   };
 
   it("aborting after the first streamed event stops the stream with AbortedError", async () => {
-    fake.enqueue({ kind: "reply", text: "a slow answer that streams in several frames", delayMs: 40 });
+    // No pacing: the frames may all be buffered already, and still none after the abort is delivered.
+    fake.enqueue({ kind: "reply", text: "an answer that streams in several frames" });
     const controller = new AbortController();
     const stream = provider().streamMessage(hi, { signal: controller.signal });
     const seen: string[] = [];
@@ -482,13 +517,58 @@ describe("cancellation and timeouts", () => {
     expect(error).toBeInstanceOf(AbortedError);
     expect(seen).toEqual(["message_start"]);
   });
+});
 
-  it("a per-call timeout on a hanging server is a retryable ProviderRequestError", async () => {
-    fake.enqueue({ kind: "hang" });
-    const error = await provider()
-      .createMessage(hi, { timeoutMs: 100, maxRetries: 0 })
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ProviderRequestError);
-    expect((error as ProviderRequestError).retryable).toBe(true);
+describe("settings it does not read", () => {
+  it("refuses them at creation, naming the setting meant (the SDK's names included)", () => {
+    const refused = (settings: object) => {
+      try {
+        createAnthropicProvider({ apiKey: "sk-ant-test", ...settings });
+      } catch (error) {
+        return error as ConfigurationError;
+      }
+      throw new Error("The provider took a setting it does not read.");
+    };
+    const baseUrl = refused({ baseUrl: fake.url });
+    expect(baseUrl).toBeInstanceOf(ConfigurationError);
+    expect(baseUrl.setting).toBe("baseUrl");
+    expect(baseUrl.message).toBe(
+      'createAnthropicProvider() has no setting "baseUrl", so it would be ignored. Here the setting is "baseURL": URL is in capitals, as in the Anthropic SDK.',
+    );
+    expect(refused({ maxAttempts: 3 }).message).toContain('Here the setting is "maxRetries"');
+    expect(refused({ api_key: "sk" }).message).toContain('Did you mean "apiKey"?');
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("deprecated models", () => {
+  it("turns the SDK's two-line warning on every request into one line per process, with the model to use", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const request: ModelRequest = {
+        model: "claude-opus-4-5-20251101",
+        maxTokens: 16,
+        messages: [{ role: "user", content: "hi" }],
+      };
+      await provider().createMessage(request);
+      await provider().streamMessage(request).finalResponse();
+      await provider().createMessage(request);
+      expect(warn.mock.calls).toEqual([
+        [
+          "unforget: the model claude-opus-4-5-20251101 is deprecated and reaches its end of life on 2027-01-22; use claude-opus-4-6 instead (https://docs.anthropic.com/en/docs/resources/model-deprecations).",
+        ],
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("knows every model the installed SDK calls deprecated", () => {
+    // Not an export of the SDK: read from its files, so that an SDK upgrade that adds one fails here.
+    const root = dirname(createRequire(import.meta.url).resolve("@anthropic-ai/sdk"));
+    const listed = readFileSync(join(root, "internal", "data", "deprecated-models.js"), "utf8");
+    const models = [...listed.matchAll(/'([^']+)':\s*'/g)].map((match) => match[1] ?? "");
+    expect(models.length).toBeGreaterThan(0);
+    for (const model of models) expect(modelRetirement(model), model).toBeDefined();
   });
 });

@@ -12,6 +12,7 @@ import {
   type AttemptContext,
   createProviderRuntime,
   type ProviderRuntimeSettings,
+  settingNamesOf,
   unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import {
@@ -20,8 +21,10 @@ import {
   readAnthropicEnvironment,
 } from "./anthropic-environment.ts";
 import { ANTHROPIC_PROVIDER_ID, toAnthropicError } from "./anthropic-error.ts";
+import { withSdkNotices } from "./anthropic-sdk-notices.ts";
 import { AnthropicStreamTranslator, responseFromWire } from "./anthropic-stream.ts";
 import {
+  ANTHROPIC_UNSIGNED_THINKING,
   type AnthropicRequest,
   convertToAnthropicCountRequest,
   convertToAnthropicRequest,
@@ -70,6 +73,17 @@ export interface AnthropicProvider extends ModelProvider {
 
 const ANTHROPIC = { providerId: ANTHROPIC_PROVIDER_ID, displayName: "The Anthropic API" } as const;
 
+/** The settings only this provider reads; any other key (beyond the shared ones) is refused. */
+const ANTHROPIC_SETTING_NAMES = settingNamesOf<
+  Omit<AnthropicProviderSettings, keyof ProviderRuntimeSettings>
+>({
+  apiKey: true,
+  authToken: true,
+  baseURL: true,
+  headers: true,
+  fetch: true,
+});
+
 /** Per-attempt timeout when neither the call nor the settings give one: the SDK's own default. */
 const DEFAULT_TIMEOUT_MS = 600_000;
 /** The runtime times every attempt; the SDK's own timer is pushed past any realistic call. */
@@ -88,6 +102,10 @@ interface MessagesEndpoint {
 export function createAnthropicProvider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
   const runtime = createProviderRuntime({
     ...ANTHROPIC,
+    factoryName: "createAnthropicProvider()",
+    settingNames: ANTHROPIC_SETTING_NAMES,
+    // The API rejects a thinking block without its signature.
+    unsignedThinking: ANTHROPIC_UNSIGNED_THINKING,
     capabilities: {
       nativeTokenCounting: true,
       nativeContextManagement: true,
@@ -197,7 +215,8 @@ function send(
   attempt: AttemptContext,
 ): Promise<{ data: unknown; response: Response }> {
   const { api, extra } = messagesApi(client, call.betas);
-  return api.create({ ...call.body, ...extra }, sdkOptions(attempt)).withResponse();
+  // The SDK warns about deprecated models inside create(), synchronously, on every call.
+  return withSdkNotices(() => api.create({ ...call.body, ...extra }, sdkOptions(attempt))).withResponse();
 }
 
 /**

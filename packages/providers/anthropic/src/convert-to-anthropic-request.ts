@@ -2,12 +2,14 @@ import {
   type ContentBlock,
   type ContextManagementEdit,
   type CountTokensRequest,
+  contentBlocks,
   InvalidMessageError,
   type ModelRequest,
   type TextBlock,
   type ToolChoice,
   type ToolResultContentBlock,
 } from "@unforget/core";
+import { prepareRequest, type UnsignedThinkingPolicy } from "@unforget/provider-runtime";
 import { ANTHROPIC_PROVIDER_ID } from "./anthropic-error.ts";
 import type { AnthropicProviderOptions } from "./anthropic-provider.ts";
 
@@ -20,13 +22,23 @@ export const COMPACTION_BETA = "compact-2026-01-12";
 
 /** The Messages API call a request becomes: the body, and the betas that select the beta endpoint. */
 export interface AnthropicRequest {
+  /** The JSON body, snake_case as the API takes it (`max_tokens`, `tool_use_id`, `cache_control`, …). */
   body: WireObject;
-  /** Empty for the GA endpoint. */
+  /** The `anthropic-beta` flags the request needs; empty for the GA endpoint. */
   betas: string[];
 }
 
-/** The `POST /v1/messages` call for a request (without `stream`). */
-export function convertToAnthropicRequest(request: ModelRequest): AnthropicRequest {
+/** What the provider does with a thinking block without a signature: the API refuses it, so it is left out. */
+export const ANTHROPIC_UNSIGNED_THINKING: UnsignedThinkingPolicy = "drop";
+
+/**
+ * The `POST /v1/messages` call the provider makes for a request (without `stream`): the JSON body in the
+ * API's wire shape and the beta flags (sent as the `anthropic-beta` header, which selects the beta endpoint).
+ * Pure, nothing is sent; the request is prepared exactly as the provider prepares it (checked, string
+ * contents as text blocks, unsigned thinking left out), so this is what would go on the wire.
+ */
+export function convertToAnthropicRequest(given: ModelRequest): AnthropicRequest {
+  const request = prepareRequest(given, ANTHROPIC_UNSIGNED_THINKING);
   const body = conversationBody(request);
   body.max_tokens = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -37,7 +49,8 @@ export function convertToAnthropicRequest(request: ModelRequest): AnthropicReque
 }
 
 /** The `POST /v1/messages/count_tokens` call: only the fields that endpoint accepts (no `max_tokens`). */
-export function convertToAnthropicCountRequest(request: CountTokensRequest): AnthropicRequest {
+export function convertToAnthropicCountRequest(given: CountTokensRequest): AnthropicRequest {
+  const request = prepareRequest(given, ANTHROPIC_UNSIGNED_THINKING);
   return { body: conversationBody(request), betas: requiredBetas(request, anthropicOptions(request).betas) };
 }
 
@@ -128,7 +141,7 @@ function conversationBody(request: CountTokensRequest): WireObject {
     model: request.model,
     messages: request.messages.map((message) => ({
       role: message.role,
-      content: message.content.map(contentBlockToWire),
+      content: contentBlocks(message.content).map(contentBlockToWire),
     })),
   };
   const system = systemToWire(request.system);

@@ -7,5 +7,5 @@ export type {
   AnthropicProviderSettings,
 } from "./anthropic-provider.ts";
 export { createAnthropicProvider } from "./anthropic-provider.ts";
-export type { AnthropicRequest } from "./convert-to-anthropic-request.ts";
+export type { AnthropicRequest, WireObject } from "./convert-to-anthropic-request.ts";
 export { convertToAnthropicRequest } from "./convert-to-anthropic-request.ts";

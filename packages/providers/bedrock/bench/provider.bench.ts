@@ -15,7 +15,7 @@ import { Bench } from "tinybench";
 import { convertToBedrockRequest } from "../src/convert-to-bedrock-request.ts";
 import { createBedrockProvider } from "../src/index.ts";
 
-const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const MODEL = "anthropic.claude-sonnet-4-6";
 
 function conversation(turns: number): RequestMessage[] {
   const messages: RequestMessage[] = [];

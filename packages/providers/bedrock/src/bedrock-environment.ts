@@ -2,8 +2,11 @@ import { loadConfig, NODE_REGION_CONFIG_FILE_OPTIONS, NODE_REGION_CONFIG_OPTIONS
 import type { EnvironmentDetection, EnvironmentProblem } from "@unforget/provider-runtime";
 import { nonBlank } from "@unforget/provider-runtime";
 
-/** The model a deployment gets when it names none: a cross-region inference profile, enabled per account. */
-export const BEDROCK_DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+/**
+ * The model a deployment gets when it names none: Claude Sonnet 4.6 through the US cross-region inference
+ * profile (from a region outside the US, name the `eu.`, `apac.` or `global.` profile in UNFORGET_MODEL).
+ */
+export const BEDROCK_DEFAULT_MODEL = "us.anthropic.claude-sonnet-4-6";
 
 /** Static AWS credentials (an access key pair, with a session token for temporary credentials). */
 export interface BedrockCredentials {

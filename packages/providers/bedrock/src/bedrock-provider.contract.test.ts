@@ -15,7 +15,7 @@ describeProviderContract({
       maxRetries: settings.maxRetries,
       initialRetryDelayMs: settings.initialRetryDelayMs,
     }),
-  model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+  model: "anthropic.claude-sonnet-4-6",
   capabilities: {
     nativeTokenCounting: true,
     unsupportedCountingModel: "amazon.nova-pro-v1:0",

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { BedrockProviderSettings } from "./index.ts";
 import { createBedrockProvider } from "./index.ts";
 
-const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const MODEL = "anthropic.claude-sonnet-4-6";
 const PROFILE = `us.${MODEL}`;
 
 function userText(text: string): RequestMessage {
@@ -234,6 +234,32 @@ describe("createBedrockProvider against the h2c fake", () => {
   });
 
   describe("responses", () => {
+    it("leaves unsigned thinking (imported sessions) out of the request and keeps signed reasoning", async () => {
+      await make().createMessage(
+        request({
+          messages: [
+            userText("Read the file."),
+            {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: "imported, unsigned" },
+                { type: "thinking", thinking: "signed", signature: "sig-1" },
+                { type: "text", text: "Reading." },
+              ],
+            },
+            userText("Go on."),
+          ],
+        }),
+      );
+      expect((lastBody().messages as unknown[])[1]).toEqual({
+        role: "assistant",
+        content: [
+          { reasoningContent: { reasoningText: { text: "signed", signature: "sig-1" } } },
+          { text: "Reading." },
+        ],
+      });
+    });
+
     it("maps redacted reasoning to redacted_thinking (base64) and keeps the request id as response id", async () => {
       fake.enqueue({
         kind: "reply",
@@ -387,32 +413,6 @@ describe("createBedrockProvider against the h2c fake", () => {
       expect((error as ProviderRequestError).providerErrorType).toBe("ThrottlingException");
     });
 
-    it("times out an attempt that never answers, as a retryable error", async () => {
-      fake.enqueue({ kind: "hang" });
-      const error = await make({ maxRetries: 0, timeoutMs: 100 })
-        .createMessage(request())
-        .catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(ProviderRequestError);
-      expect((error as ProviderRequestError).retryable).toBe(true);
-      expect((error as ProviderRequestError).providerErrorType).toBe("timeout");
-    });
-
-    it("bounds a stream's wait for its first event, not how long the stream then takes", async () => {
-      // Several frames 60 ms apart: the whole stream takes far longer than the 150 ms per-attempt timeout.
-      fake.enqueue({
-        kind: "reply",
-        text: "a slow but steady answer",
-        thinking: "step by step",
-        delayMs: 60,
-      });
-      const started = Date.now();
-      const response = await make({ maxRetries: 0, timeoutMs: 150 }).streamMessage(request()).finalResponse();
-      expect(Date.now() - started).toBeGreaterThan(150);
-      expect(response.content.find((block) => block.type === "text")).toMatchObject({
-        text: "a slow but steady answer",
-      });
-    });
-
     it("aborts a stream that is already delivering events", async () => {
       fake.enqueue({ kind: "reply", text: "a slow answer", delayMs: 40 });
       const controller = new AbortController();
@@ -454,12 +454,31 @@ describe("createBedrockProvider against the h2c fake", () => {
     });
 
     it("resolves model limits through Bedrock ids and honours overrides", () => {
-      const provider = make({ modelLimits: { "claude-sonnet-4-5": { contextWindow: 1_000_000 } } });
+      const provider = make({ modelLimits: { "claude-sonnet-4-6": { contextWindow: 200_000 } } });
       expect(make().getModelLimits(PROFILE)).toMatchObject({
-        model: "claude-sonnet-4-5",
-        contextWindow: 200_000,
+        model: "claude-sonnet-4-6",
+        contextWindow: 1_000_000,
       });
-      expect(provider.getModelLimits(PROFILE).contextWindow).toBe(1_000_000);
+      expect(provider.getModelLimits(PROFILE).contextWindow).toBe(200_000);
     });
+  });
+});
+
+describe("settings it does not read", () => {
+  it("refuses the AWS SDK's endpoint at creation rather than sending to the regional endpoint", () => {
+    let error: unknown;
+    try {
+      createBedrockProvider({ region: "us-east-1", endpoint: "http://127.0.0.1:1", env: {} } as object);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).message).toBe(
+      'createBedrockProvider() has no setting "endpoint", so it would be ignored. Here the setting is "baseURL": "endpoint" is the AWS SDK\'s name for it.',
+    );
+    expect(() => createBedrockProvider({ maxAttempts: 1 } as object)).toThrow(
+      'Here the setting is "maxRetries"',
+    );
+    expect(() => createBedrockProvider({ regoin: "eu-west-1" } as object)).toThrow('Did you mean "region"?');
   });
 });

@@ -17,6 +17,7 @@ import {
   type AttemptContext,
   createProviderRuntime,
   type ProviderRuntimeSettings,
+  settingNamesOf,
   unexpectedResponseError,
 } from "@unforget/provider-runtime";
 import { type BedrockEnvironmentSettings, readBedrockEnvironment } from "./bedrock-environment.ts";
@@ -76,6 +77,17 @@ export interface BedrockProvider extends ModelProvider {
 
 const BEDROCK = { providerId: BEDROCK_PROVIDER_ID, displayName: "Bedrock" } as const;
 
+/** The settings only this provider reads; any other key (beyond the shared ones) is refused. */
+const BEDROCK_SETTING_NAMES = settingNamesOf<Omit<BedrockProviderSettings, keyof ProviderRuntimeSettings>>({
+  region: true,
+  baseURL: true,
+  credentials: true,
+  apiKey: true,
+  profile: true,
+  headers: true,
+  requestHandler: true,
+});
+
 const COUNT_TOKENS_UNSUPPORTED =
   /(?:doesn't|does not|not) support(?:ed)?[^.]*count|count[^.]*not (?:supported|available)/i;
 
@@ -88,6 +100,10 @@ export function createBedrockProvider(settings: BedrockProviderSettings = {}): B
   const unsupported = new Map<string, string>();
   const runtime = createProviderRuntime({
     ...BEDROCK,
+    factoryName: "createBedrockProvider()",
+    settingNames: BEDROCK_SETTING_NAMES,
+    // Claude on Bedrock rejects reasoning without its signature.
+    unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: true,
       nativeContextManagement: false,

@@ -22,7 +22,7 @@ import type {
   ToolChoice,
   ToolDefinition,
 } from "@unforget/core";
-import { InvalidMessageError } from "@unforget/core";
+import { contentBlocks, InvalidMessageError } from "@unforget/core";
 import type { BedrockProviderOptions } from "./bedrock-provider.ts";
 
 type DocumentType = NonNullable<ConverseRequest["additionalModelRequestFields"]>;
@@ -154,7 +154,9 @@ function toConverseMessages(messages: RequestMessage[]): BedrockMessage[] {
     return documentCount;
   };
   for (const message of messages) {
-    const content = message.content.flatMap((block) => toConverseBlocks(block, nextDocumentName));
+    const content = contentBlocks(message.content).flatMap((block) =>
+      toConverseBlocks(block, nextDocumentName),
+    );
     const previous = result.at(-1);
     if (previous !== undefined && previous.role === message.role) {
       previous.content = [...(previous.content ?? []), ...content];
@@ -325,10 +327,12 @@ function toToolConfig(
     // tools removed, for example). Declare the tools the history used, with an open schema.
     const used = new Set<string>();
     for (const message of messages) {
-      for (const block of message.content) if (block.type === "tool_use") used.add(block.name);
+      for (const block of contentBlocks(message.content)) if (block.type === "tool_use") used.add(block.name);
     }
     const hasToolBlocks = messages.some((message) =>
-      message.content.some((block) => block.type === "tool_use" || block.type === "tool_result"),
+      contentBlocks(message.content).some(
+        (block) => block.type === "tool_use" || block.type === "tool_result",
+      ),
     );
     if (!hasToolBlocks) return undefined;
     if (used.size === 0) used.add("tool");

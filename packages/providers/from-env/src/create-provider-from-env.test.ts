@@ -1,10 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigurationError } from "@unforget/core";
+import { ConfigurationError, modelRetirement } from "@unforget/core";
 import { startAnthropicFake, startBedrockFake } from "@unforget/testing/fakes";
 import { afterAll, describe, expect, it } from "vitest";
 import { createProviderFromEnv } from "./create-provider-from-env.ts";
+import { loadProviderPackage, PROVIDER_NAMES } from "./provider-packages.ts";
 
 const hello = (model: string) => ({
   model,
@@ -149,7 +150,7 @@ describe("createProviderFromEnv", () => {
     expect([bedrock.providerName, bedrock.provider.providerId, bedrock.model]).toEqual([
       "bedrock",
       "bedrock",
-      "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+      "us.anthropic.claude-sonnet-4-6",
     ]);
     const bearer = isolated({ AWS_BEARER_TOKEN_BEDROCK: "t", AWS_REGION: "us-west-2" });
     expect((await createProviderFromEnv({ env: bearer })).providerName).toBe("bedrock");
@@ -211,7 +212,7 @@ describe("createProviderFromEnv", () => {
           AWS_ACCESS_KEY_ID: fake.credentials.accessKeyId,
           AWS_SECRET_ACCESS_KEY: fake.credentials.secretAccessKey,
           AWS_REGION: fake.region,
-          UNFORGET_MODEL: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+          UNFORGET_MODEL: "anthropic.claude-sonnet-4-6",
         }),
         bedrock: { baseURL: fake.url },
       });
@@ -245,20 +246,49 @@ describe("createProviderFromEnv", () => {
           AWS_PROFILE: "agent",
           AWS_CONFIG_FILE: join(files, "config"),
           AWS_SHARED_CREDENTIALS_FILE: join(files, "credentials"),
-          UNFORGET_MODEL: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+          UNFORGET_MODEL: "anthropic.claude-sonnet-4-6",
         }),
         bedrock: { baseURL: fake.url },
       });
       expect(providerName).toBe("bedrock");
       expect(reason).toContain("AWS_PROFILE");
       fake.enqueue({ kind: "reply", text: "signed by the profile" });
-      const response = await provider.createMessage(hello("anthropic.claude-sonnet-4-5-20250929-v1:0"));
+      const response = await provider.createMessage(hello("anthropic.claude-sonnet-4-6"));
       expect(response.content).toEqual([{ type: "text", text: "signed by the profile" }]);
       expect(fake.requests[0]?.headers.authorization).toContain("Credential=AKIDPROFILEAGENT/");
       expect(fake.requests[0]?.headers.authorization).toContain("/eu-central-1/bedrock/aws4_request");
     } finally {
       rmSync(files, { recursive: true, force: true });
       await fake.close();
+    }
+  });
+
+  it("refuses an option it does not read, and the chosen provider refuses a setting it does not read", async () => {
+    const misspelt = await configurationError(() =>
+      createProviderFromEnv({ env: isolated(), bedrok: { region: "eu-west-1" } } as object),
+    );
+    expect(misspelt.message).toBe(
+      'createProviderFromEnv() has no setting "bedrok", so it would be ignored. Did you mean "bedrock"?',
+    );
+    const endpoint = await configurationError(() =>
+      createProviderFromEnv({
+        env: isolated({
+          UNFORGET_PROVIDER: "bedrock",
+          AWS_REGION: "us-east-1",
+          AWS_BEARER_TOKEN_BEDROCK: "k",
+        }),
+        bedrock: { endpoint: "http://127.0.0.1:1" } as object,
+      }),
+    );
+    expect(endpoint.message).toContain('createBedrockProvider() has no setting "endpoint"');
+    expect(endpoint.message).toContain('Here the setting is "baseURL"');
+  });
+
+  it("gives every provider a current default model: none is deprecated", async () => {
+    for (const name of PROVIDER_NAMES) {
+      const loaded = await loadProviderPackage(name);
+      expect(loaded, name).toBeDefined();
+      expect(modelRetirement(loaded?.defaultModel ?? ""), `${name}: ${loaded?.defaultModel}`).toBeUndefined();
     }
   });
 });

@@ -1,4 +1,5 @@
 import { ConfigurationError, type ModelProvider } from "@unforget/core";
+import { checkSettingNames } from "@unforget/provider-runtime";
 import { ProviderPackageMissingError } from "./provider-package-missing-error.ts";
 import {
   loadProviderPackage,
@@ -34,11 +35,14 @@ interface Choice<Name extends ProviderName = ProviderName> {
  * configuration alone. `UNFORGET_PROVIDER` (anthropic | bedrock | vertex) wins; otherwise the first installed
  * provider whose settings are present decides (Anthropic, then Bedrock, then Vertex). Either way the chosen
  * provider's own rules check it, so a choice that could not serve a request is a `ConfigurationError` here,
- * not on the first call. Provider packages are optional peers, loaded only when considered.
+ * not on the first call. Provider packages are optional peers, loaded only when considered. An option this
+ * function does not read (or, for the chosen provider, a setting its factory does not read) is a
+ * `ConfigurationError` naming the one probably meant.
  */
 export async function createProviderFromEnv(
   options: CreateProviderFromEnvOptions = {},
 ): Promise<ProviderFromEnv> {
+  checkSettingNames("createProviderFromEnv()", options, ["env", ...PROVIDER_NAMES]);
   const env = options.env ?? process.env;
   const requested = env.UNFORGET_PROVIDER?.trim().toLowerCase();
   const choice = requested

@@ -19,6 +19,7 @@ beforeAll(() => {
   cpSync(join(fromEnv, "package.json"), join(scope, "providers", "package.json"));
   cpSync(join(fromEnv, "dist"), join(scope, "providers", "dist"), { recursive: true });
   symlinkSync(join(packages, "core"), join(scope, "core"), "dir");
+  symlinkSync(join(packages, "providers", "runtime"), join(scope, "provider-runtime"), "dir");
   symlinkSync(join(packages, "providers", "anthropic"), join(scope, "provider-anthropic"), "dir");
 });
 afterAll(() => rmSync(project, { recursive: true, force: true }));

@@ -16,10 +16,8 @@ describe("checkRequest", () => {
   it("takes a string as text content and leaves a typed request untouched", () => {
     const typed: ModelRequest = { model: "m", maxTokens: 1, messages: [{ role: "user", content: [] }] };
     expect(checkRequest(typed)).toBe(typed);
-    const plain = { model: "m", maxTokens: 1, messages: [{ role: "user", content: "hi" }] };
-    expect(checkRequest(plain as unknown as ModelRequest).messages).toEqual([
-      { role: "user", content: [{ type: "text", text: "hi" }] },
-    ]);
+    const plain: ModelRequest = { model: "m", maxTokens: 1, messages: [{ role: "user", content: "hi" }] };
+    expect(checkRequest(plain).messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }]);
   });
 
   it("names the field a snake_case or misspelt key was meant to be", () => {

@@ -1,5 +1,5 @@
 import { type CountTokensRequest, InvalidMessageError, normalizeContent } from "@unforget/core";
-import { distance as editDistance } from "fastest-levenshtein";
+import { describeValue, findUnknownKey, meantKey } from "./known-keys.ts";
 
 /** Every field a `ModelRequest` has; a count takes the same request. */
 const REQUEST_FIELDS: readonly string[] = [
@@ -27,9 +27,8 @@ export function checkRequest<Request extends CountTokensRequest>(request: Reques
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
     throw new InvalidMessageError("A model request must be an object: { model, messages, maxTokens, … }.");
   }
-  for (const key of Object.keys(request)) {
-    if (!REQUEST_FIELDS.includes(key)) throw unknownField(key);
-  }
+  const unknown = findUnknownKey(request, REQUEST_FIELDS);
+  if (unknown !== undefined) throw unknownField(unknown);
   const messages: unknown = request.messages;
   if (!Array.isArray(messages)) {
     throw new InvalidMessageError(
@@ -54,8 +53,7 @@ export function checkRequest<Request extends CountTokensRequest>(request: Reques
 }
 
 function unknownField(key: string): InvalidMessageError {
-  const camel = key.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());
-  const meant = REQUEST_FIELDS.includes(camel) ? camel : closest(key);
+  const meant = meantKey(key, REQUEST_FIELDS);
   const hint =
     meant === undefined
       ? `The fields are ${REQUEST_FIELDS.join(", ")}.`
@@ -63,22 +61,4 @@ function unknownField(key: string): InvalidMessageError {
   return new InvalidMessageError(
     `The request has no field "${key}", so it would be ignored. ${hint} Fields of one provider's API go in providerOptions.<provider id>.`,
   );
-}
-
-/** The request field nearest to `key` by edit distance, when it is near enough to be a typo. */
-function closest(key: string): string | undefined {
-  let best: { field: string; distance: number } | undefined;
-  for (const field of REQUEST_FIELDS) {
-    const distance = editDistance(key.toLowerCase(), field.toLowerCase());
-    if (best === undefined || distance < best.distance) best = { field, distance };
-  }
-  return best !== undefined && best.distance <= Math.max(2, Math.floor(key.length / 4))
-    ? best.field
-    : undefined;
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

@@ -8,6 +8,7 @@ import {
 } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { createProviderRuntime, type ProviderDefinition } from "./provider-runtime.ts";
+import type { ProviderRuntimeSettings } from "./provider-settings.ts";
 
 // A provider whose "SDK" is a few lines of local code: it answers, hangs or never settles on demand, and
 // never looks at a signal, like SDKs that cannot cancel a request.
@@ -28,6 +29,9 @@ function definition(overrides: Partial<ProviderDefinition<LocalClient, "local">>
   const base: ProviderDefinition<LocalClient, "local"> = {
     providerId: "local",
     displayName: "The local provider",
+    factoryName: "createLocalProvider()",
+    settingNames: ["endpointUrl"],
+    unsignedThinking: "drop",
     capabilities: {
       nativeTokenCounting: false,
       nativeContextManagement: false,
@@ -119,5 +123,32 @@ describe("createProviderRuntime", () => {
     expect(counted.method).toBe("heuristic");
     expect(counted.inputTokens).toBeGreaterThan(0);
     expect(provider.capabilities.nativeTokenCounting).toBe(false);
+  });
+
+  it("refuses a setting the provider does not read, naming the one meant", () => {
+    const refused = (settings: object) => {
+      try {
+        createProviderRuntime(definition({ settings: settings as ProviderRuntimeSettings }));
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    // Shared and own names are taken.
+    expect(refused({ maxRetries: 1, endpointUrl: "http://127.0.0.1:1", env: {} })).toBeUndefined();
+    const typo = refused({ maxRetires: 1 });
+    expect(typo).toBeInstanceOf(ConfigurationError);
+    expect((typo as ConfigurationError).setting).toBe("maxRetires");
+    expect((typo as Error).message).toBe(
+      'createLocalProvider() has no setting "maxRetires", so it would be ignored. Did you mean "maxRetries"?',
+    );
+    expect((refused({ max_retries: 1 }) as Error).message).toContain('Did you mean "maxRetries"?');
+    expect((refused({ maxAttempts: 3 }) as Error).message).toContain(
+      'Here the setting is "maxRetries": it counts only the retries (maxAttempts 3 is maxRetries 2).',
+    );
+    expect((refused({ colour: "blue" }) as Error).message).toContain("The settings are maxRetries,");
+    expect((refused([]) as Error).message).toBe(
+      "createLocalProvider() takes an object of settings; it was given an array.",
+    );
   });
 });

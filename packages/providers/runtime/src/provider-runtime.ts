@@ -14,14 +14,16 @@ import {
   type TokenCount,
   type UnforgetError,
 } from "@unforget/core";
-import { checkRequest } from "./check-request.ts";
 import { connectOnce } from "./connect-once.ts";
 import { describeError } from "./describe-error.ts";
 import { heuristicTokenCount } from "./heuristic-token-count.ts";
+import { checkSettingNames } from "./known-keys.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
 import { createModelStream } from "./model-stream.ts";
+import { noticeDeprecatedModel } from "./notices.ts";
+import { type PreparedRequest, prepareRequest, type UnsignedThinkingPolicy } from "./prepare-request.ts";
 import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
-import type { ProviderRuntimeSettings } from "./provider-settings.ts";
+import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
 import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
 import { throwIfAborted } from "./retry.ts";
 
@@ -35,8 +37,17 @@ export interface ProviderDefinition<Client, Id extends string = string> {
   providerId: Id;
   /** How messages name the provider: "The Anthropic API", "Bedrock", "Vertex AI". */
   displayName: string;
+  /** How messages name the factory that takes the settings: "createBedrockProvider()". */
+  factoryName: string;
+  /**
+   * The provider's own setting names (`settingNamesOf`). With the shared ones, the only keys `settings` may
+   * have: any other is refused at creation with the name it was probably meant to be, never ignored.
+   */
+  settingNames: readonly string[];
   /** Static capabilities; `nativeTokenCounting` is switched off by the setting of that name. */
   capabilities: ProviderCapabilities;
+  /** Whether thinking blocks without a signature are dropped before conversion (the API rejects them) or kept. */
+  unsignedThinking: UnsignedThinkingPolicy;
   /** The settings the caller gave (only the shared fields are read here). */
   settings: ProviderRuntimeSettings;
   /** Per-attempt timeout when neither the call nor the settings give one; none when absent. */
@@ -46,22 +57,26 @@ export interface ProviderDefinition<Client, Id extends string = string> {
   /** Called for every failure that is not already a typed error, an abort or a timeout: maps it to a typed error. */
   toError(error: unknown, context: ErrorContext): UnforgetError;
   /** Called once per attempt of `createMessage`: sends the request and translates the whole response. */
-  createMessage(client: Client, request: ModelRequest, attempt: AttemptContext): Promise<ModelResponse>;
+  createMessage(client: Client, request: PreparedRequest, attempt: AttemptContext): Promise<ModelResponse>;
   /**
    * Called once per attempt of `streamMessage`: opens the stream and yields the translated events. It yields
    * `message_stop` only when the wire said the message ended; a source that ends without it is truncated.
    */
   streamMessage(
     client: Client,
-    request: ModelRequest,
+    request: PreparedRequest,
     attempt: AttemptContext,
   ): AsyncIterable<ModelStreamEvent>;
   /** Called once per attempt of a native count; absent when the provider has no counting endpoint. */
-  countTokens?(client: Client, request: CountTokensRequest, attempt: AttemptContext): Promise<number>;
+  countTokens?(
+    client: Client,
+    request: PreparedRequest<CountTokensRequest>,
+    attempt: AttemptContext,
+  ): Promise<number>;
   /** Called before counting: a reason to answer with the heuristic without a call, or undefined to count natively. */
-  nativeCountUnavailable?(request: CountTokensRequest): string | undefined;
+  nativeCountUnavailable?(request: PreparedRequest<CountTokensRequest>): string | undefined;
   /** Called when native counting failed for good, before the heuristic answers (to remember an unsupported model, say). */
-  onNativeCountFailed?(request: CountTokensRequest, error: UnforgetError): void;
+  onNativeCountFailed?(request: PreparedRequest<CountTokensRequest>, error: UnforgetError): void;
 }
 
 /** A provider's runtime: the `ModelProvider` itself, and what the provider's extra calls need. */
@@ -74,11 +89,17 @@ export interface ProviderRuntime<Client, Id extends string = string> {
   call<T>(options: RequestOptions, run: (client: Client, attempt: AttemptContext) => Promise<T>): Promise<T>;
 }
 
-/** Builds a provider from its definition. Nothing is read or connected until the first request. */
+/**
+ * Builds a provider from its definition. Nothing is read or connected until the first request; only the
+ * setting names are checked here (`ConfigurationError` for a key the provider does not read).
+ */
 export function createProviderRuntime<Client, Id extends string>(
   definition: ProviderDefinition<Client, Id>,
 ): ProviderRuntime<Client, Id> {
-  const { settings } = definition;
+  const settings = checkSettingNames(definition.factoryName, definition.settings, [
+    ...SHARED_SETTING_NAMES,
+    ...definition.settingNames,
+  ]);
   const client = connectOnce(() => definition.connect());
   const limits = createLearnedModelLimits(
     createModelLimitsRegistry(settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits }),
@@ -89,6 +110,15 @@ export function createProviderRuntime<Client, Id extends string>(
     settings.nativeTokenCounting !== false;
 
   const calls = createRetriedCalls(definition, client);
+  /**
+   * The request as the definition receives it: checked, strings as blocks, unsigned thinking per the
+   * policy. A deprecated model is named once per process.
+   */
+  const prepare = <Request extends CountTokensRequest>(given: Request): PreparedRequest<Request> => {
+    const request = prepareRequest(given, definition.unsignedThinking);
+    if (typeof request.model === "string") noticeDeprecatedModel(request.model);
+    return request;
+  };
 
   const provider: ModelProvider & { readonly providerId: Id } = {
     specificationVersion: PROVIDER_SPECIFICATION_VERSION,
@@ -96,7 +126,7 @@ export function createProviderRuntime<Client, Id extends string>(
     capabilities: Object.freeze({ ...definition.capabilities, nativeTokenCounting }),
 
     async createMessage(given: ModelRequest, options: RequestOptions = {}): Promise<ModelResponse> {
-      const request = checkRequest(given);
+      const request = prepare(given);
       try {
         const response = await calls.call(options, (connected, attempt) =>
           definition.createMessage(connected, request, attempt),
@@ -114,7 +144,7 @@ export function createProviderRuntime<Client, Id extends string>(
     streamMessage(given: ModelRequest, options: RequestOptions = {}): ModelStream {
       // Checked when the stream is read, so a bad request fails the stream like any other failure.
       async function* events(): AsyncGenerator<ModelStreamEvent> {
-        const request = checkRequest(given);
+        const request = prepare(given);
         yield* limits.learnFromStream(
           request.model,
           calls.stream(options, (connected, attempt) =>
@@ -127,7 +157,7 @@ export function createProviderRuntime<Client, Id extends string>(
 
     async countTokens(given: CountTokensRequest, options: RequestOptions = {}): Promise<TokenCount> {
       throwIfAborted(options.signal);
-      const request = checkRequest(given);
+      const request = prepare(given);
       const count = definition.countTokens;
       if (!nativeTokenCounting || count === undefined) {
         return heuristicTokenCount(

@@ -23,3 +23,30 @@ export interface ProviderRuntimeSettings {
   /** Where the environment fallbacks are read from. Defaults to `process.env`. */
   env?: Record<string, string | undefined>;
 }
+
+/**
+ * Every shared setting's name, as a record so that the compiler keeps it complete. A provider lists its
+ * own names the same way; the runtime refuses any other key (see `ProviderDefinition.settingNames`).
+ */
+const SHARED_SETTINGS: Readonly<Record<keyof ProviderRuntimeSettings, true>> = {
+  maxRetries: true,
+  initialRetryDelayMs: true,
+  maxRetryDelayMs: true,
+  timeoutMs: true,
+  modelLimits: true,
+  nativeTokenCounting: true,
+  env: true,
+};
+
+/** The names of the settings every provider takes (`ProviderRuntimeSettings`). */
+export const SHARED_SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(SHARED_SETTINGS));
+
+/**
+ * The names of a provider's own settings, from a record with one key per setting (`{ apiKey: true, … }`),
+ * so that `Record<keyof Own, true>` makes the compiler check the list is complete.
+ */
+export function settingNamesOf<Own extends object>(
+  names: Readonly<Record<keyof Own, true>>,
+): readonly string[] {
+  return Object.freeze(Object.keys(names));
+}

@@ -8,7 +8,7 @@ import type {
   ToolChoice,
   ToolResultBlock,
 } from "@unforget/core";
-import { InvalidMessageError } from "@unforget/core";
+import { contentBlocks, InvalidMessageError } from "@unforget/core";
 import { isRecord } from "./is-record.ts";
 import { toVertexSchema } from "./to-vertex-schema.ts";
 import type { VertexProviderOptions } from "./vertex-provider.ts";
@@ -127,14 +127,15 @@ function buildContents(messages: RequestMessage[]): VertexContent[] {
   const namesById = new Map<string, string>();
   for (const message of messages) {
     const role = message.role === "assistant" ? "model" : "user";
+    const blocks = contentBlocks(message.content);
     const parts =
       role === "model"
-        ? modelParts(message.content, (id, name) => {
+        ? modelParts(blocks, (id, name) => {
             namesById.set(id, name);
           })
-        : userParts(message.content, pendingCalls, namesById);
+        : userParts(blocks, pendingCalls, namesById);
     if (role === "model") {
-      pendingCalls = message.content.flatMap((block) =>
+      pendingCalls = blocks.flatMap((block) =>
         block.type === "tool_use" ? [{ id: block.id, name: block.name }] : [],
       );
     }

@@ -9,6 +9,7 @@ import {
   ProviderRequestError,
   type RequestMessage,
 } from "@unforget/core";
+import { withScriptedClock } from "@unforget/testing/contract";
 import { startVertexFake, type VertexFakeServer } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createVertexProvider, type VertexProviderSettings } from "./index.ts";
@@ -396,20 +397,32 @@ describe("errors, retries and timeouts", () => {
     expect((error as ProviderRequestError).providerErrorType).toBe("RESOURCE_EXHAUSTED");
   });
 
-  it("abandons an attempt after timeoutMs with a retryable error, and retries it", async () => {
-    fake.enqueue({ kind: "hang" }, { kind: "reply", text: "second attempt" });
-    const response = await provider({ timeoutMs: 100, maxRetries: 1 }).createMessage(request());
-    expect(response.content).toEqual([{ type: "text", text: "second attempt" }]);
-    fake.enqueue({ kind: "hang" });
-    const error = await provider({ timeoutMs: 50 })
-      .createMessage(request())
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ProviderRequestError);
-    expect((error as ProviderRequestError).providerErrorType).toBe("timeout");
-  });
+  it("abandons an attempt after timeoutMs with a retryable error, and retries it", () =>
+    withScriptedClock(async (clock) => {
+      fake.enqueue({ kind: "hang" }, { kind: "reply", text: "second attempt" });
+      const pending = provider({ timeoutMs: 100, maxRetries: 1 }).createMessage(request());
+      await clock.until(() => fake.requests.length === 1, "the first attempt to reach the fake");
+      // The timeout abandons the first attempt; the retry waits 1 ms, then the second attempt answers.
+      await clock.advance(100);
+      await clock.advance(1);
+      const response = await pending;
+      expect(response.content).toEqual([{ type: "text", text: "second attempt" }]);
+      expect(fake.requests).toHaveLength(2);
+
+      fake.enqueue({ kind: "hang" });
+      const failed = provider({ timeoutMs: 50 })
+        .createMessage(request())
+        .catch((caught: unknown) => caught);
+      await clock.until(() => fake.requests.length === 3, "the request to reach the fake");
+      await clock.advance(50);
+      const error = await failed;
+      expect(error).toBeInstanceOf(ProviderRequestError);
+      expect((error as ProviderRequestError).providerErrorType).toBe("timeout");
+    }));
 
   it("aborts a stream between chunks", async () => {
-    fake.enqueue({ kind: "reply", text: "a fairly long answer that arrives slowly", delayMs: 200 });
+    // No pacing: the chunks may all be buffered already, and still none after the abort is delivered.
+    fake.enqueue({ kind: "reply", text: "a fairly long answer that arrives in several chunks" });
     const controller = new AbortController();
     const stream = provider().streamMessage(request(), { signal: controller.signal });
     const seen: string[] = [];
@@ -420,7 +433,7 @@ describe("errors, retries and timeouts", () => {
       }
     })().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AbortedError);
-    expect(seen).toContain("text_delta");
+    expect(seen.filter((type) => type === "text_delta")).toHaveLength(1);
     expect(seen).not.toContain("message_stop");
   });
 
@@ -506,5 +519,15 @@ describe("package boundary", () => {
     }
     expect(seen.has("vertex-provider.d.ts")).toBe(true);
     expect([...external].sort()).toEqual(["@unforget/core", "@unforget/provider-runtime"]);
+  });
+});
+
+describe("settings it does not read", () => {
+  it("refuses them at creation, naming the setting meant", () => {
+    expect(() => createVertexProvider({ project: "p", apiEndpoint: fake.url } as object)).toThrow(
+      'createVertexProvider() has no setting "apiEndpoint", so it would be ignored. Here the setting is "baseURL": "apiEndpoint" is the Vertex AI SDK\'s name for it.',
+    );
+    expect(() => createVertexProvider({ projectId: "p" } as object)).toThrow(ConfigurationError);
+    expect(() => createVertexProvider({ projectId: "p" } as object)).toThrow('Did you mean "project"?');
   });
 });

@@ -11,7 +11,9 @@ import {
   describeError,
   ModelResponseAccumulator,
   type ProviderRuntimeSettings,
+  settingNamesOf,
   unexpectedResponseError,
+  withSdkWarnings,
 } from "@unforget/provider-runtime";
 import {
   convertToVertexCountRequest,
@@ -47,6 +49,16 @@ export interface VertexProviderSettings extends ProviderRuntimeSettings, VertexE
 
 const VERTEX = { providerId: VERTEX_PROVIDER_ID, displayName: "Vertex AI" } as const;
 
+/** The settings only this provider reads; any other key (beyond the shared ones) is refused. */
+const VERTEX_SETTING_NAMES = settingNamesOf<Omit<VertexProviderSettings, keyof ProviderRuntimeSettings>>({
+  project: true,
+  location: true,
+  baseURL: true,
+  accessToken: true,
+  googleAuthOptions: true,
+  headers: true,
+});
+
 /** Vertex-specific request fields, passed as `providerOptions.vertex` on a `ModelRequest`. */
 export interface VertexProviderOptions {
   /** Merged last into `generationConfig` (e.g. `{ topK: 40, responseMimeType: "application/json" }`). */
@@ -79,6 +91,10 @@ export function createVertexProvider(settings: VertexProviderSettings = {}): Ver
   };
   const runtime = createProviderRuntime({
     ...VERTEX,
+    factoryName: "createVertexProvider()",
+    settingNames: VERTEX_SETTING_NAMES,
+    // Gemini's thought summaries carry no signature: they go back as thought parts.
+    unsignedThinking: "keep",
     capabilities: {
       nativeTokenCounting: true,
       nativeContextManagement: false,
@@ -145,12 +161,19 @@ function connectVertex(settings: VertexProviderSettings): VertexAI {
     };
   }
   try {
-    return new VertexAI({
-      project,
-      location,
-      ...(apiEndpoint === undefined ? {} : { apiEndpoint }),
-      ...(Object.keys(googleAuthOptions).length > 0 ? { googleAuthOptions: googleAuthOptions as never } : {}),
-    });
+    // The SDK warns on every client that it is deprecated (docs/decisions/0003): once per process is enough.
+    return withSdkWarnings(
+      "@google-cloud/vertexai",
+      () =>
+        new VertexAI({
+          project,
+          location,
+          ...(apiEndpoint === undefined ? {} : { apiEndpoint }),
+          ...(Object.keys(googleAuthOptions).length > 0
+            ? { googleAuthOptions: googleAuthOptions as never }
+            : {}),
+        }),
+    );
   } catch (error) {
     throw new ConfigurationError(`Vertex AI client settings were rejected: ${describeError(error)}`, {
       setting: "googleAuthOptions",

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SUMMARY_SECTIONS } from "@unforget/compact";
 import {
+  contentBlocks,
   findToolPairViolations,
   type Message,
   type ModelProvider,
@@ -153,6 +154,7 @@ export async function transcriptViolations(
   const messages = entries.flatMap((entry) => (entry.type === "message" ? [entry.message] : []));
   const request = toRequestMessages(messages).map((message, index) => ({
     ...message,
+    content: contentBlocks(message.content),
     id: `request_${index}`,
     timestamp: "",
   }));

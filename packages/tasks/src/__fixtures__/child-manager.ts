@@ -9,10 +9,21 @@ const PACKAGE_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const started = new Set<{ child: ChildProcess; taskGroups: number[] }>();
 
 /** Runs manager-process.ts in a child Node process; `next()` resolves with each JSON line it prints. */
-export function startChildManager(dir: string, mode: "hold" | "measure", command: string) {
+export function startChildManager(
+  dir: string,
+  mode: "hold" | "measure" | "agent",
+  command: string,
+  leaseMs?: number,
+) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [fileURLToPath(new URL("./manager-process.mjs", import.meta.url)), dir, mode, command],
+    [
+      fileURLToPath(new URL("./manager-process.mjs", import.meta.url)),
+      dir,
+      mode,
+      command,
+      ...(leaseMs === undefined ? [] : [String(leaseMs)]),
+    ],
     { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const entry = { child, taskGroups: [] as number[] };
@@ -35,7 +46,10 @@ export function startChildManager(dir: string, mode: "hold" | "measure", command
 /** SIGKILLs every child manager still running and the process groups of the tasks they started. */
 export function killChildManagers(): void {
   for (const { child, taskGroups } of started) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+    }
     for (const pgid of taskGroups) signalGroup(pgid, "SIGKILL");
   }
   started.clear();

@@ -1,6 +1,7 @@
 import { AbortedError, ProviderRequestError } from "@unforget/core";
 import { describe, expect, it, vi } from "vitest";
 import { type ContractContext, captureError } from "./contract-context.ts";
+import { withScriptedClock } from "./scripted-clock.ts";
 
 /** Per-attempt timeouts and aborts: before, during and between attempts, and mid-stream. */
 export function describeCancellationScenarios(contract: ContractContext): void {
@@ -8,39 +9,49 @@ export function describeCancellationScenarios(contract: ContractContext): void {
   describe("timeouts", () => {
     it(
       "a per-attempt timeout fails a request that never answers, as a retryable ProviderRequestError",
-      async () => {
-        contract.fake.enqueue({ kind: "hang" });
-        const error = await captureError(
-          contract.provider.createMessage(request(), { timeoutMs: 100, maxRetries: 0 }),
-        );
-        expect(error).toBeInstanceOf(ProviderRequestError);
-        expect((error as ProviderRequestError).retryable).toBe(true);
-      },
+      () =>
+        withScriptedClock(async (clock) => {
+          contract.fake.enqueue({ kind: "hang" });
+          let settled = false;
+          const pending = captureError(
+            contract.provider.createMessage(request(), { timeoutMs: 100, maxRetries: 0 }),
+          ).finally(() => {
+            settled = true;
+          });
+          await clock.until(() => contract.fake.requests.length === 1, "the request to reach the fake");
+          await clock.advance(99);
+          expect(settled).toBe(false);
+          await clock.advance(1);
+          const error = await pending;
+          expect(error).toBeInstanceOf(ProviderRequestError);
+          expect((error as ProviderRequestError).retryable).toBe(true);
+        }),
       timeout,
     );
 
     it(
       "a per-attempt timeout bounds each wait of a stream, not how long the stream takes",
-      async () => {
-        // A first call opens the connection and loads what the SDK loads lazily, so only waits are timed.
-        await contract.provider.createMessage(request());
-        // Thinking and text, their frames 100 ms apart: the stream lasts far longer than the 400 ms
-        // timeout, while no single wait comes near it.
-        contract.fake.enqueue({
-          kind: "reply",
-          thinking: "Two cities, two lookups.",
-          text: "a slow but steady answer",
-          delayMs: 100,
-        });
-        const started = Date.now();
-        const response = await contract.provider
-          .streamMessage(request(), { timeoutMs: 400, maxRetries: 0 })
-          .finalResponse();
-        expect(Date.now() - started).toBeGreaterThan(400);
-        expect(response.content.find((block) => block.type === "text")).toMatchObject({
-          text: "a slow but steady answer",
-        });
-      },
+      () =>
+        withScriptedClock(async (clock) => {
+          // The reader holds every event for 300 ms of the scripted clock: the stream lasts far longer than
+          // the 400 ms timeout, while no single wait comes near it. A deadline for the whole stream fails.
+          contract.fake.enqueue({
+            kind: "reply",
+            thinking: "Two cities, two lookups.",
+            text: "a slow reader",
+          });
+          const stream = contract.provider.streamMessage(request(), { timeoutMs: 400, maxRetries: 0 });
+          let held = 0;
+          for await (const _event of stream) {
+            await clock.advance(300);
+            held += 300;
+          }
+          expect(held).toBeGreaterThan(400);
+          const response = await stream.finalResponse();
+          expect(response.content.find((block) => block.type === "text")).toMatchObject({
+            text: "a slow reader",
+          });
+        }),
       timeout,
     );
   });
@@ -49,17 +60,23 @@ export function describeCancellationScenarios(contract: ContractContext): void {
     it(
       "aborting a hanging request rejects with AbortedError (create and stream)",
       async () => {
+        // Each abort comes once the fake holds the request, so the hang it consumed cannot linger.
         contract.fake.enqueue({ kind: "hang" });
         const controller = new AbortController();
-        const pending = contract.provider.createMessage(request(), { signal: controller.signal });
-        setTimeout(() => controller.abort(), 50);
-        expect(await captureError(pending)).toBeInstanceOf(AbortedError);
+        const pending = captureError(
+          contract.provider.createMessage(request(), { signal: controller.signal }),
+        );
+        await vi.waitFor(() => expect(contract.fake.requests).toHaveLength(1));
+        controller.abort();
+        expect(await pending).toBeInstanceOf(AbortedError);
 
         contract.fake.enqueue({ kind: "hang" });
         const streamController = new AbortController();
         const stream = contract.provider.streamMessage(request(), { signal: streamController.signal });
-        setTimeout(() => streamController.abort(), 50);
-        expect(await captureError(stream.finalResponse())).toBeInstanceOf(AbortedError);
+        const streamed = captureError(stream.finalResponse());
+        await vi.waitFor(() => expect(contract.fake.requests).toHaveLength(2));
+        streamController.abort();
+        expect(await streamed).toBeInstanceOf(AbortedError);
       },
       timeout,
     );
@@ -114,9 +131,14 @@ export function describeCancellationScenarios(contract: ContractContext): void {
       async () => {
         contract.fake.enqueue({ kind: "error", error: "rate_limit", retryAfterSeconds: 30 });
         const controller = new AbortController();
-        const pending = contract.provider.createMessage(request(), { signal: controller.signal });
-        setTimeout(() => controller.abort(), 100);
-        expect(await captureError(pending)).toBeInstanceOf(AbortedError);
+        const pending = captureError(
+          contract.provider.createMessage(request(), { signal: controller.signal }),
+        );
+        // Asked to wait 30 s before the next attempt: an abort once the first one reached the fake lands
+        // in that wait (or just before it), never before anything was sent.
+        await vi.waitFor(() => expect(contract.fake.requests).toHaveLength(1));
+        controller.abort();
+        expect(await pending).toBeInstanceOf(AbortedError);
         expect(contract.fake.requests).toHaveLength(1);
       },
       timeout,

@@ -5,6 +5,8 @@ export type {
   ProviderContractOptions,
 } from "./provider-contract.ts";
 export { describeProviderContract } from "./provider-contract.ts";
+export type { ScriptedClock } from "./scripted-clock.ts";
+export { withScriptedClock } from "./scripted-clock.ts";
 export type {
   SessionMemorySourceContractOptions,
   SessionMemorySourceHarness,

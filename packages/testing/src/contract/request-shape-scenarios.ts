@@ -1,20 +1,20 @@
 import { InvalidMessageError, type ModelRequest } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { type ContractContext, captureError } from "./contract-context.ts";
+import { type ContractContext, captureError, userText } from "./contract-context.ts";
 
 /**
- * Requests from plain JavaScript, where nothing checked the types: the shorthand every other SDK accepts
- * (a string as a message's content) works, and a key the contract does not have (`max_tokens`) is refused
- * with a typed error naming the right one, instead of being dropped in silence.
+ * The shorthand every other SDK accepts (a string as a message's content, as `RequestMessage` types it)
+ * works; and in requests from plain JavaScript, where nothing checked the types, a key the contract does not
+ * have (`max_tokens`) is refused with a typed error naming the right one, instead of being dropped in silence.
  */
 export function describeRequestShapeScenarios(contract: ContractContext): void {
   const { timeout, model } = contract;
 
-  describe("requests from plain JavaScript", () => {
+  describe("request shapes", () => {
     it(
       "a string as a message's content is text, in create, stream and count",
       async () => {
-        const plain = {
+        const plain: ModelRequest = {
           model,
           maxTokens: 64,
           messages: [
@@ -22,7 +22,7 @@ export function describeRequestShapeScenarios(contract: ContractContext): void {
             { role: "assistant", content: "Sunny." },
             { role: "user", content: "And in Rome?" },
           ],
-        } as unknown as ModelRequest;
+        };
         contract.fake.enqueue({ kind: "reply", text: "Also sunny." });
         const response = await contract.provider.createMessage(plain);
         expect(response.content).toEqual([{ type: "text", text: "Also sunny." }]);
@@ -60,6 +60,44 @@ export function describeRequestShapeScenarios(contract: ContractContext): void {
         expect(streamError).toBeInstanceOf(InvalidMessageError);
         expect((streamError as Error).message).toContain('"stopSequences"');
         expect(contract.fake.requests).toHaveLength(0);
+      },
+      timeout,
+    );
+
+    it(
+      "a conversation imported with unsigned thinking blocks is accepted (create, stream and count)",
+      async () => {
+        // Claude Code and other tools record thinking without the signature the APIs ask for; a provider
+        // whose API refuses such blocks must leave them out, one whose API takes them converts them.
+        const imported: ModelRequest = {
+          model,
+          maxTokens: 64,
+          messages: [
+            userText("What is the weather in Paris?"),
+            {
+              role: "assistant",
+              content: [
+                { type: "thinking", thinking: "The user wants the weather." },
+                { type: "text", text: "Sunny." },
+              ],
+            },
+            {
+              role: "assistant",
+              content: [{ type: "thinking", thinking: "Nothing else to say.", signature: "" }],
+            },
+            userText("And in Rome?"),
+          ],
+        };
+        contract.fake.enqueue({ kind: "reply", text: "Also sunny." });
+        const response = await contract.provider.createMessage(imported);
+        expect(response.content).toEqual([{ type: "text", text: "Also sunny." }]);
+        expect(JSON.stringify(contract.lastRequestBody())).toContain("And in Rome?");
+        contract.fake.enqueue({ kind: "reply", text: "Streamed." });
+        const streamed = await contract.provider.streamMessage(imported).finalResponse();
+        expect(streamed.content).toEqual([{ type: "text", text: "Streamed." }]);
+        expect((await contract.provider.countTokens(imported)).method).toBe(
+          contract.capabilities.nativeTokenCounting ? "native" : "heuristic",
+        );
       },
       timeout,
     );

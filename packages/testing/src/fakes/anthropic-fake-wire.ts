@@ -321,3 +321,22 @@ function splitText(text: string): string[] {
     (piece) => piece !== "",
   );
 }
+
+/**
+ * Where the first thinking block without a signature is (`messages.1.content.0.thinking`), as the API's
+ * error names it: the real API refuses a thinking block that does not carry the signature it was sent with.
+ */
+export function unsignedThinkingPath(wire: { messages?: unknown }): string | undefined {
+  const messages = Array.isArray(wire.messages) ? wire.messages : [];
+  for (const [index, message] of messages.entries()) {
+    const content = (message as { content?: unknown } | null)?.content;
+    if (!Array.isArray(content)) continue;
+    for (const [position, block] of content.entries()) {
+      const { type, signature } = (block ?? {}) as { type?: unknown; signature?: unknown };
+      if (type === "thinking" && (typeof signature !== "string" || signature === "")) {
+        return `messages.${index}.content.${position}.thinking`;
+      }
+    }
+  }
+  return undefined;
+}

@@ -144,6 +144,34 @@ describe("startAnthropicFake", () => {
     });
   });
 
+  it("refuses a thinking block without its signature, as the API does, and takes no scripted step", async () => {
+    fake.enqueue({ kind: "reply", text: "kept for the next request" });
+    const unsigned = {
+      ...BODY,
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "Look it up." },
+            { type: "text", text: "Sunny." },
+          ],
+        },
+        { role: "user", content: "And Rome?" },
+      ],
+    };
+    const refused = await post("/v1/messages", unsigned);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+      "messages.1.content.0.thinking.signature: Field required",
+    );
+    const signed = structuredClone(unsigned);
+    const thinking = (signed.messages[1]!.content as { signature?: string }[])[0]!;
+    thinking.signature = "sig_1";
+    const answered = (await (await post("/v1/messages", signed)).json()) as { content: { text: string }[] };
+    expect(answered.content[0]?.text).toBe("kept for the next request");
+  });
+
   it("asks the responder when the script is empty: never for a count, never before a queued step", async () => {
     const seen: string[] = [];
     fake.setResponder((request) => {

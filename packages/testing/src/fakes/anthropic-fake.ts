@@ -11,6 +11,7 @@ import {
   errorWire,
   sendError,
   sendJson,
+  unsignedThinkingPath,
   writeFrame,
   writeStream,
 } from "./anthropic-fake-wire.ts";
@@ -88,6 +89,11 @@ class AnthropicFakeHandler {
       return this.model(decodeURIComponent(path.slice("/v1/models/".length)), response);
     if (operation === "unknown") {
       return sendError(response, 404, "not_found_error", `No route for ${method} ${path}`);
+    }
+    // Checked before the script, as the API validates before it answers: a refused request takes no step.
+    const unsigned = unsignedThinkingPath(wire);
+    if (unsigned !== undefined) {
+      return sendError(response, 400, "invalid_request_error", `${unsigned}.signature: Field required`);
     }
     // Counting consumes a scripted failure (error or hang) but never a reply meant for a model call,
     // like the Bedrock and Vertex fakes, so a pre-flight count does not eat the next answer.

@@ -6,7 +6,7 @@ import type { BedrockFakeServer } from "./bedrock-fake.ts";
 import { startBedrockFake } from "./bedrock-fake.ts";
 
 const SIGV4 = "AWS4-HMAC-SHA256 Credential=AKIDTEST/20260101/us-east-1/bedrock/aws4_request, Signature=abc";
-const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+const MODEL = "anthropic.claude-sonnet-4-6";
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
 interface RawResponse {
@@ -209,5 +209,32 @@ describe("startBedrockFake", () => {
     fake.setContextLimit(undefined);
     const accepted = await post(fake.url, `/model/${MODEL}/converse`, conversation);
     expect(accepted.body.toString("utf8")).toContain("after compaction");
+  });
+
+  it("refuses reasoning without its signature (Converse and CountTokens) and takes no scripted step", async () => {
+    fake.enqueue({ kind: "reply", text: "kept for the next request" });
+    const reasoning = (signature?: string) => ({
+      reasoningContent: { reasoningText: { text: "Look it up.", ...(signature ? { signature } : {}) } },
+    });
+    const conversation = (signature?: string) => ({
+      messages: [
+        { role: "user", content: [{ text: "Weather in Paris?" }] },
+        { role: "assistant", content: [reasoning(signature), { text: "Sunny." }] },
+        { role: "user", content: [{ text: "And Rome?" }] },
+      ],
+    });
+    const refused = await post(fake.url, `/model/${MODEL}/converse`, conversation());
+    expect(refused.status).toBe(400);
+    expect(refused.headers["x-amzn-errortype"]).toContain("ValidationException");
+    expect(refused.body.toString()).toContain(
+      "messages.1.content.0.reasoningContent.reasoningText.signature",
+    );
+    const count = await post(fake.url, `/model/${MODEL}/count-tokens`, {
+      input: { converse: conversation() },
+    });
+    expect(count.status).toBe(400);
+    const answered = await post(fake.url, `/model/${MODEL}/converse`, conversation("sig_1"));
+    expect(answered.status).toBe(200);
+    expect(answered.body.toString()).toContain("kept for the next request");
   });
 });

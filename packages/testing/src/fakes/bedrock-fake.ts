@@ -92,10 +92,35 @@ const OPERATIONS: Readonly<Record<string, string>> = {
 
 /** The counted parts of a Converse or CountTokens body: system, messages and tool configuration. */
 function countConverseTokens(body: unknown): number {
+  const source = conversationOf(body);
+  return fakeTokenCount([source.system ?? null, source.messages ?? [], source.toolConfig ?? null]);
+}
+
+/** The Converse conversation of a request: the body itself, or CountTokens' `input.converse`. */
+function conversationOf(body: unknown): Record<string, unknown> {
   const record = asRecord(body);
   const converse = asRecord(asRecord(record.input).converse);
-  const source = Object.keys(converse).length > 0 ? converse : record;
-  return fakeTokenCount([source.system ?? null, source.messages ?? [], source.toolConfig ?? null]);
+  return Object.keys(converse).length > 0 ? converse : record;
+}
+
+/**
+ * Where the first reasoning block without a signature is (`messages.1.content.0.reasoningContent.reasoningText`):
+ * Claude on Bedrock refuses earlier reasoning that does not carry the signature it was sent with.
+ */
+function unsignedReasoningPath(body: unknown): string | undefined {
+  const messages = conversationOf(body).messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (const [index, message] of messages.entries()) {
+    const content = asRecord(message).content;
+    if (!Array.isArray(content)) continue;
+    for (const [position, block] of content.entries()) {
+      const text = asRecord(asRecord(asRecord(block).reasoningContent).reasoningText);
+      if (Object.keys(text).length > 0 && (typeof text.signature !== "string" || text.signature === "")) {
+        return `messages.${index}.content.${position}.reasoningContent.reasoningText`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The fake's script and routing: one instance per server, its state the script and the switches. */
@@ -137,6 +162,15 @@ class BedrockFakeHandler {
         name: "UnrecognizedClientException",
         status: 403,
         message: "The security token included in the request is invalid.",
+      });
+    }
+    // Checked before the script, as Bedrock validates before it answers: a refused request takes no step.
+    const unsigned = unsignedReasoningPath(body);
+    if (unsigned !== undefined) {
+      return sendException(response, {
+        name: "ValidationException",
+        status: 400,
+        message: `The model returned the following errors: ${unsigned}.signature: Field required`,
       });
     }
     const counted = countConverseTokens(body);

@@ -1,3 +1,5 @@
+// The fakes are Node servers: their typings name Node's types, from the @types/node peer dependency.
+/// <reference types="node" preserve="true" />
 export type {
   AnthropicFakeModel,
   AnthropicFakeReply,
@@ -12,6 +14,8 @@ export type {
   BedrockFakeServer,
 } from "./bedrock-fake.ts";
 export { startBedrockFake } from "./bedrock-fake.ts";
+export type { FakeGate, FakeModelProvider, FakeModelProviderOptions } from "./fake-model-provider.ts";
+export { createFakeModelProvider } from "./fake-model-provider.ts";
 export type {
   FakeError,
   FakeErrorKind,

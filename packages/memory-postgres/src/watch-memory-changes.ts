@@ -1,0 +1,189 @@
+import { MemoryArgumentError } from "@unforget/memory";
+import type { SqlClient } from "@unforget/postgres";
+
+/** One change to a memory, as a watcher receives it. */
+export interface MemoryChange {
+  namespace: string;
+  path: string;
+  /** The memory's version after the change. */
+  version: number;
+  op: "write" | "delete" | "rename-from" | "rename-to";
+  /** Who made it (the writing store's actor and machine). */
+  actor: string;
+  /** Pass as `after` to resume right after this change. */
+  cursor: string;
+}
+
+export interface WatchOptions {
+  /** Namespaces to watch (each in the store's allow-list). Default: the store's own. */
+  namespaces?: readonly string[];
+  /** Resume after this cursor (a change's `cursor`). Default: changes from now on. */
+  after?: string;
+  /** Ends the watch. */
+  signal?: AbortSignal;
+  /** How often to read the versions without a notice. Default 5,000 ms. */
+  pollIntervalMs?: number;
+  /** Called once when notices cannot arrive (LISTEN unavailable) and the watch only polls. */
+  onWarning?: (message: string) => void;
+  /** Called when reading the versions failed (the watch keeps trying). */
+  onError?: (error: unknown) => void;
+}
+
+const PAGE = 500;
+const CURSOR = /^([0-9]{1,20}):([0-9]{1,19})$/;
+const LAST_ID = "9223372036854775807";
+
+/** The cursor of now: every transaction from the oldest one still running on is yet to be delivered. */
+export async function currentCursor(client: SqlClient): Promise<string> {
+  const { rows } = await client.query<{ xact: string }>(
+    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xact",
+  );
+  return `${BigInt(rows[0]?.xact ?? "1") - 1n}:${LAST_ID}`;
+}
+
+function parseCursor(cursor: string): { xact: string; id: string } {
+  const match = CURSOR.exec(cursor);
+  if (!match) {
+    throw new MemoryArgumentError(
+      `Cursor ${JSON.stringify(cursor)} is not one a change or currentCursor() gave.`,
+      {
+        argument: "after",
+      },
+    );
+  }
+  return { xact: match[1] as string, id: match[2] as string };
+}
+
+interface ChangeRow {
+  namespace: string;
+  path: string;
+  version: number;
+  op: MemoryChange["op"];
+  actor: string;
+  xact: string;
+  id: string;
+}
+
+/**
+ * The change feed: versions in (transaction id, id) order, read only below the oldest running transaction
+ * (`pg_snapshot_xmin`), so that a transaction that commits late is never skipped — ids are not in commit
+ * order. NOTIFY carries ids only and is a hint; reads happen on start, on every notice, after a reconnect
+ * and on an interval.
+ */
+export function watchMemoryChanges(
+  client: SqlClient,
+  channel: string,
+  options: WatchOptions & { namespaces: readonly string[] },
+): AsyncIterable<MemoryChange> {
+  let cursor = options.after === undefined ? undefined : parseCursor(options.after);
+  const watched = new Set(options.namespaces);
+  return {
+    [Symbol.asyncIterator]() {
+      const queue: MemoryChange[] = [];
+      let wake: (() => void) | undefined;
+      let reading: Promise<void> | undefined;
+      let again = false;
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      let subscription: { close(): Promise<void> } | undefined;
+      let started: Promise<void> | undefined;
+
+      const read = async (): Promise<void> => {
+        if (reading) {
+          again = true;
+          return reading;
+        }
+        reading = (async () => {
+          try {
+            do {
+              again = false;
+              cursor ??= parseCursor(await currentCursor(client));
+              const { rows } = await client.query<ChangeRow>(
+                `SELECT namespace, path, version, op, actor, xact_id::text AS xact, id::text AS id
+                 FROM memory_version
+                 WHERE namespace = ANY($1::text[]) AND (xact_id, id) > ($2::text::xid8, $3::bigint)
+                   AND xact_id < pg_snapshot_xmin(pg_current_snapshot())
+                 ORDER BY xact_id, id LIMIT ${PAGE}`,
+                [[...watched], cursor.xact, cursor.id],
+              );
+              for (const row of rows) {
+                queue.push({
+                  namespace: row.namespace,
+                  path: row.path,
+                  version: Number(row.version),
+                  op: row.op,
+                  actor: row.actor,
+                  cursor: `${row.xact}:${row.id}`,
+                });
+                cursor = { xact: row.xact, id: row.id };
+              }
+              if (rows.length === PAGE) again = true;
+            } while (again && !stopped);
+          } catch (error) {
+            options.onError?.(error);
+          } finally {
+            reading = undefined;
+            wake?.();
+          }
+        })();
+        return reading;
+      };
+
+      const start = async () => {
+        const sub = await client.listen(
+          channel,
+          (payload) => {
+            try {
+              const { namespace } = JSON.parse(payload) as { namespace?: string };
+              if (namespace === undefined || watched.has(namespace)) void read();
+            } catch {
+              void read();
+            }
+          },
+          { onReconnect: () => void read() },
+        );
+        subscription = sub;
+        if (!sub.live) {
+          options.onWarning?.(
+            `Change notices cannot arrive on ${client.location} (LISTEN is unavailable, e.g. behind PgBouncer transaction pooling): the watch polls every ${options.pollIntervalMs ?? 5_000} ms instead.`,
+          );
+        }
+        timer = setInterval(() => void read(), options.pollIntervalMs ?? 5_000);
+        timer.unref();
+        await read();
+      };
+
+      const stop = async () => {
+        if (stopped) return;
+        stopped = true;
+        if (timer) clearInterval(timer);
+        wake?.();
+        await subscription?.close();
+      };
+      options.signal?.addEventListener("abort", () => void stop(), { once: true });
+
+      return {
+        async next(): Promise<IteratorResult<MemoryChange>> {
+          started ??= start();
+          await started;
+          for (;;) {
+            const change = queue.shift();
+            if (change) return { value: change, done: false };
+            if (stopped || options.signal?.aborted) {
+              await stop();
+              return { value: undefined, done: true };
+            }
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            wake = undefined;
+          }
+        },
+        async return(): Promise<IteratorResult<MemoryChange>> {
+          await stop();
+          return { value: undefined, done: true };
+        },
+      };
+    },
+  };
+}

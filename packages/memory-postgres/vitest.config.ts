@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["src/**/*.test.ts"],
+    pool: "forks",
+    maxWorkers: 2,
+    // Behaviour, not speed: generous limits so a loaded machine, PGlite's first start and server faults pass.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+  },
+});

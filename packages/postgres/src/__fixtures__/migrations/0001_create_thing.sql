@@ -1,0 +1,4 @@
+CREATE TABLE thing (
+  id integer PRIMARY KEY,
+  label text NOT NULL
+);

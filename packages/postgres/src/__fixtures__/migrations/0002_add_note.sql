@@ -1,0 +1,1 @@
+ALTER TABLE thing ADD COLUMN note text;

@@ -1,0 +1,91 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runChild } from "./__fixtures__/run-child.ts";
+import { createSqlClient } from "./create-sql-client.ts";
+import { SqlError, StoreLockedError } from "./postgres-errors.ts";
+import type { SqlClient } from "./sql-client.ts";
+
+let parent: string;
+let dataDir: string;
+let client: SqlClient;
+
+beforeAll(async () => {
+  parent = await mkdtemp(join(tmpdir(), "pglite-client-"));
+  dataDir = join(parent, "data");
+  client = await createSqlClient({ pglite: dataDir });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await rm(parent, { recursive: true, force: true });
+});
+
+describe("createSqlClient({ pglite })", () => {
+  it("runs statements and transactions, rolling back a transaction that throws", async () => {
+    await client.query("CREATE TABLE item (id integer PRIMARY KEY, label text NOT NULL)");
+    await client.transaction(async (transaction) => {
+      await transaction.query("INSERT INTO item VALUES ($1, $2)", [1, "one"]);
+    });
+    const failed = await client
+      .transaction(async (transaction) => {
+        await transaction.query("INSERT INTO item VALUES ($1, $2)", [2, "two"]);
+        await transaction.query("INSERT INTO item VALUES ($1, $2)", [1, "again"]);
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(SqlError);
+    expect((failed as SqlError).sqlState).toBe("23505");
+    const { rows } = await client.query<{ id: number }>("SELECT id FROM item ORDER BY id");
+    expect(rows.map((row) => row.id)).toEqual([1]);
+    expect(client.kind).toBe("pglite");
+  });
+
+  it("delivers NOTIFY payloads to listeners", async () => {
+    const received: string[] = [];
+    const subscription = await client.listen("changes", (payload) => received.push(payload));
+    await client.transaction(async (transaction) => {
+      await transaction.query("SELECT pg_notify('changes', $1)", ["42"]);
+    });
+    await client.query("SELECT 1");
+    expect(received).toEqual(["42"]);
+    expect(subscription.live).toBe(true);
+    await subscription.close();
+  });
+
+  it("refuses a second process on the same data dir, naming the holder, and never takes over", async () => {
+    const [line] = await runChild(["pglite", dataDir]);
+    expect(line).toMatchObject({ code: "store_locked", holderPid: process.pid });
+    expect(String(line?.message)).toMatch(/server|directory store/);
+    // The holder still works, and its lock is still there.
+    expect((await client.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    expect(JSON.parse(await readFile(`${dataDir}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+  });
+
+  it("refuses to open the same data dir twice in one process", async () => {
+    expect(await createSqlClient({ pglite: dataDir }).catch((error: unknown) => error)).toBeInstanceOf(
+      StoreLockedError,
+    );
+  });
+
+  it("takes over the lock of a process that died, and drops its own lock on close", async () => {
+    const other = join(parent, "other");
+    // A holder that is gone: a pid no process has (pids stay below 2^22 on Linux).
+    await writeFile(
+      `${other}.lock`,
+      JSON.stringify({
+        pid: 4_194_303,
+        host: hostname(),
+        startedAt: "2020-01-01T00:00:00.000Z",
+        startTicks: "1",
+      }),
+    );
+    const reopened = await createSqlClient({ pglite: other });
+    expect(JSON.parse(await readFile(`${other}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
+    await reopened.close();
+    expect(await readFile(`${other}.lock`, "utf8").catch(() => "gone")).toBe("gone");
+    // After a close, another process may open it.
+    const [line] = await runChild(["pglite", other]);
+    expect(line).toMatchObject({ opened: true });
+  });
+});

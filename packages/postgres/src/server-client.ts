@@ -1,0 +1,334 @@
+import pg from "pg";
+import type {
+  ListenOptions,
+  SqlClient,
+  SqlPool,
+  SqlQueryable,
+  SqlResult,
+  SqlSubscription,
+} from "./sql-client.ts";
+import { classifyFailure, failureError, withRetries } from "./sql-failure.ts";
+
+/** Settings of a client on a PostgreSQL server. */
+export interface ServerClientOptions {
+  /** `postgres://user:password@host:port/database`; without it, node-postgres reads PGHOST, PGPORT, PGUSER, … */
+  url?: string;
+  /** A `pg` Pool the caller owns (it is never ended by `close`). */
+  pool?: SqlPool;
+  /** Connections in the shared pool. Default 5 (one pool per URL per process, shared by every client). */
+  poolSize?: number;
+  /** Give up connecting after this long. Default 5,000 ms. */
+  connectTimeoutMs?: number;
+  /** A statement (server side) and the wait for its reply (client side) end after this long. Default 15,000 ms. */
+  statementTimeoutMs?: number;
+  /** Retryable failures (restart, lost connection, serialization) are retried for this long. Default 20,000 ms. */
+  retryDeadlineMs?: number;
+  /** False behind a pooler that breaks LISTEN (PgBouncer transaction pooling): listeners then poll. Default true. */
+  notifications?: boolean;
+}
+
+const DEFAULT_POOL_SIZE = 5;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+const DEFAULT_RETRY_DEADLINE_MS = 20_000;
+/** A session left idle inside a transaction (a client that died mid-work) is ended by the server after this. */
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+
+interface SharedPool {
+  pool: pg.Pool;
+  clients: number;
+}
+
+// One pool per URL and size per process, shared by every client (memory, tasks): connections are few.
+const sharedPools = new Map<string, SharedPool>();
+
+/** `host:port/database` for messages, never the password. */
+export function serverLocation(
+  url: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  if (url !== undefined) {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.hostname || "localhost"}:${parsed.port || "5432"}${parsed.pathname || ""}`;
+    } catch {
+      return "(an unparsable URL)";
+    }
+  }
+  return `${env.PGHOST ?? "localhost"}:${env.PGPORT ?? "5432"}/${env.PGDATABASE ?? env.PGUSER ?? ""}`;
+}
+
+function connectionConfig(options: ServerClientOptions): pg.PoolConfig {
+  const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  return {
+    ...(options.url === undefined ? {} : { connectionString: options.url }),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    // Both ends bound a statement: the server stops it, and the client stops waiting on a half-open socket.
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + 1_000,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 5_000,
+    application_name: "unforget",
+  };
+}
+
+function acquirePool(options: ServerClientOptions): { pool: SqlPool; release: () => Promise<void> } {
+  if (options.pool) return { pool: options.pool, release: async () => undefined };
+  const size = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const key = JSON.stringify([
+    options.url ?? null,
+    size,
+    options.connectTimeoutMs,
+    options.statementTimeoutMs,
+  ]);
+  let shared = sharedPools.get(key);
+  if (!shared) {
+    const pool = new pg.Pool({ ...connectionConfig(options), max: size, idleTimeoutMillis: 10_000 });
+    // An idle connection that the server dropped (a restart) is reported here; the next checkout reconnects.
+    pool.on("error", () => undefined);
+    shared = { pool, clients: 0 };
+    sharedPools.set(key, shared);
+  }
+  shared.clients++;
+  const owned = shared;
+  let released = false;
+  return {
+    pool: owned.pool as unknown as SqlPool,
+    release: async () => {
+      if (released) return;
+      released = true;
+      owned.clients--;
+      if (owned.clients === 0) {
+        sharedPools.delete(key);
+        await owned.pool.end();
+      }
+    },
+  };
+}
+
+type PgResult = { rows: unknown[]; rowCount: number | null };
+
+/** A text of several statements (a migration) answers with one result each: the last one is the answer. */
+function toResult<Row>(result: PgResult | PgResult[]): SqlResult<Row> {
+  const last = Array.isArray(result) ? result.at(-1) : result;
+  return { rows: (last?.rows ?? []) as Row[], rowCount: last?.rowCount ?? 0 };
+}
+
+type Connection = Awaited<ReturnType<SqlPool["connect"]>>;
+
+const ignoreError = () => undefined;
+const guarded = new WeakSet<object>();
+
+/**
+ * A connection from the pool, with an error listener for its whole life: a connection that dies between two
+ * statements, or just after it went back to the pool, reports it as an event, which must not crash the
+ * process; the next statement on it fails and is retried on another.
+ */
+async function checkout(pool: SqlPool): Promise<{ connection: Connection; release(destroy?: Error): void }> {
+  const connection = await pool.connect();
+  if (!guarded.has(connection)) {
+    guarded.add(connection);
+    connection.on?.("error", ignoreError);
+  }
+  return { connection, release: (destroy) => connection.release(destroy) };
+}
+
+/** A client on a server: the shared pool, retries within the deadline, one LISTEN connection when asked. */
+export function createServerClient(options: ServerClientOptions): SqlClient {
+  const location = serverLocation(options.url);
+  const deadlineMs = options.retryDeadlineMs ?? DEFAULT_RETRY_DEADLINE_MS;
+  const { pool, release } = acquirePool(options);
+  const listener = createListener(options, location);
+  let closed = false;
+
+  const checkOpen = () => {
+    if (closed) throw failureError(new Error("the client was closed"), location, "fatal", deadlineMs);
+  };
+
+  // Inside a transaction: a failure worth retrying goes up as it is (the whole transaction runs again); any
+  // other becomes its typed error.
+  const inTransaction = (connection: Connection): SqlQueryable => ({
+    async query<Row>(text: string, values?: readonly unknown[]) {
+      try {
+        return toResult<Row>(await connection.query(text, values as unknown[] | undefined));
+      } catch (error) {
+        const kind = classifyFailure(error);
+        throw kind === "retry" ? error : failureError(error, location, kind, deadlineMs);
+      }
+    },
+  });
+
+  return {
+    kind: "server",
+    location,
+    async query<Row>(text: string, values?: readonly unknown[]) {
+      checkOpen();
+      return withRetries(
+        async () => {
+          const { connection, release } = await checkout(pool);
+          try {
+            const result = toResult<Row>(await connection.query(text, values as unknown[] | undefined));
+            release();
+            return result;
+          } catch (error) {
+            release(classifyFailure(error) === "retry" ? (error as Error) : undefined);
+            throw error;
+          }
+        },
+        { location, deadlineMs },
+      );
+    },
+    async transaction(work) {
+      checkOpen();
+      return withRetries(
+        async () => {
+          const { connection, release } = await checkout(pool);
+          let destroy: Error | undefined;
+          try {
+            await connection.query("BEGIN");
+            const result = await work(inTransaction(connection));
+            await connection.query("COMMIT");
+            return result;
+          } catch (error) {
+            if (classifyFailure(error) === "retry") destroy = error as Error;
+            else {
+              await connection.query("ROLLBACK").catch((rollbackError: unknown) => {
+                destroy = rollbackError as Error;
+              });
+            }
+            throw error;
+          } finally {
+            release(destroy);
+          }
+        },
+        { location, deadlineMs },
+      );
+    },
+    listen(channel, onNotice, listenOptions) {
+      checkOpen();
+      return listener.add(channel, onNotice, listenOptions);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await listener.closeAll();
+      await release();
+    },
+  };
+}
+
+interface Listening {
+  channel: string;
+  onNotice: (payload: string) => void;
+  onReconnect: (() => void) | undefined;
+}
+
+/** The client's one LISTEN connection (outside the pool), set up again after it is lost. */
+function createListener(options: ServerClientOptions, location: string) {
+  const listening = new Set<Listening>();
+  let connection: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  let stopped = false;
+
+  const quote = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
+
+  const connect = async (afterLoss: boolean): Promise<void> => {
+    const config = options.pool?.options ?? connectionConfig(options);
+    const client = new pg.Client({ ...(config as pg.ClientConfig), query_timeout: undefined });
+    client.on("notification", (message) => {
+      for (const entry of listening) {
+        if (entry.channel === message.channel) entry.onNotice(message.payload ?? "");
+      }
+    });
+    client.on("error", () => lost(client));
+    client.on("end", () => lost(client));
+    await client.connect();
+    for (const channel of new Set([...listening].map((entry) => entry.channel))) {
+      await client.query(`LISTEN ${quote(channel)}`);
+    }
+    connection = client;
+    failures = 0;
+    if (afterLoss) for (const entry of listening) entry.onReconnect?.();
+  };
+
+  const lost = (client: pg.Client) => {
+    if (connection !== client) return;
+    connection = undefined;
+    client.removeAllListeners("end");
+    client.end().catch(() => undefined);
+    schedule();
+  };
+
+  const schedule = () => {
+    if (stopped || retryTimer || listening.size === 0) return;
+    const delay = Math.min(5_000, 100 * 2 ** failures);
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      connecting = connect(true).catch(() => {
+        failures++;
+        schedule();
+      });
+    }, delay);
+    retryTimer.unref();
+  };
+
+  return {
+    async add(
+      channel: string,
+      onNotice: (payload: string) => void,
+      listenOptions?: ListenOptions,
+    ): Promise<SqlSubscription> {
+      const entry: Listening = { channel, onNotice, onReconnect: listenOptions?.onReconnect };
+      if (options.notifications === false) {
+        return { live: false, close: async () => undefined };
+      }
+      listening.add(entry);
+      await connecting?.catch(() => undefined);
+      if (connection) await connection.query(`LISTEN ${quote(channel)}`);
+      else if (retryTimer) {
+        // The connection was lost and is being set up again: it will LISTEN on every channel, this one too.
+      } else {
+        connecting = connect(false);
+        try {
+          await connecting;
+        } catch (error) {
+          listening.delete(entry);
+          throw failureError(
+            error,
+            location,
+            classifyFailure(error),
+            options.retryDeadlineMs ?? DEFAULT_RETRY_DEADLINE_MS,
+          );
+        }
+      }
+      return {
+        live: true,
+        close: async () => {
+          listening.delete(entry);
+          const stillWanted = [...listening].some((other) => other.channel === channel);
+          if (!stillWanted) await connection?.query(`UNLISTEN ${quote(channel)}`).catch(() => undefined);
+          if (listening.size === 0) await closeConnection();
+        },
+      };
+    },
+    closeAll: async () => {
+      stopped = true;
+      listening.clear();
+      await closeConnection();
+    },
+  };
+
+  async function closeConnection(): Promise<void> {
+    if (retryTimer) clearTimeout(retryTimer);
+    retryTimer = undefined;
+    const client = connection;
+    connection = undefined;
+    if (client) {
+      client.removeAllListeners("end");
+      await client.end().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { killChildManagers, startChildManager } from "./__fixtures__/child-manager.ts";
+import { eventually, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
+import { createFileTaskStateStore } from "./file-task-state-store.ts";
+import { createTaskManager, type TaskManager } from "./task-manager.ts";
+import { outputFile, taskDirectory } from "./task-paths.ts";
+
+/** Short enough for a test, long enough that a loaded machine still renews in time (every third of it). */
+const LEASE_MS = 900;
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const managers: TaskManager[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await temporaryDirectory("tasks-lease-"));
+});
+afterEach(async () => {
+  killChildManagers();
+  for (const manager of managers.splice(0)) await manager.close();
+  await cleanup();
+});
+
+async function openManager(): Promise<TaskManager> {
+  const manager = await createTaskManager({
+    dir,
+    leaseMs: LEASE_MS,
+    graceMs: 300,
+    pollMs: 50,
+    stall: { intervalMs: 50, quietMs: 60_000 },
+  });
+  managers.push(manager);
+  return manager;
+}
+
+const outputSize = async (id: string) =>
+  (await stat(outputFile(taskDirectory(dir, id))).catch(() => undefined))?.size ?? 0;
+
+describe("ownership is a lease with a heartbeat", () => {
+  it("a paused manager's process task is adopted once its lease lapses, and left to the adopter when it wakes", async () => {
+    const child = startChildManager(
+      dir,
+      "hold",
+      `echo start; while [ ! -e '${join(dir, "go")}' ]; do sleep 0.05; done; echo end`,
+      LEASE_MS,
+    );
+    const { id } = await child.next<{ id: string }>();
+    const manager = await openManager();
+    expect((await manager.get(id)).watchedBy).toBe("another manager");
+
+    // A live process that stops renewing (paused, swapped out, cut off) loses its tasks: no pid check saves it.
+    child.child.kill("SIGSTOP");
+    await eventually(async () => (await manager.get(id)).watchedBy === "this manager");
+    child.child.kill("SIGCONT");
+
+    await writeFile(join(dir, "go"), "");
+    const { match, all } = await waitForNotification(manager, (n) => n.taskId === id);
+    expect(match).toMatchObject({ kind: "finished", exitCode: 0 });
+    expect(all).toHaveLength(1);
+    const record = await createFileTaskStateStore({ dir }).get(id);
+    expect(record?.owner?.pid).toBe(process.pid);
+    expect((await manager.readOutput(id)).data).toBe("start\nend\n");
+  });
+
+  it("a paused manager's in-process job is recorded as lost, and the job writes nothing once its manager wakes", async () => {
+    const child = startChildManager(dir, "agent", "", LEASE_MS);
+    const { id } = await child.next<{ id: string }>();
+    await eventually(async () => (await outputSize(id)) > 0);
+    const manager = await openManager();
+
+    child.child.kill("SIGSTOP");
+    await eventually(async () => (await manager.get(id)).status === "failed");
+    expect(await manager.get(id)).toMatchObject({ endReason: "lost" });
+    const sizeWhenLost = await outputSize(id);
+    child.child.kill("SIGCONT");
+
+    // The woken manager's writer is fenced until its heartbeat finds the task gone, then the job is aborted.
+    // Several heartbeats later (a third of the lease each), the output has not grown by a byte.
+    await sleep(4 * LEASE_MS);
+    expect(await outputSize(id)).toBe(sizeWhenLost);
+    expect(await manager.takeNotifications()).toMatchObject([{ taskId: id, kind: "failed", reason: "lost" }]);
+  });
+
+  it("a closed manager releases its lease: its released process task is adopted at once", async () => {
+    const first = await openManager();
+    const id = await first.start({ type: "local_bash", command: "sleep 0.5; echo late" });
+    await first.close();
+    const second = await openManager();
+    expect((await second.get(id)).watchedBy).toBe("this manager");
+    const { match } = await waitForNotification(second, (n) => n.taskId === id);
+    expect(match).toMatchObject({ kind: "finished" });
+  });
+});
