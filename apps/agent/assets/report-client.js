@@ -5,6 +5,13 @@
   const calls = data.tokens.length;
   const labels = Array.from({ length: calls }, (_, index) => index + 1);
   const format = (value) => Math.round(value).toLocaleString("en-US");
+  const dollars = (value) => `$${value.toFixed(Math.abs(value) >= 1 ? 2 : 4)}`;
+  const cumulative = (values) => {
+    let total = 0;
+    return values.map((value) => (total += value));
+  };
+  const spent = cumulative(data.costUsd);
+  const referenceSpent = cumulative(data.referenceUsd);
   const byCall = new Map();
   for (const note of data.actions) {
     const list = byCall.get(note.call) ?? [];
@@ -58,6 +65,9 @@
     const call = index + 1;
     const rows = [
       ["sent", `${format(data.tokens[index])} tokens`],
+      ["cache read / written", `${format(data.cacheRead[index])} / ${format(data.cacheWrite[index])}`],
+      ["this call", dollars(data.costUsd[index])],
+      ["spent so far", `${dollars(spent[index])} (no compaction: ${dollars(referenceSpent[index])})`],
       ["unmanaged", `${format(data.naive[index])} tokens`],
       ["threshold", format(data.threshold[index])],
     ];
@@ -133,6 +143,29 @@
           pointHoverRadius: 0,
           order: 4,
         },
+        {
+          type: "line",
+          label: "input cost so far (Unforget)",
+          data: spent,
+          yAxisID: "cost",
+          borderColor: "#be185d",
+          borderWidth: 2,
+          pointRadius: 0,
+          pointHoverRadius: 3,
+          order: 5,
+        },
+        {
+          type: "line",
+          label: "input cost so far, no compaction",
+          data: referenceSpent,
+          yAxisID: "cost",
+          borderColor: "#be185d",
+          borderDash: [2, 3],
+          borderWidth: 1.5,
+          pointRadius: 0,
+          pointHoverRadius: 3,
+          order: 6,
+        },
         ...layerDatasets,
       ],
     },
@@ -152,6 +185,13 @@
           max: yMax,
           title: { display: true, text: "context tokens" },
           ticks: { callback: (value) => (value >= 1000 ? `${Math.round(value / 1000)}K` : value) },
+        },
+        cost: {
+          position: "right",
+          min: 0,
+          title: { display: true, text: "input cost so far (US$)" },
+          grid: { drawOnChartArea: false },
+          ticks: { callback: (value) => `$${value}` },
         },
       },
       plugins: {

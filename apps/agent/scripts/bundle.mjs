@@ -14,8 +14,18 @@ await build({
   platform: "node",
   target: "node20",
   chunkNames: "chunks/[name]-[hash]",
-  // tsx is loaded only for TypeScript plugins; Ink's devtools only with DEV=true.
-  external: ["tsx", "react-devtools-core"],
+  // tsx is loaded only for TypeScript plugins; Ink's devtools only with DEV=true. What reads files beside its
+  // own module (PGlite's WebAssembly and data, the stores' SQL migrations) stays a package, and so does their
+  // client (one copy of its classes, or `instanceof SqlError` fails across the two): `unforget memory` and
+  // `unforget db` load them on demand.
+  external: [
+    "tsx",
+    "react-devtools-core",
+    "@electric-sql/pglite",
+    "@unforget/memory-postgres",
+    "@unforget/postgres",
+    "@unforget/tasks-postgres",
+  ],
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },

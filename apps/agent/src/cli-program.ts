@@ -68,6 +68,14 @@ export function createProgram(output: AgentIO): Command {
         .choices(["offline", "model"])
         .default("offline"),
     )
+    .addOption(
+      new Option(
+        "--cache-ttl <lifetime>",
+        "how long the prompt cache lives: 5m (as the API) or 1h (writes cost 2×)",
+      )
+        .choices(["5m", "1h"])
+        .default("5m"),
+    )
     .option("--json", "print only the statistics as JSON on stdout (progress stays on stderr)")
     .option("-r, --report <file.html>", "write a self-contained HTML report with the chart")
     .option(
@@ -84,6 +92,7 @@ export function createProgram(output: AgentIO): Command {
           demo: options.demo === true,
           window: options.window as string,
           summarizer: options.summarizer as string,
+          cacheTtl: options.cacheTtl as string,
           json: options.json === true,
           ...(typeof options.report === "string" ? { report: options.report } : {}),
           ...(typeof options.dumpRequests === "string" ? { dumpRequests: options.dumpRequests } : {}),

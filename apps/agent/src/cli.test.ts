@@ -232,6 +232,15 @@ describe("unforget replay, run as users run it", () => {
     expect(result.code).toBe(2);
   });
 
+  it("refuses a cache lifetime the API does not have, with exit code 2", async () => {
+    const result = await runCliProcess(["replay", claudeSession, "--cache-ttl", "2h"], {
+      env: { HOME: emptyHome },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("Allowed choices are 5m, 1h");
+    expect(result.stdout).toBe("");
+  });
+
   it("refuses an unknown option with exit code 2 and says where help is", async () => {
     const result = await runCliProcess(["replay", claudeSession, "--windw", "16K"], {
       env: { HOME: emptyHome },

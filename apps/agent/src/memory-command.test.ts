@@ -61,6 +61,7 @@ describe("unforget memory import", () => {
       /^Imported 4 versions \(0 skipped\) into .*#team\/web\/project\/shop: 1 memories\.$/m,
     );
     const again = await runCliProcess(args);
+    expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
 
     const client = await createSqlClient({ pglite: data });

@@ -27,6 +27,8 @@ export interface ReplayCommandOptions {
   /** Replay the demo session that ships with the app, whatever sessions the machine has. */
   demo?: boolean;
   window?: string;
+  /** The prompt cache's lifetime: "5m" (default) or "1h". */
+  cacheTtl?: string;
   summarizer?: string;
   json?: boolean;
   report?: string;
@@ -64,6 +66,13 @@ export async function runReplayCommand(
   }
   const window = options.window === undefined ? DEFAULT_WINDOW : parseWindow(options.window);
   const summarizerChoice = options.summarizer ?? "offline";
+  const cacheTtl = options.cacheTtl ?? "5m";
+  if (cacheTtl !== "5m" && cacheTtl !== "1h") {
+    throw new OptionValueError(
+      "--cache-ttl",
+      `--cache-ttl ${JSON.stringify(cacheTtl)} is not a cache lifetime: use "5m" (the default, as the API) or "1h" (cache writes then cost twice the input price).`,
+    );
+  }
   if (summarizerChoice !== "offline" && summarizerChoice !== "model") {
     throw new OptionValueError(
       "--summarizer",
@@ -100,11 +109,12 @@ export async function runReplayCommand(
     replay = await replaySession(session, {
       window,
       summarizer,
+      cacheTtl,
       onCall: async (call, done, total) => {
         progress.update(done, total);
         if (!dump) return;
         await writeSummaryRequests(dump, call.index, pendingSummaries.splice(0));
-        await dump.writeCall(call.index, requestBody(shape, call.messages));
+        await dump.writeCall(call.index, requestBody(shape, call));
       },
     });
   } finally {
@@ -200,8 +210,24 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
     summarizerCalls: stats.summarizerCalls,
     summarizerInputTokens: stats.summarizerInputTokens,
     prefixReuse: Math.round(stats.prefixReuse * 10_000) / 10_000,
+    cacheReadTokens: stats.cacheReadTokens,
+    cacheWriteTokens: stats.cacheWriteTokens,
+    uncachedInputTokens: stats.uncachedInputTokens,
+    summarizerOutputTokens: stats.summarizerOutputTokens,
+    inputCostUsd: roundUsd(stats.inputCostUsd),
     inputCost: stats.inputCost,
-    naiveInputCost: stats.naiveInputCost,
+    slidingWindowInputCostUsd: roundUsd(stats.slidingWindowInputCostUsd),
+    slidingWindowInputCost: stats.slidingWindowInputCost,
+    errorCodes: stats.errorCodes,
+    pricing: {
+      model: replay.pricing.model,
+      known: replay.pricing.known,
+      input: replay.pricing.input,
+      output: replay.pricing.output,
+      cacheWrite: replay.cacheTtl === "1h" ? replay.pricing.cacheWrite1h : replay.pricing.cacheWrite5m,
+      cacheRead: replay.pricing.cacheRead,
+      cacheTtl: replay.cacheTtl,
+    },
     violations: stats.violations,
     compactions: countCompactions(replay),
     layerActions: replay.actions.length,
@@ -213,4 +239,9 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
       ...(replay.session.instance ? { line: replay.session.instance.line } : {}),
     },
   };
+}
+
+/** Dollars to a hundredth of a cent, so the JSON is stable across platforms' float printing. */
+function roundUsd(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
 }

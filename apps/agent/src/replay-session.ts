@@ -15,6 +15,7 @@ import {
   convertToAnthropicRequest,
   type WireObject,
 } from "@unforget/provider-anthropic";
+import { getModelPricing, type ResolvedModelPricing } from "@unforget/tokens";
 import type { LoadedSession } from "./load-session.ts";
 import { formatWindow, MIN_WINDOW } from "./parse-window.ts";
 import { inferToolDefinitions } from "./session-tools.ts";
@@ -32,6 +33,8 @@ export interface ReplaySessionOptions {
   window: number;
   /** Writes the summaries; default the extractive summariser (offline, deterministic). */
   summarizer?: Summarizer;
+  /** How long the prompt cache lives: "5m" (default) or "1h" (cache writes then cost 2× input). */
+  cacheTtl?: "5m" | "1h";
   /** Called after each replayed call with its position; `done` counts from 1 to `total`. */
   onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
 }
@@ -107,6 +110,10 @@ export interface SessionReplay extends RequestShape {
   actions: LayerAction[];
   /** The summariser that wrote the summaries ("extractive" or "model"). */
   summarizer: string;
+  /** The prices the requests were billed at (the requests' model's, or the Sonnet tier's for a model not in the table). */
+  pricing: ResolvedModelPricing;
+  /** The prompt cache's lifetime. */
+  cacheTtl: "5m" | "1h";
 }
 
 /**
@@ -121,6 +128,8 @@ export async function replaySession(
   const shape = requestShape(session, window);
   const { model, maxTokens, system, tools } = shape;
   const summarizer = options.summarizer ?? createExtractiveSummarizer();
+  const pricing = getModelPricing(model);
+  const cacheTtl = options.cacheTtl ?? "5m";
   const total = countModelCalls(session.messages);
   let manager: ContextManager | undefined;
   let seenEntries = 0;
@@ -130,6 +139,8 @@ export async function replaySession(
     window,
     system,
     tools,
+    pricing,
+    cache: { ttl: cacheTtl },
     createManager: (clock) => {
       manager = createContextManager({
         model,
@@ -137,6 +148,8 @@ export async function replaySession(
         summarizer,
         clock,
         idFactory: (kind) => `${kind}_${String(++counter).padStart(6, "0")}`,
+        pricing,
+        config: { cacheTtl },
       });
       return manager;
     },
@@ -170,13 +183,24 @@ export async function replaySession(
     })),
     actions,
     summarizer: summarizer.name,
+    pricing,
+    cacheTtl,
   };
 }
 
-/** The exact Messages API body of one replayed call: what the Anthropic provider would send. */
-export function requestBody(shape: RequestShape, messages: ReplayCall["messages"]): WireObject {
-  const { model, system, tools, maxTokens } = shape;
-  return convertToAnthropicRequest({ model, system, tools, maxTokens, messages }).body;
+/**
+ * The exact Messages API body of one replayed call: what the Anthropic provider would send, with the cache
+ * breakpoints the replay billed it by (system and tools, the settled prefix, the last message).
+ */
+export function requestBody(shape: RequestShape, call: Pick<ReplayCall, "request">): WireObject {
+  const { system, tools, messages } = call.request;
+  return convertToAnthropicRequest({
+    model: shape.model,
+    maxTokens: shape.maxTokens,
+    messages,
+    ...(system !== undefined ? { system } : {}),
+    ...(tools && tools.length > 0 ? { tools } : {}),
+  }).body;
 }
 
 /** Model calls of a recorded conversation: each assistant response after the first message (split responses count once). */

@@ -5,6 +5,21 @@ import { countCompactions, type SessionReplay, windowAdvice } from "./replay-ses
 const number = (value: number) => Math.round(value).toLocaleString("en-US");
 const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
 
+/** Dollars: cents for sums over a dollar, hundredths of a cent below. */
+export function formatUsd(value: number): string {
+  return `$${value.toFixed(Math.abs(value) >= 1 ? 2 : 4)}`;
+}
+
+/** The prices a replay was billed at, in one line. */
+export function describePricing(replay: Pick<SessionReplay, "pricing" | "cacheTtl">): string {
+  const { pricing, cacheTtl } = replay;
+  const write = cacheTtl === "1h" ? pricing.cacheWrite1h : pricing.cacheWrite5m;
+  const name = pricing.known
+    ? pricing.model
+    : `${pricing.model} (not in the price table: Sonnet-tier prices)`;
+  return `${name}: $${pricing.input} input, $${write} cache write (${cacheTtl}), $${pricing.cacheRead} cache read, $${pricing.output} output per million tokens`;
+}
+
 /** The end-of-run table: what the replay did, in two tables (totals, then the ladder's layers). */
 export function renderReplayTable(replay: SessionReplay, sessionLabel: string): string {
   const { stats } = replay;
@@ -17,7 +32,9 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
   );
   const compactions = countCompactions(replay);
   const totals = new Table({ style: { head: [], border: [], compact: true }, colAligns: ["left", "right"] });
-  const ratio = stats.naiveInputCost > 0 ? stats.inputCost / stats.naiveInputCost : 1;
+  const ratio =
+    stats.slidingWindowInputCostUsd > 0 ? stats.inputCostUsd / stats.slidingWindowInputCostUsd : 1;
+  const summaries = replay.calls.reduce((sum, call) => sum + call.summarizerCostUsd, 0);
   totals.push(
     ["model calls", number(stats.calls)],
     [
@@ -32,11 +49,24 @@ export function renderReplayTable(replay: SessionReplay, sessionLabel: string): 
       `${number(stats.summarizerCalls)} (${number(stats.summarizerInputTokens)} input tokens)`,
     ],
     ["prefix reuse (prompt cache)", percent(stats.prefixReuse)],
-    ["input cost (tokens)", number(stats.inputCost)],
-    ["  without management", `${number(stats.naiveInputCost)} (managed: ${ratio.toFixed(2)}×)`],
+    ["input cost", formatUsd(stats.inputCostUsd)],
+    [
+      "  cache read / written / uncached",
+      `${number(stats.cacheReadTokens)} / ${number(stats.cacheWriteTokens)} / ${number(stats.uncachedInputTokens)} tokens`,
+    ],
+    ["  summaries (input and output)", formatUsd(summaries)],
+    [
+      "  no compaction (oldest dropped)",
+      `${formatUsd(stats.slidingWindowInputCostUsd)} (managed: ${ratio.toFixed(2)}×)`,
+    ],
+    [
+      "error codes kept",
+      stats.errorCodes.seen === 0 ? "none seen" : `${stats.errorCodes.kept} of ${stats.errorCodes.seen}`,
+    ],
     ["invariant violations", stats.violations.length === 0 ? "none" : number(stats.violations.length)],
   );
   lines.push(totals.toString());
+  lines.push(`Prices: ${describePricing(replay)}.`);
   const layers = new Table({
     head: ["layer", "runs", "tokens freed"],
     style: { head: [], border: [], compact: true },

@@ -1,13 +1,15 @@
 import { getEncoding } from "js-tiktoken";
 
-/**
- * An independent check of a dumped request body, written against the Messages API's rules rather than our
- * own helpers: the fields, roles alternating from a user message, every tool_use answered by a tool_result
- * in the next message (results first) and every result answering a call of the message before, non-empty
- * text, tools defined for every call. Returns the problems found (empty when the body is valid).
- */
 /** The fields a replayed request may have (`system` and `tools` only when there are some). */
 const BODY_FIELDS: ReadonlySet<string> = new Set(["model", "max_tokens", "system", "messages", "tools"]);
+
+/**
+ * An independent check of a dumped request body, written against the Messages API's rules rather than our
+ * own helpers: the fields, at most four cache breakpoints, roles alternating from a user message, every
+ * tool_use answered by a tool_result in the next message (results first) and every result answering a call
+ * of the message before, non-empty text, tools defined for every call. Returns the problems found (empty when
+ * the body is valid).
+ */
 
 export function checkRequestBody(body: unknown): string[] {
   const problems: string[] = [];
@@ -15,6 +17,17 @@ export function checkRequestBody(body: unknown): string[] {
   const record = body as Record<string, unknown>;
   const unexpected = Object.keys(record).filter((key) => !BODY_FIELDS.has(key));
   if (unexpected.length > 0) problems.push(`unexpected fields: ${unexpected.join(",")}`);
+  // Prompt caching: at most four breakpoints.
+  const marked = (blocks: unknown) =>
+    Array.isArray(blocks)
+      ? blocks.filter((block) => (block as Record<string, unknown>).cache_control).length
+      : 0;
+  const allMessages = Array.isArray(record.messages) ? (record.messages as { content: unknown }[]) : [];
+  const breakpoints =
+    marked(record.system) +
+    marked(record.tools) +
+    allMessages.reduce((sum, message) => sum + marked(message.content), 0);
+  if (breakpoints > 4) problems.push(`${breakpoints} cache breakpoints (the API takes 4)`);
   if (typeof record.model !== "string" || record.model.length === 0) problems.push("no model");
   if (!Number.isInteger(record.max_tokens) || (record.max_tokens as number) <= 0)
     problems.push("bad max_tokens");
@@ -70,13 +83,20 @@ export function checkRequestBody(body: unknown): string[] {
 
 const encoding = getEncoding("o200k_base");
 
+/** The system prompt's text: a string, or the texts of its blocks (their cache markers are not tokens). */
+function systemText(system: unknown): string {
+  if (typeof system === "string") return system;
+  if (Array.isArray(system)) return system.map((block) => (block as { text?: string }).text ?? "").join("\n");
+  return system === undefined ? "" : JSON.stringify(system);
+}
+
 /** Tokens of a request by a real BPE tokenizer (o200k): system, every block's text or JSON, and the tools. */
 export function countRequestTokens(body: {
   system?: unknown;
   messages: { content: Record<string, unknown>[] }[];
   tools?: unknown[];
 }): number {
-  const parts: string[] = [typeof body.system === "string" ? body.system : JSON.stringify(body.system ?? "")];
+  const parts: string[] = [systemText(body.system)];
   for (const message of body.messages) {
     for (const block of message.content) {
       if (block.type === "text") parts.push(block.text as string);

@@ -87,6 +87,8 @@ export function describeCorpusReplay(
         for (const file of files) {
           const body = JSON.parse(readFileSync(join(dump, file), "utf8"));
           expect(checkRequestBody(body), file).toEqual([]);
+          // The moving breakpoint: the last message's last block is marked, so the next call reads it back.
+          expect(JSON.stringify(body.messages.at(-1).content.at(-1)), file).toContain('"cache_control"');
           expect(countRequestTokens(body), `${file} by o200k`).toBeLessThanOrEqual(
             windowTokens * TOKENIZER_MARGIN,
           );

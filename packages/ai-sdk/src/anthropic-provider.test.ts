@@ -89,8 +89,9 @@ describe("with @ai-sdk/anthropic", () => {
   });
 
   it("recovers when Anthropic refuses the prompt as too long, through the middleware, and the loop goes on", async () => {
-    // The window was declared at 200K; the model behind the fake takes 12K: only its error says so.
-    const fake = await startAnthropicFake({ contextLimit: 12_000 });
+    // The window was declared at 200K; the model behind the fake takes 8K: only its error says so. (The
+    // working-set policy keeps this loop under 12K on its own.)
+    const fake = await startAnthropicFake({ contextLimit: 8_000 });
     try {
       for (let call = 0; call < 30; call++)
         fake.enqueue({ kind: "reply", toolCalls: [{ name: "read", input: { path: `src/f${call}.ts` } }] });

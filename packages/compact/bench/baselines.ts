@@ -1,54 +1,104 @@
 import { createMessage, type Message, type RequestMessage, type ToolResultBlock } from "@unforget/core";
-import { createContextPolicy } from "@unforget/tokens";
+import { createContextPolicy, estimateMessageTokens } from "@unforget/tokens";
 import { toRequestMessages } from "@unforget/transcript";
 import type { ContextManager, LayerReport, PrepareResult } from "../src/index.ts";
 import { createExtractiveSummarizer } from "../src/index.ts";
 
 /**
- * Two policies re-implemented from the seed documents, as baselines for the replay benchmark. They keep
- * their own mutable message list (as the originals do) and answer `prepare` like a ContextManager, so
- * `replayConversation` can drive them. Both summarise with the same extractive summariser as ours, so the
- * comparison is of policies, not of summary quality.
+ * Policies re-implemented from the seed documents and the issue, as baselines for the replay benchmark. Each
+ * keeps its own list of the conversation and answers `prepare` like a ContextManager, so
+ * `replayConversation` drives it as it drives ours. They never change a message or a block they were
+ * given or have returned: every edit makes a new object (a request already billed must stay as it was
+ * sent). The summarising ones use the same extractive summariser as ours, so the comparison is of policies.
  */
+
+/** A baseline's step: the conversation it keeps, in; the conversation to send and what it did, out. */
+type Step = (
+  messages: readonly Message[],
+  reports: LayerReport[],
+) => readonly Message[] | Promise<readonly Message[]>;
 
 const chars = (messages: readonly Message[]) =>
   messages.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
-/** Both originals estimate tokens as characters / 4. */
-const estimate = (messages: readonly Message[]) => Math.ceil(chars(messages) / 4);
+/** BaseAgent and the teaching version estimate tokens as characters / 4. */
+const quarterChars = (messages: readonly Message[]) => Math.ceil(chars(messages) / 4);
 
-interface BaselineState {
-  messages: Message[];
-  synced: number;
+const resultChars = (block: ToolResultBlock) =>
+  typeof block.content === "string" ? block.content.length : JSON.stringify(block.content).length;
+const resultString = (block: ToolResultBlock) =>
+  typeof block.content === "string"
+    ? block.content
+    : block.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n");
+
+/** The message with some of its tool results' contents replaced (new message, new blocks). */
+function withResults(message: Message, replace: (block: ToolResultBlock) => string | undefined): Message {
+  let changed = false;
+  const content = message.content.map((block) => {
+    if (block.type !== "tool_result") return block;
+    const replacement = replace(block);
+    if (replacement === undefined) return block;
+    changed = true;
+    return { ...block, content: replacement };
+  });
+  return changed ? { ...message, content } : message;
 }
 
-function sync(state: BaselineState, history: readonly Message[]): void {
-  for (let index = state.synced; index < history.length; index++)
-    state.messages.push(structuredClone(history[index]!));
-  state.synced = history.length;
-}
+/** Observation messages (SWE-agent, mini-swe-agent) carry tool output as user text: the baselines treat them as results. */
+const isObservation = (message: Message) => message.role === "user" && message.isObservation === true;
+const observationText = (message: Message) =>
+  message.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
 
-async function summarize(
-  messages: readonly Message[],
-  budget: number,
-): Promise<{ text: string; input: number }> {
+async function summarize(messages: readonly Message[], budget: number) {
   const { text } = await createExtractiveSummarizer().summarize({
     messages: [...messages],
     scope: "all",
     maxTokens: budget,
   });
-  return { text, input: estimate(messages) + 300 };
+  return { text, input: quarterChars(messages) + 300, output: Math.ceil(text.length / 4) };
 }
 
-function manager(
-  run: (state: BaselineState, reports: LayerReport[]) => Promise<void>,
+function report(
+  layer: string,
+  before: number,
+  after: number,
+  summary?: { input: number; output: number },
+): LayerReport {
+  return {
+    layer,
+    trigger: "auto",
+    tokensBefore: before,
+    tokensAfter: after,
+    tokensFreed: Math.max(0, before - after),
+    durationMs: 0,
+    stats: summary
+      ? { summarizerCalls: 0, summarizerInputTokens: summary.input, summarizerOutputTokens: summary.output }
+      : {},
+    ...(summary ? { summarizer: "extractive" } : {}),
+    reason: "baseline",
+  };
+}
+
+export interface BaselineManagerOptions {
+  /** What the original does after the provider refuses: a summary of all but the last five messages (seed 001's reactive compact), or nothing (the call overflows). */
+  recover?: "summary" | "none";
+  /** A stateless policy (the peers' functions) is given the whole conversation every call, not what it sent last; it never recovers with a summary. */
+  stateless?: boolean;
+}
+
+/** A ContextManager around a step, for `replayConversation`. */
+export function baselineManager(
   threshold: number,
+  step: Step,
+  options: BaselineManagerOptions = {},
 ): ContextManager {
-  const state: BaselineState = { messages: [], synced: 0 };
+  const recover = options.recover ?? "summary";
+  let kept: readonly Message[] = [];
+  let synced = 0;
   const result = (reports: LayerReport[], before: number): PrepareResult => {
-    const tokens = estimate(state.messages);
+    const tokens = quarterChars(kept);
     return {
-      messages: toRequestMessages(state.messages) as RequestMessage[],
-      projected: state.messages,
+      messages: toRequestMessages(kept) as RequestMessage[],
+      projected: [...kept],
       tokensBefore: before,
       tokens,
       actions: reports,
@@ -71,160 +121,241 @@ function manager(
   };
   return {
     layers: [],
-    async prepare(history) {
-      sync(state, history);
-      const before = estimate(state.messages);
+    async prepare(conversation) {
+      kept = options.stateless ? conversation : [...kept, ...conversation.slice(synced)];
+      synced = conversation.length;
+      const before = quarterChars(kept);
       const reports: LayerReport[] = [];
-      await run(state, reports);
+      kept = await step(kept, reports);
       return result(reports, before);
     },
-    async recover() {
-      // Both originals replace everything with a summary on an overflow (seed 001's reactive compact keeps 5).
-      const reports: LayerReport[] = [];
-      const before = estimate(state.messages);
-      const keep = state.messages.slice(-5);
-      const { text, input } = await summarize(state.messages.slice(0, -5), 2_000);
-      state.messages = [createMessage("user", `[Reactive compact]\n\n${text}`), ...keep];
-      reports.push(report("reactive", before, estimate(state.messages), input));
-      return result(reports, before);
+    async recover(error) {
+      if (recover === "none") throw error;
+      const before = quarterChars(kept);
+      const tail = kept.slice(-5);
+      const summary = await summarize(kept.slice(0, -5), 2_000);
+      kept = [createMessage("user", `[Reactive compact]\n\n${summary.text}`), ...tail];
+      return result([report("reactive", before, quarterChars(kept), summary)], before);
     },
     compact: unsupported,
     requestCompaction: unsupported,
     requestSnip: unsupported,
     recordMetadata: unsupported,
-    status: () => result([], estimate(state.messages)).status,
+    status: () => result([], quarterChars(kept)).status,
     entries: [],
     on: () => () => {},
   };
 }
 
-function report(
-  layer: LayerReport["layer"],
-  before: number,
-  after: number,
-  summarizerInput?: number,
-): LayerReport {
-  return {
-    layer,
-    trigger: "auto",
-    tokensBefore: before,
-    tokensAfter: after,
-    tokensFreed: Math.max(0, before - after),
-    durationMs: 0,
-    stats:
-      summarizerInput === undefined ? {} : { summarizerCalls: 0, summarizerInputTokens: summarizerInput },
-    ...(summarizerInput === undefined ? {} : { summarizer: "extractive" }),
-    reason: "baseline",
-  };
-}
-
 /**
- * BaseAgent's policy: usable = window − output reserve; at 85 % of it, prune old tool outputs (scan
- * backwards, protect the latest 40K tokens of output and the last 2 user turns, act only if ≥ 20K is freed);
- * still above, summarise everything into one message. The 40K / 20K constants were set for a 200K window;
- * they are scaled by usable / 168K here so that the policy can work at 16K and 32K.
+ * BaseAgent's policy (seed 004): usable = window − output reserve; at 85 % of it, prune old tool outputs
+ * (scan backwards, protect the latest 40K tokens of output and the last 2 user turns, act only if ≥ 20K is
+ * freed); still above, summarise everything into one message. The 40K / 20K constants were set for a 200K
+ * window; they are scaled by usable / 168K so that the policy can work at 32K.
  */
 export function createBaseAgentBaseline(window: number, maxOutputTokens: number): ContextManager {
   const usable = window - maxOutputTokens;
   const threshold = Math.floor(usable * 0.85);
-  const scale = usable / 168_000;
+  const scale = Math.min(1, usable / 168_000);
   const protect = 40_000 * scale;
   const minimum = 20_000 * scale;
-  return manager(async (state, reports) => {
-    let tokens = estimate(state.messages);
-    if (tokens <= threshold) return;
+  return baselineManager(threshold, async (messages, reports) => {
+    let current = messages;
+    let tokens = quarterChars(current);
+    if (tokens <= threshold) return current;
     let turns = 0;
     let total = 0;
     let pruned = 0;
-    const toPrune: ToolResultBlock[] = [];
-    for (let index = state.messages.length - 1; index >= 0; index--) {
-      const message = state.messages[index]!;
+    const toPrune = new Set<ToolResultBlock>();
+    for (let index = current.length - 1; index >= 0; index--) {
+      const message = current[index]!;
       if (message.role === "user" && !message.content.some((block) => block.type === "tool_result")) turns++;
       if (turns < 2) continue;
       for (const block of message.content) {
         if (block.type !== "tool_result") continue;
-        const size = Math.ceil(JSON.stringify(block.content).length / 4);
+        const size = Math.ceil(resultChars(block) / 4);
         total += size;
         if (total > protect) {
           pruned += size;
-          toPrune.push(block);
+          toPrune.add(block);
         }
       }
     }
     if (pruned > minimum) {
-      for (const block of toPrune) block.content = "[Old tool result content cleared]";
-      const after = estimate(state.messages);
-      reports.push(report("microcompact", tokens, after));
+      current = current.map((message) =>
+        withResults(message, (block) =>
+          toPrune.has(block) ? "[Old tool result content cleared]" : undefined,
+        ),
+      );
+      const after = quarterChars(current);
+      reports.push(report("prune", tokens, after));
       tokens = after;
     }
-    if (tokens <= threshold) return;
-    const { text, input } = await summarize(state.messages, Math.floor(usable * 0.15));
-    state.messages = [
+    if (tokens <= threshold) return current;
+    const summary = await summarize(current, Math.floor(usable * 0.15));
+    const next = [
       createMessage(
         "user",
-        `Another language model started to solve this problem and produced a summary of its thinking process. Here is the summary from the previous context:\n${text}`,
+        `Another language model started to solve this problem and produced a summary of its thinking process. Here is the summary from the previous context:\n${summary.text}`,
       ),
     ];
-    reports.push(report("summary", tokens, estimate(state.messages), input));
-  }, threshold);
+    reports.push(report("summary", tokens, quarterChars(next), summary));
+    return next;
+  });
 }
 
 /**
- * The teaching re-implementation's pipeline, every turn: tool-result budget (200K characters in the last
- * message), snip (over 50 messages keep 3 + 47), micro (all but the 3 most recent results longer than 120
- * characters become a placeholder), then a summary of everything above the threshold (the same threshold as
- * the policy under test, so only the ladder differs).
+ * The teaching re-implementation's pipeline (seed 001), every turn: tool-result budget (200K characters in
+ * the last message), snip (over 50 messages keep 3 + 47), micro (all but the 3 most recent results longer
+ * than 120 characters become a placeholder), then a summary of everything above the threshold (the same
+ * threshold as ours, so only the ladder differs).
  */
 export function createTeachingBaseline(window: number, maxOutputTokens: number): ContextManager {
   const threshold = createContextPolicy({ contextWindow: window, maxOutputTokens }, { env: {} }).evaluate(
     0,
   ).autoCompactThreshold;
-  return manager(async (state, reports) => {
-    const before = estimate(state.messages);
-    const last = state.messages[state.messages.length - 1];
+  return baselineManager(threshold, async (messages, reports) => {
+    const before = quarterChars(messages);
+    let current = [...messages];
+    const last = current.at(-1);
     if (last) {
       const blocks = last.content.filter((block): block is ToolResultBlock => block.type === "tool_result");
-      let total = blocks.reduce((sum, block) => sum + JSON.stringify(block.content).length, 0);
-      for (const block of [...blocks].sort(
-        (a, b) => JSON.stringify(b.content).length - JSON.stringify(a.content).length,
-      )) {
+      let total = blocks.reduce((sum, block) => sum + resultChars(block), 0);
+      const persisted = new Map<ToolResultBlock, string>();
+      for (const block of [...blocks].sort((a, b) => resultChars(b) - resultChars(a))) {
         if (total <= 200_000) break;
-        const text = typeof block.content === "string" ? block.content : JSON.stringify(block.content);
-        block.content = `<persisted-output>\n${text.slice(0, 2_000)}\n</persisted-output>`;
-        total = blocks.reduce((sum, item) => sum + JSON.stringify(item.content).length, 0);
+        const replacement = `<persisted-output>\n${resultString(block).slice(0, 2_000)}\n</persisted-output>`;
+        persisted.set(block, replacement);
+        total -= resultChars(block) - replacement.length;
       }
+      if (persisted.size > 0)
+        current[current.length - 1] = withResults(last, (block) => persisted.get(block));
     }
-    if (state.messages.length > 50) {
+    if (current.length > 50) {
       let headEnd = 3;
-      let tailStart = state.messages.length - 47;
+      let tailStart = current.length - 47;
       const hasUse = (message: Message | undefined) =>
         message?.content.some((block) => block.type === "tool_use") ?? false;
       const isResult = (message: Message | undefined) =>
         message?.content.some((block) => block.type === "tool_result") ?? false;
-      if (hasUse(state.messages[headEnd - 1]))
-        while (headEnd < state.messages.length && isResult(state.messages[headEnd])) headEnd++;
-      if (isResult(state.messages[tailStart]) && hasUse(state.messages[tailStart - 1])) tailStart--;
+      if (hasUse(current[headEnd - 1]))
+        while (headEnd < current.length && isResult(current[headEnd])) headEnd++;
+      if (isResult(current[tailStart]) && hasUse(current[tailStart - 1])) tailStart--;
       if (tailStart > headEnd) {
-        const snipped = tailStart - headEnd;
-        state.messages = [
-          ...state.messages.slice(0, headEnd),
-          createMessage("user", `[snipped ${snipped} messages from conversation middle]`),
-          ...state.messages.slice(tailStart),
+        current = [
+          ...current.slice(0, headEnd),
+          createMessage("user", `[snipped ${tailStart - headEnd} messages from conversation middle]`),
+          ...current.slice(tailStart),
         ];
       }
     }
-    const results = state.messages.flatMap((message) =>
-      message.content.filter((block): block is ToolResultBlock => block.type === "tool_result"),
+    const recent = new Set(
+      current.flatMap((message) => message.content.filter((block) => block.type === "tool_result")).slice(-3),
     );
-    for (const block of results.slice(0, -3)) {
-      if (JSON.stringify(block.content).length > 120)
-        block.content = "[Earlier tool result compacted. Re-run if needed.]";
-    }
-    const tokens = estimate(state.messages);
-    if (tokens < before) reports.push(report("microcompact", before, tokens));
-    if (tokens <= threshold) return;
-    const { text, input } = await summarize(state.messages, Math.floor(threshold * 0.15));
-    state.messages = [createMessage("user", `[Compacted]\n\n${text}`)];
-    reports.push(report("summary", tokens, estimate(state.messages), input));
-  }, threshold);
+    current = current.map((message) =>
+      withResults(message, (block) =>
+        !recent.has(block) && resultChars(block) > 120
+          ? "[Earlier tool result compacted. Re-run if needed.]"
+          : undefined,
+      ),
+    );
+    const tokens = quarterChars(current);
+    if (tokens < before) reports.push(report("micro", before, tokens));
+    if (tokens <= threshold) return current;
+    const summary = await summarize(current, Math.floor(threshold * 0.15));
+    const next = [createMessage("user", `[Compacted]\n\n${summary.text}`)];
+    reports.push(report("summary", tokens, quarterChars(next), summary));
+    return next;
+  });
+}
+
+/** The plain rule's settings, as the issue states them. */
+export const PLAIN_RULE = { capChars: 8_000, keepVerbatim: 10, workingSetTokens: 20_000 } as const;
+
+const ERROR_LINE = /\b(?:error|exception|traceback|fail(?:ed|ure)?|fatal)\b/i;
+
+/** One line for a tool call and its output: the call, then its first error line (else its first line). */
+function plainRecord(call: string, text: string): string {
+  const lines = text.split("\n").map((line) => line.trim());
+  const error = lines.find((line) => ERROR_LINE.test(line));
+  const first = error ?? lines.find((line) => line.length > 0) ?? "(empty)";
+  return `[${call} → ${first.slice(0, 160)}; ${lines.length} lines, cleared]`;
+}
+
+/** Head and tail of a long output, with its first error line between them when the cut removed it. */
+function capOutput(text: string, capChars: number): string {
+  if (text.length <= capChars) return text;
+  const half = Math.floor(capChars / 2) - 100;
+  const head = text.slice(0, half);
+  const tail = text.slice(-half);
+  const error = text
+    .slice(half, -half)
+    .split("\n")
+    .find((line) => ERROR_LINE.test(line));
+  return `${head}\n[… ${text.length - 2 * half} characters cut${error ? `; first error: ${error.trim().slice(0, 300)}` : ""} …]\n${tail}`;
+}
+
+/**
+ * The plain rule the issue measured on unseen sessions: cap each new tool result at 8,000 characters
+ * (head, tail and first error line); keep the last 10 results verbatim; once the context passes 20K tokens,
+ * replace every older result with a one-line record, in one batch. It leaves user messages and assistant
+ * text alone and has no summary, so after the provider refuses it has nothing to do (the call overflows).
+ */
+export function createPlainRuleBaseline(): ContextManager {
+  let capped = 0;
+  return baselineManager(
+    PLAIN_RULE.workingSetTokens,
+    (messages, reports) => {
+      // Cap the results that arrived since the last call.
+      let current = messages.map((message, index) => {
+        if (index < capped) return message;
+        if (isObservation(message)) {
+          const text = observationText(message);
+          return text.length > PLAIN_RULE.capChars
+            ? { ...message, content: [{ type: "text" as const, text: capOutput(text, PLAIN_RULE.capChars) }] }
+            : message;
+        }
+        return withResults(message, (block) => {
+          const text = resultString(block);
+          return text.length > PLAIN_RULE.capChars ? capOutput(text, PLAIN_RULE.capChars) : undefined;
+        });
+      });
+      capped = current.length;
+      const tokens = current.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+      if (tokens <= PLAIN_RULE.workingSetTokens) return current;
+      // Every output older than the last ten becomes a record, in one batch.
+      const calls = new Map<string, string>();
+      for (const message of current)
+        for (const block of message.content)
+          if (block.type === "tool_use")
+            calls.set(block.id, `${block.name}(${JSON.stringify(block.input ?? {}).slice(0, 80)})`);
+      const outputs: { index: number; id?: string }[] = [];
+      current.forEach((message, index) => {
+        if (isObservation(message)) outputs.push({ index });
+        for (const block of message.content)
+          if (block.type === "tool_result") outputs.push({ index, id: block.tool_use_id });
+      });
+      const older = outputs.slice(0, Math.max(0, outputs.length - PLAIN_RULE.keepVerbatim));
+      const ids = new Set(older.flatMap((output) => (output.id ? [output.id] : [])));
+      const observations = new Set(older.flatMap((output) => (output.id ? [] : [output.index])));
+      current = current.map((message, index) => {
+        if (observations.has(index)) {
+          const text = observationText(message);
+          if (text.endsWith("cleared]")) return message;
+          return { ...message, content: [{ type: "text" as const, text: plainRecord("observation", text) }] };
+        }
+        return withResults(message, (block) => {
+          if (!ids.has(block.tool_use_id)) return undefined;
+          const text = resultString(block);
+          return text.endsWith("cleared]")
+            ? undefined
+            : plainRecord(calls.get(block.tool_use_id) ?? "tool", text);
+        });
+      });
+      const after = current.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+      if (after < tokens) reports.push(report("records", tokens, after));
+      return current;
+    },
+    { recover: "none" },
+  );
 }

@@ -1,9 +1,10 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { createMessage, createUsage, type Message } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
-import { countTokensApproximately } from "langchain";
+import { estimateMessagesTokens, estimateMessageTokens } from "@unforget/tokens";
+import { countTokensApproximately, trimMessages } from "langchain";
 import {
   applyToolResultBudget,
+  type ContextManagerConfig,
   collapseContext,
   compactConversation,
   createContextManager,
@@ -29,7 +30,7 @@ const WORDS = [
 ];
 
 /** A tool round of about `tokens` tokens: an assistant call and its varied, code-like result. */
-function round(index: number, tokens: number, time: number, contextTokens: number): Message[] {
+function round(index: number, tokens: number, time: number, contextTokens: number, tool = "Read"): Message[] {
   const lines: string[] = [];
   let state = index * 7919 + 1;
   for (let line = 0; line * 9 < tokens; line++) {
@@ -42,7 +43,7 @@ function round(index: number, tokens: number, time: number, contextTokens: numbe
   return [
     createMessage(
       "assistant",
-      [{ type: "tool_use", id, name: "Read", input: { file_path: `src/file${index}.ts` } }],
+      [{ type: "tool_use", id, name: tool, input: { file_path: `src/file${index}.ts` } }],
       {
         id: `a${index}`,
         timestamp: new Date(time).toISOString(),
@@ -57,7 +58,7 @@ function round(index: number, tokens: number, time: number, contextTokens: numbe
   ];
 }
 
-function conversation(totalTokens: number, perRound = 2_000): Message[] {
+function conversation(totalTokens: number, perRound = 2_000, tool = "Read"): Message[] {
   const messages: Message[] = [
     createMessage("user", "Read the whole module and explain it.", {
       id: "u0",
@@ -66,7 +67,7 @@ function conversation(totalTokens: number, perRound = 2_000): Message[] {
   ];
   let total = 0;
   for (let index = 0; total < totalTokens; index++) {
-    const pair = round(index, perRound, index * 10_000, total);
+    const pair = round(index, perRound, index * 10_000, total, tool);
     for (const message of pair) total += estimateMessageTokens(message);
     messages.push(...pair);
   }
@@ -104,47 +105,86 @@ const median = (values: number[]) => {
 export interface PrepareSpeedRow {
   contextTokens: number;
   messages: number;
+  /** Our estimate of every message, from scratch (no usage anchor, nothing remembered): like for like with LangChain's. */
+  oursFullMs: number;
+  /** LangChain's `countTokensApproximately` of every message. */
+  langChainFullMs: number;
+  /** Our `prepare()` per turn: the new messages estimated, the count anchored on the last usage, the ladder's checks. */
   prepareMedianMs: number;
   prepareP95Ms: number;
-  langChainMedianMs: number;
+  /** LangChain's per-turn work in an agent: `trimMessages` over the whole conversation (nothing trimmed), counting with `countTokensApproximately`. */
+  langChainTrimMs: number;
 }
 
 /**
- * `prepare()` per turn when nothing fires: a session of `tokens` tokens, one new tool round per turn, the
- * median over `turns` turns; LangChain's `countTokensApproximately` on the same messages in the same run.
+ * Two comparisons on one session of `tokens` tokens (one new tool round per turn, medians): counting every
+ * message from scratch on both sides (the same work), and what each does per turn in an agent loop — our
+ * `prepare()`, which estimates only what was added and anchors on the provider's usage, against LangChain's
+ * `trimMessages`, which recounts the conversation each call because it keeps no state.
  */
-export async function measurePrepare(tokens: number, turns = 300): Promise<PrepareSpeedRow> {
-  const history = conversation(tokens);
+export async function measurePrepare(
+  tokens: number,
+  turns = 300,
+  config: ContextManagerConfig = {},
+): Promise<PrepareSpeedRow> {
+  // Results of a tool no cheap layer may clear: nothing is due however long it runs, yet the default policy
+  // still looks at every message each call, as it does in a live session.
+  const history = conversation(tokens, 2_000, "Task");
   const manager = createContextManager({
     model: "bench",
     limits: { contextWindow: tokens * 4, maxOutputTokens: 8_000 },
     clock: () => Date.parse(history[history.length - 1]!.timestamp),
+    config,
   });
   await manager.prepare(history);
+  const lc = toLangChain(history);
   const times: number[] = [];
+  const trimTimes: number[] = [];
+  let sink = 0;
   for (let turn = 0; turn < turns; turn++) {
-    history.push(...round(100_000 + turn, 300, history.length * 10_000, manager.status().tokens));
-    const start = process.hrtime.bigint();
+    const added = round(100_000 + turn, 300, history.length * 10_000, manager.status().tokens, "Task");
+    history.push(...added);
+    let start = process.hrtime.bigint();
     const result = await manager.prepare(history);
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
-    if (result.actions.length > 0) throw new Error("a layer fired: the no-op measurement is invalid");
+    if (result.actions.length > 0)
+      throw new Error(
+        `a layer fired (${result.actions.map((action) => `${action.layer}: ${action.reason}`).join(", ")}): the no-op measurement is invalid`,
+      );
+    // LangChain's side gets the new messages converted outside the timing, as ours gets them as they are.
+    lc.push(...toLangChain(added));
+    start = process.hrtime.bigint();
+    const trimmed = await trimMessages(lc, {
+      maxTokens: tokens * 4,
+      strategy: "last",
+      tokenCounter: countTokensApproximately,
+      startOn: "human",
+      endOn: ["human", "tool"],
+    });
+    trimTimes.push(Number(process.hrtime.bigint() - start) / 1e6);
+    sink += trimmed.length;
   }
-  const lc = toLangChain(history);
-  const lcTimes: number[] = [];
-  let sink = 0;
-  for (let run = 0; run < 60; run++) {
-    const start = process.hrtime.bigint();
+  const fullOurs: number[] = [];
+  const fullLangChain: number[] = [];
+  for (let run = 0; run < 30; run++) {
+    let start = process.hrtime.bigint();
+    // The estimator keeps nothing between calls: each run counts every message afresh.
+    sink += estimateMessagesTokens(history);
+    fullOurs.push(Number(process.hrtime.bigint() - start) / 1e6);
+    start = process.hrtime.bigint();
     sink += countTokensApproximately(lc);
-    lcTimes.push(Number(process.hrtime.bigint() - start) / 1e6);
+    fullLangChain.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   if (sink < 0) throw new Error("unreachable");
   const sorted = [...times].sort((a, b) => a - b);
   return {
     contextTokens: tokens,
     messages: history.length,
+    oursFullMs: median(fullOurs),
+    langChainFullMs: median(fullLangChain),
     prepareMedianMs: median(times),
     prepareP95Ms: sorted[Math.floor(sorted.length * 0.95)]!,
-    langChainMedianMs: median(lcTimes),
+    langChainTrimMs: median(trimTimes),
   };
 }
 

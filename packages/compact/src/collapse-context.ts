@@ -107,15 +107,38 @@ export function collapseContext(messages: readonly Message[], options: CollapseO
   });
 }
 
+/**
+ * True when `assistant` and the `answer` after it form a completed round collapse may fold: an action and
+ * its observation, or tool calls (all of compactable tools) every one of which the answer answers, with no
+ * words from the user in the answer. The working-set policy counts the same rounds.
+ */
+export function isFoldableRound(
+  assistant: Message,
+  answer: Message,
+  compactable: (name: string) => boolean,
+): boolean {
+  if (assistant.role !== "assistant" || answer.role !== "user" || answer.isMeta) return false;
+  const uses = assistant.content.filter((block) => block.type === "tool_use");
+  if (isTextObservation(answer) && uses.length === 0) return true;
+  if (uses.length === 0 || !uses.every((use) => use.type === "tool_use" && compactable(use.name)))
+    return false;
+  const answered = new Set<string>();
+  for (const block of answer.content) {
+    if (block.type === "tool_result") answered.add(block.tool_use_id);
+    else if (block.type === "text" && block.text.trim().length > 0) return false;
+  }
+  return uses.every((use) => use.type === "tool_use" && answered.has(use.id));
+}
+
 function findRounds(messages: readonly Message[], compactable: (name: string) => boolean): Round[] {
   const rounds: Round[] = [];
   for (let index = 0; index + 1 < messages.length; index++) {
     const assistant = messages[index]!;
     const answer = messages[index + 1]!;
-    if (assistant.role !== "assistant" || answer.role !== "user" || answer.isMeta) continue;
+    if (!isFoldableRound(assistant, answer, compactable)) continue;
     const uses = assistant.content.filter((block) => block.type === "tool_use");
     const thought = assistantThought(assistant);
-    if (isTextObservation(answer) && uses.length === 0) {
+    if (uses.length === 0) {
       const action = typeof assistant.metadata?.action === "string" ? assistant.metadata.action : thought;
       rounds.push({
         start: index,
@@ -123,14 +146,9 @@ function findRounds(messages: readonly Message[], compactable: (name: string) =>
       });
       continue;
     }
-    if (uses.length === 0 || !uses.every((use) => use.type === "tool_use" && compactable(use.name))) continue;
     const results = new Map<string, ToolResultBlock>();
-    let userWords = false;
-    for (const block of answer.content) {
+    for (const block of answer.content)
       if (block.type === "tool_result") results.set(block.tool_use_id, block);
-      else if (block.type === "text" && block.text.trim().length > 0) userWords = true;
-    }
-    if (userWords || !uses.every((use) => use.type === "tool_use" && results.has(use.id))) continue;
     const records: string[] = [];
     if (thought) records.push(`(assistant) ${clip(oneLine(thought), 120)}`);
     for (const use of uses) {
@@ -163,13 +181,13 @@ function recordText(records: readonly string[]): string {
 }
 
 export interface CollapseLayerOptions extends Omit<CollapseOptions, "now" | "targetTokens" | "drain"> {
-  /** Recent tool output never folded in a batch, as a share of the threshold; default 0.05. */
+  /** Recent tool output never folded in a batch beyond the protected rounds, as a share of the threshold; default 0. */
   protectShare?: number;
 }
 
 /**
  * Collapse as a layer: in a batch of the cheap layers it folds the oldest completed runs down to the target
- * (keeping 2 rounds and 5 % of the threshold of recent output); in `recover` it drains everything but the
+ * (keeping the last 2 rounds); in `recover` it drains everything but the
  * last round before the reactive summary.
  */
 export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLayer {

@@ -6,7 +6,7 @@ import type {
   ToolDefinition,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import type { Calibrator } from "@unforget/tokens";
+import type { Calibrator, ModelPricing } from "@unforget/tokens";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { CollapseLayerOptions } from "./collapse-context.ts";
 import type { ContinuationStyle } from "./compact-conversation.ts";
@@ -41,8 +41,18 @@ export interface ContextManagerConfig {
    * returns the list to run (extended, reordered, some left out). Names must be unique.
    */
   layers?: readonly Layer[] | ((defaults: readonly Layer[]) => readonly Layer[]);
-  /** What decides which layers are due; default `createFixedLevelPolicy` with `cheapLayers` and `earlyMark`. */
+  /**
+   * What decides which layers are due. Default `createWorkingSetPolicy` (with `cheapLayers`, `earlyMark`,
+   * `cacheTtl` and the model's prices): stale tool output is folded when the cache rent paid on it equals the
+   * price of the break. `createFixedLevelPolicy` is the other built-in. One policy object serves one manager.
+   */
   policy?: CompactionPolicy;
+  /**
+   * How long the provider keeps the prompt cache the session's breakpoints ask for: "5m" (default, the API's)
+   * or "1h". The default policy folds stale output for free after an idle gap that outlives it, and prices a
+   * break with the lifetime's write rate.
+   */
+  cacheTtl?: "5m" | "1h";
   /**
    * Share of the threshold from which a summary may start in the background, off the critical path, so that
    * little waits at the threshold (when a dry run shows the cheap layers would not keep the context down);
@@ -54,7 +64,8 @@ export interface ContextManagerConfig {
   /**
    * When the cheap layers act (all in one call, so the prompt cache breaks once): at `level` × threshold
    * (default 0.95), down to `target` × threshold (0.3), each only when it frees at least
-   * `minimumFreedShare` × threshold (0.2); collapse keeps `protectShare` × threshold of recent output (0.05).
+   * `minimumFreedShare` × threshold (0.2); collapse keeps `protectShare` × threshold of recent output (0) beyond
+   * its last two rounds.
    * The defaults were chosen on the corpus replay benchmark: every cache break costs a full uncached request,
    * so each one must buy many calls of growth.
    */
@@ -116,6 +127,8 @@ export interface ContextManagerOptions {
   idFactory?: (kind: string) => string;
   /** Learns how far the estimate is from the provider's counts, per model; default a fresh one. */
   calibrator?: Calibrator;
+  /** The model's prices (`getModelPricing(model)` by default): the default policy weighs cache reads against cache writes with them. */
+  pricing?: ModelPricing;
   config?: ContextManagerConfig;
   onEvent?: ContextEventListener;
 }

@@ -222,6 +222,27 @@ describe("createContextManager", () => {
     expect(drained.actions.map((action) => action.layer)).toEqual(["collapse"]);
   });
 
+  it("gives each refused request its own recoveries: a long tool loop is one turn of the user's", async () => {
+    const c = conversationBuilder().user("Go.");
+    const manager = createContextManager({
+      model: "m",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      clock: c.now,
+    });
+    const overflow = new PromptTooLongError("prompt is too long: 210000 tokens > 200000 maximum", {
+      actualTokens: 210_000,
+      limitTokens: 200_000,
+    });
+    // More refusals than one request may recover from, each after responses came back for the one before.
+    for (let refusal = 0; refusal < 5; refusal++) {
+      for (let turn = 0; turn < 10; turn++)
+        c.tool("Read", { file_path: `f${refusal}-${turn}` }, filler(1_000, refusal * 10 + turn));
+      const before = await manager.prepare(c.messages);
+      const recovered = await manager.recover(overflow);
+      expect(recovered.tokens).toBeLessThan(before.tokens);
+    }
+  });
+
   it("lets a PreCompact plugin veto an automatic compaction until the blocking limit, and add instructions to a manual one", async () => {
     const c = conversationBuilder().user("Go.");
     const hooks = createSessionHooks({ onHookError: () => {} });

@@ -5,13 +5,19 @@ import {
   PromptTooLongError,
   type RequestMessage,
 } from "@unforget/core";
-import { type ContextPolicy, createCalibrator, createContextPolicy, DEFAULT_PADDING } from "@unforget/tokens";
+import {
+  type ContextPolicy,
+  createCalibrator,
+  createContextPolicy,
+  DEFAULT_PADDING,
+  getModelPricing,
+} from "@unforget/tokens";
 import type { TranscriptEntry } from "@unforget/transcript";
 import { createCacheBreakDetector } from "./cache-break-detector.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
-import { createFixedLevelPolicy } from "./compaction-policy.ts";
+import type { CompactionPolicy } from "./compaction-policy.ts";
 import { type ContextEventListener, createContextEvents, type LayerReport } from "./context-events.ts";
 import type { ContextManagerOptions, PrepareOptions } from "./context-manager-options.ts";
 import { createContextSize } from "./context-size.ts";
@@ -34,7 +40,9 @@ import { createModelSummarizer } from "./model-summarizer.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
+import { createSettledTracker, settledBlocks } from "./settled-prefix.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
+import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
 export interface ContextStatus {
   /** Context size now, in tokens (usage-anchored where possible). */
@@ -61,6 +69,12 @@ export interface PrepareResult {
   messages: RequestMessage[];
   /** The projected messages, with ids (what the transcript projects to). */
   projected: Message[];
+  /**
+   * Blocks at the start of `messages` that no cheap layer will change before the next summary: a cache
+   * breakpoint on the last of them (`withCacheBreakpoints(prompt, { settledBlocks })`) keeps them cached
+   * when the cheap layers fold what follows. 0 or absent when nothing is settled.
+   */
+  settledBlocks?: number;
   /** Context size before and after this call's layers. */
   tokensBefore: number;
   tokens: number;
@@ -129,7 +143,12 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   const core = createCore(options, window);
   const stats = createSessionStats();
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
-  const session: SessionState = { pending: new Map(), recoveries: 0, lastTokens: undefined };
+  const session: SessionState = {
+    pending: new Map(),
+    recoveries: 0,
+    lastTokens: undefined,
+    settled: createSettledTracker(),
+  };
   const status = (tokens = core.size.tokens()) => statusOf(core, window.policy, stats, tokens);
   const finish = (call: LadderCall) => finishCall(core, call, session, status);
 
@@ -176,6 +195,20 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   };
 }
 
+/** The default policy: the working set, told the ladder's settings, the cache's lifetime and the model's prices. */
+function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
+  const config = options.config ?? {};
+  const collapse = config.collapse || undefined;
+  return createWorkingSetPolicy({
+    ...config.cheapLayers,
+    ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
+    ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
+    ...(collapse?.protectRounds !== undefined ? { protectRounds: collapse.protectRounds } : {}),
+    ...(collapse?.compactableTools ? { compactableTools: collapse.compactableTools } : {}),
+    pricing: options.pricing ?? getModelPricing(options.model),
+  });
+}
+
 /** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
 function createCore(options: ContextManagerOptions, window: ReturnType<typeof createWindow>): ManagerCore {
   const config = options.config ?? {};
@@ -204,12 +237,7 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     layers: checkLadder(
       typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
     ),
-    policy:
-      config.policy ??
-      createFixedLevelPolicy({
-        ...config.cheapLayers,
-        ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
-      }),
+    policy: config.policy ?? defaultPolicy(options),
     view,
     size: createContextSize(view, options.calibrator ?? createCalibrator(), {
       providerId: options.provider?.providerId ?? "offline",
@@ -245,6 +273,8 @@ interface SessionState {
   recoveries: number;
   /** The context's size when the previous request was returned. */
   lastTokens: number | undefined;
+  /** Where the settled part of the view ends (remembered from call to call). */
+  settled: (messages: readonly Message[]) => number;
 }
 
 /** The window's levels, from the limits given, the provider's (learned ones too) or core's table. */
@@ -308,6 +338,10 @@ async function prepareCall(
   if (added.some(isUserAuthored)) {
     session.recoveries = 0;
     stats.newTurn();
+  } else if (added.some((message) => message.role === "assistant")) {
+    // A response came back: the request the last recovery made went through. A long tool loop is one turn,
+    // and its later refusals get their own recoveries.
+    session.recoveries = 0;
   }
   observe(core, added);
   core.breakers.tick();
@@ -517,9 +551,11 @@ async function finishCall(
   status: (tokens: number) => ContextStatus,
 ): Promise<PrepareResult> {
   const tokens = core.size.tokens();
+  const messages = core.view.requestMessages();
   const result: PrepareResult = {
-    messages: core.view.requestMessages(),
+    messages,
     projected: core.view.view,
+    settledBlocks: settledBlocks(core.view.view, session.settled(core.view.view)),
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,

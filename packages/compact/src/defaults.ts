@@ -35,6 +35,11 @@ export const EARLY_MARK = 0.85;
  */
 export const BACKGROUND_MINIMUM_SHARE = 0.1;
 
+// ── Scheduling: the working-set policy ─────────────────────────────────────────────────────────────────
+
+/** Tokens the one-line record of a folded call takes, for the working-set policy's price of a fold. Judgement call: the records of the corpus replay run 15–40 tokens. */
+export const RECORD_TOKENS_PER_CALL = 25;
+
 // ── Guards: stall, thrash, breaker ─────────────────────────────────────────────────────────────────────
 
 /** A summary that would leave at least this share of the estimated tokens has stalled: not applied, counted as a failure. Judgement call (decision 0012). */
@@ -95,8 +100,12 @@ export const PRUNE_PROTECT_TURNS = 2;
 export const COLLAPSE_PROTECT_ROUNDS = 4;
 /** Rounds the manager's collapse never folds. Benchmark: two keep the thread of work at 16K–200K (BENCHMARKS.md). */
 export const LADDER_COLLAPSE_PROTECT_ROUNDS = 2;
-/** Recent tool output collapse never folds, as a share of the threshold. Benchmark, as `CHEAP_LEVEL`. */
-export const COLLAPSE_PROTECT_SHARE = 0.05;
+/**
+ * Recent tool output collapse never folds beyond its protected rounds, as a share of the threshold. Benchmark:
+ * with the working-set policy the long sessions cost 0.45× BaseAgent's input at 200K with 0.05 and 0.34× with
+ * none (the demo 0.47× and 0.35×); with fixed levels it changed nothing (BENCHMARKS.md).
+ */
+export const COLLAPSE_PROTECT_SHARE = 0;
 /** Records one collapse message shows at most (the middle ones are counted). Judgement call. */
 export const COLLAPSE_MAX_RECORDS = 60;
 /** Tool outputs kept verbatim by observation masking: 10, the window of the SWE-bench masking study the anchors cite. */
@@ -154,7 +163,10 @@ export const EXTRACTION_WAIT_MS = 15_000;
 export const REACTIVE_KEEP_MESSAGES = 5;
 /** The drain alone is enough when it removed the provider's excess plus this share of the context. Judgement call. */
 export const REACTIVE_DRAIN_MARGIN = 0.1;
-/** Recoveries of one turn: each must shrink the request, and the last one leaves only the newest turn. Judgement call. */
+/**
+ * Recoveries of one request (counted again once a response comes back): each must shrink the request, and the
+ * last one leaves only the newest turn. Judgement call.
+ */
 export const MAX_RECOVERIES_PER_TURN = 3;
 
 // ── Rehydration ────────────────────────────────────────────────────────────────────────────────────────

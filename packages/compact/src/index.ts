@@ -93,6 +93,8 @@ export {
 export { findNewestTurn } from "./newest-turn.ts";
 export type { ObservationMaskingOptions } from "./observation-masking.ts";
 export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
+export type { CachedInput, PromptCache, PromptCacheOptions } from "./prompt-cache.ts";
+export { CACHE_TTL_MS, createPromptCache } from "./prompt-cache.ts";
 export type {
   AttachmentProvider,
   RecentFilesOptions,
@@ -107,7 +109,7 @@ export {
   createTodosProvider,
 } from "./rehydration.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
-export { CACHED_INPUT_WEIGHT, replayConversation } from "./replay-conversation.ts";
+export { replayConversation } from "./replay-conversation.ts";
 export type { RequestSummarizerOptions } from "./request-summarizer.ts";
 export { createRequestSummarizer } from "./request-summarizer.ts";
 export type { SessionMemoryCompactOptions, SessionMemoryLayerOptions } from "./session-memory-compact.ts";
@@ -125,3 +127,5 @@ export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary
 export { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
 export type { ToolResultBudgetLayerOptions, ToolResultBudgetOptions } from "./tool-result-budget.ts";
 export { applyToolResultBudget, createToolResultBudgetLayer } from "./tool-result-budget.ts";
+export type { WorkingSetPolicyOptions } from "./working-set-policy.ts";
+export { createWorkingSetPolicy } from "./working-set-policy.ts";

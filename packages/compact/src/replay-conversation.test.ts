@@ -1,13 +1,14 @@
 import { contentBlocks, createMessage, type Message, type RequestMessage } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import { estimateMessageTokens, getModelPricing } from "@unforget/tokens";
 import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { ContextOverflowError } from "./compact-error.ts";
+import { createFixedLevelPolicy } from "./compaction-policy.ts";
 import { type ContextManager, createContextManager } from "./context-manager.ts";
 import { replayConversation } from "./replay-conversation.ts";
 
 /** A long tool-heavy conversation that makes the ladder act at a 16K window. */
-function conversation(turns: number): Message[] {
+function conversation(turns: number, tool = "Read"): Message[] {
   const messages: Message[] = [
     createMessage("user", "Audit every module and keep notes.", {
       id: "u0",
@@ -19,7 +20,7 @@ function conversation(turns: number): Message[] {
     messages.push(
       createMessage(
         "assistant",
-        [{ type: "tool_use", id: `t${turn}`, name: "Read", input: { file_path: `m${turn}.ts` } }],
+        [{ type: "tool_use", id: `t${turn}`, name: tool, input: { file_path: `m${turn}.ts` } }],
         {
           id: `a${turn}`,
           timestamp: time,
@@ -137,13 +138,17 @@ describe("replayConversation", () => {
   });
 
   it("with nothing to compact, costs what the unmanaged conversation costs and reuses at most all of a prefix", async () => {
-    const short = conversation(3);
+    // No idle gap before the last answer: after one longer than the cache lives, clearing old outputs is free
+    // and the working-set policy does it.
+    const short = conversation(3).map((message) =>
+      message.id === "end" ? { ...message, timestamp: "2026-01-01T00:02:00.000Z" } : message,
+    );
     const { stats, calls } = await replay(short);
     expect(Object.values(stats.layers).every((layer) => layer.runs === 0)).toBe(true);
     expect(calls[0]?.prefixTokens).toBe(0);
     expect(stats.prefixReuse).toBeGreaterThan(0);
     expect(stats.prefixReuse).toBeLessThanOrEqual(1);
-    expect(stats.inputCost).toBe(stats.naiveInputCost);
+    expect(stats.inputCostUsd).toBeCloseTo(stats.slidingWindowInputCostUsd, 9);
   });
 
   it("goes on past a request the manager cannot fit (ContextOverflowError), counting it as an overflow", async () => {
@@ -163,5 +168,102 @@ describe("replayConversation", () => {
     expect(given, "the call the manager gave up on").toBeDefined();
     expect(stats.overflows).toBeGreaterThanOrEqual(1);
     expect(stats.violations).toEqual([]);
+  });
+
+  it("sends every request with its cache breakpoints and bills it as the provider would", async () => {
+    // Outputs of a tool the cheap layers may not clear: only summaries make room.
+    const { calls, stats } = await replay(conversation(60, "Task"));
+    for (const call of calls) {
+      const last = call.request.messages.at(-1)!;
+      expect(contentBlocks(last.content).at(-1)).toHaveProperty("cache_control", { type: "ephemeral" });
+      // Before the last message, at most the last settled block carries one.
+      const marked = call.request.messages
+        .slice(0, -1)
+        .flatMap((message) => contentBlocks(message.content).filter((block) => "cache_control" in block));
+      expect(marked.length).toBeLessThanOrEqual(1);
+      expect(JSON.stringify(call.messages)).not.toContain("cache_control");
+      expect(call.request.system).toEqual([
+        { type: "text", text: "You are careful.", cache_control: { type: "ephemeral" } },
+      ]);
+      const billed =
+        call.billing.cacheReadTokens + call.billing.cacheWriteTokens + call.billing.uncachedTokens;
+      expect(billed).toBe(call.tokens);
+    }
+    // Sonnet-tier prices by default: $3 per million uncached, $3.75 written, $0.30 read.
+    const usd =
+      (stats.uncachedInputTokens * 3 + stats.cacheWriteTokens * 3.75 + stats.cacheReadTokens * 0.3) /
+      1_000_000;
+    const summaries = (stats.summarizerInputTokens * 3 + stats.summarizerOutputTokens * 15) / 1_000_000;
+    expect(stats.summarizerCalls).toBeGreaterThan(0);
+    expect(stats.summarizerOutputTokens).toBeGreaterThan(0);
+    expect(stats.inputCostUsd).toBeCloseTo(usd + summaries, 9);
+    expect(stats.inputCost).toBe(Math.round((stats.inputCostUsd * 1_000_000) / 3));
+  });
+
+  it("prices the reference like the managed session: equal when nothing had to be dropped or compacted", async () => {
+    let counter = 0;
+    const { stats } = await replayConversation(conversation(12), {
+      window: 200_000,
+      system: "You are careful.",
+      pricing: getModelPricing("claude-opus-4-6"),
+      createManager: (clock) =>
+        createContextManager({
+          model: "replay",
+          limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+          clock,
+          idFactory: (kind) => `${kind}-${++counter}`,
+          config: { microcompact: false, policy: createFixedLevelPolicy() },
+        }),
+    });
+    expect(Object.values(stats.layers).every((layer) => layer.runs === 0)).toBe(true);
+    expect(stats.slidingWindowInputCostUsd).toBeCloseTo(stats.inputCostUsd, 9);
+    // Opus 4.6 input is $5 per million: the same dollars are fewer input tokens than at Sonnet's $3.
+    expect(stats.inputCost).toBe(Math.round((stats.inputCostUsd * 1_000_000) / 5));
+  });
+
+  it("writes the whole prefix again after an idle gap longer than the cache lives, unless it lives an hour", async () => {
+    const messages = conversation(12).map((message, index) =>
+      index < 12
+        ? message
+        : { ...message, timestamp: new Date(Date.parse(message.timestamp) + 20 * 60_000).toISOString() },
+    );
+    const run = (cache?: { ttl: "1h" }) =>
+      replayConversation(messages, {
+        window: 200_000,
+        ...(cache ? { cache } : {}),
+        createManager: (clock) =>
+          createContextManager({
+            model: "replay",
+            limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+            clock,
+            config: { microcompact: false, policy: createFixedLevelPolicy() },
+          }),
+      });
+    const fiveMinutes = await run();
+    const hour = await run({ ttl: "1h" });
+    const resumed = fiveMinutes.calls.find((call) => call.index === 7)!;
+    expect(resumed.billing.cacheReadTokens).toBe(0);
+    expect(hour.calls.find((call) => call.index === 7)!.billing.cacheReadTokens).toBeGreaterThan(0);
+    expect(fiveMinutes.stats.cacheWriteTokens).toBeGreaterThan(hour.stats.cacheWriteTokens);
+  });
+
+  it("counts the error codes of tool outputs that the last request still holds", async () => {
+    const messages = conversation(6);
+    const failing = messages.findIndex((message) => message.id === "r2");
+    messages[failing] = createMessage(
+      "user",
+      [
+        {
+          type: "tool_result",
+          tool_use_id: "t2",
+          content: "Traceback (most recent call last):\nValueError: bad literal\n  12: raise KeyError(name)",
+          is_error: true,
+        },
+      ],
+      { id: "r2", timestamp: messages[failing]!.timestamp },
+    );
+    const { stats } = await replay(messages);
+    // KeyError is on a numbered source line: shown code, not an error that happened.
+    expect(stats.errorCodes).toEqual({ seen: 1, kept: 1 });
   });
 });

@@ -1,4 +1,5 @@
 import {
+  type CacheablePrompt,
   contentBlocks,
   createUsage,
   findToolPairViolations,
@@ -8,7 +9,7 @@ import {
   type TextBlock,
   type ToolDefinition,
 } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
 import { extendRequestMessages } from "@unforget/transcript";
 import { ContextOverflowError } from "./compact-error.ts";
 import type { LayerReport } from "./context-events.ts";
@@ -20,16 +21,17 @@ import {
   resultText,
   userText,
 } from "./conversation.ts";
+import { createErrorCodeTracker } from "./error-codes.ts";
 import { findNewestTurn } from "./newest-turn.ts";
+import type { CachedInput, PromptCacheOptions } from "./prompt-cache.ts";
+import { createReplayBilling } from "./replay-billing.ts";
+import { createSlidingWindowReference } from "./sliding-window-reference.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
  * summary or placeholder, which cut long messages but never below this).
  */
 export const USER_PREFIX_CHARS = 100;
-
-/** Share of a cached prompt prefix in the input cost (a cache read costs a tenth of an uncached token). */
-export const CACHED_INPUT_WEIGHT = 0.1;
 
 export interface ReplayOptions {
   /**
@@ -43,6 +45,14 @@ export interface ReplayOptions {
   tools?: ToolDefinition[];
   /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
   countRequest?: (messages: readonly RequestMessage[]) => number;
+  /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
+  pricing?: ModelPricing;
+  /**
+   * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
+   * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.
+   * `false` sends no breakpoints (every token is uncached input). Default: the 5-minute cache.
+   */
+  cache?: PromptCacheOptions | false;
   /** Called after each replayed call (for progress bars, request dumps). */
   onCall?: (call: ReplayCall) => void | Promise<void>;
 }
@@ -53,8 +63,17 @@ export interface ReplayCall {
   index: number;
   /** Recorded time of the call. */
   time: number;
-  /** The request's messages as they would be sent. */
+  /** The request's messages as the manager prepared them. */
   messages: RequestMessage[];
+  /** The request as it would be sent: system, tools and messages with their cache breakpoints. */
+  request: CacheablePrompt;
+  /** How the provider would bill the request's input: read from the cache, written to it, neither. */
+  billing: CachedInput;
+  /** Dollars: this request's input, and the summaries written while preparing it (their input and output). */
+  inputCostUsd: number;
+  summarizerCostUsd: number;
+  /** Dollars of the reference's request at this call (every message, the oldest dropped to fit the window). */
+  slidingWindowCostUsd: number;
   /** Input tokens of the request (system and tools included). */
   tokens: number;
   /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
@@ -85,12 +104,30 @@ export interface ReplayStats {
   summarizerCalls: number;
   /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
   summarizerInputTokens: number;
+  /** Tokens the summaries wrote (what a model would have written, for the extractive summariser). */
+  summarizerOutputTokens: number;
   /** Share (0–1) of the request tokens, from the second call on, that repeat the previous request's prefix. */
   prefixReuse: number;
-  /** Uncached input + 0.1 × cached input + summariser input, in tokens. */
+  /** The session's requests' input, as billed: read from the prompt cache, written to it, and neither. */
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  uncachedInputTokens: number;
+  /**
+   * What the input costs, in dollars: every request's cache reads, cache writes (again after each cache break
+   * and each idle gap longer than the cache lives) and uncached input, and the summariser's calls (input read
+   * uncached, and output).
+   */
+  inputCostUsd: number;
+  /** The same in input tokens (dollars ÷ the input price), so that models compare. */
   inputCost: number;
-  /** Input cost of the same calls with no management (the naive policy), for comparison. */
-  naiveInputCost: number;
+  /**
+   * The reference a ladder must beat, priced the same way: every message sent, the oldest dropped when the
+   * window is full (what can always be sent with no compaction at all; it forgets).
+   */
+  slidingWindowInputCostUsd: number;
+  slidingWindowInputCost: number;
+  /** Distinct error codes (exception names, `TS2345`, `E0308`, `ENOENT`, …) seen in tool output, and how many of them the last request still holds. */
+  errorCodes: { seen: number; kept: number };
   /** Every call's invariant violations, prefixed with the call ("call 12: …"); overflows are not among them. */
   violations: string[];
 }
@@ -114,11 +151,23 @@ export async function replayConversation(
   let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
   const manager = options.createManager(() => time);
   const countMessage = createMessageCounter();
+  const countOne = options.countRequest
+    ? (message: RequestMessage) => options.countRequest!([message])
+    : countMessage;
   const countRequest =
     options.countRequest ??
     ((request: readonly RequestMessage[]) =>
       request.reduce((sum, message) => sum + countMessage(message), 0));
-  const preamble = preambleTokens(options.system, options.tools);
+  const preambleParts = preambleTokens(options.system, options.tools);
+  const preamble = preambleParts.system + preambleParts.tools;
+  const bill = createReplayBilling(options, preambleParts, countOne);
+  const reference = createSlidingWindowReference({
+    window: options.window,
+    preambleTokens: preamble,
+    countMessage: countOne,
+    bill: (request, time) => bill.inputUsd(bill.reference(request, time)),
+  });
+  const errorCodes = createErrorCodeTracker();
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
   const layers: ReplayStats["layers"] = Object.fromEntries(
@@ -128,7 +177,7 @@ export async function replayConversation(
   // How much of `history` the previous request covered, for a request the manager gives up on.
   let previousCovers = 0;
   let naive = 0;
-  const summaries = { calls: 0, inputTokens: 0 };
+  const summaries = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const userSeen: Message[] = [];
 
   for (let index = 0; index < messages.length; index++) {
@@ -142,41 +191,13 @@ export async function replayConversation(
       message.responseId !== undefined &&
       history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
     if (message.role === "assistant" && !continuesResponse && history.length > 0) {
-      const prepareOptions = {
-        ...(options.system !== undefined ? { system: options.system } : {}),
-        ...(options.tools !== undefined ? { tools: options.tools } : {}),
-      };
-      let prepared: PrepareResult;
-      let givenUpAt = 0;
-      try {
-        prepared = await manager.prepare(history, prepareOptions);
-      } catch (error) {
-        if (!(error instanceof ContextOverflowError)) throw error;
-        givenUpAt = error.tokens;
-        // Nothing brings the request under the window: a live turn stops here. The replay goes on with what
-        // the manager last sent plus what came since, which is what the overflow counts.
-        prepared = {
-          messages: extendRequestMessages(previous, history.slice(previousCovers)),
-          projected: [...history],
-          tokensBefore: error.tokens,
-          tokens: error.tokens,
-          actions: [],
-          status: manager.status(),
-        };
-      }
-      // A request the manager gave up on is over the window by its own count, whatever this estimate says.
-      let tokens = Math.max(preamble + countRequest(prepared.messages), givenUpAt);
-      const actions = [...prepared.actions];
-      if (tokens > options.window && givenUpAt === 0) {
-        // What a live loop does after the provider refuses: reactive compaction, once.
-        try {
-          prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
-          actions.push(...prepared.actions);
-          tokens = preamble + countRequest(prepared.messages);
-        } catch {
-          // The request stays as it was; it counts as an overflow.
-        }
-      }
+      const { prepared, tokens, actions } = await prepareCall(
+        manager,
+        history,
+        options,
+        (request) => preamble + countRequest(request),
+        () => extendRequestMessages(previous, history.slice(previousCovers)),
+      );
       // The first request has nothing cached before it, not even the system prompt and tools it opens with.
       const prefix =
         calls.length === 0 ? 0 : commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
@@ -184,11 +205,18 @@ export async function replayConversation(
         ...checkRequest(prepared.messages, userSeen),
         ...checkNewestTurn(prepared.messages, history),
       ];
-      tally(actions, layers, summaries);
+      const summary = tally(actions, layers, summaries);
+      const sent = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
+      const billing = bill.request(sent, time);
       const call: ReplayCall = {
+        slidingWindowCostUsd: reference.bill(history, time),
         index: calls.length + 1,
         time,
         messages: prepared.messages,
+        request: { ...bill.preamble, messages: sent },
+        billing,
+        inputCostUsd: bill.inputUsd(billing),
+        summarizerCostUsd: bill.summaryUsd(summary.inputTokens, summary.outputTokens),
         tokens,
         prefixTokens: Math.min(prefix, tokens),
         naiveTokens: preamble + naive,
@@ -217,18 +245,80 @@ export async function replayConversation(
       history.push(message);
     }
     naive += own;
+    errorCodes.observe(message);
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
-  return { calls, stats: statsOf(calls, options.window, layers, summaries) };
+  const stats = statsOf(calls, options.window, layers, summaries);
+  return {
+    calls,
+    stats: {
+      ...stats,
+      inputCost: bill.inTokens(stats.inputCostUsd),
+      slidingWindowInputCost: bill.inTokens(stats.slidingWindowInputCostUsd),
+      errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
+    },
+  };
 }
 
-/** Counts what each layer did and what the summariser read (an extractive summary counts as one call). */
+/**
+ * One call as a live loop makes it: prepare the request, and after the provider refuses (over the window)
+ * recover once. A recovery that fails leaves the request as it was: the call counts as an overflow. When the
+ * manager gives up (nothing brings the request under the window) a live turn stops; the replay goes on with
+ * `unmanaged()` (what the manager last sent plus what came since), which the overflow counts.
+ */
+async function prepareCall(
+  manager: ContextManager,
+  history: readonly Message[],
+  options: ReplayOptions,
+  count: (request: readonly RequestMessage[]) => number,
+  unmanaged: () => RequestMessage[],
+): Promise<{ prepared: PrepareResult; tokens: number; actions: LayerReport[] }> {
+  const prepareOptions = {
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.tools !== undefined ? { tools: options.tools } : {}),
+  };
+  let prepared: PrepareResult;
+  let givenUpAt = 0;
+  try {
+    prepared = await manager.prepare(history, prepareOptions);
+  } catch (error) {
+    if (!(error instanceof ContextOverflowError)) throw error;
+    givenUpAt = error.tokens;
+    prepared = {
+      messages: unmanaged(),
+      projected: [...history],
+      tokensBefore: error.tokens,
+      tokens: error.tokens,
+      actions: [],
+      status: manager.status(),
+    };
+  }
+  // A request the manager gave up on is over the window by its own count, whatever this estimate says.
+  let tokens = Math.max(count(prepared.messages), givenUpAt);
+  const actions = [...prepared.actions];
+  if (tokens > options.window && givenUpAt === 0) {
+    try {
+      prepared = await manager.recover(overflowError(tokens, options.window), prepareOptions);
+      actions.push(...prepared.actions);
+      tokens = count(prepared.messages);
+    } catch {
+      // The request stays as it was; it counts as an overflow.
+    }
+  }
+  return { prepared, tokens, actions };
+}
+
+/**
+ * Counts what each layer did and what the summariser read and wrote (an extractive summary counts as one
+ * call); returns this call's summaries alone.
+ */
 function tally(
   actions: readonly LayerReport[],
   layers: ReplayStats["layers"],
-  summaries: { calls: number; inputTokens: number },
-): void {
+  summaries: { calls: number; inputTokens: number; outputTokens: number },
+): { inputTokens: number; outputTokens: number } {
+  const call = { inputTokens: 0, outputTokens: 0 };
   for (const action of actions) {
     const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
     layers[action.layer] = layer;
@@ -236,22 +326,28 @@ function tally(
     layer.tokensFreed += action.tokensFreed;
     summaries.calls += action.stats.summarizerCalls ?? 0;
     if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-      summaries.inputTokens += action.stats.summarizerInputTokens ?? 0;
+      call.inputTokens += action.stats.summarizerInputTokens ?? 0;
+      call.outputTokens += action.stats.summarizerOutputTokens ?? 0;
       if ((action.stats.summarizerCalls ?? 0) === 0) summaries.calls += 1;
     }
   }
+  summaries.inputTokens += call.inputTokens;
+  summaries.outputTokens += call.outputTokens;
+  return call;
 }
 
+/** The session's figures from its calls (the costs in input tokens and the error codes are added by the caller). */
 function statsOf(
   calls: readonly ReplayCall[],
   window: number,
   layers: ReplayStats["layers"],
-  summaries: { calls: number; inputTokens: number },
-): ReplayStats {
+  summaries: { calls: number; inputTokens: number; outputTokens: number },
+): Omit<ReplayStats, "inputCost" | "slidingWindowInputCost" | "errorCodes"> {
   const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
   const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
   // The first call has no previous request to share a prefix with: reuse is measured from the second on.
   const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
+  const sum = (pick: (call: ReplayCall) => number) => calls.reduce((total, call) => total + pick(call), 0);
   return {
     calls: calls.length,
     peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
@@ -260,32 +356,28 @@ function statsOf(
     layers,
     summarizerCalls: summaries.calls,
     summarizerInputTokens: summaries.inputTokens,
+    summarizerOutputTokens: summaries.outputTokens,
     prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-    inputCost: Math.round(totalTokens - cached + CACHED_INPUT_WEIGHT * cached + summaries.inputTokens),
-    naiveInputCost: Math.round(naiveCostOf(calls)),
+    cacheReadTokens: sum((call) => call.billing.cacheReadTokens),
+    cacheWriteTokens: sum((call) => call.billing.cacheWriteTokens),
+    uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
+    inputCostUsd: sum((call) => call.inputCostUsd + call.summarizerCostUsd),
+    slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
     violations: calls.flatMap((call) =>
       call.violations.map((violation) => `call ${call.index}: ${violation}`),
     ),
   };
 }
 
-/** With no management every request extends the previous one: all but the new tail is a cache hit. */
-function naiveCostOf(calls: readonly ReplayCall[]): number {
-  let cost = 0;
-  let previous = 0;
-  for (const call of calls) {
-    const cached = Math.min(previous, call.naiveTokens);
-    cost += call.naiveTokens - cached + CACHED_INPUT_WEIGHT * cached;
-    previous = call.naiveTokens;
-  }
-  return cost;
-}
-
-function preambleTokens(system: ReplayOptions["system"], tools: ReplayOptions["tools"]): number {
+function preambleTokens(
+  system: ReplayOptions["system"],
+  tools: ReplayOptions["tools"],
+): { system: number; tools: number } {
   const text = typeof system === "string" ? system : (system ?? []).map((block) => block.text).join("\n");
-  return (
-    (text ? estimateTextTokens(text) : 0) + (tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0)
-  );
+  return {
+    system: text ? estimateTextTokens(text) : 0,
+    tools: tools?.length ? estimateTextTokens(JSON.stringify(tools)) : 0,
+  };
 }
 
 function commonPrefixTokens(

@@ -1,4 +1,6 @@
 export type { Attachment } from "./attachment.ts";
+export type { CacheablePrompt, CacheBreakpointOptions } from "./cache-breakpoints.ts";
+export { withCacheBreakpoints } from "./cache-breakpoints.ts";
 export type {
   CoreErrorCode,
   PromptTooLongDetails,

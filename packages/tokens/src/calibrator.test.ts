@@ -1,7 +1,5 @@
-import { createUsage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { createCalibrator } from "./calibrator.ts";
-import { costWeightedTokens } from "./cost-weighted-tokens.ts";
 
 const key = { providerId: "anthropic", model: "claude-opus-4-6" };
 
@@ -41,18 +39,5 @@ describe("createCalibrator", () => {
     for (let turn = 0; turn < 4; turn++) calibrator.observe(key, 1_000, 1_500);
     for (let turn = 0; turn < 4; turn++) calibrator.observe(key, 1_000, 1_100);
     expect(calibrator.factor(key)).toBeCloseTo(1.1, 6);
-  });
-});
-
-describe("costWeightedTokens", () => {
-  it("weighs cached reads down, cache writes up, and is separate from window occupancy", () => {
-    const usage = createUsage({
-      inputTokens: 1_000,
-      cacheReadInputTokens: 10_000,
-      cacheCreationInputTokens: 2_000,
-      outputTokens: 100,
-    });
-    expect(costWeightedTokens(usage)).toBe(1_000 + 1_000 + 2_500 + 500);
-    expect(costWeightedTokens(usage, { cacheRead: 0, output: 1 })).toBe(1_000 + 2_500 + 100);
   });
 });

@@ -23,8 +23,6 @@ export {
   WARNING_BUFFER_TOKENS,
 } from "./context-thresholds.ts";
 export { ContextWindowTooSmallError } from "./context-window-too-small-error.ts";
-export type { CostWeights } from "./cost-weighted-tokens.ts";
-export { costWeightedTokens, DEFAULT_COST_WEIGHTS } from "./cost-weighted-tokens.ts";
 export type { MessageTokenBreakdown } from "./estimate-message-tokens.ts";
 export {
   estimateImageTokens,
@@ -45,6 +43,17 @@ export {
   DEFAULT_COUNT_TIMEOUT_MS,
 } from "./fallback-counter.ts";
 export { MAX_COUNTED_TOKENS } from "./finite-count.ts";
+export type { ModelPricing, ResolvedModelPricing, UsageCost } from "./model-pricing.ts";
+export {
+  CACHE_READ_MULTIPLIER,
+  CACHE_WRITE_1H_MULTIPLIER,
+  CACHE_WRITE_5M_MULTIPLIER,
+  DEFAULT_MODEL_PRICING,
+  getModelPricing,
+  resolvePricing,
+  UNKNOWN_MODEL_PRICING,
+  usageCost,
+} from "./model-pricing.ts";
 export { stripUncountableFields } from "./strip-uncountable-fields.ts";
 export type { TextFeatureName } from "./text-features.ts";
 export { collectTextFeatures, TEXT_FEATURE_NAMES } from "./text-features.ts";

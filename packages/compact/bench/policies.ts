@@ -1,0 +1,53 @@
+import { type ContextManagerConfig, createContextManager, createFixedLevelPolicy } from "../src/index.ts";
+import { createBaseAgentBaseline, createPlainRuleBaseline, createTeachingBaseline } from "./baselines.ts";
+import { createPruneMessagesPeer, createTrimMessagesPeer } from "./peers.ts";
+import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
+
+/** Names the tables compare against. */
+export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
+export const TEACHING = "baseline: teaching policy (seed 001)";
+
+/** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
+export function ours(
+  name: string,
+  config: () => ContextManagerConfig = () => ({}),
+  cacheTtl: "5m" | "1h" = "5m",
+): Policy {
+  let ids = 0;
+  return {
+    name,
+    create: (window, clock) =>
+      createContextManager({
+        model: "replay",
+        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
+        clock,
+        idFactory: (kind) => `${kind}-${++ids}`,
+        pricing: PRICING,
+        config: { cacheTtl, ...config() },
+      }),
+  };
+}
+
+/**
+ * Every policy of the replay tables: ours first, then the peers as their real packages, then the
+ * re-implemented baselines. `cacheTtl` is the cache the requests ask for (our policies are told it).
+ */
+export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
+  return [
+    ours("unforget (default: working set, ski rental)", undefined, cacheTtl),
+    ours(
+      "unforget, fixed levels (the previous default)",
+      () => ({ policy: createFixedLevelPolicy(), cheapLayers: { protectShare: 0.05 } }),
+      cacheTtl,
+    ),
+    {
+      name: "peer: LangChain trimMessages",
+      // What fits beside the output reserve; the system prompt and tools are small next to it.
+      create: (window) => createTrimMessagesPeer(window - maxOutput(window) - 2_000),
+    },
+    { name: "peer: AI SDK pruneMessages", create: () => createPruneMessagesPeer() },
+    { name: BASE_AGENT, create: (window) => createBaseAgentBaseline(window, maxOutput(window)) },
+    { name: TEACHING, create: (window) => createTeachingBaseline(window, maxOutput(window)) },
+    { name: "baseline: plain rule (issue 17)", create: () => createPlainRuleBaseline() },
+  ];
+}

@@ -1,0 +1,148 @@
+import type { Message } from "@unforget/core";
+import {
+  estimateMessageTokens,
+  type ModelPricing,
+  resolvePricing,
+  UNKNOWN_MODEL_PRICING,
+} from "@unforget/tokens";
+import { isFoldableRound } from "./collapse-context.ts";
+import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
+import {
+  type CompactionPolicy,
+  createFixedLevelPolicy,
+  type FixedLevelPolicyOptions,
+} from "./compaction-policy.ts";
+import {
+  COLLAPSE_PROTECT_SHARE,
+  LADDER_COLLAPSE_PROTECT_ROUNDS,
+  RECORD_TOKENS_PER_CALL,
+} from "./defaults.ts";
+import { CACHE_TTL_MS } from "./prompt-cache.ts";
+import { isFoldableRoundAt, settledMessages } from "./settled-prefix.ts";
+
+export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
+  /** The model's prices: its cache-read and cache-write rates, as shares of its input price, set the rent and the price of a break. Default the Sonnet tier (reads 0.1×, writes 1.25×). */
+  pricing?: ModelPricing;
+  /** How long the provider keeps the prompt cache: "5m" (default) or "1h" (writes then cost 2× input). */
+  cacheTtl?: "5m" | "1h";
+  /** Completed rounds at the end never folded; default 2, as the collapse layer. */
+  protectRounds?: number;
+  /** Recent rounds never folded, as a share of the threshold in tokens; default 0.05, as the collapse layer. */
+  protectShare?: number;
+  /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`, as the collapse layer. */
+  compactableTools?: CompactableTools;
+}
+
+/** What the policy sees of the context's stale part at one call. */
+interface StalePart {
+  /** Tokens of the completed tool rounds the cheap layers would fold now (older than the protected tail). */
+  tokens: number;
+  /** Tokens after the settled part once the stale rounds are folded: what a fold writes again. */
+  suffix: number;
+}
+
+/**
+ * The working-set policy: every token kept is read again on every later call (at a tenth of the input price
+ * on a warm cache), so the context need not fill the window. Stale tool output — completed tool rounds older
+ * than the protected tail — is folded into one-line records in one batch, at the moment ski rental says: once
+ * the cache-read rent already paid on it since the last fold equals the one-time price of the break (writing again, instead
+ * of reading, everything after the settled part). That rule pays at most twice what the
+ * best choice made knowing the future would. After an idle gap longer than the cache lives the break is
+ * free (the cache is cold), so the stale part is folded at once. Near the threshold, and for summaries, the
+ * fixed-level rules apply unchanged. One policy object serves one manager (it keeps the rent paid).
+ */
+export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): CompactionPolicy {
+  const fixed = createFixedLevelPolicy(options);
+  const rates = resolvePricing(options.pricing ?? UNKNOWN_MODEL_PRICING);
+  const ttl = options.cacheTtl ?? "5m";
+  const input = rates.input > 0 ? rates.input : 1;
+  const read = rates.cacheRead / input;
+  const write = (ttl === "1h" ? rates.cacheWrite1h : rates.cacheWrite5m) / input;
+  const protectRounds = options.protectRounds ?? LADDER_COLLAPSE_PROTECT_ROUNDS;
+  const protectShare = options.protectShare ?? COLLAPSE_PROTECT_SHARE;
+  const compactable = options.compactableTools ? compactablePredicate(options.compactableTools) : undefined;
+  const tokensOf = createTokenMemo();
+  let rent = 0;
+  return {
+    name: "working set",
+    async plan(state) {
+      const plan = await fixed.plan(state);
+      if (plan.batch) {
+        rent = 0;
+        return plan;
+      }
+      const stale = stalePart(state.messages, {
+        protectRounds,
+        protectTokens: state.threshold * protectShare,
+        compactable,
+        tokensOf,
+      });
+      if (stale.tokens <= 0) return plan;
+      const cold = state.idleMs > CACHE_TTL_MS[ttl];
+      const price = (write - read) * stale.suffix;
+      if (cold || rent >= price) {
+        rent = 0;
+        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
+      }
+      rent += read * stale.tokens;
+      return plan;
+    },
+    due: (layer, state) => fixed.due(layer, state),
+    startBackground: (state) => fixed.startBackground?.(state) ?? false,
+  };
+}
+
+/** Each message's estimate, once per message object (the view keeps unchanged messages as the same objects). */
+function createTokenMemo(): (message: Message) => number {
+  const known = new WeakMap<Message, number>();
+  return (message) => {
+    let tokens = known.get(message);
+    if (tokens === undefined) {
+      tokens = estimateMessageTokens(message);
+      known.set(message, tokens);
+    }
+    return tokens;
+  };
+}
+
+/**
+ * The rounds the collapse layer would fold in a batch with no target: every foldable round but the last
+ * `protectRounds` and the recent ones within `protectTokens`; and what a fold rewrites after them.
+ */
+function stalePart(
+  messages: readonly Message[],
+  options: {
+    protectRounds: number;
+    protectTokens: number;
+    /** Set when the tools that may be folded are not the default ones. */
+    compactable: ((name: string) => boolean) | undefined;
+    tokensOf: (message: Message) => number;
+  },
+): StalePart {
+  const rounds: number[] = [];
+  for (let index = 0; index + 1 < messages.length; index++) {
+    if (messages[index]!.role !== "assistant") continue;
+    const foldable = options.compactable
+      ? isFoldableRound(messages[index]!, messages[index + 1]!, options.compactable)
+      : isFoldableRoundAt(messages, index);
+    if (foldable) rounds.push(index);
+  }
+  let protect = options.protectRounds;
+  let kept = 0;
+  for (let round = rounds.length - 1; round >= 0 && kept < options.protectTokens; round--) {
+    const start = rounds[round]!;
+    kept += options.tokensOf(messages[start]!) + options.tokensOf(messages[start + 1]!);
+    protect = Math.max(protect, rounds.length - round);
+  }
+  const stale = rounds.slice(0, Math.max(0, rounds.length - protect));
+  if (stale.length === 0) return { tokens: 0, suffix: 0 };
+  let tokens = 0;
+  for (const start of stale)
+    tokens += options.tokensOf(messages[start]!) + options.tokensOf(messages[start + 1]!);
+  // The cache keeps entries only at breakpoints: the system prompt and tools, the last settled block, and the
+  // end of each earlier request. A fold changes a message after the settled part: all after it is written again.
+  let after = 0;
+  for (let index = settledMessages(messages); index < messages.length; index++)
+    after += options.tokensOf(messages[index]!);
+  return { tokens, suffix: Math.max(0, after - tokens) + stale.length * RECORD_TOKENS_PER_CALL };
+}
