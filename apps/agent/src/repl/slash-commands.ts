@@ -49,10 +49,12 @@ const compact: SlashCommand = {
     controller.store.update({ busy: true });
     try {
       const report = await session.compact(args || undefined);
-      const layers = report.actions.map((action) => action.layer).join(", ") || "nothing to compact";
+      const layers = report.actions.map((action) => action.layer).join(", ");
       print(
         controller,
-        `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`,
+        layers.length > 0
+          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`
+          : `Nothing was compacted: no layer could make the context (${formatTokens(report.tokensBefore)} tokens) smaller without losing the newest turn.`,
       );
     } finally {
       controller.store.update({ busy: false });
