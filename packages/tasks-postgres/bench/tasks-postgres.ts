@@ -15,7 +15,7 @@ import { createPostgresTaskBackend } from "../src/index.ts";
 
 const BYTES = Number(process.argv[2] ?? 1_000_000_000);
 const WORKER = fileURLToPath(new URL("../src/__fixtures__/worker-process.mjs", import.meta.url));
-const PRINT_LINES = fileURLToPath(new URL("../src/__fixtures__/print-lines.mjs", import.meta.url));
+const PRINT_LINES = fileURLToPath(new URL("../../tasks/src/__fixtures__/print-lines.mjs", import.meta.url));
 const MB = 1024 * 1024;
 const LEASE_MS = 3_000;
 

@@ -9,7 +9,7 @@ import { killChildren, startChild } from "./__fixtures__/child-processes.ts";
 import { openServerDatabase } from "./__fixtures__/databases.ts";
 import { createPostgresTaskBackend } from "./postgres-task-backend.ts";
 
-const PRINT_LINES = fileURLToPath(new URL("./__fixtures__/print-lines.mjs", import.meta.url));
+const PRINT_LINES = fileURLToPath(new URL("../../tasks/src/__fixtures__/print-lines.mjs", import.meta.url));
 const line = (index: number) =>
   `${String(index).padStart(10, "0")} héllo wörld ✓ 🙂 ${"x".repeat(index % 37)}\n`;
 const server = await openServerDatabase();
