@@ -22,6 +22,13 @@ export interface LayerReport {
   reason: string;
 }
 
+/** A summary that was written but not applied (it would have dropped the newest turn, or freed too little). */
+export interface DeclinedCompaction {
+  layer: string;
+  /** A sentence that says why. */
+  reason: string;
+}
+
 /** Everything the manager reports while it works: for UIs, logs and the replay report. */
 export type ContextEvent =
   | ({ type: "layer" } & LayerReport)

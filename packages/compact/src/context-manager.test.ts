@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError, findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
@@ -16,7 +16,7 @@ import { estimateTokens, resultText } from "./conversation.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { defineLayer } from "./layer.ts";
 import { resultFromEdits } from "./layer-result.ts";
-import { createInstructionsProvider } from "./rehydration.ts";
+import { createInstructionsProvider, createRecentFilesProvider } from "./rehydration.ts";
 import type { Summarizer } from "./summarizer.ts";
 import { SUMMARY_SECTIONS } from "./summary-format.ts";
 
@@ -241,6 +241,57 @@ describe("createContextManager", () => {
       const recovered = await manager.recover(overflow);
       expect(recovered.tokens).toBeLessThan(before.tokens);
     }
+  });
+
+  it("a manual compaction after six files were read applies: the restored files take at most half of what the summary freed", async () => {
+    const c = conversationBuilder();
+    const paths: string[] = [];
+    for (let index = 0; index < 6; index++) {
+      const path = join(dir, `file-${index}.txt`);
+      await writeFile(path, filler(2_000, index));
+      paths.push(path);
+      c.user(`Read file ${index}.`);
+      c.tool("Read", { file_path: path }, filler(2_000, index));
+      c.assistant(`Read file ${index}.`);
+    }
+    // A summary of a model's usual length: with all five newest files restored the context would not shrink.
+    const nine = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n${filler(60, index)}`).join("\n");
+    const summarizer: Summarizer = {
+      name: "model",
+      summarize: async () => ({ text: nine, calls: 1, inputTokens: 1, outputTokens: 1 }),
+    };
+    const manager = createContextManager({
+      model: "m",
+      limits: { contextWindow: 1_000_000, maxOutputTokens: 32_000 },
+      clock: c.now,
+      summarizer,
+      attachments: [createRecentFilesProvider({ root: dir, recentPaths: () => [...paths].reverse() })],
+    });
+    const result = await manager.compact(c.messages, { instructions: "Keep the file names." });
+    expect(result.declined).toBeUndefined();
+    expect(result.actions.map((action) => action.layer)).toEqual(["summary"]);
+    expect(result.tokens).toBeLessThan(result.tokensBefore * 0.75);
+    const restored = result.projected.filter((message) =>
+      message.content.some((block) => block.type === "text" && block.text.startsWith("Contents of ")),
+    );
+    expect(restored.length).toBeGreaterThan(0);
+    expect(restored.length).toBeLessThan(5);
+  });
+
+  it("a manual compaction that would free nothing is not applied, and the result says why", async () => {
+    const c = conversationBuilder().user("Go.");
+    for (let turn = 0; turn < 4; turn++) c.tool("Task", { description: `part ${turn}` }, filler(500, turn));
+    const before = estimateTokens(c.messages);
+    const summarizer: Summarizer = {
+      name: "verbose",
+      summarize: async () => ({ text: filler(before * 2, 9), calls: 1, inputTokens: 1, outputTokens: 1 }),
+    };
+    const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now, summarizer });
+    const result = await manager.compact(c.messages);
+    expect(result.actions).toEqual([]);
+    expect(result.declined?.[0]?.layer).toBe("summary");
+    expect(result.declined?.[0]?.reason).toMatch(/would leave \d+ of \d+ estimated tokens; not applied/);
+    expect(result.projected.map((message) => message.id)).toEqual(c.messages.map((message) => message.id));
   });
 
   it("lets a PreCompact plugin veto an automatic compaction until the blocking limit, and add instructions to a manual one", async () => {

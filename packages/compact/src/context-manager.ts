@@ -18,7 +18,12 @@ import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
-import { type ContextEventListener, createContextEvents, type LayerReport } from "./context-events.ts";
+import {
+  type ContextEventListener,
+  createContextEvents,
+  type DeclinedCompaction,
+  type LayerReport,
+} from "./context-events.ts";
 import type { ContextManagerOptions, PrepareOptions } from "./context-manager-options.ts";
 import { createContextSize } from "./context-size.ts";
 import { ContextView } from "./context-view.ts";
@@ -80,6 +85,8 @@ export interface PrepareResult {
   tokens: number;
   /** What each layer did, in order (empty when nothing fired). */
   actions: LayerReport[];
+  /** Summaries that were written but not applied, and why (a manual `compact()` that changed nothing). */
+  declined?: DeclinedCompaction[];
   /** Provider-side context management to put on the request, when a native strategy is on. */
   contextManagement?: ContextManagementConfig;
   status: ContextStatus;
@@ -559,6 +566,7 @@ async function finishCall(
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,
+    ...(call.declined.length > 0 ? { declined: call.declined } : {}),
     status: status(tokens),
   };
   const native = core.config.native;

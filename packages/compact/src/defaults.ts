@@ -173,6 +173,12 @@ export const MAX_RECOVERIES_PER_TURN = 3;
 
 /** Share of the threshold re-injected attachments may take after a compaction. Judgement call (a quarter of 167K is about Claude Code's 50K). */
 export const REHYDRATION_SHARE = 0.25;
+/**
+ * Share of what a summary freed that its attachments may take back. Judgement call: at the threshold of a
+ * 200K window a summary frees far more than twice the 50K budget, so this only binds on small contexts (a
+ * manual compaction of a few files read), where restoring every file would undo the summary.
+ */
+export const ATTACHMENT_SHARE_OF_FREED = 0.5;
 /** Files restored after a compaction: 5 (seed 002, POST_COMPACT_MAX_FILES_TO_RESTORE) … */
 export const POST_COMPACT_MAX_FILES = 5;
 /** … 5,000 tokens each (seed 002) … */

@@ -3,7 +3,7 @@ import type { CacheBreakDetector } from "./cache-break-detector.ts";
 import type { Breakers } from "./circuit-breaker.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
-import type { ContextEvents, LayerReport } from "./context-events.ts";
+import type { ContextEvents, DeclinedCompaction, LayerReport } from "./context-events.ts";
 import type {
   ContextManagerConfig,
   ContextManagerOptions,
@@ -69,6 +69,8 @@ export interface LadderCall {
   readonly tokensBefore: number;
   /** Set when a summary applied in this call. */
   summarized: boolean;
+  /** Summaries this call made but did not apply, and why (a manual compaction that changes nothing says so). */
+  readonly declined: DeclinedCompaction[];
 }
 
 /** A call's state before any layer ran. */
@@ -105,6 +107,7 @@ export function startCall(
     now,
     tokensBefore: tokens,
     summarized: false,
+    declined: [],
   };
 }
 

@@ -6,6 +6,7 @@ import { CompactionFailedError } from "./compact-error.ts";
 import type { LayerReport } from "./context-events.ts";
 import { estimateTextTokens, estimateTokens } from "./conversation.ts";
 import {
+  ATTACHMENT_SHARE_OF_FREED,
   BACKGROUND_MINIMUM_SHARE,
   COMPACT_PROMPT_TOKENS,
   IRREDUCIBLE_MARGIN,
@@ -241,30 +242,27 @@ async function apply(
   const kept = outcome.keptMessageIds.flatMap((id) => byId.get(id) ?? []);
   const dropped = newestTurnDropped(p.core.view.view, outcome);
   if (dropped) {
-    p.core.breakers.fail(
-      layer.name,
-      trigger,
-      new CompactionFailedError(
-        layer.name,
-        `The ${layer.name} compaction would have removed ${dropped}; not applied.`,
-        { reason: "no-gain" },
-      ),
-    );
+    decline(p, call, layer, trigger, `The ${layer.name} compaction would have removed ${dropped}; not applied.`);
     return false;
   }
-  const attachments = await restore(p, call, layer, trigger, summarized, kept);
+  const estimatedBefore = estimateTokens(p.core.view.view);
+  // The attachments take at most half of what the summary freed: restoring the files it stands for must not
+  // undo it (six files read and summarised, then all six restored, would leave the context as large as before).
+  const freed = Math.max(0, estimatedBefore - outcome.tokensAfter);
+  const budget = Math.min(
+    rehydrationBudget(p.core.config, call.state.threshold),
+    Math.floor(freed * ATTACHMENT_SHARE_OF_FREED),
+  );
+  const attachments = await restore(p, call, layer, trigger, summarized, kept, budget);
   const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   const projectedAfter = outcome.tokensAfter + attachmentTokens;
-  const estimatedBefore = estimateTokens(p.core.view.view);
   if (projectedAfter >= estimatedBefore * STALL_FRACTION) {
-    p.core.breakers.fail(
-      layer.name,
+    decline(
+      p,
+      call,
+      layer,
       trigger,
-      new CompactionFailedError(
-        layer.name,
-        `The ${layer.name} compaction would leave ${projectedAfter} of ${estimatedBefore} estimated tokens; not applied.`,
-        { reason: "no-gain" },
-      ),
+      `The ${layer.name} compaction would leave ${projectedAfter} of ${estimatedBefore} estimated tokens; not applied.`,
     );
     return false;
   }
@@ -317,6 +315,15 @@ async function apply(
   return true;
 }
 
+/**
+ * A summary that is not applied: its breaker counts a failure (an event names why), and the call keeps the
+ * reason, so a manual compaction that changes nothing can say why.
+ */
+function decline(p: Pipeline, call: LadderCall, layer: SummaryLayer, trigger: CompactTrigger, why: string): void {
+  call.declined.push({ layer: layer.name, reason: why });
+  p.core.breakers.fail(layer.name, trigger, new CompactionFailedError(layer.name, why, { reason: "no-gain" }));
+}
+
 /** The attachments that come back after a compaction (a failing provider is reported, not fatal). */
 function restore(
   p: Pipeline,
@@ -325,11 +332,12 @@ function restore(
   trigger: CompactTrigger,
   summarized: readonly Message[],
   kept: readonly Message[],
+  budgetTokens: number,
 ): ReturnType<typeof rehydrate> {
   const { options, events } = p.core;
   return rehydrate(
     options.attachments ?? [],
-    { trigger, summarized, kept, budgetTokens: rehydrationBudget(p.core.config, call.state.threshold) },
+    { trigger, summarized, kept, budgetTokens },
     {
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),

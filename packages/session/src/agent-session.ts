@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { ContextStatus, LayerReport } from "@unforget/compact";
+import type { ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
 import {
   ConfigurationError,
   type ContentBlock,
@@ -59,6 +59,8 @@ export interface CompactReport {
   tokensAfter: number;
   /** Each layer that acted (a manual compaction is one "summary" or "session-memory" report). */
   actions: LayerReport[];
+  /** Summaries written but not applied, and why (when `actions` is empty, this says why nothing changed). */
+  declined: DeclinedCompaction[];
 }
 
 /** A running agent session. One turn at a time; everything it does is in its transcript. */
@@ -283,7 +285,12 @@ async function openSession(
           ...(instructions ? { instructions } : {}),
         });
         runtime.lastPrepared = result;
-        return { tokensBefore: result.tokensBefore, tokensAfter: result.tokens, actions: result.actions };
+        return {
+          tokensBefore: result.tokensBefore,
+          tokensAfter: result.tokens,
+          actions: result.actions,
+          declined: result.declined ?? [],
+        };
       });
     },
 

@@ -54,7 +54,10 @@ const compact: SlashCommand = {
         controller,
         layers.length > 0
           ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`
-          : `Nothing was compacted: no layer could make the context (${formatTokens(report.tokensBefore)} tokens) smaller without losing the newest turn.`,
+          : `Nothing was compacted (${formatTokens(report.tokensBefore)} tokens): ${
+              report.declined.map((declined) => declined.reason).join(" ") ||
+              "no layer had anything to compact."
+            }`,
       );
     } finally {
       controller.store.update({ busy: false });
