@@ -20,6 +20,8 @@ export interface BackgroundRun {
   started: number;
   applied: number;
   discarded: number;
+  /** Why they were thrown away, and how often. */
+  discardReasons: Map<string, number>;
   /** Summaries written in the foreground (nothing ready at the threshold). */
   foreground: number;
   /** Real milliseconds each summary at the threshold kept the call waiting (a foreground summary: all of it). */
@@ -57,6 +59,7 @@ export async function runBackground(
     started: 0,
     applied: 0,
     discarded: 0,
+    discardReasons: new Map(),
     foreground: 0,
     waits: [],
     foregroundMs: [],
@@ -85,8 +88,10 @@ export async function runBackground(
               run.waits.push(event.waitedMs);
               const last = summaries.at(-1);
               if (last) last.background = true;
-            } else if (event.type === "background-discarded") run.discarded++;
-            else if (event.type === "layer" && event.layer === "summary" && event.trigger === "auto") {
+            } else if (event.type === "background-discarded") {
+              run.discarded++;
+              run.discardReasons.set(event.reason, (run.discardReasons.get(event.reason) ?? 0) + 1);
+            } else if (event.type === "layer" && event.layer === "summary" && event.trigger === "auto") {
               summaries.push({ durationMs: event.durationMs, background: false });
             }
           },

@@ -1,11 +1,12 @@
 import type { Message, ToolResultBlock } from "@unforget/core";
-import type { ContextEdit } from "@unforget/transcript";
+import { applyLayerEdits, type ContextEdit, type ReplaceMessagesEdit } from "@unforget/transcript";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
   clip,
   estimateTextTokens,
   estimateTokens,
   isTextObservation,
+  isUserAuthored,
   oneLine,
   resultText,
   userText,
@@ -14,8 +15,14 @@ import {
   COLLAPSE_MAX_RECORDS,
   COLLAPSE_PROTECT_ROUNDS,
   COLLAPSE_PROTECT_SHARE,
+  DIGEST_ACTION_CHARS,
+  DIGEST_FAILED_CHARS,
+  DIGEST_MAX_ACTIONS,
+  DIGEST_MAX_FAILED,
+  DIGEST_MIN_RECORDS,
   LADDER_COLLAPSE_PROTECT_ROUNDS,
 } from "./defaults.ts";
+import { findErrorCodes } from "./error-codes.ts";
 import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
 import {
   isoTime,
@@ -24,8 +31,8 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-
-import { describeOutcome, toolOutputRecord } from "./tool-output-record.ts";
+import { CACHE_TTL_MS } from "./prompt-cache.ts";
+import { describeOutcome, findErrorLines, toolOutputRecord } from "./tool-output-record.ts";
 
 export interface CollapseOptions extends LayerTimeOptions {
   /** Fold the oldest runs until the messages' estimated tokens are at or below this; default: fold every eligible run. */
@@ -40,6 +47,12 @@ export interface CollapseOptions extends LayerTimeOptions {
   drain?: boolean;
   /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`. Observation rounds always may. */
   compactableTools?: CompactableTools;
+  /**
+   * Also condense the records of finished turns (before the user's newest message) into one digest per run:
+   * the calls that failed with their first error line, the last call, and what else was run. Default false
+   * (the layer turns it on when the prompt cache is cold, so the break costs nothing).
+   */
+  digestFinishedTurns?: boolean;
 }
 
 /** One completed round: an assistant message and the user message that answers all of its calls. */
@@ -68,7 +81,7 @@ export function collapseContext(messages: readonly Message[], options: CollapseO
     }
   }
   const eligible = rounds.slice(0, Math.max(0, rounds.length - protect));
-  if (eligible.length === 0) return unchanged(messages);
+  if (eligible.length === 0 && !options.digestFinishedTurns) return unchanged(messages);
 
   // Consecutive rounds form one run; each run becomes one record message.
   const runs: Round[][] = [];
@@ -100,11 +113,135 @@ export function collapseContext(messages: readonly Message[], options: CollapseO
     total -= freed;
     folded += records.length;
   }
-  if (tokensFreed < (options.minimumFreedTokens ?? 0)) return unchanged(messages);
+  // Then finished turns' records — folded earlier or just now — condense into digests.
+  let digested = 0;
+  const afterFolds =
+    options.digestFinishedTurns && edits.length > 0
+      ? applyLayerEdits(
+          messages,
+          edits.map((edit) => ({ edit, timestamp: isoTime(options.now) })),
+        )
+      : messages;
+  for (const digest of options.digestFinishedTurns ? digestEdits(afterFolds) : []) {
+    edits.push(digest.edit);
+    tokensFreed += digest.freed;
+    digested += digest.edit.messageIds.length;
+  }
+  if (edits.length === 0 || tokensFreed < (options.minimumFreedTokens ?? 0)) return unchanged(messages);
   return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, {
     runs: edits.length,
     calls: folded,
+    ...(digested > 0 ? { digested } : {}),
   });
+}
+
+const RECORD_HEADER =
+  "[Earlier tool activity, folded to one line per call; the full outputs are in the transcript:]";
+const DIGEST_HEADER = "[Tool activity of a finished turn, condensed";
+
+/**
+ * One edit per run of record messages (what earlier folds left) in a finished turn — before the user's
+ * newest message — that condenses them into a digest, when that frees tokens.
+ */
+function digestEdits(messages: readonly Message[]): { edit: ReplaceMessagesEdit; freed: number }[] {
+  let newestUser = -1;
+  for (let index = messages.length - 1; index >= 0 && newestUser < 0; index--)
+    if (isUserAuthored(messages[index]!)) newestUser = index;
+  const result: { edit: ReplaceMessagesEdit; freed: number }[] = [];
+  let run: Message[] = [];
+  const flush = () => {
+    const parts = run.map((message) => recordLines(userText(message)));
+    const lines = parts.flatMap((part) => part.records);
+    const calls = parts.reduce((sum, part) => sum + part.calls, 0);
+    // One digest alone is left as it is; a run of records (with or without digests made earlier) condenses.
+    const digestOnly = run.length === 1 && userText(run[0]!).startsWith(DIGEST_HEADER);
+    if (!digestOnly && calls >= DIGEST_MIN_RECORDS && lines.length > 0) {
+      const text = digestText(lines, calls);
+      const freed = estimateTokens(run) - estimateTextTokens(text);
+      if (freed > 0) {
+        result.push({
+          edit: {
+            kind: "replace_messages",
+            messageIds: run.map((message) => message.id),
+            details: { replacement: { id: `digest_${run[0]!.id}`, role: "user", text }, reason: "collapse" },
+          },
+          freed,
+        });
+      }
+    }
+    run = [];
+  };
+  for (let index = 0; index < newestUser; index++) {
+    const message = messages[index]!;
+    if (isRecordMessage(message)) run.push(message);
+    else flush();
+  }
+  flush();
+  return result;
+}
+
+function isRecordMessage(message: Message): boolean {
+  if (message.role !== "user" || message.content.length !== 1) return false;
+  const block = message.content[0]!;
+  return (
+    block.type === "text" && (block.text.startsWith(RECORD_HEADER) || block.text.startsWith(DIGEST_HEADER))
+  );
+}
+
+/**
+ * The call records of a record message (the assistant's thoughts and the "… more …" line left out), or of a
+ * digest (its failed and last calls; the other actions, without outcomes), and how many calls it stands for.
+ */
+function recordLines(text: string): { records: string[]; calls: number } {
+  const lines = text.split("\n").slice(1);
+  if (text.startsWith(DIGEST_HEADER)) {
+    const calls = Number(/from (\d+) call/.exec(text)?.[1] ?? 0);
+    const records = lines.flatMap((line) => {
+      if (line.startsWith(DIGEST_FAILED)) return [line.slice(DIGEST_FAILED.length)];
+      if (line.startsWith(DIGEST_LAST)) return [line.slice(DIGEST_LAST.length)];
+      if (line.startsWith(DIGEST_ALSO)) return line.slice(DIGEST_ALSO.length).split(ACTION_SEPARATOR);
+      return [];
+    });
+    return { records, calls };
+  }
+  const records = lines
+    .filter((line) => line.startsWith("- ") && !line.startsWith("- (assistant)") && !line.startsWith("- … "))
+    .map((line) => line.slice(2));
+  const more = Number(/^- … (\d+) more …$/m.exec(text)?.[1] ?? 0);
+  return { records, calls: records.length + more };
+}
+
+const DIGEST_FAILED = "- failed: ";
+const DIGEST_LAST = "- last: ";
+const DIGEST_ALSO = "- also: ";
+const ACTION_SEPARATOR = " · ";
+
+/** The digest: the calls that failed (each with its first error line), the last call, and what else ran. */
+function digestText(records: readonly string[], calls: number): string {
+  const hasOutcome = (record: string) => record.includes(" → ");
+  const failed = records.filter((record) => {
+    if (!hasOutcome(record)) return false;
+    const outcome = record.slice(record.indexOf(" → ") + 3);
+    return findErrorLines(outcome, 1).length > 0 || findErrorCodes(outcome).length > 0;
+  });
+  const last = records.findLast(hasOutcome) ?? records.at(-1)!;
+  const shownFailed = failed.slice(-DIGEST_MAX_FAILED);
+  const actions = [
+    ...new Set(
+      records
+        .filter((record) => record !== last && !failed.includes(record))
+        .map((record) => clip(record.split(" → ")[0] ?? record, DIGEST_ACTION_CHARS)),
+    ),
+  ];
+  const shownActions = actions.slice(-DIGEST_MAX_ACTIONS);
+  return [
+    `${DIGEST_HEADER} from ${plural(calls, "call")}; the full outputs are in the transcript:]`,
+    ...shownFailed
+      .filter((record) => record !== last)
+      .map((record) => DIGEST_FAILED + clip(record, DIGEST_FAILED_CHARS)),
+    DIGEST_LAST + clip(last, DIGEST_FAILED_CHARS),
+    ...(shownActions.length > 0 ? [DIGEST_ALSO + shownActions.join(ACTION_SEPARATOR)] : []),
+  ].join("\n");
 }
 
 /**
@@ -177,12 +314,18 @@ function recordText(records: readonly string[]): string {
           ...records.slice(-COLLAPSE_MAX_RECORDS / 2),
         ]
       : records;
-  return `[Earlier tool activity, folded to one line per call; the full outputs are in the transcript:]\n${shown.map((record) => `- ${record}`).join("\n")}`;
+  return `${RECORD_HEADER}\n${shown.map((record) => `- ${record}`).join("\n")}`;
 }
 
-export interface CollapseLayerOptions extends Omit<CollapseOptions, "now" | "targetTokens" | "drain"> {
+export interface CollapseLayerOptions
+  extends Omit<CollapseOptions, "now" | "targetTokens" | "drain" | "digestFinishedTurns"> {
   /** Recent tool output never folded in a batch beyond the protected rounds, as a share of the threshold; default 0. */
   protectShare?: number;
+  /**
+   * Finished turns' records condense into digests in a batch after an idle gap longer than this (the prompt
+   * cache has expired, so the break is free); default five minutes, the cache's lifetime; false: never.
+   */
+  digestAfterIdleMs?: number | false;
 }
 
 /**
@@ -191,7 +334,8 @@ export interface CollapseLayerOptions extends Omit<CollapseOptions, "now" | "tar
  * last round before the reactive summary.
  */
 export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLayer {
-  const { protectShare, ...collapse } = options;
+  const { protectShare, digestAfterIdleMs, ...collapse } = options;
+  const digestAfter = digestAfterIdleMs ?? CACHE_TTL_MS["5m"];
   return defineLayer({
     name: "collapse",
     label: "Collapse",
@@ -213,6 +357,7 @@ export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLay
         ...collapse,
         targetTokens: messagesTarget(messages, context),
         now: context.now,
+        digestFinishedTurns: digestAfter !== false && context.idleMs > digestAfter,
       });
     },
     describe: (report) =>

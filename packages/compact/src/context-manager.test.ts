@@ -243,6 +243,28 @@ describe("createContextManager", () => {
     }
   });
 
+  it("after an idle gap longer than the cache lives, finished turns' records condense (the break is free); not before", async () => {
+    const digestsAfter = async (idleMs: number) => {
+      const c = conversationBuilder().user("Port the parser.");
+      const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now });
+      for (let turn = 0; turn < 14; turn++) {
+        c.tool("Read", { file_path: `src/p${turn}.ts` }, filler(800, turn));
+        await manager.prepare(c.messages);
+      }
+      c.assistant("Ported.");
+      c.wait(idleMs);
+      c.user("Now the lexer.");
+      const prepared = await manager.prepare(c.messages);
+      return prepared.projected.filter((message) =>
+        message.content.some(
+          (block) => block.type === "text" && block.text.startsWith("[Tool activity of a finished turn"),
+        ),
+      ).length;
+    };
+    expect(await digestsAfter(6 * 60_000)).toBe(1);
+    expect(await digestsAfter(60_000)).toBe(0);
+  });
+
   it("a manual compaction after six files were read applies: the restored files take at most half of what the summary freed", async () => {
     const c = conversationBuilder();
     const paths: string[] = [];
@@ -255,7 +277,9 @@ describe("createContextManager", () => {
       c.assistant(`Read file ${index}.`);
     }
     // A summary of a model's usual length: with all five newest files restored the context would not shrink.
-    const nine = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n${filler(60, index)}`).join("\n");
+    const nine = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n${filler(60, index)}`).join(
+      "\n",
+    );
     const summarizer: Summarizer = {
       name: "model",
       summarize: async () => ({ text: nine, calls: 1, inputTokens: 1, outputTokens: 1 }),

@@ -5,6 +5,7 @@ import type { ContextManagerConfig } from "./context-manager-options.ts";
 import type { Layer } from "./layer.ts";
 import { createMicrocompactLayer } from "./microcompact.ts";
 import { createObservationMaskingLayer } from "./observation-masking.ts";
+import { CACHE_TTL_MS } from "./prompt-cache.ts";
 import { createSessionMemoryLayer } from "./session-memory-compact.ts";
 import { createSnipLayer } from "./snip-compact.ts";
 import { createToolResultBudgetLayer } from "./tool-result-budget.ts";
@@ -27,7 +28,11 @@ export function createDefaultLayers(
   if (config.collapse !== false) {
     const protectShare = config.cheapLayers?.protectShare;
     layers.push(
-      createCollapseLayer({ ...config.collapse, ...(protectShare !== undefined ? { protectShare } : {}) }),
+      createCollapseLayer({
+        digestAfterIdleMs: CACHE_TTL_MS[config.cacheTtl ?? "5m"],
+        ...config.collapse,
+        ...(protectShare !== undefined ? { protectShare } : {}),
+      }),
     );
   }
   if (options.sessionMemory && config.sessionMemoryCompact !== false) {

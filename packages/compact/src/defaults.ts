@@ -108,6 +108,17 @@ export const LADDER_COLLAPSE_PROTECT_ROUNDS = 2;
 export const COLLAPSE_PROTECT_SHARE = 0;
 /** Records one collapse message shows at most (the middle ones are counted). Judgement call. */
 export const COLLAPSE_MAX_RECORDS = 60;
+/**
+ * A finished turn's records condense into a digest only from this many calls (fewer are already short).
+ * The digest keeps up to DIGEST_MAX_FAILED failed calls with their first error line (DIGEST_FAILED_CHARS
+ * each, the last call too) and DIGEST_MAX_ACTIONS other actions (DIGEST_ACTION_CHARS each). Judgement calls,
+ * checked on the replay benchmark (error codes kept, cost).
+ */
+export const DIGEST_MIN_RECORDS = 2;
+export const DIGEST_MAX_FAILED = 8;
+export const DIGEST_FAILED_CHARS = 200;
+export const DIGEST_MAX_ACTIONS = 6;
+export const DIGEST_ACTION_CHARS = 48;
 /** Tool outputs kept verbatim by observation masking: 10, the window of the SWE-bench masking study the anchors cite. */
 export const MASK_KEEP_LAST = 10;
 /** Snip when there are more messages than this: the teaching version's 50 (seed 001). */

@@ -30,7 +30,12 @@ export type {
   PolicyInput,
 } from "./compaction-policy.ts";
 export { createFixedLevelPolicy } from "./compaction-policy.ts";
-export type { ContextEvent, ContextEventListener, DeclinedCompaction, LayerReport } from "./context-events.ts";
+export type {
+  ContextEvent,
+  ContextEventListener,
+  DeclinedCompaction,
+  LayerReport,
+} from "./context-events.ts";
 export type { CompactOptions, ContextManager, ContextStatus, PrepareResult } from "./context-manager.ts";
 export { createContextManager } from "./context-manager.ts";
 export type {

@@ -199,6 +199,47 @@ describe("collapseContext", () => {
     expect(result.tokensFreed).toBeGreaterThan(2_000);
   });
 
+  it("condenses a finished turn's records into a digest that keeps each failed call's error line, once", () => {
+    const c = conversationBuilder().user("port the parser");
+    for (let index = 0; index < 8; index++)
+      c.tool("Read", { file_path: `src/p${index}.ts` }, `export const p${index} = 1;\n${filler(300, index)}`);
+    c.tool("Bash", { command: "npx tsc" }, `src/p3.ts(4,1): error TS2345: bad argument\n${filler(200, 9)}`, {
+      isError: true,
+    });
+    c.tool("Bash", { command: "npm test" }, `ok 12 tests\n${filler(200, 10)}`);
+    c.assistant("Ported.");
+    c.user("now the lexer");
+    for (let index = 0; index < 4; index++)
+      c.tool("Read", { file_path: `src/l${index}.ts` }, `export const l${index} = 1;\n${filler(300, index)}`);
+    const folded = collapseContext(c.messages, { protectRounds: 2 });
+    const digested = collapseContext(c.messages, { protectRounds: 2, digestFinishedTurns: true });
+    const texts = (messages: readonly Message[]) =>
+      messages.flatMap((message) =>
+        message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])),
+      );
+    const digest = texts(digested.messages).find((text) =>
+      text.startsWith("[Tool activity of a finished turn"),
+    );
+    expect(digest).toContain("from 10 calls");
+    expect(digest).toContain("- failed: Bash(npx tsc) → ");
+    expect(digest).toContain("TS2345");
+    expect(digest).toContain("- last: Bash(npm test) → ok 12 tests");
+    expect(digest).toContain("Read(src/p7.ts)");
+    // The user's words stay; the newest turn's records are not condensed; the context is smaller still.
+    expect(texts(digested.messages)).toEqual(expect.arrayContaining(["port the parser", "now the lexer"]));
+    expect(texts(digested.messages).filter((text) => text.startsWith("[Earlier tool activity"))).toHaveLength(
+      1,
+    );
+    expect(estimateTokens(digested.messages)).toBeLessThan(estimateTokens(folded.messages));
+    expect(findToolPairViolations(toRequestMessages(digested.messages) as Message[])).toEqual([]);
+    // Records folded by an earlier call condense the same way, and a second pass changes nothing.
+    const later = collapseContext(folded.messages, { protectRounds: 2, digestFinishedTurns: true });
+    expect(texts(later.messages)).toEqual(texts(digested.messages));
+    expect(collapseContext(digested.messages, { protectRounds: 2, digestFinishedTurns: true }).edits).toEqual(
+      [],
+    );
+  });
+
   it("folds SWE-agent observation rounds too", () => {
     const c = conversationBuilder().user("solve the issue");
     for (let index = 0; index < 6; index++)

@@ -68,10 +68,15 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
     async spliceIfReady(call) {
       const pending = p.background;
       if (!pending?.settled) return false;
-      // Only when it fits and frees enough now; otherwise it waits for the threshold.
+      // Only when it fits and frees enough now (as much as a cheap layer must, and at least what it must free
+      // at the threshold); otherwise it waits for the threshold.
       const result = await pending.promise;
       if (!result || result instanceof Error) return false;
-      if (!splice(p, result, call.state.minimumFreedTokens, call.state.threshold)) return false;
+      const minimum = Math.max(
+        call.state.minimumFreedTokens,
+        call.state.threshold * BACKGROUND_MINIMUM_SHARE,
+      );
+      if (typeof splice(p, result, minimum, call.state.threshold) !== "object") return false;
       return applyBackground(
         p,
         call,
@@ -242,7 +247,13 @@ async function apply(
   const kept = outcome.keptMessageIds.flatMap((id) => byId.get(id) ?? []);
   const dropped = newestTurnDropped(p.core.view.view, outcome);
   if (dropped) {
-    decline(p, call, layer, trigger, `The ${layer.name} compaction would have removed ${dropped}; not applied.`);
+    decline(
+      p,
+      call,
+      layer,
+      trigger,
+      `The ${layer.name} compaction would have removed ${dropped}; not applied.`,
+    );
     return false;
   }
   const estimatedBefore = estimateTokens(p.core.view.view);
@@ -253,7 +264,7 @@ async function apply(
     rehydrationBudget(p.core.config, call.state.threshold),
     Math.floor(freed * ATTACHMENT_SHARE_OF_FREED),
   );
-  const attachments = await restore(p, call, layer, trigger, summarized, kept, budget);
+  const attachments = await restore(p, layer, trigger, summarized, kept, budget);
   const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   const projectedAfter = outcome.tokensAfter + attachmentTokens;
   if (projectedAfter >= estimatedBefore * STALL_FRACTION) {
@@ -319,15 +330,24 @@ async function apply(
  * A summary that is not applied: its breaker counts a failure (an event names why), and the call keeps the
  * reason, so a manual compaction that changes nothing can say why.
  */
-function decline(p: Pipeline, call: LadderCall, layer: SummaryLayer, trigger: CompactTrigger, why: string): void {
+function decline(
+  p: Pipeline,
+  call: LadderCall,
+  layer: SummaryLayer,
+  trigger: CompactTrigger,
+  why: string,
+): void {
   call.declined.push({ layer: layer.name, reason: why });
-  p.core.breakers.fail(layer.name, trigger, new CompactionFailedError(layer.name, why, { reason: "no-gain" }));
+  p.core.breakers.fail(
+    layer.name,
+    trigger,
+    new CompactionFailedError(layer.name, why, { reason: "no-gain" }),
+  );
 }
 
 /** The attachments that come back after a compaction (a failing provider is reported, not fatal). */
 function restore(
   p: Pipeline,
-  call: LadderCall,
   layer: SummaryLayer,
   trigger: CompactTrigger,
   summarized: readonly Message[],
@@ -456,12 +476,15 @@ async function applyBackground(
   const spliced = result
     ? splice(p, result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
     : undefined;
-  if (!spliced) {
+  if (typeof spliced !== "object") {
     p.core.events.emit({
       type: "background-discarded",
-      reason: result
-        ? "the conversation no longer ends with what it left out"
-        : "it had nothing to summarise",
+      reason:
+        spliced === "changed"
+          ? "the conversation no longer ends with what it left out"
+          : spliced === "outgrown"
+            ? "the conversation has outgrown it: it would not free enough now"
+            : "it had nothing to summarise",
     });
     return false;
   }
@@ -489,17 +512,19 @@ function splice(
   outcome: CompactionOutcome,
   minimumFreed: number,
   threshold: number,
-): { outcome: CompactionOutcome } | undefined {
+): { outcome: CompactionOutcome } | "changed" | "outgrown" {
   const covered = new Set(outcome.summarizedMessageIds);
   const current = p.core.view.view;
-  // A message is covered when the summary read it, or read everything it stands for (a fold made since).
+  // A message is covered when the summary read it, or read everything it stands for (a fold made since). A
+  // fold made since of messages on both sides of the summary's end stays, after it: the summary repeats the
+  // part of it that it read, which loses nothing.
   const isCovered = (message: Message) =>
     covered.has(message.id) || p.core.view.originalsOf(message.id).every((id) => covered.has(id));
   let cut = 0;
   while (cut < current.length && isCovered(current[cut]!)) cut++;
-  if (cut === 0) return undefined;
+  if (cut === 0) return "changed";
   const kept = current.slice(cut);
-  if (kept.some(isCovered)) return undefined;
+  if (kept.some(isCovered)) return "changed";
   const keptUses = new Set(
     kept.flatMap((message) =>
       message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])),
@@ -508,12 +533,13 @@ function splice(
   const orphan = kept.some((message) =>
     message.content.some((block) => block.type === "tool_result" && !keptUses.has(block.tool_use_id)),
   );
-  if (orphan) return undefined;
+  if (orphan) return "changed";
   const tokensAfter = estimateTextTokens(outcome.messageText) + estimateTokens(kept);
   // Freeing too little, or not getting under the threshold, the conversation has outgrown it: a summary
   // written now does better.
-  if ((estimateTokens(current) - tokensAfter) * DEFAULT_PADDING < Math.max(1, minimumFreed)) return undefined;
-  if ((tokensAfter + p.core.view.preambleTokens) * DEFAULT_PADDING >= threshold) return undefined;
+  if ((estimateTokens(current) - tokensAfter) * DEFAULT_PADDING < Math.max(1, minimumFreed))
+    return "outgrown";
+  if ((tokensAfter + p.core.view.preambleTokens) * DEFAULT_PADDING >= threshold) return "outgrown";
   return {
     outcome: {
       ...outcome,

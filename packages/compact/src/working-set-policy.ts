@@ -48,7 +48,8 @@ interface StalePart {
  * the cache-read rent already paid on it since the last fold equals the one-time price of the break (writing again, instead
  * of reading, everything after the settled part). That rule pays at most twice what the
  * best choice made knowing the future would. After an idle gap longer than the cache lives the break is
- * free (the cache is cold), so the stale part is folded at once. Near the threshold, and for summaries, the
+ * free (the cache is cold), so the cheap layers act at once on all they can (stale rounds, and the records
+ * of finished turns, which the collapse layer then condenses). Near the threshold, and for summaries, the
  * fixed-level rules apply unchanged. One policy object serves one manager (it keeps the rent paid).
  */
 export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): CompactionPolicy {
@@ -77,8 +78,14 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
         compactable,
         tokensOf,
       });
-      if (stale.tokens <= 0) return plan;
       const cold = state.idleMs > CACHE_TTL_MS[ttl];
+      // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
+      // the finished turns' records the collapse layer condenses).
+      if (cold) {
+        rent = 0;
+        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
+      }
+      if (stale.tokens <= 0) return plan;
       const price = (write - read) * stale.suffix;
       if (cold || rent >= price) {
         rent = 0;
