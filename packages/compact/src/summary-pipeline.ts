@@ -516,15 +516,14 @@ function splice(
   const covered = new Set(outcome.summarizedMessageIds);
   const current = p.core.view.view;
   // A message is covered when the summary read it, or read everything it stands for (a fold made since). A
-  // fold made since of messages on both sides of the summary's end stays, after it: the summary repeats the
-  // part of it that it read, which loses nothing.
+  // fold or digest made since of messages on both sides of the summary's end stays, after it, with what follows
+  // it: the summary repeats part of what they say, which loses nothing.
   const isCovered = (message: Message) =>
     covered.has(message.id) || p.core.view.originalsOf(message.id).every((id) => covered.has(id));
   let cut = 0;
   while (cut < current.length && isCovered(current[cut]!)) cut++;
   if (cut === 0) return "changed";
   const kept = current.slice(cut);
-  if (kept.some(isCovered)) return "changed";
   const keptUses = new Set(
     kept.flatMap((message) =>
       message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])),
