@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const marathon = long
     .filter((session) => session.name.startsWith("sweagent"))
     .map((session) => repeatSession(session, 6));
-  const total = { started: 0, applied: 0, resolved: 0, waits: [] as number[] };
+  const total = { started: 0, applied: 0, resolved: 0, waits: [] as number[], foregroundMs: [] as number[] };
   console.log(
     "| sessions | window | summaries | started in the background | applied | discarded | unused (session ended first) | median wait at the threshold | median foreground summary | wait / foreground |",
   );
@@ -48,12 +48,15 @@ async function main(): Promise<void> {
       total.started += run.started;
       total.applied += run.applied;
       total.resolved += resolved;
-      if (earlyMark === undefined) total.waits.push(wait / foreground);
+      if (earlyMark === undefined) {
+        total.waits.push(...run.waits);
+        total.foregroundMs.push(...run.foregroundMs);
+      }
       if (run.overflows > 0) console.log(`(${run.overflows} overflows)`);
     }
   }
   console.log(
-    `\nAll windows: ${total.applied} of ${total.resolved} background summaries the threshold came for were applied (${Math.round((total.applied / Math.max(1, total.resolved)) * 100)} %; ${total.started} started); median of the rows' wait / foreground: ${median(total.waits).toFixed(2)}.`,
+    `\nAll windows: ${total.applied} of ${total.resolved} background summaries the threshold came for were applied (${Math.round((total.applied / Math.max(1, total.resolved)) * 100)} %; ${total.started} started); over every summary at the threshold, the median wait is ${median(total.waits).toFixed(1)} ms, ${(median(total.waits) / (median(total.foregroundMs) || SUMMARY_MS)).toFixed(2)}× the median foreground summary (${(median(total.foregroundMs) || SUMMARY_MS).toFixed(1)} ms).`,
   );
 }
 

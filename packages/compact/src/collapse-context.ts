@@ -323,7 +323,9 @@ export interface CollapseLayerOptions
   protectShare?: number;
   /**
    * Finished turns' records condense into digests in a batch after an idle gap longer than this (the prompt
-   * cache has expired, so the break is free); default five minutes, the cache's lifetime; false: never.
+   * cache has expired, so the break is free); default five minutes, the cache's lifetime; false: never. Not
+   * while a background summary is pending: it will stand for those turns, and condensing them under it would
+   * leave it too little to free.
    */
   digestAfterIdleMs?: number | false;
 }
@@ -357,7 +359,8 @@ export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLay
         ...collapse,
         targetTokens: messagesTarget(messages, context),
         now: context.now,
-        digestFinishedTurns: digestAfter !== false && context.idleMs > digestAfter,
+        digestFinishedTurns:
+          digestAfter !== false && context.idleMs > digestAfter && !context.backgroundPending,
       });
     },
     describe: (report) =>

@@ -265,6 +265,59 @@ describe("createContextManager", () => {
     expect(await digestsAfter(60_000)).toBe(0);
   });
 
+  it("does not condense finished turns under a pending background summary (it will stand for them)", async () => {
+    const extractive = createExtractiveSummarizer();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow: Summarizer = {
+      name: "slow",
+      async summarize(request) {
+        await gate;
+        return extractive.summarize(request);
+      },
+    };
+    const digestsAtColdStart = async (background: boolean) => {
+      const c = conversationBuilder().user("Port the parser.");
+      const events: ContextEvent[] = [];
+      const manager = createContextManager({
+        model: "m",
+        limits: LIMITS,
+        clock: c.now,
+        summarizer: slow,
+        onEvent: (event) => events.push(event),
+        ...(background ? {} : { config: { earlyMark: false } }),
+      });
+      for (let turn = 0; turn < 14; turn++) {
+        c.tool("Read", { file_path: `src/p${turn}.ts` }, filler(300, turn));
+        await manager.prepare(c.messages);
+      }
+      // Reports that may not be folded, until a summary starts in the background.
+      for (let turn = 0; !events.some((event) => event.type === "background-started") && turn < 40; turn++) {
+        c.tool("Task", { description: `part ${turn}` }, filler(1_000, turn));
+        const prepared = await manager.prepare(c.messages);
+        if (!background && prepared.tokens > manager.status().threshold * 0.85) break;
+      }
+      expect(events.some((event) => event.type === "background-started")).toBe(background);
+      c.assistant("Ported.");
+      c.wait(6 * 60_000);
+      c.user("Now the lexer.");
+      const prepared = await manager.prepare(c.messages);
+      return prepared.projected.filter((message) =>
+        message.content.some(
+          (block) => block.type === "text" && block.text.startsWith("[Tool activity of a finished turn"),
+        ),
+      ).length;
+    };
+    try {
+      expect(await digestsAtColdStart(false)).toBe(1);
+      expect(await digestsAtColdStart(true)).toBe(0);
+    } finally {
+      release();
+    }
+  });
+
   it("a manual compaction after six files were read applies: the restored files take at most half of what the summary freed", async () => {
     const c = conversationBuilder();
     const paths: string[] = [];

@@ -361,6 +361,7 @@ async function prepareCall(
     firstNew: core.view.view.length - added.length,
     requested,
     options,
+    backgroundPending: pipeline.backgroundPending,
   });
   if (session.lastTokens !== undefined && added.length > 0)
     stats.grew(call.state.tokens - session.lastTokens);

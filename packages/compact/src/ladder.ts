@@ -77,6 +77,7 @@ export interface LadderCall {
 export function startCall(
   core: ManagerCore,
   input: Pick<LadderState, "trigger" | "added" | "firstNew"> & {
+    backgroundPending?: boolean;
     requested?: ReadonlyMap<string, LayerRequest>;
     options: PrepareOptions;
   },
@@ -101,6 +102,7 @@ export function startCall(
       minimumFreedTokens: 0,
       requested: input.requested ?? new Map(),
       acted: new Set(),
+      backgroundPending: input.backgroundPending ?? false,
     },
     reports: [],
     options: input.options,

@@ -45,6 +45,8 @@ export interface LadderState {
   requested: ReadonlyMap<string, LayerRequest>;
   /** Layers that already acted in this call (a layer runs at most once per call). */
   acted: ReadonlySet<string>;
+  /** A summary is being written in the background (or waits to be spliced in) over the older messages. */
+  backgroundPending?: boolean;
 }
 
 /** The newest turn: the newest user message and the newest tool results. No layer may edit them away. */
