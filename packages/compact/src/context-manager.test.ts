@@ -46,6 +46,14 @@ async function drive(
   return requests;
 }
 
+/** How many digests of finished turns the messages hold. */
+const digestsIn = (messages: readonly Message[]) =>
+  messages.filter((message) =>
+    message.content.some(
+      (block) => block.type === "text" && block.text.startsWith("[Tool activity of a finished turn"),
+    ),
+  ).length;
+
 describe("createContextManager", () => {
   let dir: string;
   beforeEach(async () => {
@@ -254,12 +262,7 @@ describe("createContextManager", () => {
       c.assistant("Ported.");
       c.wait(idleMs);
       c.user("Now the lexer.");
-      const prepared = await manager.prepare(c.messages);
-      return prepared.projected.filter((message) =>
-        message.content.some(
-          (block) => block.type === "text" && block.text.startsWith("[Tool activity of a finished turn"),
-        ),
-      ).length;
+      return digestsIn((await manager.prepare(c.messages)).projected);
     };
     expect(await digestsAfter(6 * 60_000)).toBe(1);
     expect(await digestsAfter(60_000)).toBe(0);
@@ -303,12 +306,7 @@ describe("createContextManager", () => {
       c.assistant("Ported.");
       c.wait(6 * 60_000);
       c.user("Now the lexer.");
-      const prepared = await manager.prepare(c.messages);
-      return prepared.projected.filter((message) =>
-        message.content.some(
-          (block) => block.type === "text" && block.text.startsWith("[Tool activity of a finished turn"),
-        ),
-      ).length;
+      return digestsIn((await manager.prepare(c.messages)).projected);
     };
     try {
       expect(await digestsAtColdStart(false)).toBe(1);
