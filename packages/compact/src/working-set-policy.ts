@@ -72,25 +72,21 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
         rent = 0;
         return plan;
       }
+      const fold = () => {
+        rent = 0;
+        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
+      };
+      // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
+      // the finished turns' records the collapse layer condenses).
+      if (state.idleMs > CACHE_TTL_MS[ttl]) return fold();
       const stale = stalePart(state.messages, {
         protectRounds,
         protectTokens: state.threshold * protectShare,
         compactable,
         tokensOf,
       });
-      const cold = state.idleMs > CACHE_TTL_MS[ttl];
-      // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
-      // the finished turns' records the collapse layer condenses).
-      if (cold) {
-        rent = 0;
-        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
-      }
       if (stale.tokens <= 0) return plan;
-      const price = (write - read) * stale.suffix;
-      if (cold || rent >= price) {
-        rent = 0;
-        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
-      }
+      if (rent >= (write - read) * stale.suffix) return fold();
       rent += read * stale.tokens;
       return plan;
     },
