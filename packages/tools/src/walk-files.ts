@@ -2,6 +2,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { type AnchoredFolder, anchorFolder } from "@unforget/files";
 import { createIgnoreRules } from "./ignore-rules.ts";
 
 /** Folders never searched: version control data. */
@@ -40,6 +41,27 @@ export interface WalkedFiles {
  * Folders are read one level at a time (no recursion, so depth costs no stack) and the matching yields to the
  * event loop every `SLICE_MS`, so an abort ends the walk within a slice whatever the tree or the patterns.
  */
+/**
+ * The entries of `folder`, read through the folder held open (`anchorFolder`), so a folder swapped for a
+ * symlink after it was listed by its parent is not read; an unreadable folder (permissions, removed meanwhile,
+ * a name too long, swapped) is skipped, as ripgrep does.
+ */
+async function listFolder(folder: string): Promise<{ folder: string; entries: Dirent[] }> {
+  let anchored: AnchoredFolder;
+  try {
+    anchored = await anchorFolder(folder);
+  } catch {
+    return { folder, entries: [] };
+  }
+  try {
+    return { folder, entries: await readdir(anchored.path, { withFileTypes: true }) };
+  } catch {
+    return { folder, entries: [] };
+  } finally {
+    await anchored.close();
+  }
+}
+
 export async function walkFiles(root: string, options: WalkFilesOptions): Promise<WalkedFiles> {
   const rules = createIgnoreRules(root);
   const skipNodeModules = !root.split(sep).includes("node_modules");
@@ -69,15 +91,7 @@ export async function walkFiles(root: string, options: WalkFilesOptions): Promis
 
   while (pending.length > 0 && files.length <= options.maxFiles && !aborted()) {
     const folders = pending.splice(-PARALLEL_FOLDERS);
-    const listings = await Promise.all(
-      folders.map((folder) =>
-        readdir(folder, { withFileTypes: true }).then(
-          (entries) => ({ folder, entries }),
-          // An unreadable folder (permissions, removed meanwhile, a name too long) is skipped, as ripgrep does.
-          () => ({ folder, entries: [] as Dirent[] }),
-        ),
-      ),
-    );
+    const listings = await Promise.all(folders.map(listFolder));
     sliceStart = performance.now();
     listing: for (const { folder, entries } of listings) {
       for (const entry of entries) {
