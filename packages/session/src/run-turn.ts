@@ -12,6 +12,7 @@ import {
   usageContextTokens,
 } from "@unforget/core";
 import { PROMPT_BLOCK_ATTACHMENT_KIND } from "@unforget/hooks";
+import { readStateChanges } from "@unforget/tools";
 import { ContextOverflowError } from "./session-errors.ts";
 import type { TurnStopReason } from "./session-events.ts";
 import { INTERRUPTED_FOR_TOOL_USE_TEXT, INTERRUPTED_TEXT, type SessionRuntime } from "./session-runtime.ts";
@@ -134,7 +135,7 @@ export async function runTurn(
       ...(truncatedId ? { truncatedId } : {}),
       ...(runtime.turnSpan ? { parentSpan: runtime.turnSpan } : {}),
     });
-    await runtime.append(createMessage("user", results));
+    await runtime.append(toolResultsMessage(runtime, results));
     if (signal.aborted) {
       await runtime.append(createMessage("user", INTERRUPTED_FOR_TOOL_USE_TEXT, { isMeta: true }));
       return end("aborted");
@@ -230,10 +231,16 @@ async function keepPartial(
     const uses = getToolUses(message);
     if (uses.length > 0) {
       const results = await runToolCalls(uses, runtime.toolContext(), { signal });
-      await runtime.append(createMessage("user", results));
+      await runtime.append(toolResultsMessage(runtime, results));
     }
   }
   await runtime.append(createMessage("user", INTERRUPTED_TEXT, { isMeta: true }));
+}
+
+/** The message that answers a batch of tool calls, with what the calls read written into its metadata. */
+function toolResultsMessage(runtime: SessionRuntime, results: Parameters<typeof createMessage>[1]): Message {
+  const metadata = readStateChanges(runtime.toolState);
+  return createMessage("user", results, metadata === undefined ? {} : { metadata });
 }
 
 function addUsage(total: Usage, usage: Usage): void {
