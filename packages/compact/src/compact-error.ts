@@ -54,16 +54,25 @@ export class CompactionDisabledError extends UnforgetError {
  * The context cannot be brought under the model's window: what is left after every compaction (the system
  * prompt and tools, the summary, the newest turn) is still too large, or the provider kept refusing the
  * request after the recoveries of this turn. The message says which, with the sizes; the transcript is intact.
+ * One class for the manager and the agent session (which re-exports it), so `instanceof` holds for both.
  */
 export class ContextOverflowError extends UnforgetError {
   /** The context's size, in tokens, when it was given up on. */
   readonly tokens: number;
   /** The limit it had to fit (the window, or what the provider said). */
   readonly limitTokens: number;
+  /** The size before the reactive compaction that was tried first, when one was (the session sets it). */
+  readonly tokensBefore: number | undefined;
 
-  constructor(tokens: number, limitTokens: number, message: string, options?: UnforgetErrorOptions) {
+  constructor(
+    tokens: number,
+    limitTokens: number,
+    message: string,
+    options?: UnforgetErrorOptions & { tokensBefore?: number },
+  ) {
     super("context_overflow", message, options);
     this.tokens = tokens;
     this.limitTokens = limitTokens;
+    this.tokensBefore = options?.tokensBefore;
   }
 }

@@ -369,6 +369,36 @@ describe("createContextManager", () => {
     expect(result.projected.map((message) => message.id)).toEqual(c.messages.map((message) => message.id));
   });
 
+  it("a declined compaction fires no SessionStart (source compact); an applied one does, once", async () => {
+    const c = conversationBuilder().user("Go.");
+    for (let turn = 0; turn < 4; turn++) c.tool("Task", { description: `part ${turn}` }, filler(500, turn));
+    const before = estimateTokens(c.messages);
+    let verbose = true;
+    const summarizer: Summarizer = {
+      name: "switchable",
+      summarize: async () => ({
+        text: verbose ? filler(before * 2, 9) : "The user asked for four parts; all were done.",
+        calls: 1,
+        inputTokens: 1,
+        outputTokens: 1,
+      }),
+    };
+    const hooks = createSessionHooks({ onHookError: () => {} });
+    const sources: string[] = [];
+    hooks.sessionStart.tapPromise("sources", async (attachments, event) => {
+      sources.push(event.source);
+      return attachments;
+    });
+    const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now, summarizer, hooks });
+    const declined = await manager.compact(c.messages);
+    expect(declined.declined?.[0]?.layer).toBe("summary");
+    expect(sources).toEqual([]);
+    verbose = false;
+    const applied = await manager.compact(c.messages);
+    expect(applied.actions.map((action) => action.layer)).toEqual(["summary"]);
+    expect(sources).toEqual(["compact"]);
+  });
+
   it("lets a PreCompact plugin veto an automatic compaction until the blocking limit, and add instructions to a manual one", async () => {
     const c = conversationBuilder().user("Go.");
     const hooks = createSessionHooks({ onHookError: () => {} });

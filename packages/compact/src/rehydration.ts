@@ -245,17 +245,14 @@ export function estimateAttachment(attachment: Attachment): number {
 }
 
 /**
- * What comes back after a compaction: each provider in order, within its share of `budgetTokens`, then the
- * SessionStart hook (source `compact`). A failing provider is reported through `onError` and skipped.
+ * What comes back after a compaction: each provider in order, within its share of `budgetTokens`. A failing
+ * provider is reported through `onError` and skipped. The SessionStart hook is not fired here: it says a
+ * compaction happened, so it runs (`compactedSessionStart`) only once one is applied.
  */
 export async function rehydrate(
   providers: readonly AttachmentProvider[],
   context: Omit<RehydrationContext, "budgetTokens"> & { budgetTokens: number },
-  options: {
-    hooks?: SessionHooks;
-    sessionId?: string;
-    onError(provider: string, error: unknown): void;
-  },
+  options: { onError(provider: string, error: unknown): void },
 ): Promise<Attachment[]> {
   const total = context.budgetTokens;
   const attachments: Attachment[] = [];
@@ -275,13 +272,14 @@ export async function rehydrate(
       options.onError(provider.name, error);
     }
   }
-  if (options.hooks) {
-    attachments.push(
-      ...(await options.hooks.sessionStart.promise([], {
-        sessionId: options.sessionId ?? "",
-        source: "compact",
-      })),
-    );
-  }
   return attachments;
+}
+
+/** The SessionStart hook (source `compact`) of a compaction that is being applied: the context it adds. */
+export async function compactedSessionStart(
+  hooks: SessionHooks | undefined,
+  sessionId: string | undefined,
+): Promise<Attachment[]> {
+  if (!hooks) return [];
+  return hooks.sessionStart.promise([], { sessionId: sessionId ?? "", source: "compact" });
 }

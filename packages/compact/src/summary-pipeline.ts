@@ -22,7 +22,7 @@ import {
 import { contextFor, type LadderCall, type ManagerCore, requestFor, type SummaryStage } from "./ladder.ts";
 import type { SummaryLayer, SummaryLayerContext } from "./layer.ts";
 import { findNewestTurn } from "./newest-turn.ts";
-import { estimateAttachment, rehydrate } from "./rehydration.ts";
+import { compactedSessionStart, estimateAttachment, rehydrate } from "./rehydration.ts";
 import type { Summarizer } from "./summarizer.ts";
 
 /** The summary part of the manager: PreCompact, background summaries, session notes, model, fallback, guards. */
@@ -264,19 +264,25 @@ async function apply(
     rehydrationBudget(p.core.config, call.state.threshold),
     Math.floor(freed * ATTACHMENT_SHARE_OF_FREED),
   );
-  const attachments = await restore(p, layer, trigger, summarized, kept, budget);
-  const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
-  const projectedAfter = outcome.tokensAfter + attachmentTokens;
-  if (projectedAfter >= estimatedBefore * STALL_FRACTION) {
+  const restored = await restore(p, layer, trigger, summarized, kept, budget);
+  const restoredTokens = restored.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
+  if (outcome.tokensAfter + restoredTokens >= estimatedBefore * STALL_FRACTION) {
     decline(
       p,
       call,
       layer,
       trigger,
-      `The ${layer.name} compaction would leave ${projectedAfter} of ${estimatedBefore} estimated tokens; not applied.`,
+      `The ${layer.name} compaction would leave ${outcome.tokensAfter + restoredTokens} of ${estimatedBefore} estimated tokens; not applied.`,
     );
     return false;
   }
+  // SessionStart says a compaction happened: only now that this one is applied (a declined one fires nothing).
+  const attachments = [
+    ...restored,
+    ...(await compactedSessionStart(p.core.options.hooks, p.core.options.sessionId)),
+  ];
+  const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
+  const projectedAfter = outcome.tokensAfter + attachmentTokens;
   const tokensBefore = call.state.tokens;
   record(p, layer, trigger, outcome, summarized, kept, attachments, tokensBefore, projectedAfter);
   p.background = undefined;
@@ -359,8 +365,6 @@ function restore(
     options.attachments ?? [],
     { trigger, summarized, kept, budgetTokens },
     {
-      ...(options.hooks ? { hooks: options.hooks } : {}),
-      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       onError: (provider, error) =>
         events.emit({
           type: "layer-failed",

@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { UnforgetError } from "@unforget/core";
 
 /** Which rule refused a path (`UnsafePathError.rule`). */
-export type UnsafePathRule = "nul" | "encoded" | "outside" | "loop" | "unresolvable";
+export type UnsafePathRule = "nul" | "encoded" | "outside" | "loop" | "unresolvable" | "swapped";
 
 /**
  * A path a tool was given cannot be used: it leaves the folders it is confined to (through `..`, an absolute
@@ -102,8 +102,9 @@ export async function canonicalPath(path: string): Promise<string> {
  * the check runs on the path with every symlink followed, which is also the path to operate on. Refuses NUL
  * bytes and percent-encoded dots and slashes (`%2e%2e%2f`) outright. Throws `UnsafePathError`.
  *
- * A component swapped for a symlink between this check and the caller's use of the path is not caught
- * (Node has no `openat`); callers that open the file pass `O_NOFOLLOW` to catch a swapped last component.
+ * A component swapped for a symlink between this check and the caller's use of the path is not caught here
+ * (Node has no `openat`): callers that open the path check what they opened with `checkOpenedPath`, and
+ * create files through `anchorFolder`.
  */
 export async function confinePath(path: string, options: ConfinePathOptions): Promise<ConfinedPath> {
   const shown = JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);

@@ -7,5 +7,6 @@ export {
   UnsafePathError,
   type UnsafePathRule,
 } from "./confine-path.ts";
+export { type AnchoredFolder, anchorFolder, checkOpenedPath } from "./opened-path.ts";
 export type { WriteFileAtomicOptions } from "./write-file-atomic.ts";
 export { syncFolder, writeFileAtomic } from "./write-file-atomic.ts";

@@ -1,3 +1,5 @@
+// The manager's class itself, so that a refusal from either the manager or the loop is one `instanceof`.
+export { ContextOverflowError } from "@unforget/compact";
 export type {
   AgentSession,
   CompactReport,
@@ -35,7 +37,6 @@ export type { LoadedPermissionSettings, LoadPermissionSettingsOptions } from "./
 export { loadPermissionSettings } from "./permission-settings.ts";
 export type { TurnResult } from "./run-turn.ts";
 export {
-  ContextOverflowError,
   SessionBusyError,
   SessionClosedError,
   type SessionErrorCode,

@@ -10,7 +10,7 @@ import {
   waitForAbortTool,
 } from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
-import { ContextOverflowError } from "./session-errors.ts";
+import { ContextOverflowError } from "./index.ts";
 import type { SessionEvent } from "./session-events.ts";
 
 const suite = anthropicSuite("interrupt");
@@ -205,6 +205,30 @@ describe("prompt too long", () => {
     const { messages, violations } = await transcriptViolations(session.transcriptPath);
     expect(violations).toEqual([]);
     expect(messages.at(-1)).toMatchObject({ role: "user", content: [{ text: "Question 7." }] });
+    await session.close();
+  });
+});
+
+describe("prompt too long with nothing to compact", () => {
+  it("rejects with the ContextOverflowError the session exports (compact's class is the same one)", async () => {
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: suite.dir.path,
+    });
+    suite.fake.enqueue({
+      kind: "error",
+      error: "prompt_too_long",
+      actualTokens: 210_000,
+      limitTokens: 200_000,
+    });
+    const failure = await session
+      .send("A first question.")
+      .result()
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ContextOverflowError);
+    expect((failure as ContextOverflowError).code).toBe("context_overflow");
+    expect((failure as Error).message).toContain("the transcript is intact");
     await session.close();
   });
 });

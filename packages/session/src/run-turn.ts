@@ -1,4 +1,4 @@
-import type { PrepareResult } from "@unforget/compact";
+import { ContextOverflowError, type PrepareResult } from "@unforget/compact";
 import {
   type ContentBlock,
   createMessage,
@@ -12,7 +12,7 @@ import {
   usageContextTokens,
 } from "@unforget/core";
 import { PROMPT_BLOCK_ATTACHMENT_KIND } from "@unforget/hooks";
-import { ContextOverflowError } from "./session-errors.ts";
+import { readStateChanges } from "@unforget/tools";
 import type { TurnStopReason } from "./session-events.ts";
 import { INTERRUPTED_FOR_TOOL_USE_TEXT, INTERRUPTED_TEXT, type SessionRuntime } from "./session-runtime.ts";
 import type { SessionSpan } from "./session-tracer.ts";
@@ -134,7 +134,7 @@ export async function runTurn(
       ...(truncatedId ? { truncatedId } : {}),
       ...(runtime.turnSpan ? { parentSpan: runtime.turnSpan } : {}),
     });
-    await runtime.append(createMessage("user", results));
+    await runtime.append(toolResultsMessage(runtime, results));
     if (signal.aborted) {
       await runtime.append(createMessage("user", INTERRUPTED_FOR_TOOL_USE_TEXT, { isMeta: true }));
       return end("aborted");
@@ -186,8 +186,10 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
       if (!(error instanceof PromptTooLongError) || signal.aborted) throw error;
       if (recovered) {
         throw new ContextOverflowError(
+          prepared.tokens,
+          error.limitTokens ?? prepared.status.contextWindow,
           `The provider refused the request as too long${limitText(error)} even after reactive compaction took the context from ${recovered.tokensBefore} to ${prepared.tokens} estimated tokens and the call was sent again. Nothing was lost: the transcript ${runtime.transcript.path} holds the whole conversation. Compact with instructions to keep less (session.compact()), or switch to a model with a larger window (session.setModel()).`,
-          { tokensBefore: recovered.tokensBefore, tokensAfter: prepared.tokens, cause: error },
+          { tokensBefore: recovered.tokensBefore, cause: error },
         );
       }
       recovered = { tokensBefore: prepared.tokens };
@@ -196,8 +198,10 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
       } catch (failure) {
         if (failure !== error) throw failure;
         throw new ContextOverflowError(
+          prepared.tokens,
+          error.limitTokens ?? prepared.status.contextWindow,
           `The provider refused the request as too long${limitText(error)}, and reactive compaction found nothing to remove from the ${prepared.tokens} estimated tokens. Nothing was lost: the transcript ${runtime.transcript.path} holds the whole conversation. Shorten the system prompt or tools, or switch to a model with a larger window (session.setModel()).`,
-          { tokensBefore: prepared.tokens, tokensAfter: prepared.tokens, cause: error },
+          { tokensBefore: prepared.tokens, cause: error },
         );
       }
       runtime.emit({
@@ -230,10 +234,16 @@ async function keepPartial(
     const uses = getToolUses(message);
     if (uses.length > 0) {
       const results = await runToolCalls(uses, runtime.toolContext(), { signal });
-      await runtime.append(createMessage("user", results));
+      await runtime.append(toolResultsMessage(runtime, results));
     }
   }
   await runtime.append(createMessage("user", INTERRUPTED_TEXT, { isMeta: true }));
+}
+
+/** The message that answers a batch of tool calls, with what the calls read written into its metadata. */
+function toolResultsMessage(runtime: SessionRuntime, results: Parameters<typeof createMessage>[1]): Message {
+  const metadata = readStateChanges(runtime.toolState);
+  return createMessage("user", results, metadata === undefined ? {} : { metadata });
 }
 
 function addUsage(total: Usage, usage: Usage): void {

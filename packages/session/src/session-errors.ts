@@ -1,11 +1,7 @@
 import { UnforgetError, type UnforgetErrorOptions } from "@unforget/core";
 
 /** The codes of the session's own errors. */
-export type SessionErrorCode =
-  | "session_busy"
-  | "session_closed"
-  | "session_not_found"
-  | "session_context_overflow";
+export type SessionErrorCode = "session_busy" | "session_closed" | "session_not_found";
 
 /** `send`, `compact` or `clear` was called while a turn is running; one thing at a time. */
 export class SessionBusyError extends UnforgetError {
@@ -40,21 +36,5 @@ export class SessionNotFoundError extends UnforgetError {
     );
     this.sessionId = sessionId;
     this.path = path;
-  }
-}
-
-/**
- * The provider refused the request as too long even after reactive compaction and one retry. Nothing was lost:
- * the transcript holds everything up to the refused request.
- */
-export class ContextOverflowError extends UnforgetError {
-  /** Context size before the reactive compaction, and after it (what the retry sent), in estimated tokens. */
-  readonly tokensBefore: number;
-  readonly tokensAfter: number;
-
-  constructor(message: string, details: { tokensBefore: number; tokensAfter: number; cause?: unknown }) {
-    super("session_context_overflow", message, { cause: details.cause });
-    this.tokensBefore = details.tokensBefore;
-    this.tokensAfter = details.tokensAfter;
   }
 }

@@ -32,7 +32,13 @@ import {
 import { attachMemory, createSessionMemory, type MemorySession, type SessionMemory } from "@unforget/memory";
 import { createTaskNotificationAttachment, createTaskStatusPlugin } from "@unforget/tasks";
 import { type Calibrator, createCalibrator } from "@unforget/tokens";
-import { allowDirectories, forgetReadContents, readFilesOf, todosOf } from "@unforget/tools";
+import {
+  allowDirectories,
+  forgetReadContents,
+  readFilesOf,
+  restoreReadState,
+  todosOf,
+} from "@unforget/tools";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { attachmentToMessage } from "./attachment-message.ts";
@@ -133,6 +139,9 @@ export class SessionRuntime {
     this.link = init.link;
     this.tracer = options.tracer ?? defaultTracer;
     this.toolState = options.toolState ?? new Map();
+    // What the tools had read before the resume (written with each batch of tool results), so that an edit
+    // the original session would have allowed is allowed now, and one to a file changed since is still refused.
+    if (init.resume !== undefined) restoreReadState(this.toolState, this.conversation);
     this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
     this.#pendingStart = init.startSource;
     this.#ready = init.ready;

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createBuiltinTools } from "@unforget/tools";
 import { describe, expect, it } from "vitest";
@@ -96,5 +96,56 @@ describe("the tools' session state across a compaction", () => {
     expect(asked).toEqual([outside]);
     expect(resultOf("read_out")).toContain("Kept outside the project.");
     await session.close();
+  });
+
+  it("after a resume, files read before it may be edited, unless they changed on disk since", async () => {
+    const workspace = join(suite.dir.path, "resume-workspace");
+    await mkdir(workspace, { recursive: true });
+    const plan = join(workspace, "plan.md");
+    const log = join(workspace, "log.md");
+    await writeFile(plan, "Ship on Friday.\n");
+    await writeFile(log, "Nothing yet.\n");
+    const options = {
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      tools: createBuiltinTools({ bash: { outputDir: join(suite.dir.path, "bash-output") } }),
+      sessionsDir: join(suite.dir.path, "resume-sessions"),
+      cwd: workspace,
+      permissions: { mode: "bypassPermissions" as const },
+    };
+    const session = await createAgentSession(options);
+    suite.fake.enqueue(
+      {
+        kind: "reply",
+        toolCalls: [
+          { id: "read_plan", name: "Read", input: { file_path: plan } },
+          { id: "read_log", name: "Read", input: { file_path: log } },
+        ],
+      },
+      { kind: "reply", toolCalls: [{ id: "bash_long", name: "Bash", input: { command: "seq 1 1500" } }] },
+      { kind: "reply", text: "Read both." },
+    );
+    await session.send("Read the plan and the log.").result();
+    // A compaction takes the Read results out of the context; the read state must not depend on them.
+    suite.fake.enqueue({ kind: "reply", text: summaryText("The plan and the log were read.") });
+    await session.compact();
+    await session.close();
+    // Someone changes the log while no session runs.
+    await writeFile(log, "Changed by hand.\n");
+
+    const resumed = await createAgentSession({ ...options, resume: session.sessionId });
+    const edit = (id: string, path: string) => ({
+      kind: "reply" as const,
+      toolCalls: [
+        { id, name: "Edit", input: { file_path: path, old_string: "Ship", new_string: "Release" } },
+      ],
+    });
+    suite.fake.enqueue(edit("edit_plan", plan), edit("edit_log", log), { kind: "reply", text: "Done." });
+    await resumed.send("Say release instead of ship.").result();
+    expect(resultOf("edit_plan")).toContain("Edited");
+    expect(await readFile(plan, "utf8")).toBe("Release on Friday.\n");
+    expect(resultOf("edit_log")).toContain("has changed on disk since you read it");
+    expect(await readFile(log, "utf8")).toBe("Changed by hand.\n");
+    await resumed.close();
   });
 });

@@ -331,6 +331,12 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     async run(input, context) {
       const command = requiredString(name, input, "command");
       if (command.trim() === "") throw new ToolCallError("Bash: the command is empty.");
+      // The operating system takes no NUL byte in an argument (spawn would throw); bash could not read one either.
+      if (command.includes("\u0000")) {
+        throw new ToolCallError(
+          "Bash: the command contains a NUL byte (\\0), which a shell command cannot hold. Remove it; to write one, use printf '\\0'.",
+        );
+      }
       const timeoutMs =
         optionalInteger(name, input, "timeout", { min: 1, max: settings.maxTimeoutMs }) ??
         settings.defaultTimeoutMs;

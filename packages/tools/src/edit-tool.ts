@@ -2,6 +2,7 @@ import type { Tool, ToolContext } from "@unforget/core";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import { filePathProperty, pathSubject } from "./file-access.ts";
 import { displayLines } from "./file-format.ts";
+import { formatSize } from "./format-size.ts";
 import { ToolCallError } from "./tool-errors.ts";
 import { optionalBoolean, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
@@ -25,8 +26,11 @@ const DESCRIPTION = `Replaces text in a file: old_string becomes new_string.
 /** Lines around a change that the result shows. */
 const SNIPPET_CONTEXT_LINES = 3;
 const SNIPPET_MAX_LINES = 20;
-/** Read's `cat -n` prefix, which models sometimes copy into old_string. */
-const LINE_NUMBER_PREFIX = /^\s*\d+\t/m;
+/**
+ * Read's `cat -n` prefix, which models sometimes copy into old_string. Spaces and tabs only: `\s*` would also
+ * run over line breaks from every line start, quadratic in an old_string of many blank lines.
+ */
+const LINE_NUMBER_PREFIX = /^[ \t]*\d+\t/m;
 
 function occurrences(text: string, search: string): number[] {
   const found: number[] = [];
@@ -57,7 +61,7 @@ function snippet(text: string, start: number, length: number): string {
 
 /** Creates the Edit tool: exact string replacement, unique unless `replace_all`, atomic, format kept. */
 export function createEditTool(options: EditToolOptions = {}): Tool {
-  const { now } = changeSettings(options);
+  const { now, maxEditBytes } = changeSettings(options);
   const name = BUILTIN_TOOL_NAMES.edit;
 
   async function run(input: Record<string, unknown>, context: ToolContext): Promise<string> {
@@ -109,6 +113,13 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
       );
     }
     const first = found[0] ?? 0;
+    const growth = (replacement.length - search.length) * (replaceAll ? found.length : 1);
+    // Characters, a lower bound of the bytes: enough to refuse an edit that would build a file past the limit.
+    if (existing.text.length + growth > maxEditBytes) {
+      throw new ToolCallError(
+        `The edit would make ${shown} about ${formatSize(existing.text.length + growth)}, more than the ${formatSize(maxEditBytes)} the tools write. Replace fewer occurrences, or change the file with Bash.`,
+      );
+    }
     const updated = replaceAll
       ? existing.text.split(search).join(replacement)
       : existing.text.slice(0, first) + replacement + existing.text.slice(first + search.length);

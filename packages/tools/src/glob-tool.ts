@@ -1,9 +1,9 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import type { Tool, ToolContext } from "@unforget/core";
-import picomatch from "picomatch";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import { displayPath, type FileAccessOptions, pathSubject, resolveToolPath } from "./file-access.ts";
+import { compileGlob, splitGlobBase } from "./glob-pattern.ts";
 import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
 import { optionalString, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
@@ -25,12 +25,6 @@ const DESCRIPTION = `Finds files by name with a glob pattern, e.g. "**/*.ts" or 
 - path is the folder to search (default: the working directory).
 - For a search by content, use Grep.`;
 
-/** Where a glob pattern's literal folders end: the walk starts there. */
-function splitPattern(pattern: string): { base: string; glob: string; isGlob: boolean } {
-  const scan = picomatch.scan(pattern);
-  return { base: scan.base, glob: scan.glob, isGlob: scan.isGlob };
-}
-
 /** Orders files newest first, then by path. */
 export function newestFirstOrder(
   a: { path: string; mtimeMs: number },
@@ -40,9 +34,9 @@ export function newestFirstOrder(
 }
 
 /** Sorts paths newest first (then by name), with their modification times read in parallel batches. */
-async function newestFirst(paths: readonly string[]): Promise<string[]> {
+async function newestFirst(paths: readonly string[], signal: AbortSignal): Promise<string[]> {
   const dated: { path: string; mtimeMs: number }[] = [];
-  for (let start = 0; start < paths.length; start += 256) {
+  for (let start = 0; start < paths.length && !signal.aborted; start += 256) {
     const batch = paths.slice(start, start + 256);
     const times = await Promise.all(
       batch.map((path) =>
@@ -60,7 +54,7 @@ async function newestFirst(paths: readonly string[]): Promise<string[]> {
   return dated.map((entry) => entry.path);
 }
 
-/** Creates the Glob tool: names matched with picomatch over a `.gitignore`-aware walk, capped with "N more…". */
+/** Creates the Glob tool: names matched in linear time over a `.gitignore`-aware walk, capped with "N more…". */
 export function createGlobTool(options: SearchToolOptions = {}): Tool {
   checkWholeNumberOption(options.maxResults, "maxResults");
   checkWholeNumberOption(options.maxFiles, "maxFiles");
@@ -76,7 +70,7 @@ export function createGlobTool(options: SearchToolOptions = {}): Tool {
         `Glob: the pattern may not contain ".."; to search elsewhere, pass that folder as path (e.g. path "../other", pattern "**/*.ts").`,
       );
     }
-    const { base, glob, isGlob } = splitPattern(pattern);
+    const { base, glob, isGlob } = splitGlobBase(pattern);
     const start = isAbsolute(pattern) ? base : join(folder ?? ".", base);
     const root = await resolveToolPath(start === "" ? "." : start, context, options, "read");
     const stats = await stat(root).catch(() => undefined);
@@ -87,10 +81,12 @@ export function createGlobTool(options: SearchToolOptions = {}): Tool {
       throw new ToolCallError(`Glob: ${displayPath(root, context.cwd)} does not exist.`);
     if (!stats.isDirectory())
       throw new ToolCallError(`Glob: ${displayPath(root, context.cwd)} is not a folder.`);
-    const matches = picomatch(glob, { dot: true });
+    const matches = compileGlob(glob);
     const walked = await walkFiles(root, { include: matches, maxFiles, signal: context.signal });
-    if (walked.files.length === 0) return "No files found.";
-    const sorted = await newestFirst(walked.files);
+    const interrupted = "(The search was interrupted; these results are incomplete.)";
+    if (walked.files.length === 0)
+      return walked.aborted ? `No files found. ${interrupted}` : "No files found.";
+    const sorted = await newestFirst(walked.files, context.signal);
     const lines = sorted.slice(0, maxResults).map((path) => displayPath(path, context.cwd));
     if (sorted.length > maxResults) {
       const more = sorted.length - maxResults;
@@ -101,6 +97,7 @@ export function createGlobTool(options: SearchToolOptions = {}): Tool {
     if (walked.truncated) {
       lines.push(`(The search stopped after ${maxFiles} files; narrow the path to search the rest.)`);
     }
+    if (walked.aborted || context.signal.aborted) lines.push(interrupted);
     return lines.join("\n");
   }
 

@@ -19,9 +19,22 @@ function readBounded(
   path: string,
   maxBytes: number,
 ): { bytes: Uint8Array; mtimeMs: number } | undefined {
-  const descriptor = fs.openSync(path, "r");
+  // A FIFO or a symlink swapped in after the walk must not block the open, nor lead elsewhere.
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const descriptor = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
-    const { size, mtimeMs } = fs.fstatSync(descriptor);
+    // On Linux, the kernel's record of what was opened: a folder on the way swapped for a symlink after the
+    // walk listed the file would show here (see checkOpenedPath in @unforget/files).
+    let opened: string | undefined;
+    try {
+      opened = fs.readlinkSync(`/proc/self/fd/${descriptor}`);
+    } catch {
+      opened = undefined;
+    }
+    if (opened !== undefined && opened !== path) throw new Error("the file moved while it was opened");
+    const stats = fs.fstatSync(descriptor);
+    if (!stats.isFile()) throw new Error("not a regular file");
+    const { size, mtimeMs } = stats;
     if (size > maxBytes) return undefined;
     const bytes = Buffer.allocUnsafe(size);
     let filled = 0;

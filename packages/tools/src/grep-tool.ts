@@ -159,6 +159,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       throw new ToolCallError(`Grep: ${displayPath(root, context.cwd)} does not exist.`);
     let files: string[];
     let walkTruncated = false;
+    let walkAborted = false;
     if (rootStats.isFile()) {
       // A file named explicitly is searched even when .gitignore hides it, as ripgrep does.
       files = [root];
@@ -171,6 +172,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       const walked = await walkFiles(root, { include, maxFiles: settings.maxFiles, signal: context.signal });
       files = walked.files.sort();
       walkTruncated = walked.truncated;
+      walkAborted = walked.aborted;
     }
 
     const search = await pool.run(
@@ -195,7 +197,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
         `(The search was stopped after ${settings.timeoutMs / 1000} s, so these results are incomplete: narrow the path or glob, or simplify the pattern.)`,
       );
     }
-    if (search.stopped === "aborted")
+    if (search.stopped === "aborted" || walkAborted)
       notes.push("(The search was interrupted; these results are incomplete.)");
     if (search.skippedLarge > 0) {
       notes.push(
@@ -236,6 +238,11 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       body.push(...lines);
       const matches = results.reduce((sum, result) => sum + result.matches, 0);
       const collected = results.reduce((sum, result) => sum + result.lines.length, 0);
+      if (shown === 0) {
+        body.push(
+          `(offset ${page.offset} is past the last of the ${plural(collected, "line")} found; pass a smaller offset.)`,
+        );
+      }
       if (collected > page.offset + page.limit) {
         body.push(
           `… more: ${plural(matches, "matching line")} in ${plural(results.length, "file")} in all (pass offset ${page.offset + shown} to see the next ones, or narrow the pattern, path or glob).`,

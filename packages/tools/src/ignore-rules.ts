@@ -1,13 +1,18 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import { compileGitignore, type GitignoreRules } from "./glob-pattern.ts";
 
 /** Files whose rules hide paths from Glob and Grep, in every folder (ripgrep reads `.ignore` too). */
 const IGNORE_FILES = [".gitignore", ".ignore"];
+/**
+ * Largest ignore file read; a larger one is skipped. git skips those over 100 MB; real ones are a few KiB, and
+ * every rule costs a little on every path of the walk, so the bound here is lower.
+ */
+const MAX_IGNORE_FILE_BYTES = 256 * 1024;
 
 interface FolderRules {
   folder: string;
-  rules: Ignore;
+  rules: GitignoreRules;
 }
 
 /** Answers whether a path under a search root is hidden by `.gitignore` rules, as git (and ripgrep) would. */
@@ -16,19 +21,44 @@ export interface IgnoreRules {
   isIgnored(path: string, isFolder: boolean): boolean;
 }
 
-function loadRules(folder: string, extra: readonly string[] = []): Ignore | undefined {
-  let rules: Ignore | undefined;
+function loadRules(folder: string, extra: readonly string[] = []): GitignoreRules | undefined {
+  const texts: string[] = [];
   for (const name of [...extra, ...IGNORE_FILES]) {
-    let text: string;
-    try {
-      text = readFileSync(join(folder, name), "utf8");
-    } catch {
-      continue;
-    }
-    rules ??= ignore();
-    rules.add(text);
+    const text = readIgnoreFile(join(folder, name));
+    if (text !== undefined) texts.push(text);
   }
-  return rules;
+  // Later files' rules come after earlier ones', so they win, as when git reads them in this order.
+  return texts.length === 0 ? undefined : compileGitignore(texts.join("\n"));
+}
+
+/**
+ * The text of an ignore file, or undefined when there is none to use: a symbolic link (git does not follow
+ * them either), a FIFO or a device (the read would block or never end; `O_NONBLOCK` keeps the open from
+ * waiting), or a file over `MAX_IGNORE_FILE_BYTES`.
+ */
+function readIgnoreFile(path: string): string | undefined {
+  let descriptor: number;
+  try {
+    descriptor = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = fstatSync(descriptor);
+    if (!stats.isFile() || stats.size > MAX_IGNORE_FILE_BYTES) return undefined;
+    const bytes = Buffer.alloc(stats.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(descriptor, bytes, filled, bytes.length - filled, filled);
+      if (read === 0) break;
+      filled += read;
+    }
+    return bytes.subarray(0, filled).toString("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(descriptor);
+  }
 }
 
 function toPosix(path: string): string {
@@ -91,9 +121,8 @@ function decide(chain: readonly FolderRules[], path: string, isFolder: boolean):
   for (const { folder, rules } of chain) {
     const relativePath = toPosix(relative(folder, path));
     if (relativePath === "" || relativePath === ".." || relativePath.startsWith("../")) continue;
-    const result = rules.test(isFolder ? `${relativePath}/` : relativePath);
-    if (result.ignored) return true;
-    if (result.unignored) return false;
+    const decision = rules.decide(relativePath, isFolder);
+    if (decision !== undefined) return decision === "ignored";
   }
   return false;
 }

@@ -6,7 +6,13 @@ export { createEditTool, type EditToolOptions } from "./edit-tool.ts";
 export type { FileAccessOptions } from "./file-access.ts";
 export { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
 export { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
-export { type FileReadRecord, forgetReadContents, readFilesOf } from "./read-state.ts";
+export {
+  type FileReadRecord,
+  forgetReadContents,
+  readFilesOf,
+  readStateChanges,
+  restoreReadState,
+} from "./read-state.ts";
 export { createReadTool, type ReadToolOptions } from "./read-tool.ts";
 export { allowDirectories } from "./session-directories.ts";
 export { CREDENTIAL_VARIABLES } from "./shell-environment.ts";

@@ -1,6 +1,7 @@
 import type { BigIntStats } from "node:fs";
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { checkOpenedPath } from "@unforget/files";
 import { ToolCallError } from "./tool-errors.ts";
 
 /** An open regular file and what `fstat` said about it. */
@@ -22,7 +23,8 @@ function kindOf(stats: BigIntStats): string {
 /**
  * Opens `path` (a real path from `resolveToolPath`) for reading, or resolves undefined when it does not exist.
  * `O_NOFOLLOW` refuses a last component that became a symlink after the path was checked; `O_NONBLOCK` keeps a
- * FIFO swapped in from blocking the open. Anything but a regular file is closed and refused.
+ * FIFO swapped in from blocking the open; `checkOpenedPath` refuses a file reached through a folder swapped
+ * for a symlink in the meantime (`UnsafePathError`). Anything but a regular file is closed and refused.
  */
 export async function openRegularFile(path: string, shownPath: string): Promise<OpenedFile | undefined> {
   let handle: FileHandle;
@@ -39,6 +41,7 @@ export async function openRegularFile(path: string, shownPath: string): Promise<
     throw error;
   }
   try {
+    await checkOpenedPath(handle.fd, path);
     const stats = await handle.stat({ bigint: true });
     if (!stats.isFile()) throw new ToolCallError(`${shownPath} is ${kindOf(stats)}.`);
     return { handle, stats };

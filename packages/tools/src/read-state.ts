@@ -34,6 +34,8 @@ interface FileReadEntry {
 
 interface ReadState {
   files: Map<string, FileReadEntry>;
+  /** Paths recorded since `readStateChanges` last handed them out. */
+  changed: Set<string>;
 }
 
 const READ_STATE = Symbol("@unforget/tools/read-state");
@@ -41,7 +43,7 @@ const READ_STATE = Symbol("@unforget/tools/read-state");
 function readStateOf(state: ToolSessionState): ReadState {
   let readState = state.get(READ_STATE) as ReadState | undefined;
   if (readState === undefined) {
-    readState = { files: new Map() };
+    readState = { files: new Map(), changed: new Set() };
     state.set(READ_STATE, readState);
   }
   return readState;
@@ -72,7 +74,8 @@ export function recordFileRead(
     contentInContext: boolean;
   },
 ): void {
-  const { files } = readStateOf(state);
+  const { files, changed } = readStateOf(state);
+  changed.add(path);
   // Re-inserting keeps the map in order of recency.
   files.delete(path);
   files.set(path, {
@@ -142,4 +145,94 @@ export function readFilesOf(state: ToolSessionState): FileReadRecord[] {
  */
 export function forgetReadContents(state: ToolSessionState): void {
   for (const entry of readStateOf(state).files.values()) entry.contentInContext = false;
+}
+
+/** The key of tool-results message metadata under which the read state's changes are written. */
+const READ_STATE_METADATA_KEY = "unforget.readState";
+
+/** One file's read state as the transcript holds it (JSON: the nanosecond mtime as a decimal string). */
+interface ReadStateRecord {
+  path: string;
+  kind: "text" | "image";
+  readAt: number;
+  mtimeNs: string;
+  size: number;
+  hash?: string;
+  offset?: number;
+  limit?: number;
+}
+
+/**
+ * The files read or written since the last call, as metadata for the message that carries the calls' results
+ * (`createMessage("user", results, { metadata })`), or undefined when none changed. Writing it into the
+ * transcript is what lets a resumed session allow the edits the original would have (see `restoreReadState`):
+ * the message is kept in the transcript whatever a compaction later does to the context.
+ */
+export function readStateChanges(state: ToolSessionState): Record<string, unknown> | undefined {
+  const readState = readStateOf(state);
+  if (readState.changed.size === 0) return undefined;
+  const records: ReadStateRecord[] = [];
+  for (const path of readState.changed) {
+    const entry = readState.files.get(path);
+    if (entry === undefined) continue;
+    records.push({
+      path: entry.path,
+      kind: entry.kind,
+      readAt: entry.readAt,
+      mtimeNs: entry.mtimeNs.toString(),
+      size: entry.size,
+      ...(entry.hash === undefined ? {} : { hash: entry.hash }),
+      ...(entry.offset === undefined ? {} : { offset: entry.offset }),
+      ...(entry.limit === undefined ? {} : { limit: entry.limit }),
+    });
+  }
+  readState.changed.clear();
+  return records.length === 0 ? undefined : { [READ_STATE_METADATA_KEY]: records };
+}
+
+function isRecord(value: unknown): value is ReadStateRecord {
+  const record = value as Partial<ReadStateRecord> | null;
+  return (
+    typeof record?.path === "string" &&
+    (record.kind === "text" || record.kind === "image") &&
+    typeof record.readAt === "number" &&
+    typeof record.mtimeNs === "string" &&
+    /^\d+$/.test(record.mtimeNs) &&
+    typeof record.size === "number" &&
+    (record.hash === undefined || typeof record.hash === "string") &&
+    (record.offset === undefined || typeof record.offset === "number") &&
+    (record.limit === undefined || typeof record.limit === "number")
+  );
+}
+
+/**
+ * Brings back what `readStateChanges` wrote, from a resumed transcript's messages (in order; a message
+ * without such metadata is skipped, a malformed record too). The files count as read as they were then: an
+ * edit is allowed if the file has not changed on disk since, and refused otherwise. Their content is not
+ * taken to be in context (the next Read returns it, not the "unchanged" stub).
+ */
+export function restoreReadState(
+  state: ToolSessionState,
+  messages: readonly { metadata?: Record<string, unknown> }[],
+): void {
+  const readState = readStateOf(state);
+  for (const message of messages) {
+    const records = message.metadata?.[READ_STATE_METADATA_KEY];
+    if (!Array.isArray(records)) continue;
+    for (const record of records) {
+      if (!isRecord(record)) continue;
+      readState.files.delete(record.path);
+      readState.files.set(record.path, {
+        path: record.path,
+        kind: record.kind,
+        readAt: record.readAt,
+        mtimeNs: BigInt(record.mtimeNs),
+        size: record.size,
+        hash: record.hash,
+        offset: record.offset,
+        limit: record.limit,
+        contentInContext: false,
+      });
+    }
+  }
 }

@@ -232,7 +232,9 @@ async function readText(
 ): Promise<ReadResult> {
   const size = Number(file.stats.size);
   const first = Math.max(1, offset ?? 1);
-  const count = limit ?? settings.defaultLineLimit;
+  // A result holds at most maxOutputTokens lines (each is a token at least), so a larger limit collects no
+  // more: a limit of a billion on a large file would otherwise hold every line of it in memory.
+  const count = Math.min(limit ?? settings.defaultLineLimit, settings.maxOutputTokens);
   let lines: RangeLine[];
   let totalLines: number;
   let totalIsExact = true;

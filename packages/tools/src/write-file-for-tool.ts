@@ -1,6 +1,8 @@
-import { stat } from "node:fs/promises";
+import type { BigIntStats } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { ToolContext, ToolSessionState } from "@unforget/core";
-import { writeFileAtomic } from "@unforget/files";
+import { anchorFolder, writeFileAtomic } from "@unforget/files";
 import { displayPath, type FileAccessOptions, resolveToolPath } from "./file-access.ts";
 import { decodeFile, encodeFile, type TextFormat } from "./file-format.ts";
 import { formatSize } from "./format-size.ts";
@@ -70,7 +72,10 @@ export async function loadForChange(
 
 /**
  * Writes `bytes` atomically (a reader sees the old file or the new one, never half of either), keeping the
- * permission bits, then records the write in the read state so that the next change needs no new Read.
+ * permission bits, then records the write in the read state so that the next change needs no new Read. The
+ * temporary file and the rename go through the folder held open (`anchorFolder`): a folder on the path
+ * swapped for a symlink after the path was checked cannot send the write elsewhere. (Missing folders are
+ * created first, by path; if a swap sent those outside, the anchor's check refuses the write itself.)
  */
 export async function writeForTool(
   state: ToolSessionState,
@@ -79,8 +84,16 @@ export async function writeForTool(
   mode: number | undefined,
   readAt: number,
 ): Promise<void> {
-  await writeFileAtomic(path, bytes, mode === undefined ? {} : { mode });
-  const stats = await stat(path, { bigint: true });
+  await mkdir(dirname(path), { recursive: true });
+  const folder = await anchorFolder(dirname(path));
+  let stats: BigIntStats;
+  try {
+    const anchored = join(folder.path, basename(path));
+    await writeFileAtomic(anchored, bytes, mode === undefined ? {} : { mode });
+    stats = await stat(anchored, { bigint: true });
+  } finally {
+    await folder.close();
+  }
   recordFileRead(
     state,
     path,
