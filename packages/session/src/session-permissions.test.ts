@@ -121,6 +121,12 @@ describe("permissions, in each mode", () => {
         .filter((event) => event.type === "permission-decision")
         .map((event) => event.type === "permission-decision" && `${event.name} ${event.behavior}`),
     ).toEqual(["Write allow", "Bash deny"]);
+    // Each call ends once, a denied one too (a second tool-end drew the denied call twice in the app).
+    expect(
+      outcome.events
+        .filter((event) => event.type === "tool-end")
+        .map((event) => event.type === "tool-end" && `${event.name} ${event.status}`),
+    ).toEqual(["Read completed", "Write completed", "Bash denied"]);
   });
 
   it("acceptEdits lets file writes inside the working directory through and still asks about commands", async () => {

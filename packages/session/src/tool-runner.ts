@@ -201,8 +201,8 @@ async function check(call: Call, context: ToolRunnerContext, signal: AbortSignal
   call.ready = { tool, input };
 }
 
+/** The decision first, then the call's one end: what a screen draws once per call. */
 function deny(call: Call, context: ToolRunnerContext, message: string, reason: string | undefined): void {
-  settle(call, context, "denied", message);
   context.emit({
     type: "permission-decision",
     toolUseId: call.use.id,

@@ -157,8 +157,10 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.send("make another");
     await agent.waitFor("Allow Bash(touch made-by-no)?", { from });
     agent.press(KEYS.escape);
-    await agent.waitFor("Understood, I did not.", { from });
+    const denied = await agent.waitFor("Understood, I did not.", { from });
     expect(existsSync(join(folders.project, "made-by-no"))).toBe(false);
+    // Drawn once: a second line looked as if the model had tried again.
+    expect(denied.split("Bash(touch made-by-no) denied").length - 1).toBe(1);
     const denial = JSON.stringify(fake.requests.at(-1)?.body);
     expect(denial).toContain("The user denied this call");
   });
