@@ -1,5 +1,5 @@
 import { Box, Text, useInput, useStdout } from "ink";
-import { useEffect, useReducer, useRef, useState, useSyncExternalStore } from "react";
+import { useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from "react";
 import { LineEditor, splitTyped } from "./line-editor.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import type { ReplController } from "./repl-controller.ts";
@@ -142,14 +142,20 @@ export function ReplApp({ controller }: { controller: ReplController }) {
     redraw();
   });
 
+  // A key press redraws too: the streaming reply is parsed again only when it grew (or the screen was resized).
+  const live = useMemo(
+    () => (state.liveText === "" ? "" : renderMarkdown(state.liveText, width - 2)),
+    [state.liveText, width],
+  );
+
   if (state.phase === "exiting") return null;
   return (
     <Box flexDirection="column">
       <History items={state.history} width={width} verbose={state.verbose} />
       {state.trust ? <TrustPrompt question={state.trust} /> : null}
-      {state.liveText !== "" ? (
+      {live !== "" ? (
         <Box marginTop={1}>
-          <Text>{renderMarkdown(state.liveText, width - 2)}</Text>
+          <Text>{live}</Text>
         </Box>
       ) : null}
       {state.running.map((call) => (

@@ -194,6 +194,36 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(await agent.exited).toBe(0);
   });
 
+  it("draws Markdown while it streams and after an interrupt: no #s or **, wrapped items under their text", async () => {
+    // The fake streams a text in three pieces; four events in, the heading and the list have arrived.
+    const markdown =
+      "## Findings\n\n- a **bold** point that is long enough to wrap past the edge of this narrow terminal\n- second point\n\n";
+    fake.enqueue({
+      kind: "reply",
+      text: `${markdown}${"and then the reply goes on, ".repeat(8)}`,
+      hangAfterEvents: 5,
+    });
+    const agent = await startPtyAgent({
+      cwd: folders.project,
+      env: { HOME: folders.home, ANTHROPIC_BASE_URL: fake.url },
+      cols: 60,
+    });
+    agents.push(agent);
+    const from = agent.mark();
+    await agent.send("review it");
+    const streaming = await agent.waitFor("second point", { from });
+    agent.press(KEYS.escape);
+    const after = await agent.waitFor("Interrupted.", { from });
+    for (const screen of [streaming, after]) {
+      expect(screen).toContain("Findings");
+      expect(screen).not.toContain("## Findings");
+      expect(screen).not.toContain("**");
+      expect(screen).toMatch(/• a bold point that is long enough to wrap/);
+      // The wrapped rest of the item lines up under its text, not at the screen's edge.
+      expect(screen).toMatch(/\n {2}[a-z]+[^\n]*terminal/);
+    }
+  });
+
   it("--resume continues a session after Ctrl-D", async () => {
     fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
     const first = await start();
