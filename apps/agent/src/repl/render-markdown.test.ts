@@ -29,7 +29,10 @@ describe("renderMarkdown", () => {
       30,
     ).split("\n");
     expect(lines[0]).toMatch(/^• first, a list item/);
-    const continued = lines.slice(1, lines.findIndex((line) => line.startsWith("  1.")));
+    const continued = lines.slice(
+      1,
+      lines.findIndex((line) => line.startsWith("  1.")),
+    );
     expect(continued.length).toBeGreaterThan(0);
     for (const line of continued) expect(line).toMatch(/^ {2}\S/);
     const nested = lines.findIndex((line) => line.startsWith("  1. a nested"));

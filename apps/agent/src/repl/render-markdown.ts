@@ -9,9 +9,17 @@ import wrapAnsi from "wrap-ansi";
  * C0 controls but tab and newline, DEL and the C1 controls: a reply must never reach the terminal with an escape
  * sequence of its own (it could move the cursor, retitle the window, or hide text).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is removed.
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
-const ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+const ENTITIES: Readonly<Record<string, string>> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: " ",
+};
 
 /** Text as the terminal may show it: control characters removed, HTML entities decoded (marked keeps them). */
 function plain(text: string): string {
@@ -19,7 +27,8 @@ function plain(text: string): string {
     .replace(CONTROL_CHARACTERS, "")
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
       if (name.startsWith("#")) {
-        const code = name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+        const code =
+          name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
         return code > 0x1f && code <= 0x10ffff && !(code >= 0x7f && code <= 0x9f)
           ? String.fromCodePoint(code)
           : entity;
@@ -145,7 +154,8 @@ function block(token: Token, width: number): string[] | undefined {
       return undefined;
     case "heading": {
       const text = inline(token.tokens);
-      const style = token.depth === 1 ? chalk.bold.underline : token.depth === 2 ? chalk.bold : chalk.bold.dim;
+      const style =
+        token.depth === 1 ? chalk.bold.underline : token.depth === 2 ? chalk.bold : chalk.bold.dim;
       return wrap(style(text), width);
     }
     case "paragraph":
@@ -189,5 +199,7 @@ function blocks(tokens: readonly Token[], width: number, spaced = true): string[
  */
 export function renderMarkdown(markdown: string, width: number): string {
   const columns = Math.max(20, Math.min(width, 200));
-  return blocks(Lexer.lex(markdown, { gfm: true }), columns).join("\n").replace(/\n+$/, "");
+  return blocks(Lexer.lex(markdown, { gfm: true }), columns)
+    .join("\n")
+    .replace(/\n+$/, "");
 }
