@@ -2,6 +2,7 @@ import type { Tool } from "@unforget/core";
 import type { AgentSession, CanUseTool, PermissionResponse, SessionEvent } from "@unforget/session";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
+import { editDiff } from "./edit-diff.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
 
@@ -153,12 +154,16 @@ export class ReplController {
         this.store.update((state) => ({
           running: state.running.filter((call) => call.id !== event.toolUseId),
         }));
+        const ok = event.status === "completed" && !event.output.isError;
+        const output = outputText(event.output.content);
+        const diff = ok ? editDiff(input, output) : undefined;
         this.store.print({
           kind: "tool",
           title: running?.title ?? describeCall(event.name, input),
           status: event.status,
-          ok: event.status === "completed" && !event.output.isError,
-          output: outputText(event.output.content),
+          ok,
+          output,
+          ...(diff ? { diff } : {}),
         });
         break;
       }

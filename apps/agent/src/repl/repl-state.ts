@@ -1,4 +1,5 @@
 import type { PermissionUpdate } from "@unforget/session";
+import type { EditDiff } from "./edit-diff.ts";
 
 /** Something printed once, above the live part of the screen (Ink's `<Static>`). */
 export type HistoryItem =
@@ -12,6 +13,8 @@ export type HistoryItem =
       ok: boolean;
       /** The result as the model reads it; shown folded unless verbose. */
       output: string;
+      /** What an edit changed, drawn instead of the result when the call succeeded. */
+      diff?: EditDiff;
     }
   /** A compaction: which layer ran and what it freed. */
   | { kind: "compaction"; id: number; text: string }

@@ -1,5 +1,6 @@
 import { Box, Static, Text } from "ink";
 import { foldOutput } from "./describe-call.ts";
+import { describeDiff, type EditDiff, foldDiff } from "./edit-diff.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import {
   bar,
@@ -35,6 +36,7 @@ export function HistoryEntry({
         </Box>
       );
     case "tool": {
+      if (item.diff) return <EditEntry item={item} diff={item.diff} verbose={verbose} />;
       const { shown, more } = verbose ? { shown: item.output.trimEnd(), more: 0 } : foldOutput(item.output);
       return (
         <Box marginTop={1} flexDirection="column">
@@ -72,6 +74,46 @@ export function HistoryEntry({
         </Box>
       );
   }
+}
+
+/** Lines of a diff shown at most, folded (`--verbose`: all). */
+const DIFF_LINES = 10;
+
+/** A successful edit: what it changed first (removed and added lines, numbered), not the lines around it. */
+function EditEntry({
+  item,
+  diff,
+  verbose,
+}: {
+  item: Extract<HistoryItem, { kind: "tool" }>;
+  diff: EditDiff;
+  verbose: boolean;
+}) {
+  const { shown, more } = verbose ? { shown: diff.lines, more: 0 } : foldDiff(diff, DIFF_LINES);
+  const numberWidth = Math.max(...shown.map((line) => String(line.line ?? "").length));
+  return (
+    <Box marginTop={1} flexDirection="column">
+      <Text>
+        <Text color="green">{"⏺ "}</Text>
+        <Text bold>{item.title}</Text>
+      </Text>
+      <Box paddingLeft={2} flexDirection="column">
+        <Text color="gray">{`⎿ ${describeDiff(diff)}`}</Text>
+        {shown.map((line, index) => {
+          const mark = line.kind === "removed" ? "-" : line.kind === "added" ? "+" : " ";
+          const number = numberWidth > 0 ? `${String(line.line ?? "").padStart(numberWidth)} ` : "";
+          return (
+            <Text
+              // biome-ignore lint/suspicious/noArrayIndexKey: the lines of a printed diff never change.
+              key={index}
+              color={line.kind === "removed" ? "red" : line.kind === "added" ? "green" : "gray"}
+            >{`  ${number}${mark} ${line.text}`}</Text>
+          );
+        })}
+        {more > 0 ? <Text color="gray">{`  … +${more} lines`}</Text> : null}
+      </Box>
+    </Box>
+  );
 }
 
 /** Everything printed so far, written once (Ink's `<Static>`: it scrolls up as the terminal's own text). */

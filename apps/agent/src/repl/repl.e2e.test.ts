@@ -224,6 +224,40 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     }
   });
 
+  it("draws an edit as the change it made, numbered, not as the unchanged lines around it", async () => {
+    const lines = Array.from({ length: 30 }, (_, index) => `const value${index + 1} = ${index + 1};`);
+    folders.write("project/src/values.js", `${lines.join("\n")}\n`);
+    fake.enqueue(
+      { kind: "reply", toolCalls: [{ name: "Read", input: { file_path: "src/values.js" } }] },
+      {
+        kind: "reply",
+        toolCalls: [
+          {
+            name: "Edit",
+            input: {
+              file_path: "src/values.js",
+              old_string: "const value15 = 15;",
+              new_string: "const value15 = 1500;\nconst value15b = 15;",
+            },
+          },
+        ],
+      },
+      { kind: "reply", text: "Changed value15." },
+    );
+    const agent = await start(["--permission-mode", "acceptEdits"]);
+    const from = agent.mark();
+    await agent.send("change value15");
+    const screen = (await agent.waitFor("Changed value15.", { from })).slice(
+      (await agent.waitFor("Edit(", { from })).indexOf("Edit("),
+    );
+    expect(screen).toContain("2 lines added, 1 removed");
+    expect(screen).toMatch(/15 - const value15 = 15;/);
+    expect(screen).toMatch(/15 \+ const value15 = 1500;/);
+    expect(screen).toMatch(/16 \+ const value15b = 15;/);
+    // The lines around the change are the file's business, not the screen's.
+    expect(screen).not.toContain("const value13 = 13;");
+  });
+
   it("--resume continues a session after Ctrl-D", async () => {
     fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
     const first = await start();
