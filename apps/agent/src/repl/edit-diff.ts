@@ -87,7 +87,7 @@ export function describeDiff(diff: EditDiff): string {
 
 /** The lines to show folded: the changed ones, with at most `context` unchanged lines around each run of them. */
 export function foldDiff(diff: EditDiff, max: number, context = 1): { shown: DiffLine[]; more: number } {
-  const near = diff.lines.map((line, index) =>
+  const near = diff.lines.map((_, index) =>
     diff.lines
       .slice(Math.max(0, index - context), index + context + 1)
       .some((other) => other.kind !== "context"),
