@@ -145,7 +145,11 @@ async function printOnce(
   const onSignal = () => controller.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const environment = await createAgentEnvironment({ flags, env: io.env });
+  const environment = await createAgentEnvironment({
+    flags,
+    env: io.env,
+    onNotice: (text) => io.stderr.write(`unforget: ${text}\n`),
+  });
   try {
     for (const notice of environment.notices) io.stderr.write(`unforget: ${notice}\n`);
     const session = await environment.openSession(

@@ -2,7 +2,9 @@ import type { ContextManagerConfig } from "@unforget/compact";
 import type { HookCommandSettings } from "@unforget/hooks";
 import type { McpServerConfig } from "@unforget/mcp";
 import type { PermissionMode, PermissionRuleLists, PermissionRuleSource } from "@unforget/session";
+import { parseWindow } from "../parse-window.ts";
 import { SettingsError } from "./agent-errors.ts";
+import type { ModelLimitSettings } from "./model-names.ts";
 import type { ProjectRunnables } from "./project-trust.ts";
 import { type AgentSettings, type LoadedSettings, resolvePath, sourceOf } from "./settings.ts";
 
@@ -10,6 +12,10 @@ import { type AgentSettings, type LoadedSettings, resolvePath, sourceOf } from "
 export interface AgentConfig {
   model?: string;
   provider?: string;
+  /** The window the agent keeps to, in tokens (`contextWindow`), when the settings cap it. */
+  contextWindow?: number;
+  /** Model limits by model id or family (`models`), later files winning per model. */
+  models: ModelLimitSettings;
   compaction: ContextManagerConfig;
   memory: NonNullable<AgentSettings["memory"]>;
   hooks: HookCommandSettings;
@@ -44,6 +50,7 @@ export function resolveAgentConfig(
   options: { trusted: boolean; project: ProjectRunnables },
 ): AgentConfig {
   const config: AgentConfig = {
+    models: {},
     compaction: {},
     memory: {},
     hooks: {},
@@ -57,6 +64,10 @@ export function resolveAgentConfig(
     const settings = layer.settings;
     if (settings.model !== undefined) config.model = settings.model;
     if (settings.provider !== undefined) config.provider = settings.provider;
+    if (settings.contextWindow !== undefined)
+      config.contextWindow = windowSetting(settings.contextWindow, layer.file);
+    for (const [model, limits] of Object.entries(settings.models ?? {}))
+      config.models[model] = { ...config.models[model], ...limits };
     if (settings.memory) config.memory = { ...config.memory, ...settings.memory };
     if (settings.compaction) mergeCompaction(config.compaction, settings.compaction, layer.file);
     const permissions = settings.permissions ?? {};
@@ -82,6 +93,19 @@ export function resolveAgentConfig(
   }
   config.plugins = [...new Set(config.plugins)];
   return config;
+}
+
+/** `contextWindow` in tokens: a number as it is, a string ("200K") as `--window` reads it. */
+function windowSetting(value: number | string, file: string): number {
+  if (typeof value === "number") return value;
+  try {
+    return parseWindow(value);
+  } catch (error) {
+    throw new SettingsError(
+      `${file}: contextWindow ${JSON.stringify(value)} ${(error as Error).message.replace(/^--window \S+ /, "")}`,
+      { file, key: "contextWindow", cause: error },
+    );
+  }
 }
 
 function mergeCompaction(

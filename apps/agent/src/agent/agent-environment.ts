@@ -10,7 +10,7 @@ import {
   type MemoryStore,
   type ProposalQueue,
 } from "@unforget/memory";
-import { createProviderFromEnv } from "@unforget/providers";
+import { createProviderFromEnv, type ProviderSettingsByName } from "@unforget/providers";
 import {
   type AgentSession,
   type CanUseTool,
@@ -22,6 +22,7 @@ import { createTaskManager, type TaskManager } from "@unforget/tasks";
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
+import { modelNameProblem, unknownModelNotice, withContextWindow } from "./model-names.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
 import {
   describeRunnables,
@@ -31,7 +32,7 @@ import {
   type TrustState,
   trustState,
 } from "./project-trust.ts";
-import { loadSettings, unforgetHome } from "./settings.ts";
+import { type LoadedSettings, loadSettings, unforgetHome } from "./settings.ts";
 import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./system-prompt.ts";
 
 /** The agent's command-line flags (Claude Code's names). */
@@ -65,6 +66,11 @@ export interface AgentEnvironmentOptions {
   askTrust?: AskTrust;
   /** Asked about each tool call the rules leave open (the REPL's prompt); none in `-p`. */
   canUseTool?: CanUseTool;
+  /**
+   * Told each thing the user should know as it happens (a model unforget does not know, once the session asks
+   * about it); without it, what comes while the environment is created goes to `notices`.
+   */
+  onNotice?: (text: string) => void;
   /**
    * True for the REPL. Memory extraction (a model call at the end of a session) then defaults to "propose";
    * a `-p` run extracts nothing unless the settings set `memory.consent`.
@@ -116,7 +122,23 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     env,
   });
   const notices = [...loaded.warnings];
+  const notify = (text: string) => (options.onNotice ? options.onNotice(text) : notices.push(text));
   const project = await projectRunnables(projectDir, loaded, env);
+  // What runs nothing (provider, model, window, limits) is read whether or not the folder is trusted: a setup that
+  // cannot work (no provider, a mistyped model, a bad command line) is said before the trust question is asked.
+  const untrusted = resolveAgentConfig(loaded, { trusted: false, project });
+  const chosen = await chooseProvider(env, flags.provider ?? untrusted.provider, {
+    ...(Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {}),
+    onUnknownModel: (name, assumed) => notify(unknownModelNotice(name, assumed)),
+  });
+  const model = flags.model ?? untrusted.model ?? chosen.model;
+  checkModel(model, flags, untrusted, loaded);
+  const mcpFlagServers: Record<string, McpServerConfig> = {};
+  for (const file of flags.mcpConfig ?? []) Object.assign(mcpFlagServers, await readMcpFlag(file, env));
+  const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
+  const sessionsDir = join(dataDir, "sessions");
+  const resumeId = await resumeTarget(flags, sessionsDir);
+
   const state = trustState(loaded, projectDir, project);
   const trusted = await settleTrust(
     state,
@@ -124,20 +146,17 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     { ...options, userFile: loaded.userFile, projectDir },
     notices,
   );
-  const config = resolveAgentConfig(loaded, { trusted, project });
-
-  const chosen = await chooseProvider(env, flags.provider ?? config.provider);
-  const model = flags.model ?? config.model ?? chosen.model;
-  const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
-  const sessionsDir = join(dataDir, "sessions");
-  const resumeId = await resumeTarget(flags, sessionsDir);
+  const config = trusted ? resolveAgentConfig(loaded, { trusted, project }) : untrusted;
+  const provider =
+    config.contextWindow === undefined
+      ? chosen.provider
+      : withContextWindow(chosen.provider, config.contextWindow);
 
   const loadedPlugins = await loadPluginFiles(config.plugins);
   for (const failure of loadedPlugins.failures)
     notices.push(`Plugin ${failure.path} failed to load (${failure.message}); unforget goes on without it.`);
 
-  const mcpServers = { ...config.mcpServers };
-  for (const file of flags.mcpConfig ?? []) Object.assign(mcpServers, await readMcpFlag(file, env));
+  const mcpServers = { ...config.mcpServers, ...mcpFlagServers };
 
   const instructions = await readInstructions(projectDir, homeDir);
   const additionalDirectories = [
@@ -162,7 +181,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   const environment: AgentEnvironment = {
     projectDir,
     sessionsDir,
-    provider: chosen.provider,
+    provider,
     providerName: chosen.providerName,
     providerReason: chosen.reason,
     model,
@@ -179,7 +198,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     resumeId,
     openSession: (open = {}) =>
       createAgentSession({
-        provider: chosen.provider,
+        provider,
         model,
         system,
         tools: createBuiltinTools({ additionalDirectories, bash: { tasks } }),
@@ -247,10 +266,29 @@ async function settleTrust(
   return false;
 }
 
-async function chooseProvider(env: Record<string, string | undefined>, provider: string | undefined) {
+/** The model is checked before the session starts: a name close to a known one is taken for a typo. */
+function checkModel(model: string, flags: AgentFlags, config: AgentConfig, loaded: LoadedSettings): void {
+  const problem = modelNameProblem(model, config.models);
+  if (problem === undefined) return;
+  if (flags.model !== undefined) throw new AgentUsageError("--model", `--model ${problem}`);
+  const layer = loaded.layers.findLast((candidate) => candidate.settings.model === model);
+  if (layer) throw new SettingsError(`${layer.file}: model ${problem}`, { file: layer.file, key: "model" });
+  throw new ConfigurationError(`UNFORGET_MODEL: ${problem}`, { setting: "UNFORGET_MODEL" });
+}
+
+async function chooseProvider(
+  env: Record<string, string | undefined>,
+  provider: string | undefined,
+  settings: Pick<ProviderSettingsByName["anthropic"], "modelLimits" | "onUnknownModel">,
+) {
   const providerEnv = provider ? { ...env, UNFORGET_PROVIDER: provider } : env;
   try {
-    return await createProviderFromEnv({ env: providerEnv });
+    return await createProviderFromEnv({
+      env: providerEnv,
+      anthropic: settings,
+      bedrock: settings,
+      vertex: settings,
+    });
   } catch (error) {
     if (
       error instanceof ConfigurationError &&

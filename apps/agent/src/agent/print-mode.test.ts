@@ -186,6 +186,28 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(modelCalls()).toHaveLength(0);
   });
 
+  it("refuses a mistyped model with the one meant; a model of one's own gets one line naming the setting for its limits", async () => {
+    const typo = await run(["-p", "hi", "--model", "claude-sonet-4-6"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("did you mean claude-sonnet-4-6?");
+    expect(modelCalls()).toHaveLength(0);
+
+    fake.setResponder(() => ({ kind: "reply", text: "ok" }));
+    const own = await run(["-p", "hi", "--model", "house-llm"]);
+    expect(own.code).toBe(0);
+    // The app's line, not Node's warning (which named a setting the app does not have).
+    expect(own.stderr).toBe(
+      'unforget: Unknown model house-llm: unforget assumes a 128K-token window and 8,192 output tokens. If it has others, set them in the settings: "models": {"house-llm": {"contextWindow": …, "maxOutputTokens": …}}.\n',
+    );
+    // Its limits in the settings: known, no line, and the output limit is the one given.
+    folders.write("home/.unforget/settings.json", {
+      models: { "house-llm": { contextWindow: 64_000, maxOutputTokens: 2_000 } },
+    });
+    const known = await run(["-p", "hi", "--model", "house-llm"]);
+    expect(known.stderr).toBe("");
+    expect((modelCalls().at(-1)?.body as { max_tokens: number }).max_tokens).toBe(2_000);
+  });
+
   it("refuses a settings file with a bad key, naming the file and the key", async () => {
     const file = folders.write("home/.unforget/settings.json", { compaction: { treshold: { percent: 50 } } });
     const result = await run(["-p", "hi"]);

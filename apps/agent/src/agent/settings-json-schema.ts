@@ -1,5 +1,6 @@
 // The JSON Schema of the settings files: data only. `scripts/settings-validator.ts` compiles it ahead of time into
 // `settings-validator.generated.ts`, so that start-up neither loads ajv nor compiles a schema.
+import { MAX_WINDOW, MIN_WINDOW } from "../parse-window.ts";
 
 const THRESHOLD = {
   oneOf: [
@@ -20,6 +21,14 @@ const THRESHOLD = {
 
 const STRING_LIST = { type: "array", items: { type: "string" } } as const;
 
+/** A number of tokens as a window: `200000`, or `"200K"`, `"1.5M"` (read by `parseWindow`). */
+const WINDOW = {
+  oneOf: [
+    { type: "integer", minimum: MIN_WINDOW, maximum: MAX_WINDOW },
+    { type: "string", pattern: "^\\s*\\d+(?:[_,]\\d{3})*(?:\\.\\d+)?\\s*[kKmM]?\\s*$" },
+  ],
+} as const;
+
 /**
  * The keys of `~/.unforget/settings.json` and `.unforget/settings.json` (and `settings.local.json`). Hooks and
  * MCP servers are checked by their own parsers (`@unforget/hooks`, `@unforget/mcp`), which name the key too.
@@ -31,6 +40,18 @@ export const SETTINGS_SCHEMA = {
     $schema: { type: "string" },
     model: { type: "string", minLength: 1 },
     provider: { enum: ["anthropic", "bedrock", "vertex"] },
+    contextWindow: WINDOW,
+    models: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          contextWindow: { type: "integer", minimum: 1000 },
+          maxOutputTokens: { type: "integer", minimum: 1 },
+        },
+      },
+    },
     compaction: {
       type: "object",
       additionalProperties: false,

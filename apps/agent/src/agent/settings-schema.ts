@@ -55,7 +55,13 @@ function describe(error: ErrorObject): { key: string; text: string } {
       text: `${key} must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(", ")}.`,
     };
   if (error.keyword === "oneOf")
-    return { key, text: `${key} must be {"percent": 1-100} or {"tokens": a whole number of at least 1000}.` };
+    return {
+      key,
+      text:
+        key === "contextWindow"
+          ? `${key} must be a number of tokens from 8000 to 10000000, or a string such as "200K" or "1M".`
+          : `${key} must be {"percent": 1-100} or {"tokens": a whole number of at least 1000}.`,
+    };
   return { key, text: `${key} ${error.message ?? "is not valid"}.` };
 }
 

@@ -39,6 +39,8 @@ describe("settings files", () => {
       'memory.consent must be one of "propose", "auto", "off".',
     ],
     [{ plugins: ["./a.js", 3] }, "plugins[1]", "plugins[1] must be string."],
+    [{ contextWindow: "lots" }, "contextWindow", 'such as "200K" or "1M"'],
+    [{ models: { "house-llm": { window: 8000 } } }, "models.house-llm.window", '"window" is not a setting'],
     [{ permissions: { deny: ["Read("] } }, "permissions.deny[0]", "permissions.deny[0]"],
     [
       { hooks: { PreCompact: [{ hooks: [{ type: "command" }] }] } },
@@ -63,6 +65,27 @@ describe("settings files", () => {
     const project = await projectRunnables(folders.project, loaded);
     expect(() => resolveAgentConfig(loaded, { trusted: false, project })).toThrow(
       /compaction\.layers\.snipp is not a layer that can be switched/,
+    );
+  });
+
+  it("reads contextWindow as tokens or as 200K, and merges models' limits per model, the later file winning", async () => {
+    folders.write("home/.unforget/settings.json", {
+      contextWindow: 150_000,
+      models: { "house-llm": { contextWindow: 64_000, maxOutputTokens: 4_000 } },
+    });
+    folders.write("project/.unforget/settings.json", {
+      contextWindow: "200K",
+      models: { "house-llm": { maxOutputTokens: 2_000 } },
+    });
+    const loaded = await load();
+    const project = await projectRunnables(folders.project, loaded);
+    const config = resolveAgentConfig(loaded, { trusted: false, project });
+    expect(config.contextWindow).toBe(200_000);
+    expect(config.models).toEqual({ "house-llm": { contextWindow: 64_000, maxOutputTokens: 2_000 } });
+    folders.write("project/.unforget/settings.json", { contextWindow: "5K" });
+    const small = await load();
+    expect(() => resolveAgentConfig(small, { trusted: false, project })).toThrow(
+      /settings\.json: contextWindow "5K" is 5,000 tokens; use a window from 8,000/,
     );
   });
 

@@ -15,6 +15,10 @@ export type SettingsScope = "user" | "project" | "local" | "cli";
 export interface AgentSettings {
   model?: string;
   provider?: "anthropic" | "bedrock" | "vertex";
+  /** The context window the agent keeps to, at most the model's: tokens (`200000`) or `"200K"`, `"1M"`. */
+  contextWindow?: number | string;
+  /** Limits of models unforget does not know, or knows otherwise, by model id or family. */
+  models?: Record<string, { contextWindow?: number; maxOutputTokens?: number }>;
   compaction?: {
     threshold?: ThresholdSetting;
     thresholds?: Record<string, ThresholdSetting>;

@@ -258,6 +258,24 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(screen).not.toContain("const value13 = 13;");
   });
 
+  it("keeps to the contextWindow setting; /model suggests the model meant and says what it assumes for one of its own", async () => {
+    folders.write("home/.unforget/settings.json", { contextWindow: "20K" });
+    const agent = await start();
+    let from = agent.mark();
+    await agent.send("/context");
+    await agent.waitFor("window 20K", { from });
+    from = agent.mark();
+    await agent.send("/model claude-sonet-4-6");
+    await agent.waitFor("did you mean claude-sonnet-4-6?", { from });
+    from = agent.mark();
+    await agent.send("/model house-llm");
+    await agent.waitFor("Model: house-llm.", { from });
+    const screen = await agent.waitFor('"models": {"house-llm"', { from });
+    expect(screen).toContain("Unknown model house-llm: unforget assumes a 128K-token window");
+    // Node's own warning, which named a setting the app does not have, never reaches the screen.
+    expect(agent.screen).not.toMatch(/\(node:\d+\)|UNFORGET_UNKNOWN_MODEL/);
+  });
+
   it("--resume continues a session after Ctrl-D", async () => {
     fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
     const first = await start();

@@ -29,6 +29,7 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
       flags: options.flags,
       env: options.io.env,
       interactive: true,
+      onNotice: (text) => store.print({ kind: "notice", tone: "warning", text }),
       askTrust: (question) =>
         new Promise<boolean>((resolve) => {
           store.update({

@@ -1,4 +1,5 @@
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
+import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings-schema.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, formatTokens } from "./repl-state.ts";
@@ -248,6 +249,8 @@ const model: SlashCommand = {
       print(controller, `Model: ${session.model} (${environment.providerName}). /model NAME changes it.`);
       return;
     }
+    const problem = modelNameProblem(args, environment.config.models);
+    if (problem !== undefined) throw new Error(problem);
     session.setModel(args);
     print(controller, `Model: ${args}.`);
   },

@@ -125,6 +125,30 @@ describe("createProviderRuntime", () => {
     expect(provider.capabilities.nativeTokenCounting).toBe(false);
   });
 
+  it("tells onUnknownModel, once per model, what it assumes for a model it does not know; modelLimits make it known", () => {
+    const told: string[] = [];
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const { provider } = createProviderRuntime(
+        definition({
+          settings: {
+            modelLimits: { "house-model": { contextWindow: 64_000, maxOutputTokens: 4_000 } },
+            onUnknownModel: (model, assumed) => told.push(`${model} ${assumed.contextWindow}`),
+          },
+        }),
+      );
+      expect(provider.getModelLimits("local-model").known).toBe(false);
+      provider.getModelLimits("local-model");
+      expect(provider.getModelLimits("house-model")).toMatchObject({ known: true, contextWindow: 64_000 });
+      expect(told).toEqual(["local-model 128000"]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it("refuses a setting the provider does not read, naming the one meant", () => {
     const refused = (settings: object) => {
       try {

@@ -102,7 +102,10 @@ export function createProviderRuntime<Client, Id extends string>(
   ]);
   const client = connectOnce(() => definition.connect());
   const limits = createLearnedModelLimits(
-    createModelLimitsRegistry(settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits }),
+    createModelLimitsRegistry({
+      ...(settings.modelLimits === undefined ? {} : { overrides: settings.modelLimits }),
+      ...(settings.onUnknownModel === undefined ? {} : { onUnknownModel: settings.onUnknownModel }),
+    }),
   );
   const nativeTokenCounting =
     definition.capabilities.nativeTokenCounting &&

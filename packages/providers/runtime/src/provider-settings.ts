@@ -1,4 +1,4 @@
-import type { ModelLimitsEntry } from "@unforget/core";
+import type { ModelLimits, ModelLimitsEntry } from "@unforget/core";
 
 /**
  * Settings every provider takes, with the same names, meanings and defaults. A provider's own settings
@@ -18,6 +18,11 @@ export interface ProviderRuntimeSettings {
   timeoutMs?: number;
   /** Context window / output limit overrides keyed by model id or canonical family id. */
   modelLimits?: Record<string, Partial<ModelLimitsEntry>>;
+  /**
+   * Called once per model id that neither core's table nor `modelLimits` knows, with the limits assumed for it;
+   * default a process warning. An app passes its own to say it its way (and to name its own setting).
+   */
+  onUnknownModel?: (model: string, assumed: ModelLimits) => void;
   /** Use the provider's token counting endpoint. Default true; false answers every count with the heuristic. */
   nativeTokenCounting?: boolean;
   /** Where the environment fallbacks are read from. Defaults to `process.env`. */
@@ -34,6 +39,7 @@ const SHARED_SETTINGS: Readonly<Record<keyof ProviderRuntimeSettings, true>> = {
   maxRetryDelayMs: true,
   timeoutMs: true,
   modelLimits: true,
+  onUnknownModel: true,
   nativeTokenCounting: true,
   env: true,
 };
