@@ -365,7 +365,32 @@ describe("createContextManager", () => {
     const result = await manager.compact(c.messages);
     expect(result.actions).toEqual([]);
     expect(result.declined?.[0]?.layer).toBe("summary");
-    expect(result.declined?.[0]?.reason).toMatch(/would leave \d+ of \d+ estimated tokens; not applied/);
+    expect(result.declined?.[0]?.reason).toMatch(
+      /^The summary was not applied: it would not make the context smaller \(about \d+ tokens with the files it brings back, against \d+ now\)\.$/,
+    );
+    expect(result.projected.map((message) => message.id)).toEqual(c.messages.map((message) => message.id));
+  });
+
+  it("a manual compaction of a conversation with no reply yet calls no summariser and says there is nothing to compact", async () => {
+    const c = conversationBuilder().user("Hello.");
+    let calls = 0;
+    const summarizer: Summarizer = {
+      name: "counting",
+      summarize: async () => {
+        calls++;
+        return { text: "The user said hello.", calls: 1, inputTokens: 1, outputTokens: 1 };
+      },
+    };
+    const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now, summarizer });
+    const result = await manager.compact(c.messages, { instructions: "Keep it short." });
+    expect(calls).toBe(0);
+    expect(result.actions).toEqual([]);
+    expect(result.declined).toEqual([
+      {
+        layer: "summary",
+        reason: "There is nothing to compact yet: the conversation has no reply to summarise.",
+      },
+    ]);
     expect(result.projected.map((message) => message.id)).toEqual(c.messages.map((message) => message.id));
   });
 

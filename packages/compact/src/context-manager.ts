@@ -169,6 +169,20 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     async compact(messages, compactOptions = {}) {
       observe(core, core.view.sync(messages));
       core.shape.set(compactOptions);
+      if (!core.view.view.some((message) => message.role === "assistant")) {
+        // No reply yet: there is nothing a summary could stand for, so no layer runs and no model is called.
+        const empty = startCall(core, {
+          trigger: "manual",
+          added: 0,
+          firstNew: core.view.view.length,
+          options: compactOptions,
+        });
+        empty.declined.push({
+          layer: SUMMARY_REQUEST,
+          reason: "There is nothing to compact yet: the conversation has no reply to summarise.",
+        });
+        return finish(empty);
+      }
       const request: LayerRequest = {
         ...(compactOptions.instructions ? { instructions: compactOptions.instructions } : {}),
         ...(compactOptions.range ? { range: compactOptions.range } : {}),

@@ -267,12 +267,15 @@ async function apply(
   const restored = await restore(p, layer, trigger, summarized, kept, budget);
   const restoredTokens = restored.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   if (outcome.tokensAfter + restoredTokens >= estimatedBefore * STALL_FRACTION) {
+    const after = outcome.tokensAfter + restoredTokens;
     decline(
       p,
       call,
       layer,
       trigger,
-      `The ${layer.name} compaction would leave ${outcome.tokensAfter + restoredTokens} of ${estimatedBefore} estimated tokens; not applied.`,
+      after >= estimatedBefore
+        ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${estimatedBefore} now).`
+        : `The ${layer.label.toLowerCase()} was not applied: it would free only ${estimatedBefore - after} of about ${estimatedBefore} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`,
     );
     return false;
   }

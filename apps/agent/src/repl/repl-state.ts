@@ -129,3 +129,14 @@ export function bar(share: number, width: number): string {
   const filled = Math.max(0, Math.min(width, Math.round(share * width)));
   return `${"█".repeat(filled)}${"░".repeat(width - filled)}`;
 }
+
+/**
+ * When the next compaction comes, in words: "compaction in about 3 turns", "… 1 turn", "compaction due" (the next
+ * request compacts), "compaction in 100+ turns" (a large window early on: the estimate says only that it is far).
+ */
+export function describeNextCompaction(turns: number | undefined): string | undefined {
+  if (turns === undefined) return undefined;
+  if (turns <= 0) return "compaction due";
+  if (turns >= 100) return "compaction in 100+ turns";
+  return `compaction in about ${turns} turn${turns === 1 ? "" : "s"}`;
+}

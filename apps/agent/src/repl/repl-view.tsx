@@ -4,6 +4,7 @@ import { describeDiff, type EditDiff, foldDiff } from "./edit-diff.ts";
 import { renderMarkdown } from "./render-markdown.ts";
 import {
   bar,
+  describeNextCompaction,
   formatTokens,
   type HistoryItem,
   type PermissionQuestion,
@@ -137,12 +138,7 @@ export function History({
 export function StatusLine({ status, width }: { status: StatusView; width: number }) {
   const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
   const gaugeWidth = width >= 100 ? 20 : 10;
-  const next =
-    status.turnsUntilCompaction === undefined
-      ? ""
-      : status.turnsUntilCompaction <= 0
-        ? "compaction due"
-        : `compaction in about ${status.turnsUntilCompaction} turn${status.turnsUntilCompaction === 1 ? "" : "s"}`;
+  const next = describeNextCompaction(status.turnsUntilCompaction);
   const color = share >= 0.9 ? "red" : share >= 0.7 ? "yellow" : "green";
   return (
     <Box width={width}>

@@ -139,6 +139,14 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.waitFor("Read file 6.", { from });
   });
 
+  it("/compact with nothing to compact says so in words and calls no model", async () => {
+    const agent = await start();
+    const from = agent.mark();
+    await agent.send("/compact");
+    await agent.waitFor("There is nothing to compact yet: the conversation has no reply", { from });
+    expect(fake.requests.filter((request) => request.operation !== "count_tokens")).toEqual([]);
+  });
+
   it("asks before a tool call the rules leave open: yes runs it, no tells the model", async () => {
     fake.enqueue(
       { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "touch made-by-yes" } }] },

@@ -2,7 +2,7 @@ import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/s
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings-schema.ts";
 import type { ReplController } from "./repl-controller.ts";
-import { bar, formatTokens } from "./repl-state.ts";
+import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
 
 /** A slash command: what `/help` lists and what runs. */
 export interface SlashCommand {
@@ -55,9 +55,9 @@ const compact: SlashCommand = {
         controller,
         layers.length > 0
           ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`
-          : `Nothing was compacted (${formatTokens(report.tokensBefore)} tokens): ${
+          : `Nothing was compacted (the context is ${formatTokens(report.tokensBefore)} tokens). ${
               report.declined.map((declined) => declined.reason).join(" ") ||
-              "no layer had anything to compact."
+              "No layer had anything to compact."
             }`,
       );
     } finally {
@@ -92,15 +92,14 @@ const context: SlashCommand = {
     rows.push(["total", formatTokens(parts.total), ""]);
     const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
     const next =
-      status.turnsUntilCompaction === undefined
-        ? "compaction: not yet predictable"
-        : `compaction in about ${status.turnsUntilCompaction} turns`;
+      describeNextCompaction(status.turnsUntilCompaction) ??
+      "when the next compaction comes is not known yet";
     print(
       controller,
       [
         `${bar(share, 30)} ${formatTokens(status.tokens)} / ${formatTokens(status.threshold)} threshold (${Math.round(share * 100)}%), window ${formatTokens(status.contextWindow)}`,
         table(rows),
-        `${next}; ${status.compactions} compactions so far`,
+        `${next}; ${status.compactions} compaction${status.compactions === 1 ? "" : "s"} so far`,
       ].join("\n"),
     );
   },
