@@ -152,6 +152,9 @@ async function printOnce(
   });
   try {
     for (const notice of environment.notices) io.stderr.write(`unforget: ${notice}\n`);
+    if (flags.verbose)
+      for (const plugin of environment.pluginFiles)
+        io.stderr.write(`unforget: plugin ${plugin.name} loaded (${plugin.path})\n`);
     const session = await environment.openSession(
       environment.resumeId ? { resume: environment.resumeId } : {},
     );

@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigurationError, type ModelProvider } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
 import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
@@ -26,6 +26,7 @@ import { modelNameProblem, unknownModelNotice, withContextWindow } from "./model
 import { loadPluginFiles } from "./plugin-loader.ts";
 import {
   describeRunnables,
+  newSinceTrusted,
   type ProjectRunnables,
   projectRunnables,
   rememberTrust,
@@ -56,6 +57,8 @@ export interface AgentFlags {
 export type AskTrust = (question: {
   state: Exclude<TrustState, "trusted" | "nothing-to-trust">;
   items: string[];
+  /** Of `items`, those that are new since the folder was trusted (none when that is not known). */
+  added: string[];
 }) => Promise<boolean>;
 
 export interface AgentEnvironmentOptions {
@@ -97,6 +100,8 @@ export interface AgentEnvironment {
   mcpServers: Record<string, McpServerConfig>;
   /** The built-in tools' names (the MCP servers' join them as they connect). */
   toolNames: string[];
+  /** The plugins that loaded: their names, and their files (relative to the project when inside it). */
+  pluginFiles: { name: string; path: string }[];
   /** Things the user should know: skipped project files, plugins that failed, problems in Claude Code's files. */
   notices: string[];
   /** Opens a session: a new one, or `resume` of one in `sessionsDir`. */
@@ -143,7 +148,12 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   const trusted = await settleTrust(
     state,
     project,
-    { ...options, userFile: loaded.userFile, projectDir },
+    {
+      ...options,
+      userFile: loaded.userFile,
+      projectDir,
+      added: state === "changed" ? (newSinceTrusted(loaded, projectDir, project) ?? []) : [],
+    },
     notices,
   );
   const config = trusted ? resolveAgentConfig(loaded, { trusted, project }) : untrusted;
@@ -153,6 +163,10 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
       : withContextWindow(chosen.provider, config.contextWindow);
 
   const loadedPlugins = await loadPluginFiles(config.plugins);
+  const pluginFiles = loadedPlugins.files.map((file) => ({
+    ...file,
+    path: relativeTo(projectDir, file.path),
+  }));
   for (const failure of loadedPlugins.failures)
     notices.push(`Plugin ${failure.path} failed to load (${failure.message}); unforget goes on without it.`);
 
@@ -190,6 +204,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     trusted,
     instructions,
     plugins: loadedPlugins.plugins,
+    pluginFiles,
     tasks,
     memory: { store, proposals },
     mcpServers,
@@ -237,10 +252,16 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   return environment;
 }
 
+/** A path inside the project as the user reads it (`.unforget/plugins/x.js`); any other as it is. */
+function relativeTo(projectDir: string, path: string): string {
+  const inside = relative(projectDir, path);
+  return inside.startsWith("..") || isAbsolute(inside) ? path : inside;
+}
+
 async function settleTrust(
   state: TrustState,
   project: ProjectRunnables,
-  options: AgentEnvironmentOptions & { userFile: string; projectDir: string },
+  options: AgentEnvironmentOptions & { userFile: string; projectDir: string; added: string[] },
   notices: string[],
 ): Promise<boolean> {
   if (state === "trusted") return true;
@@ -248,7 +269,7 @@ async function settleTrust(
   const items = describeRunnables(project);
   if (options.flags.trustProject) return true;
   if (options.askTrust) {
-    const yes = await options.askTrust({ state, items });
+    const yes = await options.askTrust({ state, items, added: options.added });
     if (yes) {
       await rememberTrust(options.userFile, options.projectDir, project);
       return true;
@@ -257,7 +278,7 @@ async function settleTrust(
   notices.push(
     [
       `This folder is not trusted${state === "changed" ? " with what its files list now (they changed since you trusted it)" : ""}, so its files' hooks, plugins, MCP servers and allow-rules were not loaded:`,
-      ...items.map((item) => `  ${item}`),
+      ...items.map((item) => `  ${item}${options.added.includes(item) ? " (new)" : ""}`),
       options.askTrust
         ? "Run unforget again here to be asked again."
         : "Pass --trust-project to load them for this run, or run unforget here interactively to trust the folder.",

@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { applyPlugins, createSessionHooks, type HookPlugin } from "@unforget/hooks";
 
@@ -10,6 +12,8 @@ export interface PluginFailure {
 /** The plugins that loaded, and those that did not. */
 export interface LoadedPlugins {
   plugins: HookPlugin[];
+  /** Where each loaded plugin came from, in the order of `plugins`. */
+  files: { name: string; path: string }[];
   failures: PluginFailure[];
 }
 
@@ -22,6 +26,38 @@ function isHookPlugin(value: unknown): value is HookPlugin {
     candidate.name !== "" &&
     typeof candidate.apply === "function"
   );
+}
+
+/** How long the syntax check of a plugin that failed to parse may take (a second Node reads one file). */
+const SYNTAX_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Why a plugin failed, with the line and column of a syntax error. Node's `import()` reports a syntax error without
+ * them (it prints them only for an uncaught one), so the file is checked again by `node --check` as a module,
+ * which does; tsx's errors carry them as `file:line:column: ERROR: …`.
+ */
+function describeFailure(error: unknown, path: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const compiled = /^Transform failed with \d+ errors?:\n.*?:(\d+):(\d+): ERROR: (.*)$/m.exec(message);
+  if (compiled) return `line ${compiled[1]}, column ${compiled[2]}: ${compiled[3]}`;
+  if (!(error instanceof SyntaxError) || /\.m?ts$/.test(path)) return message;
+  let input: Buffer;
+  try {
+    input = readFileSync(path);
+  } catch {
+    return message;
+  }
+  const check = spawnSync(process.execPath, ["--input-type=module", "--check"], {
+    input,
+    encoding: "utf8",
+    timeout: SYNTAX_CHECK_TIMEOUT_MS,
+  });
+  // `[stdin]:LINE`, the line's text, then a caret under the column.
+  const [where, , caret] = (check.stderr ?? "").split("\n");
+  const line = /^\[stdin\]:(\d+)$/.exec(where ?? "")?.[1];
+  const column = caret?.indexOf("^") ?? -1;
+  if (line === undefined) return message;
+  return `line ${line}${column >= 0 ? `, column ${column + 1}` : ""}: ${message}`;
 }
 
 /** Imports a JS module, or a TypeScript one through tsx (loaded only then). */
@@ -40,7 +76,7 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
  * load. Never throws.
  */
 export async function loadPluginFiles(paths: readonly string[]): Promise<LoadedPlugins> {
-  const loaded: LoadedPlugins = { plugins: [], failures: [] };
+  const loaded: LoadedPlugins = { plugins: [], files: [], failures: [] };
   const names = new Set<string>();
   for (const path of paths) {
     try {
@@ -61,8 +97,9 @@ export async function loadPluginFiles(paths: readonly string[]): Promise<LoadedP
       applyPlugins(createSessionHooks(), [plugin]);
       names.add(plugin.name);
       loaded.plugins.push(plugin);
+      loaded.files.push({ name: plugin.name, path });
     } catch (error) {
-      loaded.failures.push({ path, message: error instanceof Error ? error.message : String(error) });
+      loaded.failures.push({ path, message: describeFailure(error, path) });
     }
   }
   return loaded;

@@ -208,6 +208,26 @@ describe("unforget -p on the Anthropic fake", () => {
     expect((modelCalls().at(-1)?.body as { max_tokens?: number } | undefined)?.max_tokens).toBe(2_000);
   });
 
+  it("says which plugins loaded (--verbose), and where a plugin's syntax error is", async () => {
+    folders.write(
+      "project/.unforget/plugins/good.js",
+      'export default { name: "good", apply(hooks) { hooks.preCompact.tap("good", (r) => r); } };\n',
+    );
+    const broken = folders.write(
+      "project/.unforget/plugins/broken.js",
+      'export default {\n  name: "broken",\n  apply(hooks) {\n    hooks.preCompact.tap("broken", (r) => r);\n  }}\n};\n',
+    );
+    fake.setResponder(() => ({ kind: "reply", text: "ok" }));
+    const verbose = await run(["-p", "hi", "--trust-project", "--verbose"]);
+    expect(verbose.code).toBe(0);
+    expect(verbose.stderr).toContain(
+      `unforget: Plugin ${broken} failed to load (line 6, column 1: Unexpected token '}'); unforget goes on without it.`,
+    );
+    expect(verbose.stderr).toContain("unforget: plugin good loaded (.unforget/plugins/good.js)");
+    const quiet = await run(["-p", "hi", "--trust-project"]);
+    expect(quiet.stderr).not.toContain("loaded (");
+  });
+
   it("refuses a settings file with a bad key, naming the file and the key", async () => {
     const file = folders.write("home/.unforget/settings.json", { compaction: { treshold: { percent: 50 } } });
     const result = await run(["-p", "hi"]);

@@ -130,6 +130,22 @@ export function trustState(
   return remembered.fingerprint === fingerprint(runnables) ? "trusted" : "changed";
 }
 
+/**
+ * What the list names now that it did not when the folder was trusted; undefined when the trust was remembered
+ * without its list (by an earlier version) or there is none.
+ */
+export function newSinceTrusted(
+  loaded: LoadedSettings,
+  projectDir: string,
+  runnables: ProjectRunnables,
+): string[] | undefined {
+  const user = loaded.layers.find((layer) => layer.file === loaded.userFile);
+  const before = user?.settings.trustedProjects?.[projectDir]?.items;
+  if (before === undefined) return undefined;
+  const known = new Set(before);
+  return describeRunnables(runnables).filter((item) => !known.has(item));
+}
+
 /** Remembers in `~/.unforget/settings.json` that the folder is trusted with what it lists now. */
 export async function rememberTrust(
   userFile: string,
@@ -149,7 +165,12 @@ export async function rememberTrust(
     }
   }
   const trusted = (settings.trustedProjects ?? {}) as Record<string, unknown>;
-  trusted[projectDir] = { fingerprint: fingerprint(runnables), trustedAt: now.toISOString() };
+  trusted[projectDir] = {
+    fingerprint: fingerprint(runnables),
+    trustedAt: now.toISOString(),
+    // The list itself, so that when it changes the question can mark what is new.
+    items: describeRunnables(runnables),
+  };
   settings.trustedProjects = trusted;
   await writeFileAtomic(userFile, `${JSON.stringify(settings, null, 2)}\n`);
 }

@@ -90,7 +90,7 @@ export const SETTINGS_SCHEMA = {
       type: "object",
       additionalProperties: {
         type: "object",
-        properties: { fingerprint: { type: "string" }, trustedAt: { type: "string" } },
+        properties: { fingerprint: { type: "string" }, trustedAt: { type: "string" }, items: STRING_LIST },
         required: ["fingerprint"],
       },
     },

@@ -174,6 +174,21 @@ describe("plugin files", () => {
     expect(failures[2]?.message).toContain("apply failed");
     expect(failures[3]?.message).toContain('already named "good"');
   });
+
+  // A JavaScript plugin's syntax error is checked end to end (print-mode.test.ts): under vitest, Vite parses it first.
+  it("says where a TypeScript plugin's syntax error is: line and column", async () => {
+    const ts = folders.write(
+      "plugins/broken.ts",
+      'export default {\n  name: "typed",\n  apply(hooks: unknown) {\n    const a: number = ;\n  },\n};\n',
+    );
+    const { failures } = await loadPluginFiles([ts]);
+    expect(failures.map((failure) => failure.message)).toEqual(['line 4, column 22: Unexpected ";"']);
+  });
+
+  it("tells which plugin came from which file", async () => {
+    const good = folders.write("plugins/good.mjs", 'export default { name: "good", apply() {} };');
+    expect((await loadPluginFiles([good])).files).toEqual([{ name: "good", path: good }]);
+  });
 });
 
 describe("slash command suggestions", () => {

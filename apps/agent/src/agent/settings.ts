@@ -42,7 +42,7 @@ export interface AgentSettings {
   };
   mcpServers?: unknown;
   plugins?: string[];
-  trustedProjects?: Record<string, { fingerprint: string; trustedAt?: string }>;
+  trustedProjects?: Record<string, { fingerprint: string; trustedAt?: string; items?: string[] }>;
 }
 
 /** One settings file, read and checked. */

@@ -49,6 +49,8 @@ export interface PermissionQuestion {
 export interface TrustQuestion {
   changed: boolean;
   items: string[];
+  /** Of `items`, those that are new since the folder was trusted. */
+  added: string[];
   answer(trust: boolean): void;
 }
 

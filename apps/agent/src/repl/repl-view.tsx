@@ -180,9 +180,13 @@ export function TrustPrompt({ question }: { question: TrustQuestion }) {
           : "Do you trust the files in this folder?"}
       </Text>
       <Text color="gray">Trusting it lets unforget run what the project's files name:</Text>
-      {question.items.map((item) => (
-        <Text key={item}>{`  ${item}`}</Text>
-      ))}
+      {question.items.map((item) =>
+        question.added.includes(item) ? (
+          <Text key={item} color="green">{`+ ${item} (new)`}</Text>
+        ) : (
+          <Text key={item}>{`  ${item}`}</Text>
+        ),
+      )}
       <Text>{"1. Yes, trust this folder"}</Text>
       <Text>{"2. No, go on without them (Esc)"}</Text>
     </Box>

@@ -335,7 +335,19 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
 
     folders.write("project/.unforget/settings.json", hook("marker-two"));
     const changed = await start([], "has changed since you trusted it");
-    await changed.waitFor("touch marker-two");
+    // What is new since the yes is marked as such.
+    await changed.waitFor("+ hook UserPromptSubmit: touch marker-two (new)");
+  });
+
+  it("says no provider is configured before it asks about trust", async () => {
+    folders.write("project/.unforget/settings.json", {
+      hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: "touch marker" }] }] },
+    });
+    const agent = await startPtyAgent({ cwd: folders.project, env: { HOME: folders.home }, ready: false });
+    agents.push(agent);
+    expect(await agent.exited).toBe(1);
+    expect(agent.screen).toContain("No model provider is configured");
+    expect(agent.screen).not.toContain("Do you trust");
   });
 
   it("loads plugin files: one vetoes proactive compaction, one that fails is reported with its path", async () => {
@@ -367,6 +379,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.waitFor("no-auto-compact.js");
     agent.press("1");
     await agent.waitFor(`Plugin ${broken} failed to load (missing config)`);
+    await agent.waitFor("Plugin no-auto-compact loaded (.unforget/plugins/no-auto-compact.js).");
     await agent.waitFor("ask, or /help");
     let from = agent.mark();
     for (let index = 0; index < 20 && !agent.screen.slice(from).includes("vetoed by"); index++) {

@@ -36,6 +36,7 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
             trust: {
               changed: question.state === "changed",
               items: question.items,
+              added: question.added,
               answer: (trust) => {
                 store.update({ trust: undefined });
                 resolve(trust);
@@ -46,6 +47,8 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
       canUseTool: controller.canUseTool,
     });
     for (const notice of environment.notices) store.print({ kind: "notice", tone: "warning", text: notice });
+    for (const plugin of environment.pluginFiles)
+      store.print({ kind: "notice", tone: "info", text: `Plugin ${plugin.name} loaded (${plugin.path}).` });
     const session = await environment.openSession(
       environment.resumeId ? { resume: environment.resumeId } : {},
     );
