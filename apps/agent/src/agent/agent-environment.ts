@@ -89,6 +89,8 @@ export interface AgentEnvironment {
   providerName: string;
   /** Why this provider was chosen ("ANTHROPIC_API_KEY is set"). */
   providerReason: string;
+  /** Where requests go, when that is not the provider's own service (`ANTHROPIC_BASE_URL`, …). */
+  providerEndpoint: string | undefined;
   model: string;
   config: AgentConfig;
   trust: TrustState;
@@ -198,6 +200,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     provider,
     providerName: chosen.providerName,
     providerReason: chosen.reason,
+    providerEndpoint: chosen.endpoint,
     model,
     config,
     trust: state,

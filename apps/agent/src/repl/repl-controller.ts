@@ -1,4 +1,4 @@
-import type { Tool } from "@unforget/core";
+import { ProviderRequestError, type Tool } from "@unforget/core";
 import type { AgentSession, CanUseTool, PermissionResponse, SessionEvent } from "@unforget/session";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
@@ -114,7 +114,8 @@ export class ReplController {
     try {
       for await (const event of session.send(prompt)) this.onEvent(event);
     } catch (error) {
-      this.store.print({ kind: "notice", tone: "error", text: describe(error) });
+      this.flushLiveText();
+      this.store.print({ kind: "notice", tone: "error", text: describeTurnError(error) });
     } finally {
       this.flushLiveText();
       this.store.update({ busy: false, running: [], permission: undefined });
@@ -331,6 +332,13 @@ function outputText(content: unknown): string {
       )
       .join("\n");
   return "";
+}
+
+/** Why a turn failed; for a failure the provider may not repeat (a connection, an overload), what to do next. */
+function describeTurnError(error: unknown): string {
+  const text = describe(error);
+  const retryable = error instanceof ProviderRequestError && error.retryable;
+  return retryable ? `${text} Send the prompt again to retry.` : text;
 }
 
 function describe(error: unknown): string {

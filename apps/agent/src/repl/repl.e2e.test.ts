@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { type AnthropicFakeServer, type RecordedRequest, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -337,6 +339,24 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     const changed = await start([], "has changed since you trusted it");
     // What is new since the yes is marked as such.
     await changed.waitFor("+ hook UserPromptSubmit: touch marker-two (new)");
+  });
+
+  it("names a base URL of one's own in the header; an unreachable one says what failed and what to do", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const agent = await startPtyAgent({
+      cwd: folders.project,
+      env: { HOME: folders.home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` },
+    });
+    agents.push(agent);
+    expect(agent.screen).toContain(`anthropic at http://127.0.0.1:${port} (ANTHROPIC_BASE_URL is set)`);
+    const from = agent.mark();
+    await agent.send("hello");
+    const screen = await agent.waitFor("Send the prompt again to retry.", { from });
+    expect(screen).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    expect(screen).not.toContain("retried automatically");
   });
 
   it("says no provider is configured before it asks about trust", async () => {

@@ -55,7 +55,9 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
     store.print({
       kind: "notice",
       tone: "info",
-      text: `${environment.resumeId ? "Resumed" : "Session"} ${session.sessionId} · ${environment.providerName} (${environment.providerReason}) · /help for commands`,
+      text: `${environment.resumeId ? "Resumed" : "Session"} ${session.sessionId} · ${environment.providerName}${
+        environment.providerEndpoint ? ` at ${environment.providerEndpoint}` : ""
+      } (${environment.providerReason}) · /help for commands`,
     });
     controller.attach(environment, session);
     if (options.prompt) controller.submit(options.prompt);

@@ -39,8 +39,14 @@ export async function detectAnthropicEnvironment(
   env: Environment = process.env,
   settings: AnthropicEnvironmentSettings = {},
 ): Promise<EnvironmentDetection> {
-  const { reason, problem } = readAnthropicEnvironment(env, settings);
-  return { reason, problem, help: HELP };
+  const { reason, problem, connection } = readAnthropicEnvironment(env, settings);
+  const baseURL = connection?.baseURL.replace(/\/+$/, "");
+  return {
+    reason,
+    problem,
+    help: HELP,
+    ...(baseURL !== undefined && baseURL !== ANTHROPIC_DEFAULT_BASE_URL ? { endpoint: baseURL } : {}),
+  };
 }
 
 /** The connection the provider uses, or the problem that stops it (the same rules `detect…` reports). */

@@ -40,8 +40,10 @@ export function toAnthropicError(error: unknown, context: ErrorContext): Unforge
     });
   }
   if (error instanceof APIConnectionError) {
+    // What failed underneath ("connect ECONNREFUSED 127.0.0.1:9"): the SDK's own message is only "Connection error.".
+    const cause = rootCause(error);
     return new ProviderRequestError(
-      `Could not reach the Anthropic API (${error.message}). Check the network and the base URL; the call is retried automatically.`,
+      `Could not reach the Anthropic API (${error.message.replace(/\.$/, "")}${cause ? `: ${cause}` : ""}). Check the network and the base URL (baseURL, ANTHROPIC_BASE_URL).`,
       {
         providerId: ANTHROPIC_PROVIDER_ID,
         retryable: true,
@@ -130,4 +132,15 @@ export function missingCredentials(cause?: unknown): ConfigurationError {
     "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or pass apiKey to createAnthropicProvider().",
     { setting: "ANTHROPIC_API_KEY", ...(cause === undefined ? {} : { cause }) },
   );
+}
+
+/** The message of the innermost cause, when it says more than the error itself. */
+function rootCause(error: Error): string | undefined {
+  let current: unknown = error.cause;
+  let message: string | undefined;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    message = current.message;
+    current = current.cause;
+  }
+  return message === undefined || message === "" || message === error.message ? undefined : message;
 }

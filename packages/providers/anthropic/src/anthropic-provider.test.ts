@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import {
   AbortedError,
@@ -7,10 +9,12 @@ import {
   type ModelRequest,
   modelRetirement,
   PromptTooLongError,
+  ProviderRequestError,
   type ToolDefinition,
 } from "@unforget/core";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { detectAnthropicEnvironment } from "./anthropic-environment.ts";
 import { createAnthropicProvider } from "./anthropic-provider.ts";
 
 const MODEL = "claude-sonnet-4-6";
@@ -378,6 +382,27 @@ describe("settings", () => {
       messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
     });
     expect(fake.requests[0]?.headers.authorization).toBe("Bearer sk-ant-from-env");
+  });
+
+  it("says what failed when the server cannot be reached, and where requests went", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const baseURL = `http://127.0.0.1:${port}`;
+    const error = await createAnthropicProvider({ baseURL, apiKey: "k", maxRetries: 0, env: {} })
+      .createMessage({
+        model: MODEL,
+        maxTokens: 16,
+        messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderRequestError);
+    expect((error as Error).message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    // The call ends here (its retries are over): the message promises none.
+    expect((error as Error).message).not.toMatch(/retried/);
+    expect((await detectAnthropicEnvironment({ ANTHROPIC_BASE_URL: `${baseURL}/` })).endpoint).toBe(baseURL);
+    expect((await detectAnthropicEnvironment({ ANTHROPIC_API_KEY: "k" })).endpoint).toBeUndefined();
   });
 
   it("throws a ConfigurationError naming ANTHROPIC_API_KEY when the real API has no credentials", async () => {

@@ -20,6 +20,8 @@ export interface BedrockCredentials {
 /** The settings that decide where and how the provider connects; explicit values win over the environment. */
 export interface BedrockEnvironmentSettings {
   region?: string;
+  /** An endpoint of one's own; else `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` or `AWS_ENDPOINT_URL`, as the SDK reads them. */
+  baseURL?: string;
   credentials?: BedrockCredentials | (() => Promise<BedrockCredentials>);
   apiKey?: string;
   profile?: string;
@@ -59,7 +61,11 @@ export async function detectBedrockEnvironment(
   settings: BedrockEnvironmentSettings = {},
 ): Promise<EnvironmentDetection> {
   const { reason, problem } = await readBedrockEnvironment(env, settings);
-  return { reason, problem, help: HELP };
+  const endpoint =
+    nonBlank(settings.baseURL) ??
+    nonBlank(env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME) ??
+    nonBlank(env.AWS_ENDPOINT_URL);
+  return { reason, problem, help: HELP, ...(endpoint !== undefined ? { endpoint } : {}) };
 }
 
 /** The connection the provider uses, or the problem that stops it (the same rules `detect…` reports). */

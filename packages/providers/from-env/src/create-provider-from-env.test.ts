@@ -133,6 +133,25 @@ describe("createProviderFromEnv", () => {
     }
   });
 
+  it("says where requests go when an endpoint of one's own is set, and nothing for the provider's own service", async () => {
+    const endpointOf = async (variables: Record<string, string>) =>
+      (await createProviderFromEnv({ env: isolated(variables) })).endpoint;
+    expect(await endpointOf({ ANTHROPIC_BASE_URL: "http://127.0.0.1:9/" })).toBe("http://127.0.0.1:9");
+    expect(await endpointOf({ ANTHROPIC_API_KEY: "k" })).toBeUndefined();
+    const aws = { AWS_ACCESS_KEY_ID: "AKID", AWS_SECRET_ACCESS_KEY: "s", AWS_REGION: "us-east-1" };
+    expect(await endpointOf({ ...aws, AWS_ENDPOINT_URL_BEDROCK_RUNTIME: "http://127.0.0.1:8" })).toBe(
+      "http://127.0.0.1:8",
+    );
+    expect(await endpointOf(aws)).toBeUndefined();
+    expect(
+      await endpointOf({
+        GOOGLE_CLOUD_PROJECT: "p",
+        GOOGLE_APPLICATION_CREDENTIALS: keyFile,
+        GOOGLE_VERTEX_API_ENDPOINT: "127.0.0.1:7",
+      }),
+    ).toBe("127.0.0.1:7");
+  });
+
   it("picks the provider from the credentials present, Anthropic first, with each provider's default model", async () => {
     const anthropic = await createProviderFromEnv({
       env: isolated({ ANTHROPIC_API_KEY: "k", AWS_PROFILE: "dev" }),

@@ -22,12 +22,15 @@ export interface ProviderFromEnv {
   model: string;
   /** Why this provider was chosen, for logs ("UNFORGET_PROVIDER=bedrock", "ANTHROPIC_API_KEY is set", …). */
   reason: string;
+  /** Where requests go when the settings or the environment point elsewhere than the provider's own service. */
+  endpoint?: string;
 }
 
 interface Choice<Name extends ProviderName = ProviderName> {
   name: Name;
   package: ProviderPackage<Name>;
   reason: string;
+  endpoint: string | undefined;
 }
 
 /**
@@ -55,6 +58,7 @@ export async function createProviderFromEnv(
     providerName: choice.name,
     model,
     reason: choice.reason,
+    ...(choice.endpoint !== undefined ? { endpoint: choice.endpoint } : {}),
   };
 }
 
@@ -78,13 +82,13 @@ async function explicitChoice(
       { packageName },
     );
   }
-  const { problem } = await loaded.detect(env, options[name] ?? {});
+  const { problem, endpoint } = await loaded.detect(env, options[name] ?? {});
   if (problem !== undefined) {
     throw new ConfigurationError(`UNFORGET_PROVIDER=${name}: ${problem.message}`, {
       setting: problem.setting,
     });
   }
-  return { name, package: loaded, reason: `UNFORGET_PROVIDER=${name}` };
+  return { name, package: loaded, reason: `UNFORGET_PROVIDER=${name}`, endpoint };
 }
 
 async function detectedChoice(
@@ -98,14 +102,14 @@ async function detectedChoice(
       needs.push(`  ${name}: not installed (npm install ${PROVIDER_PACKAGES[name]})`);
       continue;
     }
-    const { reason, problem, help } = await loaded.detect(env, options[name] ?? {});
+    const { reason, problem, help, endpoint } = await loaded.detect(env, options[name] ?? {});
     if (reason === undefined) {
       needs.push(`  ${name}: ${help}`);
       continue;
     }
     // Something points to this provider: it is the choice, and what it lacks is the answer.
     if (problem !== undefined) throw new ConfigurationError(problem.message, { setting: problem.setting });
-    return { name, package: loaded, reason };
+    return { name, package: loaded, reason, endpoint };
   }
   throw new ConfigurationError(
     [

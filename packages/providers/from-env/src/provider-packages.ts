@@ -29,6 +29,7 @@ export interface ProviderPackage<Name extends ProviderName> {
     reason: string | undefined;
     problem: { message: string; setting: string } | undefined;
     help: string;
+    endpoint?: string;
   }>;
   defaultModel: string;
   create(settings: ProviderSettingsByName[Name]): ModelProvider;

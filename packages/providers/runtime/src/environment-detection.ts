@@ -10,6 +10,8 @@ export interface EnvironmentDetection {
   problem: EnvironmentProblem | undefined;
   /** One line saying what this provider needs, for a list of every provider's requirements. */
   help: string;
+  /** Where requests go when the settings or the environment point elsewhere than the provider's own service. */
+  endpoint?: string;
 }
 
 export interface EnvironmentProblem {

@@ -64,7 +64,8 @@ export async function detectVertexEnvironment(
       setting: "GOOGLE_APPLICATION_CREDENTIALS",
     };
   }
-  return { reason, problem, help: HELP };
+  const endpoint = nonBlank(settings.baseURL) ?? nonBlank(env.GOOGLE_VERTEX_API_ENDPOINT);
+  return { reason, problem, help: HELP, ...(endpoint !== undefined ? { endpoint } : {}) };
 }
 
 /** Project, location and endpoint from the settings and `env`; throws `ConfigurationError` without a project. */
