@@ -23,6 +23,8 @@ await build({
     "@unforget/postgres",
     "@unforget/tasks-postgres",
   ],
+  // jsonc-parser's `main` is a UMD module whose requires esbuild cannot follow; its ES module build bundles.
+  alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },

@@ -36,6 +36,23 @@ provider configured by UNFORGET_PROVIDER (or ANTHROPIC_API_KEY, AWS_*,
 GOOGLE_*) writes the summaries.`;
 
 /**
+ * Commander's message about a command line, as the app's other errors read: `unforget: ` and a sentence, the
+ * option and its value first (`--max-turns x: give a whole number of at least 1.`), not `error: option
+ * '--max-turns <n>' argument 'x' is invalid. give a whole number…`.
+ */
+export function commandLineError(text: string): string {
+  const message = text.replace(/^error: /, "");
+  const invalid = /^option '([^']+)' argument '([^']*)' is invalid\. (.*)$/s.exec(message);
+  if (invalid) {
+    const [, flags = "", value, reason = ""] = invalid;
+    const option = flags.split(/[\s,|]+/).find((flag) => flag.startsWith("--")) ?? flags.split(/\s/)[0];
+    const choices = /^Allowed choices are (.*)\.\s*$/s.exec(reason);
+    return `unforget: ${option} ${value}: ${choices ? `use one of ${choices[1]}.` : reason.trimEnd()}\n`;
+  }
+  return `unforget: ${message.charAt(0).toUpperCase()}${message.slice(1)}`;
+}
+
+/**
  * The `unforget` command line. `output` is where commands write; parse with `parseAsync`. A command that
  * wants an exit code other than 0 sets `output.exitCode` (replay: 3 for overflows, 4 for broken invariants).
  */
@@ -47,6 +64,7 @@ export function createProgram(output: AgentIO): Command {
     .configureOutput({
       writeOut: (text) => output.stdout.write(text),
       writeErr: (text) => output.stderr.write(text),
+      outputError: (text, write) => write(commandLineError(text)),
     })
     .exitOverride();
   addAgentCommand(program, output);

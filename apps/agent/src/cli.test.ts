@@ -202,6 +202,20 @@ describe("unforget replay, run as users run it", () => {
     expectCleanFailure(result, /1\.0 GiB, more than the 256(\.0)? MiB/);
   });
 
+  it("names the line of a defect it worked around, and the column of a JSON error in it", async () => {
+    const lines = readFileSync(claudeSession, "utf8").trimEnd().split("\n");
+    const path = join(scratch, "broken-line.jsonl");
+    writeFileSync(
+      path,
+      [...lines.slice(0, 3), '{"type": "user", "message": {', ...lines.slice(3)].join("\n"),
+    );
+    const result = await runCliProcess(["replay", path, "--json"], { env: { HOME: emptyHome } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      "First: line 4: the line is not valid JSON (Expected property name or '}' at column 30); it was skipped.",
+    );
+  });
+
   it("replays what is readable of a file whose last line was cut off, without writing to it", async () => {
     const path = join(scratch, "truncated.jsonl");
     const text = readFileSync(claudeSession, "utf8").trimEnd();
@@ -237,7 +251,7 @@ describe("unforget replay, run as users run it", () => {
       env: { HOME: emptyHome },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("Allowed choices are 5m, 1h");
+    expect(result.stderr).toMatch(/^unforget: --cache-ttl 2h: use one of 5m, 1h\.\n/);
     expect(result.stdout).toBe("");
   });
 
@@ -246,9 +260,19 @@ describe("unforget replay, run as users run it", () => {
       env: { HOME: emptyHome },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("unknown option '--windw'");
+    expect(result.stderr).toMatch(/^unforget: Unknown option '--windw'/);
     expect(result.stderr).toContain("--help");
     expect(result.stdout).toBe("");
+  });
+
+  it("says what is wrong with an agent option as the app's other errors do, exit code 2", async () => {
+    const turns = await runCliProcess(["-p", "hi", "--max-turns", "x"], { env: { HOME: emptyHome } });
+    expect(turns.code).toBe(2);
+    expect(turns.stderr).toBe(
+      "unforget: --max-turns x: give a whole number of at least 1.\n(add --help for usage)\n",
+    );
+    const format = await runCliProcess(["-p", "hi", "--output-format", "xml"], { env: { HOME: emptyHome } });
+    expect(format.stderr).toMatch(/^unforget: --output-format xml: use one of text, json, stream-json\.\n/);
   });
 
   it("refuses a dump folder that is not empty", async () => {

@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import type { Message } from "@unforget/core";
 import {
   ImportError,
+  type ImportProblem,
   type ImportResult,
   importSessionFile,
   SessionFileError,
@@ -77,10 +78,34 @@ export async function loadSession(path: string): Promise<LoadedSession> {
     messages,
     ...(chosen.system !== undefined ? { system: chosen.system } : {}),
     ...(model !== undefined ? { model } : {}),
-    problems: chosen.report.problems.map((problem) => problem.description),
+    problems: chosen.report.problems.map(describeProblem),
     sidechainSkipped: chosen.report.counts.sidechainSkipped,
     ...(instance ? { instance } : {}),
   };
+}
+
+/**
+ * A defect the importer worked around, with where it is: "line 6: the line is not valid JSON (expected property
+ * name or '}' at column 30); it was skipped." A character position within a line is its column.
+ */
+export function describeProblem(problem: ImportProblem): string {
+  const { line, index, eventId } = problem.location;
+  const where =
+    line !== undefined
+      ? `line ${line}`
+      : index !== undefined
+        ? `item ${index + 1}`
+        : eventId !== undefined
+          ? `event ${eventId}`
+          : undefined;
+  let text = problem.description;
+  if (line !== undefined)
+    text = text.replace(
+      / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/g,
+      (_, position: string) => ` at column ${Number(position) + 1}`,
+    );
+  if (where === undefined) return text;
+  return `${where}: ${text.charAt(0).toLowerCase()}${text.slice(1)}`;
 }
 
 /** All segments' messages: a session that compacted itself is replayed from its start, without its own summaries. */

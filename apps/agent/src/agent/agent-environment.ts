@@ -22,6 +22,7 @@ import { createTaskManager, type TaskManager } from "@unforget/tasks";
 import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
+import { describeJsonError, mcpFileError } from "./json-text.ts";
 import { modelNameProblem, unknownModelNotice, withContextWindow } from "./model-names.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
 import {
@@ -363,14 +364,25 @@ async function readMcpFlag(
 ): Promise<Record<string, McpServerConfig>> {
   if (value.trimStart().startsWith("{")) {
     const { parseMcpConfig } = await import("@unforget/mcp");
+    let json: unknown;
     try {
-      return parseMcpConfig(JSON.parse(value), { file: "--mcp-config", env });
+      json = JSON.parse(value);
+    } catch {
+      throw new SettingsError(`--mcp-config is not valid JSON, ${await describeJsonError(value)}.`, {
+        file: "--mcp-config",
+        key: "",
+      });
+    }
+    try {
+      return parseMcpConfig(json, { file: "--mcp-config", env });
     } catch (error) {
       throw new SettingsError(`--mcp-config: ${(error as Error).message}`, { file: "--mcp-config", key: "" });
     }
   }
   const file = resolve(value);
-  const servers = await readMcpConfig(file, { env });
+  const servers = await readMcpConfig(file, { env }).catch(async (error: unknown) => {
+    throw await mcpFileError(file, error);
+  });
   if (Object.keys(servers).length === 0)
     throw new SettingsError(`--mcp-config ${value}: the file does not exist or lists no servers.`, {
       file,

@@ -228,6 +228,29 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(quiet.stderr).not.toContain("loaded (");
   });
 
+  it("says where a JSON file or text breaks by line and column, not by character position", async () => {
+    const settings = folders.write(
+      "project/extra.json",
+      '{\n  "model": "claude-sonnet-4-6"\n  "provider": "anthropic"\n}\n',
+    );
+    const bad = await run(["-p", "hi", "--settings", settings]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(
+      `unforget: ${settings} is not valid JSON, line 3, column 3: a comma was expected; fix the file.\n`,
+    );
+    const inline = await run(["-p", "hi", "--mcp-config", '{"mcpServers": {"a": {"command": "x",}}}']);
+    expect(inline.stderr).toBe(
+      "unforget: --mcp-config is not valid JSON, line 1, column 38: a comma before } is not allowed in JSON.\n",
+    );
+    const mcp = folders.write(
+      "project/.mcp.json",
+      '{\n  "mcpServers": {\n    "a": { "command": x }\n  }\n}\n',
+    );
+    const project = await run(["-p", "hi"]);
+    expect(project.stderr).toContain(`${mcp} is not valid JSON, line 3, column 23: this is not a JSON value`);
+    expect(modelCalls()).toHaveLength(0);
+  });
+
   it("refuses a settings file with a bad key, naming the file and the key", async () => {
     const file = folders.write("home/.unforget/settings.json", { compaction: { treshold: { percent: 50 } } });
     const result = await run(["-p", "hi"]);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
 import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
 import { SettingsError } from "./agent-errors.ts";
+import { mcpFileError } from "./json-text.ts";
 import type { LoadedSettings, SettingsLayer } from "./settings.ts";
 
 /** File names a plugin in `.unforget/plugins/` may have. */
@@ -79,8 +80,7 @@ async function readProjectMcp(
   try {
     return await readMcpConfig(file, env ? { env } : {});
   } catch (error) {
-    const key = (error as { key?: string }).key ?? "";
-    throw new SettingsError((error as Error).message, { file, key, cause: error });
+    throw await mcpFileError(file, error);
   }
 }
 

@@ -6,6 +6,7 @@ import { type HookCommandSettings, parseHookSettings } from "@unforget/hooks";
 import { type McpServerConfig, parseMcpConfig } from "@unforget/mcp";
 import { type PermissionMode, type PermissionRuleSource, parsePermissionRule } from "@unforget/session";
 import { SettingsError } from "./agent-errors.ts";
+import { describeJsonError } from "./json-text.ts";
 import { checkSettings } from "./settings-schema.ts";
 
 /** Whose file it is: the user's own (always applies), the project's (needs trust), or the command line's. */
@@ -131,7 +132,7 @@ export async function loadSettings(locations: SettingsLocations): Promise<Loaded
   for (const spec of settingsFiles(projectDir, home)) {
     const text = await readOptional(spec.file);
     if (text === undefined) continue;
-    const layer = parseSettingsLayer(text, spec, locations.env, loaded.warnings);
+    const layer = await parseSettingsLayer(text, spec, locations.env, loaded.warnings);
     if (layer) loaded.layers.push(layer);
   }
   for (const extra of locations.extra ?? []) {
@@ -140,7 +141,7 @@ export async function loadSettings(locations: SettingsLocations): Promise<Loaded
     const text = inline ? extra : await readOptional(file);
     if (text === undefined)
       throw new SettingsError(`--settings ${extra}: there is no such file.`, { file, key: "" });
-    const layer = parseSettingsLayer(
+    const layer = await parseSettingsLayer(
       text,
       { file, scope: "cli", root: inline ? projectDir : dirname(file), claudeCode: false },
       locations.env,
@@ -165,17 +166,17 @@ async function readOptional(file: string): Promise<string | undefined> {
   }
 }
 
-function parseSettingsLayer(
+async function parseSettingsLayer(
   text: string,
   spec: FileSpec,
   env: Record<string, string | undefined> | undefined,
   warnings: string[],
-): SettingsLayer | undefined {
+): Promise<SettingsLayer | undefined> {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    const message = `${spec.file} is not valid JSON (${(error as Error).message}); fix the file.`;
+    const message = `${spec.file} is not valid JSON, ${await describeJsonError(text)}; fix the ${spec.file === "--settings" ? "text" : "file"}.`;
     if (spec.claudeCode) {
       warnings.push(`${message} Its hooks and permissions were skipped.`);
       return undefined;

@@ -67,6 +67,7 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   "image-size (the Read tool's images)": /image-size/,
   "secretlint (memory writes)": /@secretlint/,
   "the PostgreSQL stores and driver": /\/(memory-postgres|postgres)\/dist\/|\/pg@/,
+  "jsonc-parser (where a JSON file breaks)": /jsonc-parser/,
 };
 
 let fake: AnthropicFakeServer;
