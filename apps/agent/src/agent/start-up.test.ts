@@ -21,13 +21,16 @@ function importFlag(file: string): string {
   return `data:text/javascript,${encodeURIComponent(register)}`;
 }
 
+let runs = 0;
+
 /** Runs `unforget -p` with the hook; resolves to the modules it loaded and what it printed. */
 function loadedModules(
   argv: string[],
   folders: AgentFolders,
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string; modules: string[] }> {
-  const file = join(folders.root, "modules.txt");
+  // One file per run: the hook appends.
+  const file = join(folders.root, `modules-${++runs}.txt`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", importFlag(file), UNBUNDLED_CLI, ...argv], {
       cwd: folders.project,
@@ -95,5 +98,21 @@ describe("unforget -p start-up", () => {
       .filter(([, pattern]) => run.modules.some((url) => pattern.test(url)))
       .map(([name]) => name);
     expect(loaded).toEqual([]);
+  });
+
+  // Choosing a provider reads each one's environment rules (its `/environment` entry), never its SDK.
+  it("with no provider configured, says so without loading any provider's SDK", async () => {
+    const run = await loadedModules(["-p", "hi"], folders, {});
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("No model provider is configured");
+    const sdks = Object.entries({
+      "the Anthropic SDK": /@anthropic-ai\/sdk/,
+      "the Bedrock SDK": /@aws-sdk\//,
+      "the Vertex SDK": /@google-cloud\/vertexai|google-auth-library/,
+      "a provider's root module": /providers\/(anthropic|bedrock|vertex)\/dist\/index\.js/,
+    })
+      .filter(([, pattern]) => run.modules.some((url) => pattern.test(url)))
+      .map(([name]) => name);
+    expect(sdks).toEqual([]);
   });
 });

@@ -1,4 +1,3 @@
-import { loadConfig, NODE_REGION_CONFIG_FILE_OPTIONS, NODE_REGION_CONFIG_OPTIONS } from "@smithy/core/config";
 import type { EnvironmentDetection, EnvironmentProblem } from "@unforget/provider-runtime";
 import { nonBlank } from "@unforget/provider-runtime";
 
@@ -149,6 +148,10 @@ async function profileRegion(
   profile: string,
   sharedFiles: BedrockConnection["sharedFiles"],
 ): Promise<string | undefined> {
+  // The AWS SDK's config loader, loaded only when a region is looked for in the files.
+  const { loadConfig, NODE_REGION_CONFIG_FILE_OPTIONS, NODE_REGION_CONFIG_OPTIONS } = await import(
+    "@smithy/core/config"
+  );
   const fromFiles = loadConfig<string | undefined>(
     {
       // Variables are read by the caller from its own `env`; only the files are consulted here.

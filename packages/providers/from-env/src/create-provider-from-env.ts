@@ -38,9 +38,9 @@ interface Choice<Name extends ProviderName = ProviderName> {
  * configuration alone. `UNFORGET_PROVIDER` (anthropic | bedrock | vertex) wins; otherwise the first installed
  * provider whose settings are present decides (Anthropic, then Bedrock, then Vertex). Either way the chosen
  * provider's own rules check it, so a choice that could not serve a request is a `ConfigurationError` here,
- * not on the first call. Provider packages are optional peers, loaded only when considered. An option this
- * function does not read (or, for the chosen provider, a setting its factory does not read) is a
- * `ConfigurationError` naming the one probably meant.
+ * not on the first call. Provider packages are optional peers: their environment rules are loaded when
+ * considered, their SDK only when chosen. An option this function does not read (or, for the chosen provider, a
+ * setting its factory does not read) is a `ConfigurationError` naming the one probably meant.
  */
 export async function createProviderFromEnv(
   options: CreateProviderFromEnvOptions = {},
@@ -53,8 +53,9 @@ export async function createProviderFromEnv(
     : await detectedChoice(env, options);
   const model = env.UNFORGET_MODEL?.trim() || choice.package.defaultModel;
   const settings = { env, ...options[choice.name] } as ProviderSettingsByName[typeof choice.name];
+  const create = await choice.package.factory();
   return {
-    provider: choice.package.create(settings),
+    provider: create(settings),
     providerName: choice.name,
     model,
     reason: choice.reason,

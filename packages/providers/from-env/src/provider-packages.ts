@@ -32,13 +32,14 @@ export interface ProviderPackage<Name extends ProviderName> {
     endpoint?: string;
   }>;
   defaultModel: string;
-  create(settings: ProviderSettingsByName[Name]): ModelProvider;
+  /** Loads the package's root, with its SDK: called for the chosen provider only. */
+  factory(): Promise<(settings: ProviderSettingsByName[Name]) => ModelProvider>;
 }
 
 /**
- * Loads a provider package, or returns undefined when it is not installed. The import names the package
- * literally, so bundlers and type checkers see it; any other failure (a broken install, a missing SDK) is a
- * `ConfigurationError` saying so.
+ * Loads a provider package's environment rules (its `/environment` entry, which loads no SDK), or returns
+ * undefined when the package is not installed. The imports name the package literally, so bundlers and type
+ * checkers see them; any other failure (a broken install, a missing SDK) is a `ConfigurationError` saying so.
  */
 export async function loadProviderPackage<Name extends ProviderName>(
   name: Name,
@@ -47,37 +48,58 @@ export async function loadProviderPackage<Name extends ProviderName>(
     return (await importPackage(name)) as ProviderPackage<Name>;
   } catch (error) {
     if (isMissing(error, PROVIDER_PACKAGES[name])) return undefined;
-    throw new ConfigurationError(
-      `${PROVIDER_PACKAGES[name]} is installed but could not be loaded (${error instanceof Error ? error.message : String(error)}). Reinstall it with its dependencies.`,
-      { setting: "UNFORGET_PROVIDER", cause: error },
-    );
+    throw brokenInstall(name, error);
   }
+}
+
+function brokenInstall(name: ProviderName, error: unknown): ConfigurationError {
+  return new ConfigurationError(
+    `${PROVIDER_PACKAGES[name]} is installed but could not be loaded (${error instanceof Error ? error.message : String(error)}). Reinstall it with its dependencies.`,
+    { setting: "UNFORGET_PROVIDER", cause: error },
+  );
+}
+
+/** The factory of a package whose environment entry loaded; a failure here is a broken install. */
+function factoryOf<Factory>(name: ProviderName, load: () => Promise<Factory>): () => Promise<Factory> {
+  return () =>
+    load().catch((error: unknown) => {
+      throw brokenInstall(name, error);
+    });
 }
 
 async function importPackage(name: ProviderName): Promise<ProviderPackage<ProviderName>> {
   switch (name) {
     case "anthropic": {
-      const module = await import("@unforget/provider-anthropic");
+      const module = await import("@unforget/provider-anthropic/environment");
       return {
         detect: module.detectAnthropicEnvironment,
         defaultModel: module.ANTHROPIC_DEFAULT_MODEL,
-        create: module.createAnthropicProvider,
+        factory: factoryOf(
+          name,
+          async () => (await import("@unforget/provider-anthropic")).createAnthropicProvider,
+        ),
       } as ProviderPackage<ProviderName>;
     }
     case "bedrock": {
-      const module = await import("@unforget/provider-bedrock");
+      const module = await import("@unforget/provider-bedrock/environment");
       return {
         detect: module.detectBedrockEnvironment,
         defaultModel: module.BEDROCK_DEFAULT_MODEL,
-        create: module.createBedrockProvider,
+        factory: factoryOf(
+          name,
+          async () => (await import("@unforget/provider-bedrock")).createBedrockProvider,
+        ),
       } as ProviderPackage<ProviderName>;
     }
     case "vertex": {
-      const module = await import("@unforget/provider-vertex");
+      const module = await import("@unforget/provider-vertex/environment");
       return {
         detect: module.detectVertexEnvironment,
         defaultModel: module.VERTEX_DEFAULT_MODEL,
-        create: module.createVertexProvider,
+        factory: factoryOf(
+          name,
+          async () => (await import("@unforget/provider-vertex")).createVertexProvider,
+        ),
       } as ProviderPackage<ProviderName>;
     }
   }
