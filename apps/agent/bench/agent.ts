@@ -2,8 +2,10 @@
 // fake (the bundle, the unbundled modules, and bare `node` as the same-run baseline), and keystroke-to-screen
 // latency in the REPL while a reply streams. Run with `npx tsx bench/agent.ts [start-up] [keys]` in apps/agent after
 // a build (both parts by default). `BEFORE_CLI=/other/checkout/apps/agent/dist/bundle/cli.js` adds that build's
-// start-up to the same run, for a before/after under the same load.
-import { spawn } from "node:child_process";
+// start-up to the same run, for a before/after under the same load; `NODE22=/path/to/node` adds the baseline and the
+// bundle on that Node too (22.1+ keeps a compile cache, which `cli.ts` turns on). The runs are interleaved, one of each
+// per round, so that a machine whose load changes during the run weighs on every row alike.
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,12 +29,12 @@ function quantile(values: number[], q: number): number {
 }
 
 /** Milliseconds from spawn to the first request the fake receives (or to exit, for the baseline). */
-function startUp(argv: string[], waitForRequest: boolean): Promise<number> {
+function startUp(node: string, argv: string[], waitForRequest: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const before = fake.requests.length;
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
-    const child = spawn(process.execPath, argv, {
+    const child = spawn(node, argv, {
       cwd: project,
       env: { PATH: process.env.PATH ?? "", HOME: home, ANTHROPIC_BASE_URL: fake.url },
       stdio: "ignore",
@@ -56,11 +58,30 @@ function startUp(argv: string[], waitForRequest: boolean): Promise<number> {
   });
 }
 
-async function measureStartUp(label: string, argv: string[], waitForRequest: boolean) {
-  await startUp(argv, waitForRequest);
-  const times: number[] = [];
-  for (let run = 0; run < RUNS; run++) times.push(await startUp(argv, waitForRequest));
-  return { label, median: quantile(times, 0.5), p90: quantile(times, 0.9) };
+interface StartUpCase {
+  label: string;
+  node: string;
+  /** The Node version: each row is compared with bare `node` of its own version. */
+  version: string;
+  argv: string[];
+  waitForRequest: boolean;
+}
+
+/** Each case once as warm-up (it fills a compile cache), then `RUNS` rounds of one run of each, in turn. */
+async function measureStartUp(cases: readonly StartUpCase[]) {
+  const times = cases.map(() => [] as number[]);
+  for (const item of cases) await startUp(item.node, item.argv, item.waitForRequest);
+  for (let round = 0; round < RUNS; round++) {
+    for (const [index, item] of cases.entries())
+      times[index]?.push(await startUp(item.node, item.argv, item.waitForRequest));
+  }
+  return cases.map((item, index) => ({
+    label: item.label,
+    version: item.version,
+    baseline: !item.waitForRequest,
+    median: quantile(times[index] ?? [], 0.5),
+    p90: quantile(times[index] ?? [], 0.9),
+  }));
 }
 
 /** Keystrokes to screen: each typed letter until the prompt line shows it, at an idle prompt and while a reply streams. */
@@ -131,21 +152,52 @@ console.log(
 );
 if (runs("start-up")) {
   process.stderr.write("start-up…\n");
-  const rows = [await measureStartUp("`node -e ''` (baseline)", ["-e", ""], false)];
+  const node = process.execPath;
+  const version = process.version;
+  const cases: StartUpCase[] = [
+    {
+      label: `\`node -e ''\` (baseline, ${version})`,
+      node,
+      version,
+      argv: ["-e", ""],
+      waitForRequest: false,
+    },
+  ];
   const before = process.env.BEFORE_CLI;
-  if (before)
-    rows.push(await measureStartUp(`\`unforget -p\` before (${before})`, [before, "-p", "hi"], true));
-  rows.push(
-    await measureStartUp("`unforget -p` (the esbuild bundle, as installed)", [CLI_PATH, "-p", "hi"], true),
+  const unforget = (label: string, on: string, nodeVersion: string, cli: string): StartUpCase => ({
+    label,
+    node: on,
+    version: nodeVersion,
+    argv: [cli, "-p", "hi"],
+    waitForRequest: true,
+  });
+  if (before) cases.push(unforget(`\`unforget -p\` before (${version})`, node, version, before));
+  cases.push(
+    unforget(`\`unforget -p\` (the esbuild bundle, as installed, ${version})`, node, version, CLI_PATH),
+    unforget(`\`unforget -p\` (tsc output, unbundled, ${version})`, node, version, UNBUNDLED),
   );
-  rows.push(await measureStartUp("`unforget -p` (tsc output, unbundled)", [UNBUNDLED, "-p", "hi"], true));
-  const [baseline] = rows;
-  console.log("| run | median (ms) | p90 (ms) | ratio to baseline | over baseline (ms) |");
+  const node22 = process.env.NODE22;
+  if (node22) {
+    const other = execFileSync(node22, ["--version"], { encoding: "utf8" }).trim();
+    cases.push({
+      label: `\`node -e ''\` (baseline, ${other})`,
+      node: node22,
+      version: other,
+      argv: ["-e", ""],
+      waitForRequest: false,
+    });
+    if (before) cases.push(unforget(`\`unforget -p\` before (${other})`, node22, other, before));
+    cases.push(unforget(`\`unforget -p\` (the bundle, ${other}, compile cache)`, node22, other, CLI_PATH));
+  }
+  const rows = await measureStartUp(cases);
+  console.log("| run | median (ms) | p90 (ms) | ratio to its Node's `node -e ''` | over it (ms) |");
   console.log("| --- | ---: | ---: | ---: | ---: |");
-  for (const row of rows)
+  for (const row of rows) {
+    const baseline = rows.find((other) => other.baseline && other.version === row.version);
     console.log(
       `| ${row.label} | ${row.median.toFixed(0)} | ${row.p90.toFixed(0)} | ${(row.median / (baseline?.median ?? 1)).toFixed(1)}× | ${(row.median - (baseline?.median ?? 0)).toFixed(0)} |`,
     );
+  }
 }
 if (runs("keys")) {
   process.stderr.write("keystrokes…\n");

@@ -1,4 +1,7 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk";
+import { Messages as BetaMessages } from "@anthropic-ai/sdk/resources/beta/messages/messages";
+import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
+import { Models } from "@anthropic-ai/sdk/resources/models";
 import {
   ConfigurationError,
   type ModelLimits,
@@ -98,6 +101,17 @@ interface MessagesEndpoint {
   countTokens(body: WireObject, options: object): Promise<unknown>;
 }
 
+/**
+ * The SDK's client with the resources the provider calls and no other: `Anthropic` brings every resource of the
+ * API (files, skills, organizations, the whole beta), about 900 KB that a bundle would otherwise compile at every
+ * start (BENCHMARKS.md, "unforget -p start-up"). `BaseAnthropic` is the SDK's own base of `Anthropic`.
+ */
+class AnthropicClient extends BaseAnthropic {
+  readonly messages = new Messages(this);
+  readonly models = new Models(this);
+  readonly beta = { messages: new BetaMessages(this) };
+}
+
 /** Creates a `ModelProvider` for the Anthropic Messages API (or any server that speaks it). */
 export function createAnthropicProvider(settings: AnthropicProviderSettings = {}): AnthropicProvider {
   const runtime = createProviderRuntime({
@@ -114,7 +128,7 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
     },
     settings,
     defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
-    connect: (): Anthropic => connectAnthropic(settings),
+    connect: (): AnthropicClient => connectAnthropic(settings),
     toError: toAnthropicError,
     async createMessage(client, request, attempt) {
       const { data, response } = await send(client, convertToAnthropicRequest(request), attempt);
@@ -177,7 +191,7 @@ export function createAnthropicProvider(settings: AnthropicProviderSettings = {}
 }
 
 /** Builds the SDK client from the settings and the environment (the first request calls this). */
-function connectAnthropic(settings: AnthropicProviderSettings): Anthropic {
+function connectAnthropic(settings: AnthropicProviderSettings): AnthropicClient {
   const env = settings.env ?? process.env;
   const { problem, connection } = readAnthropicEnvironment(env, settings);
   if (connection === undefined) {
@@ -185,7 +199,7 @@ function connectAnthropic(settings: AnthropicProviderSettings): Anthropic {
       setting: problem?.setting ?? "ANTHROPIC_API_KEY",
     });
   }
-  const options: ConstructorParameters<typeof Anthropic>[0] = {
+  const options: ConstructorParameters<typeof BaseAnthropic>[0] = {
     baseURL: connection.baseURL,
     maxRetries: 0,
     timeout: LONGEST_TIMER_MS,
@@ -198,11 +212,11 @@ function connectAnthropic(settings: AnthropicProviderSettings): Anthropic {
   if (settings.fetch) options.fetch = settings.fetch;
   // SDK 1.14 reads ANTHROPIC_CUSTOM_HEADERS from process.env by itself, in its constructor, and fails every
   // request on a line with an empty name; ours are parsed from `env`, so it must not see the variable.
-  return withoutProcessEnv(CUSTOM_HEADERS_VARIABLE, () => new Anthropic(options));
+  return withoutProcessEnv(CUSTOM_HEADERS_VARIABLE, () => new AnthropicClient(options));
 }
 
 /** The GA or the beta messages API (same paths; the beta one adds `anthropic-beta`), with the body extras. */
-function messagesApi(client: Anthropic, betas: string[]): { api: MessagesEndpoint; extra: WireObject } {
+function messagesApi(client: AnthropicClient, betas: string[]): { api: MessagesEndpoint; extra: WireObject } {
   return betas.length > 0
     ? { api: client.beta.messages as unknown as MessagesEndpoint, extra: { betas } }
     : { api: client.messages as unknown as MessagesEndpoint, extra: {} };
@@ -210,7 +224,7 @@ function messagesApi(client: Anthropic, betas: string[]): { api: MessagesEndpoin
 
 /** Sends one Messages API call; the raw response comes along, for its content type. */
 function send(
-  client: Anthropic,
+  client: AnthropicClient,
   call: AnthropicRequest,
   attempt: AttemptContext,
 ): Promise<{ data: unknown; response: Response }> {
