@@ -1,6 +1,10 @@
 // Bundles the CLI into dist/bundle/ (one file per entry plus shared chunks): start-up then reads a few files
 // instead of resolving and loading hundreds of modules (BENCHMARKS.md, "unforget -p start-up").
+import { rmSync } from "node:fs";
 import { build } from "esbuild";
+
+// Chunks are named by their content: a rebuild must not leave the previous build's beside them (the package ships dist/).
+rmSync("dist/bundle", { recursive: true, force: true });
 
 await build({
   entryPoints: ["dist/cli.js"],
