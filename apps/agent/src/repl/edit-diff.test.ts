@@ -16,6 +16,15 @@ describe("editDiff", () => {
     expect(describeDiff(diff!)).toBe("1 line added, 1 removed");
   });
 
+  it("shows whole lines, indentation kept, when the strings begin and end inside them", () => {
+    const output = quoted(5, ["  return 2;", "}", "function c() {", "  return 33;", "}"]);
+    const diff = editDiff({ old_string: "return 3;", new_string: "return 33;" }, output);
+    expect(diff?.lines).toEqual([
+      { kind: "removed", line: 8, text: "  return 3;" },
+      { kind: "added", line: 8, text: "  return 33;" },
+    ]);
+  });
+
   it("numbers the lines of a longer replacement, shared lines as context", () => {
     const output = quoted(1, ["a", "b2", "b3", "c"]);
     const diff = editDiff({ old_string: "a\nb\nc", new_string: "a\nb2\nb3\nc" }, output)!;

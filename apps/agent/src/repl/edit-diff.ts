@@ -24,11 +24,17 @@ function quotedLines(output: string): Map<number, string> {
   return lines;
 }
 
-/** Where `text` starts in the quoted lines: the first number from which its lines all match. */
-function findStart(quoted: Map<number, string>, text: string): number | undefined {
-  const wanted = text.split("\n");
-  for (const number of quoted.keys()) {
-    if (wanted.every((line, offset) => quoted.get(number + offset) === line)) return number;
+/**
+ * The whole lines the new text lies in, from the quoted ones: where they start and what they read. An edit's
+ * strings may begin or end inside a line (`return 3;` of `  return 3;`): the diff shows the lines as they are.
+ */
+function locate(quoted: Map<number, string>, text: string): { start: number; lines: string } | undefined {
+  const count = text.split("\n").length;
+  for (const start of quoted.keys()) {
+    const lines = Array.from({ length: count }, (_, offset) => quoted.get(start + offset));
+    if (lines.some((line) => line === undefined)) continue;
+    const joined = lines.join("\n");
+    if (joined.includes(text)) return { start, lines: joined };
   }
   return undefined;
 }
@@ -36,23 +42,23 @@ function findStart(quoted: Map<number, string>, text: string): number | undefine
 /**
  * The change an edit-shaped call made (`old_string` → `new_string`, the input of Claude Code's Edit and of any
  * tool that takes the same fields), as lines to draw: what was removed and added first, the unchanged lines of the
- * replaced text around them. Line numbers come from the numbered lines the result quotes, when it quotes the new
- * text; undefined for any other input.
+ * replaced text around them. When the result quotes the new text with line numbers (as Edit does), the lines are
+ * whole and numbered; otherwise they are the strings as given, without numbers. Undefined for any other input.
  */
 export function editDiff(input: Record<string, unknown>, output: string): EditDiff | undefined {
   const before = input.old_string;
   const after = input.new_string;
   if (typeof before !== "string" || typeof after !== "string" || before === after) return undefined;
   const replaced = /replaced (\d+) occurrences/.exec(output);
-  // The whole new text where the result quotes it all, else its first line (a long edit is quoted in part).
-  const quoted = replaced || after === "" ? undefined : quotedLines(output);
-  const start = quoted && (findStart(quoted, after) ?? findStart(quoted, after.split("\n")[0] ?? ""));
+  const found = replaced || after === "" ? undefined : locate(quotedLines(output), after);
+  const oldText = found ? found.lines.replace(after, () => before) : before;
+  const newText = found ? found.lines : after;
   const lines: DiffLine[] = [];
-  let oldLine = start;
-  let newLine = start;
+  let oldLine = found?.start;
+  let newLine = found?.start;
   let added = 0;
   let removed = 0;
-  for (const part of diffLines(before, after)) {
+  for (const part of diffLines(oldText, newText)) {
     const texts = part.value.replace(/\n$/, "").split("\n");
     for (const text of texts) {
       if (part.removed) {

@@ -40,15 +40,20 @@ export function HistoryEntry({
       if (item.diff) return <EditEntry item={item} diff={item.diff} verbose={verbose} />;
       const { shown, more } = verbose ? { shown: item.output.trimEnd(), more: 0 } : foldOutput(item.output);
       return (
-        <Box marginTop={1} flexDirection="column">
+        // As wide as the app draws, one column short of the terminal (a full last column makes it wrap).
+        <Box marginTop={1} flexDirection="column" width={width}>
           <Text>
             <Text color={item.ok ? "green" : "red"}>{"⏺ "}</Text>
             <Text bold>{item.title}</Text>
             {item.status === "completed" ? "" : <Text color="red">{` ${item.status}`}</Text>}
           </Text>
           {shown === "" ? null : (
-            <Box paddingLeft={2}>
-              <Text color="gray">{`⎿ ${shown.replaceAll("\n", "\n  ")}${more > 0 ? `\n  … +${more} lines` : ""}`}</Text>
+            // The result in a column of its own: a line the terminal wraps goes on under the text, not under ⎿.
+            <Box paddingLeft={2} flexDirection="row">
+              <Text color="gray">{"⎿ "}</Text>
+              <Box flexDirection="column" flexShrink={1}>
+                <Text color="gray">{`${shown}${more > 0 ? `\n… +${more} lines` : ""}`}</Text>
+              </Box>
             </Box>
           )}
         </Box>
