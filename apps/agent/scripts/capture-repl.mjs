@@ -1,5 +1,5 @@
 // Captures the REPL for the docs: the real CLI in tmux against the Anthropic fake, a few turns that read files
-// until a compaction runs, then `tmux capture-pane` as text (docs/agent-repl.txt) and, through headless
+// until a compaction runs and one that edits a file, then `tmux capture-pane` as text (docs/agent-repl.txt) and, through headless
 // Chromium, as a PNG (docs/agent-repl.png). Run after a build: `node scripts/capture-repl.mjs` in apps/agent
 // (needs tmux and chromium: apt-get install tmux chromium).
 import { execFileSync } from "node:child_process";
@@ -38,11 +38,37 @@ const fake = await startAnthropicFake({
         kind: "reply",
         text: `<summary>\n${SUMMARY_SECTIONS.map((t, i) => `${i + 1}. ${t}:\nreview of the shop modules`).join("\n\n")}\n</summary>`,
       };
-    const asked = [...text(request).matchAll(/review src\/(\w+)\.js/g)].at(-1)?.[1];
-    if (!asked) return { kind: "reply", text: "ok" };
     const messages = request.body.messages;
     const last = messages.at(-1);
-    if (last.content.some((block) => block.type === "tool_result"))
+    const answered = last.content.some((block) => block.type === "tool_result");
+    // The last turn: an edit, drawn as its diff, then a reply with a heading and a list.
+    const prompt = messages
+      .filter((message) => message.role === "user" && message.content.some((block) => block.type === "text"))
+      .at(-1);
+    if (JSON.stringify(prompt ?? "").includes("return a copy")) {
+      if (answered)
+        return {
+          kind: "reply",
+          text: "## Done\n\n- **searchStep59** returns a copy of its input now\n- the other 59 functions are unchanged",
+        };
+      return {
+        kind: "reply",
+        text: "I'll change `searchStep59`.",
+        toolCalls: [
+          {
+            name: "Edit",
+            input: {
+              file_path: "src/search.js",
+              old_string: "export function searchStep59(input) { return input; }",
+              new_string: "export function searchStep59(input) {\n  return { ...input };\n}",
+            },
+          },
+        ],
+      };
+    }
+    const asked = [...text(request).matchAll(/review src\/(\w+)\.js/g)].at(-1)?.[1];
+    if (!asked) return { kind: "reply", text: "ok" };
+    if (answered)
       return {
         kind: "reply",
         text: `**${asked}.js** looks fine:\n\n- 60 small functions, each returns its input\n- no side effects; nothing to change yet`,
@@ -78,7 +104,7 @@ try {
     "34",
     "-c",
     project,
-    `env HOME=${home} ANTHROPIC_BASE_URL=${fake.url} TERM=xterm-256color node ${cli}; sleep 600`,
+    `env HOME=${home} ANTHROPIC_BASE_URL=${fake.url} TERM=xterm-256color node ${cli} --permission-mode acceptEdits; sleep 600`,
   );
   await waitFor("ask, or /help");
   for (const name of modules) {
@@ -103,6 +129,11 @@ try {
       break;
     }
   }
+  tmux("send-keys", "-t", "capture", "-l", "make searchStep59 in src/search.js return a copy");
+  await wait(300);
+  tmux("send-keys", "-t", "capture", "Enter");
+  await waitFor("the other 59 functions are unchanged");
+  await wait(500);
   const plain = tmux("capture-pane", "-p", "-t", "capture").replace(/\s+$/, "\n");
   const colored = tmux("capture-pane", "-p", "-e", "-t", "capture");
   writeFileSync(join(docs, "agent-repl.txt"), plain);
@@ -134,7 +165,9 @@ try {
 /** SGR colours of tmux's `capture-pane -e` as HTML spans (the 16 colours, 256-colour grey, bold). */
 function ansiToHtml(input) {
   const palette = ["#1e293b", "#f87171", "#4ade80", "#facc15", "#60a5fa", "#c084fc", "#22d3ee", "#e2e8f0"];
-  const escapeHtml = (value) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  // The screenshot's fonts (DejaVu) have no ⏺ or ⎿: the nearest shapes they have stand in (the .txt keeps them).
+  const escapeHtml = (value) =>
+    value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/⏺/g, "●").replace(/⎿/g, "└");
   let html = "";
   let open = false;
   const sgr = new RegExp(`(${String.fromCharCode(27)}\\[[0-9;]*m)`);
