@@ -167,7 +167,12 @@ function ansiToHtml(input) {
   const palette = ["#1e293b", "#f87171", "#4ade80", "#facc15", "#60a5fa", "#c084fc", "#22d3ee", "#e2e8f0"];
   // The screenshot's fonts (DejaVu) have no ⏺ or ⎿: the nearest shapes they have stand in (the .txt keeps them).
   const escapeHtml = (value) =>
-    value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/⏺/g, "●").replace(/⎿/g, "└");
+    value
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/⏺/g, "●")
+      .replace(/⎿/g, "└");
   let html = "";
   let open = false;
   const sgr = new RegExp(`(${String.fromCharCode(27)}\\[[0-9;]*m)`);
