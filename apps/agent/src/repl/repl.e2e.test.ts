@@ -273,7 +273,10 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     const agent = await start();
     let from = agent.mark();
     await agent.send("/context");
-    await agent.waitFor("window 20K", { from });
+    const context = await agent.waitFor("window 20K", { from });
+    // Before any request the bar reads the same estimate as the table below it, not 0.
+    const total = /total +([\d.]+K?)/.exec(context)?.[1];
+    expect(context).toContain(` ${total} / `);
     from = agent.mark();
     await agent.send("/model claude-sonet-4-6");
     await agent.waitFor("did you mean claude-sonnet-4-6?", { from });

@@ -90,14 +90,16 @@ const context: SlashCommand = {
         parts.total > 0 ? `${Math.round((tokens / parts.total) * 100)}%` : "0%",
       ]);
     rows.push(["total", formatTokens(parts.total), ""]);
-    const share = status.threshold > 0 ? status.tokens / status.threshold : 0;
+    // Before the first request the gauge has nothing measured yet: the parts' estimate stands in, as in the table.
+    const tokens = status.tokens > 0 ? status.tokens : parts.total;
+    const share = status.threshold > 0 ? tokens / status.threshold : 0;
     const next =
       describeNextCompaction(status.turnsUntilCompaction) ??
       "when the next compaction comes is not known yet";
     print(
       controller,
       [
-        `${bar(share, 30)} ${formatTokens(status.tokens)} / ${formatTokens(status.threshold)} threshold (${Math.round(share * 100)}%), window ${formatTokens(status.contextWindow)}`,
+        `${bar(share, 30)} ${formatTokens(tokens)} / ${formatTokens(status.threshold)} threshold (${Math.round(share * 100)}%), window ${formatTokens(status.contextWindow)}`,
         table(rows),
         `${next}; ${status.compactions} compaction${status.compactions === 1 ? "" : "s"} so far`,
       ].join("\n"),
