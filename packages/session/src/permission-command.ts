@@ -1,6 +1,6 @@
 import type { PermissionBehavior } from "./permission-rule.ts";
 import { programName, type ShellCommand } from "./permission-shell.ts";
-import { NEVER_RUN_ARGUMENTS } from "./permission-wrappers.ts";
+import { knowsWhatItRuns } from "./permission-wrappers.ts";
 
 /** `yes` and `no` are known before the command runs; `maybe` is not (a word only known then). */
 export type CommandMatch = "yes" | "no" | "maybe";
@@ -58,9 +58,11 @@ function namesProgram(rule: string, word: string, behavior: PermissionBehavior):
 
 /**
  * Whether one command matches a Bash rule, on the words bash will pass (quotes and escapes removed). A word only
- * known when the command runs makes the answer `maybe` wherever it could change it. For deny and ask rules, a
- * command that is given the rule's program as an argument is `maybe` too: a program the gate does not know as a
- * wrapper may run it (`nsenter -t 1 rm x`), unless it is a builtin that never runs its arguments.
+ * known when the command runs makes the answer `maybe` wherever it could change it. Deny and ask rules also answer
+ * `maybe` (never `yes`) where a command may do what they name in a way the words do not line up with:
+ * - it is given the rule's program as an argument, and is not a program whose effect the gate knows (a wrapper it
+ *   reads, a builtin that runs nothing): `nsenter -t 1 rm x` may run `rm`;
+ * - it is the rule's program and has the rule's words in order, with options between: `git -C . push` pushes.
  */
 export function commandMatches(
   pattern: CommandPattern,
@@ -71,12 +73,19 @@ export function commandMatches(
   if (direct !== "no" || behavior === "allow") return direct;
   const program = pattern.kind === "wildcard" ? pattern.program : pattern.words[0];
   const name = command.words[0];
-  if (program === undefined || name === undefined || NEVER_RUN_ARGUMENTS.has(programName(name))) return "no";
-  return command.words
-    .slice(1)
-    .some((word) => word !== undefined && (word === program || word.endsWith(`/${program}`)))
-    ? "maybe"
-    : "no";
+  if (program === undefined || name === undefined) return "no";
+  const args = command.words.slice(1);
+  if (
+    !knowsWhatItRuns(programName(name)) &&
+    args.some((word) => word !== undefined && programName(word) === program)
+  )
+    return "maybe";
+  if (pattern.kind !== "wildcard" && pattern.words.length > 1 && namesProgram(program, name, behavior)) {
+    let next = 1;
+    for (const word of args) if (word === pattern.words[next]) next++;
+    if (next >= pattern.words.length) return "maybe";
+  }
+  return "no";
 }
 
 function matchWords(

@@ -117,6 +117,33 @@ const REEVALUATING_BUILTINS = new Set([
 /** Files that are not files: writing to them writes nowhere on disk. */
 const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
 
+/** Reserved words: read as a command's name, they mean the grammar misread a compound command. */
+const KEYWORDS = new Set([
+  "if",
+  "then",
+  "elif",
+  "else",
+  "fi",
+  "for",
+  "while",
+  "until",
+  "do",
+  "done",
+  "case",
+  "esac",
+  "select",
+  "function",
+  "{",
+  "}",
+  "[[",
+  "]]",
+  "!",
+  "in",
+]);
+
+/** Where a function defined unconditionally lasts: the script, or the subshell it is defined in. */
+const SCOPES = new Set(["program", "subshell", "command_substitution", "process_substitution"]);
+
 /** A script path that is the command's own input rather than a file. */
 const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
 
@@ -224,8 +251,13 @@ interface Decoded {
 }
 
 class Walk {
-  /** Functions defined at the top level of the outermost script, with where their definition ends. */
-  private readonly functions = new Map<string, number>();
+  /**
+   * Functions the script being walked defines unconditionally (not inside `if`, `&&`, a loop or another function),
+   * with where each definition ends and the subshell (or script) it lasts in.
+   */
+  private functions: { name: string; end: number; from: number; to: number }[] = [];
+  /** Every function name the script being walked defines, wherever. */
+  private functionNames = new Set<string>();
 
   private readonly parser: Parser;
   private readonly options: ShellAnalysisOptions;
@@ -248,6 +280,14 @@ class Walk {
       return;
     }
     const tree = this.parser.parse(text);
+    const outer = this.functions;
+    const outerNames = this.functionNames;
+    this.functions = [];
+    this.functionNames = new Set(
+      tree?.rootNode
+        .descendantsOfType("function_definition")
+        .flatMap((node) => node?.childForFieldName("name")?.text ?? []) ?? [],
+    );
     if (tree === null) {
       this.found.unresolved.push("the shell parser returned nothing for it");
       return;
@@ -267,13 +307,22 @@ class Walk {
         );
         return;
       }
-      this.visit(root, depth, depth === 0);
+      const glued = gluedToken(root);
+      if (glued !== undefined) {
+        this.found.unresolved.push(
+          `the gate's parser read \`${clip(glued)}\` as one word, where bash splits it at a blank or a newline`,
+        );
+        return;
+      }
+      this.visit(root, depth);
     } finally {
       tree.delete();
+      this.functions = outer;
+      this.functionNames = outerNames;
     }
   }
 
-  private visit(node: SyntaxNode, depth: number, topLevel: boolean): void {
+  private visit(node: SyntaxNode, depth: number): void {
     switch (node.type) {
       case "command":
         this.command(node, depth);
@@ -284,7 +333,15 @@ class Walk {
         return;
       case "function_definition": {
         const name = node.childForFieldName("name");
-        if (topLevel && name !== null) this.functions.set(name.text, node.endIndex);
+        let scope = node.parent;
+        while (scope?.type === "compound_statement") scope = scope.parent;
+        if (name !== null && scope !== null && SCOPES.has(scope.type))
+          this.functions.push({
+            name: name.text,
+            end: node.endIndex,
+            from: scope.startIndex,
+            to: scope.endIndex,
+          });
         break;
       }
       case "variable_assignment":
@@ -306,17 +363,52 @@ class Walk {
         if (node.children.some((child) => child.type === "!" || child.type === "P"))
           this.found.reevaluates = true;
         break;
+      case "command_substitution":
+        // Inside backquotes bash unescapes \\ \` and \$ before it parses the text (`\`rm x\`` nests a substitution);
+        // the grammar does not, so the text is parsed again.
+        if (node.child(0)?.type === "`" && node.text.includes("\\")) {
+          this.found.literalSubstitution = true;
+          this.script(node.text.slice(1, -1).replace(/\\([\\`$])/g, "$1"), depth + 1);
+          return;
+        }
+        break;
+      case "heredoc_body":
+        this.heredoc(node);
+        break;
       case "raw_string":
       case "string_content":
       case "ansi_c_string":
-      case "heredoc_body":
       case "heredoc_content":
       case "word":
         if (/\$\(|`/.test(node.text)) this.found.literalSubstitution = true;
         break;
     }
-    for (const child of node.namedChildren)
-      if (child !== null) this.visit(child, depth, topLevel && node.type === "program");
+    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
+  }
+
+  /**
+   * An unquoted here-document is expanded like a double-quoted string. The grammar misses some of its expansions
+   * (a backquote, a line indented with a tab): every `$(`, `${`, `$[` and backquote must be inside one it read.
+   */
+  private heredoc(node: SyntaxNode): void {
+    if (this.found.literalSubstitution === false && /\$\(|`/.test(node.text))
+      this.found.literalSubstitution = true;
+    const start = node.parent?.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
+    if (/['"\\]/.test(start)) return;
+    const read = node.namedChildren
+      .filter((child) => child !== null && child.type !== "heredoc_content")
+      .map((child) => [child!.startIndex - node.startIndex, child!.endIndex - node.startIndex] as const);
+    const text = node.text;
+    const trigger = /\\[\s\S]|\$[({[]|`/g;
+    for (let match = trigger.exec(text); match !== null; match = trigger.exec(text)) {
+      if (match[0].startsWith("\\")) continue;
+      if (!read.some(([from, to]) => match.index >= from && match.index < to)) {
+        this.found.unresolved.push(
+          `a here-document expands \`${clip(text.slice(match.index, match.index + 20))}\`, which the gate's parser did not read`,
+        );
+        return;
+      }
+    }
   }
 
   private assignment(node: SyntaxNode): void {
@@ -366,7 +458,7 @@ class Walk {
     }
     this.found.reevaluates = true;
     this.run(words, false, node.text, node.startIndex, depth, 0, undefined);
-    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth, false);
+    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
   }
 
   private command(node: SyntaxNode, depth: number): void {
@@ -398,7 +490,7 @@ class Walk {
     const words = pieces.map((piece) => this.decode(piece));
     if (words.length > 0)
       this.run(words, false, node.text, node.startIndex, depth, 0, stdinScript(node, parent));
-    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth, false);
+    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
   }
 
   /**
@@ -419,12 +511,23 @@ class Walk {
       this.found.unresolved.push(`the command name in \`${clip(text)}\` is only known when it runs`);
       return;
     }
+    if (KEYWORDS.has(name)) {
+      this.found.unresolved.push(
+        `the gate's parser read the keyword \`${name}\` in \`${clip(text)}\` as a command`,
+      );
+      return;
+    }
     const program = programName(name);
     if (name.includes("/")) this.found.executed.push(name);
     if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
     if (REEVALUATING_BUILTINS.has(program)) this.found.reevaluates = true;
-    const defined = this.functions.get(name);
-    const isFunction = defined !== undefined && defined <= at;
+    const isFunction = this.functions.some(
+      (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
+    );
+    if (!isFunction && this.functionNames.has(name))
+      this.found.unresolved.push(
+        `\`${name}\` may run the function the command defines only under a condition, or a program of that name`,
+      );
     const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, words.slice(1), more);
     this.found.commands.push({
       words,
@@ -687,9 +790,12 @@ function isClosing(node: SyntaxNode): boolean {
  * without expansions. `null` when there is none, undefined when there is one but its text is only known at run time.
  */
 function stdinScript(node: SyntaxNode, parent: SyntaxNode | null): string | undefined | null {
+  // `! bash <<EOF`: the here-document belongs to the negated command.
+  let outer = parent;
+  while (outer?.type === "negated_command") outer = outer.parent;
   const redirects = [
     ...node.namedChildren,
-    ...(parent?.type === "redirected_statement" ? parent.namedChildren : []),
+    ...(outer?.type === "redirected_statement" ? outer.namedChildren : []),
   ];
   for (const redirect of redirects) {
     if (redirect?.type === "heredoc_redirect") {
@@ -746,6 +852,47 @@ function splitsAtContinuation(text: string, root: SyntaxNode): boolean {
     const before = text[index - 1];
     const after = text[index + 2];
     if (before !== undefined && after !== undefined && !blank.test(before) && !blank.test(after)) return true;
+  }
+  return false;
+}
+
+/** Tokens that bash never lets hold an unquoted blank: words, names, numbers, operators of tests. */
+const SINGLE_WORD_TOKENS = new Set([
+  "word",
+  "number",
+  "extglob_pattern",
+  "variable_name",
+  "file_descriptor",
+  "test_operator",
+  "heredoc_start",
+  "special_variable_name",
+]);
+
+/**
+ * A token the grammar read as one word although it holds an unescaped blank or newline (the grammar reads
+ * `ls⏎\rm x` as `ls` with two arguments; bash runs `ls`, then `rm x`), or a comment that runs past a line's end.
+ * Walks the tree without recursion.
+ */
+function gluedToken(root: SyntaxNode): string | undefined {
+  const cursor = root.walk();
+  try {
+    for (;;) {
+      const type = cursor.nodeType;
+      if (SINGLE_WORD_TOKENS.has(type) && hasUnescapedBlank(cursor.nodeText)) return cursor.nodeText;
+      if (type === "comment" && cursor.nodeText.includes("\n")) return cursor.nodeText;
+      if (cursor.gotoFirstChild()) continue;
+      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return undefined;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+function hasUnescapedBlank(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === "\\") index++;
+    else if (char === " " || char === "\t" || char === "\n") return true;
   }
   return false;
 }

@@ -279,8 +279,13 @@ const WRAPPERS: Record<string, OptionSpec & { transparent: boolean }> = {
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "ksh93", "rbash"]);
 const OTHER_SHELLS = new Set(["fish", "csh", "tcsh", "pwsh", "powershell", "nu", "xonsh", "elvish"]);
 
-/** Bash builtins and lookups that never run a word they are given as a command. */
+/**
+ * Builtins, lookups and file utilities that never run a word they are given as a command (no option of theirs
+ * starts a program: not `tar`, `sort`, `sed`, `awk`, `less` or `git`).
+ */
 export const NEVER_RUN_ARGUMENTS = new Set([
+  ...["ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "stat", "basename", "dirname", "realpath"],
+  ...["readlink", "mkdir", "rmdir", "touch", "chmod", "chown", "ln", "cp", "mv", "diff", "cmp", "du", "df"],
   "echo",
   "printf",
   "cd",
@@ -316,11 +321,70 @@ export const NEVER_RUN_ARGUMENTS = new Set([
   "times",
 ]);
 
+/** True when the gate knows what `program` runs (a wrapper listed here, a shell, or a builtin that runs nothing). */
+export function knowsWhatItRuns(program: string): boolean {
+  return (
+    program in WRAPPERS ||
+    SHELLS.has(program) ||
+    NEVER_RUN_ARGUMENTS.has(program) ||
+    [
+      "eval",
+      "source",
+      ".",
+      "trap",
+      "alias",
+      "coproc",
+      "xargs",
+      "find",
+      "env",
+      "watch",
+      "flock",
+      "su",
+      "runuser",
+      "script",
+    ].includes(program) ||
+    ["busybox", "toybox", "tee", "hash", "enable"].includes(program)
+  );
+}
+
 const none = { kind: "none" } as const;
 const unresolved = (why: string): Unwrapped => ({ kind: "unresolved", why, transparent: false });
 
+/** Words that start a compound command: after `time` or any wrapper, the grammar splits them apart. */
+const RESERVED = new Set([
+  "{",
+  "}",
+  "(",
+  ")",
+  "!",
+  "[[",
+  "((",
+  "if",
+  "for",
+  "while",
+  "until",
+  "case",
+  "select",
+  "function",
+  "coproc",
+  "then",
+  "do",
+  "done",
+  "fi",
+  "esac",
+]);
+
 /** What `program` (a command's name, path removed) runs when called with `args`. */
 export function unwrapCommand(program: string, args: Words, more: boolean): Unwrapped {
+  const inner = unwrap(program, args, more);
+  if (inner.kind === "command" && inner.words[0] !== undefined && RESERVED.has(inner.words[0]))
+    return unresolved(
+      `\`${program} ${inner.words[0]}\` runs a compound command the gate's parser reads apart`,
+    );
+  return inner;
+}
+
+function unwrap(program: string, args: Words, more: boolean): Unwrapped {
   if (SHELLS.has(program)) return shell(program, args);
   if (OTHER_SHELLS.has(program)) {
     const runs = args.some((word) => word === "-c" || word === "-Command" || word === "-command");
@@ -348,8 +412,15 @@ export function unwrapCommand(program: string, args: Words, more: boolean): Unwr
           .map((word) => (word === undefined ? undefined : word.slice(word.indexOf("=") + 1))),
         transparent: false,
       };
-    case "coproc":
-      return unresolved("`coproc` is not checked by the gate");
+    case "coproc": {
+      // `coproc cmd args` runs cmd; `coproc NAME { …; }` is read by the grammar as separate commands.
+      const [first, second] = args;
+      if (first === "{" || first === "(" || second === "{" || second === "(")
+        return unresolved("a named `coproc` is not read by the gate");
+      return args.length === 0
+        ? none
+        : { kind: "command", words: args, more, assignments: [], writes: [], transparent: true };
+    }
     case "hash":
       return args.some((word) => word === undefined || /^-\w*p/.test(word))
         ? unresolved("`hash -p` makes a name run another program")
@@ -443,8 +514,10 @@ function shell(program: string, args: Words): Unwrapped {
       ? unresolved(`\`${program} -c\` runs text that is only known when it runs`)
       : { kind: "script", text: first, writes: [], transparent: true };
   }
+  // Reading its input: the text is checked when it is written in the command (a here-document), so the shell
+  // itself need not be allowed; otherwise the call is unresolved.
   if (fromInput || index >= args.length)
-    return { kind: "script", fromInput: true, writes: [], transparent: false };
+    return { kind: "script", fromInput: true, writes: [], transparent: true };
   if (first === undefined) return unresolved(`${program} runs a script named only when it runs`);
   return { kind: "script", file: first, writes: [], transparent: false };
 }
@@ -610,6 +683,14 @@ function su(program: string, args: Words): Unwrapped {
   for (let index = 0; index < args.length; index++) {
     const word = args[index];
     if (word === undefined) return unresolved(`an argument of ${program} is only known when it runs`);
+    // `runuser -u user [--] command …` runs the command itself, without a shell.
+    if (program === "runuser" && (word === "-u" || word === "--user")) {
+      const rest = args.slice(index + 2);
+      const words = rest[0] === "--" ? rest.slice(1) : rest;
+      return words.length === 0
+        ? unresolved("`runuser -u` without a command starts a shell that reads its input")
+        : { kind: "command", words, more: false, assignments: [], writes: [], transparent: false };
+    }
     const inline = /^--(command|session-command)=(.*)$/s.exec(word);
     if (inline !== null) return { kind: "script", text: inline[2] ?? "", writes: [], transparent: false };
     if (word === "-c" || word === "--command" || word === "--session-command") {
