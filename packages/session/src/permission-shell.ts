@@ -553,12 +553,21 @@ class Walk {
               `it sets ${assignment}, which makes bash or the programs it starts run code the command does not show`,
             );
         for (const write of inner.writes) this.write(write, text);
-        if (inner.words.length > 0) this.run(inner.words, inner.more, text, at, depth, wrappers + 1, stdin);
+        if (inner.words.length > 0)
+          this.run(inner.words, inner.more, spelled(inner.words, inner.more), at, depth, wrappers + 1, stdin);
         break;
       case "commands":
         for (const write of inner.writes) this.write(write, text);
         for (const command of inner.commands)
-          this.run(command.words, command.more, text, at, depth, wrappers + 1, null);
+          this.run(
+            command.words,
+            command.more,
+            spelled(command.words, command.more),
+            at,
+            depth,
+            wrappers + 1,
+            null,
+          );
         break;
       case "script":
         for (const write of inner.writes) this.write(write, text);
@@ -905,6 +914,14 @@ function firstError(node: SyntaxNode): SyntaxNode | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/** A command a wrapper runs, written out from its words (`…` for a word only known at run time). */
+function spelled(words: readonly (string | undefined)[], more: boolean): string {
+  return [
+    ...words.map((word) => (word === undefined ? "…" : /[\s'"]/.test(word) ? JSON.stringify(word) : word)),
+    ...(more ? ["…"] : []),
+  ].join(" ");
 }
 
 /** A command's text for a message: one line, at most 80 characters. */
