@@ -451,16 +451,20 @@ async function reachesDenied(command: string, shims: string): Promise<boolean> {
   await new Promise<void>((done) => {
     const child = spawn("bash", ["-c", placed(command, join(root, "outside"))], {
       cwd: project,
-      stdio: "ignore",
+      // Output is piped so that "close" waits for every process that still holds it: background jobs and process
+      // substitutions outlive bash itself.
+      stdio: ["ignore", "pipe", "pipe"],
       timeout: 5000,
       env: { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, HOME: join(root, "home"), GATE_LOG: log },
     });
+    child.stdout?.resume();
+    child.stderr?.resume();
     child.on("close", () => done());
     child.on("error", () => done());
   });
   const recorded = await readFile(log, "utf8").catch(() => "");
   const left = await readdir(project);
-  await rm(root, { recursive: true, force: true });
+  await rm(root, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);
   return (
     recorded.split("\n").some((line) => line.startsWith("rm") || /^git( .*)? push\b/.test(line)) ||
     files.some((file) => !left.includes(file))

@@ -153,16 +153,37 @@ const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);
 let loading: Promise<Parser> | undefined;
 
 /**
+ * A file of an installed package, resolved from this module, or from this package's own entry when this module is
+ * bundled into an app (the app depends on @unforget/session, whose dependencies are installed beside it).
+ */
+function packageFile(specifier: string): string {
+  const here = createRequire(import.meta.url);
+  const bases: string[] = [];
+  try {
+    bases.push(here.resolve("@unforget/session"));
+  } catch {
+    // Not installed as a package (a test run from the sources): resolving from here is enough.
+  }
+  for (const base of [import.meta.url, ...bases]) {
+    try {
+      return createRequire(base).resolve(specifier);
+    } catch {
+      // Try the next place.
+    }
+  }
+  throw new Error(`${specifier} is not installed beside @unforget/session; reinstall it`);
+}
+
+/**
  * The bash grammar, loaded once per process: web-tree-sitter's runtime and tree-sitter-bash's grammar, both
- * WebAssembly, read from the installed packages (resolved from this module, so from the app's bundle too).
+ * WebAssembly, read from the installed packages. A failure is not kept: the next command tries again.
  */
 function bashParser(): Promise<Parser> {
   loading ??= (async () => {
-    const require = createRequire(import.meta.url);
     const [{ Language, Parser }, runtime, grammar] = await Promise.all([
       import("web-tree-sitter"),
-      readFile(require.resolve("web-tree-sitter/web-tree-sitter.wasm")),
-      readFile(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")),
+      readFile(packageFile("web-tree-sitter/web-tree-sitter.wasm")),
+      readFile(packageFile("tree-sitter-bash/tree-sitter-bash.wasm")),
     ]);
     await Parser.init({ wasmBinary: runtime });
     const parser = new Parser();
