@@ -82,14 +82,14 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ['cat <<< "$(rm x)"', D, D],
   // Here-documents: expanded unless the delimiter is quoted; fed to a shell, their text is a script.
   ["cat <<EOF\n$(rm x)\nEOF", D, D],
-  ["cat <<EOF\n`rm x`\nEOF", Q, Q],
+  ["cat <<EOF\n`rm x`\nEOF", D, D],
   ["cat <<'EOF'\n$(rm x)\nEOF", A, A],
   ['cat <<"EOF"\n`rm x`\nEOF', A, A],
   ["cat <<EOF\nrm x\nEOF", A, A],
   ["bash <<EOF\nrm x\nEOF", D, D],
   ["bash <<'EOF'\nls\nrm x\nEOF", D, D],
   ["sh <<< 'rm x'", D, D],
-  ["cat <<-EOF\n\t$(rm x)\n\tEOF", Q, Q],
+  ["cat <<-EOF\n\t$(rm x)\n\tEOF", D, D],
   ["cat <<EOF | sh\nrm x\nEOF", Q, Q],
   ["cat <<EOF && rm x\nhi\nEOF", D, D],
   // eval: literal text is read; text made at run time is not.
@@ -238,7 +238,7 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["select s in a; do rm x; break; done < /dev/null", D, D],
   ["[[ $(rm x) ]]", D, D],
   ["(( $(rm x) ))", D, D],
-  ["time { rm x; }", Q, Q],
+  ["time { rm x; }", D, D],
   ["f() { rm x; }; f", D, D],
   ["ls() { rm x; }; ls", D, D],
   ["function g { rm x; }; g", D, D],
@@ -258,15 +258,24 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["rm{,} x", Q, Q],
   ["r?m x", Q, Q],
   ["r*m x", Q, Q],
-  ["r\\\nm x", Q, Q],
+  ["r\\\nm x", D, D],
   ["=rm x", Q, Q],
   ["coproc rm x", D, D],
   ["hash -p /usr/bin/rm ls; ls x", Q, Q],
   ["IFS=,; c=rm,x; $c", Q, Q],
-  ["ls\rrm x", Q, Q],
-  ["ls (", Q, Q],
-  ["ls ;; rm x", D, D],
-  ["ls <> x", Q, Q],
+  ["ls\rrm x", Q, A],
+  // Where one parser or another reads differently from bash (tree-sitter-bash reads the first two as one command).
+  ["ls\n\\rm x", D, D],
+  ["ls\n\\\nrm x", D, D],
+  ["coproc NAME { rm x; }", D, D],
+  ["case a in a) ls;& b) rm x;; esac", D, D],
+  ['echo "$((rm x) )"', D, D],
+  ["echo $(( rm x ))", A, A],
+  ["ls >&- rm x", A, A],
+  ["ls (\nrm x", D, D],
+  ["ls (", A, A],
+  ["ls ;; rm x", Q, Q],
+  ["ls <> x", A, A],
   // Text bash evaluates a second time: arithmetic, subscripts, variable names, prompt expansion.
   ["v='a[$(rm y)]'; echo $((v))", Q, Q],
   ["[[ -v 'a[$(rm x)]' ]]", Q, Q],
@@ -541,15 +550,15 @@ const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 const heredocs = (text: string) =>
   Math.max(0, ...[...text.matchAll(/<<'E(\d+)'/g)].map((match) => Number(match[1])));
 
-/** Ways to run a command: each keeps it a command bash runs. */
+/** Ways to run a command: each keeps it a command bash runs (a space after `$(`: `$((` starts arithmetic). */
 const WRAPS: ((inner: string) => string)[] = [
   (inner) => `( ${inner} )`,
   (inner) => `{ ${inner}; }`,
-  (inner) => `echo $(${inner})`,
-  (inner) => `echo "$(${inner})"`,
+  (inner) => `echo $( ${inner} )`,
+  (inner) => `echo "$( ${inner} )"`,
   (inner) => `echo \`${inner.replaceAll("\\", "\\\\").replaceAll("`", "\\`")}\``,
-  (inner) => `cat <(${inner})`,
-  (inner) => `ls >(${inner})`,
+  (inner) => `cat <( ${inner} )`,
+  (inner) => `ls >( ${inner} )`,
   (inner) => `! ${inner}`,
   (inner) => `if ${inner}; then ls; fi`,
   (inner) => `if ls; then ${inner}; else echo; fi`,
@@ -559,9 +568,10 @@ const WRAPS: ((inner: string) => string)[] = [
   (inner) => `eval ${singleQuoted(inner)}`,
   (inner) => `bash -c ${singleQuoted(inner)}`,
   (inner) => `sh -c ${singleQuoted(inner)}`,
+  // In a group, so that what follows the closing line is not on it (bash would read it as part of the text).
   (inner) => {
     const delimiter = `E${heredocs(inner) + 1}`;
-    return `bash <<'${delimiter}'\n${inner}\n${delimiter}`;
+    return `{ bash <<'${delimiter}'\n${inner}\n${delimiter}\n}`;
   },
   (inner) => `f() { ${inner}; }; f`,
 ];

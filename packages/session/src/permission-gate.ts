@@ -21,7 +21,7 @@ import {
   type PermissionRuleSource,
   parsePermissionRule,
 } from "./permission-rule.ts";
-import { analyzeShellCommand, clip, type ShellCommand } from "./permission-shell.ts";
+import { clip, type ShellAnalyzer, type ShellCommand, shellAnalyzer } from "./permission-shell.ts";
 import type { ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
 
 /**
@@ -139,6 +139,8 @@ interface ShellWriteFacts {
 
 /** What a command subject runs and writes, as the shell will (see permission-shell.ts). */
 interface ShellFacts {
+  /** Reads a rule's words the way the command's are read. */
+  analyze: ShellAnalyzer;
   commands: ShellCommand[];
   unresolved: string[];
   writes: ShellWriteFacts[];
@@ -224,23 +226,23 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
   };
 
   /** A command rule's specifier, read once; its words are read the way commands are (quotes removed). */
-  const patterns = new Map<string, Promise<CommandPattern>>();
-  const patternOf = (specifier: string) => {
+  const patterns = new Map<string, CommandPattern>();
+  const patternOf = (specifier: string, analyze: ShellAnalyzer): CommandPattern => {
     let pattern = patterns.get(specifier);
     if (pattern === undefined) {
-      pattern = (async () => {
-        const body = (specifier.endsWith(":*") ? specifier.slice(0, -2) : specifier).trim();
-        if (/(?<!\\)\*/.test(body)) return readCommandPattern(specifier);
-        const read = await analyzeShellCommand(body, { homeDir });
+      const body = (specifier.endsWith(":*") ? specifier.slice(0, -2) : specifier).trim();
+      let words: string[] | undefined;
+      if (!/(?<!\\)\*/.test(body)) {
+        const read = analyze(body, { homeDir });
         const first = read.commands[0];
-        const words =
+        if (
           read.unresolved.length === 0 &&
           first?.text === body &&
           first.words.every((word) => word !== undefined)
-            ? (first.words as string[])
-            : undefined;
-        return readCommandPattern(specifier, words === undefined ? undefined : () => words);
-      })();
+        )
+          words = first.words as string[];
+      }
+      pattern = readCommandPattern(specifier, words === undefined ? undefined : () => words);
       patterns.set(specifier, pattern);
     }
     return pattern;
@@ -254,14 +256,11 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     );
 
   /** The first rule of `behavior` that catches the call, or that may (when none does for certain). */
-  const catching = async (
-    behavior: PermissionBehavior,
-    facts: CallFacts,
-  ): Promise<{ certain?: Caught; maybe?: Caught }> => {
+  const catching = (behavior: PermissionBehavior, facts: CallFacts): { certain?: Caught; maybe?: Caught } => {
     const found: { certain?: Caught; maybe?: Caught } = {};
     for (const rule of rules) {
       if (rule.behavior !== behavior) continue;
-      const caught = await catches(rule, facts);
+      const caught = catches(rule, facts);
       if (caught === undefined) continue;
       if (caught.maybe === undefined) {
         found.certain = caught;
@@ -272,7 +271,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return found;
   };
 
-  const catches = async (rule: PermissionRule, facts: CallFacts): Promise<Caught | undefined> => {
+  const catches = (rule: PermissionRule, facts: CallFacts): Caught | undefined => {
     const { subject, shell } = facts;
     if (shell !== undefined) {
       if (coversShellWrites(rule) && rule.toolName !== facts.tool.name) {
@@ -291,7 +290,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       }
       if (!namesTool(rule, facts)) return undefined;
       if (rule.specifier === undefined) return { rule };
-      const pattern = await patternOf(rule.specifier);
+      const pattern = patternOf(rule.specifier, shell.analyze);
       let maybe: Caught | undefined;
       for (const command of shell.commands) {
         const match = commandMatches(pattern, command, rule.behavior);
@@ -321,7 +320,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
    * it is unresolved (or a bare `Bash` rule allows it whatever it runs), and every file it writes is inside the
    * working directories or allowed by an `Edit`/`Write` rule.
    */
-  const allowing = async (facts: CallFacts, dirs: string[]): Promise<PermissionRule | undefined> => {
+  const allowing = (facts: CallFacts, dirs: string[]): PermissionRule | undefined => {
     const allows = rules.filter((rule) => rule.behavior === "allow");
     const { shell } = facts;
     if (shell === undefined) {
@@ -344,7 +343,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
         if (!namesTool(rule, facts)) continue;
         if (
           rule.specifier === undefined ||
-          commandMatches(await patternOf(rule.specifier), command, "allow") === "yes"
+          commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes"
         ) {
           covering = rule;
           break;
@@ -402,14 +401,15 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
 
   /** Reads a command subject: what it runs (every simple command) and the files it writes. */
   const shellFacts = async (command: string, cwd: string): Promise<ShellFacts> => {
-    const analysis = await analyzeShellCommand(command, { homeDir });
+    const analyze = await shellAnalyzer();
+    const analysis = analyze(command, { homeDir });
     const writes = await Promise.all(
       analysis.writes.map(async (write) => ({
         text: write.text,
         paths: write.path === undefined ? undefined : await resolvePathForPermission(write.path, cwd),
       })),
     );
-    return { commands: analysis.commands, unresolved: analysis.unresolved, writes };
+    return { analyze, commands: analysis.commands, unresolved: analysis.unresolved, writes };
   };
 
   const gate: PermissionGate = {
@@ -474,7 +474,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       const inPart = (caught: Caught) =>
         caught.part === undefined || caught.part === commandText ? "" : ` (at \`${clip(caught.part)}\`)`;
 
-      const denied = await catching("deny", facts);
+      const denied = catching("deny", facts);
       if (denied.certain !== undefined)
         return deny(
           `Permission denied: ${what} is refused by ${describeRule(denied.certain.rule)}${inPart(denied.certain)}. Do not try it another way; do something else or ask the user.`,
@@ -491,7 +491,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       const outside = [...facts.paths, ...written].find((path) => !isInsideDirectories(path, dirs));
       let why: string;
       let askedBy: PermissionDecisionReason;
-      const asked = await catching("ask", facts);
+      const asked = catching("ask", facts);
       const askRule = asked.certain ?? asked.maybe;
       if (askRule !== undefined) {
         why = `${describeRule(askRule.rule)} asks before ${what}${inPart(askRule)}.`;
@@ -503,7 +503,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       } else {
         if (mode === "bypassPermissions") return allow({ type: "mode", mode });
         if (request.hookDecision === "allow") return allow({ type: "hook" });
-        const allowRule = await allowing(facts, dirs);
+        const allowRule = allowing(facts, dirs);
         if (allowRule !== undefined) return allow({ type: "rule", rule: allowRule });
         const shell = facts.shell;
         const unknownWrite = shell?.writes.find((write) => write.paths === undefined);
@@ -514,7 +514,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
         } else if (unknownWrite !== undefined) {
           why = `${what} writes to \`${unknownWrite.text}\`, a path only known when it runs.`;
         } else if (shell !== undefined) {
-          const part = await firstUnallowed(facts);
+          const part = firstUnallowed(facts);
           why =
             part === undefined || part === commandText
               ? `no rule allows ${what}.`
@@ -567,8 +567,10 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
   };
 
   /** The text of the first command no allow rule covers, for the reason a call is asked about. */
-  const firstUnallowed = async (facts: CallFacts): Promise<string | undefined> => {
-    for (const command of facts.shell?.commands ?? []) {
+  const firstUnallowed = (facts: CallFacts): string | undefined => {
+    const shell = facts.shell;
+    if (shell === undefined) return undefined;
+    for (const command of shell.commands) {
       if (command.transparent) continue;
       let covered = false;
       for (const rule of rules)
@@ -576,7 +578,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
           rule.behavior === "allow" &&
           namesTool(rule, facts) &&
           (rule.specifier === undefined ||
-            commandMatches(await patternOf(rule.specifier), command, "allow") === "yes")
+            commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes")
         )
           covered = true;
       if (!covered) return command.text;

@@ -1,7 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { posix } from "node:path";
-import type { Parser, Node as SyntaxNode } from "web-tree-sitter";
+import type { Assignment, Command, ParsedScript, Redirect, SyntaxNode, Word, WordPart } from "unbash";
 import { unwrapCommand } from "./permission-wrappers.ts";
 
 /** One command bash starts: a program or a builtin, with its words as bash passes them. */
@@ -117,84 +115,11 @@ const REEVALUATING_BUILTINS = new Set([
 /** Files that are not files: writing to them writes nowhere on disk. */
 const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
 
-/** Reserved words: read as a command's name, they mean the grammar misread a compound command. */
-const KEYWORDS = new Set([
-  "if",
-  "then",
-  "elif",
-  "else",
-  "fi",
-  "for",
-  "while",
-  "until",
-  "do",
-  "done",
-  "case",
-  "esac",
-  "select",
-  "function",
-  "{",
-  "}",
-  "[[",
-  "]]",
-  "!",
-  "in",
-]);
-
-/** Where a function defined unconditionally lasts: the script, or the subshell it is defined in. */
-const SCOPES = new Set(["program", "subshell", "command_substitution", "process_substitution"]);
-
 /** A script path that is the command's own input rather than a file. */
 const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
 
 /** Redirection operators that open their destination for writing. */
 const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);
-
-let loading: Promise<Parser> | undefined;
-
-/**
- * A file of an installed package, resolved from this module, or from this package's own entry when this module is
- * bundled into an app (the app depends on @unforget/session, whose dependencies are installed beside it).
- */
-function packageFile(specifier: string): string {
-  const here = createRequire(import.meta.url);
-  const bases: string[] = [];
-  try {
-    bases.push(here.resolve("@unforget/session"));
-  } catch {
-    // Not installed as a package (a test run from the sources): resolving from here is enough.
-  }
-  for (const base of [import.meta.url, ...bases]) {
-    try {
-      return createRequire(base).resolve(specifier);
-    } catch {
-      // Try the next place.
-    }
-  }
-  throw new Error(`${specifier} is not installed beside @unforget/session; reinstall it`);
-}
-
-/**
- * The bash grammar, loaded once per process: web-tree-sitter's runtime and tree-sitter-bash's grammar, both
- * WebAssembly, read from the installed packages. A failure is not kept: the next command tries again.
- */
-function bashParser(): Promise<Parser> {
-  loading ??= (async () => {
-    const [{ Language, Parser }, runtime, grammar] = await Promise.all([
-      import("web-tree-sitter"),
-      readFile(packageFile("web-tree-sitter/web-tree-sitter.wasm")),
-      readFile(packageFile("tree-sitter-bash/tree-sitter-bash.wasm")),
-    ]);
-    await Parser.init({ wasmBinary: runtime });
-    const parser = new Parser();
-    parser.setLanguage(await Language.load(grammar));
-    return parser;
-  })();
-  loading.catch(() => {
-    loading = undefined;
-  });
-  return loading;
-}
 
 interface Found {
   commands: ShellCommand[];
@@ -210,11 +135,22 @@ interface Found {
   literalSubstitution: boolean;
 }
 
-/** Reads one command the way bash will run it. Never rejects: what cannot be read is in `unresolved`. */
-export async function analyzeShellCommand(
-  command: string,
-  options: ShellAnalysisOptions,
-): Promise<ShellAnalysis> {
+/** Reads one command the way bash will run it. Never throws: what cannot be read is in `unresolved`. */
+export type ShellAnalyzer = (command: string, options: ShellAnalysisOptions) => ShellAnalysis;
+
+type Unbash = typeof import("unbash");
+let loading: Promise<ShellAnalyzer> | undefined;
+
+/**
+ * The analyzer, built on unbash (a bash parser in TypeScript: a typed tree, words with their quoting, substitutions
+ * parsed, here-documents read). The parser loads with the first Bash call, not at start-up.
+ */
+export function shellAnalyzer(): Promise<ShellAnalyzer> {
+  loading ??= import("unbash").then((unbash) => (command, options) => analyze(unbash, command, options));
+  return loading;
+}
+
+function analyze(unbash: Unbash, command: string, options: ShellAnalysisOptions): ShellAnalysis {
   const found: Found = {
     commands: [],
     writes: [],
@@ -224,17 +160,8 @@ export async function analyzeShellCommand(
     reevaluates: false,
     literalSubstitution: false,
   };
-  let parser: Parser;
   try {
-    parser = await bashParser();
-  } catch (error) {
-    found.unresolved.push(
-      `the shell parser could not be loaded (${(error as Error).message}), so no part of the command can be checked`,
-    );
-    return found;
-  }
-  try {
-    new Walk(parser, options, found).script(command, 0);
+    new Walk(unbash, options, found).script(command, 0);
   } catch (error) {
     // Deep nesting can exhaust the stack; whatever the cause, the command is not resolved.
     found.unresolved.push(`the command could not be analysed (${(error as Error).message})`);
@@ -265,27 +192,29 @@ function finish(found: Found): ShellAnalysis {
   return { commands: found.commands, writes, unresolved: found.unresolved };
 }
 
-interface Decoded {
-  value: string;
-  /** The unquoted characters of the word, with quoted or escaped ones replaced by NUL: where globs and braces act. */
-  pattern: string;
+/** Where the walk is: the script's text, and whether what it meets runs every time (for function definitions). */
+interface Place {
+  readonly source: string;
+  readonly depth: number;
+  /** The subshell (or script) a function defined here lasts in, as a range of `source`; undefined: not recorded. */
+  readonly scope: { from: number; to: number } | undefined;
+  /** False inside `if`, loops, `case`, `&&`/`||` after the first, pipelines and function bodies. */
+  readonly always: boolean;
 }
 
+const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
+
 class Walk {
-  /**
-   * Functions the script being walked defines unconditionally (not inside `if`, `&&`, a loop or another function),
-   * with where each definition ends and the subshell (or script) it lasts in.
-   */
+  /** Functions defined where they always run, with where the definition ends and the scope it lasts in. */
   private functions: { name: string; end: number; from: number; to: number }[] = [];
   /** Every function name the script being walked defines, wherever. */
   private functionNames = new Set<string>();
-
-  private readonly parser: Parser;
+  private readonly unbash: Unbash;
   private readonly options: ShellAnalysisOptions;
   private readonly found: Found;
 
-  constructor(parser: Parser, options: ShellAnalysisOptions, found: Found) {
-    this.parser = parser;
+  constructor(unbash: Unbash, options: ShellAnalysisOptions, found: Found) {
+    this.unbash = unbash;
     this.options = options;
     this.found = found;
   }
@@ -296,222 +225,156 @@ class Walk {
       this.found.unresolved.push(`it nests commands in strings more than ${MAX_NESTING} levels deep`);
       return;
     }
-    if (text.includes("\r")) {
-      this.found.unresolved.push("it contains a carriage return, which bash reads as part of a word");
-      return;
-    }
-    const tree = this.parser.parse(text);
+    const tree = this.unbash.parse(text);
     const outer = this.functions;
     const outerNames = this.functionNames;
     this.functions = [];
-    this.functionNames = new Set(
-      tree?.rootNode
-        .descendantsOfType("function_definition")
-        .flatMap((node) => node?.childForFieldName("name")?.text ?? []) ?? [],
-    );
-    if (tree === null) {
-      this.found.unresolved.push("the shell parser returned nothing for it");
-      return;
-    }
+    this.functionNames = new Set();
     try {
-      const root = tree.rootNode;
-      if (root.hasError) {
-        const error = firstError(root);
-        this.found.unresolved.push(
-          `bash may read it differently from the gate's parser (a syntax error${error === undefined ? "" : ` near \`${clip(error.text)}\``})`,
-        );
-        return;
-      }
-      if (splitsAtContinuation(text, root)) {
-        this.found.unresolved.push(
-          "a backslash-newline joins two words into one, which the gate's parser reads as two",
-        );
-        return;
-      }
-      const glued = gluedToken(root);
-      if (glued !== undefined) {
-        this.found.unresolved.push(
-          `the gate's parser read \`${clip(glued)}\` as one word, where bash splits it at a blank or a newline`,
-        );
-        return;
-      }
-      this.visit(root, depth);
+      if (!this.parsed(tree, text)) return;
+      this.collectFunctionNames(tree);
+      this.visit(tree, { source: text, depth, scope: { from: 0, to: text.length }, always: true });
     } finally {
-      tree.delete();
       this.functions = outer;
       this.functionNames = outerNames;
     }
   }
 
-  private visit(node: SyntaxNode, depth: number): void {
+  /** False (and why, in unresolved) when the parser reported a syntax error in the script. */
+  private parsed(script: ParsedScript | undefined, source: string): boolean {
+    if (script === undefined) {
+      this.found.unresolved.push("a substitution in it could not be parsed");
+      return false;
+    }
+    const error = script.errors?.[0];
+    if (error === undefined) return true;
+    this.found.unresolved.push(
+      `bash would stop at a syntax error (${error.message}, near \`${clip((script.source ?? source).slice(error.pos, error.pos + 20))}\`)`,
+    );
+    return false;
+  }
+
+  private visit(node: SyntaxNode, place: Place): void {
     switch (node.type) {
-      case "command":
-        this.command(node, depth);
+      case "Command":
+        this.command(node, place);
         return;
-      case "declaration_command":
-      case "unset_command":
-        this.builtinStatement(node, depth);
+      case "Function": {
+        if (place.always && place.scope !== undefined)
+          this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
+        this.visitChildren(node, { ...place, always: false });
         return;
-      case "function_definition": {
-        const name = node.childForFieldName("name");
-        let scope = node.parent;
-        while (scope?.type === "compound_statement") scope = scope.parent;
-        if (name !== null && scope !== null && SCOPES.has(scope.type))
-          this.functions.push({
-            name: name.text,
-            end: node.endIndex,
-            from: scope.startIndex,
-            to: scope.endIndex,
-          });
-        break;
       }
-      case "variable_assignment":
-        this.assignment(node);
-        break;
-      case "file_redirect":
-        this.redirect(node);
-        break;
-      case "arithmetic_expansion":
-      case "c_style_for_statement":
-      case "subscript":
-      case "test_command":
+      case "Subshell":
+        this.visitChildren(node, { ...place, scope: { from: node.pos, to: node.end } });
+        return;
+      case "CommandExpansion":
+      case "ProcessSubstitution":
+      case "ArithmeticCommandExpansion": {
+        const script = node.script;
+        if (!this.parsed(script, place.source)) return;
+        // Backquotes with escapes are parsed from their own unescaped text: positions index that text.
+        const source = script?.source ?? place.source;
+        const scope = script?.source === undefined ? { from: node.pos, to: node.end } : undefined;
+        if (node.type === "ArithmeticCommandExpansion") this.found.reevaluates = true;
+        this.visitChildren(node, { ...place, source, scope, always: true });
+        return;
+      }
+      case "If":
+      case "While":
+      case "For":
+      case "Select":
+      case "Case":
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      case "ArithmeticFor":
+      case "ArithmeticCommand":
+      case "ArithmeticExpansion":
+      case "TestCommand":
         this.found.reevaluates = true;
-        break;
-      case "compound_statement":
-        if (node.child(0)?.type === "((") this.found.reevaluates = true;
-        break;
-      case "expansion":
-        if (node.children.some((child) => child.type === "!" || child.type === "P"))
-          this.found.reevaluates = true;
-        break;
-      case "command_substitution":
-        // Inside backquotes bash unescapes \\ \` and \$ before it parses the text (`\`rm x\`` nests a substitution);
-        // the grammar does not, so the text is parsed again.
-        if (node.child(0)?.type === "`" && node.text.includes("\\")) {
-          this.found.literalSubstitution = true;
-          this.script(node.text.slice(1, -1).replace(/\\([\\`$])/g, "$1"), depth + 1);
+        this.visitChildren(node, { ...place, always: place.always && node.type !== "ArithmeticFor" });
+        return;
+      case "AndOr":
+        for (const [index, command] of node.commands.entries())
+          this.visit(command, { ...place, always: place.always && index === 0 });
+        return;
+      case "Pipeline":
+        if (node.commands.length > 1) {
+          for (const command of node.commands)
+            this.visit(command, { ...place, scope: undefined, always: false });
           return;
         }
         break;
-      case "heredoc_body":
-        this.heredoc(node);
+      case "ParameterExpansion":
+        if (node.prefix === "!" || node.index !== undefined) this.found.reevaluates = true;
+        if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
+          this.found.reevaluates = true;
         break;
-      case "raw_string":
-      case "string_content":
-      case "ansi_c_string":
-      case "heredoc_content":
-      case "word":
-        if (/\$\(|`/.test(node.text)) this.found.literalSubstitution = true;
+      case "Assignment":
+        if (isCodeVariable(node.name))
+          this.found.unresolved.push(
+            `it sets ${node.name}, which makes bash or the programs it starts run code the command does not show`,
+          );
+        if (node.index !== undefined) this.found.reevaluates = true;
+        break;
+      case "Redirect":
+        this.redirect(node);
+        break;
+      case "HereDocBody":
+        if (hasSubstitutionText(node.text)) this.found.literalSubstitution = true;
+        break;
+      case "Literal":
+      case "SingleQuoted":
+      case "AnsiCQuoted":
+        if (hasSubstitutionText(node.value)) this.found.literalSubstitution = true;
         break;
     }
-    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
+    this.visitChildren(node, place);
   }
 
-  /**
-   * An unquoted here-document is expanded like a double-quoted string. The grammar misses some of its expansions
-   * (a backquote, a line indented with a tab): every `$(`, `${`, `$[` and backquote must be inside one it read.
-   */
-  private heredoc(node: SyntaxNode): void {
-    if (this.found.literalSubstitution === false && /\$\(|`/.test(node.text))
-      this.found.literalSubstitution = true;
-    const start = node.parent?.children.find((child) => child?.type === "heredoc_start")?.text ?? "";
-    if (/['"\\]/.test(start)) return;
-    const read = node.namedChildren
-      .filter((child) => child !== null && child.type !== "heredoc_content")
-      .map((child) => [child!.startIndex - node.startIndex, child!.endIndex - node.startIndex] as const);
-    const text = node.text;
-    const trigger = /\\[\s\S]|\$[({[]|`/g;
-    for (let match = trigger.exec(text); match !== null; match = trigger.exec(text)) {
-      if (match[0].startsWith("\\")) continue;
-      if (!read.some(([from, to]) => match.index >= from && match.index < to)) {
-        this.found.unresolved.push(
-          `a here-document expands \`${clip(text.slice(match.index, match.index + 20))}\`, which the gate's parser did not read`,
-        );
-        return;
-      }
-    }
+  private visitChildren(node: SyntaxNode, place: Place): void {
+    this.unbash.forEachChild(node, (child) => this.visit(child, place));
   }
 
-  private assignment(node: SyntaxNode): void {
-    const name = node.childForFieldName("name");
-    const variable = name?.type === "subscript" ? name.namedChild(0)?.text : name?.text;
-    if (variable !== undefined && isCodeVariable(variable))
-      this.found.unresolved.push(
-        `it sets ${variable}, which makes bash or the programs it starts run code the command does not show`,
-      );
+  /** Every function name a script defines, at any depth (substitutions included). */
+  private collectFunctionNames(node: SyntaxNode): void {
+    if (node.type === "Function") this.functionNames.add(node.name.value);
+    this.unbash.forEachChild(node, (child) => this.collectFunctionNames(child));
   }
 
-  private redirect(node: SyntaxNode): void {
-    const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? "";
-    const destination = redirectTargets(node)[0];
-    if (destination === undefined || !WRITING_REDIRECTS.has(operator)) return;
-    if (operator === ">&") {
-      // `>&2` duplicates a descriptor; `>&file` writes stdout and stderr to a file.
-      if (destination.type === "number" || destination.text === "-") return;
-    }
-    this.write(destination);
+  private redirect(node: Redirect): void {
+    if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
+    // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
+    if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
+    this.write(this.decode(node.target), node.target.text);
   }
 
-  /** A file written: a redirection's destination (a node), or a wrapper's or tee's argument (a word or undefined). */
-  private write(target: SyntaxNode | string | undefined, text?: string): void {
-    const path = typeof target === "object" ? this.decode(target) : target;
-    const written = typeof target === "object" ? target.text : (target ?? text ?? "");
+  /** A file written: its path, or undefined when only known at run time. */
+  private write(path: string | undefined, text: string): void {
     if (path === undefined) {
-      this.found.writes.push({ path: undefined, relative: false, text: written });
+      this.found.writes.push({ path: undefined, relative: false, text });
       return;
     }
     if (NOT_A_FILE.test(path)) return;
-    this.found.writes.push({ path, relative: !path.startsWith("/"), text: written });
+    this.found.writes.push({ path, relative: !path.startsWith("/"), text });
   }
 
-  /** `declare`, `export`, `local`, `readonly`, `typeset`, `unset`: builtins the grammar reads as statements. */
-  private builtinStatement(node: SyntaxNode, depth: number): void {
-    const keyword = node.child(0)?.text ?? "";
-    const words: (string | undefined)[] = [keyword];
-    for (const child of node.namedChildren) {
-      if (child === null) continue;
-      if (child.type === "variable_assignment") {
-        const name = child.childForFieldName("name")?.text ?? "";
-        const value = child.childForFieldName("value");
-        const decoded = value === null ? "" : this.decode(value);
-        words.push(decoded === undefined ? undefined : `${name}=${decoded}`);
-      } else words.push(child.type === "variable_name" ? child.text : this.decode(child));
+  private command(node: Command, place: Place): void {
+    const text = place.source.slice(node.pos, node.end);
+    if (node.name !== undefined) {
+      const words = [node.name, ...node.args].map((word) =>
+        word.type === "Assignment" ? this.assignmentWord(word) : this.decode(word),
+      );
+      this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node));
     }
-    this.found.reevaluates = true;
-    this.run(words, false, node.text, node.startIndex, depth, 0, undefined);
-    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
+    this.visitChildren(node, place);
   }
 
-  private command(node: SyntaxNode, depth: number): void {
-    // Words in source order: the name, the arguments, and the words the grammar files under a redirection that
-    // follows the command (`git >/dev/null push` runs `git push`).
-    const pieces: SyntaxNode[] = [];
-    const parent = node.parent;
-    const redirects = [
-      ...node.childrenForFieldName("redirect"),
-      ...(parent?.type === "redirected_statement" && parent.childForFieldName("body")?.id === node.id
-        ? parent.childrenForFieldName("redirect")
-        : []),
-    ];
-    for (const child of node.namedChildren) {
-      if (child === null) continue;
-      if (child.type === "command_name") pieces.push(child.namedChild(0) ?? child);
-      else if (
-        child.type !== "variable_assignment" &&
-        child.type !== "file_redirect" &&
-        child.type !== "herestring_redirect" &&
-        child.type !== "comment"
-      )
-        pieces.push(child);
-    }
-    for (const redirect of redirects)
-      if (redirect?.type === "file_redirect")
-        pieces.push(...redirectTargets(redirect).slice(isClosing(redirect) ? 0 : 1));
-    pieces.sort((a, b) => a.startIndex - b.startIndex);
-    const words = pieces.map((piece) => this.decode(piece));
-    if (words.length > 0)
-      this.run(words, false, node.text, node.startIndex, depth, 0, stdinScript(node, parent));
-    for (const child of node.namedChildren) if (child !== null) this.visit(child, depth);
+  /** An assignment given as an argument (`declare x=1`), as the word bash passes. */
+  private assignmentWord(node: Assignment): string | undefined {
+    if (node.index !== undefined || node.value.type === "ArrayValue") return undefined;
+    const value = this.decode(node.value);
+    return value === undefined ? undefined : `${node.name}${node.append === true ? "+=" : "="}${value}`;
   }
 
   /**
@@ -532,19 +395,15 @@ class Walk {
       this.found.unresolved.push(`the command name in \`${clip(text)}\` is only known when it runs`);
       return;
     }
-    if (KEYWORDS.has(name)) {
-      this.found.unresolved.push(
-        `the gate's parser read the keyword \`${name}\` in \`${clip(text)}\` as a command`,
-      );
-      return;
-    }
     const program = programName(name);
     if (name.includes("/")) this.found.executed.push(name);
     if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
     if (REEVALUATING_BUILTINS.has(program)) this.found.reevaluates = true;
-    const isFunction = this.functions.some(
-      (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
-    );
+    const isFunction =
+      wrappers === 0 &&
+      this.functions.some(
+        (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
+      );
     if (!isFunction && this.functionNames.has(name))
       this.found.unresolved.push(
         `\`${name}\` may run the function the command defines only under a condition, or a program of that name`,
@@ -616,325 +475,86 @@ class Walk {
     }
   }
 
-  /** A word's value after expansion, or undefined when bash would expand something not known until it runs. */
-  decode(node: SyntaxNode): string | undefined {
-    const decoded = this.decodePart(node);
-    if (decoded === undefined) return undefined;
-    if (/\$\(|`/.test(decoded.value)) this.found.literalSubstitution = true;
-    const { pattern } = decoded;
-    // Pathname expansion (`*`, `?`, `[…]`, extglob) and brace expansion make the words depend on the disk or
-    // split one word into several.
-    if (/[*?]|\[[^\]]*\]|[+@!]\(/.test(pattern)) return undefined;
-    if (/\{[^{}]*(,|\.\.)[^{}]*\}/.test(pattern)) return undefined;
+  /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */
+  decode(word: Word): string | undefined {
+    let value: string;
+    if (word.parts === undefined) value = word.value;
+    else {
+      value = "";
+      for (const part of word.parts) {
+        const piece = partValue(part);
+        if (piece === undefined) return undefined;
+        value += piece;
+      }
+    }
+    if (hasSubstitutionText(value)) this.found.literalSubstitution = true;
+    // `~` and `~/…` unquoted at the start are the home folder; `~user`, `~+`, `~-` are not known here.
+    if (word.text.startsWith("~")) {
+      const slash = value.indexOf("/");
+      if ((slash === -1 ? value : value.slice(0, slash)) !== "~") return undefined;
+      return this.options.homeDir + (slash === -1 ? "" : value.slice(slash));
+    }
     // zsh expands `=name` to the program's path.
-    if (/^=[\w.-]/.test(pattern)) return undefined;
-    if (pattern.startsWith("~")) {
-      const slash = decoded.value.indexOf("/");
-      const user = slash === -1 ? decoded.value.slice(1) : decoded.value.slice(1, slash);
-      if (
-        user !== "" ||
-        !pattern
-          .slice(0, slash === -1 ? undefined : slash)
-          .split("")
-          .every((c) => c === "~")
-      )
-        return undefined;
-      return this.options.homeDir + (slash === -1 ? "" : decoded.value.slice(slash));
-    }
-    return decoded.value;
-  }
-
-  private decodePart(node: SyntaxNode): Decoded | undefined {
-    switch (node.type) {
-      case "word":
-      case "number":
-      case "extglob_pattern":
-        return unquoted(node.text);
-      case "raw_string": {
-        const value = node.text.slice(1, -1);
-        return { value, pattern: "\0".repeat(value.length) };
-      }
-      case "ansi_c_string": {
-        const value = ansiC(node.text.slice(2, -1));
-        return value === undefined ? undefined : { value, pattern: "\0".repeat(value.length) };
-      }
-      case "string": {
-        // `"…"`: its content, with `\$ \` \" \\` and backslash-newline unescaped; a `$` is literal only last.
-        const inner = node.children.slice(1, -1);
-        let value = "";
-        for (const [index, child] of inner.entries()) {
-          if (child === null) return undefined;
-          if (child.type === "string_content")
-            value += child.text.replace(/\\([$`"\\\n])/g, (_, escaped: string) =>
-              escaped === "\n" ? "" : escaped,
-            );
-          else if (child.type === "$" && index === inner.length - 1) value += "$";
-          else return undefined;
-        }
-        if (!tiles(node)) return undefined;
-        return { value, pattern: "\0".repeat(value.length) };
-      }
-      case "concatenation": {
-        let value = "";
-        let pattern = "";
-        const children = node.children;
-        for (const [index, child] of children.entries()) {
-          if (child === null) return undefined;
-          if (!child.isNamed) {
-            // The grammar splits `a$` and `r$"x"m` around a bare `$`: bash keeps it only when nothing follows.
-            if (child.type !== "$" || index !== children.length - 1) return undefined;
-            value += "$";
-            pattern += "$";
-            continue;
-          }
-          const part = this.decodePart(child);
-          if (part === undefined) return undefined;
-          value += part.value;
-          pattern += part.pattern;
-        }
-        if (!tiles(node)) return undefined;
-        return { value, pattern };
-      }
-      default:
-        // Expansions, substitutions, `$"…"` (a translation, whose text could change), arrays, …
-        return undefined;
-    }
+    if (/^=[\w.-]/.test(word.text)) return undefined;
+    return value;
   }
 }
 
-/** True when a node's children cover its text without gaps (the grammar skipped nothing bash would read). */
-function tiles(node: SyntaxNode): boolean {
-  let at = node.startIndex;
-  for (const child of node.children) {
-    if (child === null || child.startIndex !== at) return false;
-    at = child.endIndex;
-  }
-  return at === node.endIndex;
-}
-
-/** An unquoted word: backslash escapes removed, a backslash-newline joins. */
-function unquoted(text: string): Decoded {
-  let value = "";
-  let pattern = "";
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]!;
-    if (char === "\\" && index + 1 < text.length) {
-      const next = text[++index]!;
-      if (next === "\n") continue;
-      value += next;
-      pattern += "\0";
-      continue;
-    }
-    value += char;
-    pattern += char;
-  }
-  return { value, pattern };
-}
-
-/** bash's `$'…'` escapes; undefined for one the gate does not decode. */
-function ansiC(body: string): string | undefined {
-  const simple: Record<string, string> = {
-    a: "\x07",
-    b: "\b",
-    e: "\x1b",
-    E: "\x1b",
-    f: "\f",
-    n: "\n",
-    r: "\r",
-    t: "\t",
-    v: "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-  };
-  let value = "";
-  for (let index = 0; index < body.length; index++) {
-    const char = body[index]!;
-    if (char !== "\\") {
-      value += char;
-      continue;
-    }
-    const next = body[index + 1];
-    if (next === undefined) return undefined;
-    index++;
-    let code: number | undefined;
-    if (next in simple) {
-      value += simple[next];
-      continue;
-    }
-    const digits = (pattern: RegExp, max: number) => {
-      const match = pattern.exec(body.slice(index + 1, index + 1 + max));
-      return match?.[0] ?? "";
-    };
-    if (/[0-7]/.test(next)) {
-      const more = digits(/^[0-7]+/, 2);
-      code = Number.parseInt(next + more, 8) & 0xff;
-      index += more.length;
-    } else if (next === "x" || next === "u" || next === "U") {
-      const hex = digits(/^[0-9a-fA-F]+/, next === "x" ? 2 : next === "u" ? 4 : 8);
-      if (hex === "") {
-        value += `\\${next}`;
-        continue;
+/** The value of one part of a word, or undefined for an expansion, a glob or a brace expansion. */
+function partValue(part: WordPart): string | undefined {
+  switch (part.type) {
+    case "Literal":
+    case "SingleQuoted":
+    case "AnsiCQuoted":
+      return part.value;
+    case "DoubleQuoted": {
+      let value = "";
+      for (const child of part.parts) {
+        if (child.type !== "Literal") return undefined;
+        value += child.value;
       }
-      code = Number.parseInt(hex, 16);
-      index += hex.length;
-    } else if (next === "c") {
-      const control = body[index + 1];
-      if (control === undefined) return undefined;
-      index++;
-      code = control === "?" ? 0x7f : control.toUpperCase().charCodeAt(0) & 0x1f;
-    } else {
-      value += `\\${next}`;
-      continue;
+      return value;
     }
-    // A NUL ends the string for bash.
-    if (code === 0) return value;
-    if (code > 0x10ffff) return undefined;
-    value += String.fromCodePoint(code);
+    default:
+      // Expansions and substitutions, globs (which depend on the disk), brace expansions (which make several
+      // words), `$"…"` (a translation, whose text could change).
+      return undefined;
   }
-  return value;
-}
-
-/** The program a command name runs: the name itself, or the last part of a path. */
-export function programName(name: string): string {
-  const trimmed = name.replace(/\/+$/, "");
-  return trimmed.slice(trimmed.lastIndexOf("/") + 1);
-}
-
-/** The named children of a redirection that are words (the first is its destination). */
-function redirectTargets(node: SyntaxNode): SyntaxNode[] {
-  return node.namedChildren.filter(
-    (child): child is SyntaxNode =>
-      child !== null && child.type !== "file_descriptor" && child.type !== "comment",
-  );
-}
-
-/** `>&-` and `<&-` close a descriptor and take no destination. */
-function isClosing(node: SyntaxNode): boolean {
-  return node.children.some((child) => child !== null && (child.type === ">&-" || child.type === "<&-"));
 }
 
 /**
  * The text a command reads on its input when it is written in the command: a here-string or a here-document
  * without expansions. `null` when there is none, undefined when there is one but its text is only known at run time.
  */
-function stdinScript(node: SyntaxNode, parent: SyntaxNode | null): string | undefined | null {
-  // `! bash <<EOF`: the here-document belongs to the negated command.
-  let outer = parent;
-  while (outer?.type === "negated_command") outer = outer.parent;
-  const redirects = [
-    ...node.namedChildren,
-    ...(outer?.type === "redirected_statement" ? outer.namedChildren : []),
-  ];
-  for (const redirect of redirects) {
-    if (redirect?.type === "heredoc_redirect") {
-      const body = redirect.namedChildren.find((child) => child?.type === "heredoc_body");
-      if (body === undefined || body === null) return "";
-      if (body.namedChildren.some((child) => child !== null && child.type !== "heredoc_content"))
-        return undefined;
-      const strip = redirect.children.some((child) => child?.type === "<<-");
-      return strip ? body.text.replace(/^\t+/gm, "") : body.text;
-    }
-    if (redirect?.type === "herestring_redirect") {
-      const word = redirect.namedChildren.find((child) => child !== null && child.type !== "file_descriptor");
-      if (word === undefined || word === null) return undefined;
-      const walkless = literalText(word);
-      return walkless;
-    }
+function stdinOf(node: Command): string | undefined | null {
+  let stdin: string | undefined | null = null;
+  for (const redirect of node.redirects) {
+    if (redirect.type === "HereDoc") {
+      const { body, delimiter } = redirect;
+      let text: string | undefined = body.text;
+      // Unquoted, a here-document is expanded: text without expansions has only its escapes removed.
+      if (delimiter?.quoted !== true)
+        text =
+          body.parts === undefined
+            ? body.text.replace(/\\\n/g, "").replace(/\\([$`\\])/g, "$1")
+            : body.parts.every((part) => part.type === "Literal")
+              ? body.parts.map((part) => (part.type === "Literal" ? part.value : "")).join("")
+              : undefined;
+      stdin = text !== undefined && redirect.operator === "<<-" ? text.replace(/^\t+/gm, "") : text;
+    } else if (redirect.type === "HereString") {
+      const word = redirect.target;
+      const value = word === undefined ? undefined : word.parts === undefined ? word.value : undefined;
+      stdin = value ?? (word?.parts?.every((part) => partValue(part) !== undefined) ? word.value : undefined);
+    } else if (redirect.operator === "<" || redirect.operator === "<&" || redirect.operator === "<>")
+      stdin = undefined;
   }
-  return null;
+  return stdin;
 }
 
-/** The value of a word with no expansions (quotes removed), for here-strings. */
-function literalText(node: SyntaxNode): string | undefined {
-  if (node.type === "raw_string") return node.text.slice(1, -1);
-  if (node.type === "word") return unquoted(node.text).value;
-  if (node.type === "string" && node.namedChildren.every((child) => child?.type === "string_content"))
-    return node.namedChildren.map((child) => child?.text ?? "").join("");
-  return undefined;
-}
-
-/**
- * True when a backslash-newline sits between two non-blank characters outside quotes: bash joins the two into one
- * word (`r\⏎m` is `rm`), while the grammar reads two.
- */
-function splitsAtContinuation(text: string, root: SyntaxNode): boolean {
-  const blank = /[\s;&|()<>]/;
-  for (let index = text.indexOf("\\\n"); index !== -1; index = text.indexOf("\\\n", index + 2)) {
-    let backslashes = 0;
-    for (let at = index; at >= 0 && text[at] === "\\"; at--) backslashes++;
-    if (backslashes % 2 === 0) continue;
-    const leaf = root.descendantForIndex(index, index + 1);
-    if (
-      leaf !== null &&
-      [
-        "raw_string",
-        "string_content",
-        "string",
-        "comment",
-        "heredoc_body",
-        "heredoc_content",
-        "ansi_c_string",
-      ].includes(leaf.type)
-    )
-      continue;
-    const before = text[index - 1];
-    const after = text[index + 2];
-    if (before !== undefined && after !== undefined && !blank.test(before) && !blank.test(after)) return true;
-  }
-  return false;
-}
-
-/** Tokens that bash never lets hold an unquoted blank: words, names, numbers, operators of tests. */
-const SINGLE_WORD_TOKENS = new Set([
-  "word",
-  "number",
-  "extglob_pattern",
-  "variable_name",
-  "file_descriptor",
-  "test_operator",
-  "heredoc_start",
-  "special_variable_name",
-]);
-
-/**
- * A token the grammar read as one word although it holds an unescaped blank or newline (the grammar reads
- * `ls⏎\rm x` as `ls` with two arguments; bash runs `ls`, then `rm x`), or a comment that runs past a line's end.
- * Walks the tree without recursion.
- */
-function gluedToken(root: SyntaxNode): string | undefined {
-  const cursor = root.walk();
-  try {
-    for (;;) {
-      const type = cursor.nodeType;
-      if (SINGLE_WORD_TOKENS.has(type) && hasUnescapedBlank(cursor.nodeText)) return cursor.nodeText;
-      if (type === "comment" && cursor.nodeText.includes("\n")) return cursor.nodeText;
-      if (cursor.gotoFirstChild()) continue;
-      while (!cursor.gotoNextSibling()) if (!cursor.gotoParent()) return undefined;
-    }
-  } finally {
-    cursor.delete();
-  }
-}
-
-function hasUnescapedBlank(text: string): boolean {
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (char === "\\") index++;
-    else if (char === " " || char === "\t" || char === "\n") return true;
-  }
-  return false;
-}
-
-function firstError(node: SyntaxNode): SyntaxNode | undefined {
-  if (node.type === "ERROR" || node.isMissing) return node;
-  for (const child of node.children) {
-    if (child === null || !child.hasError) continue;
-    const found = firstError(child);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+/** The program a command name runs: the name itself, or the last part of a path. */
+export function programName(name: string): string {
+  const trimmed = name.replace(/\/+$/, "");
+  return trimmed.slice(trimmed.lastIndexOf("/") + 1);
 }
 
 /** A command a wrapper runs, written out from its words (`…` for a word only known at run time). */
