@@ -146,7 +146,18 @@ let loading: Promise<ShellAnalyzer> | undefined;
  * parsed, here-documents read). The parser loads with the first Bash call, not at start-up.
  */
 export function shellAnalyzer(): Promise<ShellAnalyzer> {
-  loading ??= import("unbash").then((unbash) => (command, options) => analyze(unbash, command, options));
+  loading ??= import("unbash").then(
+    (unbash): ShellAnalyzer =>
+      (command, options) =>
+        analyze(unbash, command, options),
+    (error: Error): ShellAnalyzer => {
+      // Nothing can be read: every command is unresolved (asked about, never allowed by a rule). The next call
+      // tries to load the parser again.
+      loading = undefined;
+      const why = `the shell parser could not be loaded (${error.message}), so no part of the command can be checked`;
+      return () => ({ commands: [], writes: [], unresolved: [why] });
+    },
+  );
   return loading;
 }
 
