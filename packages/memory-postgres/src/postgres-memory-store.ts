@@ -408,8 +408,9 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
 
     async listVersions(name) {
       const checked = normalizeMemoryName(name);
+      // The column, not the selected `id` (text): "10" sorts before "9".
       const { rows } = await client.query<VersionRow>(
-        `SELECT ${VERSION_COLUMNS} FROM memory_version WHERE namespace = $1 AND path = $2 ORDER BY id DESC`,
+        `SELECT ${VERSION_COLUMNS} FROM memory_version WHERE namespace = $1 AND path = $2 ORDER BY memory_version.id DESC`,
         [namespace, checked],
       );
       return rows.map(versionOf);
