@@ -24,6 +24,19 @@ export function isWriteIdTaken(error: unknown): boolean {
     error.constraint === "memory_version_write_id_key"
   );
 }
+/**
+ * A unique violation on a memory's version number: the statement counted the versions before a concurrent
+ * change of the same memory committed (a delete's tombstone, whose head insert it then waited for). Nothing
+ * was written; the same statement run again counts that version too.
+ */
+export function isVersionTaken(error: unknown): boolean {
+  return (
+    error instanceof SqlError &&
+    error.sqlState === "23505" &&
+    error.constraint === "memory_version_namespace_path_version_key"
+  );
+}
+
 const SHA256_SQL = "encode(sha256(convert_to($3, 'UTF8')), 'hex')";
 
 /** A memory's head as a change checks it. */
