@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { freshNamespace, server, useServerDatabase } from "./__fixtures__/stores.ts";
 import { createPostgresMemoryStore, type PostgresMemoryStore } from "./postgres-memory-store.ts";
 
-const note = (description: string) => formatMemoryFile({ name: "n", description, type: "project" }, "Body.\n");
+const note = (description: string) =>
+  formatMemoryFile({ name: "n", description, type: "project" }, "Body.\n");
 
 /** What a call ended with: ok, or the name of its error's class. */
 async function outcome(call: Promise<unknown>): Promise<string> {
