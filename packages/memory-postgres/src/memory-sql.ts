@@ -9,7 +9,15 @@ import {
   memoryIndexPreamble,
 } from "@unforget/memory";
 import { type SqlClient, SqlError, type SqlQueryable } from "@unforget/postgres";
-import { entryOf, type MemoryRow, storedEntry, VERSION_COLUMNS, type VersionRow } from "./memory-rows.ts";
+import {
+  entryOf,
+  exactText,
+  type MemoryRow,
+  storedEntry,
+  textColumn,
+  VERSION_COLUMNS,
+  type VersionRow,
+} from "./memory-rows.ts";
 
 export const NOTIFY_CHANNEL = "unforget_memory";
 
@@ -110,12 +118,12 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
     what: string,
   ): Promise<Head & { content: string }> => {
     const { rows } = await transaction.query<Head & { content: string }>(
-      "SELECT content, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE",
+      `SELECT ${textColumn("content")}, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE`,
       [namespace, name],
     );
     const row = rows[0];
     if (row === undefined) throw notFound(name, what);
-    const head = { ...row, version: Number(row.version) };
+    const head = { ...row, content: exactText(row.content), version: Number(row.version) };
     checkExpectedHash(name, writeOptions.expectedHash, asHead(head));
     return head;
   };
@@ -291,11 +299,16 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
   const generatedIndex = async (database: SqlQueryable = client) => {
     const [entries, preamble] = await Promise.all([
       catalog(database, false),
-      database.query<{ preamble: string }>("SELECT preamble FROM memory_index WHERE namespace = $1", [
-        namespace,
-      ]),
+      database.query<{ preamble: string }>(
+        `SELECT ${textColumn("preamble")} FROM memory_index WHERE namespace = $1`,
+        [namespace],
+      ),
     ]);
-    return formatMemoryIndex(memoryIndexPreamble(preamble.rows[0]?.preamble), entries);
+    const stored = preamble.rows[0]?.preamble;
+    return formatMemoryIndex(
+      memoryIndexPreamble(stored === undefined ? undefined : exactText(stored)),
+      entries,
+    );
   };
 
   const versionRow = async (

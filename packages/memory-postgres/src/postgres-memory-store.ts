@@ -30,7 +30,7 @@ import {
 } from "@unforget/memory";
 import { checkSchema, runMigrations, type SqlClient, type SqlQueryable } from "@unforget/postgres";
 import { checkAllowed, checkNamespace } from "./memory-namespaces.ts";
-import { VERSION_COLUMNS, type VersionRow, versionOf } from "./memory-rows.ts";
+import { exactText, textColumn, VERSION_COLUMNS, type VersionRow, versionOf } from "./memory-rows.ts";
 import { loadMemoryMigrations } from "./memory-schema.ts";
 import {
   type HeadCondition,
@@ -258,13 +258,13 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         return { content, hash: hashContent(content) };
       }
       const { rows } = await client.query<{ content: string; content_sha256: string; version: number }>(
-        "SELECT content, content_sha256, version FROM memory WHERE namespace = $1 AND path = $2",
+        `SELECT ${textColumn("content")}, content_sha256, version FROM memory WHERE namespace = $1 AND path = $2`,
         [namespace, checked],
       );
       const row = rows[0];
       if (row === undefined) throw notFound(checked, "list the memories to see what does.");
       return {
-        content: row.content,
+        content: exactText(row.content),
         hash: row.content_sha256,
         version: Number(row.version),
       } satisfies MemoryContent;
