@@ -32,13 +32,7 @@ import { checkSchema, runMigrations, type SqlClient, type SqlQueryable } from "@
 import { checkAllowed, checkNamespace } from "./memory-namespaces.ts";
 import { exactText, textColumn, VERSION_COLUMNS, type VersionRow, versionOf } from "./memory-rows.ts";
 import { loadMemoryMigrations } from "./memory-schema.ts";
-import {
-  type HeadCondition,
-  isVersionTaken,
-  isWriteIdTaken,
-  memorySql,
-  NOTIFY_CHANNEL,
-} from "./memory-sql.ts";
+import { type HeadCondition, isVersionTaken, isWriteIdTaken, memorySql } from "./memory-sql.ts";
 import { createPostgresDreamState } from "./postgres-dream-state.ts";
 import { createPostgresProposalQueue } from "./postgres-proposals.ts";
 import {
@@ -476,7 +470,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       const namespaces = (watchOptions.namespaces ?? [namespace]).map((each) =>
         checkAllowed(each, shared.allowed),
       );
-      return watchMemoryChanges(client, NOTIFY_CHANNEL, { ...watchOptions, namespaces });
+      return watchMemoryChanges(client, { ...watchOptions, namespaces });
     },
 
     currentCursor() {

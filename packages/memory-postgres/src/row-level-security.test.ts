@@ -4,6 +4,7 @@ import { createSqlClient, type SqlClient, SqlError } from "@unforget/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshNamespace, server, useServerDatabase } from "./__fixtures__/stores.ts";
 import { rowLevelSecuritySql } from "./memory-schema.ts";
+import { changeChannel } from "./memory-sql.ts";
 import { createPostgresMemoryStore } from "./postgres-memory-store.ts";
 
 const note = "---\nname: n\ndescription: a note\ntype: project\n---\nBody.\n";
@@ -162,5 +163,44 @@ describe.skipIf(server === undefined)("the optional row-level security", () => {
     expect((await data.read("shared.md")).content).toBe(note);
     expect((await data.listVersions("shared.md")).length).toBe(1);
     expect((await data.list()).map((entry) => entry.name)).toEqual(["data.md", "shared.md"]);
+  });
+
+  it("change notices tell a role nothing of a namespace it was not granted", async () => {
+    const web = await createPostgresMemoryStore({
+      client: await connectAs(roles.web),
+      namespaces: [namespaces.web],
+      actor: "agent:web",
+    });
+    const data = await createPostgresMemoryStore({
+      client: await connectAs(roles.data),
+      namespaces: [namespaces.data],
+      actor: "agent:data",
+    });
+    // The data role listens where notices went before (one channel for all) and on every namespace's own.
+    const listener = await connectAs(roles.data);
+    const heard: string[] = [];
+    for (const channel of [
+      "unforget_memory",
+      changeChannel(namespaces.web),
+      changeChannel(namespaces.data),
+    ]) {
+      await listener.listen(channel, (payload) => heard.push(payload));
+    }
+    const changes = web.watch({ after: await web.currentCursor() })[Symbol.asyncIterator]();
+    await web.write("acquisition-plan.md", note);
+    await data.write("roadmap.md", note);
+    // Its own change, and the watch of the web role still sees the web change.
+    expect((await changes.next()).value).toMatchObject({ path: "acquisition-plan.md", op: "write" });
+    await changes.return?.();
+    const [version] = await web.listVersions("acquisition-plan.md");
+    for (let waited = 0; heard.length < 2 && waited < 100; waited++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(heard.length).toBeGreaterThanOrEqual(2);
+    for (const payload of heard) {
+      expect(payload).not.toContain(namespaces.web);
+      expect(payload).not.toContain("acquisition-plan");
+      expect(payload).not.toContain(`"${version?.id}"`);
+    }
   });
 });
