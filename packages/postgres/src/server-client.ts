@@ -1,3 +1,4 @@
+import { ConfigurationError } from "@unforget/core";
 import pg from "pg";
 import type {
   ListenOptions,
@@ -6,6 +7,7 @@ import type {
   SqlQueryable,
   SqlResult,
   SqlSubscription,
+  TransactionOptions,
 } from "./sql-client.ts";
 import { classifyFailure, failureError, withRetries } from "./sql-failure.ts";
 
@@ -117,6 +119,19 @@ function toResult<Row>(result: PgResult | PgResult[]): SqlResult<Row> {
 
 type Connection = Awaited<ReturnType<SqlPool["connect"]>>;
 
+/** BEGIN, with the transaction's own timeouts in the same round trip (several statements, no parameters). */
+function beginStatement(options: TransactionOptions | undefined): string {
+  const timeoutMs = options?.timeoutMs;
+  if (timeoutMs === undefined) return "BEGIN";
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigurationError(`timeoutMs must be a positive number of milliseconds (got ${timeoutMs}).`, {
+      setting: "timeoutMs",
+    });
+  }
+  const ms = Math.ceil(timeoutMs);
+  return `BEGIN; SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
+}
+
 const ignoreError = () => undefined;
 const guarded = new WeakSet<object>();
 
@@ -179,14 +194,15 @@ export function createServerClient(options: ServerClientOptions): SqlClient {
         { location, deadlineMs },
       );
     },
-    async transaction(work) {
+    async transaction(work, transactionOptions) {
       checkOpen();
+      const begin = beginStatement(transactionOptions);
       return withRetries(
         async () => {
           const { connection, release } = await checkout(pool);
           let destroy: Error | undefined;
           try {
-            await connection.query("BEGIN");
+            await connection.query(begin);
             const result = await work(inTransaction(connection));
             await connection.query("COMMIT");
             return result;
