@@ -108,7 +108,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   }
   const pollMs = options.pollMs ?? 1_000;
   const tasks = await openPostgresTasks(options, { supervise: true });
-  const { client, boss, leaseMs } = tasks;
+  const { client, boss, leaseMs, bound } = tasks;
   const reportError =
     options.onError ??
     ((error: UnforgetError) => {
@@ -166,6 +166,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
           }
           return { queue, jobId: job.id, ...claimed };
         },
+        bound,
       );
       if (outcome !== undefined) {
         next = (next + tried + 1) % queues.length;
@@ -209,7 +210,9 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   const reconcile = setInterval(
     () => {
       if (closed) return;
-      reconcileLapsedLeases(client, boss).catch((error: unknown) => reportError(asUnforgetError(error)));
+      reconcileLapsedLeases(client, boss, bound).catch((error: unknown) =>
+        reportError(asUnforgetError(error)),
+      );
     },
     Math.max(250, Math.floor(leaseMs / 3)),
   );
