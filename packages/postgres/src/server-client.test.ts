@@ -76,6 +76,21 @@ describe.skipIf(server === undefined)("createSqlClient({ url }) on a PostgreSQL 
     await other.close();
   }, 60_000);
 
+  it("never hands out a connection left inside a transaction by a text that began one", async () => {
+    const single = await createSqlClient({ url: database.url, poolSize: 1 });
+    // A text of several statements that fails between its BEGIN and its COMMIT (as a library's setup can).
+    const failed = await single.query("BEGIN; SELECT 1 / 0; COMMIT").catch((error: unknown) => error);
+    expect(failed).toMatchObject({ sqlState: "22012" });
+    expect((await single.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    // One that began a transaction and did not end it: the next statement must not run inside it.
+    await single.query("BEGIN; SELECT pg_current_xact_id()");
+    const { rows } = await single.query<{ clean: boolean }>(
+      "SELECT pg_current_xact_id_if_assigned() IS NULL AS clean",
+    );
+    expect(rows).toEqual([{ clean: true }]);
+    await single.close();
+  });
+
   it("runs statements and transactions, with SQL errors typed by their SQLSTATE", async () => {
     await client.transaction(async (transaction) => {
       await transaction.query("INSERT INTO item VALUES ($1, $2), ($3, $4)", [1, "one", 2, "two"]);

@@ -119,6 +119,24 @@ function toResult<Row>(result: PgResult | PgResult[]): SqlResult<Row> {
 
 type Connection = Awaited<ReturnType<SqlPool["connect"]>>;
 
+/**
+ * A text of several statements can begin a transaction and not end it (a BEGIN, then a failure before its
+ * COMMIT): the connection must not go back to the pool inside it, or the next user's statements would run in
+ * it (or be refused: "current transaction is aborted"). Rolled back; destroyed when that fails. After a
+ * failed text the status is not known yet (node-postgres reports the error before the server says whether a
+ * transaction is open), so it is rolled back anyway: outside a transaction that is only a warning.
+ */
+async function leaveTransaction(connection: Connection, failedText: boolean): Promise<Error | undefined> {
+  const status = connection.getTransactionStatus?.();
+  if (!failedText && status !== "T" && status !== "E") return undefined;
+  try {
+    await connection.query("ROLLBACK");
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
 /** BEGIN, with the transaction's own timeouts in the same round trip (several statements, no parameters). */
 function beginStatement(options: TransactionOptions | undefined): string {
   const timeoutMs = options?.timeoutMs;
@@ -184,10 +202,14 @@ export function createServerClient(options: ServerClientOptions): SqlClient {
           const { connection, release } = await checkout(pool);
           try {
             const result = toResult<Row>(await connection.query(text, values as unknown[] | undefined));
-            release();
+            release(await leaveTransaction(connection, false));
             return result;
           } catch (error) {
-            release(classifyFailure(error) === "retry" ? (error as Error) : undefined);
+            release(
+              classifyFailure(error) === "retry"
+                ? (error as Error)
+                : await leaveTransaction(connection, values === undefined || values.length === 0),
+            );
             throw error;
           }
         },

@@ -73,6 +73,8 @@ export interface SqlPool {
   connect(): Promise<{
     query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
     release(destroy?: boolean | Error): void;
+    /** `I` idle, `T` in a transaction, `E` in a failed one (node-postgres 8.12 and later). */
+    getTransactionStatus?(): string | null;
     on?(event: "error", listener: (error: Error) => void): unknown;
   }>;
   on(event: "error", listener: (error: Error) => void): unknown;
