@@ -6,7 +6,7 @@ import {
   type TaskRecordInit,
 } from "@unforget/tasks";
 import type PgBoss from "pg-boss";
-import { bossDatabase, startBoss } from "./pg-boss-queue.ts";
+import { bossDatabase, createQueues, startBoss } from "./pg-boss-queue.ts";
 import { createMailWakeups, createPostgresMailbox, type MailWakeups } from "./postgres-mailbox.ts";
 import { createPostgresTaskCommands } from "./postgres-task-commands.ts";
 import { createPostgresTaskLeases, DEFAULT_LEASE_MS } from "./postgres-task-leases.ts";
@@ -150,25 +150,19 @@ async function open(
   const wakeups: MailWakeups = createMailWakeups();
   onNotice(CHANNELS.mail, (address) => wakeups.wake(address));
 
+  const bound = transactionBound(leaseMs);
   const queues = new Map<string, Promise<string>>();
   const ensureQueue = (type: string) => {
     let ready = queues.get(type);
     if (ready === undefined) {
       const name = queueName(type);
-      // Two processes creating the same queue at once race inside pg-boss: the loser finds it made.
-      ready = boss
-        .createQueue(name, { name, retryLimit })
-        .catch(async (error: unknown) => {
-          if ((await boss.getQueue(name)) === null) throw error;
-        })
-        .then(() => name);
+      ready = createQueues(client, boss, [name], { retryLimit }).then(() => name);
       ready.catch(() => queues.delete(type));
       queues.set(type, ready);
     }
     return ready;
   };
 
-  const bound = transactionBound(leaseMs);
   const store = createPostgresTaskStateStore(client, bound);
   let closed = false;
   const backend: PostgresTaskBackend = {
