@@ -11,8 +11,10 @@ import {
   TaskStoreError,
   type TaskTypeDefinition,
 } from "@unforget/tasks";
+import { setAsideLeftOutput, shipLeftOutput } from "./left-output.ts";
 import { bossDatabase } from "./pg-boss-queue.ts";
 import { openPostgresTasks, type PostgresTaskBackendOptions } from "./postgres-task-backend.ts";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./postgres-task-output-store.ts";
 import { updateTask } from "./postgres-task-state-store.ts";
 import { reconcileLapsedLeases } from "./reconcile-leases.ts";
 import { CHANNELS, MILLISECONDS } from "./task-tables.ts";
@@ -109,6 +111,9 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   const pollMs = options.pollMs ?? 1_000;
   const tasks = await openPostgresTasks(options, { supervise: true });
   const { client, boss, leaseMs, bound } = tasks;
+  // Before anything is claimed: a claim of the same task here would clear a folder its predecessor left.
+  await setAsideLeftOutput(options.dir);
+  const outputLimit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   const reportError =
     options.onError ??
     ((error: UnforgetError) => {
@@ -207,12 +212,32 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   };
   const slots = Array.from({ length: concurrency }, () => slot());
 
+  // Output left by a worker that ran in this folder before: shipped once its attempts are over (checked with
+  // every reconciler round until none is left).
+  let leftPending = true;
+  let leftBusy = false;
+  let leftRun: Promise<void> = Promise.resolve();
+  const shipLeft = () => {
+    if (!leftPending || leftBusy || closed) return;
+    leftBusy = true;
+    leftRun = (async () => {
+      try {
+        leftPending = (await shipLeftOutput(client, options.dir, outputLimit)) > 0;
+      } catch (error) {
+        reportError(asUnforgetError(error));
+      } finally {
+        leftBusy = false;
+      }
+    })();
+  };
+  shipLeft();
   const reconcile = setInterval(
     () => {
       if (closed) return;
       reconcileLapsedLeases(client, boss, bound).catch((error: unknown) =>
         reportError(asUnforgetError(error)),
       );
+      shipLeft();
     },
     Math.max(250, Math.floor(leaseMs / 3)),
   );
@@ -230,6 +255,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
       wake?.();
       await executor.close();
       await Promise.all(slots);
+      await leftRun;
       await tasks.backend.close();
     },
   };
