@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { SqlClient } from "@unforget/postgres";
 import { CHUNK_BYTES, SHIPPING_NOTE } from "./postgres-task-output-store.ts";
 
-/** Where a restarted worker keeps the folders of attempts its predecessor left, until they are shipped. */
+/** Where a worker keeps the folders of attempts that were lost in its folder, until they are shipped. */
 const LEFT = ".left-output";
 
 interface Note {
@@ -22,27 +22,51 @@ async function readNote(folder: string): Promise<Note | undefined> {
   }
 }
 
+async function moveAside(dir: string, entry: string, note: Note): Promise<void> {
+  await mkdir(join(dir, LEFT), { recursive: true });
+  // Another worker on the same folder may have moved it first.
+  await rename(join(dir, entry), join(dir, LEFT, `${entry}.${note.attempt}`)).catch(() => undefined);
+}
+
 /**
- * Called when a worker starts on `dir`, before it claims anything: the task folders a worker that ran there
- * before left (it was killed, or closed while its tasks ran) are moved aside, because a new claim of the same
- * task here clears the task's folder. Their commands may still be running; a rename keeps their output file
- * open where it goes.
+ * Moves aside, from a worker's folder `dir`, the task folders of attempts that are over: what a worker that
+ * ran there before left (it was killed, or closed while its tasks ran), which `shipLeftOutput` then ships.
+ * Folders of running attempts stay (another worker on the same folder runs them, or the lease of a killed one
+ * has not lapsed yet): resolves to how many of those are not `ownerId`'s, to look at again later.
  */
-export async function setAsideLeftOutput(dir: string): Promise<void> {
+export async function setAsideLeftOutput(client: SqlClient, dir: string, ownerId: string): Promise<number> {
   let entries: string[];
   try {
     entries = await readdir(dir);
   } catch {
-    return;
+    return 0;
   }
+  let running = 0;
   for (const entry of entries) {
     if (entry === LEFT) continue;
     const note = await readNote(join(dir, entry));
     if (note === undefined) continue;
-    await mkdir(join(dir, LEFT), { recursive: true });
-    // Another worker started on the same folder at the same moment may have moved it first.
-    await rename(join(dir, entry), join(dir, LEFT, `${entry}.${note.attempt}`)).catch(() => undefined);
+    const { rows } = await client.query<{ running: boolean; worker_id: string | null }>(
+      "SELECT attempt = $2 AND status = 'running' AS running, worker_id FROM unforget_task WHERE id = $1",
+      [note.taskId, note.attempt],
+    );
+    const row = rows[0];
+    if (row?.running) {
+      if (row.worker_id !== ownerId) running++;
+      continue;
+    }
+    await moveAside(dir, entry, note);
   }
+  return running;
+}
+
+/**
+ * Called before a claimed task runs in `dir`: a folder an earlier attempt of it left there is moved aside
+ * (running the task clears its folder), to be shipped by `shipLeftOutput`.
+ */
+export async function setAsideEarlierAttempt(dir: string, taskId: string): Promise<void> {
+  const note = await readNote(join(dir, taskId));
+  if (note !== undefined) await moveAside(dir, taskId, note);
 }
 
 /** True while the process group a local_bash wrapper recorded in the folder has a process left. */

@@ -11,7 +11,7 @@ import {
   TaskStoreError,
   type TaskTypeDefinition,
 } from "@unforget/tasks";
-import { setAsideLeftOutput, shipLeftOutput } from "./left-output.ts";
+import { setAsideEarlierAttempt, setAsideLeftOutput, shipLeftOutput } from "./left-output.ts";
 import { bossDatabase } from "./pg-boss-queue.ts";
 import { openPostgresTasks, type PostgresTaskBackendOptions } from "./postgres-task-backend.ts";
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./postgres-task-output-store.ts";
@@ -111,8 +111,6 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   const pollMs = options.pollMs ?? 1_000;
   const tasks = await openPostgresTasks(options, { supervise: true });
   const { client, boss, leaseMs, bound } = tasks;
-  // Before anything is claimed: a claim of the same task here would clear a folder its predecessor left.
-  await setAsideLeftOutput(options.dir);
   const outputLimit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   const reportError =
     options.onError ??
@@ -182,6 +180,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   };
 
   const runJob = async ({ queue, jobId, record, spec }: Claimed) => {
+    await setAsideEarlierAttempt(options.dir, record.id);
     const final = await executor.run(record, spec);
     // Given up (the lease lapsed and the task moved on): the job is the next owner's now.
     if (final.status === "running" || final.owner?.managerId !== ownerId || final.attempt !== record.attempt)
@@ -212,8 +211,8 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   };
   const slots = Array.from({ length: concurrency }, () => slot());
 
-  // Output left by a worker that ran in this folder before: shipped once its attempts are over (checked with
-  // every reconciler round until none is left).
+  // Output that attempts lost in this folder left (a worker killed or closed here before): shipped once each
+  // attempt is over and its command has ended, looked at with every reconciler round until none is left.
   let leftPending = true;
   let leftBusy = false;
   let leftRun: Promise<void> = Promise.resolve();
@@ -222,7 +221,8 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
     leftBusy = true;
     leftRun = (async () => {
       try {
-        leftPending = (await shipLeftOutput(client, options.dir, outputLimit)) > 0;
+        const running = await setAsideLeftOutput(client, options.dir, ownerId);
+        leftPending = running + (await shipLeftOutput(client, options.dir, outputLimit)) > 0;
       } catch (error) {
         reportError(asUnforgetError(error));
       } finally {
