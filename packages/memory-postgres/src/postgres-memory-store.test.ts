@@ -91,6 +91,22 @@ describe("createPostgresMemoryStore", () => {
     expect((conflict as Error).message).toMatch(/version 2, written by agent:other@box-2/);
   });
 
+  it("lists versions newest first also where version ids gain a digit (ids are numbers, not text)", async () => {
+    const store = await open();
+    // The next version ids cross a power of ten (…98, 99, 100, 101…), where text order differs.
+    const { rows } = await pglite().query<{ last: string }>(
+      "SELECT coalesce(max(id), 0)::text AS last FROM memory_version",
+    );
+    const power = 10 ** (rows[0]?.last.length ?? 1) * 10;
+    await pglite().query(`SELECT setval(pg_get_serial_sequence('memory_version', 'id'), ${power - 3})`);
+    for (let index = 1; index <= 5; index++) await store.write("a.md", note("a", `write ${index}`));
+    const versions = await store.listVersions("a.md");
+    expect(versions.map((version) => version.version)).toEqual([5, 4, 3, 2, 1]);
+    expect(versions.map((version) => version.id)).toEqual(
+      [2, 1, 0, -1, -2].map((offset) => String(power + offset)),
+    );
+  });
+
   it("keeps namespaces apart: an allow-list, paths that never name one, and typed refusals before any I/O", async () => {
     const mine = freshNamespace();
     const theirs = freshNamespace();
