@@ -359,3 +359,143 @@ export function createPlainRuleBaseline(): ContextManager {
     { recover: "none" },
   );
 }
+
+/** The simple policy's settings, as issue 27 states them. */
+export const SIMPLE_POLICY = {
+  capChars: 8_000,
+  /** The ceiling, as a share of the window: 20K tokens at 200K. */
+  ceilingShare: 0.1,
+  /** Results kept verbatim between climbs (older ones are cleared by ski rental). */
+  keepVerbatim: 10,
+  /** Results kept verbatim at the floor. */
+  floorKeep: 2,
+  /** Assistant texts longer than this are cut at the floor. */
+  floorTextChars: 200,
+  /** Cache reads and writes as shares of the input price (the 5-minute cache). */
+  read: 0.1,
+  write: 1.25,
+} as const;
+
+/** An exit status the output states (`Exit code 2`, `exit status 1`), else "failed" for an error result, else none. */
+function exitStatus(text: string, isError: boolean): string | undefined {
+  const stated = /\bexit (?:code|status)[:= ]*(\d+)/i.exec(text);
+  if (stated) return `exit ${stated[1]}`;
+  return isError ? "failed" : undefined;
+}
+
+/** The simple policy's one-line record: the call, its exit status, its first error line (else its first line). */
+function simpleRecord(call: string, text: string, isError: boolean): string {
+  const lines = text.split("\n").map((line) => line.trim());
+  const error = lines.find((line) => ERROR_LINE.test(line));
+  const status = exitStatus(text, isError);
+  const first = error ?? lines.find((line) => line.length > 0) ?? "(empty)";
+  return `[${call}${status ? ` → ${status}` : ""}: ${first.slice(0, 160)}; ${lines.length} lines, cleared]`;
+}
+
+const isCleared = (text: string) => text.startsWith("[") && text.endsWith("cleared]");
+
+/**
+ * The simple policy issue 27 measured on unseen long sessions: (1) cap each new tool result at 8,000
+ * characters (head, tail and first error line); (2) under a ceiling of 10 % of the window keep results
+ * verbatim, and between climbs clear the results older than the newest ten only when the cache-read rent they
+ * cost (0.1× their size each call) has added up to more than rewriting what follows them (ski rental); (3) past
+ * the ceiling fall to a floor in one break: every result but the newest two becomes a one-line record with its
+ * exit status and first error line, and assistant texts over 200 characters are cut. It never touches the
+ * user's messages and has no summary, so after the provider refuses it has nothing to do (the call overflows).
+ */
+export function createSimplePolicyBaseline(window: number): ContextManager {
+  const ceiling = window * SIMPLE_POLICY.ceilingShare;
+  let capped = 0;
+  let rent = 0;
+  return baselineManager(
+    ceiling,
+    (messages, reports) => {
+      let current = messages.map((message, index) => {
+        if (index < capped) return message;
+        if (isObservation(message)) {
+          const text = observationText(message);
+          return text.length > SIMPLE_POLICY.capChars
+            ? {
+                ...message,
+                content: [{ type: "text" as const, text: capOutput(text, SIMPLE_POLICY.capChars) }],
+              }
+            : message;
+        }
+        return withResults(message, (block) => {
+          const text = resultString(block);
+          return text.length > SIMPLE_POLICY.capChars ? capOutput(text, SIMPLE_POLICY.capChars) : undefined;
+        });
+      });
+      capped = current.length;
+      const sizes = current.map((message) => estimateMessageTokens(message));
+      const tokens = sizes.reduce((sum, size) => sum + size, 0);
+      const calls = new Map<string, string>();
+      for (const message of current)
+        for (const block of message.content)
+          if (block.type === "tool_use")
+            calls.set(block.id, `${block.name}(${JSON.stringify(block.input ?? {}).slice(0, 80)})`);
+      // Every output not yet cleared, oldest first.
+      const outputs: { index: number; id?: string; tokens: number }[] = [];
+      current.forEach((message, index) => {
+        if (isObservation(message)) {
+          if (!isCleared(observationText(message))) outputs.push({ index, tokens: sizes[index]! });
+          return;
+        }
+        for (const block of message.content)
+          if (block.type === "tool_result" && !isCleared(resultString(block)))
+            outputs.push({ index, id: block.tool_use_id, tokens: Math.ceil(resultChars(block) / 4) });
+      });
+      const clear = (older: typeof outputs, cutTexts: boolean, layer: string) => {
+        const ids = new Set(older.flatMap((output) => (output.id ? [output.id] : [])));
+        const observations = new Set(older.flatMap((output) => (output.id ? [] : [output.index])));
+        current = current.map((message, index) => {
+          if (observations.has(index))
+            return {
+              ...message,
+              content: [
+                { type: "text" as const, text: simpleRecord("observation", observationText(message), false) },
+              ],
+            };
+          if (cutTexts && message.role === "assistant") {
+            const cut = message.content.map((block) =>
+              block.type === "text" && block.text.length > SIMPLE_POLICY.floorTextChars
+                ? { ...block, text: `${block.text.slice(0, SIMPLE_POLICY.floorTextChars)}…` }
+                : block,
+            );
+            return cut.some((block, position) => block !== message.content[position])
+              ? { ...message, content: cut }
+              : message;
+          }
+          return withResults(message, (block) =>
+            ids.has(block.tool_use_id)
+              ? simpleRecord(
+                  calls.get(block.tool_use_id) ?? "tool",
+                  resultString(block),
+                  block.is_error === true,
+                )
+              : undefined,
+          );
+        });
+        const after = current.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+        if (after < tokens) reports.push(report(layer, tokens, after));
+        rent = 0;
+      };
+      if (tokens > ceiling) {
+        // The fall to the floor: one break.
+        clear(outputs.slice(0, Math.max(0, outputs.length - SIMPLE_POLICY.floorKeep)), true, "floor");
+        return current;
+      }
+      const older = outputs.slice(0, Math.max(0, outputs.length - SIMPLE_POLICY.keepVerbatim));
+      if (older.length === 0) return current;
+      // Ski rental: clear once the rent paid on them reaches the price of writing again what follows them.
+      const suffix = sizes.slice(older[0]!.index).reduce((sum, size) => sum + size, 0);
+      if (rent >= (SIMPLE_POLICY.write - SIMPLE_POLICY.read) * suffix) {
+        clear(older, false, "records");
+        return current;
+      }
+      rent += SIMPLE_POLICY.read * older.reduce((sum, output) => sum + output.tokens, 0);
+      return current;
+    },
+    { recover: "none" },
+  );
+}
