@@ -17,6 +17,12 @@ import { createCacheBreakDetector } from "./cache-break-detector.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
+import {
+  clearablePredicate,
+  type RetentionLookup,
+  retentionLookup,
+  withCompactableTools,
+} from "./compactable-tools.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
 import {
   type ContextEventListener,
@@ -45,7 +51,7 @@ import { createModelSummarizer } from "./model-summarizer.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
-import { createSettledTracker, settledBlocks } from "./settled-prefix.ts";
+import { createChangeableMessages, createSettledTracker, settledBlocks } from "./settled-prefix.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
 import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
@@ -154,7 +160,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     pending: new Map(),
     recoveries: 0,
     lastTokens: undefined,
-    settled: createSettledTracker(),
+    settled: createSettledTracker(createChangeableMessages(changedByCheapLayers(options, core.retention))),
   };
   const status = (tokens = core.size.tokens()) => statusOf(core, window.policy, stats, tokens);
   const finish = (call: LadderCall) => finishCall(core, call, session, status);
@@ -203,7 +209,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 }
 
 /** The default policy: the working set, told the ladder's settings, the cache's lifetime and the model's prices. */
-function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
+function defaultPolicy(options: ContextManagerOptions, retention: RetentionLookup): CompactionPolicy {
   const config = options.config ?? {};
   const collapse = config.collapse || undefined;
   return createWorkingSetPolicy({
@@ -211,9 +217,31 @@ function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
     ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
     ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
     ...(collapse?.protectRounds !== undefined ? { protectRounds: collapse.protectRounds } : {}),
-    ...(collapse?.compactableTools ? { compactableTools: collapse.compactableTools } : {}),
+    compactableTools: clearablePredicate(
+      withCompactableTools(retention, collapse?.compactableTools),
+      options.sessionDir,
+    ),
     pricing: options.pricing ?? getModelPricing(options.model),
   });
+}
+
+/**
+ * The tools whose results collapse or microcompact may still change (by each one's `compactableTools`, the
+ * retention and the session folder): what the settled prefix must end before.
+ */
+function changedByCheapLayers(
+  options: ContextManagerOptions,
+  retention: RetentionLookup,
+): (toolName: string) => boolean {
+  const config = options.config ?? {};
+  const overrides = [
+    (config.collapse || undefined)?.compactableTools,
+    (config.microcompact || undefined)?.compactableTools,
+  ];
+  const predicates = overrides.map((override) =>
+    clearablePredicate(withCompactableTools(retention, override), options.sessionDir),
+  );
+  return (name) => predicates.some((clearable) => clearable(name));
 }
 
 /** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
@@ -234,6 +262,7 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     ...(options.resume ? { resume: options.resume } : {}),
   });
   const extractive = createExtractiveSummarizer();
+  const retention = retentionLookup(options.resultRetention);
   const defaults = createDefaultLayers(
     config,
     options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
@@ -244,7 +273,7 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     layers: checkLadder(
       typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
     ),
-    policy: config.policy ?? defaultPolicy(options),
+    policy: config.policy ?? defaultPolicy(options, retention),
     view,
     size: createContextSize(view, options.calibrator ?? createCalibrator(), {
       providerId: options.provider?.providerId ?? "offline",
@@ -266,6 +295,7 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
         ? createModelSummarizer({ provider: options.provider, model: options.model })
         : extractive),
     fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    retention,
     clock,
     timer: options.timer ?? (() => performance.now()),
     levels: () => window.levels,
