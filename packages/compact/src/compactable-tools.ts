@@ -77,6 +77,34 @@ export type ResultRetentionSetting =
   | Readonly<Record<string, ToolResultRetention>>
   | ((toolName: string) => ToolResultRetention | undefined);
 
+/** A setting's answer for one tool, when it has one. */
+function answerOf(
+  setting: ResultRetentionSetting | undefined,
+  name: string,
+): ToolResultRetention | undefined {
+  if (setting === undefined) return undefined;
+  if (typeof setting === "function") return setting(name);
+  return Object.hasOwn(setting, name) ? setting[name] : undefined;
+}
+
+/**
+ * The settings in order as one: for each tool, the first that answers (a user's table before what the host's
+ * tool definitions say, for instance); undefined when none is given.
+ */
+export function firstRetention(
+  ...settings: readonly (ResultRetentionSetting | undefined)[]
+): ResultRetentionSetting | undefined {
+  const given = settings.filter((setting) => setting !== undefined);
+  if (given.length <= 1) return given[0];
+  return (name) => {
+    for (const setting of given) {
+      const answer = answerOf(setting, name);
+      if (answer !== undefined) return answer;
+    }
+    return undefined;
+  };
+}
+
 /** How the cheap layers look a tool's retention up. */
 export type RetentionLookup = (toolName: string) => ToolResultRetention;
 
@@ -87,13 +115,7 @@ const isDefaultReproducible = compactablePredicate();
  * `DEFAULT_COMPACTABLE_TOOLS`, else "persist".
  */
 export function retentionLookup(setting?: ResultRetentionSetting): RetentionLookup {
-  const declared =
-    setting === undefined
-      ? () => undefined
-      : typeof setting === "function"
-        ? setting
-        : (name: string) => (Object.hasOwn(setting, name) ? setting[name] : undefined);
-  return (name) => declared(name) ?? (isDefaultReproducible(name) ? "reproducible" : "persist");
+  return (name) => answerOf(setting, name) ?? (isDefaultReproducible(name) ? "reproducible" : "persist");
 }
 
 /**

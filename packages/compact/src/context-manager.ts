@@ -52,6 +52,7 @@ import { buildContextManagement, supportsNativeContext } from "./native-context.
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
 import { createChangeableMessages, createSettledTracker, settledBlocks } from "./settled-prefix.ts";
+import type { Summarizer } from "./summarizer.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
 import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
@@ -86,6 +87,11 @@ export interface PrepareResult {
    * when the cheap layers fold what follows. 0 or absent when nothing is settled.
    */
   settledBlocks?: number;
+  /**
+   * Messages at the start of `projected` that no cheap layer will change before the next summary: a host that
+   * sends its own messages puts the breakpoint on the last of them (what the adapters do). 0 when none is.
+   */
+  settledMessages?: number;
   /** Context size before and after this call's layers. */
   tokensBefore: number;
   tokens: number;
@@ -169,6 +175,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     prepare: (messages, prepareOptions = {}) =>
       prepareCall(core, pipeline, stats, session, messages, prepareOptions).then(finish),
     async recover(error, prepareOptions = {}) {
+      window.learn(error);
       window.refresh();
       return finish(await recoverCall(core, pipeline, session, error, prepareOptions));
     },
@@ -262,6 +269,12 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     ...(options.resume ? { resume: options.resume } : {}),
   });
   const extractive = createExtractiveSummarizer();
+  const primary =
+    options.summarizer ??
+    (options.provider
+      ? createModelSummarizer({ provider: options.provider, model: options.model })
+      : extractive);
+  const fallback = options.fallbackSummarizer ?? extractive;
   const retention = retentionLookup(options.resultRetention);
   const defaults = createDefaultLayers(
     config,
@@ -289,12 +302,8 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     ),
     shape: createRequestShape(view),
     cacheBreaks: createCacheBreakDetector(),
-    summarizer:
-      options.summarizer ??
-      (options.provider
-        ? createModelSummarizer({ provider: options.provider, model: options.model })
-        : extractive),
-    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    summarizer: primary === fallback ? primary : learningFromRefusals(primary, window),
+    fallbackSummarizer: fallback,
     retention,
     clock,
     timer: options.timer ?? (() => performance.now()),
@@ -314,11 +323,16 @@ interface SessionState {
   settled: (messages: readonly Message[]) => number;
 }
 
-/** The window's levels, from the limits given, the provider's (learned ones too) or core's table. */
+/**
+ * The window's levels, from the limits given, the provider's (learned ones too) or core's table, capped by what
+ * a refusal stated (`prompt is too long: N > M`): a host without a provider learns the real window that way.
+ */
 function createWindow(options: ContextManagerOptions) {
+  let cap: number | undefined;
   const compute = () => {
-    const limits =
+    const given =
       options.limits ?? options.provider?.getModelLimits(options.model) ?? getModelLimits(options.model);
+    const limits = cap === undefined || cap >= given.contextWindow ? given : { ...given, contextWindow: cap };
     const setting = options.config?.thresholds?.[options.model] ?? options.config?.threshold;
     const policy = createContextPolicy(limits, {
       env: {},
@@ -348,6 +362,30 @@ function createWindow(options: ContextManagerOptions) {
     /** Called after a prompt-too-long error: the provider may have learned a smaller window. */
     refresh() {
       current = compute();
+    },
+    /** Called with a refusal: one that states the maximum the model takes lowers the window to it from now on. */
+    learn(error: unknown) {
+      const limit = error instanceof PromptTooLongError ? error.limitTokens : undefined;
+      if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return;
+      if (limit >= current.levels.contextWindow) return;
+      cap = limit;
+      current = compute();
+    },
+  };
+}
+
+/** A summariser whose prompt-too-long refusals teach the window what they state (then passed on for head truncation). */
+function learningFromRefusals(summarizer: Summarizer, window: { learn(error: unknown): void }): Summarizer {
+  return {
+    name: summarizer.name,
+    ...(summarizer.boundedByModelWindow ? { boundedByModelWindow: true } : {}),
+    async summarize(request) {
+      try {
+        return await summarizer.summarize(request);
+      } catch (error) {
+        window.learn(error);
+        throw error;
+      }
     },
   };
 }
@@ -590,10 +628,12 @@ async function finishCall(
 ): Promise<PrepareResult> {
   const tokens = core.size.tokens();
   const messages = core.view.requestMessages();
+  const settled = session.settled(core.view.view);
   const result: PrepareResult = {
     messages,
     projected: core.view.view,
-    settledBlocks: settledBlocks(core.view.view, session.settled(core.view.view)),
+    settledBlocks: settledBlocks(core.view.view, settled),
+    settledMessages: settled,
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,
