@@ -277,7 +277,7 @@ describe("the adapter's limits", () => {
       limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
       summarizer: createExtractiveSummarizer(),
     });
-    await generateText({
+    await (ai7 as unknown as LoopApi).generateText({
       model: ai7.wrapLanguageModel({ model: model as LanguageModel & object, middleware } as never),
       tools: readTool(ai7 as unknown as LoopApi),
       messages: [{ role: "user", content: "Request 0: read ten files." }],

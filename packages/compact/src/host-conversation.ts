@@ -161,6 +161,8 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
   // What the last calls returned: a host may adopt any recent one (a prepared list, then a recovered one).
   let outputs: H[][] = [];
   let system: H[] = [];
+  // When the manager was last asked (the model call followed): what an answer seen only later is stamped with.
+  let lastCall: number | undefined;
   let systemText = "";
   let input: readonly H[] = [];
   const encoded = new WeakMap<Message, H[]>();
@@ -174,6 +176,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     decoded = new Map();
     origin = new Map();
     outputs = [];
+    lastCall = undefined;
   }
   start();
 
@@ -305,24 +308,34 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
         }
       }
       const added: Message[] = [];
+      const now = clock();
       for (const host of tail) {
         const message = codec.decode(host, context);
         message.id = freshId(message.id);
-        message.timestamp = new Date(clock()).toISOString();
+        message.timestamp = new Date(now).toISOString();
         decoded.set(message.id, message);
         origin.set(message.id, host);
         history.push(message);
         hostHistory.push(host);
         added.push(message);
       }
+      // Hosts keep no times. A response was written by the previous call, not now: stamped so, the time the
+      // tools or the user took shows as the idle gap it was (the prompt cache may have expired, which the
+      // ladder uses).
+      if (lastCall !== undefined) {
+        const stamp = new Date(lastCall).toISOString();
+        for (const message of added) if (message.role === "assistant") message.timestamp = stamp;
+      }
       return added;
     },
 
     async prepare(prepareOptions = {}) {
+      lastCall = clock();
       return finish(await manager.prepare(history, withSystem(prepareOptions)));
     },
 
     async recover(error, prepareOptions = {}) {
+      lastCall = clock();
       return finish(await manager.recover(error, withSystem(prepareOptions)));
     },
 
