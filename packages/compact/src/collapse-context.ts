@@ -451,7 +451,7 @@ export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLay
         : false;
     },
     run(messages, context) {
-      return withSavedOutputs(context.sessionDir, (saveOutput) => {
+      return withSavedOutputs(context, (saveOutput) => {
         const tools = toolResultContext(context, saveOutput);
         if (context.trigger === "reactive")
           return collapseContext(messages, { ...collapse, drain: true, now: context.now, ...tools });

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "@unforget/core";
@@ -9,6 +9,7 @@ import { createContextManager } from "./context-manager.ts";
 import type { ContextManagerOptions } from "./context-manager-options.ts";
 import { resultText } from "./conversation.ts";
 import { isClearedResult, microcompact } from "./microcompact.ts";
+import { type SaveOutput, withSavedOutputs } from "./saved-outputs.ts";
 
 const LIMITS = { contextWindow: 16_000, maxOutputTokens: 4_000 };
 
@@ -82,6 +83,36 @@ describe("tool results of any tool", () => {
       const text = await readFile(path, "utf8");
       expect(text).toMatch(/^record rec-\d+\n/);
     }
+  });
+
+  it("are not written by a dry run (an estimate), which still counts them as cleared", async () => {
+    const c = conversationBuilder().user("look up the records");
+    for (let index = 0; index < 8; index++) c.tool("get_record", { id: index }, filler(200, index));
+    c.assistant("done");
+    const now = c.now() + 61 * 60_000;
+    const pass = (saveOutput: SaveOutput | undefined) =>
+      microcompact(c.messages, { now, ...(saveOutput ? { saveOutput } : {}) });
+    const estimate = await withSavedOutputs({ sessionDir: dir, dryRun: true }, pass);
+    expect(estimate.stats.cleared).toBe(3);
+    await expect(readdir(join(dir, "tool-results"))).rejects.toThrow();
+    const real = await withSavedOutputs({ sessionDir: dir }, pass);
+    expect(real.stats).toMatchObject({ cleared: 3, saved: 3 });
+    expect(await readdir(join(dir, "tool-results"))).toHaveLength(3);
+  });
+
+  it("stay when their file cannot be written", async () => {
+    const c = conversationBuilder().user("look up the records");
+    for (let index = 0; index < 8; index++) c.tool("get_record", { id: index }, filler(200, index));
+    c.assistant("done");
+    const now = c.now() + 61 * 60_000;
+    // The session folder is a file: nothing can be written under it.
+    const blocked = join(dir, "not-a-folder");
+    await writeFile(blocked, "");
+    const result = await withSavedOutputs({ sessionDir: blocked }, (saveOutput) =>
+      microcompact(c.messages, { now, ...(saveOutput ? { saveOutput } : {}) }),
+    );
+    expect(result.edits).toEqual([]);
+    expect(result.stats).toMatchObject({ saveFailed: 3 });
   });
 
   it("never clear or fold a result of a tool that is kept, even with a folder", async () => {

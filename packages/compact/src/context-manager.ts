@@ -586,7 +586,11 @@ async function cheapPassEstimate(core: ManagerCore, call: LadderCall): Promise<n
   for (const layer of core.layers) {
     if (layer.kind !== "edit" || !core.policy.due(layer, state)) continue;
     try {
-      const result = await layer.run(messages, { ...contextFor(core, call, layer, "dry run"), ...state });
+      const result = await layer.run(messages, {
+        ...contextFor(core, call, layer, "dry run"),
+        ...state,
+        dryRun: true,
+      });
       messages = result.messages;
     } catch {
       // A dry run only estimates; a failing layer frees nothing.

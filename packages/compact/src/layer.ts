@@ -82,6 +82,8 @@ export interface LayerContext extends LadderState {
   newestTurn: NewestTurn;
   /** Set when the layer was asked for by name. */
   request?: LayerRequest;
+  /** Set for a dry run (an estimate of what the layer would free): nothing is recorded, so nothing is written. */
+  dryRun?: boolean;
   signal?: AbortSignal;
 }
 

@@ -290,7 +290,7 @@ export function createMicrocompactLayer(options: MicrocompactLayerOptions = {}):
     },
     run(messages, context) {
       const idle = context.idleMs > gapMs;
-      return withSavedOutputs(context.sessionDir, (saveOutput) =>
+      return withSavedOutputs(context, (saveOutput) =>
         microcompact(messages, {
           protectTokens: Math.round(PRUNE_PROTECT_TOKENS * context.scale),
           ...options,

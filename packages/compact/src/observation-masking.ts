@@ -125,7 +125,7 @@ export function createObservationMaskingLayer(
         ? "context at the cheap-layer level"
         : false,
     run: (messages, context) =>
-      withSavedOutputs(context.sessionDir, (saveOutput) =>
+      withSavedOutputs(context, (saveOutput) =>
         maskObservations(messages, {
           minimumFreedTokens: context.minimumFreedTokens,
           ...options,

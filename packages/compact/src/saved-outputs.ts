@@ -1,3 +1,4 @@
+import type { LayerContext } from "./layer.ts";
 import type { LayerResult } from "./layer-result.ts";
 import { persistedOutputPath, persistOutput } from "./persist-output.ts";
 
@@ -12,13 +13,16 @@ export type SaveOutput = (toolUseId: string, output: string) => string | undefin
  * that is not reproducible the pass wants to clear is promised its file (`<sessionDir>/tool-results/<id>`, the
  * budget's), then written (atomically; a file that already holds the text is left as it is) before the edits
  * are returned; an output that cannot be written is kept, and the pass runs once more without it. Without a
- * folder the pass gets no `SaveOutput` and keeps those results.
+ * folder the pass gets no `SaveOutput` and keeps those results. A dry run (an estimate, nothing recorded) writes
+ * nothing.
  */
 export async function withSavedOutputs(
-  sessionDir: string | undefined,
+  context: Pick<LayerContext, "sessionDir" | "dryRun">,
   pass: (saveOutput: SaveOutput | undefined) => LayerResult,
 ): Promise<LayerResult> {
+  const sessionDir = context.sessionDir;
   if (sessionDir === undefined) return pass(undefined);
+  if (context.dryRun) return pass((toolUseId) => persistedOutputPath(sessionDir, toolUseId));
   const wanted = new Map<string, { path: string; output: string }>();
   const failed = new Set<string>();
   const save: SaveOutput = (toolUseId, output) => {

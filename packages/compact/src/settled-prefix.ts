@@ -58,11 +58,6 @@ export function createChangeableMessages(
 
 const defaultChangeable = createChangeableMessages();
 
-/** `isFoldableRound` with the default clearable tools, remembered per pair of messages. */
-export function isFoldableRoundAt(messages: readonly Message[], index: number): boolean {
-  return defaultChangeable.foldableAt(messages, index);
-}
-
 /**
  * Index of the first message a cheap layer could still change: the first completed tool round collapse may
  * fold, or the first tool output microcompact may clear. Every message before it is settled: until the next

@@ -72,7 +72,7 @@ export interface ContextMiddlewareState {
 }
 
 /** What the agent's tools say about their old results (`metadata.resultRetention`), learned from its requests. */
-export interface ToolRetentions {
+interface ToolRetentions {
   /** Called with a model request's tools: records what each one's metadata says. */
   observe(tools: unknown): void;
   /** What the tools seen so far say about `name`. */
