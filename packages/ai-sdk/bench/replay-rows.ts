@@ -239,6 +239,19 @@ export const nativeLadder: HostPolicy = {
   },
 };
 
+const folders: string[] = [];
+
+/** A fresh session folder, removed when the process exits. */
+function benchFolder(): string {
+  if (folders.length === 0)
+    process.once("exit", () => {
+      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+    });
+  const folder = mkdtempSync(join(tmpdir(), "unforget-bench-"));
+  folders.push(folder);
+  return folder;
+}
+
 /** The prefix of the renamed tools: no tool name the ladder knows starts with it. */
 const CUSTOM = "custom_";
 const wellKnown = compactablePredicate();
@@ -267,8 +280,7 @@ export function withRenamedTools(
   return {
     name,
     create(window, clock) {
-      const sessionDir = withFolder ? mkdtempSync(join(tmpdir(), "unforget-bench-")) : undefined;
-      if (sessionDir) process.once("exit", () => rmSync(sessionDir, { recursive: true, force: true }));
+      const sessionDir = withFolder ? benchFolder() : undefined;
       const inner = create(window, clock, sessionDir);
       const renamed = new WeakMap<Message, Message>();
       const rename = (message: Message): Message => {
