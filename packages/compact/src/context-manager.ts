@@ -368,8 +368,14 @@ function createWindow(options: ContextManagerOptions) {
       const limit = error instanceof PromptTooLongError ? error.limitTokens : undefined;
       if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return;
       if (limit >= current.levels.contextWindow) return;
+      const previous = cap;
       cap = limit;
-      current = compute();
+      try {
+        current = compute();
+      } catch {
+        // A window too small to hold the output reserve is not one to work to: the refusal is handled as any.
+        cap = previous;
+      }
     },
   };
 }
