@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createExtractiveSummarizer, type HostEvent, type LayerReport } from "@unforget/compact";
@@ -284,6 +284,30 @@ describe("tool results of any tool", () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it("cut a large new result in the middle without a folder, and save it whole with one", async () => {
+    const big = `${"line of the build log\n".repeat(1_000)}FAIL at the very end`;
+    const messages: ModelMessage[] = [
+      { role: "user", content: "Build it." },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "bash", input: {} }] },
+      {
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: "c1", toolName: "bash", output: { type: "text", value: big } },
+        ],
+      },
+    ];
+    const limits = { contextWindow: 16_000, maxOutputTokens: 4_000 };
+    const sent = async (extra: { sessionDir?: string }) => {
+      const context = createAiSdkContext({ model: "claude-sonnet-4-5", limits, ...extra });
+      return JSON.stringify((await context.prepareStep({ messages, steps: [] })).messages);
+    };
+    const cut = await sent({});
+    expect(cut).toContain("cut from the middle");
+    const saved = await sent({ sessionDir: dir });
+    expect(saved).toContain("<persisted-output");
+    expect(await readFile(join(dir, "tool-results", "c1"), "utf8")).toBe(big);
   });
 
   it(
