@@ -17,6 +17,11 @@ export interface AiSdkSummarizerOptions {
   model: LanguageModel;
   /** Output limit of the plain fallback call; default 20,000 (as the model summariser's). */
   fallbackMaxTokens?: number;
+  /**
+   * The most output tokens the model gives (`limits.maxOutputTokens`): no summary asks for more. Default the
+   * model id's known limit, else none.
+   */
+  maxOutputTokens?: number;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -40,6 +45,7 @@ export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summariz
     model: id,
     providerId,
     ...(options.fallbackMaxTokens !== undefined ? { fallbackMaxTokens: options.fallbackMaxTokens } : {}),
+    ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
     async send(request, requestOptions, system) {
       // The fork's tools are offered so that the request keeps the loop's cache prefix; none has an `execute`.
       const tools: ToolSet | undefined = request.tools

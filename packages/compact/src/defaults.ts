@@ -110,15 +110,17 @@ export const COLLAPSE_PROTECT_SHARE = 0;
 export const COLLAPSE_MAX_RECORDS = 60;
 /**
  * A finished turn's records condense into a digest only from this many calls (fewer are already short).
- * The digest keeps up to DIGEST_MAX_FAILED failed calls with their first error line (DIGEST_FAILED_CHARS
- * each, the last call too) and DIGEST_MAX_ACTIONS other actions (DIGEST_ACTION_CHARS each). Judgement calls,
- * checked on the replay benchmark (error codes kept, cost).
+ * The digest keeps up to DIGEST_MAX_FAILED failed calls (each call cut to DIGEST_FAILED_CHARS, its outcome
+ * kept up to its first error line, whole as FIRST_ERROR_LINE_CHARS allows; the last call too),
+ * DIGEST_MAX_ACTIONS other actions (DIGEST_ACTION_CHARS each) and the paths of the last DIGEST_MAX_SAVED
+ * outputs saved before they were cleared. Judgement calls, checked on the replay benchmark (error codes kept, cost).
  */
 export const DIGEST_MIN_RECORDS = 2;
 export const DIGEST_MAX_FAILED = 8;
 export const DIGEST_FAILED_CHARS = 200;
 export const DIGEST_MAX_ACTIONS = 6;
 export const DIGEST_ACTION_CHARS = 48;
+export const DIGEST_MAX_SAVED = 8;
 /** Tool outputs kept verbatim by observation masking: 10, the window of the SWE-bench masking study the anchors cite. */
 export const MASK_KEEP_LAST = 10;
 /** Snip when there are more messages than this: the teaching version's 50 (seed 001). */
@@ -232,5 +234,10 @@ export const KEEP_ALIVE_INTERVAL_MS = 30_000;
 
 /** Error lines a record of a cleared or folded output keeps at most. Judgement call: the first error, its frame, one more. */
 export const MAX_ERROR_LINES = 3;
-/** Characters of each error line a record keeps. Judgement call: an error message and its code, not the whole line. */
+/** Characters of each later error line a record keeps. Judgement call: an error message and its code, not the whole line. */
 export const ERROR_LINE_CHARS = 160;
+/**
+ * Characters of the first error line a record keeps: whole, for any line a compiler or test runner prints
+ * (a long TypeScript diagnostic with its paths runs 200–400), yet bounded against minified output. Judgement call.
+ */
+export const FIRST_ERROR_LINE_CHARS = 500;

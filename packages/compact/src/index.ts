@@ -21,8 +21,8 @@ export type { CompactionFailureReason } from "./compact-error.ts";
 export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
 export type { CompactPromptOptions } from "./compact-prompt.ts";
 export { buildCompactPrompt } from "./compact-prompt.ts";
-export type { CompactableTools } from "./compactable-tools.ts";
-export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS } from "./compactable-tools.ts";
+export type { CompactableTools, ResultRetentionSetting } from "./compactable-tools.ts";
+export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS, firstRetention } from "./compactable-tools.ts";
 export type {
   CallPlan,
   CompactionPolicy,
@@ -52,6 +52,7 @@ export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 export type { HeadTruncation } from "./head-truncation.ts";
 export { truncateHeadForRetry } from "./head-truncation.ts";
 export type {
+  HostBreakpoints,
   HostCodec,
   HostCodecContext,
   HostConversation,

@@ -5,7 +5,6 @@ import {
   resolvePricing,
   UNKNOWN_MODEL_PRICING,
 } from "@unforget/tokens";
-import { isFoldableRound } from "./collapse-context.ts";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
   type CompactionPolicy,
@@ -18,7 +17,7 @@ import {
   RECORD_TOKENS_PER_CALL,
 } from "./defaults.ts";
 import { CACHE_TTL_MS } from "./prompt-cache.ts";
-import { isFoldableRoundAt, settledMessages } from "./settled-prefix.ts";
+import { type ChangeableMessages, createChangeableMessages, settledMessages } from "./settled-prefix.ts";
 
 export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
   /** The model's prices: its cache-read and cache-write rates, as shares of its input price, set the rent and the price of a break. Default the Sonnet tier (reads 0.1×, writes 1.25×). */
@@ -29,7 +28,10 @@ export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
   protectRounds?: number;
   /** Recent rounds never folded, as a share of the threshold in tokens; default 0.05, as the collapse layer. */
   protectShare?: number;
-  /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`, as the collapse layer. */
+  /**
+   * Tools whose rounds the cheap layers may fold, as the manager decides it (reproducible tools, and the others
+   * when there is a session folder to save them in); default `DEFAULT_COMPACTABLE_TOOLS`.
+   */
   compactableTools?: CompactableTools;
 }
 
@@ -61,7 +63,9 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
   const write = (ttl === "1h" ? rates.cacheWrite1h : rates.cacheWrite5m) / input;
   const protectRounds = options.protectRounds ?? LADDER_COLLAPSE_PROTECT_ROUNDS;
   const protectShare = options.protectShare ?? COLLAPSE_PROTECT_SHARE;
-  const compactable = options.compactableTools ? compactablePredicate(options.compactableTools) : undefined;
+  const changeable = createChangeableMessages(
+    options.compactableTools ? compactablePredicate(options.compactableTools) : undefined,
+  );
   const tokensOf = createTokenMemo();
   let rent = 0;
   return {
@@ -82,7 +86,7 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
       const stale = stalePart(state.messages, {
         protectRounds,
         protectTokens: state.threshold * protectShare,
-        compactable,
+        changeable,
         tokensOf,
       });
       if (stale.tokens <= 0) return plan;
@@ -117,18 +121,15 @@ function stalePart(
   options: {
     protectRounds: number;
     protectTokens: number;
-    /** Set when the tools that may be folded are not the default ones. */
-    compactable: ((name: string) => boolean) | undefined;
+    /** Which rounds may be folded and which outputs cleared. */
+    changeable: ChangeableMessages;
     tokensOf: (message: Message) => number;
   },
 ): StalePart {
   const rounds: number[] = [];
   for (let index = 0; index + 1 < messages.length; index++) {
     if (messages[index]!.role !== "assistant") continue;
-    const foldable = options.compactable
-      ? isFoldableRound(messages[index]!, messages[index + 1]!, options.compactable)
-      : isFoldableRoundAt(messages, index);
-    if (foldable) rounds.push(index);
+    if (options.changeable.foldableAt(messages, index)) rounds.push(index);
   }
   let protect = options.protectRounds;
   let kept = 0;
@@ -145,7 +146,7 @@ function stalePart(
   // The cache keeps entries only at breakpoints: the system prompt and tools, the last settled block, and the
   // end of each earlier request. A fold changes a message after the settled part: all after it is written again.
   let after = 0;
-  for (let index = settledMessages(messages); index < messages.length; index++)
+  for (let index = settledMessages(messages, 0, options.changeable); index < messages.length; index++)
     after += options.tokensOf(messages[index]!);
   return { tokens, suffix: Math.max(0, after - tokens) + stale.length * RECORD_TOKENS_PER_CALL };
 }

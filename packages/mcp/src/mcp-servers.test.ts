@@ -84,8 +84,14 @@ describe("a stdio server written with the SDK", () => {
       inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
       readOnly: true,
       concurrencySafe: true,
+      // Read-only and idempotent or not, an MCP tool's old results are saved before compaction clears them.
+      resultRetention: "persist",
     });
-    expect(find(servers, "mcp__test__crash")).toMatchObject({ readOnly: false, concurrencySafe: false });
+    expect(find(servers, "mcp__test__crash")).toMatchObject({
+      readOnly: false,
+      concurrencySafe: false,
+      resultRetention: "persist",
+    });
     expect(events[0]).toMatchObject({ type: "mcp-server-connected", server: "test" });
   });
 

@@ -183,6 +183,9 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
       inputSchema: definition.inputSchema as Record<string, unknown>,
       readOnly,
       concurrencySafe: readOnly,
+      // Whatever its hints say (read-only and idempotent promise no side effects, not the same answer later), a
+      // call may not come back the same, or at all once the server is gone: saved before it is cleared.
+      resultRetention: "persist",
       timeoutMs: callTimeoutMs,
       async execute(input, context) {
         if (connection.client !== client)

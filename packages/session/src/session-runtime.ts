@@ -389,6 +389,11 @@ export class SessionRuntime {
     const state = this.toolState;
     return createContextManager({
       sessionDir: join(this.options.sessionsDir, this.sessionId),
+      // What compaction may do with each tool's old results, as the tool of the moment declares it.
+      resultRetention: (name) => {
+        const tool = this.#tools.get(name);
+        return tool === undefined ? undefined : (tool.resultRetention ?? "persist");
+      },
       // After a compaction: the files the tools read, fresh from disk, and the todo list, from the tools' state.
       attachments: [
         createRecentFilesProvider({
