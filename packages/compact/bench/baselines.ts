@@ -392,7 +392,30 @@ function simpleRecord(call: string, text: string, isError: boolean): string {
   return `[${call}${status ? ` → ${status}` : ""}: ${first.slice(0, 160)}; ${lines.length} lines, cleared]`;
 }
 
-const isCleared = (text: string) => text.startsWith("[") && text.endsWith("cleared]");
+/** The calls whose results are cleared now or were before (their inputs may be cut at the floor). */
+function clearedCalls(messages: readonly Message[], now: ReadonlySet<string>): Set<string> {
+  const ids = new Set(now);
+  for (const message of messages)
+    for (const block of message.content)
+      if (block.type === "tool_result" && isCleared(resultString(block))) ids.add(block.tool_use_id);
+  return ids;
+}
+
+/** A call's input with every string over the floor's text limit cut (the same object when none is). */
+function cutInput(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  let changed = false;
+  const entries = Object.entries(input).map(([key, value]) => {
+    if (typeof value !== "string" || value.length <= SIMPLE_POLICY.floorTextChars) return [key, value];
+    changed = true;
+    return [key, `${value.slice(0, SIMPLE_POLICY.floorTextChars)}…`];
+  });
+  return changed ? Object.fromEntries(entries) : input;
+}
+
+function isCleared(text: string): boolean {
+  return text.startsWith("[") && text.endsWith("cleared]");
+}
 
 /**
  * The simple policy issue 27 measured on unseen long sessions: (1) cap each new tool result at 8,000
@@ -400,7 +423,7 @@ const isCleared = (text: string) => text.startsWith("[") && text.endsWith("clear
  * verbatim, and between climbs clear the results older than the newest ten only when the cache-read rent they
  * cost (0.1× their size each call) has added up to more than rewriting what follows them (ski rental); (3) past
  * the ceiling fall to a floor in one break: every result but the newest two becomes a one-line record with its
- * exit status and first error line, and assistant texts over 200 characters are cut. It never touches the
+ * exit status and first error line, and assistant texts over 200 characters are cut (what the assistant wrote into the inputs of calls whose results are cleared counts as its text: a file written whole). It never touches the
  * user's messages and has no summary, so after the provider refuses it has nothing to do (the call overflows).
  */
 export function createSimplePolicyBaseline(window: number): ContextManager {
@@ -447,6 +470,7 @@ export function createSimplePolicyBaseline(window: number): ContextManager {
       });
       const clear = (older: typeof outputs, cutTexts: boolean, layer: string) => {
         const ids = new Set(older.flatMap((output) => (output.id ? [output.id] : [])));
+        const clearedIds = cutTexts ? clearedCalls(current, ids) : ids;
         const observations = new Set(older.flatMap((output) => (output.id ? [] : [output.index])));
         current = current.map((message, index) => {
           if (observations.has(index))
@@ -457,11 +481,16 @@ export function createSimplePolicyBaseline(window: number): ContextManager {
               ],
             };
           if (cutTexts && message.role === "assistant") {
-            const cut = message.content.map((block) =>
-              block.type === "text" && block.text.length > SIMPLE_POLICY.floorTextChars
-                ? { ...block, text: `${block.text.slice(0, SIMPLE_POLICY.floorTextChars)}…` }
-                : block,
-            );
+            const cut = message.content.map((block) => {
+              if (block.type === "text" && block.text.length > SIMPLE_POLICY.floorTextChars)
+                return { ...block, text: `${block.text.slice(0, SIMPLE_POLICY.floorTextChars)}…` };
+              // What the assistant wrote into a call's input (a file written whole) is its text too.
+              if (block.type === "tool_use" && clearedIds.has(block.id)) {
+                const input = cutInput(block.input);
+                return input === block.input ? block : { ...block, input };
+              }
+              return block;
+            });
             return cut.some((block, position) => block !== message.content[position])
               ? { ...message, content: cut }
               : message;

@@ -1,4 +1,4 @@
-import { type ContextManagerConfig, createContextManager, createFixedLevelPolicy } from "../src/index.ts";
+import { type ContextManagerConfig, createContextManager } from "../src/index.ts";
 import {
   createBaseAgentBaseline,
   createPlainRuleBaseline,
@@ -40,10 +40,17 @@ export function ours(
  */
 export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
   return [
-    ours("unforget (default: working set, ski rental)", undefined, cacheTtl),
     ours(
-      "unforget, fixed levels (the previous default)",
-      () => ({ policy: createFixedLevelPolicy(), cheapLayers: { protectShare: 0.05 } }),
+      "unforget (default: working set, ski rental, clear_at_least, 8,000-character cap)",
+      undefined,
+      cacheTtl,
+    ),
+    ours(
+      "unforget, previous default (working set without the cap and clear_at_least)",
+      () => ({
+        toolResultBudget: { capChars: Number.POSITIVE_INFINITY },
+        cheapLayers: { clearAtLeastShare: 0 },
+      }),
       cacheTtl,
     ),
     {

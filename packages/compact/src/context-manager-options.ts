@@ -68,9 +68,18 @@ export interface ContextManagerConfig {
    * `minimumFreedShare` × threshold (0.2); collapse keeps `protectShare` × threshold of recent output (0) beyond
    * its last two rounds.
    * The defaults were chosen on the corpus replay benchmark: every cache break costs a full uncached request,
-   * so each one must buy many calls of growth.
+   * so each one must buy many calls of growth. With the working-set policy (the default), between those levels
+   * the stale rounds fold when ski rental says, each fold freeing at least `clearAtLeastShare` × threshold
+   * (0.06), and past `ceilingShare` × threshold (1) the context falls to the floor at once.
    */
-  cheapLayers?: { level?: number; target?: number; minimumFreedShare?: number; protectShare?: number };
+  cheapLayers?: {
+    level?: number;
+    target?: number;
+    minimumFreedShare?: number;
+    protectShare?: number;
+    clearAtLeastShare?: number;
+    ceilingShare?: number;
+  };
   toolResultBudget?: false | ToolResultBudgetLayerOptions;
   /**
    * Middle snip by size in a batch of the cheap layers: off by default (collapse keeps a record of each call,

@@ -23,7 +23,7 @@ import {
   retentionLookup,
   withCompactableTools,
 } from "./compactable-tools.ts";
-import type { CompactionPolicy } from "./compaction-policy.ts";
+import type { CompactionPolicy, WorkingSetLevels } from "./compaction-policy.ts";
 import {
   type ContextEventListener,
   createContextEvents,
@@ -74,6 +74,8 @@ export interface ContextStatus {
   recompactionChain: number;
   /** Consecutive failures per layer (a layer at the breaker threshold is skipped until its cool-down ends). */
   failures: Record<string, number>;
+  /** The working set's ceiling and floor, when the policy keeps one (the default does). */
+  workingSet?: WorkingSetLevels;
 }
 
 export interface PrepareResult {
@@ -613,6 +615,7 @@ function statusOf(
 ): ContextStatus {
   const levels = core.levels();
   const rate = stats.growthRate;
+  const workingSet = core.policy.levels?.();
   return {
     tokens,
     contextWindow: levels.contextWindow,
@@ -627,6 +630,7 @@ function statusOf(
     compactions: stats.compactions,
     recompactionChain: stats.chain,
     failures: core.breakers.failures(),
+    ...(workingSet ? { workingSet } : {}),
   };
 }
 

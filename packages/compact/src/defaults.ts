@@ -37,6 +37,24 @@ export const BACKGROUND_MINIMUM_SHARE = 0.1;
 
 // ── Scheduling: the working-set policy ─────────────────────────────────────────────────────────────────
 
+/**
+ * The working set's hard ceiling, as a share of the threshold: past it the cheap layers fall to the floor (every
+ * completed round but the last two folded into records) in one break, whatever rent was paid. Benchmark: a
+ * ceiling at 12 % of the threshold (20K at 200K, the simple policy's) cost the long single-task sessions 0.29×
+ * BaseAgent at 200K with 84 % prefix reuse, against 0.28× and 89 % with none; at 35–50 % it never bound at 200K
+ * and cost more at 32K (0.64–0.65× against 0.62×). Ski rental sets the ceiling; this one stays the threshold
+ * (BENCHMARKS.md, decision 0032).
+ */
+export const WORKING_SET_CEILING_SHARE = 1;
+/**
+ * A fold between climbs frees at least this share of the threshold (10,000 tokens at 200K), as Anthropic's
+ * context editing asks `clear_at_least` of a clearing: a break must free enough to pay its rewrite. Benchmark:
+ * 0, 0.03, 0.05, 0.06 and 0.1 gave on the long single-task sessions at 200K 0.288×, 0.281× (generated alone),
+ * 0.298×, 0.299× and 0.316× BaseAgent with 89.0 %, 89.9 %, 90.6 %, 91.1 % and 93.7 % prefix reuse; 0.06 keeps
+ * both targets (≤ 0.3×, ≥ 90 %) and the most error codes (BENCHMARKS.md, decision 0032).
+ */
+export const WORKING_SET_CLEAR_AT_LEAST_SHARE = 0.06;
+
 /** Tokens the one-line record of a folded call takes, for the working-set policy's price of a fold. Judgement call: the records of the corpus replay run 15–40 tokens. */
 export const RECORD_TOKENS_PER_CALL = 25;
 
@@ -66,6 +84,13 @@ export const GROWTH_WINDOW_CALLS = 5;
 export const MAX_MESSAGE_RESULT_CHARS = 200_000;
 /** Largest single tool result kept as it is: 50,000 characters, the cap of Claude Code's tools (seed 001). */
 export const MAX_RESULT_CHARS = 50_000;
+/**
+ * A new tool result longer than this is cut in the middle to it (head, tail and its first error line; the
+ * transcript keeps it whole): about 2,000 tokens. Every token kept is written to the prompt cache once and read
+ * on every later call, and long session replays showed the cut pays for the results read again (the
+ * benchmark's "cleared then needed", BENCHMARKS.md; decision 0032). The cap issue 27's simple policy uses.
+ */
+export const RESULT_CAP_CHARS = 8_000;
 /** Smallest per-result limit, however small the window. Judgement call: a screenful of output. */
 export const MIN_RESULT_CHARS = 2_000;
 /** Share of the threshold one tool result may take (as characters ÷ 4), so that small windows cap sooner. Judgement call. */

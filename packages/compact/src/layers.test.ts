@@ -95,6 +95,21 @@ describe("applyToolResultBudget", () => {
     expect(cut).toMatch(/characters \([\d,]+ lines\) cut from the middle/);
     expect(result.stats.truncated).toBe(1);
   });
+
+  it("cuts a result over the cap to it, even with a session folder, keeping the first error line from the middle", async () => {
+    const log = `npm test\n${"ok test passes\n".repeat(600)}TypeError: Cannot read properties of undefined (reading 'id')\n    at run (src/a.ts:3:9)\n${"ok test passes\n".repeat(600)}2 passed, 1 failed`;
+    const c = conversationBuilder().user("test it").tool("Bash", { command: "npm test" }, log);
+    const result = await applyToolResultBudget(c.messages, { sessionDir: dir, capChars: 8_000 });
+    const cut = results(result.messages)[0]!;
+    expect(cut.length).toBeLessThanOrEqual(8_000);
+    expect(cut.startsWith("npm test")).toBe(true);
+    expect(cut.endsWith("1 failed")).toBe(true);
+    expect(cut).toContain("TypeError: Cannot read properties of undefined (reading 'id')");
+    expect(result.stats).toMatchObject({ truncated: 1, persisted: 0 });
+    // A result under the cap is left as it is.
+    const small = conversationBuilder().user("x").tool("Bash", { command: "ls" }, "a\nb");
+    expect((await applyToolResultBudget(small.messages, { capChars: 8_000 })).edits).toEqual([]);
+  });
 });
 
 describe("truncateMiddle", () => {

@@ -96,6 +96,8 @@ export interface ReplayCall {
   violations: string[];
   /** The manager's threshold at this call. */
   threshold: number;
+  /** The working set's ceiling and floor at this call, when the manager's policy keeps one. */
+  workingSet?: { ceiling: number | undefined; floor: number | undefined };
 }
 
 export interface ReplayStats {
@@ -248,6 +250,7 @@ export async function replayConversation(
         actions,
         violations,
         threshold: prepared.status.threshold,
+        ...(prepared.status.workingSet ? { workingSet: prepared.status.workingSet } : {}),
       };
       calls.push(call);
       await options.onCall?.(call);
