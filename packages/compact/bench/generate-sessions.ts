@@ -190,7 +190,7 @@ function generateSession(index: number, files: readonly string[], calls: number)
       `node -e "require('fs').readFileSync('${guess}')"`,
       `node -e "JSON.parse(require('fs').readFileSync('${pkg}/README.md', 'utf8'))"`,
       `node -e "import('@unforget/${pkg.split("/").pop()}/internal')"`,
-      `git show --stat HEAD~${Math.floor(next() * 20)}`,
+      `wc -c ${pkg}/src/*.ts | sort -n | tail -n ${5 + Math.floor(next() * 20)}`,
       `cat ${pkg}/package.json`,
       `ls ${pkg}/src/missing-folder`,
       `node -e "const list = []; list.length = -1"`,

@@ -41,7 +41,7 @@ export function ours(
 export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
   return [
     ours(
-      "unforget (default: working set, ski rental, clear_at_least, 8,000-character cap)",
+      "unforget (default: working set, ski rental, clear_at_least, 6,000-character cap)",
       undefined,
       cacheTtl,
     ),

@@ -70,7 +70,7 @@ export interface ContextManagerConfig {
    * The defaults were chosen on the corpus replay benchmark: every cache break costs a full uncached request,
    * so each one must buy many calls of growth. With the working-set policy (the default), between those levels
    * the stale rounds fold when ski rental says, each fold freeing at least `clearAtLeastShare` × threshold
-   * (0.06), and past `ceilingShare` × threshold (1) the context falls to the floor at once.
+   * (0.07), and past `ceilingShare` × threshold (1) the context falls to the floor at once.
    */
   cheapLayers?: {
     level?: number;
