@@ -232,11 +232,33 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return found.every((rule) => rule !== undefined) ? found[0] : undefined;
   };
 
+  /** Whether an allow rule with this text is there already (a suggestion or an update must not add it again). */
+  const hasRule = (behavior: PermissionBehavior, text: string) =>
+    rules.some((rule) => rule.behavior === behavior && rule.text === text);
+  /** What "always" would add: only what is not allowed already (a command an allow rule covers is left out). */
   const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
+    const all = suggestionsOf(facts, outside);
+    return all.flatMap((update) => {
+      if (update.type !== "addRules") return [update];
+      const fresh = update.rules.filter((text) => !hasRule(update.behavior, text));
+      return fresh.length === 0 ? [] : [{ ...update, rules: fresh }];
+    });
+  };
+  const suggestionsOf = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
     const { subject, tool } = facts;
     if (subject?.kind === "command") {
-      const rules = [...new Set(facts.commands.map(suggestCommandRule))];
-      return [{ type: "addRules", behavior: "allow", rules }];
+      const open = facts.commands.filter(
+        (part) =>
+          !rules.some(
+            (rule) =>
+              rule.behavior === "allow" &&
+              (!facts.substitutes || rule.specifier === undefined) &&
+              matches(rule, facts, part, undefined),
+          ),
+      );
+      // Every part allowed already (the question comes from an ask rule or a substitution): no rule would help.
+      if (open.length === 0) return [];
+      return [{ type: "addRules", behavior: "allow", rules: [...new Set(open.map(suggestCommandRule))] }];
     }
     if (subject?.kind === "path") {
       if (outside !== undefined) return [{ type: "addDirectories", directories: [resolve(outside, "..")] }];
@@ -263,12 +285,20 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       for (const update of updates)
         if (update.type === "addRules")
           for (const text of update.rules) parsePermissionRule(text, update.behavior, sessionSource);
+      // A rule or folder that is there already is not added again (two answers about the same call, a
+      // `/permissions allow` of a rule the settings have): the list stays one line per rule.
       for (const update of updates) {
         if (update.type === "setMode") mode = update.mode;
         else if (update.type === "addDirectories") {
-          directories.push(...update.directories.map((dir) => resolve(context.cwd, dir)));
+          const fresh = update.directories
+            .map((dir) => resolve(context.cwd, dir))
+            .filter((dir) => !directories.includes(dir));
+          directories.push(...new Set(fresh));
           realDirectories = undefined;
-        } else addLists({ [update.behavior]: update.rules }, sessionSource);
+        } else {
+          const fresh = [...new Set(update.rules)].filter((text) => !hasRule(update.behavior, text));
+          addLists({ [update.behavior]: fresh }, sessionSource);
+        }
       }
     },
     rules: () =>
