@@ -16,9 +16,10 @@ export class McpConfigError extends UnforgetError {
 
 /**
  * Why a server was dropped or a call failed: it did not start (`start`), did not finish the handshake in time
- * (`timeout`), went away (`closed`), or answered something that is not MCP (`protocol`).
+ * (`timeout`), went away (`closed`), or answered something that is not MCP (`protocol`); or a reconnect named a
+ * server that is not configured (`unknown`).
  */
-export type McpFailureKind = "start" | "timeout" | "closed" | "protocol";
+export type McpFailureKind = "start" | "timeout" | "closed" | "protocol" | "unknown";
 
 /** An MCP server failed; reported through `onEvent`, never thrown out of a session. */
 export class McpServerError extends UnforgetError {

@@ -69,6 +69,12 @@ export interface McpServers {
   tools(): Tool[];
   /** Every server's state now, in config order. */
   status(): McpServerStatus[];
+  /**
+   * Stops one server (whatever its state) and connects it again from its config, e.g. after the user fixed
+   * what made it fail; resolves with its new status once it is connected or failed (never rejects). Throws
+   * `McpServerError` (kind "unknown") for a name that is not configured, and after `close()`.
+   */
+  reconnect(server: string): Promise<McpServerStatus>;
   /** Closes every connection and stops every stdio server; idempotent. */
   close(): Promise<void>;
 }
@@ -385,15 +391,15 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     connections.push(connection);
   }
 
-  const status = (): McpServerStatus[] =>
-    connections.map((connection) => ({
-      server: connection.server,
-      transport: connection.config.type,
-      state: connection.state,
-      tools: connection.tools.map((tool) => tool.name),
-      ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
-      ...(connection.error === undefined ? {} : { error: connection.error }),
-    }));
+  const statusOf = (connection: Connection): McpServerStatus => ({
+    server: connection.server,
+    transport: connection.config.type,
+    state: connection.state,
+    tools: connection.tools.map((tool) => tool.name),
+    ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
+    ...(connection.error === undefined ? {} : { error: connection.error }),
+  });
+  const status = (): McpServerStatus[] => connections.map(statusOf);
 
   return {
     async ready() {
@@ -402,6 +408,28 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     },
     tools: () => connections.flatMap((connection) => connection.tools),
     status,
+    async reconnect(server) {
+      const connection = connections.find((candidate) => candidate.server === server);
+      if (connection === undefined || closed)
+        throw new McpServerError(
+          closed
+            ? `The MCP servers were closed; "${server}" cannot be connected again.`
+            : `There is no MCP server "${server}"; the servers are ${connections.map((candidate) => candidate.server).join(", ") || "none"}.`,
+          { server, kind: "unknown" },
+        );
+      const client = connection.client;
+      // The old client's close and errors are ignored from here on: its `connection.client` is no longer it.
+      connection.client = undefined;
+      connection.state = "connecting";
+      connection.tools = [];
+      connection.stderrTail = "";
+      delete connection.error;
+      delete connection.instructions;
+      await client?.close().catch(() => undefined);
+      connection.ready = connect(connection);
+      await connection.ready;
+      return statusOf(connection);
+    },
     async close() {
       if (closed) return;
       closed = true;
