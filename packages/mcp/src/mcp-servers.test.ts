@@ -206,6 +206,10 @@ describe("a stdio server written with the SDK", () => {
     const statuses = await servers.ready();
     expect(statuses.map((status) => status.state)).toEqual(["failed", "failed", "connected"]);
     expect(statuses[0]?.error?.message).toContain("fatal: missing API token");
+    // The one-line report and the stderr apart, for a screen that has one line for it.
+    expect(statuses[0]?.error?.summary).toMatch(/^The MCP server "broken" [^\n]+\.$/);
+    expect(statuses[0]?.error?.summary).not.toContain("fatal");
+    expect(statuses[0]?.error?.stderr).toContain("fatal: missing API token");
     expect(statuses[1]?.error).toMatchObject({ kind: "start" });
     expect(
       events

@@ -154,11 +154,12 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
 
   const fail = (connection: Connection, kind: McpFailureKind, message: string, cause?: unknown) => {
     if (connection.state === "failed" || connection.state === "closed") return;
-    const tail = connection.stderrTail.trim();
-    const error = new McpServerError(
-      `The MCP server "${connection.server}" ${message}${tail === "" ? "" : ` Its last output on stderr: ${tail}`}`,
-      { server: connection.server, kind, cause },
-    );
+    const error = new McpServerError(`The MCP server "${connection.server}" ${message}`, {
+      server: connection.server,
+      kind,
+      cause,
+      stderr: connection.stderrTail,
+    });
     connection.state = "failed";
     connection.error = error;
     connection.tools = [];

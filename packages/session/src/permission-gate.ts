@@ -238,7 +238,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
   /** What "always" would add: only what is not allowed already (a command an allow rule covers is left out). */
   const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
     const all = suggestionsOf(facts, outside);
-    return all.flatMap((update) => {
+    return all.flatMap((update): PermissionUpdate[] => {
       if (update.type !== "addRules") return [update];
       const fresh = update.rules.filter((text) => !hasRule(update.behavior, text));
       return fresh.length === 0 ? [] : [{ ...update, rules: fresh }];

@@ -10,6 +10,21 @@ import {
 } from "../../test-support/agent-fixture.ts";
 import { KEYS, type PtyAgent, startPtyAgent } from "../../test-support/pty-agent.ts";
 
+/** The least a stdio MCP server must answer (newline-delimited JSON-RPC, as the spec's stdio transport says). */
+const MINIMAL_MCP_SERVER = `import { createInterface } from "node:readline";
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\\n");
+for await (const line of createInterface({ input: process.stdin })) {
+  const message = JSON.parse(line);
+  if (message.id === undefined) continue;
+  if (message.method === "initialize")
+    send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "later", version: "1.0.0" } } });
+  else if (message.method === "tools/list")
+    send({ id: message.id, result: { tools: [{ name: "ping", description: "Answers pong.", inputSchema: { type: "object", properties: {} } }] } });
+  else if (message.method === "tools/call") send({ id: message.id, result: { content: [{ type: "text", text: "pong" }] } });
+  else send({ id: message.id, result: {} });
+}
+`;
+
 let fake: AnthropicFakeServer;
 let folders: AgentFolders;
 let agents: PtyAgent[] = [];
@@ -190,6 +205,87 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.waitFor("Press Ctrl-C again to exit.", { from: agent.mark() - 200 });
     agent.press(KEYS.ctrlC);
     expect(await agent.exited).toBe(0);
+  });
+
+  it("reports each MCP server at start-up while idle; /mcp lists them and reconnects one", async () => {
+    const later = join(folders.project, "later-server.mjs");
+    const mcp = JSON.stringify({
+      mcpServers: {
+        missing: { command: join(folders.project, "no-such-mcp-server"), args: [] },
+        later: { command: process.execPath, args: [later] },
+      },
+    });
+    const agent = await start(["--mcp-config", mcp]);
+    // No prompt was sent: the failures are on the screen anyway, one line each, with what to do.
+    const shown = await agent.waitFor(/\/mcp\s+reconnect\s+later\s+tries\s+again/);
+    expect(shown).toMatch(
+      /The MCP server "missing" could not be started \(spawn [^)]+ENOENT\)\.\s+\/mcp\s+reconnect\s+missing/,
+    );
+    // One line (wrapped at most) with the line of its stderr that says why, not a stack trace.
+    expect(shown).toMatch(
+      /The MCP server "later" could not be started .+ Its\s+stderr\s+says:\s+Error:\s+Cannot\s+find\s+module/s,
+    );
+    expect(shown).not.toContain("Module._resolveFilename");
+    let from = agent.mark();
+    await agent.send("/mcp");
+    const listed = await agent.waitFor("/mcp reconnect NAME", { from });
+    expect(listed).toMatch(/missing\s+stdio\s+failed/);
+    expect(listed).toMatch(/later\s+stdio\s+failed/);
+    // The user fixes the server (here: its script appears) and connects it again.
+    folders.write("project/later-server.mjs", MINIMAL_MCP_SERVER);
+    from = agent.mark();
+    await agent.send("/mcp reconnect later");
+    await agent.waitFor('MCP server "later" connected: 1 tool.', { from });
+    from = agent.mark();
+    await agent.send("/mcp");
+    await agent.waitFor(/later\s+stdio\s+connected\s+mcp__later__ping/, { from });
+    fake.enqueue({ kind: "reply", text: "I see the ping tool." });
+    from = agent.mark();
+    await agent.send("what tools do you have?");
+    await agent.waitFor("I see the ping tool.", { from });
+    const tools = (fake.requests.at(-1)?.body as { tools: { name: string }[] }).tools.map(
+      (tool) => tool.name,
+    );
+    expect(tools).toContain("mcp__later__ping");
+  });
+
+  it("offers the task tools, and draws a line when a background task ends, with no prompt running", async () => {
+    fake.enqueue(
+      {
+        kind: "reply",
+        toolCalls: [
+          {
+            name: "Bash",
+            input: { command: "sleep 1; echo built", run_in_background: true, description: "slow build" },
+          },
+        ],
+      },
+      { kind: "reply", text: "The build runs in the background." },
+    );
+    const agent = await start(["--allowedTools", "Bash"]);
+    const from = agent.mark();
+    await agent.send("build it in the background");
+    await agent.waitFor("The build runs in the background.", { from });
+    await agent.waitFor("ask, or /help", { from });
+    const tools = (fake.requests.at(-1)?.body as { tools: { name: string }[] }).tools.map(
+      (tool) => tool.name,
+    );
+    expect(tools).toEqual(expect.arrayContaining(["task_output", "task_stop", "task_list", "task_input"]));
+    // Nothing is typed: the line comes when the task ends.
+    const ended = await agent.waitFor(
+      /Task (bash-[a-z0-9]+) \(slow build\) completed, exit code 0 · \/tasks output bash-/,
+      {
+        from,
+      },
+    );
+    const id = /Task (bash-[a-z0-9]+) \(slow build\)/.exec(ended)?.[1] as string;
+    fake.enqueue({ kind: "reply", text: "It printed built." });
+    const next = agent.mark();
+    await agent.send("did it finish?");
+    await agent.waitFor("It printed built.", { from: next });
+    // The model is told with this prompt; the screen does not say it twice.
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain(`Background task ${id}`);
+    expect(agent.screen.slice(next)).not.toContain(`Task ${id} (slow build): finished`);
   });
 
   it("--resume continues a session after Ctrl-D", async () => {

@@ -1,4 +1,5 @@
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
+import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { closestName } from "../agent/settings-schema.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, formatTokens } from "./repl-state.ts";
@@ -191,6 +192,49 @@ const tasks: SlashCommand = {
   },
 };
 
+const mcp: SlashCommand = {
+  name: "mcp",
+  usage: "[reconnect NAME]",
+  summary: "lists the MCP servers, their state and tools; connects one again",
+  async run(controller, args) {
+    const { session } = needSession(controller);
+    const servers = session.mcpServers;
+    const [verb, name] = args.split(/\s+/, 2);
+    if (!servers) {
+      if (verb) throw new Error("there are no MCP servers in this session.");
+      print(
+        controller,
+        "No MCP servers: add them to .mcp.json or the settings' mcpServers, or pass --mcp-config.",
+      );
+      return;
+    }
+    if (verb === "reconnect" && name) {
+      print(controller, `Connecting ${name} again…`);
+      const status = await servers.reconnect(name);
+      print(controller, describeMcpOutcome(status));
+      return;
+    }
+    if (verb) throw new Error("use /mcp or /mcp reconnect NAME.");
+    const statuses = servers.status();
+    print(
+      controller,
+      [
+        table([
+          ["server", "transport", "state", "tools"],
+          ...statuses.map((status) => [
+            status.server,
+            status.transport,
+            status.state,
+            status.tools.length === 0 ? "-" : status.tools.join(", "),
+          ]),
+        ]),
+        ...statuses.flatMap((status) => (status.error ? [status.error.message] : [])),
+        "/mcp reconnect NAME stops a server and connects it again.",
+      ].join("\n"),
+    );
+  },
+};
+
 const resume: SlashCommand = {
   name: "resume",
   usage: "[N | ID]",
@@ -329,6 +373,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   context,
   memory,
   tasks,
+  mcp,
   resume,
   clear,
   model,
