@@ -4,6 +4,7 @@ import type { TaskInfo } from "@unforget/tasks";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeMcpFailure, describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
+import { drawConversation } from "./draw-conversation.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
 
@@ -346,12 +347,38 @@ export class ReplController {
     this.refreshStatus();
   }
 
-  /** Replaces the session (a `/resume`), closing the current one. */
+  /** Draws the last turns of the session (after `--resume`, `--continue` or `/resume`): the context is theirs. */
+  drawConversation(): void {
+    for (const item of drawConversation(this.session?.messages ?? [])) this.store.print(item);
+  }
+
+  /**
+   * Replaces the session (a `/resume`), closing the current one. What this run allowed carries over, as it does
+   * across a `/clear`: the permission mode, the rules added for the session and the folders added.
+   */
   async switchSession(resume: string): Promise<void> {
     const environment = this.environment;
     if (!environment) return;
+    const previous = this.session?.permissions;
+    const carried = previous && {
+      mode: previous.mode(),
+      rules: previous.rules().filter((rule) => rule.source.name === "session"),
+      directories: previous.directories(),
+    };
     await this.session?.close("resume");
     this.session = await environment.openSession({ resume });
+    const gate = this.session.permissions;
+    if (carried && gate) {
+      gate.setMode(carried.mode);
+      gate.update([
+        ...carried.rules.map((rule) => ({
+          type: "addRules" as const,
+          behavior: rule.behavior,
+          rules: [rule.text],
+        })),
+        { type: "addDirectories", directories: carried.directories },
+      ]);
+    }
     // The new session starts its MCP servers again: a failure is reported again, a success quietly.
     this.#mcpReported.clear();
     void this.reportMcp({ failuresOnly: true });

@@ -288,21 +288,68 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(agent.screen.slice(next)).not.toContain(`Task ${id} (slow build): finished`);
   });
 
-  it("--resume continues a session after Ctrl-D", async () => {
-    fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
+  it("--resume continues a session after Ctrl-D and draws its last turns; /resume keeps the permission mode", async () => {
+    fake.enqueue(
+      { kind: "reply", text: "Noted: alpha." },
+      { kind: "reply", text: "Noted: beta." },
+      {
+        kind: "reply",
+        text: "Reading it.",
+        toolCalls: [{ name: "Read", input: { file_path: "notes.txt" } }],
+      },
+      { kind: "reply", text: "The notes say gamma." },
+      { kind: "reply", text: "The code word is tangerine." },
+    );
+    folders.write("project/notes.txt", "gamma\n");
     const first = await start();
-    await first.send("remember tangerine");
-    const shown = await first.waitFor("The code word is tangerine.");
-    const sessionId = /Session ([0-9a-f-]{36})/.exec(shown)?.[1];
+    for (const [prompt, reply] of [
+      ["remember alpha", "Noted: alpha."],
+      ["remember beta", "Noted: beta."],
+      ["read the notes", "The notes say gamma."],
+      ["remember tangerine", "The code word is tangerine."],
+    ]) {
+      const turn = first.mark();
+      await first.send(prompt as string);
+      await first.waitFor(reply as string, { from: turn });
+      await first.waitFor("ask, or /help", { from: turn });
+    }
+    const sessionId = /Session ([0-9a-f-]{36})/.exec(first.screen)?.[1];
     expect(sessionId).toBeDefined();
     first.press(KEYS.ctrlD);
     expect(await first.exited).toBe(0);
     fake.enqueue({ kind: "reply", text: "It was tangerine." });
     const second = await start(["--resume", sessionId as string]);
     await second.waitFor(`Resumed ${sessionId}`);
+    // The last turns are drawn as they were, after a line that counts those that are not.
+    const redrawn = await second.waitFor("The code word is tangerine.");
+    expect(redrawn).toContain("1 earlier turn not drawn");
+    expect(redrawn).not.toContain("Noted: alpha.");
+    for (const text of [
+      "> remember beta",
+      "Noted: beta.",
+      "Read(notes.txt)",
+      "The notes say gamma.",
+      "> remember tangerine",
+    ])
+      expect(redrawn).toContain(text);
     await second.send("what was the word?");
     await second.waitFor("It was tangerine.");
     expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("remember tangerine");
+
+    // One rule for the mode: what the user set in this run stays across /clear and /resume.
+    let from = second.mark();
+    await second.send("/permissions mode acceptEdits");
+    await second.waitFor("Permission mode: acceptEdits.", { from });
+    from = second.mark();
+    await second.send("/clear");
+    await second.waitFor("the context is empty", { from });
+    from = second.mark();
+    await second.send("/resume 1");
+    await second.waitFor(`Resumed ${sessionId}`, { from });
+    await second.waitFor("It was tangerine.", { from });
+    from = second.mark();
+    await second.send("/permissions");
+    await second.waitFor("Mode: acceptEdits.", { from });
   });
 
   it("asks whether to trust the folder before its hooks run, remembers yes, and asks again when they change", async () => {

@@ -54,6 +54,7 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
       text: `${environment.resumeId ? "Resumed" : "Session"} ${session.sessionId} · ${environment.providerName} (${environment.providerReason}) · /help for commands`,
     });
     controller.attach(environment, session);
+    if (environment.resumeId) controller.drawConversation();
     if (options.prompt) controller.submit(options.prompt);
     await exited;
     return 0;

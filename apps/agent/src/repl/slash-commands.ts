@@ -267,6 +267,7 @@ const resume: SlashCommand = {
     if (!picked) throw new Error(`there is no session ${args}; /resume lists them.`);
     await controller.switchSession(picked.sessionId);
     print(controller, `Resumed ${picked.sessionId}: ${picked.firstPrompt ?? ""}`);
+    controller.drawConversation();
   },
 };
 
