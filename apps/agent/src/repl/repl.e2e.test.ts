@@ -352,6 +352,81 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await second.waitFor("Mode: acceptEdits.", { from });
   });
 
+  it("memory: one proposal per new stretch, none repeated, shown as a diff before approval; no selector call for a small store", async () => {
+    const memoryFile = (days: string) =>
+      `---\nname: reviews\ndescription: The user reviews PRs on ${days}\ntype: user\n---\nReviews PRs on ${days}.\n`;
+    const extraction = (request: RecordedRequest) =>
+      JSON.stringify(request.body).includes("[unforget memory extraction]");
+    fake.setResponder((request) => {
+      if (isSummaryRequest(request)) return SUMMARY_STEP;
+      if (!extraction(request)) return { kind: "reply", text: "Noted." };
+      const text = JSON.stringify(request.body);
+      if (text.includes("tool_result")) return { kind: "reply", text: "Done." };
+      const days = text.includes("Thursdays") ? "Mondays and Thursdays" : "Mondays";
+      return {
+        kind: "reply",
+        toolCalls: [{ name: "memory_write", input: { name: "user_reviews.md", content: memoryFile(days) } }],
+      };
+    });
+    const extractions = () => fake.requests.filter(extraction).length;
+    const session = async (args: string[], work: (agent: PtyAgent) => Promise<void>) => {
+      const agent = await start(args);
+      await work(agent);
+      agent.press(KEYS.ctrlD);
+      expect(await agent.exited).toBe(0);
+    };
+    const turn = async (agent: PtyAgent, line: string, until: string | RegExp) => {
+      const from = agent.mark();
+      await agent.send(line);
+      await agent.waitFor(until, { from });
+      await agent.waitFor("ask, or /help", { from });
+    };
+
+    await session([], async (agent) => {
+      await turn(agent, "I review PRs on Mondays.", "Noted.");
+      await turn(agent, "/compact", /Nothing was compacted|Compacted \(/);
+      // Nothing new since: neither this compaction nor the end reads the conversation again.
+      await turn(agent, "/compact", /Nothing was compacted|Compacted \(/);
+    });
+    expect(extractions()).toBe(2);
+    await session(["--continue"], async (agent) => {
+      await turn(agent, "Again: PR reviews are on Mondays.", "Noted.");
+    });
+    // The same memory again: not proposed a second time.
+    expect(extractions()).toBe(4);
+    let proposalId = "";
+    await session([], async (agent) => {
+      await turn(agent, "/memory", "Proposals waiting for you");
+      const listed = agent.screen;
+      const ids = [...listed.matchAll(/^\s+([0-9TZ-]+-[0-9a-f]{8})\s/gm)].map((match) => match[1]);
+      expect(ids).toHaveLength(1);
+      proposalId = ids[0] as string;
+      await turn(agent, `/memory show ${proposalId}`, "applies it");
+      expect(agent.screen).toContain("new user_reviews.md");
+      expect(agent.screen).toContain("+Reviews PRs on Mondays.");
+      await turn(agent, `/memory approve ${proposalId}`, `Approved ${proposalId}: applied user_reviews.md`);
+      const selectorCalls = fake.requests.length;
+      await turn(agent, "PR reviews are now on Mondays and Thursdays.", "Noted.");
+      // One small memory: attached whole, no select_memories call before the prompt.
+      expect(
+        fake.requests
+          .slice(selectorCalls)
+          .some((request) => JSON.stringify(request.body).includes("select_memories")),
+      ).toBe(false);
+      expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("Reviews PRs on Mondays.");
+    });
+    await session([], async (agent) => {
+      await turn(agent, "/memory", "Proposals waiting for you");
+      const update = [...agent.screen.matchAll(/^\s+([0-9TZ-]+-[0-9a-f]{8})\s/gm)].map((match) => match[1]);
+      expect(update).toHaveLength(1);
+      await turn(agent, `/memory show ${update[0]}`, "applies it");
+      const shown = agent.screen;
+      expect(shown).toContain("update user_reviews.md");
+      expect(shown).toContain("-Reviews PRs on Mondays.");
+      expect(shown).toContain("+Reviews PRs on Mondays and Thursdays.");
+    });
+  });
+
   it("asks whether to trust the folder before its hooks run, remembers yes, and asks again when they change", async () => {
     const hook = (marker: string) => ({
       hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: `touch ${marker}` }] }] },

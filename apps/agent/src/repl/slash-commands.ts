@@ -1,6 +1,8 @@
+import { isProposalId } from "@unforget/memory";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { closestName } from "../agent/settings-schema.ts";
+import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, formatTokens } from "./repl-state.ts";
 
@@ -108,13 +110,19 @@ const context: SlashCommand = {
 
 const memory: SlashCommand = {
   name: "memory",
-  usage: "[show NAME | approve ID | reject ID]",
-  summary: "lists memories and proposals; opens one; approves or rejects a proposal",
+  usage: "[show NAME|ID | approve ID | reject ID]",
+  summary:
+    "lists memories and proposals; shows a memory, or what a proposal would change; approves or rejects one",
   async run(controller, args) {
     const { environment } = needSession(controller);
     const { store, proposals } = environment.memory;
     const [verb, target] = args.split(/\s+/, 2);
     if (verb === "show" && target) {
+      // A proposal is shown as what it would change, before anyone approves it.
+      if (isProposalId(target)) {
+        print(controller, await describeProposal(await proposals.get(target), store));
+        return;
+      }
       const content = await store.read(target);
       print(controller, `${target}\n${content.content}`);
       return;
@@ -134,7 +142,10 @@ const memory: SlashCommand = {
       print(controller, `Rejected ${target}.`);
       return;
     }
-    if (verb) throw new Error(`use /memory, /memory show NAME, /memory approve ID or /memory reject ID.`);
+    if (verb)
+      throw new Error(
+        "use /memory, /memory show NAME (or a proposal's ID), /memory approve ID or /memory reject ID.",
+      );
     const memories = await store.list();
     const pending = await proposals.list();
     print(
@@ -145,7 +156,7 @@ const memory: SlashCommand = {
           ? memories.map((entry) => `  ${entry.name}  ${entry.description}`)
           : ["  none yet"]),
         pending.length > 0
-          ? "Proposals waiting for you (/memory approve ID, /memory reject ID):"
+          ? "Proposals waiting for you (/memory show ID shows the changes; /memory approve ID, /memory reject ID):"
           : "No proposals waiting.",
         ...pending.map(
           (proposal) =>
