@@ -210,7 +210,11 @@ describe("a stdio server written with the SDK", () => {
     expect(statuses[0]?.error?.summary).toMatch(/^The MCP server "broken" [^\n]+\.$/);
     expect(statuses[0]?.error?.summary).not.toContain("fatal");
     expect(statuses[0]?.error?.stderr).toContain("fatal: missing API token");
-    expect(statuses[1]?.error).toMatchObject({ kind: "start" });
+    expect(statuses[1]?.error).toMatchObject({
+      kind: "start",
+      message:
+        'The MCP server "missing" could not be started: its command "/nonexistent/mcp-server" was not found (install it, or correct "command" in the config).',
+    });
     expect(
       events
         .filter((event) => event.type === "mcp-server-failed")

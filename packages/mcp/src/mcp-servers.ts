@@ -375,6 +375,13 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
           `answered the handshake with something that is not MCP (${describe(error)}).`,
           error,
         );
+      else if (connection.config.type === "stdio" && (error as { code?: unknown }).code === "ENOENT")
+        fail(
+          connection,
+          "start",
+          `could not be started: its command "${connection.config.command}" was not found (install it, or correct "command" in the config).`,
+          error,
+        );
       else fail(connection, "start", `could not be started (${describe(error)}).`, error);
     }
   };

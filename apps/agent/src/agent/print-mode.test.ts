@@ -123,11 +123,13 @@ describe("unforget -p on the Anthropic fake", () => {
     fake.enqueue({ kind: "reply", text: "Fine." }, { kind: "reply", text: "Fine again." });
     const text = await run(["-p", "hi", "--mcp-config", mcp]);
     expect(text.code).toBe(0);
-    expect(text.stderr).toMatch(/^unforget: The MCP server "missing" could not be started \(.+\)/m);
+    expect(text.stderr).toMatch(
+      /^unforget: The MCP server "missing" could not be started: its command ".+no-such-mcp-server" was not found/m,
+    );
     const streamed = await run(["-p", "hi", "--mcp-config", mcp, "--output-format", "stream-json"]);
     const init = JSON.parse(streamed.stdout.split("\n")[0]!);
     expect(init.mcp_servers).toEqual([
-      { name: "missing", status: "failed", error: expect.stringContaining("could not be started") },
+      { name: "missing", status: "failed", error: expect.stringContaining("was not found") },
     ]);
     // The tools the model is offered, the task tools among them (Bash can start background work).
     const sent = (modelCalls().at(-1)?.body as { tools: { name: string }[] }).tools.map((tool) => tool.name);

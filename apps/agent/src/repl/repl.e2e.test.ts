@@ -219,7 +219,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     // No prompt was sent: the failures are on the screen anyway, one line each, with what to do.
     const shown = await agent.waitFor(/\/mcp\s+reconnect\s+later\s+tries\s+again/);
     expect(shown).toMatch(
-      /The MCP server "missing" could not be started \(spawn [^)]+ENOENT\)\.\s+\/mcp\s+reconnect\s+missing/,
+      /The MCP server "missing" could not be started: its command "[^"]+no-such-mcp-server" was\s+not\s+found.+\/mcp\s+reconnect\s+missing/s,
     );
     // One line (wrapped at most) with the line of its stderr that says why, not a stack trace.
     expect(shown).toMatch(
@@ -398,7 +398,9 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await session([], async (agent) => {
       await turn(agent, "/memory", "Proposals waiting for you");
       const listed = agent.screen;
-      const ids = [...listed.matchAll(/^\s+([0-9TZ-]+-[0-9a-f]{8})\s/gm)].map((match) => match[1]);
+      const ids = [...listed.matchAll(/^\s+1\. ([0-9TZ-]+-[0-9a-f]{8})\s+user_reviews\.md/gm)].map(
+        (match) => match[1],
+      );
       expect(ids).toHaveLength(1);
       proposalId = ids[0] as string;
       await turn(agent, `/memory show ${proposalId}`, "applies it");
@@ -416,10 +418,9 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
       expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("Reviews PRs on Mondays.");
     });
     await session([], async (agent) => {
-      await turn(agent, "/memory", "Proposals waiting for you");
-      const update = [...agent.screen.matchAll(/^\s+([0-9TZ-]+-[0-9a-f]{8})\s/gm)].map((match) => match[1]);
-      expect(update).toHaveLength(1);
-      await turn(agent, `/memory show ${update[0]}`, "applies it");
+      // Told at start-up; named by its number.
+      await agent.waitFor("1 memory proposal waits for your review: /memory lists it.");
+      await turn(agent, "/memory show 1", "applies it");
       const shown = agent.screen;
       expect(shown).toContain("update user_reviews.md");
       expect(shown).toContain("-Reviews PRs on Mondays.");

@@ -110,13 +110,19 @@ const context: SlashCommand = {
 
 const memory: SlashCommand = {
   name: "memory",
-  usage: "[show NAME|ID | approve ID | reject ID]",
+  usage: "[show NAME|N | approve N | reject N]",
   summary:
     "lists memories and proposals; shows a memory, or what a proposal would change; approves or rejects one",
   async run(controller, args) {
     const { environment } = needSession(controller);
     const { store, proposals } = environment.memory;
-    const [verb, target] = args.split(/\s+/, 2);
+    const [verb, given] = args.split(/\s+/, 2);
+    // A proposal is named by its id or by its number in the list below.
+    const numbered =
+      given !== undefined && /^\d+$/.test(given) ? (await proposals.list())[Number(given) - 1] : undefined;
+    if (given !== undefined && /^\d+$/.test(given) && !numbered)
+      throw new Error(`there is no proposal ${given}; /memory lists them.`);
+    const target = numbered?.id ?? given;
     if (verb === "show" && target) {
       // A proposal is shown as what it would change, before anyone approves it.
       if (isProposalId(target)) {
@@ -156,11 +162,11 @@ const memory: SlashCommand = {
           ? memories.map((entry) => `  ${entry.name}  ${entry.description}`)
           : ["  none yet"]),
         pending.length > 0
-          ? "Proposals waiting for you (/memory show ID shows the changes; /memory approve ID, /memory reject ID):"
+          ? "Proposals waiting for you (/memory show N shows what one would change; /memory approve N, /memory reject N):"
           : "No proposals waiting.",
         ...pending.map(
-          (proposal) =>
-            `  ${proposal.id}  ${proposal.summary} (${proposal.changes.length} change${proposal.changes.length === 1 ? "" : "s"})`,
+          (proposal, index) =>
+            `  ${index + 1}. ${proposal.id}  ${proposal.changes.map((change) => `${change.kind === "delete" ? "delete " : ""}${change.name}`).join(", ")} — ${proposal.summary}`,
         ),
       ].join("\n"),
     );
