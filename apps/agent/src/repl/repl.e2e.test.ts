@@ -65,6 +65,13 @@ function prompts(request: RecordedRequest): string[] {
     );
 }
 
+/** The names of the tools a request offered the model. */
+function sentTools(request: RecordedRequest | undefined): string[] {
+  return ((request?.body as { tools?: { name: string }[] } | undefined)?.tools ?? []).map(
+    (tool) => tool.name,
+  );
+}
+
 function endsWithToolResult(request: RecordedRequest): boolean {
   const messages = (request.body as { messages: { role: string; content: { type: string }[] }[] }).messages;
   return messages.at(-1)?.content.some((block) => block.type === "tool_result") ?? false;
@@ -243,9 +250,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     from = agent.mark();
     await agent.send("what tools do you have?");
     await agent.waitFor("I see the ping tool.", { from });
-    const tools = (fake.requests.at(-1)?.body as { tools: { name: string }[] }).tools.map(
-      (tool) => tool.name,
-    );
+    const tools = sentTools(fake.requests.at(-1));
     expect(tools).toContain("mcp__later__ping");
   });
 
@@ -267,9 +272,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.send("build it in the background");
     await agent.waitFor("The build runs in the background.", { from });
     await agent.waitFor("ask, or /help", { from });
-    const tools = (fake.requests.at(-1)?.body as { tools: { name: string }[] }).tools.map(
-      (tool) => tool.name,
-    );
+    const tools = sentTools(fake.requests.at(-1));
     expect(tools).toEqual(expect.arrayContaining(["task_output", "task_stop", "task_list", "task_input"]));
     // Nothing is typed: the line comes when the task ends.
     const ended = await agent.waitFor(
