@@ -185,6 +185,34 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(denial).toContain("The user denied this call");
   });
 
+  it("offers only the rules not allowed already, and lists a rule once", async () => {
+    fake.enqueue(
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "true && touch made-once" } }] },
+      { kind: "reply", text: "Made it." },
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "touch made-once" } }] },
+      { kind: "reply", text: "Made it again." },
+    );
+    const agent = await start(["--allowedTools", "Bash(true:*)"]);
+    let from = agent.mark();
+    await agent.send("make a file");
+    const asked = await agent.waitFor("Allow Bash(true && touch made-once)?", { from });
+    await agent.waitFor("for this session", { from });
+    expect(agent.screen.slice(from)).toContain("2. Yes, and allow Bash(touch made-once:*) for this session");
+    expect(asked).not.toMatch(/allow Bash\(true:\*\)/);
+    agent.press("2");
+    await agent.waitFor("Made it.", { from });
+    from = agent.mark();
+    await agent.send("make it again");
+    await agent.waitFor("Made it again.", { from });
+    from = agent.mark();
+    await agent.send("/permissions allow Bash(touch made-once:*)");
+    await agent.waitFor("(for this session)", { from });
+    from = agent.mark();
+    await agent.send("/permissions");
+    const listed = await agent.waitFor("Bash(true:*)", { from });
+    expect(listed.match(/Bash\(touch made-once:\*\)/g)).toHaveLength(1);
+  });
+
   it("Ctrl-C in the middle of a reply cancels the call; the session goes on; Ctrl-C twice exits", async () => {
     fake.enqueue(
       {
