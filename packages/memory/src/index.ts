@@ -94,8 +94,8 @@ export {
 } from "./session-notes.ts";
 export type { StoreLockOptions } from "./store-lock.ts";
 export type {
-  TeamMemoryDatabaseOptions,
   TeamMemoryFolderOptions,
+  TeamMemoryOpenOptions,
   TeamMemoryOptions,
 } from "./team-memory.ts";
 export { createTeamMemory } from "./team-memory.ts";
