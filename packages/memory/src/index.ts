@@ -66,7 +66,7 @@ export {
   replayWrite,
   restoreVersion,
 } from "./memory-rules.ts";
-export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
+export type { MemoryContent, MemoryStore, MemoryWriteOptions, MemoryWriteResult } from "./memory-store.ts";
 export type { MemoryTool, MemoryToolDefinition, MemoryToolOptions } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA, MEMORY_TOOL_ROOT } from "./memory-tool.ts";
 export type {
@@ -75,7 +75,12 @@ export type {
   MemoryVersions,
   RedactOptions,
 } from "./memory-versions.ts";
-export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
+export type {
+  SecretFinding,
+  SecretScanner,
+  SecretScannerOptions,
+  SecretScanResult,
+} from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
 export type { SessionMemory, SessionMemoryOptions, SessionNotesUpdate } from "./session-memory.ts";
 export { createSessionMemory, SESSION_NOTES_EDIT_TOOL } from "./session-memory.ts";

@@ -142,7 +142,8 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     async write(name, content, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
       checkWriteOptions(writeOptions);
-      await checkMemoryContent(checked, content, limits);
+      const warnings = await checkMemoryContent(checked, content, limits);
+      const reported = warnings.length === 0 ? {} : { warnings };
       const path = await resolveMemoryPath(root, checked);
       const attempt: WriteAttempt = { name: checked, operation: "write", hash: hashContent(content) };
       return locked(async () => {
@@ -157,7 +158,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           await recordExternalEdit(versions, checked, current);
           await writeFileAtomic(path, next, { tempDir });
           await versions.append(versionRecord(checked, "write", next, writeOptions));
-          return { hash: hashContent(next) };
+          return { hash: hashContent(next), ...reported };
         }
         // The same content again makes no new version: the store already holds what the caller wants.
         if (current !== content) {
@@ -169,7 +170,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           await catalogFiles.persist(entries);
         }
         await remember(writeOptions, attempt);
-        return { hash: attempt.hash as string };
+        return { hash: attempt.hash as string, ...reported };
       });
     },
 

@@ -56,8 +56,11 @@ function scanningWrites(store: MemoryStore, scanner: SecretScanner): MemoryStore
     ...bindAll(store),
     location: store.location,
     async write(name, content, options) {
-      if (typeof content === "string") await checkNoSecrets(name, content, scanner);
-      return store.write(name, content, options);
+      const incomplete =
+        typeof content === "string" ? await checkNoSecrets(name, content, scanner) : undefined;
+      const written = await store.write(name, content, options);
+      if (incomplete === undefined) return written;
+      return { ...written, warnings: [...(written.warnings ?? []), incomplete] };
     },
   } satisfies MemoryStore);
 }
