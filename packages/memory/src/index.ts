@@ -22,6 +22,7 @@ export {
   MemoryNotFoundError,
   MemoryPathError,
   MemorySecretError,
+  MemoryStoreError,
 } from "./memory-errors.ts";
 export type { MemoryFrontmatter, MemorySource, MemoryType, ParsedMemoryFile } from "./memory-frontmatter.ts";
 export { formatMemoryFile, MEMORY_TYPES, parseMemoryFile } from "./memory-frontmatter.ts";

@@ -34,6 +34,7 @@ import {
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 import { createVersionLog, type MemoryVersion } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 import { type StoreLockOptions, withStoreLock } from "./store-lock.ts";
 
 /** Largest memory file accepted, in bytes (the per-memory cap of Anthropic's memory stores). */
@@ -284,7 +285,11 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     },
 
     async loadIndex(): Promise<LoadedMemoryIndex> {
-      const bytes = await readFile(indexPath).catch(() => undefined);
+      const bytes = await readFile(indexPath).catch((error: unknown) => {
+        // No MEMORY.md yet: the index is built from the catalog. An unreadable one is an error, never replaced.
+        if (isAbsent(error)) return undefined;
+        throw storeFileError("The memory index", indexPath, error);
+      });
       if (bytes === undefined) {
         return truncateMemoryIndex(
           formatMemoryIndex(memoryIndexPreamble(undefined), await store.catalog()),
