@@ -306,19 +306,24 @@ describe("importSessionFile imports what is readable and reports the rest", () =
       if (!endsEarly(trajectory.slice(0, end))) misread.push(trajectory.slice(Math.max(0, end - 12), end));
     }
     expect(misread).toEqual([]);
-    // Whole documents that are wrong are not called cut off (a literal cut short is).
-    for (const broken of [
-      '{"history": bad}',
-      '{"history": [1, 2,]}',
-      '{"history": NaN}',
-      '{"history": []} and more',
-      '{"history" []}',
-      '{"history": "a raw\nnewline"}',
-      '{"history": [1] /* a comment */}',
-      '{"history": tru',
-    ]) {
-      expect([broken, endsEarly(broken)]).toEqual([broken, broken === '{"history": tru']);
-    }
+    // Whole documents that are wrong are not called cut off; a literal cut short and deep nesting cut are.
+    const cases: Array<[string, boolean]> = [
+      ['{"history": bad}', false],
+      ['{"history": [1, 2,]}', false],
+      ['{"history": NaN}', false],
+      ['{"history": []} and more', false],
+      ['{"history" []}', false],
+      ['{"history": "a raw\nnewline"}', false],
+      ['{"history": [1] /* a comment */}', false],
+      ['{"history": 01}', false],
+      ['{"history": "\\x"}', false],
+      ['{"history": tru', true],
+      ['{"history": [-', true],
+      ['{"history": [1e+', true],
+      [`{"history": ${"[".repeat(100_000)}`, true],
+    ];
+    for (const [text, cut] of cases)
+      expect([text.slice(0, 40), endsEarly(text)]).toEqual([text.slice(0, 40), cut]);
   });
 
   it("never writes to the source: the folder and every file are byte-identical afterwards", async () => {
