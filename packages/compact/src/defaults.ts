@@ -1,14 +1,19 @@
 /**
- * Every tuning number of the ladder, named once. Each says where it came from: a constant of the systems the
- * seed documents describe (`../shared/seeds/000`–`004`: Claude Code, its teaching re-implementation, BaseAgent),
- * the replay benchmark (`packages/compact/bench`, results in BENCHMARKS.md), or a judgement call that no
+ * Every tuning number of the ladder, named once. Each says where it came from: the value a public system that
+ * does the same job uses, with why it fits (Claude Code; learn-claude-code, a teaching re-implementation of it;
+ * BaseAgent, an open-source agent whose pruning follows OpenCode; the Anthropic API's documented defaults), a
+ * paper, the replay benchmark (`packages/compact/bench`, results in BENCHMARKS.md), or a judgement call that no
  * benchmark has tuned yet (said as such). Shares are of the auto-compact threshold unless they say otherwise;
  * token sizes written for a 200K window are scaled by `threshold / REFERENCE_THRESHOLD_TOKENS` (never above 1).
  */
 
 // ── Scale ────────────────────────────────────────────────────────────────────────────────────────────────
 
-/** The threshold the seed constants were written for: a 200K window less the 20K summary reserve and the 13K buffer (seed 002). */
+/**
+ * The threshold the 200K-window sizes below were written for: a 200K window less a 20K reserve for the summary's
+ * own output and a 13K buffer for the growth of one response between two checks (Claude Code's auto-compact
+ * threshold, about 167K at 200K).
+ */
 export const REFERENCE_THRESHOLD_TOKENS = 167_000;
 
 // ── Scheduling: when the cheap layers and the summaries act (the fixed-level policy) ────────────────────────
@@ -24,7 +29,7 @@ export const CHEAP_TARGET = 0.3;
 export const CHEAP_MINIMUM_SHARE = 0.2;
 /**
  * Share of the threshold at which a summary starts in the background, when the cheap layers alone will not
- * keep the context down. BaseAgent compacts at 85 % of its window (seed 004); here it only starts the work.
+ * keep the context down. BaseAgent compacts at 85 % of its usable window; here it only starts the work.
  */
 export const EARLY_MARK = 0.85;
 
@@ -48,7 +53,10 @@ export const STALL_FRACTION = 0.95;
 export const THRASH_FRACTION = 0.5;
 /** Margin over what no compaction can remove (system, tools, summary, last round) before the thrash guard blames the layer. Judgement call. */
 export const IRREDUCIBLE_MARGIN = 1.1;
-/** Consecutive failures that open a layer's circuit breaker: 3 in Claude Code and its teaching version (seeds 001, 002, 003). */
+/**
+ * Consecutive failures that open a layer's circuit breaker: 3, as Claude Code's auto-compact and learn-claude-code
+ * count them. A transient failure clears within a retry or two; beyond that, retrying only spends calls.
+ */
 export const BREAKER_THRESHOLD = 3;
 /**
  * Calls an open breaker waits before the layer is tried once more (half-open). Judgement call: long enough
@@ -62,9 +70,9 @@ export const GROWTH_WINDOW_CALLS = 5;
 
 // ── Tool-result budget (the first layer) ───────────────────────────────────────────────────────────────
 
-/** Characters of tool results one user message may carry: Claude Code's 200,000 (seed 001, toolLimits). Scaled down for small windows by `MESSAGE_RESULT_SHARE`. */
+/** Characters of tool results one user message may carry: 200,000, Claude Code's per-message limit (about 50K tokens, a quarter of a 200K window). Scaled down for small windows by `MESSAGE_RESULT_SHARE`. */
 export const MAX_MESSAGE_RESULT_CHARS = 200_000;
-/** Largest single tool result kept as it is: 50,000 characters, the cap of Claude Code's tools (seed 001). */
+/** Largest single tool result kept as it is: 50,000 characters (about 12K tokens), the cap Claude Code puts on one tool's output. */
 export const MAX_RESULT_CHARS = 50_000;
 /** Smallest per-result limit, however small the window. Judgement call: a screenful of output. */
 export const MIN_RESULT_CHARS = 2_000;
@@ -74,24 +82,28 @@ export const RESULT_SHARE = 0.15;
 export const MESSAGE_RESULT_SHARE = 0.4;
 /** Share of the threshold the newest user message may take before the budget cuts it in the middle. Judgement call. */
 export const USER_MESSAGE_SHARE = 0.5;
-/** Characters of a persisted output shown as a preview: Claude Code's 2,000 (seed 002). */
+/** Characters of a persisted output shown as a preview: 2,000, as Claude Code shows; enough to tell what the output is and where to read on. */
 export const PREVIEW_CHARS = 2_000;
 /** Characters a middle-cut result keeps (head and tail), about 2,500 tokens. Judgement call. */
 export const TRUNCATE_CHARS = 10_000;
-/** Characters per token assumed when a token budget is turned into characters (the seeds' estimate, seed 002). */
+/** Characters per token assumed when a token budget is turned into characters: the usual rough rate for English text and code (OpenAI's and Anthropic's token guides both say about 4). */
 export const CHARS_PER_TOKEN = 4;
 
 // ── Microcompact ───────────────────────────────────────────────────────────────────────────────────────
 
-/** Idle minutes after which the prompt cache has expired anyway, so clearing costs nothing: Claude Code's 60 (seed 001, timeBasedMCConfig). */
+/**
+ * Idle minutes after which the prompt cache has expired anyway, so clearing costs nothing: 60, the longest
+ * lifetime Anthropic's prompt caching offers (the 1-hour cache; the default lives 5 minutes). Claude Code's
+ * time-based microcompact waits the same hour.
+ */
 export const IDLE_GAP_MINUTES = 60;
-/** Results kept verbatim by the time-based path: Claude Code's 5 (seed 002). */
+/** Results kept verbatim by the time-based path: 5, as Claude Code keeps; the newest results are what the model is working from. */
 export const KEEP_RECENT_RESULTS = 5;
-/** Prune: recent tool output never cleared, 40,000 tokens at 200K: BaseAgent's PRUNE_PROTECT (seed 004). */
+/** Prune: recent tool output never cleared, 40,000 tokens at 200K: BaseAgent's PRUNE_PROTECT (about the output of the current task). */
 export const PRUNE_PROTECT_TOKENS = 40_000;
-/** Prune: act only when this many tokens go, 20,000 at 200K: BaseAgent's PRUNE_MINIMUM (seed 004). */
+/** Prune: act only when this many tokens go, 20,000 at 200K: BaseAgent's PRUNE_MINIMUM (a smaller gain does not pay for the cache break). */
 export const PRUNE_MINIMUM_TOKENS = 20_000;
-/** Prune: user turns at the end whose outputs are never cleared. BaseAgent protects the last two turns (seed 004). */
+/** Prune: user turns at the end whose outputs are never cleared. BaseAgent protects the last two turns (the one in progress and the one it builds on). */
 export const PRUNE_PROTECT_TURNS = 2;
 
 // ── Collapse, masking, snip ────────────────────────────────────────────────────────────────────────────
@@ -121,18 +133,21 @@ export const DIGEST_FAILED_CHARS = 200;
 export const DIGEST_MAX_ACTIONS = 6;
 export const DIGEST_ACTION_CHARS = 48;
 export const DIGEST_MAX_SAVED = 8;
-/** Tool outputs kept verbatim by observation masking: 10, the window of the SWE-bench masking study the anchors cite. */
+/**
+ * Tool outputs kept verbatim by observation masking: 10, the window with which masking matched LLM summaries on
+ * SWE-bench Verified at about half the cost (Lindenbauer et al., "The Complexity Trap", DL4C workshop at NeurIPS 2025).
+ */
 export const MASK_KEEP_LAST = 10;
-/** Snip when there are more messages than this: the teaching version's 50 (seed 001). */
+/** Snip when there are more messages than this: 50, learn-claude-code's snip (the current work fits in the last 47). */
 export const SNIP_MAX_MESSAGES = 50;
-/** Messages snip keeps at the head: the teaching version's 3 (seed 001). */
+/** Messages snip keeps at the head: 3, as learn-claude-code (the task as first stated and the first answer to it). */
 export const SNIP_KEEP_HEAD = 3;
 /** Characters of each user message a placeholder quotes. Judgement call (the extractive summary quotes as much). */
 export const QUOTE_CHARS = 2_000;
 
 // ── Summaries ──────────────────────────────────────────────────────────────────────────────────────────
 
-/** Most tokens a summary may take: Claude Code's MAX_OUTPUT_TOKENS_FOR_SUMMARY, the p99.99 observed summary (17,387) plus margin (seeds 000, 001). */
+/** Most tokens a summary may take: 20,000, Claude Code's summary output budget: its longest observed summaries (17,387 tokens at the 99.99th percentile) plus a margin. */
 export const SUMMARY_MAX_TOKENS = 20_000;
 /** Smallest summary budget, however small the window. Judgement call: the nine headings and a line each. */
 export const SUMMARY_MIN_TOKENS = 500;
@@ -146,9 +161,9 @@ export const SUMMARY_MIN_INPUT_TOKENS = 1_000;
 export const SUMMARY_KEEP_TOKENS = 8_000;
 /** Smallest verbatim tail of a summary. Judgement call: one tool round. */
 export const SUMMARY_MIN_KEEP_TOKENS = 600;
-/** Prompt-too-long retries of one summary, each dropping the oldest rounds: Claude Code's 3 (seed 002). */
+/** Prompt-too-long retries of one summary, each dropping the oldest rounds: 3, as Claude Code (three drops of a fifth leave about half the rounds). */
 export const MAX_PTL_RETRIES = 3;
-/** Share of API rounds dropped when the provider did not say by how much the prompt was too long: Claude Code's 20 % (seed 002). */
+/** Share of API rounds dropped when the provider did not say by how much the prompt was too long: 20 %, as Claude Code. */
 export const HEAD_DROP_FRACTION = 0.2;
 /** Files the extractive summary lists at most (the most recent). Judgement call, as Claude Code's 5 restored files × 6 mentioned. */
 export const SUMMARY_MAX_FILES = 30;
@@ -159,20 +174,20 @@ export const EXTRACTIVE_PROMPT_TOKENS = 1_200;
 
 // ── Session memory ─────────────────────────────────────────────────────────────────────────────────────
 
-/** Session-memory compaction keeps at least 10,000 tokens verbatim at 200K (seeds 002, 003). */
+/** Session-memory compaction keeps at least 10,000 tokens verbatim at 200K, as Claude Code's (the notes stand for the rest; the tail carries the work in hand). */
 export const NOTES_KEEP_MIN_TOKENS = 10_000;
-/** … and at most 40,000 (seeds 002, 003). */
+/** … and at most 40,000 (as Claude Code's), so the compaction always frees most of the window. */
 export const NOTES_KEEP_MAX_TOKENS = 40_000;
-/** … and at least 5 messages with text (seed 002). */
+/** … and at least 5 messages with text (as Claude Code's), so the last exchange is never cut to tool output alone. */
 export const NOTES_KEEP_MIN_TEXT_MESSAGES = 5;
 /** Smallest maximum of that tail in small windows. Judgement call. */
 export const NOTES_KEEP_FLOOR_TOKENS = 2_000;
-/** How long a session-memory compaction waits for an extraction in flight. Judgement call, as Claude Code waits (seed 002). */
+/** How long a session-memory compaction waits for an extraction in flight. Judgement call (Claude Code also waits for one rather than use stale notes). */
 export const EXTRACTION_WAIT_MS = 15_000;
 
 // ── Reactive compaction ────────────────────────────────────────────────────────────────────────────────
 
-/** Messages a reactive summary keeps at the end: the teaching version's reactive compact keeps 5 (seed 001). */
+/** Messages a reactive summary keeps at the end: 5, as learn-claude-code's reactive compact (the last exchange and its tool round). */
 export const REACTIVE_KEEP_MESSAGES = 5;
 /** The drain alone is enough when it removed the provider's excess plus this share of the context. Judgement call. */
 export const REACTIVE_DRAIN_MARGIN = 0.1;
@@ -192,42 +207,46 @@ export const REHYDRATION_SHARE = 0.25;
  * manual compaction of a few files read), where restoring every file would undo the summary.
  */
 export const ATTACHMENT_SHARE_OF_FREED = 0.5;
-/** Files restored after a compaction: 5 (seed 002, POST_COMPACT_MAX_FILES_TO_RESTORE) … */
+/** Files restored after a compaction: 5, as Claude Code restores (the files being edited, not every file read) … */
 export const POST_COMPACT_MAX_FILES = 5;
-/** … 5,000 tokens each (seed 002) … */
+/** … 5,000 tokens each (as Claude Code) … */
 export const POST_COMPACT_MAX_TOKENS_PER_FILE = 5_000;
-/** … 50,000 tokens in all (seed 002, POST_COMPACT_TOKEN_BUDGET). */
+/** … 50,000 tokens in all (as Claude Code: a quarter of a 200K window, so the compaction keeps most of what it freed). */
 export const POST_COMPACT_TOTAL_TOKENS = 50_000;
-/** Invoked skills: 5,000 tokens each (seed 002) … */
+/** Invoked skills: 5,000 tokens each (as Claude Code) … */
 export const POST_COMPACT_SKILL_TOKENS = 5_000;
-/** … 25,000 in all (seed 002). */
+/** … 25,000 in all (as Claude Code). */
 export const POST_COMPACT_SKILLS_TOTAL_TOKENS = 25_000;
 
 // ── Cache-break detection ──────────────────────────────────────────────────────────────────────────────
 
-/** A drop in cache reads larger than this share of the previous reads is a cache break … (seed 002) */
+/** A drop in cache reads larger than this share of the previous reads is a cache break (smaller drops are the cache's own noise; Claude Code's detector uses the same bounds) … */
 export const CACHE_BREAK_MIN_FRACTION = 0.05;
-/** … if it is also more than this many tokens (seed 002). */
+/** … if it is also more than this many tokens (a drop this small costs little whatever caused it). */
 export const CACHE_BREAK_MIN_TOKENS = 2_000;
 
 // ── Provider-native strategies ─────────────────────────────────────────────────────────────────────────
 
-/** Server-side tool-result clearing starts at 180,000 input tokens: the API's default (seed 002) … */
+/**
+ * Server-side tool-result clearing starts at 180,000 input tokens. Judgement call: later than the API's
+ * documented default (100,000 input tokens, Anthropic's context-editing docs), so that at 200K the ladder's own
+ * layers act first and the server clears only what they left …
+ */
 export const NATIVE_CLEAR_TRIGGER_TOKENS = 180_000;
 /** … keeps the 3 most recent tool uses (the API's default) … */
 export const NATIVE_CLEAR_KEEP_TOOL_USES = 3;
-/** … and clears only when 20,000 tokens go, as prune (seed 004). */
+/** … and clears only when 20,000 tokens go, as prune (a smaller gain does not pay for the cache break). */
 export const NATIVE_CLEAR_AT_LEAST_TOKENS = 20_000;
 /** Idle time after which only the last thinking turn is kept: the prompt cache's hour, as `IDLE_GAP_MINUTES`. */
 export const NATIVE_THINKING_IDLE_MS = IDLE_GAP_MINUTES * 60_000;
-/** Threshold server compaction starts at 150,000 input tokens: the SDK's documented default (providers-wire.md §1.7). */
+/** Threshold server compaction starts at 150,000 input tokens: the default Anthropic documents for server-side compaction. */
 export const NATIVE_COMPACTION_TRIGGER_TOKENS = 150_000;
 
 // ── Model summariser ───────────────────────────────────────────────────────────────────────────────────
 
-/** Retries of a summary stream that broke after it started: Claude Code's MAX_COMPACT_STREAMING_RETRIES, 2 (seed 001). */
+/** Retries of a summary stream that broke after it started: 2, as Claude Code (a broken stream usually succeeds on the next try; a third failure is an outage). */
 export const SUMMARY_STREAM_RETRIES = 2;
-/** Keep-alive period while a summary is written: Claude Code's 30 s (seed 002). */
+/** Keep-alive period while a summary is written: 30 s, as Claude Code (well inside the idle timeouts of common proxies). */
 export const KEEP_ALIVE_INTERVAL_MS = 30_000;
 
 // ── Records of cleared and folded outputs ──────────────────────────────────────────────────────────────
