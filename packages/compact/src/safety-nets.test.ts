@@ -1,8 +1,9 @@
-import { type Message, PromptTooLongError } from "@unforget/core";
+import { findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { type CompactionOutcome, compactConversation } from "./compact-conversation.ts";
 import { CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
+import { createFixedLevelPolicy } from "./compaction-policy.ts";
 import type { ContextEvent } from "./context-events.ts";
 import { createContextManager } from "./context-manager.ts";
 import { estimateTextTokens, estimateTokens } from "./conversation.ts";
@@ -138,6 +139,37 @@ describe("summary safety nets", () => {
     expect(manager.status().compactions).toBe(0);
   });
 
+  it("applies a summary although an attachment provider fails, and says which one failed", async () => {
+    const events: ContextEvent[] = [];
+    const c = conversationBuilder().user("Audit every module.");
+    for (let turn = 0; turn < 10; turn++)
+      c.tool("Task", { description: `part ${turn}` }, filler(1_000, turn));
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      attachments: [
+        {
+          name: "plan-file",
+          async provide() {
+            throw new Error("EACCES: permission denied, open 'PLAN.md'");
+          },
+        },
+      ],
+    });
+    const compacted = await manager.compact(c.messages);
+    expect(compacted.actions.map((action) => action.layer)).toContain("summary");
+    expect(manager.status().compactions).toBe(1);
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: "layer-failed",
+        layer: "summary",
+        error: "Attachment provider plan-file: EACCES: permission denied, open 'PLAN.md'",
+      }),
+    );
+  });
+
   it("a cancelled summary is not the summariser's failure: its breaker counts nothing", async () => {
     const controller = new AbortController();
     const extractive = createExtractiveSummarizer();
@@ -165,6 +197,47 @@ describe("summary safety nets", () => {
     expect(controller.signal.aborted).toBe(true);
     expect(events.filter((event) => event.type === "layer-failed")).toEqual([]);
     expect(manager.status().failures).toEqual({});
+  });
+});
+
+describe("background summaries", () => {
+  it("are not spliced in when what they keep would start with a tool result whose call they summarised", async () => {
+    // A user's background summary layer that summarises all but the last message of its snapshot (a tool
+    // result): spliced in later, the request would open with a tool result and no call.
+    const splitting = {
+      ...userSummaryLayer("splitting-summary", (messages) => ({
+        summarizedMessageIds: messages.slice(0, -1).map((message) => message.id),
+        keptMessageIds: messages.slice(-1).map((message) => message.id),
+      })),
+      background: true,
+    };
+    const c = conversationBuilder().user("Audit every module.");
+    const events: ContextEvent[] = [];
+    const fixed = createFixedLevelPolicy({ level: 0.8, target: 0.5, minimumFreedShare: 0.02 });
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      onEvent: (event) => events.push(event),
+      config: {
+        layers: (defaults) => [...defaults.filter((layer) => layer.kind === "edit"), defineLayer(splitting)],
+        policy: {
+          ...fixed,
+          startBackground: (input) => !input.backgroundPending && input.tokens >= input.threshold * 0.7,
+        },
+      },
+    });
+    const seen = (type: ContextEvent["type"]) => events.some((event) => event.type === type);
+    for (let turn = 0; turn < 80 && !seen("background-applied") && !seen("background-discarded"); turn++) {
+      c.tool("Task", { description: `module ${turn}` }, filler(1_500, turn));
+      const prepared = await manager.prepare(c.messages);
+      expect(findToolPairViolations(prepared.projected), `turn ${turn}`).toEqual([]);
+    }
+    expect(seen("background-started")).toBe(true);
+    expect(events).toContainEqual({
+      type: "background-discarded",
+      reason: "the conversation no longer ends with what it left out",
+    });
   });
 });
 
