@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
@@ -6,11 +9,13 @@ import { CompactionFailedError, ContextOverflowError } from "./compact-error.ts"
 import { createFixedLevelPolicy } from "./compaction-policy.ts";
 import type { ContextEvent } from "./context-events.ts";
 import { createContextManager } from "./context-manager.ts";
-import { estimateTextTokens, estimateTokens } from "./conversation.ts";
+import { estimateTextTokens, estimateTokens, resultText } from "./conversation.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { defineLayer, type SummaryLayer, summaryDue } from "./layer.ts";
 import { resultFromEdits } from "./layer-result.ts";
+import { sessionMemoryCompact } from "./session-memory-compact.ts";
 import type { SummarizeRequest, Summarizer } from "./summarizer.ts";
+import { applyToolResultBudget } from "./tool-result-budget.ts";
 
 // The manager's safety nets that no other test exercised: each test here failed with its net's code removed.
 
@@ -470,5 +475,63 @@ describe("the summary request's prompt-too-long nets", () => {
     );
     expect(userWords.length).toBeGreaterThan(5);
     for (const words of userWords) expect(sent, words).toContain(words);
+  });
+});
+
+describe("the tool-result budget's net", () => {
+  it("cuts an output in the middle when saving it fails (the session folder is not writable), and says so", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "unforget-budget-"));
+    try {
+      // A file where the session folder should be: every save fails with ENOTDIR.
+      const notAFolder = join(dir, "session");
+      await writeFile(notAFolder, "");
+      const big = `${"line of build output\n".repeat(5_000)}DONE`;
+      const c = conversationBuilder().user("build it").tool("Bash", { command: "make" }, big);
+      const result = await applyToolResultBudget(c.messages, {
+        sessionDir: notAFolder,
+        maxResultChars: 10_000,
+      });
+      expect(result.stats).toMatchObject({ persisted: 0, persistFailed: 1, truncated: 1 });
+      const block = result.messages.at(-1)!.content[0]!;
+      const text = block.type === "tool_result" ? resultText(block) : "";
+      expect(text.length).toBeLessThanOrEqual(11_000);
+      expect(text.startsWith("line of build output")).toBe(true);
+      expect(text.endsWith("DONE")).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("session-memory compaction's net", () => {
+  it("is not used when the notes and what they keep would be at the threshold (it would fire again at once)", async () => {
+    const c = conversationBuilder().user("Refactor the cache.");
+    for (let index = 0; index < 30; index++) c.tool("Task", { description: `${index}` }, filler(600, index));
+    const notes = {
+      async waitForPendingExtraction() {},
+      async readNotes() {
+        return {
+          text: "# Current State\nHalf done.\n",
+          path: "notes.md",
+          lastSummarizedMessageId: c.messages[40]!.id,
+        };
+      },
+    };
+    const keep = { minTokens: 2_000, maxTokens: 6_000, minTextMessages: 1 };
+    const fits = await sessionMemoryCompact(c.messages, { source: notes, threshold: 20_000, keep });
+    const after = fits!.tokensAfter;
+    expect(
+      await sessionMemoryCompact(c.messages, { source: notes, threshold: after + 1, keep }),
+    ).toBeDefined();
+    expect(await sessionMemoryCompact(c.messages, { source: notes, threshold: after, keep })).toBeUndefined();
+    // What is restored after it counts too.
+    expect(
+      await sessionMemoryCompact(c.messages, {
+        source: notes,
+        threshold: after + 1,
+        keep,
+        reservedTokens: 1,
+      }),
+    ).toBeUndefined();
   });
 });
