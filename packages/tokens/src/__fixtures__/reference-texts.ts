@@ -1,12 +1,12 @@
 // The corpus texts whose token counts are known: from real API responses (the usage they report) and from the
 // public reference tokenizers (counted once by bench/reference-counts.ts and stored beside this file). Only
 // ids and counts are stored in the repository; the texts are read from the corpus in place.
-import { readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Message } from "@unforget/core";
 import { importSessionText } from "@unforget/importers";
 import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
-import { chunkText } from "../../bench/corpus.ts";
+import { chunkText, loadTextFiles } from "../../bench/corpus.ts";
 import { messageParts } from "../../bench/message-parts.ts";
 
 /** A text and the token count a model's API reported for it. */
@@ -168,15 +168,6 @@ export function openHandsRoundSamples(minTokens = OPEN_HANDS_MIN_ROUND_TOKENS): 
   return samples;
 }
 
-function listFiles(directory: string): string[] {
-  return readdirSync(directory)
-    .sort()
-    .flatMap((name) => {
-      const path = join(directory, name);
-      return statSync(path).isDirectory() ? listFiles(path) : [path];
-    });
-}
-
 /** Characters below which a chunk or a message is not a sample (a few tokens of framing would dominate it). */
 const MIN_SAMPLE_CHARS = 200;
 
@@ -186,14 +177,12 @@ const MIN_SAMPLE_CHARS = 200;
  * text, tool name and JSON input, tool results, thinking), sessions imported with our importers.
  */
 export function tokenizerSamples(): TextSample[] {
-  const root = corpusDir();
   const samples: TextSample[] = [];
-  for (const path of listFiles(join(root, "text"))) {
-    if (/\/(LICENSE|NOTICE|COPYRIGHT)[^/]*$/.test(path)) continue;
-    const source = relative(root, path).split("\\").join("/");
-    const kind = source.split("/")[1] ?? "text";
-    chunkText(loadCorpusFile(path), 1_200).forEach((chunk, index) => {
-      if (chunk.length >= MIN_SAMPLE_CHARS) samples.push({ group: source, index, kind, parts: [chunk] });
+  // The texts as the fit reads them (licence files left out), cut as its evaluation chunks are.
+  for (const file of loadTextFiles()) {
+    chunkText(file.text, 1_200).forEach((chunk, index) => {
+      if (chunk.length >= MIN_SAMPLE_CHARS)
+        samples.push({ group: file.source, index, kind: file.kind, parts: [chunk] });
     });
   }
   for (const session of listCorpusSessions()) {
