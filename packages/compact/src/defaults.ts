@@ -154,6 +154,34 @@ export const SUMMARY_MAX_FILES = 30;
 export const SUMMARY_MAX_ERRORS = 12;
 /** Tokens the extractive summariser reports a model would have added to its input (the prompt). Measured on `buildCompactPrompt`. */
 export const EXTRACTIVE_PROMPT_TOKENS = 1_200;
+/**
+ * A model's summary is used when it has at least this many of the nine sections; the others are filled in by the
+ * offline extractor, marked as such. Judgement call: a majority, so that a reply in another agent's layout
+ * (OpenCode's five headings, a Codex handoff) is used instead of costing a reminder and a second call.
+ */
+export const SUMMARY_MIN_SECTIONS = 5;
+/**
+ * Pieces a summary's input is split into at most when it does not fit the summariser's window: each piece is
+ * summarised with the summary of the ones before it, so the oldest rounds reach the summary instead of being
+ * left out. Beyond this many, the oldest pieces are summarised together by the offline extractor (no model
+ * call). Judgement call: it bounds the model calls of one summary at eight (a piece may need a reminder).
+ */
+export const SUMMARY_MAX_PIECES = 4;
+/** A piece refused as too long is split again to this share of what the refusal says would have fitted (the prompt and the previous summary come on top). Judgement call. */
+export const PTL_SPLIT_MARGIN = 0.9;
+/** Characters of the first error line a summary keeps of a failed call. Judgement call: generous for one line (compiler and test lines run to 300). */
+export const SUMMARY_ERROR_LINE_CHARS = 500;
+
+// ── The user's messages carried by every summary ──────────────────────────────────────────────────────
+
+/** Share of the threshold the user's messages carried beside a summary may take before the older long ones are shortened. Judgement call: what the extractive summary spent quoting them. */
+export const USER_MESSAGES_SHARE = 0.1;
+/** Smallest such budget, however small the window. Judgement call: a few requests of a paragraph each. */
+export const USER_MESSAGES_MIN_TOKENS = 600;
+/** Characters an older long message is shortened to, level by level, until the carried messages fit their budget (head and tail kept). Judgement call: a paragraph, then a few lines. */
+export const CARRIED_USER_MESSAGE_LEVELS: readonly number[] = [2_000, 600];
+/** The shortest a carried message gets: its first and last words (the whole text stays on disk or in the transcript). Judgement call. */
+export const CARRIED_USER_MESSAGE_FLOOR_CHARS = 200;
 
 // ── Session memory ─────────────────────────────────────────────────────────────────────────────────────
 

@@ -40,7 +40,7 @@ export interface PipelineContractOptions {
  * the newest turn survives a summary however large it is; a summary that would not shrink the context is not
  * applied (the stall rule); one that leaves too much hands over to the fallback summariser (the thrash guard);
  * a failing summariser opens its breaker, the fallback summarises in its place, and the breaker closes again
- * after its cool-down.
+ * after its cool-down; every message the user wrote survives many summaries by a summariser that quotes none.
  */
 export function describeContextManagerContract(options: PipelineContractOptions): void {
   const windows = options.windows ?? [16_000, 32_000, 200_000];
@@ -53,6 +53,7 @@ export function describeContextManagerContract(options: PipelineContractOptions)
     describeWindowGuarantees(options);
     describeRecoverGuarantee(options);
     describeSummaryGuards(options);
+    describeUserMessageGuarantee(options);
   });
 }
 
@@ -290,6 +291,43 @@ async function replay(
   return replayConversation(session, {
     window: WINDOW,
     createManager: (clock) => options.createManager({ window: WINDOW, clock, options: { ...extra, clock } }),
+  });
+}
+
+/** A weak summariser: one fixed sentence, whatever it is given; it quotes none of the user's messages. */
+const fixedSentence: Summarizer = {
+  name: "fixed-sentence",
+  async summarize(): Promise<SummaryResult> {
+    return { text: "The work goes on.", inputTokens: 0, outputTokens: 0, calls: 0 };
+  },
+};
+
+/** Every message the user wrote survives any number of summaries, whatever the summariser writes. */
+function describeUserMessageGuarantee(options: PipelineContractOptions): void {
+  it("keeps every message of the user through many summaries by a summariser that quotes none", async () => {
+    for (const window of [16_000, 32_000]) {
+      const events: ContextEvent[] = [];
+      const { stats } = await replayConversation(growingSession(150, window / 40), {
+        window,
+        createManager: (clock) =>
+          options.createManager({
+            window,
+            clock,
+            options: {
+              clock,
+              summarizer: fixedSentence,
+              fallbackSummarizer: fixedSentence,
+              onEvent: (event) => events.push(event),
+            },
+          }),
+      });
+      const summaries = events.filter(
+        (event) => event.type === "layer" && event.summarizer === "fixed-sentence",
+      );
+      expect(summaries.length, `summaries at ${window}`).toBeGreaterThan(1);
+      // The replay checks every request for each message the user wrote so far (verbatim, or carried).
+      expect(stats.violations, `at ${window}`).toEqual([]);
+    }
   });
 }
 
