@@ -125,7 +125,7 @@ export interface CompactionOutcome {
  * attachments removed, the previous summary passed as the one to update), then the summariser. An input over
  * `maxInputTokens` is summarised in pieces of whole API rounds, oldest first, each with the summary of the
  * pieces before it (at most four by the summariser; older ones by the offline extractor); a piece refused as
- * too long is split in two (three times at most). The summary message carries every user message of the part
+ * too long makes the rest split again, smaller (three times at most). The summary message carries every user message of the part
  * it stands for, whatever the summariser wrote. Throws `CompactionFailedError` when nothing is left to
  * summarise or the summariser fails; the conversation is then unchanged (nothing is written until the caller
  * records the outcome).

@@ -32,8 +32,10 @@ export interface FileFacts {
 export interface ErrorFacts {
   call: string;
   status?: number;
-  /** The first line that says what went wrong (else the output's last line). */
+  /** The first line that says what went wrong (else the output's last line), whole up to a generous cap. */
   error: string;
+  /** The next line that says what went wrong, when there is one (a test runner's assertion after `FAIL file`). */
+  next?: string;
   position: number;
   /** Times this call failed with this error. */
   count: number;
@@ -251,7 +253,7 @@ function recordOutcome(
   facts.lastCalls.push(`${call} → ${describeOutcome(text, isError)}`);
   if (facts.lastCalls.length > 5) facts.lastCalls.shift();
   const status = findExitStatus(text);
-  const errorLine = isError || outcome.scan ? firstErrorLine(text) : undefined;
+  const [errorLine, nextLine] = isError || outcome.scan ? errorLines(text) : [];
   // An explicit exit status decides; without one, an error line does.
   const failed = isError || (outcome.scan && (status !== undefined ? status !== 0 : errorLine !== undefined));
   if (outcome.command) {
@@ -283,6 +285,7 @@ function recordOutcome(
     call,
     ...(status !== undefined && status !== 0 ? { status } : {}),
     error,
+    ...(nextLine !== undefined ? { next: nextLine } : {}),
     position,
     count: 1,
     fixed: false,
@@ -290,10 +293,10 @@ function recordOutcome(
 }
 
 /**
- * The first lines of an output that say what went wrong, each whole (up to a generous cap): the first and,
- * when there is one, the next (a test runner's `FAIL file` is followed by the assertion that failed).
+ * The first two lines of an output that say what went wrong, each whole (up to a generous cap): a test
+ * runner's `FAIL file` is followed by the assertion that failed.
  */
-function firstErrorLine(text: string): string | undefined {
+function errorLines(text: string): string[] {
   const found: string[] = [];
   for (const line of text.split(/\r?\n/)) {
     const trimmed = line.trim();
@@ -303,7 +306,7 @@ function firstErrorLine(text: string): string | undefined {
       if (found.length === 2) break;
     }
   }
-  return found.length > 0 ? found.join(" | ") : undefined;
+  return found;
 }
 
 function noteToolUse(facts: ConversationFacts, use: ToolUseBlock, position: number): void {

@@ -167,6 +167,12 @@ export const SUMMARY_MIN_SECTIONS = 5;
  * call). Judgement call: it bounds the model calls of one summary at eight (a piece may need a reminder).
  */
 export const SUMMARY_MAX_PIECES = 4;
+/**
+ * Characters of each request the offline summary lists when the whole message is carried beside the summary.
+ * Benchmark: at 300 the list of a long SWE-agent chain crowded the errors out of the 32K summaries (error codes
+ * kept 6 of 10 instead of 8); 160 is the opening line or two (BENCHMARKS.md, issue 30).
+ */
+export const SUMMARY_BRIEF_REQUEST_CHARS = 160;
 /** A piece refused as too long is split again to this share of what the refusal says would have fitted (the prompt and the previous summary come on top). Judgement call. */
 export const PTL_SPLIT_MARGIN = 0.9;
 /** Characters of the first error line a summary keeps of a failed call. Judgement call: generous for one line (compiler and test lines run to 300). */

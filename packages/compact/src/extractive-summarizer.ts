@@ -1,6 +1,11 @@
 import { clip, estimateTextTokens, oneLine } from "./conversation.ts";
 import { type ConversationFacts, collectConversationFacts, type FileFacts } from "./conversation-facts.ts";
-import { QUOTE_CHARS, SUMMARY_MAX_ERRORS, SUMMARY_MAX_FILES } from "./defaults.ts";
+import {
+  QUOTE_CHARS,
+  SUMMARY_BRIEF_REQUEST_CHARS,
+  SUMMARY_MAX_ERRORS,
+  SUMMARY_MAX_FILES,
+} from "./defaults.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
 import { parseSummarySections, renderSummarySections } from "./summary-format.ts";
 
@@ -65,7 +70,7 @@ interface Level {
 function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
   const { maxUserMessageChars: quote, maxFiles: files, maxErrors: errors } = options;
   return [
-    { quote, files, errors, commands: 10, current: 1_200, carried: 40, requests: 20, changes: true },
+    { quote, files, errors, commands: 10, current: 1_200, carried: 40, requests: 12, changes: true },
     {
       quote: Math.min(quote, 1_000),
       files: 20,
@@ -73,7 +78,7 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
       commands: 6,
       current: 800,
       carried: 25,
-      requests: 12,
+      requests: 8,
       changes: true,
     },
     {
@@ -83,7 +88,7 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
       commands: 4,
       current: 500,
       carried: 15,
-      requests: 8,
+      requests: 6,
       changes: true,
     },
     {
@@ -93,7 +98,7 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
       commands: 2,
       current: 300,
       carried: 8,
-      requests: 5,
+      requests: 4,
       changes: false,
     },
     {
@@ -169,7 +174,12 @@ function buildSections(
   const quote = (text: string, max = level.quote) => `"${clip(text.trim(), max)}"`;
   // The requests in brief, one line each: their full text is carried beside the summary (or quoted in "All
   // User Messages"); quoting them twice would double the cost.
-  const brief = (text: string) => quote(oneLine(text), Math.min(level.quote, 300));
+  // Carried whole beside the summary, a request needs only its opening here.
+  const brief = (text: string) =>
+    quote(
+      oneLine(text),
+      Math.min(level.quote, request.userMessagesCarried ? SUMMARY_BRIEF_REQUEST_CHARS : 300),
+    );
   sections.set("Primary Request and Intent", requestsSection(facts, previous, level, request, brief));
   sections.set("Key Technical Concepts", conceptsSection(facts, previous.get("Key Technical Concepts")));
   sections.set("Files and Code Sections", filesSection(facts, previous, level));
@@ -364,7 +374,8 @@ const fileKey = (line: string) => line.split(" — ")[0]!;
 function errorsSection(facts: ConversationFacts, previous: string | undefined, level: Level): string {
   const failed = facts.errors.slice(-level.errors).map((error) => ({
     position: error.position,
-    line: `- ${error.call} → ${error.status !== undefined ? `exit ${error.status}: ` : ""}${error.error}${error.count > 1 ? ` (${error.count}×)` : ""}${error.fixed ? " — fixed: a later run succeeded" : ""}`,
+    // The first error line whole; the next one too while there is room.
+    line: `- ${error.call} → ${error.status !== undefined ? `exit ${error.status}: ` : ""}${error.error}${error.next && level.changes ? ` | ${error.next}` : ""}${error.count > 1 ? ` (${error.count}×)` : ""}${error.fixed ? " — fixed: a later run succeeded" : ""}`,
   }));
   const denied = facts.denied.slice(-level.errors).map((denial) => ({
     position: denial.position,

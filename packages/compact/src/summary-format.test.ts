@@ -216,11 +216,14 @@ describe("summary sections in any layout", () => {
     expect(opencode.get("Files and Code Sections")).toContain("src/date.test.ts — its tests");
   });
 
-  it("does not take a numbered list item or a code line in a body for a heading", () => {
+  it("does not take a numbered list item, a quoted one-word label or a code line in a body for a heading", () => {
     const summary = [
       "## 5. Problem Solving",
       "1. Files were read in order",
       "2. Errors and warnings went down after the fix",
+      "The user's message said:",
+      "Task:",
+      "INSTRUCTIONS:",
       "```",
       "Pending Tasks:",
       "```",

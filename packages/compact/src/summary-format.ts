@@ -308,8 +308,9 @@ function headingOfLine(line: string): { sections: string[]; bodyOffset: number }
   if (bold && !closedBold && !/^\s*$/.test(after) && !colon) return undefined;
   const inline = after.trim().length > 0;
   if (!marked && !bold) {
-    // A plain line is a heading only when it is the title alone (`Goal:`, `Primary Request and Intent`).
-    if (inline) return undefined;
+    // A plain line is a heading only when it is a title of several words alone on its line (`Current work:`,
+    // `PRIMARY REQUEST AND INTENT`): a quoted message's "Task:" or "Instructions:" line is not one.
+    if (inline || !/\s/.test(title.trim())) return undefined;
     const sections = sectionsOfTitle(title, false);
     return sections.length > 0 ? { sections, bodyOffset: line.length } : undefined;
   }
