@@ -12,6 +12,7 @@ import {
   readCarriedUserMessages,
   renderCarriedUserMessages,
 } from "./carried-user-messages.ts";
+import { compactConversation } from "./compact-conversation.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import { createContextManager } from "./context-manager.ts";
 import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
@@ -170,10 +171,14 @@ describe("every user message survives any number of summaries", () => {
 describe("the carried messages' budget", () => {
   const long = (seed: number) => `${seed}: ${filler(1_000, seed)}`;
 
-  it("keeps everything verbatim while it fits, then shortens the oldest long ones, never the newest", async () => {
+  it("keeps everything verbatim while it fits, then shortens the oldest long ones, never the user's newest", async () => {
     const messages = [long(1), "short one", long(2), long(3)].map((text) => ({ text }));
     expect(await fitCarriedUserMessages(messages, { budgetTokens: 1_000_000 })).toEqual(messages);
-    const fitted = await fitCarriedUserMessages(messages, { budgetTokens: 2_500, sessionDir: dir });
+    const fitted = await fitCarriedUserMessages(messages, {
+      budgetTokens: 2_500,
+      sessionDir: dir,
+      keepLast: true,
+    });
     expect(fitted[0]).toMatchObject({ chars: long(1).length });
     expect(fitted[1]).toEqual({ text: "short one" });
     expect(fitted[3]).toEqual({ text: long(3) });
@@ -183,6 +188,45 @@ describe("the carried messages' budget", () => {
     const path = /saved at (.+)$/.exec(shortened.pointer ?? "")?.[1];
     expect(path).toBeDefined();
     expect(await readFile(path!, "utf8")).toBe(long(1));
+  });
+
+  it("shortens the last one too when it is not the user's newest message, never under its first 100 characters", async () => {
+    const fitted = await fitCarriedUserMessages(
+      [long(1), long(2)].map((text) => ({ text })),
+      { budgetTokens: 10 },
+    );
+    for (const [index, message] of fitted.entries()) {
+      expect(message).toMatchObject({
+        head: long(index + 1).slice(0, 100),
+        tail: "",
+        chars: long(index + 1).length,
+      });
+    }
+  });
+
+  it("comes out of the summary's budget: the summariser is given what the carried messages leave", async () => {
+    const budgets: number[] = [];
+    const c = conversationBuilder().user(long(1));
+    for (let index = 0; index < 4; index++) c.tool("Read", { file_path: `f${index}.ts` }, filler(400, index));
+    c.user("Now the tests.");
+    c.tool("Read", { file_path: "g.ts" }, filler(400, 9));
+    const outcome = await compactConversation(c.messages, {
+      summarizer: {
+        name: "recording",
+        async summarize(request) {
+          budgets.push(request.maxTokens);
+          return { text: "Work continues.", inputTokens: 0, outputTokens: 0, calls: 0 };
+        },
+      },
+      trigger: "manual",
+      summaryMaxTokens: 2_000,
+      userMessageBudgetTokens: 800,
+    });
+    const carried = readCarriedUserMessages(outcome.messageText)!;
+    expect(carried[0]).toMatchObject({ chars: long(1).length });
+    const tokens = estimateTextTokens(renderCarriedUserMessages(carried));
+    expect(tokens).toBeLessThanOrEqual(800);
+    expect(budgets).toEqual([2_000 - tokens]);
   });
 
   it("points at the transcript when there is no session folder", async () => {

@@ -107,8 +107,10 @@ export function collectCarriedUserMessages(
 }
 
 export interface FitCarriedOptions {
-  /** Most tokens the carried messages should take; the newest one is kept verbatim whatever its size. */
+  /** Most tokens the carried messages should take. */
   budgetTokens: number;
+  /** The last one is the user's newest message (the newest turn): it stays verbatim whatever its size. */
+  keepLast?: boolean;
   /** The session folder: a shortened message is saved whole to `<sessionDir>/user-messages/`. */
   sessionDir?: string;
   /** The transcript, which has every message whole, for a pointer when there is no session folder. */
@@ -118,9 +120,9 @@ export interface FitCarriedOptions {
 /**
  * The carried messages within their budget. All verbatim when they fit. Otherwise, level by level (2,000, then
  * 600, then 200 characters), the oldest messages longer than the level are shortened to it (their head and
- * tail) until the rest fits: the newest stays verbatim, every message keeps at least its first and last
- * words, and the whole text stays reachable — saved to the session folder (written before anything points at
- * it), else in the transcript. A message already shortened by an earlier summary keeps its pointer.
+ * tail) until the rest fits: the user's newest message (`keepLast`) stays verbatim, every message keeps at
+ * least its first and last words, and the whole text stays reachable — saved to the session folder (written
+ * before anything points at it), else in the transcript. A message already shortened keeps its pointer.
  */
 export async function fitCarriedUserMessages(
   messages: readonly CarriedUserMessage[],
@@ -128,9 +130,10 @@ export async function fitCarriedUserMessages(
 ): Promise<CarriedUserMessage[]> {
   const fitted = [...messages];
   const cost = () => estimateTextTokens(renderCarriedUserMessages(fitted));
-  if (fitted.length <= 1 || cost() <= options.budgetTokens) return fitted;
+  if (fitted.length === 0 || cost() <= options.budgetTokens) return fitted;
+  const shortenable = options.keepLast ? fitted.length - 1 : fitted.length;
   for (const level of [...CARRIED_USER_MESSAGE_LEVELS, CARRIED_USER_MESSAGE_FLOOR_CHARS]) {
-    for (let index = 0; index < fitted.length - 1; index++) {
+    for (let index = 0; index < shortenable; index++) {
       const message = fitted[index]!;
       if (quotedChars(message) <= level) continue;
       fitted[index] = await shorten(message, level, options);
@@ -140,13 +143,13 @@ export async function fitCarriedUserMessages(
   return fitted;
 }
 
-/** A message cut to about `chars` characters: three quarters from its head, a quarter from its tail. */
+/** A message cut to about `chars` characters: three quarters from its head, a quarter from its tail, the head never under the floor. */
 async function shorten(
   message: CarriedUserMessage,
   chars: number,
   options: FitCarriedOptions,
 ): Promise<CarriedUserMessage> {
-  const headChars = Math.ceil(chars * 0.75);
+  const headChars = Math.min(chars, Math.max(CARRIED_USER_MESSAGE_FLOOR_CHARS, Math.ceil(chars * 0.75)));
   const tailChars = chars - headChars;
   if ("head" in message) {
     return {

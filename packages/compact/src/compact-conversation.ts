@@ -23,6 +23,7 @@ import {
   SUMMARY_KEEP_TOKENS,
   SUMMARY_MAX_PIECES,
   SUMMARY_MIN_KEEP_TOKENS,
+  SUMMARY_MIN_TOKENS,
   USER_MESSAGES_MIN_TOKENS,
   USER_MESSAGES_SHARE,
 } from "./defaults.ts";
@@ -77,7 +78,8 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   maxInputTokens?: number;
   /**
    * Most tokens the user's messages carried beside the summary may take before the older long ones are
-   * shortened (their whole text saved in `sessionDir`); default: no limit.
+   * shortened (their whole text saved in `sessionDir`); default: no limit. What they take comes out of
+   * `summaryMaxTokens` (the summariser gets the rest, at least 500).
    */
   userMessageBudgetTokens?: number;
   /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
@@ -154,15 +156,22 @@ export async function compactConversation(
     );
   }
   const input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
-  const result = await summarizeInPieces(input, scope, previousSummary, options);
   const carried = await fitCarriedUserMessages(
     collectCarriedUserMessages(opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [], summarized),
     {
       budgetTokens: options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+      // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
+      keepLast: summarized.some((message) => message.id === turn.userMessageId),
       ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
       ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
     },
   );
+  // The carried messages come out of the summary's budget: the summary message is no larger for carrying them.
+  const carriedTokens = carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried)) : 0;
+  const result = await summarizeInPieces(input, scope, previousSummary, {
+    ...options,
+    summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, options.summaryMaxTokens - carriedTokens),
+  });
   const messageText = summaryMessageText(
     result.text,
     options.continuation ?? "interactive",
@@ -447,9 +456,9 @@ function reactiveRange(messages: readonly Message[], context: LadderState): Comp
   return { upTo: tail > messagesTarget(messages, context) ? messages.length : keepFrom };
 }
 
-/** What the user's messages carried beside a summary may take before older long ones are shortened. */
-export function userMessageBudget(threshold: number): number {
-  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(threshold * USER_MESSAGES_SHARE));
+/** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
+export function userMessageBudget(summaryMaxTokens: number): number {
+  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(summaryMaxTokens * USER_MESSAGES_SHARE));
 }
 
 export interface SummaryLayerOptions {
@@ -478,7 +487,7 @@ export function createSummaryLayer(options: SummaryLayerOptions = {}): SummaryLa
       return compactConversation(messages, {
         summarizer: context.summarizer,
         ...(context.summarizer.boundedByModelWindow ? { maxInputTokens: context.maxInputTokens } : {}),
-        userMessageBudgetTokens: userMessageBudget(context.threshold),
+        userMessageBudgetTokens: userMessageBudget(context.summaryMaxTokens),
         ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
         trigger: context.trigger,
         summaryMaxTokens: context.summaryMaxTokens,

@@ -71,6 +71,7 @@ export async function sessionMemoryCompact(
   const kept = messages.slice(start);
   const carried = await fitCarriedUserMessages(collectCarriedUserMessages([], summarized), {
     budgetTokens: options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+    keepLast: summarized.some((message) => message.id === turn.userMessageId),
     ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
   });
   const messageText = notesMessageText(
@@ -150,7 +151,7 @@ export function createSessionMemoryLayer(options: SessionMemoryLayerOptions): Su
         threshold: context.threshold,
         continuation: context.continuation,
         reservedTokens: context.reservedTokens,
-        userMessageBudgetTokens: userMessageBudget(context.threshold),
+        userMessageBudgetTokens: userMessageBudget(context.summaryMaxTokens),
         ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
         keep: {
           minTokens: Math.round(NOTES_KEEP_MIN_TOKENS * scale),

@@ -181,11 +181,13 @@ async function run(
     const closed = breaker.closed && !runOptions.fallback;
     // An open breaker skips the layer; the last one still runs, on the fallback summariser.
     if (!closed && index < due.length - 1) continue;
-    const fallback: SummaryFallback | undefined = closed
-      ? undefined
-      : breaker.closed
-        ? { reason: "blocking-limit" }
-        : { reason: "paused", retryInCalls: breaker.callsUntilRetry };
+    // Offline, the session's summariser is the fallback itself: nothing stands in for anything.
+    const fallback: SummaryFallback | undefined =
+      closed || p.core.summarizer === p.core.fallbackSummarizer
+        ? undefined
+        : breaker.closed
+          ? { reason: "blocking-limit" }
+          : { reason: "paused", retryInCalls: breaker.callsUntilRetry };
     if (await attempt(p, call, layer, reason, clearance, started, fallback)) return;
   }
 }
@@ -214,7 +216,7 @@ async function attempt(
     if (call.options.signal?.aborted) return false;
     p.core.breakers.fail(layer.name, context.trigger, error);
     const breaker = p.core.breakers.get(layer.name);
-    if (!fallback && !breaker.closed) {
+    if (!fallback && !breaker.closed && p.core.summarizer !== p.core.fallbackSummarizer) {
       // The model path just opened its breaker: the fallback summariser writes this summary, now.
       return attempt(p, call, layer, reason, clearance, started, {
         reason: "paused",
@@ -225,14 +227,16 @@ async function attempt(
     return false;
   }
   if (!outcome) return false;
-  return apply(p, call, layer, context.trigger, outcome, started, reason, fallback);
+  const primary = summarizer !== p.core.fallbackSummarizer;
+  return apply(p, call, layer, context.trigger, outcome, started, reason, primary, fallback);
 }
 
 /**
  * Applies a compaction if it helps: never when it would drop the newest turn, not shrink the context, or
  * leave ≥ 95 % of it (a stall); a result above half the threshold is applied but counts as a failure (the
- * thrash guard), so the fallback summariser takes over instead of compacting every turn. `fallback`: set when
- * the fallback summariser wrote it (only the session's summariser's success closes the layer's breaker).
+ * thrash guard), so the fallback summariser takes over instead of compacting every turn. `primary`: written
+ * by the session's summariser (its success closes the layer's breaker), not the fallback; `fallback`: why the
+ * fallback wrote it instead, for the report and the transcript.
  */
 async function apply(
   p: Pipeline,
@@ -242,6 +246,7 @@ async function apply(
   outcome: CompactionOutcome,
   started: number,
   reason: string,
+  primary: boolean,
   fallback: SummaryFallback | undefined,
 ): Promise<boolean> {
   const byId = new Map(p.core.view.view.map((message) => [message.id, message]));
@@ -307,7 +312,7 @@ async function apply(
         `The ${layer.name} compaction left ${tokensAfter} tokens, above half the threshold (${call.state.threshold}).`,
       ),
     );
-  } else if (!fallback) {
+  } else if (primary) {
     p.core.breakers.get(layer.name).success();
   }
   // The conversation the other layers failed on is gone: they may try again. The fallback's success says
@@ -500,7 +505,7 @@ async function applyBackground(
     });
     return false;
   }
-  if (!(await apply(p, call, pending.layer, "auto", spliced.outcome, started, reason, undefined))) {
+  if (!(await apply(p, call, pending.layer, "auto", spliced.outcome, started, reason, true, undefined))) {
     p.core.events.emit({ type: "background-discarded", reason: "it would not have made enough room" });
     return false;
   }
