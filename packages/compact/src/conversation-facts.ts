@@ -10,6 +10,7 @@ import {
   userText,
 } from "./conversation.ts";
 import { SUMMARY_ERROR_LINE_CHARS } from "./defaults.ts";
+import { findErrorCodes } from "./error-codes.ts";
 import { describeOutcome, findErrorLines, findExitStatus } from "./tool-output-record.ts";
 
 /** What happened to one file, as far as the tool inputs and the user's words tell. */
@@ -138,11 +139,17 @@ export function collectConversationFacts(messages: readonly Message[]): Conversa
       turn = { failing: new Map(), denied: [] };
       continue;
     }
-    // A summary or placeholder in the range carries the user's messages of the part it stands for.
+    // A summary or placeholder in the range carries the user's messages of the part it stands for; a fold of
+    // old tool runs carries their records (`call → outcome`), failures included.
     if (message.role === "user" && message.isMeta) {
-      const carried = readCarriedUserMessages(userText(message));
+      const text = userText(message);
+      const carried = readCarriedUserMessages(text);
       if (carried) {
         for (const quote of carried) facts.userMessages.push(shown(quote));
+        continue;
+      }
+      if (message.metadata?.reason === "collapse") {
+        noteRecords(facts, turn, text, position);
         continue;
       }
     }
@@ -290,6 +297,35 @@ function recordOutcome(
     count: 1,
     fixed: false,
   });
+}
+
+/** A record line of a fold or digest: `- call → outcome`, `- failed: call → outcome`, `- last: call → outcome`. */
+const RECORD_LINE = /^- (?:failed: |last: )?(.+?) → (.+)$/;
+
+/** The failures the records of folded tool runs show: each is a failed call, with its outcome as its error line. */
+function noteRecords(facts: ConversationFacts, turn: Turn, text: string, position: number): void {
+  for (const line of text.split("\n")) {
+    const match = RECORD_LINE.exec(line);
+    if (!match) continue;
+    const [, call, outcome] = match as unknown as [string, string, string];
+    const status = /^exit (-?\d+)/.exec(outcome)?.[1];
+    const failed =
+      (status !== undefined && status !== "0") ||
+      findErrorLines(outcome, 1).length > 0 ||
+      findErrorCodes(outcome).length > 0;
+    if (!failed) continue;
+    const error = clip(outcome.replace(/^exit -?\d+: /, ""), SUMMARY_ERROR_LINE_CHARS);
+    turn.failing.set(call, `${call} failed`);
+    if (facts.errors.some((known) => known.call === call && known.error === error)) continue;
+    facts.errors.push({
+      call,
+      ...(status !== undefined && status !== "0" ? { status: Number(status) } : {}),
+      error,
+      position,
+      count: 1,
+      fixed: false,
+    });
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { conversationBuilder } from "./__fixtures__/builders.ts";
+import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
+import { collapseContext } from "./collapse-context.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { missingSections, parseSummarySections } from "./summary-format.ts";
 
@@ -118,5 +119,27 @@ describe("the offline summary is built from facts", () => {
       `- Bash(npm test) → exit 1: not ok 1 - adds two numbers | ${ASSERTION} — fixed: a later run succeeded`,
     );
     expect(sections.get("Pending Tasks")).not.toContain("npm test");
+  });
+
+  it("reads the failures out of folded tool runs and digests (their records), not only out of raw outputs", async () => {
+    const c = conversationBuilder().user("Make the build pass.");
+    c.tool(
+      "Bash",
+      { command: "npm run build" },
+      `src/a.ts(3,5): error TS2345: Argument of type 'string'\n${filler(300, 1)}\nExit code 2.`,
+      { isError: true },
+    );
+    c.tool("Read", { file_path: "src/a.ts" }, `export const a = 1;\n${filler(300, 2)}`);
+    c.tool("Bash", { command: "npm test" }, `ok\n${filler(300, 3)}\nExit code 0.`);
+    c.assistant("Built.");
+    c.user("Now the docs.");
+    c.tool("Read", { file_path: "README.md" }, `# a\n${filler(300, 4)}`);
+    for (const digestFinishedTurns of [false, true]) {
+      const folded = collapseContext(c.messages, { protectRounds: 1, digestFinishedTurns });
+      expect(folded.messages.length).toBeLessThan(c.messages.length);
+      const errors = (await summarize(folded.messages)).sections.get("Errors and Fixes")!;
+      expect(errors).toContain("Bash(npm run build) → exit 2: src/a.ts(3,5): error TS2345");
+      expect(errors).not.toContain("npm test");
+    }
   });
 });

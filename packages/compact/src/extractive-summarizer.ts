@@ -60,6 +60,8 @@ interface Level {
   quote: number;
   files: number;
   errors: number;
+  /** Characters of each failed call's line (its call, status and first error line). */
+  errorChars: number;
   commands: number;
   current: number;
   carried: number;
@@ -70,11 +72,22 @@ interface Level {
 function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
   const { maxUserMessageChars: quote, maxFiles: files, maxErrors: errors } = options;
   return [
-    { quote, files, errors, commands: 10, current: 1_200, carried: 40, requests: 12, changes: true },
+    {
+      quote,
+      files,
+      errors,
+      errorChars: 700,
+      commands: 10,
+      current: 1_200,
+      carried: 40,
+      requests: 12,
+      changes: true,
+    },
     {
       quote: Math.min(quote, 1_000),
       files: 20,
-      errors: 8,
+      errors: 10,
+      errorChars: 700,
       commands: 6,
       current: 800,
       carried: 25,
@@ -84,7 +97,8 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
     {
       quote: Math.min(quote, 500),
       files: 12,
-      errors: 5,
+      errors: 8,
+      errorChars: 500,
       commands: 4,
       current: 500,
       carried: 15,
@@ -94,7 +108,8 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
     {
       quote: Math.min(quote, 240),
       files: 6,
-      errors: 3,
+      errors: 6,
+      errorChars: 300,
       commands: 2,
       current: 300,
       carried: 8,
@@ -104,7 +119,8 @@ function levelsFor(options: Required<ExtractiveSummarizerOptions>): Level[] {
     {
       quote: Math.min(quote, 120),
       files: 3,
-      errors: 2,
+      errors: 5,
+      errorChars: 200,
       commands: 1,
       current: 160,
       carried: 4,
@@ -381,14 +397,19 @@ function errorsSection(facts: ConversationFacts, previous: string | undefined, l
     position: denial.position,
     line: `- ${denial.call} → denied: ${denial.reason}`,
   }));
-  const lines = [...failed, ...denied].sort((a, b) => a.position - b.position).map((entry) => entry.line);
+  // Errors are what a summary must not lose: when room is short, each line is cut rather than fewer kept.
+  const lines = [...failed, ...denied]
+    .sort((a, b) => a.position - b.position)
+    .map((entry) => clip(entry.line, level.errorChars));
   // An earlier failure of a call whose last run now succeeded is fixed.
   const earlier = (previous ?? "").split("\n").map((line) => {
     const call = /^- (.+?) → /.exec(line)?.[1];
     const outcome = call ? facts.outcomes.get(call) : undefined;
-    return outcome && !outcome.failed && !line.includes(" — fixed")
-      ? `${line} — fixed: a later run succeeded`
-      : line;
+    const marked =
+      outcome && !outcome.failed && !line.includes(" — fixed")
+        ? `${line} — fixed: a later run succeeded`
+        : line;
+    return clip(marked, level.errorChars);
   });
   return mergeLines(earlier.join("\n"), lines, level.errors * 2);
 }

@@ -271,17 +271,17 @@ describe("the model summariser accepts every layout in one call", () => {
       )
       .tool("Edit", { file_path: "src/date.ts", old_string: "new Date(s)", new_string: "parseIso(s)" }, "ok");
 
-  it.each(LAYOUTS)("uses $name and fills in what it lacks, marked", async ({ reply, sections }) => {
+  /** The model summariser of the session, the model answering `reply`. */
+  const summarizeReply = (reply: string) => {
     fake.enqueue({ kind: "reply", text: reply });
-    const summarizer = createModelSummarizer({
+    return createModelSummarizer({
       provider: createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, initialRetryDelayMs: 1 }),
       model: "claude-sonnet-4-6",
-    });
-    const result = await summarizer.summarize({
-      messages: session().messages,
-      scope: "all",
-      maxTokens: 4_000,
-    });
+    }).summarize({ messages: session().messages, scope: "all", maxTokens: 4_000 });
+  };
+
+  it.each(LAYOUTS)("uses $name and fills in what it lacks, marked", async ({ reply, sections }) => {
+    const result = await summarizeReply(reply);
     expect(result.calls).toBe(1);
     expect(missingSections(result.text)).toEqual([]);
     const marks = result.text.split("Filled in by the offline extractor").length - 1;
@@ -289,16 +289,7 @@ describe("the model summariser accepts every layout in one call", () => {
   });
 
   it("fills a missing section from the conversation's record: the failed test run of an OpenCode-style reply", async () => {
-    fake.enqueue({ kind: "reply", text: LAYOUTS[5]!.reply });
-    const summarizer = createModelSummarizer({
-      provider: createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, initialRetryDelayMs: 1 }),
-      model: "claude-sonnet-4-6",
-    });
-    const result = await summarizer.summarize({
-      messages: session().messages,
-      scope: "all",
-      maxTokens: 4_000,
-    });
+    const result = await summarizeReply(LAYOUTS[5]!.reply);
     expect(parseSummarySections(result.text).get("Errors and Fixes")).toContain(
       "Bash(pnpm test) → exit 1: FAIL src/date.test.ts | Error: expected 2024-01-01",
     );
