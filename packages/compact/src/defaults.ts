@@ -144,10 +144,8 @@ export const SUMMARY_MIN_INPUT_TOKENS = 1_000;
 export const SUMMARY_KEEP_TOKENS = 8_000;
 /** Smallest verbatim tail of a summary. Judgement call: one tool round. */
 export const SUMMARY_MIN_KEEP_TOKENS = 600;
-/** Prompt-too-long retries of one summary, each dropping the oldest rounds: Claude Code's 3 (seed 002). */
+/** Prompt-too-long retries of one summary, each splitting what is left into smaller pieces: Claude Code's 3 (seed 002). */
 export const MAX_PTL_RETRIES = 3;
-/** Share of API rounds dropped when the provider did not say by how much the prompt was too long: Claude Code's 20 % (seed 002). */
-export const HEAD_DROP_FRACTION = 0.2;
 /** Files the extractive summary lists at most (the most recent). Judgement call, as Claude Code's 5 restored files × 6 mentioned. */
 export const SUMMARY_MAX_FILES = 30;
 /** Errors the extractive summary lists at most (the most recent). Judgement call. */
