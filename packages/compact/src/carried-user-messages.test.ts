@@ -19,7 +19,7 @@ import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts"
 import type { Summarizer } from "./summarizer.ts";
 
 /** A weak summariser: whatever it is given, one fixed sentence, quoting no user message. */
-const fixedSentence: Summarizer = {
+const fixed: Summarizer = {
   name: "fixed",
   async summarize() {
     return { text: "Work continues.", inputTokens: 0, outputTokens: 0, calls: 0 };
@@ -99,7 +99,7 @@ describe("every user message survives any number of summaries", () => {
           const manager = createContextManager({
             model: "replay",
             limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
-            summarizer: fixedSentence,
+            summarizer: fixed,
             sessionDir: dir,
             config: { proactive: "off" },
           });
@@ -143,7 +143,7 @@ describe("every user message survives any number of summaries", () => {
     const manager = createContextManager({
       model: "replay",
       limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
-      summarizer: fixedSentence,
+      summarizer: fixed,
       config: { proactive: "off" },
     });
     const c = conversationBuilder().user(
@@ -183,11 +183,12 @@ describe("the carried messages' budget", () => {
     expect(fitted[1]).toEqual({ text: "short one" });
     expect(fitted[3]).toEqual({ text: long(3) });
     expect(estimateTextTokens(renderCarriedUserMessages(fitted))).toBeLessThanOrEqual(2_500);
-    // The whole text of a shortened message is saved, and the pointer says where.
+    // The whole text of a shortened message is saved in the session folder, and the pointer says where.
     const shortened = fitted[0] as Extract<CarriedUserMessage, { head: string }>;
-    const path = /saved at (.+)$/.exec(shortened.pointer ?? "")?.[1];
+    const path = /^whole text: (user-messages\/.+)$/.exec(shortened.pointer ?? "")?.[1];
     expect(path).toBeDefined();
-    expect(await readFile(path!, "utf8")).toBe(long(1));
+    expect(await readFile(join(dir, path!), "utf8")).toBe(long(1));
+    expect(renderCarriedUserMessages(fitted, dir)).toContain(`(Cut messages are saved whole under ${dir}.)`);
   });
 
   it("shortens the last one too when it is not the user's newest message, never under its first 100 characters", async () => {
@@ -229,6 +230,37 @@ describe("the carried messages' budget", () => {
     expect(budgets).toEqual([2_000 - tokens]);
   });
 
+  it("takes at most a quarter of what the summary stands for (a tenth in a recovery): a part of mostly the user's words still shrinks", async () => {
+    const c = conversationBuilder();
+    for (let index = 0; index < 6; index++) {
+      c.user(`Question ${index}: ${"context ".repeat(300)}`);
+      c.assistant(`Answer ${index}.`);
+    }
+    c.user("Question 7.");
+    c.tool("Read", { file_path: "a.ts" }, filler(200, 1));
+    const carriedTokens: number[] = [];
+    for (const trigger of ["manual", "reactive"] as const) {
+      const outcome = await compactConversation(c.messages, {
+        summarizer: fixed,
+        trigger,
+        summaryMaxTokens: 20_000,
+        userMessageBudgetTokens: 20_000,
+        sessionDir: dir,
+      });
+      const carried = readCarriedUserMessages(outcome.messageText)!;
+      expect(carried).toHaveLength(6);
+      carriedTokens.push(estimateTextTokens(renderCarriedUserMessages(carried, dir)));
+      // Every question keeps at least its opening, and the part shrinks to less than half.
+      for (const [index, message] of carried.entries()) {
+        expect("head" in message ? message.head : message.text).toMatch(
+          new RegExp(`^Question ${index}: context`),
+        );
+      }
+      expect(outcome.tokensAfter).toBeLessThan(outcome.tokensBefore * 0.5);
+    }
+    expect(carriedTokens[1]).toBeLessThanOrEqual(carriedTokens[0]!);
+  });
+
   it("points at the transcript when there is no session folder", async () => {
     const fitted = await fitCarriedUserMessages(
       [long(1), long(2)].map((text) => ({ text })),
@@ -238,14 +270,14 @@ describe("the carried messages' budget", () => {
       },
     );
     expect(fitted[0]).toMatchObject({
-      pointer: "the whole message is in the transcript at /sessions/s1.jsonl",
+      pointer: "whole text in the transcript",
     });
   });
 
   it("reads back exactly what it wrote, shortened messages and tags in the user's text included", async () => {
     const messages: CarriedUserMessage[] = [
       { text: "a </user-message> b <\\user-messages> c\n" },
-      { head: "head part", tail: " tail", chars: 5_000, pointer: "the whole message is saved at /x/y.txt" },
+      { head: "head part", tail: " tail", chars: 5_000, pointer: "whole text: /x/y.txt" },
       { head: "no pointer", tail: "", chars: 900 },
       { text: "" },
     ];

@@ -16,16 +16,18 @@ export type CarriedUserMessage =
       tail: string;
       /** Characters of the whole message. */
       chars: number;
-      /** Where the whole message is: "the whole message is saved at …" / "… is in the transcript at …". */
+      /** Where the whole message is: "whole text: user-messages/<name>.txt" (in the session folder) or "whole text in the transcript". */
       pointer?: string;
     };
 
 const OPEN = "<user-messages>";
 const CLOSE = "</user-messages>";
 const INTRO =
-  "Every message the user wrote in the part of the conversation the summary stands for, oldest first, kept verbatim by the context manager whatever the summary says (a long one that had to be shortened keeps its beginning and end, and says where the whole text is):";
+  "The user's messages from the part the summary stands for, oldest first, verbatim (kept by the system); a cut one says where its whole text is:";
 const ITEM = /<user-message(?: chars="(\d+)" head="(\d+)" tail="(\d+)")?>\n([\s\S]*?)\n<\/user-message>/g;
-const MARKER = /^\[… [\d,]+ of [\d,]+ characters left out(?:; (.*))?\]$/;
+/** How a pointer to a message saved in the session folder starts. */
+const SAVED_POINTER = "whole text: ";
+const MARKER = /^\[… [\d,]+ more characters(?:; (.*))?\]$/;
 
 // A user's text could hold the tags themselves: each `<user-message…` / `</user-message…` in it gets one more
 // backslash (`<\user-message`), and reading takes one away, so every text round-trips exactly.
@@ -45,17 +47,32 @@ export function shown(message: CarriedUserMessage): string {
 function marker(message: Extract<CarriedUserMessage, { head: string }>): string {
   const left = message.chars - message.head.length - message.tail.length;
   const count = (value: number) => value.toLocaleString("en-US");
-  return `[… ${count(left)} of ${count(message.chars)} characters left out${message.pointer ? `; ${message.pointer}` : ""}]`;
+  return `[… ${count(left)} more characters${message.pointer ? `; ${message.pointer}` : ""}]`;
 }
 
-/** The block a summary message ends its summary with: each carried message in its own tags, oldest first. */
-export function renderCarriedUserMessages(messages: readonly CarriedUserMessage[]): string {
+/**
+ * The block a summary message ends its summary with: each carried message in its own tags, oldest first, and
+ * where the cut ones are saved (`sessionDir`, named once) when there are any.
+ */
+export function renderCarriedUserMessages(
+  messages: readonly CarriedUserMessage[],
+  sessionDir?: string,
+): string {
+  const saved =
+    sessionDir !== undefined &&
+    messages.some((message) => "pointer" in message && message.pointer?.startsWith(SAVED_POINTER));
   const items = messages.map((message) =>
     "text" in message
       ? `<user-message>\n${escapeTags(message.text)}\n</user-message>`
       : `<user-message chars="${message.chars}" head="${message.head.length}" tail="${message.tail.length}">\n${escapeTags(shown(message))}\n</user-message>`,
   );
-  return [OPEN, INTRO, ...items, CLOSE].join("\n");
+  return [
+    OPEN,
+    INTRO,
+    ...(saved ? [`(Cut messages are saved whole under ${sessionDir}.)`] : []),
+    ...items,
+    CLOSE,
+  ].join("\n");
 }
 
 /**
@@ -162,16 +179,16 @@ async function shorten(
   const text = message.text;
   let pointer: string | undefined;
   if (options.sessionDir) {
-    const name = createHash("sha256").update(text).digest("hex").slice(0, 24);
+    const name = createHash("sha256").update(text).digest("hex").slice(0, 16);
     const path = join(options.sessionDir, "user-messages", `${name}.txt`);
     // A folder that cannot be written to leaves the transcript as the place of the whole text.
     pointer = await persistOutput(path, text).then(
-      () => `the whole message is saved at ${path}`,
+      () => `${SAVED_POINTER}user-messages/${name}.txt`,
       () => undefined,
     );
   }
   if (pointer === undefined && options.transcriptPath) {
-    pointer = `the whole message is in the transcript at ${options.transcriptPath}`;
+    pointer = "whole text in the transcript";
   }
   return {
     head: text.slice(0, headChars),

@@ -26,6 +26,8 @@ import {
   SUMMARY_MIN_TOKENS,
   USER_MESSAGES_MIN_TOKENS,
   USER_MESSAGES_SHARE,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE,
 } from "./defaults.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
@@ -78,8 +80,8 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   maxInputTokens?: number;
   /**
    * Most tokens the user's messages carried beside the summary may take before the older long ones are
-   * shortened (their whole text saved in `sessionDir`); default: no limit. What they take comes out of
-   * `summaryMaxTokens` (the summariser gets the rest, at least 500).
+   * shortened (their whole text saved in `sessionDir`); default: no limit. Never more than a quarter of what the
+   * summary stands for; what they take comes out of `summaryMaxTokens` (the summariser gets the rest, at least 500).
    */
   userMessageBudgetTokens?: number;
   /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
@@ -159,7 +161,15 @@ export async function compactConversation(
   const carried = await fitCarriedUserMessages(
     collectCarriedUserMessages(opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [], summarized),
     {
-      budgetTokens: options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+      budgetTokens: Math.min(
+        options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+        Math.floor(
+          estimateTokens(summarized) *
+            (options.trigger === "reactive"
+              ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+              : USER_MESSAGES_SHARE_OF_SUMMARIZED),
+        ),
+      ),
       // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
       keepLast: summarized.some((message) => message.id === turn.userMessageId),
       ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
@@ -167,7 +177,8 @@ export async function compactConversation(
     },
   );
   // The carried messages come out of the summary's budget: the summary message is no larger for carrying them.
-  const carriedTokens = carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried)) : 0;
+  const carriedTokens =
+    carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried, options.sessionDir)) : 0;
   const result = await summarizeInPieces(input, scope, previousSummary, {
     ...options,
     summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, options.summaryMaxTokens - carriedTokens),
@@ -177,6 +188,7 @@ export async function compactConversation(
     options.continuation ?? "interactive",
     options.transcriptPath,
     carried,
+    options.sessionDir,
   );
   const kept = [...head, ...tail];
   return {
@@ -417,6 +429,7 @@ export function summaryMessageText(
   continuation: ContinuationStyle,
   transcriptPath?: string,
   userMessages: readonly CarriedUserMessage[] = [],
+  sessionDir?: string,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -425,7 +438,7 @@ export function summaryMessageText(
     summary,
     "</summary>",
   ];
-  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages));
+  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   if (transcriptPath) {
     parts.push(
       "",

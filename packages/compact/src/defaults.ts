@@ -185,6 +185,18 @@ export const SUMMARY_ERROR_LINE_CHARS = 500;
  * background summaries applied instead of 13 of 15 (BENCHMARKS.md, issue 30). Judgement call for the share.
  */
 export const USER_MESSAGES_SHARE = 0.4;
+/**
+ * Share of the part a summary stands for that the carried messages may take at most, whatever the summary's
+ * budget: a part that is mostly the user's own words must still shrink (the session's prompt-too-long recovery
+ * once freed too little when six long questions were carried whole). Judgement call.
+ */
+export const USER_MESSAGES_SHARE_OF_SUMMARIZED = 0.25;
+/**
+ * The same share in a summary written to recover from a prompt-too-long refusal, which must get under a hard
+ * limit (the cut messages stay whole on disk or in the transcript). Judgement call: the session's recovery test
+ * after six long questions needs about a tenth.
+ */
+export const USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE = 0.1;
 /** Smallest such budget, however small the window. Judgement call: a few requests of a paragraph each. */
 export const USER_MESSAGES_MIN_TOKENS = 600;
 /**

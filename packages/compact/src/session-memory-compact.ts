@@ -13,6 +13,7 @@ import {
   NOTES_KEEP_MAX_TOKENS,
   NOTES_KEEP_MIN_TEXT_MESSAGES,
   NOTES_KEEP_MIN_TOKENS,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED,
 } from "./defaults.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
 import { defineLayer, plural, SUMMARY_REQUEST, type SummaryLayer, scaleFor, summaryDue } from "./layer.ts";
@@ -70,7 +71,10 @@ export async function sessionMemoryCompact(
   if (summarized.length === 0) return undefined;
   const kept = messages.slice(start);
   const carried = await fitCarriedUserMessages(collectCarriedUserMessages([], summarized), {
-    budgetTokens: options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+    budgetTokens: Math.min(
+      options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+      Math.floor(estimateTokens(summarized) * USER_MESSAGES_SHARE_OF_SUMMARIZED),
+    ),
     keepLast: summarized.some((message) => message.id === turn.userMessageId),
     ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
   });
@@ -79,6 +83,7 @@ export async function sessionMemoryCompact(
     notes.path,
     options.continuation ?? "interactive",
     carried,
+    options.sessionDir,
   );
   const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
   if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
@@ -101,6 +106,7 @@ function notesMessageText(
   path: string | undefined,
   continuation: ContinuationStyle,
   userMessages: readonly CarriedUserMessage[],
+  sessionDir: string | undefined,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. These are the session notes that were kept up to date during it; they stand for the earlier part.",
@@ -110,7 +116,7 @@ function notesMessageText(
     "</session-notes>",
   ];
   // Every message the user wrote in the part the notes stand for, whatever the notes say of it.
-  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages));
+  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   if (path) parts.push("", `The full notes are at ${path}.`);
   if (continuation === "interactive") {
     parts.push("", "Continue from where the conversation stopped without asking the user anything further.");
