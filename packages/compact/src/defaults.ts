@@ -161,16 +161,72 @@ export const SUMMARY_MIN_INPUT_TOKENS = 1_000;
 export const SUMMARY_KEEP_TOKENS = 8_000;
 /** Smallest verbatim tail of a summary. Judgement call: one tool round. */
 export const SUMMARY_MIN_KEEP_TOKENS = 600;
-/** Prompt-too-long retries of one summary, each dropping the oldest rounds: 3, as Claude Code (three drops of a fifth leave about half the rounds). */
+/** Prompt-too-long retries of one summary, each splitting what is left into smaller pieces: 3, as Claude Code retries. */
 export const MAX_PTL_RETRIES = 3;
-/** Share of API rounds dropped when the provider did not say by how much the prompt was too long: 20 %, as Claude Code. */
-export const HEAD_DROP_FRACTION = 0.2;
 /** Files the extractive summary lists at most (the most recent). Judgement call, as Claude Code's 5 restored files × 6 mentioned. */
 export const SUMMARY_MAX_FILES = 30;
 /** Errors the extractive summary lists at most (the most recent). Judgement call. */
 export const SUMMARY_MAX_ERRORS = 12;
 /** Tokens the extractive summariser reports a model would have added to its input (the prompt). Measured on `buildCompactPrompt`. */
 export const EXTRACTIVE_PROMPT_TOKENS = 1_200;
+/**
+ * A model's summary is used when it has at least this many of the nine sections; the others are filled in by the
+ * offline extractor, marked as such. Judgement call: a majority, so that a reply in another agent's layout
+ * (OpenCode's five headings, a Codex handoff) is used instead of costing a reminder and a second call.
+ */
+export const SUMMARY_MIN_SECTIONS = 5;
+/**
+ * Pieces a summary's input is split into at most when it does not fit the summariser's window: each piece is
+ * summarised with the summary of the ones before it, so the oldest rounds reach the summary instead of being
+ * left out. Beyond this many, the oldest pieces are summarised together by the offline extractor (no model
+ * call). Judgement call: it bounds the model calls of one summary at eight (a piece may need a reminder).
+ */
+export const SUMMARY_MAX_PIECES = 4;
+/**
+ * Characters of each request the offline summary lists when the whole message is carried beside the summary.
+ * Benchmark: at 300 the list of a long SWE-agent chain crowded the errors out of the 32K summaries (error codes
+ * kept 6 of 10 instead of 8); 160 is the opening line or two (BENCHMARKS.md, issue 30).
+ */
+export const SUMMARY_BRIEF_REQUEST_CHARS = 160;
+/** A piece refused as too long is split again to this share of what the refusal says would have fitted (the prompt and the previous summary come on top). Judgement call. */
+export const PTL_SPLIT_MARGIN = 0.9;
+/** Characters of the first error line a summary keeps of a failed call. Judgement call: generous for one line (compiler and test lines run to 300). */
+export const SUMMARY_ERROR_LINE_CHARS = 500;
+
+// ── The user's messages carried by every summary ──────────────────────────────────────────────────────
+
+/**
+ * Share of a summary's budget the user's messages carried beside it may take before the older long ones are
+ * shortened; the summariser gets the rest, so the summary message is no larger than before they were carried.
+ * Background benchmark: carrying them on top of the summary's budget (10 % of the threshold more) left 9 of 12
+ * background summaries applied instead of 13 of 15 (BENCHMARKS.md, issue 30). Judgement call for the share.
+ */
+export const USER_MESSAGES_SHARE = 0.4;
+/**
+ * Share of the part a summary stands for that the carried messages may take at most, whatever the summary's
+ * budget: a part that is mostly the user's own words must still shrink (the session's prompt-too-long recovery
+ * once freed too little when six long questions were carried whole). Judgement call.
+ */
+export const USER_MESSAGES_SHARE_OF_SUMMARIZED = 0.25;
+/**
+ * The same share in a summary written to recover from a prompt-too-long refusal, which must get under a hard
+ * limit (the cut messages stay whole on disk or in the transcript). Judgement call: the session's recovery test
+ * after six long questions needs about a tenth.
+ */
+export const USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE = 0.1;
+/** Smallest such budget, however small the window. Judgement call: a few requests of a paragraph each. */
+export const USER_MESSAGES_MIN_TOKENS = 600;
+/**
+ * Characters an older long message is shortened to, level by level, until the carried messages fit their budget
+ * (three quarters from its head, a quarter from its tail, the head never under the floor). Judgement call: a
+ * paragraph, a few lines, then its opening and last words.
+ */
+export const CARRIED_USER_MESSAGE_LEVELS: readonly number[] = [2_000, 600, 160];
+/**
+ * The shortest a carried message gets: its first 100 characters, what the replay benchmark checks to count a
+ * message as kept (its whole text stays on disk or in the transcript, and the cut says where).
+ */
+export const CARRIED_USER_MESSAGE_FLOOR_CHARS = 100;
 
 // ── Session memory ─────────────────────────────────────────────────────────────────────────────────────
 

@@ -1,5 +1,6 @@
 import type { ContentBlock, Message, Usage } from "@unforget/core";
 import type { AgentSession, SessionEvent, TurnResult } from "@unforget/session";
+import { describeSummaryWriter } from "../repl/describe-call.ts";
 import type { AgentEnvironment } from "./agent-environment.ts";
 import { describeMcpOutcome } from "./mcp-outcome.ts";
 import { usageCostUsd } from "./usage-cost.ts";
@@ -203,7 +204,7 @@ export async function runPrintMode(
       case "context":
         if (options.verbose && event.event.type === "layer")
           stderr.write(
-            `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})\n`,
+            `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})${describeSummaryWriter(event.event)}\n`,
           );
         break;
       case "tool-end":

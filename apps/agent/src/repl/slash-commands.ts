@@ -2,6 +2,7 @@ import { isProposalId } from "@unforget/memory";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { closestName } from "../agent/settings-schema.ts";
+import { describeSummaryWriter } from "./describe-call.ts";
 import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, formatTokens } from "./repl-state.ts";
@@ -56,7 +57,7 @@ const compact: SlashCommand = {
       print(
         controller,
         layers.length > 0
-          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`
+          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens${report.actions.map(describeSummaryWriter).join("")}.`
           : `Nothing was compacted (${formatTokens(report.tokensBefore)} tokens): ${
               report.declined.map((declined) => declined.reason).join(" ") ||
               "no layer had anything to compact."

@@ -43,7 +43,8 @@ export interface PipelineContractOptions {
  * stall rule) and counts as its summariser's failure; one that leaves too much hands over to the fallback
  * summariser (the thrash guard); a failing summariser opens its breaker, the fallback summarises in its place
  * (in the same call), the breaker closes again after its cool-down and a success, and a failure at the blocking
- * limit still sends a request that fits (the emergency summary, on the fallback summariser).
+ * limit still sends a request that fits (the emergency summary, on the fallback summariser); every
+ * message the user wrote survives many summaries by a summariser that quotes none.
  */
 export function describeContextManagerContract(options: PipelineContractOptions): void {
   const windows = options.windows ?? [16_000, 32_000, 200_000];
@@ -56,6 +57,7 @@ export function describeContextManagerContract(options: PipelineContractOptions)
     describeWindowGuarantees(options);
     describeRecoverGuarantee(options);
     describeSummaryGuards(options);
+    describeUserMessageGuarantee(options);
   });
 }
 
@@ -392,6 +394,43 @@ async function replay(
   return replayConversation(session, {
     window: WINDOW,
     createManager: (clock) => options.createManager({ window: WINDOW, clock, options: { ...extra, clock } }),
+  });
+}
+
+/** A weak summariser: one fixed sentence, whatever it is given; it quotes none of the user's messages. */
+const fixedSentence: Summarizer = {
+  name: "fixed-sentence",
+  async summarize(): Promise<SummaryResult> {
+    return { text: "The work goes on.", inputTokens: 0, outputTokens: 0, calls: 0 };
+  },
+};
+
+/** Every message the user wrote survives any number of summaries, whatever the summariser writes. */
+function describeUserMessageGuarantee(options: PipelineContractOptions): void {
+  it("keeps every message of the user through many summaries by a summariser that quotes none", async () => {
+    for (const window of [16_000, 32_000]) {
+      const events: ContextEvent[] = [];
+      const { stats } = await replayConversation(growingSession(150, window / 40), {
+        window,
+        createManager: (clock) =>
+          options.createManager({
+            window,
+            clock,
+            options: {
+              clock,
+              summarizer: fixedSentence,
+              fallbackSummarizer: fixedSentence,
+              onEvent: (event) => events.push(event),
+            },
+          }),
+      });
+      const summaries = events.filter(
+        (event) => event.type === "layer" && event.summarizer === "fixed-sentence",
+      );
+      expect(summaries.length, `summaries at ${window}`).toBeGreaterThan(1);
+      // The replay checks every request for each message the user wrote so far (verbatim, or carried).
+      expect(stats.violations, `at ${window}`).toEqual([]);
+    }
   });
 }
 
