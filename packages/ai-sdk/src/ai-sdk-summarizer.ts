@@ -33,8 +33,8 @@ const STOP_REASONS: Record<string, StopReason> = {
 
 /**
  * A summariser that has any AI SDK model write the compaction summaries — Unforget's model summariser (the
- * nine sections, a reminder when one is missing, the fork that shares the loop's prompt cache, head
- * truncation when the input is too long) with the AI SDK's `generateText` as the transport. Errors come back
+ * nine sections in any layout, a reminder when too few are there, the fork that shares the loop's prompt cache,
+ * the input in pieces when it is too long) with the AI SDK's `generateText` as the transport. Errors come back
  * typed: a prompt-too-long reply as `PromptTooLongError`, anything else as `ProviderRequestError`.
  */
 export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summarizer {

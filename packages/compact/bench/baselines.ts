@@ -5,7 +5,7 @@ import type { ContextManager, LayerReport, PrepareResult } from "../src/index.ts
 import { createExtractiveSummarizer } from "../src/index.ts";
 
 /**
- * Policies re-implemented from the seed documents and the issue, as baselines for the replay benchmark. Each
+ * Policies re-implemented from public descriptions of other agents (BaseAgent, learn-claude-code) and from the issue, as baselines for the replay benchmark. Each
  * keeps its own list of the conversation and answers `prepare` like a ContextManager, so
  * `replayConversation` drives it as it drives ours. They never change a message or a block they were
  * given or have returned: every edit makes a new object (a request already billed must stay as it was
@@ -20,7 +20,7 @@ type Step = (
 
 const chars = (messages: readonly Message[]) =>
   messages.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
-/** BaseAgent and the teaching version estimate tokens as characters / 4. */
+/** BaseAgent and learn-claude-code estimate tokens as characters / 4. */
 const quarterChars = (messages: readonly Message[]) => Math.ceil(chars(messages) / 4);
 
 const resultChars = (block: ToolResultBlock) =>
@@ -79,7 +79,7 @@ function report(
 }
 
 export interface BaselineManagerOptions {
-  /** What the original does after the provider refuses: a summary of all but the last five messages (seed 001's reactive compact), or nothing (the call overflows). */
+  /** What the original does after the provider refuses: a summary of all but the last five messages (learn-claude-code's reactive compact), or nothing (the call overflows). */
   recover?: "summary" | "none";
   /** A stateless policy (the peers' functions) is given the whole conversation every call, not what it sent last; it never recovers with a summary. */
   stateless?: boolean;
@@ -148,7 +148,7 @@ export function baselineManager(
 }
 
 /**
- * BaseAgent's policy (seed 004): usable = window − output reserve; at 85 % of it, prune old tool outputs
+ * BaseAgent's policy (an open-source agent; its context management follows OpenCode): usable = window − output reserve; at 85 % of it, prune old tool outputs
  * (scan backwards, protect the latest 40K tokens of output and the last 2 user turns, act only if ≥ 20K is
  * freed); still above, summarise everything into one message. The 40K / 20K constants were set for a 200K
  * window; they are scaled by usable / 168K so that the policy can work at 32K.
@@ -205,7 +205,7 @@ export function createBaseAgentBaseline(window: number, maxOutputTokens: number)
 }
 
 /**
- * The teaching re-implementation's pipeline (seed 001), every turn: tool-result budget (200K characters in
+ * The pipeline of learn-claude-code (a teaching re-implementation of Claude Code), every turn: tool-result budget (200K characters in
  * the last message), snip (over 50 messages keep 3 + 47), micro (all but the 3 most recent results longer
  * than 120 characters become a placeholder), then a summary of everything above the threshold (the same
  * threshold as ours, so only the ladder differs).

@@ -10,7 +10,7 @@ import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
 
 /** Names the tables compare against. */
 export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
-export const TEACHING = "baseline: teaching policy (seed 001)";
+export const TEACHING = "baseline: teaching policy (learn-claude-code)";
 export const SIMPLE = "baseline: simple policy (issue 27: ceiling, ski rental, floor)";
 
 /** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */

@@ -204,6 +204,9 @@ export class ContextView {
     tokensAfter: number;
     attachments: readonly Attachment[];
     discoveredTools?: string[];
+    /** Which summariser wrote the summary, and why the fallback did when it did. */
+    summarizer?: string;
+    fallback?: string;
   }): CompactBoundaryEntry {
     const last = this.view[this.view.length - 1];
     const keptIds = input.keptMessageIds.flatMap((id) => this.originalsOf(id));
@@ -231,6 +234,8 @@ export class ContextView {
           kind: "compact",
           text: input.summaryText,
           boundaryId: boundaryEntry.id,
+          ...(input.summarizer ? { summarizer: input.summarizer } : {}),
+          ...(input.fallback ? { fallback: input.fallback } : {}),
         },
         this.#defaults(),
       ),

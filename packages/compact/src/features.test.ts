@@ -79,9 +79,7 @@ describe("session-memory compaction", () => {
     expect(outcome?.summarizer.name).toBe("session-memory");
     expect(outcome?.messageText).toContain("Cache refactor");
     // The notes do not quote the user's request, so the compaction carries it.
-    expect(outcome?.messageText).toContain(
-      'The user\'s messages from the earlier part, verbatim:\n- "Refactor the cache."',
-    );
+    expect(outcome?.messageText).toContain("<user-message>\nRefactor the cache.\n</user-message>");
     expect(outcome?.keptMessageIds[0]).toBe(c.messages[41]!.id);
     expect(
       await sessionMemoryCompact(c.messages, { source: fileNotes(path, covered), threshold: 500 }),
@@ -294,7 +292,7 @@ describe("manager details", () => {
       });
       const result = await manager.compact(c.messages, { instructions: "Keep the numbers." });
       expect(result.actions[0]?.layer).toBe("summary");
-      // The input was trimmed before the call; a provider that still refuses it gets the head-truncation retries.
+      // The input is summarised in pieces that fit; a piece the provider still refuses is split again.
       const calls = fake.requests.filter((request) => request.operation === "stream");
       expect(calls.length).toBeLessThanOrEqual(4);
       expect(fake.countTokens(calls.at(-1)!.body)).toBeLessThanOrEqual(30_000);

@@ -196,7 +196,7 @@ export function checkLadder(layers: readonly Layer[]): readonly Layer[] {
   return Object.freeze([...layers]);
 }
 
-/** `threshold / 167,000`, at most 1: how much the 200K-window sizes of the seeds shrink for this window. */
+/** `threshold / 167,000`, at most 1: how much the sizes written for a 200K window (defaults.ts) shrink for this window. */
 export function scaleFor(threshold: number): number {
   return Math.min(1, threshold / REFERENCE_THRESHOLD_TOKENS);
 }

@@ -17,8 +17,8 @@ export interface RequestSummarizerOptions {
   providerId: string;
   /**
    * Called for each summary request, with its system prompt as one text; resolves to the whole response. Rejects
-   * with `PromptTooLongError` when the model refused the input as too long (the summariser then truncates the head
-   * and retries), else with a typed `UnforgetError` (`ProviderRequestError` when it may be retried).
+   * with `PromptTooLongError` when the model refused the input as too long (the compaction then splits it into
+   * smaller pieces and retries), else with a typed `UnforgetError` (`ProviderRequestError` when it may be retried).
    */
   send(request: ModelRequest, options: RequestOptions, system: string | undefined): Promise<ModelResponse>;
   /** Output limit of the plain fallback call; default 20,000. */
@@ -31,8 +31,8 @@ export interface RequestSummarizerOptions {
 }
 
 /**
- * The model summariser (`createModelSummarizer`: the nine sections, the reminder, the fork that shares the loop's
- * prompt cache, head truncation) over one request function, for a model that is not a `ModelProvider` — an AI SDK
+ * The model summariser (`createModelSummarizer`: the nine sections in any layout, the reminder, the fork that
+ * shares the loop's prompt cache) over one request function, for a model that is not a `ModelProvider` — an AI SDK
  * model, a LangChain chat model. Nothing is streamed: each request resolves whole.
  */
 export function createRequestSummarizer(options: RequestSummarizerOptions): Summarizer {

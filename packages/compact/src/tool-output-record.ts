@@ -13,8 +13,9 @@ const EXIT_STATUS = [
 // A line that says what went wrong. Anchored at the line's start (after indentation), so that source code
 // that merely mentions an error (`raise ValueError(msg)`, `1466:  except OSError:`) is not taken for one.
 const ERROR_LINE = [
-  // Exceptions: "ValueError: invalid literal", "TypeError: x is not a function", "AssertionError".
-  /^[A-Z][\w.]*(?:Error|Exception|Failure|Interrupt)\b(?::|$)/,
+  // Exceptions: "ValueError: invalid literal", "TypeError: x is not a function", "AssertionError", and
+  // Node's coded ones: "AssertionError [ERR_ASSERTION]: …".
+  /^[A-Z][\w.]*(?:Error|Exception|Failure|Interrupt)\b(?: \[[A-Z][A-Z0-9_]*\])?(?::|$)/,
   // Compilers and tools: "error: …", "error[E0308]: …", "fatal: …", "panic: …", "ERROR: …", "npm ERR! …".
   /^(?:error|fatal|panic)(?:\[[A-Z]*\d+\])?:/i,
   /^npm ERR!/,

@@ -17,6 +17,7 @@ import { SchemaMismatchError } from "@unforget/postgres";
 import { describe, expect, it } from "vitest";
 import { freshNamespace, usePGlite } from "./__fixtures__/stores.ts";
 import { importMemoryHistory } from "./import-memory-history.ts";
+import { openPostgresMemoryStore } from "./open-postgres-memory-store.ts";
 import { createPostgresMemoryStore, type PostgresMemoryStore } from "./postgres-memory-store.ts";
 import type { MemoryChange } from "./watch-memory-changes.ts";
 
@@ -290,20 +291,24 @@ describe("createPostgresMemoryStore", () => {
 });
 
 describe("createTeamMemory on a database", () => {
-  it("opens the PostgreSQL store on PGlite through @unforget/memory, with the secret scan", async () => {
+  it("opens the PostgreSQL store on PGlite as team memory's store, with the secret scan", async () => {
     const folder = await mkdtemp(join(tmpdir(), "team-memory-pglite-"));
     try {
       const team = await createTeamMemory({
-        pglite: join(folder, "data"),
-        namespace: freshNamespace(),
-        actor: "agent:team",
+        open: ({ secretScanner }) =>
+          openPostgresMemoryStore({
+            pglite: join(folder, "data"),
+            namespace: freshNamespace(),
+            actor: "agent:team",
+            secretScanner,
+          }),
       });
       await team.write("deploy.md", note("deploy", "Deploys run on Fridays"));
       expect((await team.list()).map((entry) => entry.name)).toEqual(["deploy.md"]);
       expect(
         await rejection(team.write("key.md", note("key", `token ghp_${"a1B2c3D4e5".repeat(4)}`))),
       ).toBeInstanceOf(MemorySecretError);
-      await (team as PostgresMemoryStore).close();
+      await team.close();
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

@@ -11,6 +11,7 @@ import {
   type PermissionGateOptions,
   type PermissionMode,
   type PermissionRuleLists,
+  type PermissionUpdate,
 } from "./permission-gate.ts";
 
 function tool(
@@ -644,6 +645,39 @@ describe("asking", () => {
     expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm run:*)"]);
   });
 
+  it("adds a session rule once, and offers only rules that are not allowed already", async () => {
+    const offered: PermissionUpdate[][] = [];
+    const gate = createPermissionGate({
+      cwd,
+      canUseTool: async (_tool, _input, options) => {
+        offered.push(options.suggestions);
+        return { behavior: "allow", updatedPermissions: options.suggestions };
+      },
+    });
+    // Two answers "always" about the same call (two questions open at once), and a rule added by hand.
+    gate.update([{ type: "addRules", behavior: "allow", rules: ["Bash(npm test:*)", "Bash(npm test:*)"] }]);
+    gate.update([{ type: "addRules", behavior: "allow", rules: ["Bash(npm test:*)"] }]);
+    gate.update([{ type: "addDirectories", directories: [outside, outside] }]);
+    gate.update([{ type: "addDirectories", directories: [outside] }]);
+    expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm test:*)"]);
+    expect(gate.directories()).toEqual([cwd, outside]);
+    // The allowed part is not offered again: only what the question is about.
+    await gate.authorize(request("Bash", { command: "npm test && git push origin" }));
+    expect(offered.splice(0)).toEqual([
+      [{ type: "addRules", behavior: "allow", rules: ["Bash(git push:*)"] }],
+    ]);
+    expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm test:*)", "Bash(git push:*)"]);
+    // An ask rule asks about an allowed command: no rule would change that, so none is offered.
+    gate.update([{ type: "addRules", behavior: "ask", rules: ["Bash(git push:*)"] }]);
+    await gate.authorize(request("Bash", { command: "git push origin" }));
+    expect(offered.splice(0)).toEqual([[]]);
+    expect(gate.rules().map((rule) => `${rule.behavior} ${rule.text}`)).toEqual([
+      "ask Bash(git push:*)",
+      "allow Bash(npm test:*)",
+      "allow Bash(git push:*)",
+    ]);
+  });
+
   it("offers acceptEdits and a folder rule for an edit, a directory for a path outside", async () => {
     const suggestions: unknown[] = [];
     const gate = createPermissionGate({
@@ -830,10 +864,8 @@ describe("Bash commands, as the shell runs them", () => {
     expect(answers[0]).toMatchObject({
       blockedPath: target,
       reason: `Bash \`echo hi >> ${target}\` writes ${target}, outside the working directories (${cwd}).`,
-      suggestions: [
-        { type: "addRules", behavior: "allow", rules: ["Bash(echo hi:*)"] },
-        { type: "addDirectories", directories: [outside] },
-      ],
+      // `Bash` is allowed already: only the folder is offered, never a rule that would change nothing.
+      suggestions: [{ type: "addDirectories", directories: [outside] }],
     });
     // An Edit rule that covers the path allows it, as it would a Write.
     expect(

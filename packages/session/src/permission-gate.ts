@@ -369,12 +369,31 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return first;
   };
 
-  const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
+  /** Whether a rule with this text is there already (a suggestion or an update must not add it again). */
+  const hasRule = (behavior: PermissionBehavior, text: string) =>
+    rules.some((rule) => rule.behavior === behavior && rule.text === text);
+  /** Whether an allow rule covers this one simple command already. */
+  const allowedAlready = (facts: CallFacts, command: ShellCommand, analyze: ShellAnalyzer) =>
+    rules.some(
+      (rule) =>
+        rule.behavior === "allow" &&
+        namesTool(rule, facts) &&
+        (rule.specifier === undefined ||
+          commandMatches(patternOf(rule.specifier, analyze), command, "allow") === "yes"),
+    );
+  /** What "always" would add: only what is not allowed already (a command an allow rule covers is left out). */
+  const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] =>
+    suggestionsOf(facts, outside).flatMap((update): PermissionUpdate[] => {
+      if (update.type !== "addRules") return [update];
+      const fresh = update.rules.filter((text) => !hasRule(update.behavior, text));
+      return fresh.length === 0 ? [] : [{ ...update, rules: fresh }];
+    });
+  const suggestionsOf = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
     const { subject, tool, shell } = facts;
     if (shell !== undefined) {
       const updates: PermissionUpdate[] = [];
       const suggested = shell.commands.flatMap((command) => {
-        if (command.transparent) return [];
+        if (command.transparent || allowedAlready(facts, command, shell.analyze)) return [];
         const rule = suggestCommandRule(command.words);
         return rule === undefined ? [] : [rule];
       });
@@ -425,9 +444,17 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       for (const update of updates) {
         if (update.type === "setMode") mode = update.mode;
         else if (update.type === "addDirectories") {
-          directories.push(...update.directories.map((dir) => resolve(context.cwd, dir)));
+          // A folder or rule that is there already is not added again (two answers about the same call, a
+          // `/permissions allow` of a rule the settings have): the list stays one line per rule.
+          const fresh = update.directories
+            .map((dir) => resolve(context.cwd, dir))
+            .filter((dir) => !directories.includes(dir));
+          directories.push(...new Set(fresh));
           realDirectories = undefined;
-        } else addLists({ [update.behavior]: update.rules }, sessionSource);
+        } else {
+          const fresh = [...new Set(update.rules)].filter((text) => !hasRule(update.behavior, text));
+          addLists({ [update.behavior]: fresh }, sessionSource);
+        }
       }
     },
     rules: () =>

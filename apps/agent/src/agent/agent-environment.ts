@@ -19,7 +19,7 @@ import {
   type PermissionMode,
 } from "@unforget/session";
 import { createTaskManager, type TaskManager } from "@unforget/tasks";
-import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
+import { createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
@@ -89,8 +89,6 @@ export interface AgentEnvironment {
   tasks: TaskManager;
   memory: { store: MemoryStore; proposals: ProposalQueue };
   mcpServers: Record<string, McpServerConfig>;
-  /** The built-in tools' names (the MCP servers' join them as they connect). */
-  toolNames: string[];
   /** Things the user should know: skipped project files, plugins that failed, problems in Claude Code's files. */
   notices: string[];
   /** Opens a session: a new one, or `resume` of one in `sessionsDir`. */
@@ -174,7 +172,6 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     tasks,
     memory: { store, proposals },
     mcpServers,
-    toolNames: Object.values(BUILTIN_TOOL_NAMES),
     notices,
     resumeId,
     openSession: (open = {}) =>
