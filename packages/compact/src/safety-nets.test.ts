@@ -48,7 +48,7 @@ function userSummaryLayer(
         tokensAfter: estimateTextTokens(messageText) + estimateTokens(kept),
         summarizer: { name, calls: 0, inputTokens: 0, outputTokens: 0 },
         ptlRetries: 0,
-        droppedRounds: 0,
+        pieces: 1,
       };
     },
     describe: () => `Summarised by ${name}.`,
@@ -415,7 +415,7 @@ describe("the summary request's prompt-too-long nets", () => {
     return c.messages;
   };
 
-  it("leaves the oldest rounds out before the call when the input is over what the model takes (no refused call)", async () => {
+  it("summarises in pieces before the call when the input is over what the model takes (no refused call)", async () => {
     const { summarizer, requests } = windowedSummarizer(4_000);
     const outcome = await compactConversation(longSession(16, 4), {
       summarizer,
@@ -423,13 +423,14 @@ describe("the summary request's prompt-too-long nets", () => {
       summaryMaxTokens: 1_000,
       maxInputTokens: 4_000,
     });
-    expect(requests).toHaveLength(1);
+    // Every piece fits what the model takes: none is refused, and no round is left out.
+    expect(requests.length).toBeGreaterThan(1);
     expect(outcome.ptlRetries).toBe(0);
-    expect(outcome.droppedRounds).toBeGreaterThan(0);
+    expect(outcome.pieces).toBe(requests.length);
   });
 
   it("retries a refused summary at most three times, then fails saying so (the conversation unchanged)", async () => {
-    // The model refuses every request without saying by how much: each retry leaves out a fifth of the rounds.
+    // The model refuses every request without saying by how much: each retry splits what is left again.
     const { summarizer, requests } = windowedSummarizer(10, false);
     const failure = await compactConversation(longSession(20, 5), {
       summarizer,
@@ -444,8 +445,8 @@ describe("the summary request's prompt-too-long nets", () => {
     expect(requests).toHaveLength(4);
   });
 
-  it("keeps every user message through repeated retries: quoted from each part left out", async () => {
-    // Refused twice without a size (a fifth of the rounds left out each time), then accepted.
+  it("keeps every user message through repeated retries: each refused piece is split, none left out", async () => {
+    // Refused twice without a size (what is left is split again each time), then accepted.
     const { summarizer, requests } = windowedSummarizer(Number.POSITIVE_INFINITY);
     let refusals = 0;
     const refusing: Summarizer = {
@@ -466,7 +467,8 @@ describe("the summary request's prompt-too-long nets", () => {
       summaryMaxTokens: 1_000,
     });
     expect(outcome.ptlRetries).toBe(2);
-    const sent = JSON.stringify(requests.at(-1)!.messages);
+    // Each was sent to the summariser in some piece, and the summary carries it (its `<user-messages>` block).
+    const sent = JSON.stringify(requests.map((request) => request.messages));
     const summarised = new Set(outcome.summarizedMessageIds);
     const userWords = messages.flatMap((message) =>
       summarised.has(message.id) && message.role === "user"
@@ -474,7 +476,10 @@ describe("the summary request's prompt-too-long nets", () => {
         : [],
     );
     expect(userWords.length).toBeGreaterThan(5);
-    for (const words of userWords) expect(sent, words).toContain(words);
+    for (const words of userWords) {
+      expect(sent, words).toContain(words);
+      expect(outcome.messageText, words).toContain(words);
+    }
   });
 });
 
