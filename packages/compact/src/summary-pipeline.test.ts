@@ -32,8 +32,12 @@ describe("which summariser wrote each summary", () => {
       config: { collapse: false, earlyMark: false },
       onEvent: (event) => events.push(event),
     });
+    // The summaries' reports (the tool-result budget also reports, when it cuts a large output on arrival).
     const summaries = () =>
-      events.filter((event): event is Extract<ContextEvent, { type: "layer" }> => event.type === "layer");
+      events.filter(
+        (event): event is Extract<ContextEvent, { type: "layer" }> =>
+          event.type === "layer" && event.layer === "summary",
+      );
     const entries = () =>
       manager.entries.filter(
         (entry): entry is SummaryEntry => entry.type === "summary" && entry.kind === "compact",
