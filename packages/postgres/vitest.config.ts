@@ -5,8 +5,10 @@ export default defineConfig({
     include: ["src/**/*.test.ts"],
     pool: "forks",
     maxWorkers: 2,
-    // Behaviour, not speed: generous limits so a loaded machine, PGlite's first start and server restarts pass.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Behaviour, not speed: generous limits so a loaded machine, PGlite's first start and server restarts pass
+    // (one PGlite start took 19 s at a load average of 27 on 2 cores; a test that starts it twice needs more
+    // than 60 s there). As memory-postgres and tasks-postgres.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
   },
 });

@@ -70,6 +70,8 @@
       ["spent so far", `${dollars(spent[index])} (no compaction: ${dollars(referenceSpent[index])})`],
       ["unmanaged", `${format(data.naive[index])} tokens`],
       ["threshold", format(data.threshold[index])],
+      ...(data.ceiling[index] === null ? [] : [["working set ceiling", format(data.ceiling[index])]]),
+      ...(data.floor[index] === null ? [] : [["working set floor", format(data.floor[index])]]),
     ];
     let html = `<div class="title">call ${call} of ${calls}</div>`;
     html += rows
@@ -133,6 +135,36 @@
           stepped: true,
           order: 3,
         },
+        ...(data.ceiling.some((value) => value !== null)
+          ? [
+              {
+                type: "line",
+                label: "working set ceiling",
+                data: data.ceiling,
+                borderColor: "#0d9488",
+                borderDash: [8, 3],
+                borderWidth: 1.5,
+                pointRadius: 0,
+                pointHoverRadius: 0,
+                stepped: true,
+                spanGaps: false,
+                order: 3,
+              },
+              {
+                type: "line",
+                label: "working set floor",
+                data: data.floor,
+                borderColor: "#65a30d",
+                borderDash: [2, 3],
+                borderWidth: 1.5,
+                pointRadius: 0,
+                pointHoverRadius: 0,
+                stepped: true,
+                spanGaps: false,
+                order: 3,
+              },
+            ]
+          : []),
         {
           type: "line",
           label: `window (${format(data.window)})`,

@@ -34,7 +34,10 @@ describe("unforget db sql", () => {
 });
 
 describe("unforget memory import", () => {
-  it("copies a memory dir with its history into PostgreSQL (PGlite here), and again copies nothing twice", async () => {
+  // Three PGlite starts (two imports and a check): about 20 s each on a loaded 2-core machine.
+  it("copies a memory dir with its history into PostgreSQL (PGlite here), and again copies nothing twice", {
+    timeout: 180_000,
+  }, async () => {
     const root = join(scratch, "memory");
     const dir = await createMemoryDir({ root, author: "session:laptop" });
     await dir.write("deploy.md", note("deploy", "Deploys run on Fridays"));

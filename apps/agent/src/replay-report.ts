@@ -18,6 +18,12 @@ export interface ReportData {
   tokens: number[];
   naive: number[];
   threshold: number[];
+  /**
+   * Per call, the working set's ceiling (past it the cheap layers fall in one break) and its floor (where the
+   * last fall left the context); null where the policy keeps no working set, or before the first fall.
+   */
+  ceiling: (number | null)[];
+  floor: (number | null)[];
   /** Per call: tokens read from the prompt cache and written to it. */
   cacheRead: number[];
   cacheWrite: number[];
@@ -132,6 +138,8 @@ export function renderReplayReport(replay: SessionReplay, label: string): string
     tokens: replay.calls.map((call) => call.tokens),
     naive: replay.calls.map((call) => call.naiveTokens),
     threshold: replay.calls.map((call) => call.threshold),
+    ceiling: replay.calls.map((call) => call.workingSet?.ceiling ?? null),
+    floor: replay.calls.map((call) => call.workingSet?.floor ?? null),
     cacheRead: replay.calls.map((call) => call.billing.cacheReadTokens),
     cacheWrite: replay.calls.map((call) => call.billing.cacheWriteTokens),
     costUsd: replay.calls.map((call) => call.inputCostUsd + call.summarizerCostUsd),

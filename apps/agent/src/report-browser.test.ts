@@ -62,7 +62,13 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
     expect(chart.width).toBeGreaterThan(600);
     expect(chart.height).toBeGreaterThan(300);
     expect(chart.painted).toBeGreaterThan(chart.width * chart.height * 0.05);
-    for (const line of ["context sent (Unforget)", "no management (naive)", "compaction threshold"]) {
+    for (const line of [
+      "context sent (Unforget)",
+      "no management (naive)",
+      "compaction threshold",
+      "working set ceiling",
+      "working set floor",
+    ]) {
       expect(chart.labels).toContain(line);
     }
     expect(chart.labels.some((label) => label.startsWith("window ("))).toBe(true);

@@ -1,9 +1,14 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type ContextManager,
   type ContextStatus,
+  compactablePredicate,
   createContextManager,
   type LayerReport,
   type PrepareResult,
+  type ResultRetentionSetting,
   replayConversation,
 } from "@unforget/compact";
 import type { Message, RequestMessage } from "@unforget/core";
@@ -30,6 +35,11 @@ export interface HostStep {
   messages: RequestMessage[];
   /** What the policy did at this call (a summary is one with `summarizer` set). */
   actions: LayerReport[];
+  /**
+   * Blocks the replay puts the settled breakpoint after (`PrepareResult.settledBlocks`), for a policy whose
+   * messages carry none of their own: the ladder's own row, as a provider loop sends it.
+   */
+  settledBlocks?: number;
 }
 
 /** A policy under test: created per session and window, called before every model call. */
@@ -89,6 +99,7 @@ function asManager(policy: ReturnType<HostPolicy["create"]>, threshold: number):
   const result = (step: HostStep): PrepareResult => ({
     messages: step.messages,
     projected: [],
+    ...(step.settledBlocks !== undefined ? { settledBlocks: step.settledBlocks } : {}),
     tokensBefore: 0,
     tokens: 0,
     actions: step.actions,
@@ -207,7 +218,7 @@ function percentiles(values: readonly number[]): { median: number; p95: number }
   };
 }
 
-/** The ladder itself, the row every adapter row is read against. */
+/** The ladder itself, the row every adapter row is read against: its requests carry the settled breakpoint. */
 export const nativeLadder: HostPolicy = {
   name: "unforget (default ladder)",
   create(window, clock) {
@@ -216,18 +227,84 @@ export const nativeLadder: HostPolicy = {
       limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
       clock,
     });
+    const step = (prepared: PrepareResult): HostStep => ({
+      messages: prepared.messages,
+      actions: prepared.actions,
+      ...(prepared.settledBlocks !== undefined ? { settledBlocks: prepared.settledBlocks } : {}),
+    });
     return {
-      async prepare(history) {
-        const prepared = await manager.prepare(history);
-        return { messages: prepared.messages, actions: prepared.actions };
-      },
-      async recover(error) {
-        const prepared = await manager.recover(error);
-        return { messages: prepared.messages, actions: prepared.actions };
-      },
+      prepare: async (history) => step(await manager.prepare(history)),
+      recover: async (error) => step(await manager.recover(error)),
     };
   },
 };
+
+const folders: string[] = [];
+
+/** A fresh session folder, removed when the process exits. */
+function benchFolder(): string {
+  if (folders.length === 0)
+    process.once("exit", () => {
+      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+    });
+  const folder = mkdtempSync(join(tmpdir(), "unforget-bench-"));
+  folders.push(folder);
+  return folder;
+}
+
+/** The prefix of the renamed tools: no tool name the ladder knows starts with it. */
+const CUSTOM = "custom_";
+const wellKnown = compactablePredicate();
+
+/**
+ * What a host would say of the renamed tools (`resultRetention`): reproducible exactly when the tool it renames
+ * is one the ladder knows as such, so that only the names differ from the first row.
+ */
+export const renamedRetention: ResultRetentionSetting = (name) =>
+  name.startsWith(CUSTOM) && wellKnown(name.slice(CUSTOM.length)) ? "reproducible" : undefined;
+
+/**
+ * A host policy run on the same sessions with every tool renamed (`Bash` → `custom_Bash`): no name is one the
+ * ladder knows, so what happens to the results is what the host says (`create` gets a fresh session folder
+ * when `withFolder`; removed when the process exits).
+ */
+export function withRenamedTools(
+  name: string,
+  create: (
+    window: number,
+    clock: () => number,
+    sessionDir: string | undefined,
+  ) => ReturnType<HostPolicy["create"]>,
+  withFolder = false,
+): HostPolicy {
+  return {
+    name,
+    create(window, clock) {
+      const sessionDir = withFolder ? benchFolder() : undefined;
+      const inner = create(window, clock, sessionDir);
+      const renamed = new WeakMap<Message, Message>();
+      const rename = (message: Message): Message => {
+        let copy = renamed.get(message);
+        if (!copy) {
+          copy = message.content.some((block) => block.type === "tool_use")
+            ? {
+                ...message,
+                content: message.content.map((block) =>
+                  block.type === "tool_use" ? { ...block, name: `${CUSTOM}${block.name}` } : block,
+                ),
+              }
+            : message;
+          renamed.set(message, copy);
+        }
+        return copy;
+      };
+      return {
+        prepare: (history) => inner.prepare(history.map(rename)),
+        ...(inner.recover ? { recover: inner.recover } : {}),
+      };
+    },
+  };
+}
 
 /** Prints the overhead table: the adapter's step, the manager alone on the same conversation, their difference. */
 export function printOverhead(

@@ -5,13 +5,20 @@ import type { Message, RequestMessage, Usage } from "@unforget/core";
 import { syntheticToolOutput } from "@unforget/testing/arbitraries";
 import { estimateMessageTokens } from "@unforget/tokens";
 import { type ModelMessage, pruneMessages } from "ai";
-import { createAiSdkContext, fromModelMessages, toModelMessages } from "../src/index.ts";
+import {
+  type AiSdkContextOptions,
+  createAiSdkContext,
+  fromModelMessages,
+  toModelMessages,
+} from "../src/index.ts";
 import {
   type HostPolicy,
   nativeLadder,
   printOverhead,
   printReplayTables,
+  renamedRetention,
   thresholdFor,
+  withRenamedTools,
 } from "./replay-rows.ts";
 
 /**
@@ -107,23 +114,37 @@ function carryForward(step: Step): ReturnType<HostPolicy["create"]> {
   };
 }
 
+/** The adapter's row: prepareStep on the replay's history, AI SDK 7's way. */
+function prepareStepRow(
+  window: number,
+  clock: () => number,
+  extra: Partial<AiSdkContextOptions> = {},
+): ReturnType<HostPolicy["create"]> {
+  const context = createAiSdkContext({
+    model: "replay",
+    limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
+    summarizer: createExtractiveSummarizer(),
+    clock,
+    ...extra,
+  });
+  return carryForward(async (messages, steps) => {
+    const result = await context.prepareStep({ messages, steps });
+    return { messages: result.messages ?? messages, actions: context.lastResult?.actions ?? [] };
+  });
+}
+
 const policies: HostPolicy[] = [
   nativeLadder,
-  {
-    name: "AI SDK + Unforget (prepareStep)",
-    create(window, clock) {
-      const context = createAiSdkContext({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
-        summarizer: createExtractiveSummarizer(),
-        clock,
-      });
-      return carryForward(async (messages, steps) => {
-        const result = await context.prepareStep({ messages, steps });
-        return { messages: result.messages ?? messages, actions: context.lastResult?.actions ?? [] };
-      });
-    },
-  },
+  { name: "AI SDK + Unforget (prepareStep)", create: (window, clock) => prepareStepRow(window, clock) },
+  withRenamedTools(
+    "… tools renamed (`custom_Bash`, …), the host saying which are reproducible (`resultRetention`)",
+    (window, clock) => prepareStepRow(window, clock, { resultRetention: renamedRetention }),
+  ),
+  withRenamedTools(
+    "… tools renamed, nothing said, a session folder (`sessionDir`): results saved before they are cleared",
+    (window, clock, sessionDir) => prepareStepRow(window, clock, sessionDir ? { sessionDir } : {}),
+    true,
+  ),
   {
     name: "AI SDK pruneMessages (cookbook: over the threshold, reasoning before the last message, tool calls before the last 2)",
     create(window) {

@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createExtractiveSummarizer, type HostEvent, type LayerReport } from "@unforget/compact";
 import { findToolPairViolations } from "@unforget/core";
 import {
@@ -12,7 +15,7 @@ import * as ai7 from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import * as ai6 from "ai-v6";
 import { MockLanguageModelV3 } from "ai-v6/test";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createScriptedModel, type ScriptedCall } from "./__fixtures__/scripted-model.ts";
 import { createAiSdkContext } from "./ai-sdk-context.ts";
 import { fromModelMessages } from "./convert-model-messages.ts";
@@ -216,4 +219,114 @@ describe("createAiSdkContext with shapes it does not know", () => {
       expect.objectContaining({ type: "unknown-shape", shape: "assistant part mystery" }),
     ]);
   });
+});
+
+/**
+ * The same scripted run for any tool name: 81 steps of one call, each answered with ~600 tokens, at a 16K
+ * window, through `generateText` and `prepareStep`. Returns the summaries the context made.
+ */
+async function scriptedRun(
+  major: (typeof majors)[number],
+  tool: { name: string; metadata?: Record<string, unknown> },
+  options: Partial<Parameters<typeof createAiSdkContext>[0]> = {},
+): Promise<number> {
+  const api = major.api as unknown as LoopApi;
+  const { model } = createScriptedModel(major.Mock as never, (_prompt, call) => ({
+    tool: tool.name,
+    input: { id: `rec-${call}` },
+  }));
+  let outputs = 0;
+  const tools = {
+    [tool.name]: api.tool({
+      description: "Looks a record up",
+      inputSchema: api.jsonSchema({ type: "object", properties: { id: { type: "string" } } }),
+      ...(tool.metadata ? { metadata: tool.metadata } : {}),
+      execute: async () => syntheticToolOutput(++outputs, 600),
+    } as never),
+  };
+  const context = createAiSdkContext({
+    model: "claude-sonnet-4-5",
+    limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+    tools: tools as ai7.ToolSet,
+    ...options,
+  });
+  await api.generateText({
+    model,
+    tools,
+    messages: [{ role: "user", content: "Request 0: check eighty records." }],
+    stopWhen: api.stepCountIs(81),
+    prepareStep: context.prepareStep,
+  } as never);
+  return context.status().compactions;
+}
+
+describe.each(majors)("tool results of any tool on the $name", (major) => {
+  it(
+    "take as many summaries with a custom tool name as with read, when its definition says it is reproducible",
+    async () => {
+      const read = await scriptedRun(major, { name: "read" });
+      const declared = await scriptedRun(major, {
+        name: "get_record",
+        metadata: { resultRetention: "reproducible" },
+      });
+      expect(declared).toBe(read);
+      // Saying nothing, without a folder to save its results in: they are kept, and summaries make the room.
+      expect(await scriptedRun(major, { name: "get_record" })).toBeGreaterThan(read);
+    },
+    LOOP_TIMEOUT,
+  );
+});
+
+describe("tool results of any tool", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "unforget-ai-sdk-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("cut a large new result in the middle without a folder, and save it whole with one", async () => {
+    const big = `${"line of the build log\n".repeat(1_000)}FAIL at the very end`;
+    const messages: ModelMessage[] = [
+      { role: "user", content: "Build it." },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "bash", input: {} }] },
+      {
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: "c1", toolName: "bash", output: { type: "text", value: big } },
+        ],
+      },
+    ];
+    const limits = { contextWindow: 16_000, maxOutputTokens: 4_000 };
+    const sent = async (extra: { sessionDir?: string }) => {
+      const context = createAiSdkContext({ model: "claude-sonnet-4-5", limits, ...extra });
+      return JSON.stringify((await context.prepareStep({ messages, steps: [] })).messages);
+    };
+    const cut = await sent({});
+    expect(cut).toContain("cut from the middle");
+    const saved = await sent({ sessionDir: dir });
+    expect(saved).toContain("<persisted-output");
+    expect(await readFile(join(dir, "tool-results", "c1"), "utf8")).toBe(big);
+  });
+
+  it(
+    "take as many summaries when the tool is named in resultRetention or compactableTools, or its results can be saved",
+    async () => {
+      const major = majors[0];
+      const read = await scriptedRun(major, { name: "read" });
+      const tool = { name: "get_record" };
+      expect(await scriptedRun(major, tool, { resultRetention: { get_record: "reproducible" } })).toBe(read);
+      const listed = ["get_record"];
+      expect(
+        await scriptedRun(major, tool, {
+          config: { microcompact: { compactableTools: listed }, collapse: { compactableTools: listed } },
+        }),
+      ).toBe(read);
+      expect(await scriptedRun(major, tool, { sessionDir: dir })).toBe(read);
+      const saved = await readdir(join(dir, "tool-results"));
+      expect(saved.length).toBeGreaterThan(0);
+    },
+    LOOP_TIMEOUT,
+  );
 });

@@ -4,15 +4,23 @@ import {
   type ContextStatus,
   createContextManager,
   createHostConversation,
+  firstRetention,
   type HostConversation,
   type HostConversationListener,
+  type HostConversationOptions,
   type PrepareResult,
+  type ResultRetentionSetting,
 } from "@unforget/compact";
-import type { Message, ToolDefinition } from "@unforget/core";
+import type { Message, ToolDefinition, ToolResultRetention } from "@unforget/core";
 import { asSchema, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { createAiSdkSummarizer } from "./ai-sdk-summarizer.ts";
 import { isRecord } from "./is-record.ts";
 import { createModelMessageCodec } from "./model-message-codec.ts";
+import {
+  anthropicBreakpoint,
+  modelMessageBreakpoints,
+  type PartProviderOptions,
+} from "./settled-breakpoint.ts";
 import { usageFromAiSdk } from "./usage.ts";
 
 /** Options of `createAiSdkContext` and `createContextMiddleware`: the ContextManager's, with the AI SDK's model. */
@@ -24,10 +32,20 @@ export interface AiSdkContextOptions extends Omit<ContextManagerOptions, "model"
   model: LanguageModel;
   /** The system prompt, counted until the first response reports usage (AI SDK 7 gives it to `prepareStep` itself). */
   system?: string;
-  /** The loop's tools, counted likewise. */
+  /**
+   * The loop's tools, counted likewise; each one's `metadata.resultRetention` ("reproducible", "persist" or
+   * "keep") says what compaction may do with its old results (`resultRetention` answers first).
+   */
   tools?: ToolSet;
   /** Receives the manager's events (layers, summaries, cache breaks) and the adapter's (unknown shapes, resets). */
   onEvent?: HostConversationListener;
+  /**
+   * The provider options that put the settled prefix's cache breakpoint on the request: on the last part of the
+   * last message no cheap layer will change (see the README). Default Anthropic's cache control (with the
+   * one-hour lifetime when `config.cacheTtl` is "1h"), which the other providers ignore; `false` leaves the
+   * request's breakpoints to you.
+   */
+  settledBreakpoint?: false | PartProviderOptions;
 }
 
 /** What `prepareStep` receives from `generateText` / `streamText` (the fields the adapter reads, in AI SDK 6 and 7). */
@@ -65,12 +83,54 @@ export function modelIdOf(model: LanguageModel): string {
   return isRecord(model) && typeof model.modelId === "string" ? model.modelId : "unknown";
 }
 
-/** The manager options for an AI SDK model: its id, and a summariser on it unless one is given. */
+const RETENTIONS: readonly unknown[] = ["reproducible", "persist", "keep"];
+
+/** What the AI SDK tools say about their old results (`metadata.resultRetention`), by name. */
+function toolRetention(tools: ToolSet | undefined): ResultRetentionSetting | undefined {
+  if (!tools) return undefined;
+  return (name) => {
+    const metadata: unknown = Object.hasOwn(tools, name) ? tools[name]?.metadata : undefined;
+    const value = isRecord(metadata) ? metadata.resultRetention : undefined;
+    return RETENTIONS.includes(value) ? (value as ToolResultRetention) : undefined;
+  };
+}
+
+/**
+ * The manager options for an AI SDK model: its id, a summariser on it (within the output limit) unless one is
+ * given, and what the tools say about their results.
+ */
 export function managerOptions(options: AiSdkContextOptions): ContextManagerOptions {
-  const { model, system: _system, tools: _tools, onEvent: _onEvent, ...rest } = options;
+  const {
+    model,
+    system: _system,
+    tools,
+    onEvent: _onEvent,
+    settledBreakpoint: _breakpoint,
+    resultRetention,
+    ...rest
+  } = options;
+  const maxOutputTokens = options.limits?.maxOutputTokens;
   const summarizer =
-    options.summarizer ?? (typeof model === "object" ? createAiSdkSummarizer({ model }) : undefined);
-  return { ...rest, model: modelIdOf(model), ...(summarizer ? { summarizer } : {}) };
+    options.summarizer ??
+    (typeof model === "object"
+      ? createAiSdkSummarizer({ model, ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) })
+      : undefined);
+  const retention = firstRetention(resultRetention, toolRetention(tools));
+  return {
+    ...rest,
+    model: modelIdOf(model),
+    ...(summarizer ? { summarizer } : {}),
+    ...(retention ? { resultRetention: retention } : {}),
+  };
+}
+
+/** The host conversation's options for the settled breakpoint (none when switched off). */
+export function settledBreakpointOption(
+  options: AiSdkContextOptions,
+): Pick<HostConversationOptions<ModelMessage>, "settledBreakpoint"> {
+  if (options.settledBreakpoint === false) return {};
+  const marker = options.settledBreakpoint ?? anthropicBreakpoint(options.config?.cacheTtl);
+  return { settledBreakpoint: modelMessageBreakpoints(marker) };
 }
 
 /** The tool definitions of an AI SDK tool set, for counting (resolved once). */
@@ -112,6 +172,7 @@ export function createAiSdkContext(options: AiSdkContextOptions): AiSdkContext {
     idPrefix: "aisdk",
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...settledBreakpointOption(options),
   });
   let tools: Promise<ToolDefinition[] | undefined> | undefined;
   let seenSteps = 0;

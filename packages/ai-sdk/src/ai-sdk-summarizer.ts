@@ -17,6 +17,11 @@ export interface AiSdkSummarizerOptions {
   model: LanguageModel;
   /** Output limit of the plain fallback call; default 20,000 (as the model summariser's). */
   fallbackMaxTokens?: number;
+  /**
+   * The most output tokens the model gives (`limits.maxOutputTokens`): no summary asks for more. Default the
+   * model id's known limit, else none.
+   */
+  maxOutputTokens?: number;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -28,8 +33,8 @@ const STOP_REASONS: Record<string, StopReason> = {
 
 /**
  * A summariser that has any AI SDK model write the compaction summaries — Unforget's model summariser (the
- * nine sections, a reminder when one is missing, the fork that shares the loop's prompt cache, head
- * truncation when the input is too long) with the AI SDK's `generateText` as the transport. Errors come back
+ * nine sections in any layout, a reminder when too few are there, the fork that shares the loop's prompt cache,
+ * the input in pieces when it is too long) with the AI SDK's `generateText` as the transport. Errors come back
  * typed: a prompt-too-long reply as `PromptTooLongError`, anything else as `ProviderRequestError`.
  */
 export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summarizer {
@@ -40,6 +45,7 @@ export function createAiSdkSummarizer(options: AiSdkSummarizerOptions): Summariz
     model: id,
     providerId,
     ...(options.fallbackMaxTokens !== undefined ? { fallbackMaxTokens: options.fallbackMaxTokens } : {}),
+    ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
     async send(request, requestOptions, system) {
       // The fork's tools are offered so that the request keeps the loop's cache prefix; none has an `execute`.
       const tools: ToolSet | undefined = request.tools

@@ -225,3 +225,101 @@ describe("createAiSdkSummarizer", () => {
     expect(JSON.stringify(last.prompt)).toContain("Request 0: do sixty parts.");
   });
 });
+
+describe("the adapter's limits", () => {
+  it("asks the summary for no more than the model's output limit", async () => {
+    const { model, calls } = createScriptedModel(MockLanguageModelV4 as never, (prompt, call) =>
+      isSummaryRequest(prompt) ? { text: summaryReply(prompt) } : { tool: "Task", input: { part: call } },
+    );
+    const context = createAiSdkContext({
+      model: model as LanguageModel,
+      limits: { contextWindow: 32_000, maxOutputTokens: 8_192 },
+    });
+    let outputs = 0;
+    await generateText({
+      model: model as LanguageModel,
+      tools: {
+        Task: tool({
+          description: "Runs a subtask",
+          inputSchema: jsonSchema<{ part: number }>({
+            type: "object",
+            properties: { part: { type: "number" } },
+          }),
+          execute: async () => syntheticToolOutput(++outputs, 800),
+        }),
+      },
+      messages: [{ role: "user", content: "Request 0: do sixty parts." }] satisfies ModelMessage[],
+      stopWhen: stepCountIs(60),
+      prepareStep: context.prepareStep,
+    });
+    const summaries = calls.filter((call) => isSummaryRequest(call.prompt));
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const call of summaries) expect(call.maxOutputTokens).toBeLessThanOrEqual(8_192);
+  });
+
+  it("learns the window a refusal states, in the middleware's recovery", async () => {
+    let refused = false;
+    const { model } = createScriptedModel(MockLanguageModelV4 as never, (prompt, call) => {
+      if (!refused && promptTokens(prompt) > 2_000) {
+        refused = true;
+        throw new APICallError({
+          message: `prompt is too long: ${promptTokens(prompt) * 10} tokens > 20000 maximum`,
+          url: "https://api.example.com/v1/messages",
+          requestBodyValues: {},
+          statusCode: 400,
+          isRetryable: false,
+        });
+      }
+      return { tool: "Read", input: { path: `src/file${call}.ts` } };
+    });
+    const middleware = createContextMiddleware({
+      model: "claude-sonnet-4-5",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      summarizer: createExtractiveSummarizer(),
+    });
+    await (ai7 as unknown as LoopApi).generateText({
+      model: ai7.wrapLanguageModel({ model: model as LanguageModel & object, middleware } as never),
+      tools: readTool(ai7 as unknown as LoopApi),
+      messages: [{ role: "user", content: "Request 0: read ten files." }],
+      stopWhen: stepCountIs(10),
+    });
+    expect(refused).toBe(true);
+    expect(middleware.status().contextWindow).toBe(20_000);
+  });
+
+  it("learns the window a refusal states from the summariser's calls too (prepareStep sees no other)", async () => {
+    const { model } = createScriptedModel(MockLanguageModelV4 as never, (prompt, call) => {
+      if (isSummaryRequest(prompt))
+        throw new APICallError({
+          message: `prompt is too long: ${promptTokens(prompt)} tokens > 24000 maximum`,
+          url: "https://api.example.com/v1/messages",
+          requestBodyValues: {},
+          statusCode: 400,
+          isRetryable: false,
+        });
+      return { tool: "Task", input: { part: call } };
+    });
+    const context = createAiSdkContext({
+      model: model as LanguageModel,
+      limits: { contextWindow: 32_000, maxOutputTokens: 4_000 },
+    });
+    let outputs = 0;
+    await generateText({
+      model: model as LanguageModel,
+      tools: {
+        Task: tool({
+          description: "Runs a subtask",
+          inputSchema: jsonSchema<{ part: number }>({
+            type: "object",
+            properties: { part: { type: "number" } },
+          }),
+          execute: async () => syntheticToolOutput(++outputs, 800),
+        }),
+      },
+      messages: [{ role: "user", content: "Request 0: do forty parts." }] satisfies ModelMessage[],
+      stopWhen: stepCountIs(40),
+      prepareStep: context.prepareStep,
+    });
+    expect(context.status().contextWindow).toBe(24_000);
+  });
+});

@@ -7,7 +7,12 @@ import {
 } from "@unforget/compact";
 import { type Message, PromptTooLongError, type ToolDefinition, type Usage } from "@unforget/core";
 import type { LanguageModelMiddleware, ModelMessage } from "ai";
-import { type AiSdkContextOptions, managerOptions, modelIdOf } from "./ai-sdk-context.ts";
+import {
+  type AiSdkContextOptions,
+  managerOptions,
+  modelIdOf,
+  settledBreakpointOption,
+} from "./ai-sdk-context.ts";
 import { typedError } from "./ai-sdk-summarizer.ts";
 import { isRecord } from "./is-record.ts";
 import { createModelMessageCodec } from "./model-message-codec.ts";
@@ -58,6 +63,7 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
     idPrefix: "aisdk",
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...settledBreakpointOption(options),
   });
   const providerId = `ai-sdk:${modelIdOf(options.model)}`;
   let pendingUsage: Usage | undefined;

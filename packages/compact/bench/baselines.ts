@@ -5,7 +5,7 @@ import type { ContextManager, LayerReport, PrepareResult } from "../src/index.ts
 import { createExtractiveSummarizer } from "../src/index.ts";
 
 /**
- * Policies re-implemented from the seed documents and the issue, as baselines for the replay benchmark. Each
+ * Policies re-implemented from public descriptions of other agents (BaseAgent, learn-claude-code) and from the issue, as baselines for the replay benchmark. Each
  * keeps its own list of the conversation and answers `prepare` like a ContextManager, so
  * `replayConversation` drives it as it drives ours. They never change a message or a block they were
  * given or have returned: every edit makes a new object (a request already billed must stay as it was
@@ -20,7 +20,7 @@ type Step = (
 
 const chars = (messages: readonly Message[]) =>
   messages.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
-/** BaseAgent and the teaching version estimate tokens as characters / 4. */
+/** BaseAgent and learn-claude-code estimate tokens as characters / 4. */
 const quarterChars = (messages: readonly Message[]) => Math.ceil(chars(messages) / 4);
 
 const resultChars = (block: ToolResultBlock) =>
@@ -79,7 +79,7 @@ function report(
 }
 
 export interface BaselineManagerOptions {
-  /** What the original does after the provider refuses: a summary of all but the last five messages (seed 001's reactive compact), or nothing (the call overflows). */
+  /** What the original does after the provider refuses: a summary of all but the last five messages (learn-claude-code's reactive compact), or nothing (the call overflows). */
   recover?: "summary" | "none";
   /** A stateless policy (the peers' functions) is given the whole conversation every call, not what it sent last; it never recovers with a summary. */
   stateless?: boolean;
@@ -148,7 +148,7 @@ export function baselineManager(
 }
 
 /**
- * BaseAgent's policy (seed 004): usable = window − output reserve; at 85 % of it, prune old tool outputs
+ * BaseAgent's policy (an open-source agent; its context management follows OpenCode): usable = window − output reserve; at 85 % of it, prune old tool outputs
  * (scan backwards, protect the latest 40K tokens of output and the last 2 user turns, act only if ≥ 20K is
  * freed); still above, summarise everything into one message. The 40K / 20K constants were set for a 200K
  * window; they are scaled by usable / 168K so that the policy can work at 32K.
@@ -205,7 +205,7 @@ export function createBaseAgentBaseline(window: number, maxOutputTokens: number)
 }
 
 /**
- * The teaching re-implementation's pipeline (seed 001), every turn: tool-result budget (200K characters in
+ * The pipeline of learn-claude-code (a teaching re-implementation of Claude Code), every turn: tool-result budget (200K characters in
  * the last message), snip (over 50 messages keep 3 + 47), micro (all but the 3 most recent results longer
  * than 120 characters become a placeholder), then a summary of everything above the threshold (the same
  * threshold as ours, so only the ladder differs).
@@ -354,6 +354,175 @@ export function createPlainRuleBaseline(): ContextManager {
       });
       const after = current.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
       if (after < tokens) reports.push(report("records", tokens, after));
+      return current;
+    },
+    { recover: "none" },
+  );
+}
+
+/** The simple policy's settings, as issue 27 states them. */
+export const SIMPLE_POLICY = {
+  capChars: 8_000,
+  /** The ceiling, as a share of the window: 20K tokens at 200K. */
+  ceilingShare: 0.1,
+  /** Results kept verbatim between climbs (older ones are cleared by ski rental). */
+  keepVerbatim: 10,
+  /** Results kept verbatim at the floor. */
+  floorKeep: 2,
+  /** Assistant texts longer than this are cut at the floor. */
+  floorTextChars: 200,
+  /** Cache reads and writes as shares of the input price (the 5-minute cache). */
+  read: 0.1,
+  write: 1.25,
+} as const;
+
+/** An exit status the output states (`Exit code 2`, `exit status 1`), else "failed" for an error result, else none. */
+function exitStatus(text: string, isError: boolean): string | undefined {
+  const stated = /\bexit (?:code|status)[:= ]*(\d+)/i.exec(text);
+  if (stated) return `exit ${stated[1]}`;
+  return isError ? "failed" : undefined;
+}
+
+/** The simple policy's one-line record: the call, its exit status, its first error line (else its first line). */
+function simpleRecord(call: string, text: string, isError: boolean): string {
+  const lines = text.split("\n").map((line) => line.trim());
+  const error = lines.find((line) => ERROR_LINE.test(line));
+  const status = exitStatus(text, isError);
+  const first = error ?? lines.find((line) => line.length > 0) ?? "(empty)";
+  return `[${call}${status ? ` → ${status}` : ""}: ${first.slice(0, 160)}; ${lines.length} lines, cleared]`;
+}
+
+/** The calls whose results are cleared now or were before (their inputs may be cut at the floor). */
+function clearedCalls(messages: readonly Message[], now: ReadonlySet<string>): Set<string> {
+  const ids = new Set(now);
+  for (const message of messages)
+    for (const block of message.content)
+      if (block.type === "tool_result" && isCleared(resultString(block))) ids.add(block.tool_use_id);
+  return ids;
+}
+
+/** A call's input with every string over the floor's text limit cut (the same object when none is). */
+function cutInput(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  let changed = false;
+  const entries = Object.entries(input).map(([key, value]) => {
+    if (typeof value !== "string" || value.length <= SIMPLE_POLICY.floorTextChars) return [key, value];
+    changed = true;
+    return [key, `${value.slice(0, SIMPLE_POLICY.floorTextChars)}…`];
+  });
+  return changed ? Object.fromEntries(entries) : input;
+}
+
+function isCleared(text: string): boolean {
+  return text.startsWith("[") && text.endsWith("cleared]");
+}
+
+/**
+ * The simple policy issue 27 measured on unseen long sessions: (1) cap each new tool result at 8,000
+ * characters (head, tail and first error line); (2) under a ceiling of 10 % of the window keep results
+ * verbatim, and between climbs clear the results older than the newest ten only when the cache-read rent they
+ * cost (0.1× their size each call) has added up to more than rewriting what follows them (ski rental); (3) past
+ * the ceiling fall to a floor in one break: every result but the newest two becomes a one-line record with its
+ * exit status and first error line, and assistant texts over 200 characters are cut (what the assistant wrote into the inputs of calls whose results are cleared counts as its text: a file written whole). It never touches the
+ * user's messages and has no summary, so after the provider refuses it has nothing to do (the call overflows).
+ */
+export function createSimplePolicyBaseline(window: number): ContextManager {
+  const ceiling = window * SIMPLE_POLICY.ceilingShare;
+  let capped = 0;
+  let rent = 0;
+  return baselineManager(
+    ceiling,
+    (messages, reports) => {
+      let current = messages.map((message, index) => {
+        if (index < capped) return message;
+        if (isObservation(message)) {
+          const text = observationText(message);
+          return text.length > SIMPLE_POLICY.capChars
+            ? {
+                ...message,
+                content: [{ type: "text" as const, text: capOutput(text, SIMPLE_POLICY.capChars) }],
+              }
+            : message;
+        }
+        return withResults(message, (block) => {
+          const text = resultString(block);
+          return text.length > SIMPLE_POLICY.capChars ? capOutput(text, SIMPLE_POLICY.capChars) : undefined;
+        });
+      });
+      capped = current.length;
+      const sizes = current.map((message) => estimateMessageTokens(message));
+      const tokens = sizes.reduce((sum, size) => sum + size, 0);
+      const calls = new Map<string, string>();
+      for (const message of current)
+        for (const block of message.content)
+          if (block.type === "tool_use")
+            calls.set(block.id, `${block.name}(${JSON.stringify(block.input ?? {}).slice(0, 80)})`);
+      // Every output not yet cleared, oldest first.
+      const outputs: { index: number; id?: string; tokens: number }[] = [];
+      current.forEach((message, index) => {
+        if (isObservation(message)) {
+          if (!isCleared(observationText(message))) outputs.push({ index, tokens: sizes[index]! });
+          return;
+        }
+        for (const block of message.content)
+          if (block.type === "tool_result" && !isCleared(resultString(block)))
+            outputs.push({ index, id: block.tool_use_id, tokens: Math.ceil(resultChars(block) / 4) });
+      });
+      const clear = (older: typeof outputs, cutTexts: boolean, layer: string) => {
+        const ids = new Set(older.flatMap((output) => (output.id ? [output.id] : [])));
+        const clearedIds = cutTexts ? clearedCalls(current, ids) : ids;
+        const observations = new Set(older.flatMap((output) => (output.id ? [] : [output.index])));
+        current = current.map((message, index) => {
+          if (observations.has(index))
+            return {
+              ...message,
+              content: [
+                { type: "text" as const, text: simpleRecord("observation", observationText(message), false) },
+              ],
+            };
+          if (cutTexts && message.role === "assistant") {
+            const cut = message.content.map((block) => {
+              if (block.type === "text" && block.text.length > SIMPLE_POLICY.floorTextChars)
+                return { ...block, text: `${block.text.slice(0, SIMPLE_POLICY.floorTextChars)}…` };
+              // What the assistant wrote into a call's input (a file written whole) is its text too.
+              if (block.type === "tool_use" && clearedIds.has(block.id)) {
+                const input = cutInput(block.input);
+                return input === block.input ? block : { ...block, input };
+              }
+              return block;
+            });
+            return cut.some((block, position) => block !== message.content[position])
+              ? { ...message, content: cut }
+              : message;
+          }
+          return withResults(message, (block) =>
+            ids.has(block.tool_use_id)
+              ? simpleRecord(
+                  calls.get(block.tool_use_id) ?? "tool",
+                  resultString(block),
+                  block.is_error === true,
+                )
+              : undefined,
+          );
+        });
+        const after = current.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+        if (after < tokens) reports.push(report(layer, tokens, after));
+        rent = 0;
+      };
+      if (tokens > ceiling) {
+        // The fall to the floor: one break.
+        clear(outputs.slice(0, Math.max(0, outputs.length - SIMPLE_POLICY.floorKeep)), true, "floor");
+        return current;
+      }
+      const older = outputs.slice(0, Math.max(0, outputs.length - SIMPLE_POLICY.keepVerbatim));
+      if (older.length === 0) return current;
+      // Ski rental: clear once the rent paid on them reaches the price of writing again what follows them.
+      const suffix = sizes.slice(older[0]!.index).reduce((sum, size) => sum + size, 0);
+      if (rent >= (SIMPLE_POLICY.write - SIMPLE_POLICY.read) * suffix) {
+        clear(older, false, "records");
+        return current;
+      }
+      rent += SIMPLE_POLICY.read * older.reduce((sum, output) => sum + output.tokens, 0);
       return current;
     },
     { recover: "none" },

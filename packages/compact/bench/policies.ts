@@ -1,11 +1,17 @@
-import { type ContextManagerConfig, createContextManager, createFixedLevelPolicy } from "../src/index.ts";
-import { createBaseAgentBaseline, createPlainRuleBaseline, createTeachingBaseline } from "./baselines.ts";
+import { type ContextManagerConfig, createContextManager } from "../src/index.ts";
+import {
+  createBaseAgentBaseline,
+  createPlainRuleBaseline,
+  createSimplePolicyBaseline,
+  createTeachingBaseline,
+} from "./baselines.ts";
 import { createPruneMessagesPeer, createTrimMessagesPeer } from "./peers.ts";
 import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
 
 /** Names the tables compare against. */
 export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
-export const TEACHING = "baseline: teaching policy (seed 001)";
+export const TEACHING = "baseline: teaching policy (learn-claude-code)";
+export const SIMPLE = "baseline: simple policy (issue 27: ceiling, ski rental, floor)";
 
 /** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
 export function ours(
@@ -34,10 +40,17 @@ export function ours(
  */
 export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
   return [
-    ours("unforget (default: working set, ski rental)", undefined, cacheTtl),
     ours(
-      "unforget, fixed levels (the previous default)",
-      () => ({ policy: createFixedLevelPolicy(), cheapLayers: { protectShare: 0.05 } }),
+      "unforget (default: working set, ski rental, clear_at_least, 6,000-character cap)",
+      undefined,
+      cacheTtl,
+    ),
+    ours(
+      "unforget, previous default (working set without the cap and clear_at_least)",
+      () => ({
+        toolResultBudget: { capChars: Number.POSITIVE_INFINITY },
+        cheapLayers: { clearAtLeastShare: 0 },
+      }),
       cacheTtl,
     ),
     {
@@ -48,6 +61,7 @@ export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
     { name: "peer: AI SDK pruneMessages", create: () => createPruneMessagesPeer() },
     { name: BASE_AGENT, create: (window) => createBaseAgentBaseline(window, maxOutput(window)) },
     { name: TEACHING, create: (window) => createTeachingBaseline(window, maxOutput(window)) },
+    { name: SIMPLE, create: (window) => createSimplePolicyBaseline(window) },
     { name: "baseline: plain rule (issue 17)", create: () => createPlainRuleBaseline() },
   ];
 }

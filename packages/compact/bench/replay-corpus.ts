@@ -57,6 +57,22 @@ export function loadDemoSession(): CorpusSession | undefined {
 }
 
 /**
+ * Long single-task sessions: the corpus's Claude Code and OpenHands sessions, each replayed whole (one task
+ * each), the app's demo, and the sessions generated from this repository (bench/generate-sessions.ts).
+ */
+export function singleTaskSessions(
+  corpus: readonly CorpusSession[],
+  demo: CorpusSession | undefined,
+  generated: readonly CorpusSession[],
+): CorpusSession[] {
+  return [
+    ...corpus.filter((session) => /^(claude-code|openhands)\//.test(session.name)),
+    ...(demo ? [demo] : []),
+    ...generated,
+  ];
+}
+
+/**
  * Long sessions from the short ones: the sessions of one source format run back to back, as one agent working
  * through several tasks in one session (ids prefixed so they stay unique, times shifted so they keep
  * increasing, with a five-minute pause between tasks). The corpus has no session longer than ~40 calls;
@@ -139,7 +155,10 @@ export interface PolicyTotals {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   uncachedInputTokens: number;
+  /** What the input costs as billed, plus the outputs cleared and then needed again (read again, written to the cache once). */
   inputCostUsd: number;
+  /** Outputs cleared while a later call read the same path or ran the same command: how many, their tokens, their price (in `inputCostUsd`). */
+  clearedThenNeeded: { results: number; tokens: number; costUsd: number };
   slidingWindowInputCostUsd: number;
   errorCodesSeen: number;
   errorCodesKept: number;
@@ -171,6 +190,7 @@ export async function replayAll(
     cacheWriteTokens: 0,
     uncachedInputTokens: 0,
     inputCostUsd: 0,
+    clearedThenNeeded: { results: 0, tokens: 0, costUsd: 0 },
     slidingWindowInputCostUsd: 0,
     errorCodesSeen: 0,
     errorCodesKept: 0,
@@ -206,11 +226,17 @@ export async function replayAll(
     totals.cacheReadTokens += stats.cacheReadTokens;
     totals.cacheWriteTokens += stats.cacheWriteTokens;
     totals.uncachedInputTokens += stats.uncachedInputTokens;
-    totals.inputCostUsd += stats.inputCostUsd;
+    totals.inputCostUsd += stats.inputCostUsd + stats.clearedThenNeeded.costUsd;
+    totals.clearedThenNeeded.results += stats.clearedThenNeeded.results;
+    totals.clearedThenNeeded.tokens += stats.clearedThenNeeded.tokens;
+    totals.clearedThenNeeded.costUsd += stats.clearedThenNeeded.costUsd;
     totals.slidingWindowInputCostUsd += stats.slidingWindowInputCostUsd;
     totals.errorCodesSeen += stats.errorCodes.seen;
     totals.errorCodesKept += stats.errorCodes.kept;
-    totals.perSession.push({ name: session.name, inputCostUsd: stats.inputCostUsd });
+    totals.perSession.push({
+      name: session.name,
+      inputCostUsd: stats.inputCostUsd + stats.clearedThenNeeded.costUsd,
+    });
     for (const [layer, value] of Object.entries(stats.layers)) {
       const current = totals.layers[layer] ?? { runs: 0, tokensFreed: 0 };
       current.runs += value.runs;

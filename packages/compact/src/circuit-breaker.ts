@@ -13,6 +13,8 @@ export interface CircuitBreaker {
   /** True while the layer may run: closed, or half-open after its cool-down (one trial). */
   readonly closed: boolean;
   readonly consecutiveFailures: number;
+  /** Model calls until an open breaker lets the layer try once more (0 while it may run). */
+  readonly callsUntilRetry: number;
   /** Called when the layer did its job: closes it and resets the count. */
   success(): void;
   /** Called when the layer failed (threw, or left the context too large); returns true when this opens it. */
@@ -38,6 +40,9 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     },
     get consecutiveFailures() {
       return failures;
+    },
+    get callsUntilRetry() {
+      return failures < threshold ? 0 : waiting;
     },
     success() {
       failures = 0;
@@ -95,8 +100,14 @@ export function createBreakers(options: CircuitBreakerOptions, events: ContextEv
         error: error instanceof Error ? error.message : String(error),
         consecutiveFailures: breaker.consecutiveFailures,
       });
-      if (tripped)
-        events.emit({ type: "breaker-open", layer, consecutiveFailures: breaker.consecutiveFailures });
+      if (tripped) {
+        events.emit({
+          type: "breaker-open",
+          layer,
+          consecutiveFailures: breaker.consecutiveFailures,
+          retryInCalls: breaker.callsUntilRetry,
+        });
+      }
     },
     tick() {
       for (const breaker of breakers.values()) breaker.tick();

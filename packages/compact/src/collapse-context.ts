@@ -1,6 +1,6 @@
-import type { Message, ToolResultBlock } from "@unforget/core";
+import type { Message, ToolResultBlock, ToolUseBlock } from "@unforget/core";
 import { applyLayerEdits, type ContextEdit, type ReplaceMessagesEdit } from "@unforget/transcript";
-import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
+import { type RetentionLookup, retentionLookup, withCompactableTools } from "./compactable-tools.ts";
 import {
   clip,
   estimateTextTokens,
@@ -19,6 +19,7 @@ import {
   DIGEST_FAILED_CHARS,
   DIGEST_MAX_ACTIONS,
   DIGEST_MAX_FAILED,
+  DIGEST_MAX_SAVED,
   DIGEST_MIN_RECORDS,
   LADDER_COLLAPSE_PROTECT_ROUNDS,
 } from "./defaults.ts";
@@ -31,10 +32,25 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
+import {
+  CLEARED_RESULT_PREFIX,
+  isClearedResult,
+  savedNote,
+  type ToolResultOptions,
+  toolResultContext,
+} from "./microcompact.ts";
 import { CACHE_TTL_MS } from "./prompt-cache.ts";
-import { describeOutcome, findErrorLines, toolOutputRecord } from "./tool-output-record.ts";
+import { withSavedOutputs } from "./saved-outputs.ts";
+import {
+  clipOutcome,
+  describeOutcome,
+  findErrorLines,
+  splitSavedPath,
+  toolOutputRecord,
+  withSavedPath,
+} from "./tool-output-record.ts";
 
-export interface CollapseOptions extends LayerTimeOptions {
+export interface CollapseOptions extends LayerTimeOptions, ToolResultOptions {
   /** Fold the oldest runs until the messages' estimated tokens are at or below this; default: fold every eligible run. */
   targetTokens?: number;
   /** Rounds at the end never folded; default 4 (1 when draining). */
@@ -45,8 +61,6 @@ export interface CollapseOptions extends LayerTimeOptions {
   minimumFreedTokens?: number;
   /** Fold everything but the last round (the emergency drain before a reactive summary). */
   drain?: boolean;
-  /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`. Observation rounds always may. */
-  compactableTools?: CompactableTools;
   /**
    * Also condense the records of finished turns (before the user's newest message) into one digest per run:
    * the calls that failed with their first error line, the last call, and what else was run. Default false
@@ -58,19 +72,22 @@ export interface CollapseOptions extends LayerTimeOptions {
 /** One completed round: an assistant message and the user message that answers all of its calls. */
 interface Round {
   start: number;
-  records: string[];
+  /** Its records (computed when it is folded: saving an output happens there); undefined when an output could not be saved. */
+  records(): string[] | undefined;
 }
 
 /**
  * Folds old, completed runs of tool calls into one line per call (`Read(src/a.ts) → … (120 lines)`), oldest
  * first, so the model keeps the thread of what was done without the outputs. A run is a stretch of rounds
  * where an assistant message's calls are all answered by the next user message and carry no words from the
- * user; the user's messages are never folded. Read-time only: the transcript keeps the outputs, and the
- * recorded edit lets a resumed session project the same context.
+ * user; the user's messages are never folded. A round with a call to a tool that is kept is never folded; one
+ * with a call to a tool that is not reproducible only when its output can be saved first (`saveOutput`), and
+ * its record says where. Records describe the original outputs (before a layer cleared or cut them).
+ * Read-time only: the transcript keeps the outputs, and the recorded edit lets a resumed session project the
+ * same context.
  */
 export function collapseContext(messages: readonly Message[], options: CollapseOptions = {}): LayerResult {
-  const compactable = compactablePredicate(options.compactableTools);
-  const rounds = findRounds(messages, compactable);
+  const rounds = findRounds(messages, options);
   let protect = options.drain ? 1 : Math.max(0, options.protectRounds ?? COLLAPSE_PROTECT_ROUNDS);
   if (!options.drain && options.protectTokens !== undefined) {
     let kept = 0;
@@ -100,7 +117,9 @@ export function collapseContext(messages: readonly Message[], options: CollapseO
     const first = run[0]!.start;
     const end = run[run.length - 1]!.start + 2;
     const removed = messages.slice(first, end);
-    const records = run.flatMap((round) => round.records);
+    const perRound = run.map((round) => round.records());
+    if (perRound.some((records) => records === undefined)) continue;
+    const records = perRound.flatMap((records) => records ?? []);
     const text = recordText(records);
     const freed = estimateTokens(removed) - estimateTextTokens(text);
     if (freed <= 0) continue;
@@ -153,10 +172,11 @@ function digestEdits(messages: readonly Message[]): { edit: ReplaceMessagesEdit;
     const parts = run.map((message) => recordLines(userText(message)));
     const lines = parts.flatMap((part) => part.records);
     const calls = parts.reduce((sum, part) => sum + part.calls, 0);
+    const savedEarlier = parts.flatMap((part) => part.saved);
     // One digest alone is left as it is; a run of records (with or without digests made earlier) condenses.
     const digestOnly = run.length === 1 && userText(run[0]!).startsWith(DIGEST_HEADER);
     if (!digestOnly && calls >= DIGEST_MIN_RECORDS && lines.length > 0) {
-      const text = digestText(lines, calls);
+      const text = digestText(lines, calls, savedEarlier);
       const freed = estimateTokens(run) - estimateTextTokens(text);
       if (freed > 0) {
         result.push({
@@ -192,9 +212,12 @@ function isRecordMessage(message: Message): boolean {
  * The call records of a record message (the assistant's thoughts and the "… more …" line left out), or of a
  * digest (its failed and last calls; the other actions, without outcomes), and how many calls it stands for.
  */
-function recordLines(text: string): { records: string[]; calls: number } {
+function recordLines(text: string): { records: string[]; calls: number; saved: string[] } {
   const lines = text.split("\n").slice(1);
   if (text.startsWith(DIGEST_HEADER)) {
+    const saved = lines.flatMap((line) =>
+      line.startsWith(DIGEST_SAVED) ? line.slice(DIGEST_SAVED.length).split(ACTION_SEPARATOR) : [],
+    );
     const calls = Number(/from (\d+) call/.exec(text)?.[1] ?? 0);
     const records = lines.flatMap((line) => {
       if (line.startsWith(DIGEST_FAILED)) return [line.slice(DIGEST_FAILED.length)];
@@ -202,27 +225,35 @@ function recordLines(text: string): { records: string[]; calls: number } {
       if (line.startsWith(DIGEST_ALSO)) return line.slice(DIGEST_ALSO.length).split(ACTION_SEPARATOR);
       return [];
     });
-    return { records, calls };
+    return { records, calls, saved };
   }
   const records = lines
     .filter((line) => line.startsWith("- ") && !line.startsWith("- (assistant)") && !line.startsWith("- … "))
     .map((line) => line.slice(2));
   const more = Number(/^- … (\d+) more …$/m.exec(text)?.[1] ?? 0);
-  return { records, calls: records.length + more };
+  return { records, calls: records.length + more, saved: [] };
 }
 
 const DIGEST_FAILED = "- failed: ";
 const DIGEST_LAST = "- last: ";
 const DIGEST_ALSO = "- also: ";
+const DIGEST_SAVED = "- saved outputs: ";
+const FAILED_HEAD = /^(?:exit -?\d+|error): /;
 const ACTION_SEPARATOR = " · ";
 
-/** The digest: the calls that failed (each with its first error line), the last call, and what else ran. */
-function digestText(records: readonly string[], calls: number): string {
+/**
+ * The digest: the calls that failed (each with its first error line), the last call, what else ran, and where
+ * outputs were saved.
+ */
+function digestText(records: readonly string[], calls: number, savedEarlier: readonly string[]): string {
   const hasOutcome = (record: string) => record.includes(" → ");
   const failed = records.filter((record) => {
     if (!hasOutcome(record)) return false;
     const outcome = record.slice(record.indexOf(" → ") + 3);
-    return findErrorLines(outcome, 1).length > 0 || findErrorCodes(outcome).length > 0;
+    // A record says a call failed by its head (`exit 2: …`, `error: …`), else by an error line or code in it.
+    return (
+      FAILED_HEAD.test(outcome) || findErrorLines(outcome, 1).length > 0 || findErrorCodes(outcome).length > 0
+    );
   });
   const last = records.findLast(hasOutcome) ?? records.at(-1)!;
   const shownFailed = failed.slice(-DIGEST_MAX_FAILED);
@@ -234,14 +265,35 @@ function digestText(records: readonly string[], calls: number): string {
     ),
   ];
   const shownActions = actions.slice(-DIGEST_MAX_ACTIONS);
+  // Outputs saved before they were cleared stay findable: their paths (the oldest go first when there are many).
+  const saved = [
+    ...new Set(
+      [...savedEarlier.map((path) => withSavedPath("", path)), ...records].flatMap((record) =>
+        record === last || shownFailed.includes(record) ? [] : (splitSavedPath(record).savedPath ?? []),
+      ),
+    ),
+  ].slice(-DIGEST_MAX_SAVED);
   return [
     `${DIGEST_HEADER} from ${plural(calls, "call")}; the full outputs are in the transcript:]`,
-    ...shownFailed
-      .filter((record) => record !== last)
-      .map((record) => DIGEST_FAILED + clip(record, DIGEST_FAILED_CHARS)),
-    DIGEST_LAST + clip(last, DIGEST_FAILED_CHARS),
+    ...shownFailed.filter((record) => record !== last).map((record) => DIGEST_FAILED + digestRecord(record)),
+    DIGEST_LAST + digestRecord(last),
     ...(shownActions.length > 0 ? [DIGEST_ALSO + shownActions.join(ACTION_SEPARATOR)] : []),
+    ...(saved.length > 0 ? [DIGEST_SAVED + saved.join(ACTION_SEPARATOR)] : []),
   ].join("\n");
+}
+
+/**
+ * A record as a digest shows it: the call clipped, the outcome kept up to and with its first error line
+ * whole, and where the output was saved.
+ */
+function digestRecord(record: string): string {
+  const at = record.indexOf(" → ");
+  if (at < 0) return clip(record, DIGEST_FAILED_CHARS);
+  const { record: outcome, savedPath } = splitSavedPath(record.slice(at + 3));
+  return withSavedPath(
+    `${clip(record.slice(0, at), DIGEST_FAILED_CHARS)} → ${clipOutcome(outcome)}`,
+    savedPath,
+  );
 }
 
 /**
@@ -252,13 +304,12 @@ function digestText(records: readonly string[], calls: number): string {
 export function isFoldableRound(
   assistant: Message,
   answer: Message,
-  compactable: (name: string) => boolean,
+  foldable: (toolName: string) => boolean,
 ): boolean {
   if (assistant.role !== "assistant" || answer.role !== "user" || answer.isMeta) return false;
   const uses = assistant.content.filter((block) => block.type === "tool_use");
   if (isTextObservation(answer) && uses.length === 0) return true;
-  if (uses.length === 0 || !uses.every((use) => use.type === "tool_use" && compactable(use.name)))
-    return false;
+  if (uses.length === 0 || !uses.every((use) => use.type === "tool_use" && foldable(use.name))) return false;
   const answered = new Set<string>();
   for (const block of answer.content) {
     if (block.type === "tool_result") answered.add(block.tool_use_id);
@@ -267,35 +318,82 @@ export function isFoldableRound(
   return uses.every((use) => use.type === "tool_use" && answered.has(use.id));
 }
 
-function findRounds(messages: readonly Message[], compactable: (name: string) => boolean): Round[] {
+function findRounds(messages: readonly Message[], options: CollapseOptions): Round[] {
+  const retention = withCompactableTools(options.retention ?? retentionLookup(), options.compactableTools);
+  const foldable = (name: string) => {
+    const kind = retention(name);
+    return kind === "reproducible" || (kind === "persist" && options.saveOutput !== undefined);
+  };
   const rounds: Round[] = [];
   for (let index = 0; index + 1 < messages.length; index++) {
     const assistant = messages[index]!;
     const answer = messages[index + 1]!;
-    if (!isFoldableRound(assistant, answer, compactable)) continue;
+    if (!isFoldableRound(assistant, answer, foldable)) continue;
     const uses = assistant.content.filter((block) => block.type === "tool_use");
     const thought = assistantThought(assistant);
     if (uses.length === 0) {
       const action = typeof assistant.metadata?.action === "string" ? assistant.metadata.action : thought;
-      rounds.push({
-        start: index,
-        records: [`${clip(oneLine(action || "(action)"), 100)} → ${describeOutcome(userText(answer))}`],
-      });
+      const records = [`${clip(oneLine(action || "(action)"), 100)} → ${describeOutcome(userText(answer))}`];
+      rounds.push({ start: index, records: () => records });
       continue;
     }
-    const results = new Map<string, ToolResultBlock>();
-    for (const block of answer.content)
-      if (block.type === "tool_result") results.set(block.tool_use_id, block);
-    const records: string[] = [];
-    if (thought) records.push(`(assistant) ${clip(oneLine(thought), 120)}`);
-    for (const use of uses) {
-      if (use.type !== "tool_use") continue;
-      const result = results.get(use.id)!;
-      records.push(toolOutputRecord(use, resultText(result), result.is_error === true));
-    }
-    rounds.push({ start: index, records });
+    let records: string[] | undefined | null = null;
+    rounds.push({
+      start: index,
+      records() {
+        if (records === null) records = roundRecords(uses, answer, thought, retention, options);
+        return records;
+      },
+    });
   }
   return rounds;
+}
+
+/** The records of a round's calls, its thought first; undefined when an output that must be saved was not. */
+function roundRecords(
+  uses: readonly Message["content"][number][],
+  answer: Message,
+  thought: string,
+  retention: RetentionLookup,
+  options: CollapseOptions,
+): string[] | undefined {
+  const results = new Map<string, ToolResultBlock>();
+  for (const block of answer.content) if (block.type === "tool_result") results.set(block.tool_use_id, block);
+  const records: string[] = [];
+  if (thought) records.push(`(assistant) ${clip(oneLine(thought), 120)}`);
+  for (const use of uses) {
+    if (use.type !== "tool_use") continue;
+    const result = results.get(use.id)!;
+    const text = resultText(result);
+    const original = options.originalOutput?.(use.id);
+    let savedPath: string | undefined;
+    if (retention(use.name) === "persist") {
+      savedPath = options.saveOutput?.(use.id, original ?? text);
+      if (savedPath === undefined) return undefined;
+    }
+    records.push(outputRecord(use, text, original, result.is_error === true, savedPath));
+  }
+  return records;
+}
+
+/**
+ * The record of a call: from its original output when that is known; else, for an output a layer cleared, the
+ * record the clearing wrote (describing the placeholder would keep its first hundred characters and lose the
+ * error line); else from the output as it is.
+ */
+function outputRecord(
+  use: ToolUseBlock,
+  text: string,
+  original: string | undefined,
+  isError: boolean,
+  savedPath: string | undefined,
+): string {
+  if (original !== undefined) return toolOutputRecord(use, original, isError, savedPath);
+  if (isClearedResult(text) && text.endsWith("]")) {
+    const record = text.slice(CLEARED_RESULT_PREFIX.length + 2, -1);
+    if (record.includes(" → ")) return record;
+  }
+  return toolOutputRecord(use, text, isError, savedPath);
 }
 
 function assistantThought(message: Message): string {
@@ -318,7 +416,10 @@ function recordText(records: readonly string[]): string {
 }
 
 export interface CollapseLayerOptions
-  extends Omit<CollapseOptions, "now" | "targetTokens" | "drain" | "digestFinishedTurns"> {
+  extends Omit<
+    CollapseOptions,
+    "now" | "targetTokens" | "drain" | "digestFinishedTurns" | "retention" | "saveOutput" | "originalOutput"
+  > {
   /** Recent tool output never folded in a batch beyond the protected rounds, as a share of the threshold; default 0. */
   protectShare?: number;
   /**
@@ -350,20 +451,24 @@ export function createCollapseLayer(options: CollapseLayerOptions = {}): EditLay
         : false;
     },
     run(messages, context) {
-      if (context.trigger === "reactive")
-        return collapseContext(messages, { ...collapse, drain: true, now: context.now });
-      return collapseContext(messages, {
-        protectRounds: LADDER_COLLAPSE_PROTECT_ROUNDS,
-        protectTokens: Math.floor(context.threshold * (protectShare ?? COLLAPSE_PROTECT_SHARE)),
-        minimumFreedTokens: context.minimumFreedTokens,
-        ...collapse,
-        targetTokens: messagesTarget(messages, context),
-        now: context.now,
-        digestFinishedTurns:
-          digestAfter !== false && context.idleMs > digestAfter && !context.backgroundPending,
+      return withSavedOutputs(context, (saveOutput) => {
+        const tools = toolResultContext(context, saveOutput);
+        if (context.trigger === "reactive")
+          return collapseContext(messages, { ...collapse, drain: true, now: context.now, ...tools });
+        return collapseContext(messages, {
+          protectRounds: LADDER_COLLAPSE_PROTECT_ROUNDS,
+          protectTokens: Math.floor(context.threshold * (protectShare ?? COLLAPSE_PROTECT_SHARE)),
+          minimumFreedTokens: context.minimumFreedTokens,
+          ...collapse,
+          targetTokens: messagesTarget(messages, context),
+          now: context.now,
+          digestFinishedTurns:
+            digestAfter !== false && context.idleMs > digestAfter && !context.backgroundPending,
+          ...tools,
+        });
       });
     },
     describe: (report) =>
-      `Folded ${plural(report.stats.calls ?? 0, "completed tool call")} into one-line records: ${report.reason}.`,
+      `Folded ${plural(report.stats.calls ?? 0, "completed tool call")} into one-line records${savedNote(report.stats)}: ${report.reason}.`,
   });
 }

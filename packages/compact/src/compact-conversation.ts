@@ -1,15 +1,35 @@
-import { type ContentBlock, type Message, PromptTooLongError, type ToolResultBlock } from "@unforget/core";
+import {
+  type ContentBlock,
+  groupByApiRound,
+  type Message,
+  PromptTooLongError,
+  type ToolResultBlock,
+} from "@unforget/core";
 import type { CompactTrigger } from "@unforget/transcript";
+import {
+  type CarriedUserMessage,
+  collectCarriedUserMessages,
+  fitCarriedUserMessages,
+  readCarriedUserMessages,
+  renderCarriedUserMessages,
+} from "./carried-user-messages.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens, estimateTokens, userText } from "./conversation.ts";
 import {
   EXTRACTIVE_PROMPT_TOKENS,
   MAX_PTL_RETRIES,
+  PTL_SPLIT_MARGIN,
   REACTIVE_KEEP_MESSAGES,
   SUMMARY_KEEP_TOKENS,
+  SUMMARY_MAX_PIECES,
   SUMMARY_MIN_KEEP_TOKENS,
+  SUMMARY_MIN_TOKENS,
+  USER_MESSAGES_MIN_TOKENS,
+  USER_MESSAGES_SHARE,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE,
 } from "./defaults.ts";
-import { truncateHeadForRetry } from "./head-truncation.ts";
+import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
 import {
   defineLayer,
@@ -53,10 +73,19 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   /** Most tokens the summary should take. */
   summaryMaxTokens: number;
   /**
-   * Most tokens the summariser's input may have. Above it the oldest rounds are left out before the call, so
-   * a compaction (including a manual `/compact`) never fails because the conversation is too long to summarise.
+   * Most tokens the summariser's input may have. Above it the input is summarised in pieces (whole API rounds,
+   * each piece with the summary of the ones before it), so a compaction (including a manual `/compact`) never
+   * fails because the conversation is too long to summarise, and no round is left out.
    */
   maxInputTokens?: number;
+  /**
+   * Most tokens the user's messages carried beside the summary may take before the older long ones are
+   * shortened (their whole text saved in `sessionDir`); default: no limit. Never more than a quarter of what the
+   * summary stands for; what they take comes out of `summaryMaxTokens` (the summariser gets the rest, at least 500).
+   */
+  userMessageBudgetTokens?: number;
+  /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
+  sessionDir?: string;
   cacheSafe?: CacheSafeParameters;
   /** Attachment kinds that are re-injected after every compaction (so summarising them is waste); default all. */
   reinjectedAttachmentKinds?: ReadonlySet<string> | "all";
@@ -72,7 +101,10 @@ export interface CompactionOutcome {
   mode: "boundary" | "replace";
   /** The nine-section summary. */
   summary: string;
-  /** The text of the user message that carries the summary (with the continuation instruction). */
+  /**
+   * The text of the user message that carries the summary: the summary, every user message of the part it
+   * stands for (those of earlier summaries included) and the continuation instruction.
+   */
   messageText: string;
   /** Messages kept verbatim: after the summary ("boundary") or around it ("replace"). */
   keptMessageIds: string[];
@@ -86,18 +118,21 @@ export interface CompactionOutcome {
    * that calls none, the estimate of what a model would have read, so policies can be compared).
    */
   summarizer: { name: string; calls: number; inputTokens: number; outputTokens: number };
-  /** Prompt-too-long retries and API rounds left out (before the call or by retries). */
+  /** Prompt-too-long retries (each splits the piece that was refused). */
   ptlRetries: number;
-  droppedRounds: number;
+  /** Pieces the summariser's input was summarised in: 1 when it fitted (the offline head counts as one). */
+  pieces: number;
 }
 
 /**
  * The full compaction: the messages to summarise (images and documents as markers, re-injected
- * attachments removed, the previous summary passed as the one to update), then the summariser. The input is
- * trimmed by whole API rounds first when it exceeds `maxInputTokens`; a prompt-too-long reply is retried up to
- * three times, each time dropping the oldest rounds (by the provider's token gap, else 20 %). Throws
- * `CompactionFailedError` when nothing is left to summarise or the summariser fails; the conversation is then
- * unchanged (nothing is written until the caller records the outcome).
+ * attachments removed, the previous summary passed as the one to update), then the summariser. An input over
+ * `maxInputTokens` is summarised in pieces of whole API rounds, oldest first, each with the summary of the
+ * pieces before it (at most four by the summariser; older ones by the offline extractor); a piece refused as
+ * too long makes the rest split again, smaller (three times at most). The summary message carries every user message of the part
+ * it stands for, whatever the summariser wrote. Throws `CompactionFailedError` when nothing is left to
+ * summarise or the summariser fails; the conversation is then unchanged (nothing is written until the caller
+ * records the outcome).
  */
 export async function compactConversation(
   messages: readonly Message[],
@@ -122,83 +157,177 @@ export async function compactConversation(
       { reason: "nothing-to-summarize" },
     );
   }
-  let input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
-  let droppedRounds = 0;
-  if (options.maxInputTokens !== undefined) {
-    while (estimateTokens(input) > options.maxInputTokens) {
-      const trimmed = truncateHeadForRetry(input, estimateTokens(input) - options.maxInputTokens);
-      if (!trimmed) break;
-      input = trimmed.messages;
-      droppedRounds += trimmed.droppedRounds;
-    }
-  }
+  const input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
+  const carried = await fitCarriedUserMessages(
+    collectCarriedUserMessages(opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [], summarized),
+    {
+      budgetTokens: Math.min(
+        options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+        Math.floor(
+          estimateTokens(summarized) *
+            (options.trigger === "reactive"
+              ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+              : USER_MESSAGES_SHARE_OF_SUMMARIZED),
+        ),
+      ),
+      // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
+      keepLast: summarized.some((message) => message.id === turn.userMessageId),
+      ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+      ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
+    },
+  );
+  // The carried messages come out of the summary's budget: the summary message is no larger for carrying them.
+  const carriedTokens =
+    carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried, options.sessionDir)) : 0;
+  const result = await summarizeInPieces(input, scope, previousSummary, {
+    ...options,
+    summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, options.summaryMaxTokens - carriedTokens),
+  });
+  const messageText = summaryMessageText(
+    result.text,
+    options.continuation ?? "interactive",
+    options.transcriptPath,
+    carried,
+    options.sessionDir,
+  );
+  const kept = [...head, ...tail];
+  return {
+    mode: scope === "from" ? "replace" : "boundary",
+    summary: result.text,
+    messageText,
+    keptMessageIds: kept.map((message) => message.id),
+    summarizedMessageIds: [...(opening ? [opening.id] : []), ...summarized.map((message) => message.id)],
+    tokensBefore,
+    tokensAfter: estimateTextTokens(messageText) + estimateTokens(kept),
+    summarizer: {
+      name: options.summarizer.name,
+      calls: result.calls,
+      inputTokens: result.calls > 0 ? result.inputTokens : estimateTokens(input) + EXTRACTIVE_PROMPT_TOKENS,
+      outputTokens: result.calls > 0 ? result.outputTokens : estimateTextTokens(result.text),
+    },
+    ptlRetries: result.ptlRetries,
+    pieces: result.pieces,
+  };
+}
+
+/**
+ * Summarises the input, in pieces when it is over `maxInputTokens`: whole API rounds, oldest first, each piece
+ * updating the summary of the ones before it, so that every round's output reaches the summary. More pieces
+ * than the bound: the oldest are summarised together by the offline extractor first (no model call). A piece
+ * refused as too long shows that the estimate ran short: what is left is split again, smaller by the ratio the
+ * refusal states (by half when it states none), `MAX_PTL_RETRIES` times at most.
+ */
+async function summarizeInPieces(
+  input: Message[],
+  scope: SummaryScope,
+  previousSummary: string | undefined,
+  options: CompactConversationOptions,
+): Promise<{
+  text: string;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  ptlRetries: number;
+  pieces: number;
+}> {
+  let maxTokens = options.maxInputTokens ?? Number.POSITIVE_INFINITY;
+  let queue = splitIntoPieces(input, maxTokens);
+  let previous = previousSummary;
+  let pieces = 0;
+  let modelPieces = 0;
   let ptlRetries = 0;
-  for (;;) {
+  let text = "";
+  const usage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+  // Past the bound, the oldest pieces go to the offline extractor together: they still reach the summary.
+  const bound = async () => {
+    const allowed = Math.max(1, SUMMARY_MAX_PIECES - modelPieces);
+    if (queue.length <= allowed) return;
+    const surplus = queue.splice(0, queue.length - allowed).flat();
+    const offline = await createExtractiveSummarizer().summarize({
+      messages: surplus,
+      scope: "up_to",
+      maxTokens: options.summaryMaxTokens,
+      userMessagesCarried: true,
+      ...(previous ? { previousSummary: previous } : {}),
+    });
+    previous = offline.text;
+    pieces++;
+  };
+  await bound();
+  while (queue.length > 0) {
+    const piece = queue.shift()!;
     try {
       const result = await options.summarizer.summarize({
-        messages: input,
-        scope,
+        messages: piece,
+        // Every piece but the last is the older part of what the summary stands for.
+        scope: queue.length > 0 ? "up_to" : scope,
         maxTokens: options.summaryMaxTokens,
-        ...(previousSummary ? { previousSummary } : {}),
+        userMessagesCarried: true,
+        ...(previous ? { previousSummary: previous } : {}),
         ...(options.instructions ? { instructions: options.instructions } : {}),
         ...(options.cacheSafe ? { cacheSafe: options.cacheSafe } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onKeepAlive ? { onKeepAlive: options.onKeepAlive } : {}),
       });
-      // The user's newest message, when the summary stands for it, goes along whole.
-      const latest =
-        turn.userText !== undefined &&
-        summarized.some((message) => message.id === turn.userMessageId) &&
-        !result.text.includes(turn.userText)
-          ? turn.userText
-          : undefined;
-      const messageText = summaryMessageText(
-        result.text,
-        options.continuation ?? "interactive",
-        options.transcriptPath,
-        latest,
-      );
-      const kept = [...head, ...tail];
-      return {
-        mode: scope === "from" ? "replace" : "boundary",
-        summary: result.text,
-        messageText,
-        keptMessageIds: kept.map((message) => message.id),
-        summarizedMessageIds: [...(opening ? [opening.id] : []), ...summarized.map((message) => message.id)],
-        tokensBefore,
-        tokensAfter: estimateTextTokens(messageText) + estimateTokens(kept),
-        summarizer: {
-          name: options.summarizer.name,
-          calls: result.calls,
-          inputTokens:
-            result.calls > 0 ? result.inputTokens : estimateTokens(input) + EXTRACTIVE_PROMPT_TOKENS,
-          outputTokens: result.calls > 0 ? result.outputTokens : estimateTextTokens(result.text),
-        },
-        ptlRetries,
-        droppedRounds,
-      };
+      text = result.text;
+      previous = result.text;
+      pieces++;
+      modelPieces++;
+      usage.calls += result.calls;
+      usage.inputTokens += result.inputTokens;
+      usage.outputTokens += result.outputTokens;
     } catch (error) {
       if (!(error instanceof PromptTooLongError)) throw error;
       if (ptlRetries >= MAX_PTL_RETRIES) {
         throw new CompactionFailedError(
           "summary",
-          `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that left out the oldest rounds; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
+          `The summary request was still too long for the model after ${MAX_PTL_RETRIES} retries that split it into smaller pieces; the conversation is unchanged. Compact with a smaller range or raise the model's window.`,
           { cause: error, reason: "too-long" },
         );
       }
-      const trimmed = truncateHeadForRetry(input, error.tokenGap);
-      if (!trimmed) {
+      const size = estimateTokens(piece);
+      const ratio =
+        error.actualTokens !== undefined && error.limitTokens !== undefined && error.actualTokens > 0
+          ? (error.limitTokens / error.actualTokens) * PTL_SPLIT_MARGIN
+          : 0.5;
+      maxTokens = Math.max(1, Math.floor(Math.min(maxTokens, size) * ratio));
+      const rest = [piece, ...queue];
+      queue = splitIntoPieces(rest.flat(), maxTokens);
+      if (queue[0]!.length >= piece.length) {
         throw new CompactionFailedError(
           "summary",
-          "The summary request is too long for the model even with only its last round left; the conversation is unchanged.",
+          "The summary request is too long for the model even with a single round in it; the conversation is unchanged.",
           { cause: error, reason: "too-long" },
         );
       }
-      input = trimmed.messages;
-      droppedRounds += trimmed.droppedRounds;
       ptlRetries++;
+      await bound();
     }
   }
+  return { text, ...usage, ptlRetries, pieces };
+}
+
+/**
+ * Whole API rounds (so no tool pair is split), oldest first, grouped into pieces of at most `maxTokens` each
+ * (a round larger than that is a piece of its own).
+ */
+function splitIntoPieces(messages: readonly Message[], maxTokens: number): Message[][] {
+  if (estimateTokens(messages) <= maxTokens) return [[...messages]];
+  const pieces: Message[][] = [];
+  let current: Message[] = [];
+  let tokens = 0;
+  for (const group of groupByApiRound(messages)) {
+    const size = estimateTokens(group.messages);
+    if (current.length > 0 && tokens + size > maxTokens) {
+      pieces.push(current);
+      current = [];
+      tokens = 0;
+    }
+    current.push(...group.messages);
+    tokens += size;
+  }
+  if (current.length > 0) pieces.push(current);
+  return pieces;
 }
 
 function split(
@@ -291,12 +420,16 @@ function withoutMedia(block: ContentBlock): ContentBlock {
   return replaced;
 }
 
-/** The user message that carries a summary: what it is, the summary, the user's newest message when it stands for it, and how to go on. */
+/**
+ * The user message that carries a summary: what it is, the summary, the user's messages of the part it stands
+ * for (carried by the ladder, whatever the summary says), and how to go on.
+ */
 export function summaryMessageText(
   summary: string,
   continuation: ContinuationStyle,
   transcriptPath?: string,
-  latestUserMessage?: string,
+  userMessages: readonly CarriedUserMessage[] = [],
+  sessionDir?: string,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -305,15 +438,7 @@ export function summaryMessageText(
     summary,
     "</summary>",
   ];
-  if (latestUserMessage !== undefined) {
-    parts.push(
-      "",
-      "The user's latest message, verbatim:",
-      "<latest-user-message>",
-      latestUserMessage,
-      "</latest-user-message>",
-    );
-  }
+  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   if (transcriptPath) {
     parts.push(
       "",
@@ -344,6 +469,11 @@ function reactiveRange(messages: readonly Message[], context: LadderState): Comp
   return { upTo: tail > messagesTarget(messages, context) ? messages.length : keepFrom };
 }
 
+/** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
+export function userMessageBudget(summaryMaxTokens: number): number {
+  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(summaryMaxTokens * USER_MESSAGES_SHARE));
+}
+
 export interface SummaryLayerOptions {
   /** The verbatim tail: default one text message, at most 8,000 tokens scaled to the window, and the newest tool round. */
   keep?: KeepWindowOptions;
@@ -370,6 +500,8 @@ export function createSummaryLayer(options: SummaryLayerOptions = {}): SummaryLa
       return compactConversation(messages, {
         summarizer: context.summarizer,
         ...(context.summarizer.boundedByModelWindow ? { maxInputTokens: context.maxInputTokens } : {}),
+        userMessageBudgetTokens: userMessageBudget(context.summaryMaxTokens),
+        ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
         trigger: context.trigger,
         summaryMaxTokens: context.summaryMaxTokens,
         continuation: context.continuation,

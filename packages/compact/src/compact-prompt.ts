@@ -1,5 +1,5 @@
 import type { SummaryScope } from "./summarizer.ts";
-import { SUMMARY_SECTIONS } from "./summary-format.ts";
+import { SUMMARY_SECTIONS, sectionHeading } from "./summary-format.ts";
 
 const NO_TOOLS = [
   "IMPORTANT: answer with plain text only. Do not call any tool — not a file read, not a shell command, not a search.",
@@ -22,12 +22,17 @@ const SECTION_GUIDANCE: Record<string, string> = {
     "the next step, only if it follows directly from the latest request, with a verbatim quote showing where the work stopped",
 };
 
+const CARRIED_GUIDANCE =
+  "the system keeps every message the user wrote verbatim beside your summary, so list them briefly (a line each) and say which corrections and preferences still hold";
+
 export interface CompactPromptOptions {
   scope: SummaryScope;
   /** The user's and the plugins' extra instructions. */
   instructions?: string;
   /** The previous summary to update. */
   previousSummary?: string;
+  /** The caller keeps the user's messages verbatim beside the summary: "All User Messages" may be brief. */
+  userMessagesCarried?: boolean;
 }
 
 /**
@@ -47,8 +52,15 @@ export function buildCompactPrompt(options: CompactPromptOptions): string {
     "",
     scope,
     "First, inside <analysis> tags, go through the conversation in order and note each request, decision, file, code change, error and piece of user feedback. This scratchpad is thrown away.",
-    "Then, inside <summary> tags, write these sections with exactly these numbered headings:",
-    ...SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}: ${SECTION_GUIDANCE[title]}.`),
+    "Then, inside <summary> tags, write these nine sections, each under its heading on a line of its own, exactly as shown, with its content on the lines after it:",
+    "",
+    summaryLayout(),
+    "",
+    "What each section holds:",
+    ...SUMMARY_SECTIONS.map(
+      (title, index) =>
+        `${index + 1}. ${title}: ${options.userMessagesCarried && title === "All User Messages" ? CARRIED_GUIDANCE : SECTION_GUIDANCE[title]}.`,
+    ),
   ];
   if (options.previousSummary) {
     parts.push(
@@ -66,7 +78,22 @@ export function buildCompactPrompt(options: CompactPromptOptions): string {
   return parts.join("\n");
 }
 
-/** The reminder sent when a summary came back without some of its sections. */
+/** The layout a summary is checked against: the nine headings (`## N. Title`) inside `<summary>` tags. */
+export function summaryLayout(): string {
+  return [
+    "<summary>",
+    ...SUMMARY_SECTIONS.flatMap((title) => [sectionHeading(title), "…"]),
+    "</summary>",
+  ].join("\n");
+}
+
+/** The reminder sent when a summary came back with too few of its sections. */
 export function missingSectionsReminder(missing: readonly string[]): string {
-  return `Your summary is missing these sections: ${missing.join(", ")}. Reply again with the complete <summary> holding all nine numbered sections. Text only; do not call any tool.`;
+  return [
+    `Your summary is missing these sections: ${missing.join(", ")}. Reply again with the complete summary in this layout, each heading on a line of its own:`,
+    "",
+    summaryLayout(),
+    "",
+    "Text only; do not call any tool.",
+  ].join("\n");
 }

@@ -35,6 +35,14 @@ export interface CallPlan {
   minimumFreedTokens: number;
 }
 
+/** Where a working-set policy keeps the context, in tokens, for reports; both undefined before the first fall. */
+export interface WorkingSetLevels {
+  /** The size the context had climbed to when it last fell (the ceiling ski rental or the hard ceiling set). */
+  ceiling: number | undefined;
+  /** The size it fell to then (an estimate: what the fold would leave). */
+  floor: number | undefined;
+}
+
 /**
  * Decides what is due: the scheduling part of the manager, replaceable. `plan` is asked once per automatic
  * call (`prepare`); `due` before each layer, in ladder order, in every call (`recover` and `compact` too);
@@ -49,6 +57,8 @@ export interface CompactionPolicy {
   due(layer: Layer, state: LadderState): string | false;
   /** Called after a `prepare`'s layers when no summary applied: true starts a summary in the background now. */
   startBackground?(input: BackgroundInput): boolean | Promise<boolean>;
+  /** Called for the status after each `plan`: the working set's ceiling and floor, when the policy keeps one. */
+  levels?(): WorkingSetLevels | undefined;
 }
 
 export interface FixedLevelPolicyOptions {

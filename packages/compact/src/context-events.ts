@@ -14,12 +14,26 @@ export interface LayerReport {
   durationMs: number;
   /** Layer counts ("cleared", "persisted", "snipped", "runs", …) and, for summaries, the summariser's calls and tokens. */
   stats: Record<string, number>;
-  /** Which summariser wrote the summary, for summary layers. */
+  /** Which summariser wrote the summary, for summary layers ("model", "extractive" — the offline one —, …). */
   summarizer?: string;
+  /** Set when the fallback summariser wrote it instead of the session's: why, and when the other is tried again. */
+  fallback?: SummaryFallback;
   /** Messages the summary stands for, for summary layers. */
   messagesSummarized?: number;
   /** One line for logs: why the layer acted. */
   reason: string;
+}
+
+/** Why a summary was written by the fallback summariser (the offline one by default). */
+export interface SummaryFallback {
+  /**
+   * "paused": the session's summariser failed too often in a row and rests (its circuit breaker is open);
+   * "blocking-limit": the context stayed at the blocking limit after the ladder, so a summary was written at
+   * once without a model call.
+   */
+  reason: "paused" | "blocking-limit";
+  /** Model calls until the session's summariser is tried again, while it is paused. */
+  retryInCalls?: number;
 }
 
 /** A summary that was written but not applied (it would have dropped the newest turn, or freed too little). */
@@ -39,8 +53,11 @@ export type ContextEvent =
       error: string;
       consecutiveFailures: number;
     }
-  /** A layer's breaker opened: it is skipped until its cool-down ends or another compaction succeeds. */
-  | { type: "breaker-open"; layer: string; consecutiveFailures: number }
+  /**
+   * A layer's breaker opened: it is skipped until its cool-down ends (`retryInCalls` model calls) or another
+   * compaction succeeds. For a summary layer, the fallback summariser writes its summaries meanwhile.
+   */
+  | { type: "breaker-open"; layer: string; consecutiveFailures: number; retryInCalls: number }
   /** A PreCompact plugin vetoed a summary below the blocking limit: nothing was summarised. */
   | { type: "vetoed"; layer: string; by: string; reason: string }
   /** The context reached the blocking limit: the summary runs although a plugin vetoed it. */

@@ -10,6 +10,7 @@ import type { Calibrator, ModelPricing } from "@unforget/tokens";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { CollapseLayerOptions } from "./collapse-context.ts";
 import type { ContinuationStyle } from "./compact-conversation.ts";
+import type { ResultRetentionSetting } from "./compactable-tools.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
 import type { ContextEventListener } from "./context-events.ts";
 import type { TranscriptSink } from "./context-view.ts";
@@ -67,9 +68,18 @@ export interface ContextManagerConfig {
    * `minimumFreedShare` × threshold (0.2); collapse keeps `protectShare` × threshold of recent output (0) beyond
    * its last two rounds.
    * The defaults were chosen on the corpus replay benchmark: every cache break costs a full uncached request,
-   * so each one must buy many calls of growth.
+   * so each one must buy many calls of growth. With the working-set policy (the default), between those levels
+   * the stale rounds fold when ski rental says, each fold freeing at least `clearAtLeastShare` × threshold
+   * (0.07), and past `ceilingShare` × threshold (1) the context falls to the floor at once.
    */
-  cheapLayers?: { level?: number; target?: number; minimumFreedShare?: number; protectShare?: number };
+  cheapLayers?: {
+    level?: number;
+    target?: number;
+    minimumFreedShare?: number;
+    protectShare?: number;
+    clearAtLeastShare?: number;
+    ceilingShare?: number;
+  };
   toolResultBudget?: false | ToolResultBudgetLayerOptions;
   /**
    * Middle snip by size in a batch of the cheap layers: off by default (collapse keeps a record of each call,
@@ -79,7 +89,9 @@ export interface ContextManagerConfig {
   /** Time-based clearing after an idle gap, and pruning of old outputs at the cheap level. */
   microcompact?: false | MicrocompactLayerOptions;
   /** Keep only the last N tool outputs verbatim; off by default. */
-  observationMasking?: false | Omit<ObservationMaskingOptions, "now">;
+  observationMasking?:
+    | false
+    | Omit<ObservationMaskingOptions, "now" | "retention" | "saveOutput" | "originalOutput">;
   collapse?: false | Omit<CollapseLayerOptions, "protectShare">;
   /** Compaction from session notes (needs `sessionMemory`); the keep-window scales down with the window. */
   sessionMemoryCompact?: false | { keep?: KeepWindowOptions };
@@ -111,8 +123,18 @@ export interface ContextManagerOptions {
   fallbackSummarizer?: Summarizer;
   /** Session notes for compaction without a model call. */
   sessionMemory?: SessionMemorySource;
-  /** Folder for large tool outputs (`<sessionDir>/tool-results/`). */
+  /**
+   * Folder for large tool outputs and for the old outputs of tools that are not reproducible, saved there before
+   * they are cleared (`<sessionDir>/tool-results/`). Without it such outputs stay, and large new ones are cut
+   * in the middle.
+   */
   sessionDir?: string;
+  /**
+   * What each tool's old results may become (core's `Tool.resultRetention`), by tool name: the session passes
+   * its tools' declarations, the adapters the host's. A tool it does not answer for is "reproducible" when its
+   * name is one of `DEFAULT_COMPACTABLE_TOOLS`, else "persist". A layer's `compactableTools` overrides it.
+   */
+  resultRetention?: ResultRetentionSetting;
   /** Where transcript entries go (a `TranscriptWriter`). */
   transcript?: TranscriptSink;
   /** Entries of an earlier run: the manager resumes with their projection. */

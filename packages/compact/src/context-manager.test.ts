@@ -105,6 +105,8 @@ describe("createContextManager", () => {
       clock: c.now,
       transcript: writer,
       sessionDir: dir,
+      // A subagent's reports are kept whole, so that summaries must act.
+      resultRetention: { Task: "keep" },
       idFactory: counter(),
     });
     let last: ReturnType<typeof toRequestMessages> = [];

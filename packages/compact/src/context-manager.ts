@@ -17,7 +17,13 @@ import { createCacheBreakDetector } from "./cache-break-detector.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import type { CompactRange } from "./compact-conversation.ts";
 import { CompactionDisabledError, ContextOverflowError } from "./compact-error.ts";
-import type { CompactionPolicy } from "./compaction-policy.ts";
+import {
+  clearablePredicate,
+  type RetentionLookup,
+  retentionLookup,
+  withCompactableTools,
+} from "./compactable-tools.ts";
+import type { CompactionPolicy, WorkingSetLevels } from "./compaction-policy.ts";
 import {
   type ContextEventListener,
   createContextEvents,
@@ -45,7 +51,8 @@ import { createModelSummarizer } from "./model-summarizer.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import { createRequestShape } from "./request-shape.ts";
 import { createSessionStats } from "./session-stats.ts";
-import { createSettledTracker, settledBlocks } from "./settled-prefix.ts";
+import { createChangeableMessages, createSettledTracker, settledBlocks } from "./settled-prefix.ts";
+import type { Summarizer } from "./summarizer.ts";
 import { createSummaryPipeline, type SummaryPipeline } from "./summary-pipeline.ts";
 import { createWorkingSetPolicy } from "./working-set-policy.ts";
 
@@ -67,6 +74,8 @@ export interface ContextStatus {
   recompactionChain: number;
   /** Consecutive failures per layer (a layer at the breaker threshold is skipped until its cool-down ends). */
   failures: Record<string, number>;
+  /** The working set's ceiling and floor, when the policy keeps one (the default does). */
+  workingSet?: WorkingSetLevels;
 }
 
 export interface PrepareResult {
@@ -80,6 +89,11 @@ export interface PrepareResult {
    * when the cheap layers fold what follows. 0 or absent when nothing is settled.
    */
   settledBlocks?: number;
+  /**
+   * Messages at the start of `projected` that no cheap layer will change before the next summary: a host that
+   * sends its own messages puts the breakpoint on the last of them (what the adapters do). 0 when none is.
+   */
+  settledMessages?: number;
   /** Context size before and after this call's layers. */
   tokensBefore: number;
   tokens: number;
@@ -154,7 +168,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     pending: new Map(),
     recoveries: 0,
     lastTokens: undefined,
-    settled: createSettledTracker(),
+    settled: createSettledTracker(createChangeableMessages(changedByCheapLayers(options, core.retention))),
   };
   const status = (tokens = core.size.tokens()) => statusOf(core, window.policy, stats, tokens);
   const finish = (call: LadderCall) => finishCall(core, call, session, status);
@@ -163,6 +177,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     prepare: (messages, prepareOptions = {}) =>
       prepareCall(core, pipeline, stats, session, messages, prepareOptions).then(finish),
     async recover(error, prepareOptions = {}) {
+      window.learn(error);
       window.refresh();
       return finish(await recoverCall(core, pipeline, session, error, prepareOptions));
     },
@@ -217,7 +232,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
 }
 
 /** The default policy: the working set, told the ladder's settings, the cache's lifetime and the model's prices. */
-function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
+function defaultPolicy(options: ContextManagerOptions, retention: RetentionLookup): CompactionPolicy {
   const config = options.config ?? {};
   const collapse = config.collapse || undefined;
   return createWorkingSetPolicy({
@@ -225,9 +240,31 @@ function defaultPolicy(options: ContextManagerOptions): CompactionPolicy {
     ...(config.earlyMark !== undefined ? { earlyMark: config.earlyMark } : {}),
     ...(config.cacheTtl ? { cacheTtl: config.cacheTtl } : {}),
     ...(collapse?.protectRounds !== undefined ? { protectRounds: collapse.protectRounds } : {}),
-    ...(collapse?.compactableTools ? { compactableTools: collapse.compactableTools } : {}),
+    compactableTools: clearablePredicate(
+      withCompactableTools(retention, collapse?.compactableTools),
+      options.sessionDir,
+    ),
     pricing: options.pricing ?? getModelPricing(options.model),
   });
+}
+
+/**
+ * The tools whose results collapse or microcompact may still change (by each one's `compactableTools`, the
+ * retention and the session folder): what the settled prefix must end before.
+ */
+function changedByCheapLayers(
+  options: ContextManagerOptions,
+  retention: RetentionLookup,
+): (toolName: string) => boolean {
+  const config = options.config ?? {};
+  const overrides = [
+    (config.collapse || undefined)?.compactableTools,
+    (config.microcompact || undefined)?.compactableTools,
+  ];
+  const predicates = overrides.map((override) =>
+    clearablePredicate(withCompactableTools(retention, override), options.sessionDir),
+  );
+  return (name) => predicates.some((clearable) => clearable(name));
 }
 
 /** The parts every other part of the manager uses: the view, the count, events, breakers, the ladder and its policy. */
@@ -248,6 +285,13 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     ...(options.resume ? { resume: options.resume } : {}),
   });
   const extractive = createExtractiveSummarizer();
+  const primary =
+    options.summarizer ??
+    (options.provider
+      ? createModelSummarizer({ provider: options.provider, model: options.model })
+      : extractive);
+  const fallback = options.fallbackSummarizer ?? extractive;
+  const retention = retentionLookup(options.resultRetention);
   const defaults = createDefaultLayers(
     config,
     options.sessionMemory ? { sessionMemory: options.sessionMemory } : {},
@@ -258,7 +302,7 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     layers: checkLadder(
       typeof config.layers === "function" ? config.layers(defaults) : (config.layers ?? defaults),
     ),
-    policy: config.policy ?? defaultPolicy(options),
+    policy: config.policy ?? defaultPolicy(options, retention),
     view,
     size: createContextSize(view, options.calibrator ?? createCalibrator(), {
       providerId: options.provider?.providerId ?? "offline",
@@ -274,12 +318,9 @@ function createCore(options: ContextManagerOptions, window: ReturnType<typeof cr
     ),
     shape: createRequestShape(view),
     cacheBreaks: createCacheBreakDetector(),
-    summarizer:
-      options.summarizer ??
-      (options.provider
-        ? createModelSummarizer({ provider: options.provider, model: options.model })
-        : extractive),
-    fallbackSummarizer: options.fallbackSummarizer ?? extractive,
+    summarizer: primary === fallback ? primary : learningFromRefusals(primary, window),
+    fallbackSummarizer: fallback,
+    retention,
     clock,
     timer: options.timer ?? (() => performance.now()),
     levels: () => window.levels,
@@ -298,11 +339,16 @@ interface SessionState {
   settled: (messages: readonly Message[]) => number;
 }
 
-/** The window's levels, from the limits given, the provider's (learned ones too) or core's table. */
+/**
+ * The window's levels, from the limits given, the provider's (learned ones too) or core's table, capped by what
+ * a refusal stated (`prompt is too long: N > M`): a host without a provider learns the real window that way.
+ */
 function createWindow(options: ContextManagerOptions) {
+  let cap: number | undefined;
   const compute = () => {
-    const limits =
+    const given =
       options.limits ?? options.provider?.getModelLimits(options.model) ?? getModelLimits(options.model);
+    const limits = cap === undefined || cap >= given.contextWindow ? given : { ...given, contextWindow: cap };
     const setting = options.config?.thresholds?.[options.model] ?? options.config?.threshold;
     const policy = createContextPolicy(limits, {
       env: {},
@@ -332,6 +378,36 @@ function createWindow(options: ContextManagerOptions) {
     /** Called after a prompt-too-long error: the provider may have learned a smaller window. */
     refresh() {
       current = compute();
+    },
+    /** Called with a refusal: one that states the maximum the model takes lowers the window to it from now on. */
+    learn(error: unknown) {
+      const limit = error instanceof PromptTooLongError ? error.limitTokens : undefined;
+      if (limit === undefined || !Number.isSafeInteger(limit) || limit <= 0) return;
+      if (limit >= current.levels.contextWindow) return;
+      const previous = cap;
+      cap = limit;
+      try {
+        current = compute();
+      } catch {
+        // A window too small to hold the output reserve is not one to work to: the refusal is handled as any.
+        cap = previous;
+      }
+    },
+  };
+}
+
+/** A summariser whose prompt-too-long refusals teach the window what they state (then passed on for head truncation). */
+function learningFromRefusals(summarizer: Summarizer, window: { learn(error: unknown): void }): Summarizer {
+  return {
+    name: summarizer.name,
+    ...(summarizer.boundedByModelWindow ? { boundedByModelWindow: true } : {}),
+    async summarize(request) {
+      try {
+        return await summarizer.summarize(request);
+      } catch (error) {
+        window.learn(error);
+        throw error;
+      }
     },
   };
 }
@@ -532,7 +608,11 @@ async function cheapPassEstimate(core: ManagerCore, call: LadderCall): Promise<n
   for (const layer of core.layers) {
     if (layer.kind !== "edit" || !core.policy.due(layer, state)) continue;
     try {
-      const result = await layer.run(messages, { ...contextFor(core, call, layer, "dry run"), ...state });
+      const result = await layer.run(messages, {
+        ...contextFor(core, call, layer, "dry run"),
+        ...state,
+        dryRun: true,
+      });
       messages = result.messages;
     } catch {
       // A dry run only estimates; a failing layer frees nothing.
@@ -549,6 +629,7 @@ function statusOf(
 ): ContextStatus {
   const levels = core.levels();
   const rate = stats.growthRate;
+  const workingSet = core.policy.levels?.();
   return {
     tokens,
     contextWindow: levels.contextWindow,
@@ -563,6 +644,7 @@ function statusOf(
     compactions: stats.compactions,
     recompactionChain: stats.chain,
     failures: core.breakers.failures(),
+    ...(workingSet ? { workingSet } : {}),
   };
 }
 
@@ -574,10 +656,12 @@ async function finishCall(
 ): Promise<PrepareResult> {
   const tokens = core.size.tokens();
   const messages = core.view.requestMessages();
+  const settled = session.settled(core.view.view);
   const result: PrepareResult = {
     messages,
     projected: core.view.view,
-    settledBlocks: settledBlocks(core.view.view, session.settled(core.view.view)),
+    settledBlocks: settledBlocks(core.view.view, settled),
+    settledMessages: settled,
     tokensBefore: call.tokensBefore,
     tokens,
     actions: call.reports,

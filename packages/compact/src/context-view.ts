@@ -5,6 +5,7 @@ import {
   InvalidOperationError,
   type Message,
   type RequestMessage,
+  type ToolResultBlock,
 } from "@unforget/core";
 import { type ContextTokenCount, createTokenCountSession, type TokenCountSession } from "@unforget/tokens";
 import {
@@ -17,6 +18,7 @@ import {
   type TranscriptEntry,
   type TranscriptEntryInput,
 } from "@unforget/transcript";
+import { resultText } from "./conversation.ts";
 
 /** Where the manager's transcript entries go (a core `TranscriptWriter`, or anything with `append`). */
 export interface TranscriptSink {
@@ -60,6 +62,9 @@ export class ContextView {
   #request: RequestMessage[] | undefined;
   // Each replacement message (a fold, a snip placeholder) and the messages it stands for.
   readonly #replaced = new Map<string, readonly string[]>();
+  // Each tool result as it arrived, by tool_use id (null when two share an id), indexed up to `#outputsIndexed` entries.
+  readonly #outputs = new Map<string, ToolResultBlock | null>();
+  #outputsIndexed = 0;
 
   constructor(options: ContextViewOptions) {
     this.#options = options;
@@ -149,6 +154,22 @@ export class ContextView {
   }
 
   /**
+   * The text a tool result held when it was appended (or resumed), before any layer cleared, cut or saved it;
+   * undefined for an id the transcript does not hold, or holds twice.
+   */
+  originalOutput(toolUseId: string): string | undefined {
+    for (; this.#outputsIndexed < this.entries.length; this.#outputsIndexed++) {
+      const entry = this.entries[this.#outputsIndexed]!;
+      if (entry.type !== "message" || entry.message.role !== "user") continue;
+      for (const block of entry.message.content)
+        if (block.type === "tool_result")
+          this.#outputs.set(block.tool_use_id, this.#outputs.has(block.tool_use_id) ? null : block);
+    }
+    const block = this.#outputs.get(toolUseId);
+    return block ? resultText(block) : undefined;
+  }
+
+  /**
    * The transcript messages a view message stands for: itself, or — for a replacement (a fold, a snip
    * placeholder) — the messages it replaced, recursively.
    */
@@ -183,6 +204,9 @@ export class ContextView {
     tokensAfter: number;
     attachments: readonly Attachment[];
     discoveredTools?: string[];
+    /** Which summariser wrote the summary, and why the fallback did when it did. */
+    summarizer?: string;
+    fallback?: string;
   }): CompactBoundaryEntry {
     const last = this.view[this.view.length - 1];
     const keptIds = input.keptMessageIds.flatMap((id) => this.originalsOf(id));
@@ -210,6 +234,8 @@ export class ContextView {
           kind: "compact",
           text: input.summaryText,
           boundaryId: boundaryEntry.id,
+          ...(input.summarizer ? { summarizer: input.summarizer } : {}),
+          ...(input.fallback ? { fallback: input.fallback } : {}),
         },
         this.#defaults(),
       ),

@@ -6,6 +6,7 @@ import {
   createUsage,
   type Message,
   normalizeContent,
+  PromptTooLongError,
   type SessionMemoryNotes,
   type SessionMemorySource,
   type ToolContext,
@@ -30,6 +31,7 @@ import {
 } from "./native-context.ts";
 import { createRecentFilesProvider, createTodosProvider } from "./rehydration.ts";
 import { sessionMemoryCompact } from "./session-memory-compact.ts";
+import type { Summarizer } from "./summarizer.ts";
 import { SUMMARY_SECTIONS } from "./summary-format.ts";
 
 const LIMITS = { contextWindow: 60_000, maxOutputTokens: 8_000 };
@@ -77,9 +79,7 @@ describe("session-memory compaction", () => {
     expect(outcome?.summarizer.name).toBe("session-memory");
     expect(outcome?.messageText).toContain("Cache refactor");
     // The notes do not quote the user's request, so the compaction carries it.
-    expect(outcome?.messageText).toContain(
-      'The user\'s messages from the earlier part, verbatim:\n- "Refactor the cache."',
-    );
+    expect(outcome?.messageText).toContain("<user-message>\nRefactor the cache.\n</user-message>");
     expect(outcome?.keptMessageIds[0]).toBe(c.messages[41]!.id);
     expect(
       await sessionMemoryCompact(c.messages, { source: fileNotes(path, covered), threshold: 500 }),
@@ -129,6 +129,39 @@ describe("manager details", () => {
     expect(inside.actions).toEqual([]);
     const outside = await manager.prepare(c.messages);
     expect(outside.actions.map((action) => action.layer)).toContain("summary");
+  });
+
+  it("learns the window a refusal states, from recover() and from the summariser, with no provider to ask", async () => {
+    const c = conversationBuilder().user("Go.");
+    for (let turn = 0; turn < 6; turn++) c.tool("Task", { description: `${turn}` }, filler(1_500, turn));
+    const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now });
+    await manager.prepare(c.messages);
+    const refusal = new PromptTooLongError("prompt is too long: 12000 tokens > 9000 maximum", {
+      providerId: "host",
+      actualTokens: 12_000,
+      limitTokens: 9_000,
+    });
+    await manager.recover(refusal).catch(() => undefined);
+    expect(manager.status().contextWindow).toBe(9_000);
+    // A summariser refused in the same words (a host's own model): its window is learned as well.
+    let refused = false;
+    const summarizer: Summarizer = {
+      name: "model",
+      boundedByModelWindow: true,
+      async summarize(request) {
+        if (refused) return createExtractiveSummarizer().summarize(request);
+        refused = true;
+        throw new PromptTooLongError("prompt is too long: 70000 tokens > 45000 maximum", {
+          providerId: "host",
+          actualTokens: 70_000,
+          limitTokens: 45_000,
+        });
+      },
+    };
+    const other = createContextManager({ model: "m", limits: LIMITS, clock: c.now, summarizer });
+    await other.compact(c.messages);
+    expect(refused).toBe(true);
+    expect(other.status().contextWindow).toBe(45_000);
   });
 
   it("re-appends session metadata and records the offered tools on each boundary", async () => {
@@ -259,7 +292,7 @@ describe("manager details", () => {
       });
       const result = await manager.compact(c.messages, { instructions: "Keep the numbers." });
       expect(result.actions[0]?.layer).toBe("summary");
-      // The input was trimmed before the call; a provider that still refuses it gets the head-truncation retries.
+      // The input is summarised in pieces that fit; a piece the provider still refuses is split again.
       const calls = fake.requests.filter((request) => request.operation === "stream");
       expect(calls.length).toBeLessThanOrEqual(4);
       expect(fake.countTokens(calls.at(-1)!.body)).toBeLessThanOrEqual(30_000);

@@ -175,4 +175,33 @@ describe("createHostConversation", () => {
       warn.mockRestore();
     }
   });
+  it("stamps a response with the time of the call that wrote it, so the time the user took counts as idle", async () => {
+    let now = Date.parse("2026-01-01T00:00:00Z");
+    const clock = () => now;
+    const conversation = createHostConversation({
+      codec,
+      clock,
+      createManager: () =>
+        createContextManager({
+          model: "toy",
+          limits: { contextWindow: 40_000, maxOutputTokens: 4_000 },
+          clock,
+        }),
+    });
+    const host: Toy[] = [{ role: "user", text: "Read the files." }];
+    for (let index = 0; index < 8; index++) {
+      host.push(...round(index, 200));
+      conversation.append(host);
+      await conversation.prepare();
+      now += 2_000;
+    }
+    // The last call's answer comes back, and the user writes again an hour and a half later.
+    now += 90 * 60_000;
+    host.push({ role: "assistant", text: "Read them all." }, { role: "user", text: "Now fix the parser." });
+    const added = conversation.append(host);
+    expect(Date.parse(added[0]!.timestamp)).toBeLessThan(now - 90 * 60_000);
+    const next = await conversation.prepare();
+    // The prompt cache has expired: the old outputs are cleared at no cost.
+    expect(next.result.actions.map((action) => action.layer)).toContain("microcompact");
+  });
 });

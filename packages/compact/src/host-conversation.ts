@@ -59,13 +59,37 @@ export interface HostConversationOptions<H> {
   onEvent?: HostConversationListener;
   /** Time source (ms) that stamps each new message (hosts keep no times); default `Date.now`, as the manager's. */
   clock?: () => number;
+  /**
+   * Puts a prompt-cache breakpoint on the last settled host message (`HostPrepared.settled`), so that what the
+   * cheap layers fold later leaves the prefix before it cached, as a provider loop's request would have it.
+   * Never on the last message (the host's moving breakpoint goes there), never on one that carries a
+   * breakpoint already, and only while the messages carry at most one breakpoint of the host's own: with the
+   * tools' and the system prompt's that keeps a request within the four a request may carry.
+   */
+  settledBreakpoint?: HostBreakpoints<H>;
 }
+
+/** How a host's messages carry prompt-cache breakpoints. */
+export interface HostBreakpoints<H> {
+  /** Called once per message object: how many breakpoints it carries. */
+  count(message: H): number;
+  /** Called once per message object: a copy with a breakpoint on its last block, or undefined when none fits there. */
+  mark(message: H): H | undefined;
+}
+
+/** Breakpoints of the host's own a request may carry besides the settled one (tools and system are the others). */
+const HOST_MESSAGE_BREAKPOINTS = 1;
 
 export interface HostPrepared<H> {
   /** What to send: the leading system messages, then the projection in host messages. */
   messages: H[];
   /** False when `messages` is the host's own list, element for element (nothing to change). */
   changed: boolean;
+  /**
+   * Host messages at the start of `messages` (the leading system messages included) that no cheap layer will
+   * change before the next summary (`PrepareResult.settledMessages`): where the settled breakpoint goes.
+   */
+  settled: number;
   result: PrepareResult;
 }
 
@@ -137,6 +161,8 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
   // What the last calls returned: a host may adopt any recent one (a prepared list, then a recovered one).
   let outputs: H[][] = [];
   let system: H[] = [];
+  // When the manager was last asked (the model call followed): what an answer seen only later is stamped with.
+  let lastCall: number | undefined;
   let systemText = "";
   let input: readonly H[] = [];
   const encoded = new WeakMap<Message, H[]>();
@@ -150,6 +176,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     decoded = new Map();
     origin = new Map();
     outputs = [];
+    lastCall = undefined;
   }
   start();
 
@@ -171,29 +198,63 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     return id;
   }
 
-  function encode(projected: readonly Message[]): H[] {
+  /** The projection in host messages, and how many of them (system first) the first `settled` messages made. */
+  function encode(projected: readonly Message[], settled: number): { out: H[]; settledHosts: number } {
     const out: H[] = [...system];
-    for (const message of projected) {
-      if (decoded.get(message.id) === message) {
-        out.push(origin.get(message.id)!);
-        continue;
+    let settledHosts = settled > 0 ? out.length : 0;
+    projected.forEach((message, index) => {
+      if (decoded.get(message.id) === message) out.push(origin.get(message.id)!);
+      else {
+        let hosts = encoded.get(message);
+        if (!hosts) {
+          hosts = codec.encode(message, context);
+          encoded.set(message, hosts);
+        }
+        out.push(...hosts);
       }
-      let hosts = encoded.get(message);
-      if (!hosts) {
-        hosts = codec.encode(message, context);
-        encoded.set(message, hosts);
-      }
-      out.push(...hosts);
+      if (index < settled) settledHosts = out.length;
+    });
+    return { out, settledHosts };
+  }
+
+  const breakpoints = options.settledBreakpoint;
+  const counted = new WeakMap<object, number>();
+  const marked = new WeakMap<object, H | null>();
+  const countOf = (message: H) => {
+    if (!breakpoints || typeof message !== "object" || message === null) return 0;
+    let count = counted.get(message);
+    if (count === undefined) {
+      count = breakpoints.count(message);
+      counted.set(message, count);
     }
-    return out;
+    return count;
+  };
+
+  /** `messages` with the settled breakpoint on message `settled - 1`, when it may carry one (see the option). */
+  function markSettled(messages: H[], settled: number): void {
+    const index = settled - 1;
+    if (!breakpoints || index < system.length || index >= messages.length - 1) return;
+    const target = messages[index]!;
+    if (typeof target !== "object" || target === null || countOf(target) > 0) return;
+    let own = 0;
+    for (const message of messages) own += countOf(message);
+    if (own > HOST_MESSAGE_BREAKPOINTS) return;
+    let copy = marked.get(target);
+    if (copy === undefined) {
+      copy = breakpoints.mark(target) ?? null;
+      marked.set(target, copy);
+      if (copy !== null && typeof copy === "object") counted.set(copy as object, 0);
+    }
+    if (copy !== null) messages[index] = copy;
   }
 
   function finish(result: PrepareResult): HostPrepared<H> {
-    const messages = encode(result.projected);
+    const { out: messages, settledHosts } = encode(result.projected, result.settledMessages ?? 0);
+    markSettled(messages, settledHosts);
     outputs = [messages.slice(system.length), ...outputs.slice(0, RECENT_OUTPUTS - 1)];
     const changed =
       messages.length !== input.length || messages.some((message, index) => message !== input[index]);
-    return { messages, changed, result };
+    return { messages, changed, settled: settledHosts, result };
   }
 
   function withSystem(prepareOptions: PrepareOptions): PrepareOptions {
@@ -247,24 +308,34 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
         }
       }
       const added: Message[] = [];
+      const now = clock();
       for (const host of tail) {
         const message = codec.decode(host, context);
         message.id = freshId(message.id);
-        message.timestamp = new Date(clock()).toISOString();
+        message.timestamp = new Date(now).toISOString();
         decoded.set(message.id, message);
         origin.set(message.id, host);
         history.push(message);
         hostHistory.push(host);
         added.push(message);
       }
+      // Hosts keep no times. A response was written by the previous call, not now: stamped so, the time the
+      // tools or the user took shows as the idle gap it was (the prompt cache may have expired, which the
+      // ladder uses).
+      if (lastCall !== undefined) {
+        const stamp = new Date(lastCall).toISOString();
+        for (const message of added) if (message.role === "assistant") message.timestamp = stamp;
+      }
       return added;
     },
 
     async prepare(prepareOptions = {}) {
+      lastCall = clock();
       return finish(await manager.prepare(history, withSystem(prepareOptions)));
     },
 
     async recover(error, prepareOptions = {}) {
+      lastCall = clock();
       return finish(await manager.recover(error, withSystem(prepareOptions)));
     },
 

@@ -1,5 +1,6 @@
 export type { CacheBreak, CacheBreakDetector } from "./cache-break-detector.ts";
 export { createCacheBreakDetector } from "./cache-break-detector.ts";
+export type { CarriedUserMessage } from "./carried-user-messages.ts";
 export type { CircuitBreaker, CircuitBreakerOptions } from "./circuit-breaker.ts";
 export { createCircuitBreaker } from "./circuit-breaker.ts";
 export type { CollapseLayerOptions, CollapseOptions } from "./collapse-context.ts";
@@ -21,8 +22,8 @@ export type { CompactionFailureReason } from "./compact-error.ts";
 export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
 export type { CompactPromptOptions } from "./compact-prompt.ts";
 export { buildCompactPrompt } from "./compact-prompt.ts";
-export type { CompactableTools } from "./compactable-tools.ts";
-export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS } from "./compactable-tools.ts";
+export type { CompactableTools, ResultRetentionSetting } from "./compactable-tools.ts";
+export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS, firstRetention } from "./compactable-tools.ts";
 export type {
   CallPlan,
   CompactionPolicy,
@@ -35,6 +36,7 @@ export type {
   ContextEventListener,
   DeclinedCompaction,
   LayerReport,
+  SummaryFallback,
 } from "./context-events.ts";
 export type { CompactOptions, ContextManager, ContextStatus, PrepareResult } from "./context-manager.ts";
 export { createContextManager } from "./context-manager.ts";
@@ -49,9 +51,8 @@ export type { TranscriptSink } from "./context-view.ts";
 export { createDefaultLayers } from "./default-ladder.ts";
 export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";
 export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
-export type { HeadTruncation } from "./head-truncation.ts";
-export { truncateHeadForRetry } from "./head-truncation.ts";
 export type {
+  HostBreakpoints,
   HostCodec,
   HostCodecContext,
   HostConversation,

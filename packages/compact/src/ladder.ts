@@ -2,6 +2,7 @@ import { applyLayerEdits, type ContextEdit } from "@unforget/transcript";
 import type { CacheBreakDetector } from "./cache-break-detector.ts";
 import type { Breakers } from "./circuit-breaker.ts";
 import { CompactionFailedError } from "./compact-error.ts";
+import type { RetentionLookup } from "./compactable-tools.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
 import type { ContextEvents, DeclinedCompaction, LayerReport } from "./context-events.ts";
 import type {
@@ -50,6 +51,8 @@ export interface ManagerCore {
   readonly cacheBreaks: CacheBreakDetector;
   readonly summarizer: Summarizer;
   readonly fallbackSummarizer: Summarizer;
+  /** What each tool's old results may become (`ContextManagerOptions.resultRetention`, then the well-known names). */
+  readonly retention: RetentionLookup;
   /** Session time (ms since the epoch): timestamps, idle gaps. */
   readonly clock: () => number;
   /** Monotonic time (ms): durations and waits. */
@@ -132,6 +135,8 @@ export function contextFor(core: ManagerCore, call: LadderCall, layer: Layer, re
     now: call.now,
     scale: scaleFor(call.state.threshold),
     ...(core.options.sessionDir ? { sessionDir: core.options.sessionDir } : {}),
+    retention: core.retention,
+    originalOutput: (toolUseId) => core.view.originalOutput(toolUseId),
     get staleMessageIds() {
       stale ??= core.view.staleMessageIds();
       return stale;

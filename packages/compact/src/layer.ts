@@ -2,6 +2,7 @@ import { ConfigurationError, type Message } from "@unforget/core";
 import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
 import type { CompactionOutcome, CompactRange, ContinuationStyle } from "./compact-conversation.ts";
+import type { RetentionLookup } from "./compactable-tools.ts";
 import type { LayerReport } from "./context-events.ts";
 import { estimateTokens } from "./conversation.ts";
 import { REFERENCE_THRESHOLD_TOKENS } from "./defaults.ts";
@@ -71,12 +72,18 @@ export interface LayerContext extends LadderState {
   scale: number;
   /** The session folder, where large outputs are saved (`<sessionDir>/tool-results/`). */
   sessionDir?: string;
+  /** What each tool's old results may become (the session's `resultRetention`, then the well-known names). */
+  retention?: RetentionLookup;
+  /** The output a tool result held when it arrived, before any layer replaced it (records describe that). */
+  originalOutput?: (toolUseId: string) => string | undefined;
   /** Messages kept across the latest compact boundary from before it: their outputs count as stale. */
   staleMessageIds: ReadonlySet<string>;
   /** The newest turn, which the layer must leave in place (the budget may cut it in the middle). */
   newestTurn: NewestTurn;
   /** Set when the layer was asked for by name. */
   request?: LayerRequest;
+  /** Set for a dry run (an estimate of what the layer would free): nothing is recorded, so nothing is written. */
+  dryRun?: boolean;
   signal?: AbortSignal;
 }
 
@@ -189,7 +196,7 @@ export function checkLadder(layers: readonly Layer[]): readonly Layer[] {
   return Object.freeze([...layers]);
 }
 
-/** `threshold / 167,000`, at most 1: how much the 200K-window sizes of the seeds shrink for this window. */
+/** `threshold / 167,000`, at most 1: how much the sizes written for a 200K window (defaults.ts) shrink for this window. */
 export function scaleFor(threshold: number): number {
   return Math.min(1, threshold / REFERENCE_THRESHOLD_TOKENS);
 }

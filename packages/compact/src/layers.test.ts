@@ -6,6 +6,7 @@ import { toRequestMessages } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { collapseContext } from "./collapse-context.ts";
+import { createContextManager } from "./context-manager.ts";
 import { estimateTokens, resultText } from "./conversation.ts";
 import { calculateKeepStart } from "./keep-window.ts";
 import { isClearedResult, microcompact } from "./microcompact.ts";
@@ -93,6 +94,21 @@ describe("applyToolResultBudget", () => {
     expect(cut.endsWith("TAIL")).toBe(true);
     expect(cut).toMatch(/characters \([\d,]+ lines\) cut from the middle/);
     expect(result.stats.truncated).toBe(1);
+  });
+
+  it("cuts a result over the cap to it, even with a session folder, keeping the first error line from the middle", async () => {
+    const log = `npm test\n${"ok test passes\n".repeat(600)}TypeError: Cannot read properties of undefined (reading 'id')\n    at run (src/a.ts:3:9)\n${"ok test passes\n".repeat(600)}2 passed, 1 failed`;
+    const c = conversationBuilder().user("test it").tool("Bash", { command: "npm test" }, log);
+    const result = await applyToolResultBudget(c.messages, { sessionDir: dir, capChars: 8_000 });
+    const cut = results(result.messages)[0]!;
+    expect(cut.length).toBeLessThanOrEqual(8_000);
+    expect(cut.startsWith("npm test")).toBe(true);
+    expect(cut.endsWith("1 failed")).toBe(true);
+    expect(cut).toContain("TypeError: Cannot read properties of undefined (reading 'id')");
+    expect(result.stats).toMatchObject({ truncated: 1, persisted: 0 });
+    // A result under the cap is left as it is.
+    const small = conversationBuilder().user("x").tool("Bash", { command: "ls" }, "a\nb");
+    expect((await applyToolResultBudget(small.messages, { capChars: 8_000 })).edits).toEqual([]);
   });
 });
 
@@ -375,6 +391,92 @@ describe("records of cleared and folded outputs", () => {
       expect(text).toContain("exit 1");
       expect(text).toContain("FAIL src/date.test.ts > parses ISO weeks");
       expect(text).toContain("AssertionError: expected 52 to be 53");
+    }
+  });
+});
+
+describe("records of outputs a layer already replaced", () => {
+  const missing = "cat: src/billing/ghost-4.ts: No such file or directory";
+  // A compiler diagnostic of 300-odd characters: longer than any clip of old, shorter than one line's cap.
+  const longError = `src/billing/invoice-totals.ts(118,7): error TS2322: Type '{ currency: string; amount: number; lines: InvoiceLine[]; discounts: Discount[] | undefined; }' is not assignable to type 'InvoiceTotals' because property 'taxes' is missing in type '{ currency: string; amount: number; }' but required in type 'InvoiceTotals'.`;
+
+  function failingSession() {
+    const c = conversationBuilder().user("Fix the billing totals.");
+    c.tool(
+      "Bash",
+      { command: "cat src/billing/ghost-4.ts" },
+      `${missing}\n[The command completed with exit code 2.]`,
+      {
+        isError: true,
+      },
+    );
+    c.tool(
+      "Bash",
+      { command: "npx tsc" },
+      `${filler(300, 1)}\n${longError}\n${filler(300, 2)}\nExit code 2`,
+      {
+        isError: true,
+      },
+    );
+    for (let index = 0; index < 6; index++)
+      c.tool("Read", { file_path: `src/billing/f${index}.ts` }, filler(300, index));
+    c.assistant("Found it.");
+    c.user("Now the tax rules.");
+    for (let index = 0; index < 3; index++)
+      c.tool("Read", { file_path: `src/tax/t${index}.ts` }, filler(300, index));
+    return c;
+  }
+
+  const textsOf = (messages: readonly Message[]) =>
+    messages.flatMap((message) =>
+      message.content.flatMap((block) =>
+        block.type === "text" ? [block.text] : block.type === "tool_result" ? [resultText(block)] : [],
+      ),
+    );
+
+  it("keep the first error line whole, from what the clearing recorded, when collapse folds a cleared result", () => {
+    const c = failingSession();
+    const cleared = microcompact(c.messages, { now: c.now() + 2 * 3_600_000, keepRecent: 1 });
+    expect(cleared.stats.cleared).toBeGreaterThan(2);
+    const folded = textsOf(collapseContext(cleared.messages, { protectRounds: 1 }).messages).join("\n");
+    expect(folded).toContain(`- Bash(cat src/billing/ghost-4.ts) → exit 2: ${missing}`);
+    expect(folded).toContain(longError);
+    expect(folded).not.toContain("→ [Old tool result content cleared");
+    const digest = textsOf(
+      collapseContext(cleared.messages, { protectRounds: 1, digestFinishedTurns: true }).messages,
+    ).find((text) => text.startsWith("[Tool activity of a finished turn"));
+    expect(digest).toContain(`- failed: Bash(cat src/billing/ghost-4.ts) → exit 2: ${missing}`);
+    expect(digest).toContain(`- failed: Bash(npx tsc) → exit 2: ${longError}`);
+  });
+
+  it("describe the original output, not the marker, once the budget saved it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "unforget-records-"));
+    try {
+      const c = conversationBuilder().user("Build it.");
+      const build = `${"compiling module\n".repeat(3_000)}${longError}\n${"linking\n".repeat(3_000)}Exit code 2`;
+      c.tool("Bash", { command: "make" }, build, { isError: true });
+      const manager = createContextManager({
+        model: "m",
+        limits: { contextWindow: 60_000, maxOutputTokens: 8_000 },
+        clock: c.now,
+        sessionDir: dir,
+      });
+      const first = await manager.prepare(c.messages);
+      expect(results(first.projected)[0]).toMatch(/^<persisted-output /);
+      expect(results(first.projected)[0]).not.toContain("TS2322");
+      for (let index = 0; index < 8; index++)
+        c.tool("Read", { file_path: `f${index}.ts` }, filler(200, index));
+      c.assistant("Done.");
+      c.wait(2 * 3_600_000);
+      c.user("Go on.");
+      const later = await manager.prepare(c.messages);
+      // Cleared, then folded into a digest: either way the record is the original output's.
+      const context = textsOf(later.projected).join("\n");
+      expect(later.actions.map((action) => action.layer)).toContain("microcompact");
+      expect(context).toContain(`Bash(make) → exit 2: ${longError}`);
+      expect(context).not.toContain("persisted-output");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

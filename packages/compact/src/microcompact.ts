@@ -1,6 +1,11 @@
 import type { Message, ToolUseBlock } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
-import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
+import {
+  type CompactableTools,
+  type RetentionLookup,
+  retentionLookup,
+  withCompactableTools,
+} from "./compactable-tools.ts";
 import {
   estimateTextTokens,
   indexToolUses,
@@ -15,7 +20,7 @@ import {
   PRUNE_PROTECT_TOKENS,
   PRUNE_PROTECT_TURNS,
 } from "./defaults.ts";
-import { defineLayer, type EditLayer, plural } from "./layer.ts";
+import { defineLayer, type EditLayer, type LayerContext, plural } from "./layer.ts";
 import {
   isoTime,
   type LayerResult,
@@ -24,6 +29,7 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
+import { type SaveOutput, withSavedOutputs } from "./saved-outputs.ts";
 import { toolOutputRecord } from "./tool-output-record.ts";
 
 /** How a cleared output starts; the rest is its one-line record (call, exit status, first error lines). */
@@ -39,9 +45,28 @@ export function isClearedResult(text: string): boolean {
   return text.startsWith(CLEARED_RESULT_PREFIX);
 }
 
-export interface MicrocompactOptions extends LayerTimeOptions {
-  /** Tools whose results may be cleared; default `DEFAULT_COMPACTABLE_TOOLS`. Observation messages always may. */
+/** What the cheap layers need to know about tool results: what each tool's may become, and what they were. */
+export interface ToolResultOptions {
+  /**
+   * What each tool's old results may become (core's `ToolResultRetention`); default `retentionLookup()`: the
+   * well-known names of `DEFAULT_COMPACTABLE_TOOLS` are reproducible, every other tool "persist".
+   */
+  retention?: RetentionLookup;
+  /**
+   * Tools whose results count as reproducible, over `retention`; the others do not (their results are saved
+   * before they are cleared). Observation messages always may be cleared.
+   */
   compactableTools?: CompactableTools;
+  /**
+   * Called for a result of a tool that is not reproducible before it is cleared: where its output is saved (the
+   * record points there), or undefined to keep it. Without it such results are kept.
+   */
+  saveOutput?: SaveOutput;
+  /** The output a tool result held when it arrived (before a layer cleared, cut or saved it): records describe it. */
+  originalOutput?: (toolUseId: string) => string | undefined;
+}
+
+export interface MicrocompactOptions extends LayerTimeOptions, ToolResultOptions {
   /**
    * Which path: "time" clears all but the most recent results after an idle gap (the cache is cold anyway);
    * "prune" clears old outputs beyond a protected recent window when that frees enough. Default "time".
@@ -76,15 +101,19 @@ interface Output {
   isError: boolean;
   tokens: number;
   stale: boolean;
+  /** Set when the output must be saved before it is cleared (its tool is not reproducible). */
+  save?: boolean;
 }
 
 /**
  * Clears old tool outputs without a model call. The time path fires only after an idle gap longer than the
  * prompt cache lives (so nothing cached is lost) and keeps the most recent results; the prune path scans
  * back from the end, protects the latest outputs and the last user turns, and clears the rest only when
- * that frees enough to be worth a cache break. Only results of compactable tools (and observation messages)
- * are cleared; results already cleared are skipped. A cleared output keeps a one-line record: the call
- * (command or path), the exit status and the first error lines. Records one edit per cleared output.
+ * that frees enough to be worth a cache break. Results of reproducible tools (and observation messages) are
+ * cleared; those of other tools only once saved (`saveOutput`), and never those of tools that are kept; results
+ * already cleared are skipped. A cleared output keeps a one-line record of its original output: the call
+ * (command or path), the exit status and the first error lines, and where it was saved. Records one edit per
+ * cleared output.
  */
 export function microcompact(messages: readonly Message[], options: MicrocompactOptions = {}): LayerResult {
   const strategy = options.strategy ?? "time";
@@ -98,7 +127,16 @@ export function microcompact(messages: readonly Message[], options: Microcompact
   const edits: ContextEdit[] = [];
   let tokensFreed = 0;
   for (const output of chosen) {
-    const content = clearedResultText(toolOutputRecord(output.use, output.text, output.isError));
+    const original =
+      (output.toolUseId === undefined ? undefined : options.originalOutput?.(output.toolUseId)) ??
+      output.text;
+    let savedPath: string | undefined;
+    if (output.save) {
+      savedPath =
+        output.toolUseId === undefined ? undefined : options.saveOutput?.(output.toolUseId, original);
+      if (savedPath === undefined) continue;
+    }
+    const content = clearedResultText(toolOutputRecord(output.use, original, output.isError, savedPath));
     const freed = output.tokens - estimateTextTokens(content);
     if (freed <= 0) continue;
     tokensFreed += freed;
@@ -117,7 +155,7 @@ export function microcompact(messages: readonly Message[], options: Microcompact
 }
 
 function collectOutputs(messages: readonly Message[], options: MicrocompactOptions): Output[] {
-  const compactable = compactablePredicate(options.compactableTools);
+  const retention = withCompactableTools(options.retention ?? retentionLookup(), options.compactableTools);
   const calls = indexToolUses(messages);
   const stale = options.staleMessageIds;
   const outputs: Output[] = [];
@@ -142,10 +180,13 @@ function collectOutputs(messages: readonly Message[], options: MicrocompactOptio
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const call = calls.get(block.tool_use_id);
-      if (!call || !compactable(call.use.name)) continue;
+      if (!call) continue;
+      const kind = retention(call.use.name);
+      if (kind === "keep" || (kind === "persist" && !options.saveOutput)) continue;
       const text = resultText(block);
       if (isClearedResult(text)) continue;
       outputs.push({
+        ...(kind === "persist" ? { save: true } : {}),
         messageIndex,
         messageId: message.id,
         toolUseId: block.tool_use_id,
@@ -216,7 +257,16 @@ function chooseByPrune(
 }
 
 export interface MicrocompactLayerOptions
-  extends Omit<MicrocompactOptions, "now" | "strategy" | "staleMessageIds" | "minimumFreedTokens"> {
+  extends Omit<
+    MicrocompactOptions,
+    | "now"
+    | "strategy"
+    | "staleMessageIds"
+    | "minimumFreedTokens"
+    | "retention"
+    | "saveOutput"
+    | "originalOutput"
+  > {
   /** Prune: the fewest tokens a prune must free; default 20,000 scaled to the window. */
   minimumFreedTokens?: number;
 }
@@ -240,16 +290,36 @@ export function createMicrocompactLayer(options: MicrocompactLayerOptions = {}):
     },
     run(messages, context) {
       const idle = context.idleMs > gapMs;
-      return microcompact(messages, {
-        protectTokens: Math.round(PRUNE_PROTECT_TOKENS * context.scale),
-        ...options,
-        minimumFreedTokens: options.minimumFreedTokens ?? Math.round(PRUNE_MINIMUM_TOKENS * context.scale),
-        strategy: idle ? "time" : "prune",
-        now: context.now,
-        staleMessageIds: context.staleMessageIds,
-      });
+      return withSavedOutputs(context, (saveOutput) =>
+        microcompact(messages, {
+          protectTokens: Math.round(PRUNE_PROTECT_TOKENS * context.scale),
+          ...options,
+          minimumFreedTokens: options.minimumFreedTokens ?? Math.round(PRUNE_MINIMUM_TOKENS * context.scale),
+          strategy: idle ? "time" : "prune",
+          now: context.now,
+          staleMessageIds: context.staleMessageIds,
+          ...toolResultContext(context, saveOutput),
+        }),
+      );
     },
     describe: (report) =>
-      `Cleared ${plural(report.stats.cleared ?? 0, "old tool result")}: ${report.reason}.`,
+      `Cleared ${plural(report.stats.cleared ?? 0, "old tool result")}${savedNote(report.stats)}: ${report.reason}.`,
   });
+}
+
+/** The tool-result options of a layer's run: the session's retention, the saver, the original outputs. */
+export function toolResultContext(
+  context: Pick<LayerContext, "retention" | "originalOutput">,
+  saveOutput: SaveOutput | undefined,
+): Pick<ToolResultOptions, "retention" | "saveOutput" | "originalOutput"> {
+  return {
+    ...(context.retention ? { retention: context.retention } : {}),
+    ...(saveOutput ? { saveOutput } : {}),
+    ...(context.originalOutput ? { originalOutput: context.originalOutput } : {}),
+  };
+}
+
+/** How many outputs a layer saved to the session folder before it cleared them, for its report sentence. */
+export function savedNote(stats: Readonly<Record<string, number>>): string {
+  return stats.saved ? ` (${plural(stats.saved, "output")} saved to the session folder first)` : "";
 }

@@ -11,9 +11,22 @@ import {
 import { toRequestMessages } from "@unforget/transcript";
 import { CompactionFailedError } from "./compact-error.ts";
 import { buildCompactPrompt, missingSectionsReminder } from "./compact-prompt.ts";
-import { KEEP_ALIVE_INTERVAL_MS, SUMMARY_MAX_TOKENS, SUMMARY_STREAM_RETRIES } from "./defaults.ts";
+import { estimateTextTokens } from "./conversation.ts";
+import {
+  KEEP_ALIVE_INTERVAL_MS,
+  SUMMARY_MAX_TOKENS,
+  SUMMARY_MIN_SECTIONS,
+  SUMMARY_MIN_TOKENS,
+  SUMMARY_STREAM_RETRIES,
+} from "./defaults.ts";
+import { extractSummarySections } from "./extractive-summarizer.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
-import { formatSummaryReply, missingSections } from "./summary-format.ts";
+import {
+  fillMissingSections,
+  formatSummaryReply,
+  hasEnoughSections,
+  missingSections,
+} from "./summary-format.ts";
 
 export interface ModelSummarizerOptions {
   provider: ModelProvider;
@@ -35,8 +48,10 @@ interface Attempt {
  * tools and output limit, the conversation, then the compaction instruction — so it reuses the session's
  * prompt cache; tools are refused (a reply that calls one counts as a failure). If that fails, a plain
  * streaming call without tools and with a 20,000-token cap. The `<analysis>` scratchpad is removed and the
- * nine sections are checked: a reply missing any gets one reminder, then the compaction fails. A stream
- * that breaks after it started is retried twice; `PromptTooLongError` is passed up for head truncation.
+ * sections are found by their titles in any layout: a reply with at least five of the nine is used, the ones it
+ * lacks filled in by the offline extractor (marked as such); one with fewer gets one reminder, then the
+ * compaction fails. A stream that breaks after it started is retried twice; `PromptTooLongError` is passed up
+ * (the caller splits the input into pieces).
  */
 export function createModelSummarizer(options: ModelSummarizerOptions): Summarizer {
   const { provider, model } = options;
@@ -48,6 +63,7 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
         scope: request.scope,
         ...(request.instructions ? { instructions: request.instructions } : {}),
         ...(request.previousSummary ? { previousSummary: request.previousSummary } : {}),
+        ...(request.userMessagesCarried ? { userMessagesCarried: true } : {}),
       });
       const conversation: Message[] = [
         ...request.messages,
@@ -81,8 +97,8 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
           attempt = await call(provider, plainRequest(model, options, conversation), request, usage);
         }
         let summary = formatSummaryReply(attempt.text);
-        const missing = missingSections(summary);
-        if (missing.length > 0) {
+        if (!hasEnoughSections(summary)) {
+          const missing = missingSections(summary);
           const retry = [
             createMessage("assistant", attempt.text, { id: "compact_reply" }),
             createMessage("user", missingSectionsReminder(missing), { id: "compact_reminder", isMeta: true }),
@@ -94,13 +110,17 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
             usage,
           );
           summary = formatSummaryReply(again.text);
-          const stillMissing = missingSections(summary);
-          if (stillMissing.length > 0) {
+          if (!hasEnoughSections(summary)) {
             throw new CompactionFailedError(
               "summary",
-              `The model's summary lacks ${stillMissing.join(", ")} even after a reminder; the compaction was not applied and the conversation is unchanged.`,
+              `The model's summary lacks ${missingSections(summary).join(", ")} even after a reminder (at least ${SUMMARY_MIN_SECTIONS} of the nine sections are needed); the compaction was not applied and the conversation is unchanged.`,
             );
           }
+        }
+        // The sections the reply lacks come from the offline extractor, marked as such.
+        if (missingSections(summary).length > 0) {
+          const room = Math.max(SUMMARY_MIN_TOKENS, request.maxTokens - estimateTextTokens(summary));
+          summary = fillMissingSections(summary, extractSummarySections(request, room));
         }
         return {
           text: summary,

@@ -1,6 +1,6 @@
 import type { Message } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
-import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
+import { retentionLookup, withCompactableTools } from "./compactable-tools.ts";
 import {
   estimateTextTokens,
   indexToolUses,
@@ -17,23 +17,24 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import { isClearedResult } from "./microcompact.ts";
+import { isClearedResult, savedNote, type ToolResultOptions, toolResultContext } from "./microcompact.ts";
+import { withSavedOutputs } from "./saved-outputs.ts";
 import { describeOutcome, toolOutputRecord } from "./tool-output-record.ts";
 
 const MASK_PREFIX = "[Output omitted to save context:";
 
-export interface ObservationMaskingOptions extends LayerTimeOptions {
+export interface ObservationMaskingOptions extends LayerTimeOptions, ToolResultOptions {
   /** Most recent outputs kept verbatim; default 10. */
   keepLast?: number;
   /** Mask nothing unless at least this many tokens go (each masking breaks the prompt cache); default 0. */
   minimumFreedTokens?: number;
-  /** Tools whose outputs may be masked; default `DEFAULT_COMPACTABLE_TOOLS`. Observation messages always may. */
-  compactableTools?: CompactableTools;
 }
 
 /**
- * Keeps only the last `keepLast` tool outputs verbatim and turns every older one into a one-line record: the
- * call (command or path), its exit status and first error lines, and how large it was. A published SWE-bench study found this matched LLM
+ * Keeps only the last `keepLast` tool outputs verbatim and turns every older one into a one-line record of its
+ * original output: the call (command or path), its exit status and first error lines, and how large it was.
+ * Outputs of tools that are not reproducible are masked only once saved (`saveOutput`), and the record says
+ * where; those of tools that are kept never are. A published SWE-bench study found this matched LLM
  * summaries on task success at about half the cost; it needs no model call. Outputs already masked or
  * cleared are left alone, so running it again changes nothing.
  */
@@ -42,7 +43,7 @@ export function maskObservations(
   options: ObservationMaskingOptions = {},
 ): LayerResult {
   const keepLast = Math.max(0, options.keepLast ?? MASK_KEEP_LAST);
-  const compactable = compactablePredicate(options.compactableTools);
+  const retention = withCompactableTools(options.retention ?? retentionLookup(), options.compactableTools);
   const calls = indexToolUses(messages);
   const outputs: { edit: ContextEdit; tokens: number; stubTokens: number }[] = [];
   let seen = 0;
@@ -70,12 +71,18 @@ export function maskObservations(
       const block = message.content[blockIndex]!;
       if (block.type !== "tool_result") continue;
       const call = calls.get(block.tool_use_id);
-      if (!call || !compactable(call.use.name)) continue;
+      if (!call) continue;
+      const kind = retention(call.use.name);
+      if (kind === "keep" || (kind === "persist" && !options.saveOutput)) continue;
       const text = resultText(block);
       if (isMasked(text)) continue;
       seen++;
       if (seen <= keepLast) continue;
-      const stub = `${MASK_PREFIX} ${toolOutputRecord(call.use, text, block.is_error === true)}; run it again if you need it.]`;
+      const original = options.originalOutput?.(block.tool_use_id) ?? text;
+      const savedPath = kind === "persist" ? options.saveOutput?.(block.tool_use_id, original) : undefined;
+      if (kind === "persist" && savedPath === undefined) continue;
+      const record = toolOutputRecord(call.use, original, block.is_error === true, savedPath);
+      const stub = `${MASK_PREFIX} ${record}; ${savedPath === undefined ? "run it again" : "read it back from there"} if you need it.]`;
       outputs.push({
         edit: {
           kind: "replace_tool_result",
@@ -106,7 +113,7 @@ function isMasked(text: string): boolean {
 
 /** Observation masking as a layer (opt-in): in a batch of the cheap layers, while the context is above the target. */
 export function createObservationMaskingLayer(
-  options: Omit<ObservationMaskingOptions, "now"> = {},
+  options: Omit<ObservationMaskingOptions, "now" | "retention" | "saveOutput" | "originalOutput"> = {},
 ): EditLayer {
   return defineLayer({
     name: "observation-masking",
@@ -118,12 +125,15 @@ export function createObservationMaskingLayer(
         ? "context at the cheap-layer level"
         : false,
     run: (messages, context) =>
-      maskObservations(messages, {
-        minimumFreedTokens: context.minimumFreedTokens,
-        ...options,
-        now: context.now,
-      }),
+      withSavedOutputs(context, (saveOutput) =>
+        maskObservations(messages, {
+          minimumFreedTokens: context.minimumFreedTokens,
+          ...options,
+          now: context.now,
+          ...toolResultContext(context, saveOutput),
+        }),
+      ),
     describe: (report) =>
-      `Masked ${plural(report.stats.masked ?? 0, "old tool output")} as one-line records.`,
+      `Masked ${plural(report.stats.masked ?? 0, "old tool output")} as one-line records${savedNote(report.stats)}.`,
   });
 }

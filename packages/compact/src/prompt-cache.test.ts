@@ -54,6 +54,26 @@ describe("createPromptCache", () => {
     expect(cache.bill(sent(conversation(6)), preamble, count, MINUTE).cacheReadTokens).toBe(5_500);
   });
 
+  it("takes a breakpoint on the last block inside a tool result as the result's own", () => {
+    const result: RequestMessage = {
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "t1",
+          content: [{ type: "text", text: "output", cache_control: { type: "ephemeral" } }],
+        },
+      ],
+    };
+    const messages = [...conversation(3), result, ...conversation(3).slice(1)];
+    const edited = [...messages];
+    edited[5] = text("user", "folded");
+    const nested = createPromptCache();
+    nested.bill(sent(messages), preamble, count, 0);
+    // With the marker inside the result, what precedes it (and the result) is read back after the change.
+    expect(nested.bill(sent(edited), preamble, count, MINUTE).cacheReadTokens).toBe(5_500);
+  });
+
   it("forgets everything after an idle gap longer than the lifetime, and keeps it for an hour when asked", () => {
     const short = createPromptCache();
     short.bill(sent(conversation(4)), preamble, count, 0);

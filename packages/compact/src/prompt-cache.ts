@@ -105,7 +105,7 @@ export function createPromptCache(options: PromptCacheOptions = {}): PromptCache
           segments.push({
             key: `${message.role}:${keyOf(block)}`,
             tokens,
-            breakpoint: "cache_control" in block && block.cache_control !== undefined,
+            breakpoint: hasBreakpoint(block),
           });
         });
       }
@@ -150,6 +150,17 @@ export function createPromptCache(options: PromptCacheOptions = {}): PromptCache
       };
     },
   };
+}
+
+/**
+ * True when a block carries a breakpoint: its own `cache_control`, or, for a tool result, one on the last
+ * block of its content (the API takes either, and both end the cached prefix with the result).
+ */
+function hasBreakpoint(block: ContentBlock): boolean {
+  if ("cache_control" in block && block.cache_control !== undefined) return true;
+  if (block.type !== "tool_result" || typeof block.content === "string") return false;
+  const last = block.content.at(-1);
+  return last !== undefined && "cache_control" in last && last.cache_control !== undefined;
 }
 
 /** A block's identity for the cache: its JSON without `cache_control`, computed once per block object. */

@@ -266,4 +266,60 @@ describe("replayConversation", () => {
     // KeyError is on a numbered source line: shown code, not an error that happened.
     expect(stats.errorCodes).toEqual({ seen: 1, kept: 1 });
   });
+
+  it("charges an output cleared and then read again (same path, same command), and not one still held", async () => {
+    // Module 1 is read again at the end: the ladder has folded its first read by then.
+    const messages = conversation(60);
+    const end = messages.pop()!;
+    const time = "2026-01-01T00:30:30.000Z";
+    messages.push(
+      createMessage(
+        "assistant",
+        [
+          { type: "tool_use", id: "again1", name: "Read", input: { file_path: "m1.ts" } },
+          { type: "tool_use", id: "again60", name: "Read", input: { file_path: "m60.ts" } },
+        ],
+        { id: "a-again", timestamp: time, responseId: "r-again" },
+      ),
+      createMessage(
+        "user",
+        [
+          { type: "tool_result", tool_use_id: "again1", content: "module 1 again" },
+          { type: "tool_result", tool_use_id: "again60", content: "module 60 again" },
+        ],
+        { id: "r-again", timestamp: time },
+      ),
+      end,
+    );
+    const { stats, calls } = await replay(messages);
+    const read = calls.find((call) => call.clearedThenNeeded.results > 0);
+    // Only module 1's output went; module 60's (the newest round) is still in the request.
+    expect(stats.clearedThenNeeded.results).toBe(1);
+    expect(read?.index).toBe(calls.length - 1);
+    const first = messages.find((message) => message.id === "r1")!.content[0]!;
+    expect(stats.clearedThenNeeded.tokens).toBe(
+      estimateMessageTokens({
+        role: "user",
+        content: [{ type: "text", text: (first as { content: string }).content }],
+      }),
+    );
+    // Priced as a new result is: written to the cache once (1.25× the Sonnet tier's $3 input).
+    expect(stats.clearedThenNeeded.costUsd).toBeCloseTo(
+      (stats.clearedThenNeeded.tokens * 3.75) / 1_000_000,
+      9,
+    );
+
+    // A manager that never reaches a level to act at keeps both: nothing to charge.
+    const kept = await replayConversation(messages, {
+      window: 1_000_000,
+      createManager: (clock) =>
+        createContextManager({
+          model: "replay",
+          limits: { contextWindow: 1_000_000, maxOutputTokens: 4_000 },
+          clock,
+          config: { policy: createFixedLevelPolicy() },
+        }),
+    });
+    expect(kept.stats.clearedThenNeeded).toEqual({ results: 0, tokens: 0, costUsd: 0 });
+  });
 });

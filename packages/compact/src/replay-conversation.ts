@@ -11,6 +11,7 @@ import {
 } from "@unforget/core";
 import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
 import { extendRequestMessages } from "@unforget/transcript";
+import { createClearedThenNeeded } from "./cleared-then-needed.ts";
 import { ContextOverflowError } from "./compact-error.ts";
 import type { LayerReport } from "./context-events.ts";
 import type { ContextManager, PrepareResult } from "./context-manager.ts";
@@ -74,6 +75,12 @@ export interface ReplayCall {
   summarizerCostUsd: number;
   /** Dollars of the reference's request at this call (every message, the oldest dropped to fit the window). */
   slidingWindowCostUsd: number;
+  /**
+   * Outputs this call reads or runs again (the same path, the same command) that its request no longer held
+   * as they were: cleared, then needed. A live model would have read them again; their tokens are charged
+   * as a new result is, written to the cache once (not part of `inputCostUsd`).
+   */
+  clearedThenNeeded: { results: number; tokens: number; costUsd: number };
   /** Input tokens of the request (system and tools included). */
   tokens: number;
   /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
@@ -89,6 +96,8 @@ export interface ReplayCall {
   violations: string[];
   /** The manager's threshold at this call. */
   threshold: number;
+  /** The working set's ceiling and floor at this call, when the manager's policy keeps one. */
+  workingSet?: { ceiling: number | undefined; floor: number | undefined };
 }
 
 export interface ReplayStats {
@@ -126,6 +135,12 @@ export interface ReplayStats {
    */
   slidingWindowInputCostUsd: number;
   slidingWindowInputCost: number;
+  /**
+   * Every call's outputs cleared, then needed (`ReplayCall.clearedThenNeeded`): how many, their tokens, and
+   * what reading them again costs (written to the cache once). Not part of `inputCostUsd`: add it for the
+   * price of forgetting.
+   */
+  clearedThenNeeded: { results: number; tokens: number; costUsd: number };
   /** Distinct error codes (exception names, `TS2345`, `E0308`, `ENOENT`, …) seen in tool output, and how many of them the last request still holds. */
   errorCodes: { seen: number; kept: number };
   /** Every call's invariant violations, prefixed with the call ("call 12: …"); overflows are not among them. */
@@ -168,6 +183,17 @@ export async function replayConversation(
     bill: (request, time) => bill.inputUsd(bill.reference(request, time)),
   });
   const errorCodes = createErrorCodeTracker();
+  const needed = createClearedThenNeeded();
+  const neededAgain = (assistant: Message, request: readonly RequestMessage[]) => {
+    const { results, tokens } = needed.check(assistant, request);
+    const costUsd = bill.inputUsd({
+      tokens,
+      cacheReadTokens: 0,
+      cacheWriteTokens: tokens,
+      uncachedTokens: 0,
+    });
+    return { results, tokens, costUsd };
+  };
   const history: Message[] = [];
   const calls: ReplayCall[] = [];
   const layers: ReplayStats["layers"] = Object.fromEntries(
@@ -210,6 +236,7 @@ export async function replayConversation(
       const billing = bill.request(sent, time);
       const call: ReplayCall = {
         slidingWindowCostUsd: reference.bill(history, time),
+        clearedThenNeeded: neededAgain(message, prepared.messages),
         index: calls.length + 1,
         time,
         messages: prepared.messages,
@@ -223,6 +250,7 @@ export async function replayConversation(
         actions,
         violations,
         threshold: prepared.status.threshold,
+        ...(prepared.status.workingSet ? { workingSet: prepared.status.workingSet } : {}),
       };
       calls.push(call);
       await options.onCall?.(call);
@@ -233,6 +261,16 @@ export async function replayConversation(
         usage: createUsage({ inputTokens: tokens, outputTokens: own }),
       });
     } else if (message.role === "assistant" && continuesResponse) {
+      // A parallel call split from the same response: the last call's request is what the model saw.
+      const last = calls.at(-1);
+      if (last) {
+        const again = neededAgain(message, last.messages);
+        last.clearedThenNeeded = {
+          results: last.clearedThenNeeded.results + again.results,
+          tokens: last.clearedThenNeeded.tokens + again.tokens,
+          costUsd: last.clearedThenNeeded.costUsd + again.costUsd,
+        };
+      }
       const usage =
         calls.length > 0
           ? createUsage({
@@ -246,6 +284,7 @@ export async function replayConversation(
     }
     naive += own;
     errorCodes.observe(message);
+    needed.observe(message);
     if (isUserAuthored(message)) userSeen.push(message);
   }
 
@@ -363,6 +402,11 @@ function statsOf(
     uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
     inputCostUsd: sum((call) => call.inputCostUsd + call.summarizerCostUsd),
     slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
+    clearedThenNeeded: {
+      results: sum((call) => call.clearedThenNeeded.results),
+      tokens: sum((call) => call.clearedThenNeeded.tokens),
+      costUsd: sum((call) => call.clearedThenNeeded.costUsd),
+    },
     violations: calls.flatMap((call) =>
       call.violations.map((violation) => `call ${call.index}: ${violation}`),
     ),

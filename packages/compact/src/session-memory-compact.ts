@@ -1,13 +1,19 @@
 import type { Message, SessionMemorySource } from "@unforget/core";
-import type { CompactionOutcome, ContinuationStyle } from "./compact-conversation.ts";
-import { clip, estimateTextTokens, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
+import {
+  type CarriedUserMessage,
+  collectCarriedUserMessages,
+  fitCarriedUserMessages,
+  renderCarriedUserMessages,
+} from "./carried-user-messages.ts";
+import { type CompactionOutcome, type ContinuationStyle, userMessageBudget } from "./compact-conversation.ts";
+import { estimateTextTokens, estimateTokens } from "./conversation.ts";
 import {
   EXTRACTION_WAIT_MS,
   NOTES_KEEP_FLOOR_TOKENS,
   NOTES_KEEP_MAX_TOKENS,
   NOTES_KEEP_MIN_TEXT_MESSAGES,
   NOTES_KEEP_MIN_TOKENS,
-  QUOTE_CHARS,
+  USER_MESSAGES_SHARE_OF_SUMMARIZED,
 } from "./defaults.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "./keep-window.ts";
 import { defineLayer, plural, SUMMARY_REQUEST, type SummaryLayer, scaleFor, summaryDue } from "./layer.ts";
@@ -26,6 +32,10 @@ export interface SessionMemoryCompactOptions {
   waitMs?: number;
   /** Estimated tokens of what the caller adds after the compaction (attachments), counted against the threshold. */
   reservedTokens?: number;
+  /** Most tokens the user's messages carried beside the notes may take before older long ones are shortened; default: no limit. */
+  userMessageBudgetTokens?: number;
+  /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
+  sessionDir?: string;
 }
 
 /**
@@ -60,11 +70,20 @@ export async function sessionMemoryCompact(
   const summarized = messages.slice(0, start);
   if (summarized.length === 0) return undefined;
   const kept = messages.slice(start);
+  const carried = await fitCarriedUserMessages(collectCarriedUserMessages([], summarized), {
+    budgetTokens: Math.min(
+      options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
+      Math.floor(estimateTokens(summarized) * USER_MESSAGES_SHARE_OF_SUMMARIZED),
+    ),
+    keepLast: summarized.some((message) => message.id === turn.userMessageId),
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+  });
   const messageText = notesMessageText(
     notes.text,
     notes.path,
     options.continuation ?? "interactive",
-    userMessagesMissingFrom(notes.text, summarized, turn.userMessageId),
+    carried,
+    options.sessionDir,
   );
   const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
   if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
@@ -78,44 +97,16 @@ export async function sessionMemoryCompact(
     tokensAfter,
     summarizer: { name: "session-memory", calls: 0, inputTokens: 0, outputTokens: 0 },
     ptlRetries: 0,
-    droppedRounds: 0,
+    pieces: 1,
   };
-}
-
-/**
- * The user's messages from the summarised part that the notes do not quote: notes are written by a model and
- * may leave a request out, but a compaction never drops the user's words silently.
- */
-function userMessagesMissingFrom(
-  notes: string,
-  summarized: readonly Message[],
-  newestUserMessageId: string | undefined,
-): string[] {
-  const missing: string[] = [];
-  for (const message of summarized) {
-    if (message.isCompactSummary) {
-      // An earlier compaction's message already carries the user's words from before it.
-      for (const line of userText(message).split("\n")) {
-        const quoted = /^(?:\d+\.|-) "(.*?)"?$/.exec(line)?.[1];
-        if (quoted && !notes.includes(quoted.slice(0, 100))) missing.push(quoted);
-      }
-      continue;
-    }
-    if (!isUserAuthored(message)) continue;
-    const text = userText(message).trim();
-    if (message.id === newestUserMessageId) {
-      // The newest message goes along whole, whatever the notes say of it.
-      if (!notes.includes(text)) missing.push(text);
-    } else if (!notes.includes(text.slice(0, 100))) missing.push(clip(text, QUOTE_CHARS));
-  }
-  return missing;
 }
 
 function notesMessageText(
   notes: string,
   path: string | undefined,
   continuation: ContinuationStyle,
-  userMessages: readonly string[],
+  userMessages: readonly CarriedUserMessage[],
+  sessionDir: string | undefined,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. These are the session notes that were kept up to date during it; they stand for the earlier part.",
@@ -124,13 +115,8 @@ function notesMessageText(
     notes.trim(),
     "</session-notes>",
   ];
-  if (userMessages.length > 0) {
-    parts.push(
-      "",
-      "The user's messages from the earlier part, verbatim:",
-      ...userMessages.map((text) => `- "${text}"`),
-    );
-  }
+  // Every message the user wrote in the part the notes stand for, whatever the notes say of it.
+  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   if (path) parts.push("", `The full notes are at ${path}.`);
   if (continuation === "interactive") {
     parts.push("", "Continue from where the conversation stopped without asking the user anything further.");
@@ -171,6 +157,8 @@ export function createSessionMemoryLayer(options: SessionMemoryLayerOptions): Su
         threshold: context.threshold,
         continuation: context.continuation,
         reservedTokens: context.reservedTokens,
+        userMessageBudgetTokens: userMessageBudget(context.summaryMaxTokens),
+        ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
         keep: {
           minTokens: Math.round(NOTES_KEEP_MIN_TOKENS * scale),
           maxTokens: Math.max(NOTES_KEEP_FLOOR_TOKENS, Math.round(NOTES_KEEP_MAX_TOKENS * scale)),

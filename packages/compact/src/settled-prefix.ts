@@ -1,48 +1,62 @@
 import type { Message } from "@unforget/core";
 import { isFoldableRound } from "./collapse-context.ts";
-import { compactablePredicate } from "./compactable-tools.ts";
+import { clearablePredicate, retentionLookup } from "./compactable-tools.ts";
 import { isTextObservation, resultText, userText } from "./conversation.ts";
 import { isClearedResult } from "./microcompact.ts";
 
-const defaultCompactable = compactablePredicate(undefined);
-
-// Messages never change (an edit makes new ones), so what each pair and each message is can be remembered:
-// the manager asks on every call, and a long session must not make every call walk every block again.
-const foldableAfter = new WeakMap<Message, { answer: Message; foldable: boolean }>();
-const clearableOutput = new WeakMap<Message, boolean>();
-
-/** `isFoldableRound` with the default compactable tools, remembered per pair of messages. */
-export function isFoldableRoundAt(messages: readonly Message[], index: number): boolean {
-  const assistant = messages[index]!;
-  const answer = messages[index + 1];
-  if (!answer || assistant.role !== "assistant") return false;
-  const known = foldableAfter.get(assistant);
-  if (known?.answer === answer) return known.foldable;
-  const foldable = isFoldableRound(assistant, answer, defaultCompactable);
-  foldableAfter.set(assistant, { answer, foldable });
-  return foldable;
+/** Which messages a cheap layer could still change, for one rule of which tools' results may be cleared. */
+export interface ChangeableMessages {
+  /** True when the assistant message at `index` and the answer after it form a round collapse may fold. */
+  foldableAt(messages: readonly Message[], index: number): boolean;
+  /** True when the user message at `index` holds a tool output microcompact may still clear. */
+  clearableAt(messages: readonly Message[], index: number): boolean;
 }
 
-/** True when a user message holds a tool output microcompact may still clear (remembered per message). */
-function holdsClearableOutput(messages: readonly Message[], index: number): boolean {
-  const message = messages[index]!;
-  const known = clearableOutput.get(message);
-  if (known !== undefined) return known;
-  let clearable = false;
-  if (isTextObservation(message)) clearable = !isClearedResult(userText(message));
-  else {
-    for (const block of message.content) {
-      if (block.type !== "tool_result" || isClearedResult(resultText(block))) continue;
-      const name = toolName(messages, index, block.tool_use_id);
-      if (name !== undefined && defaultCompactable(name)) {
-        clearable = true;
-        break;
+/**
+ * The changeable messages for `clearable` (which tools' results the cheap layers may clear; default the
+ * well-known reproducible names, as a manager without a session folder or tool declarations has). Messages
+ * never change (an edit makes new ones), so each answer is remembered per message: the manager asks on every
+ * call, and a long session must not make every call walk every block again.
+ */
+export function createChangeableMessages(
+  clearable: (toolName: string) => boolean = clearablePredicate(retentionLookup(), undefined),
+): ChangeableMessages {
+  const foldableAfter = new WeakMap<Message, { answer: Message; foldable: boolean }>();
+  const clearableOutput = new WeakMap<Message, boolean>();
+  return {
+    foldableAt(messages, index) {
+      const assistant = messages[index]!;
+      const answer = messages[index + 1];
+      if (!answer || assistant.role !== "assistant") return false;
+      const known = foldableAfter.get(assistant);
+      if (known?.answer === answer) return known.foldable;
+      const foldable = isFoldableRound(assistant, answer, clearable);
+      foldableAfter.set(assistant, { answer, foldable });
+      return foldable;
+    },
+    clearableAt(messages, index) {
+      const message = messages[index]!;
+      const known = clearableOutput.get(message);
+      if (known !== undefined) return known;
+      let found = false;
+      if (isTextObservation(message)) found = !isClearedResult(userText(message));
+      else {
+        for (const block of message.content) {
+          if (block.type !== "tool_result" || isClearedResult(resultText(block))) continue;
+          const name = toolName(messages, index, block.tool_use_id);
+          if (name !== undefined && clearable(name)) {
+            found = true;
+            break;
+          }
+        }
       }
-    }
-  }
-  clearableOutput.set(message, clearable);
-  return clearable;
+      clearableOutput.set(message, found);
+      return found;
+    },
+  };
 }
+
+const defaultChangeable = createChangeableMessages();
 
 /**
  * Index of the first message a cheap layer could still change: the first completed tool round collapse may
@@ -50,11 +64,15 @@ function holdsClearableOutput(messages: readonly Message[], index: number): bool
  * summary, no cheap layer touches it. Linear, and it stops at the first such message; `from` skips messages
  * known to be settled.
  */
-export function settledMessages(messages: readonly Message[], from = 0): number {
+export function settledMessages(
+  messages: readonly Message[],
+  from = 0,
+  changeable: ChangeableMessages = defaultChangeable,
+): number {
   for (let index = from; index < messages.length; index++) {
     const role = messages[index]!.role;
-    if (role === "assistant" && isFoldableRoundAt(messages, index)) return index;
-    if (role === "user" && holdsClearableOutput(messages, index)) return index;
+    if (role === "assistant" && changeable.foldableAt(messages, index)) return index;
+    if (role === "user" && changeable.clearableAt(messages, index)) return index;
   }
   return messages.length;
 }
@@ -74,7 +92,9 @@ function toolName(messages: readonly Message[], resultIndex: number, id: string)
  * answer are the same objects as before, and the first changeable one is still there, the answer stands; when
  * nothing was changeable, only the new messages are looked at. Otherwise it looks again from the start.
  */
-export function createSettledTracker(): (messages: readonly Message[]) => number {
+export function createSettledTracker(
+  changeable: ChangeableMessages = defaultChangeable,
+): (messages: readonly Message[]) => number {
   // The messages up to the previous answer (inclusive), as they were: the array itself may grow in place.
   let seen: Message[] = [];
   let length = 0;
@@ -88,10 +108,12 @@ export function createSettledTracker(): (messages: readonly Message[]) => number
       // The first changeable message is the same object: it still is changeable, unless its round changed.
       const role = messages[settled]!.role;
       const still =
-        role === "assistant" ? isFoldableRoundAt(messages, settled) : holdsClearableOutput(messages, settled);
+        role === "assistant"
+          ? changeable.foldableAt(messages, settled)
+          : changeable.clearableAt(messages, settled);
       if (still) from = -1;
     } else if (same) from = Math.max(0, settled - 1);
-    if (from >= 0) settled = settledMessages(messages, from);
+    if (from >= 0) settled = settledMessages(messages, from, changeable);
     length = messages.length;
     seen = messages.slice(0, Math.min(settled + 1, length));
     return settled;

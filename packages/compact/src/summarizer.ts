@@ -27,6 +27,11 @@ export interface SummarizeRequest {
   instructions?: string;
   /** Most tokens the summary should take. */
   maxTokens: number;
+  /**
+   * True when the caller keeps every user message verbatim beside the summary (the ladder does): the summary
+   * need not quote them whole.
+   */
+  userMessagesCarried?: boolean;
   /** The live loop's system, tools and output limit (model summarizers reuse them). */
   cacheSafe?: CacheSafeParameters;
   signal?: AbortSignal;

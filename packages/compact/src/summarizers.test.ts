@@ -5,6 +5,7 @@ import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
 import { compactConversation } from "./compact-conversation.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import { estimateTextTokens } from "./conversation.ts";
+import { SUMMARY_MAX_PIECES } from "./defaults.ts";
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import { createModelSummarizer } from "./model-summarizer.ts";
 import {
@@ -194,7 +195,7 @@ describe("createModelSummarizer (real Anthropic SDK against the fake)", () => {
     ).rejects.toBeInstanceOf(CompactionFailedError);
   });
 
-  it("retries a prompt-too-long summary by dropping the oldest rounds, keeping the user's words", async () => {
+  it("splits a piece the model refuses as too long, so no round is left out and the user's words are carried", async () => {
     const c = conversationBuilder().user("The original task: migrate the build to turbo.");
     for (let index = 0; index < 12; index++)
       c.tool("Read", { file_path: `f${index}.ts` }, filler(400, index));
@@ -218,13 +219,108 @@ describe("createModelSummarizer (real Anthropic SDK against the fake)", () => {
         summaryMaxTokens: 2_000,
       });
       expect(outcome.ptlRetries).toBeGreaterThan(0);
-      expect(outcome.droppedRounds).toBeGreaterThan(0);
-      const last = small.requests.at(-1)!.body as { messages: unknown[] };
-      expect(small.countTokens(last)).toBeLessThanOrEqual(3_000);
-      expect(JSON.stringify(last.messages[0])).toContain("The original task: migrate the build to turbo.");
+      expect(outcome.pieces).toBeGreaterThan(1);
+      const answered = small.requests.filter((request) => request.operation === "stream");
+      // Every round reached a request that fitted.
+      const fitted = answered.filter((request) => small.countTokens(request.body) <= 3_000);
+      for (let index = 0; index < 12; index++) {
+        expect(fitted.some((request) => JSON.stringify(request.body).includes(`f${index}.ts`))).toBe(true);
+      }
       expect(outcome.summary).toBe(NINE);
+      expect(outcome.messageText).toContain("The original task: migrate the build to turbo.");
     } finally {
       await small.close();
     }
+  });
+});
+
+/** A model that writes what it sees: every error code in its input (the previous summary included) goes into Errors and Fixes. */
+function diligentModel(request: { body: unknown }) {
+  const codes = [...new Set(JSON.stringify(request.body).match(/ERR_CODE_\d+/g) ?? [])];
+  const sections = SUMMARY_SECTIONS.map((title, index) =>
+    title === "Errors and Fixes"
+      ? `${index + 1}. ${title}:\n${codes.map((code) => `- ${code}`).join("\n") || "- none"}`
+      : `${index + 1}. ${title}:\n- noted`,
+  );
+  return { kind: "reply" as const, text: `<summary>\n${sections.join("\n\n")}\n</summary>` };
+}
+
+describe("summaries of an input that does not fit the summariser's window", () => {
+  let fake: AnthropicFakeServer;
+  beforeAll(async () => {
+    fake = await startAnthropicFake({ respond: diligentModel });
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  beforeEach(() => {
+    fake.requests.length = 0;
+  });
+
+  /** Thirty rounds, every third one a failing test run with its own error code. */
+  function failingSession() {
+    const c = conversationBuilder().user("Make the test suite pass.");
+    for (let index = 0; index < 30; index++) {
+      if (index % 3 === 0) {
+        c.tool(
+          "Bash",
+          { command: `npm test -- part${index}` },
+          `FAIL part${index}\nError: ERR_CODE_${index} timed out\nExit code 1.`,
+          {
+            isError: true,
+          },
+        );
+      } else {
+        c.tool("Read", { file_path: `src/part${index}.js` }, filler(300, index));
+      }
+    }
+    c.user("Keep going.");
+    return c;
+  }
+  const codes = Array.from({ length: 10 }, (_, index) => `ERR_CODE_${index * 3}`);
+  const summarizer = () =>
+    createModelSummarizer({
+      provider: createAnthropicProvider({ apiKey: "sk-ant-test", baseURL: fake.url, initialRetryDelayMs: 1 }),
+      model: "claude-sonnet-4-6",
+    });
+
+  it("summarises in pieces, each with the summary of the ones before it, so errors in the oldest rounds reach the summary", async () => {
+    const outcome = await compactConversation(failingSession().messages, {
+      summarizer: summarizer(),
+      trigger: "auto",
+      summaryMaxTokens: 2_000,
+      maxInputTokens: 4_000,
+    });
+    expect(outcome.pieces).toBeGreaterThan(1);
+    expect(outcome.pieces).toBeLessThanOrEqual(SUMMARY_MAX_PIECES);
+    const errors = parseSummarySections(outcome.summary).get("Errors and Fixes") ?? "";
+    for (const code of codes) expect(errors).toContain(code);
+    // Each request fits what the caller allowed (the prompt and the previous summary come on top).
+    const streams = fake.requests.filter((request) => request.operation === "stream");
+    expect(streams).toHaveLength(outcome.pieces);
+  });
+
+  it("bounds the model calls: beyond four pieces the oldest go to the offline extractor, and still reach the summary", async () => {
+    const outcome = await compactConversation(failingSession().messages, {
+      summarizer: summarizer(),
+      trigger: "auto",
+      summaryMaxTokens: 2_000,
+      maxInputTokens: 1_200,
+    });
+    const streams = fake.requests.filter((request) => request.operation === "stream");
+    expect(streams).toHaveLength(SUMMARY_MAX_PIECES);
+    expect(outcome.pieces).toBe(SUMMARY_MAX_PIECES + 1);
+    const errors = parseSummarySections(outcome.summary).get("Errors and Fixes") ?? "";
+    for (const code of codes) expect(errors).toContain(code);
+  });
+
+  it("the offline summariser, which reads everything, keeps the same errors", async () => {
+    const outcome = await compactConversation(failingSession().messages, {
+      summarizer: createExtractiveSummarizer(),
+      trigger: "auto",
+      summaryMaxTokens: 2_000,
+    });
+    const errors = parseSummarySections(outcome.summary).get("Errors and Fixes") ?? "";
+    for (const code of codes) expect(errors).toContain(code);
   });
 });

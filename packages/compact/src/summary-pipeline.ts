@@ -3,7 +3,7 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
 import type { CompactionOutcome } from "./compact-conversation.ts";
 import { CompactionFailedError } from "./compact-error.ts";
-import type { LayerReport } from "./context-events.ts";
+import type { LayerReport, SummaryFallback } from "./context-events.ts";
 import { estimateTextTokens, estimateTokens } from "./conversation.ts";
 import {
   ATTACHMENT_SHARE_OF_FREED,
@@ -177,23 +177,32 @@ async function run(
   if (!clearance) return;
   for (let index = 0; index < due.length; index++) {
     const { layer, reason } = due[index]!;
-    const closed = p.core.breakers.get(layer.name).closed && !runOptions.fallback;
+    const breaker = p.core.breakers.get(layer.name);
+    const closed = breaker.closed && !runOptions.fallback;
     // An open breaker skips the layer; the last one still runs, on the fallback summariser.
     if (!closed && index < due.length - 1) continue;
-    const summarizer = closed ? p.core.summarizer : p.core.fallbackSummarizer;
-    if (await attempt(p, call, layer, reason, summarizer, clearance, started)) return;
+    // Offline, the session's summariser is the fallback itself: nothing stands in for anything.
+    const fallback: SummaryFallback | undefined =
+      closed || p.core.summarizer === p.core.fallbackSummarizer
+        ? undefined
+        : breaker.closed
+          ? { reason: "blocking-limit" }
+          : { reason: "paused", retryInCalls: breaker.callsUntilRetry };
+    if (await attempt(p, call, layer, reason, clearance, started, fallback)) return;
   }
 }
 
+/** Runs one summary layer on the session's summariser, or on the fallback one when `fallback` says why. */
 async function attempt(
   p: Pipeline,
   call: LadderCall,
   layer: SummaryLayer,
   reason: string,
-  summarizer: Summarizer,
   clearance: Clearance,
   started: number,
+  fallback?: SummaryFallback,
 ): Promise<boolean> {
+  const summarizer = fallback ? p.core.fallbackSummarizer : p.core.summarizer;
   const context = summaryContext(p, call, layer, reason, summarizer, clearance);
   let outcome: CompactionOutcome | undefined;
   try {
@@ -206,31 +215,28 @@ async function attempt(
     // The caller cancelled the call: not the summariser's fault, and nothing more is tried in this call.
     if (call.options.signal?.aborted) return false;
     p.core.breakers.fail(layer.name, context.trigger, error);
-    if (summarizer !== p.core.fallbackSummarizer && !p.core.breakers.get(layer.name).closed) {
+    const breaker = p.core.breakers.get(layer.name);
+    if (!fallback && !breaker.closed && p.core.summarizer !== p.core.fallbackSummarizer) {
       // The model path just opened its breaker: the fallback summariser writes this summary, now.
-      return attempt(p, call, layer, reason, p.core.fallbackSummarizer, clearance, started);
+      return attempt(p, call, layer, reason, clearance, started, {
+        reason: "paused",
+        retryInCalls: breaker.callsUntilRetry,
+      });
     }
     if (context.trigger === "manual") throw error;
     return false;
   }
   if (!outcome) return false;
-  return apply(
-    p,
-    call,
-    layer,
-    context.trigger,
-    outcome,
-    started,
-    reason,
-    summarizer !== p.core.fallbackSummarizer,
-  );
+  const primary = summarizer !== p.core.fallbackSummarizer;
+  return apply(p, call, layer, context.trigger, outcome, started, reason, primary, fallback);
 }
 
 /**
  * Applies a compaction if it helps: never when it would drop the newest turn, not shrink the context, or
  * leave ≥ 95 % of it (a stall); a result above half the threshold is applied but counts as a failure (the
  * thrash guard), so the fallback summariser takes over instead of compacting every turn. `primary`: written
- * by the session's summariser (its success closes the layer's breaker), not the fallback.
+ * by the session's summariser (its success closes the layer's breaker), not the fallback; `fallback`: why the
+ * fallback wrote it instead, for the report and the transcript.
  */
 async function apply(
   p: Pipeline,
@@ -241,6 +247,7 @@ async function apply(
   started: number,
   reason: string,
   primary: boolean,
+  fallback: SummaryFallback | undefined,
 ): Promise<boolean> {
   const byId = new Map(p.core.view.view.map((message) => [message.id, message]));
   const summarized = outcome.summarizedMessageIds.flatMap((id) => byId.get(id) ?? []);
@@ -287,7 +294,7 @@ async function apply(
   const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   const projectedAfter = outcome.tokensAfter + attachmentTokens;
   const tokensBefore = call.state.tokens;
-  record(p, layer, trigger, outcome, summarized, kept, attachments, tokensBefore, projectedAfter);
+  record(p, layer, trigger, outcome, summarized, kept, attachments, tokensBefore, projectedAfter, fallback);
   p.background = undefined;
   const chain = p.onCompaction();
   const tokensAfter = p.core.size.tokens();
@@ -320,7 +327,7 @@ async function apply(
   // The conversation the other layers failed on is gone: they may try again. The fallback's success says
   // nothing of the summariser's health, so its breaker waits out its cool-down.
   p.core.breakers.resetAll(layer.name);
-  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason);
+  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason, fallback);
   await p.core.events.publish(
     call.reports,
     {
@@ -388,6 +395,7 @@ function summaryReport(
   attachments: number,
   chain: number,
   reason: string,
+  fallback: SummaryFallback | undefined,
 ): Omit<LayerReport, "tokensBefore" | "tokensAfter" | "tokensFreed" | "durationMs"> {
   return {
     layer: layer.name,
@@ -399,10 +407,11 @@ function summaryReport(
       kept: outcome.keptMessageIds.length,
       attachments,
       ptlRetries: outcome.ptlRetries,
-      droppedRounds: outcome.droppedRounds,
+      summaryPieces: outcome.pieces,
       recompactionChain: chain,
     },
     summarizer: outcome.summarizer.name,
+    ...(fallback ? { fallback } : {}),
     messagesSummarized: outcome.summarizedMessageIds.length,
     reason,
   };
@@ -419,7 +428,13 @@ function record(
   attachments: Awaited<ReturnType<typeof rehydrate>>,
   tokensBefore: number,
   projectedAfter: number,
+  fallback: SummaryFallback | undefined,
 ): void {
+  // Which summariser wrote it, kept with the summary in the transcript.
+  const writtenBy = {
+    summarizer: outcome.summarizer.name,
+    ...(fallback ? { fallback: fallback.reason } : {}),
+  };
   if (outcome.mode === "replace") {
     const edit = {
       kind: "replace_messages" as const,
@@ -431,6 +446,7 @@ function record(
           text: outcome.messageText,
         },
         reason: layer.name,
+        ...writtenBy,
       },
     };
     const messages = applyLayerEdits(p.core.view.view, [
@@ -456,6 +472,7 @@ function record(
       tokensAfter: projectedAfter,
       attachments,
       discoveredTools: [...p.core.shape.discoveredTools],
+      ...writtenBy,
     });
   }
   p.core.size.afterBoundary();
@@ -495,7 +512,7 @@ async function applyBackground(
     });
     return false;
   }
-  if (!(await apply(p, call, pending.layer, "auto", spliced.outcome, started, reason, true))) {
+  if (!(await apply(p, call, pending.layer, "auto", spliced.outcome, started, reason, true, undefined))) {
     p.core.events.emit({ type: "background-discarded", reason: "it would not have made enough room" });
     return false;
   }

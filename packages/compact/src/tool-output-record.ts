@@ -1,6 +1,6 @@
 import type { ToolUseBlock } from "@unforget/core";
 import { clip, describeToolCall, oneLine } from "./conversation.ts";
-import { ERROR_LINE_CHARS, MAX_ERROR_LINES } from "./defaults.ts";
+import { ERROR_LINE_CHARS, FIRST_ERROR_LINE_CHARS, MAX_ERROR_LINES } from "./defaults.ts";
 
 // The exit status as shells and agent harnesses print it: "Exit code 1" (Claude Code), "[The command completed
 // with exit code 1.]" (OpenHands), "<returncode>1</returncode>" (mini-swe-agent), "exited with status 2", ….
@@ -13,8 +13,9 @@ const EXIT_STATUS = [
 // A line that says what went wrong. Anchored at the line's start (after indentation), so that source code
 // that merely mentions an error (`raise ValueError(msg)`, `1466:  except OSError:`) is not taken for one.
 const ERROR_LINE = [
-  // Exceptions: "ValueError: invalid literal", "TypeError: x is not a function", "AssertionError".
-  /^[A-Z][\w.]*(?:Error|Exception|Failure|Interrupt)\b(?::|$)/,
+  // Exceptions: "ValueError: invalid literal", "TypeError: x is not a function", "AssertionError", and
+  // Node's coded ones: "AssertionError [ERR_ASSERTION]: …".
+  /^[A-Z][\w.]*(?:Error|Exception|Failure|Interrupt)\b(?: \[[A-Z][A-Z0-9_]*\])?(?::|$)/,
   // Compilers and tools: "error: …", "error[E0308]: …", "fatal: …", "panic: …", "ERROR: …", "npm ERR! …".
   /^(?:error|fatal|panic)(?:\[[A-Z]*\d+\])?:/i,
   /^npm ERR!/,
@@ -54,14 +55,15 @@ export function findExitStatus(text: string): number | undefined {
 }
 
 /**
- * The first lines of a tool output that say what went wrong, in order, each once and cut to 160 characters:
- * exceptions and compiler errors with their codes (`error TS2345`, `error[E0308]`, `ENOENT`), the first frame
- * of a stack trace after them, failing test names (jest, vitest, pytest, go, TAP), and shell failures.
+ * The first lines of a tool output that say what went wrong, in order, each once: exceptions and compiler
+ * errors with their codes (`error TS2345`, `error[E0308]`, `ENOENT`), the first frame of a stack trace after
+ * them, failing test names (jest, vitest, pytest, go, TAP), and shell failures. The first is kept whole up to
+ * 500 characters, the others are cut to 160.
  */
 export function findErrorLines(text: string, max = MAX_ERROR_LINES): string[] {
   const found: string[] = [];
   const add = (line: string) => {
-    const clipped = clip(oneLine(line), ERROR_LINE_CHARS);
+    const clipped = clip(oneLine(line), found.length === 0 ? FIRST_ERROR_LINE_CHARS : ERROR_LINE_CHARS);
     if (found.length < max && !found.includes(clipped)) found.push(clipped);
   };
   const lines = text.split(/\r?\n/);
@@ -111,12 +113,39 @@ export function describeOutcome(text: string, isError = false): string {
   return `${head ? `${head}: ` : ""}${clip(oneLine(first), 100)}${size}`;
 }
 
-/** The one-line record of a tool call and its output: `Bash(npm test) → exit 1: FAIL src/a.test.ts | … (340 lines)`. */
+const SAVED_AT = " — saved at ";
+
+/**
+ * The one-line record of a tool call and its output: `Bash(npm test) → exit 1: FAIL src/a.test.ts | … (340 lines)`;
+ * with `savedPath`, where the whole output was saved follows (` — saved at /…/tool-results/toolu_1`).
+ */
 export function toolOutputRecord(
   call: Pick<ToolUseBlock, "name" | "input"> | undefined,
   text: string,
   isError = false,
+  savedPath?: string,
 ): string {
-  const outcome = describeOutcome(text, isError);
+  const outcome = withSavedPath(describeOutcome(text, isError), savedPath);
   return call ? `${describeToolCall(call)} → ${outcome}` : outcome;
+}
+
+/** A record (or its outcome) without the place its output was saved, and that place when it says one. */
+export function splitSavedPath(record: string): { record: string; savedPath?: string } {
+  const at = record.lastIndexOf(SAVED_AT);
+  const savedPath = at < 0 ? "" : record.slice(at + SAVED_AT.length).trim();
+  return savedPath.length === 0 ? { record } : { record: record.slice(0, at), savedPath };
+}
+
+/** A record with the place its output was saved (as `toolOutputRecord` writes it). */
+export function withSavedPath(record: string, savedPath: string | undefined): string {
+  return savedPath === undefined ? record : `${record}${SAVED_AT}${savedPath}`;
+}
+
+/**
+ * An outcome cut after its first error line (which `findErrorLines` keeps whole up to 500 characters): the
+ * exit status and that line survive, later error lines and the size may not.
+ */
+export function clipOutcome(outcome: string): string {
+  const head = /^(?:exit -?\d+|error): /.exec(outcome)?.[0].length ?? 0;
+  return clip(outcome, head + FIRST_ERROR_LINE_CHARS);
 }

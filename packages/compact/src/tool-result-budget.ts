@@ -17,6 +17,7 @@ import {
   MESSAGE_RESULT_SHARE,
   MIN_RESULT_CHARS,
   PREVIEW_CHARS,
+  RESULT_CAP_CHARS,
   RESULT_SHARE,
   TRUNCATE_CHARS,
   USER_MESSAGE_SHARE,
@@ -25,6 +26,7 @@ import { defineLayer, type EditLayer, plural } from "./layer.ts";
 import { isoTime, type LayerResult, type LayerTimeOptions, resultFromEdits } from "./layer-result.ts";
 import { truncateMiddle } from "./middle-out.ts";
 import { persistedOutputMarker, persistedOutputPath, persistOutput } from "./persist-output.ts";
+import { findErrorLines } from "./tool-output-record.ts";
 
 export interface ToolResultBudgetOptions extends LayerTimeOptions {
   /** Session folder: large outputs are saved to `<sessionDir>/tool-results/<tool_use_id>`. Without it they are cut in the middle instead. */
@@ -39,6 +41,11 @@ export interface ToolResultBudgetOptions extends LayerTimeOptions {
   truncateTools?: CompactableTools;
   /** Characters a middle-cut result keeps (head + tail); default 10,000 (about 2,500 tokens). */
   truncateChars?: number;
+  /**
+   * A result over this many characters (and within `maxResultChars`) is cut in the middle to it, head, tail
+   * and its first error line kept; the transcript keeps it whole. Default none (only `maxResultChars` applies).
+   */
+  capChars?: number;
   /** How a saved file's path is shown to the model; default the absolute path. */
   displayPath?: (absolutePath: string) => string;
   /** Only user messages at or after this index are looked at (the new ones); default 0. */
@@ -72,7 +79,8 @@ export async function applyToolResultBudget(
   const maxMessageChars = options.maxMessageChars ?? MAX_MESSAGE_RESULT_CHARS;
   const maxResultChars = options.maxResultChars ?? MAX_RESULT_CHARS;
   const previewChars = Math.min(options.previewChars ?? PREVIEW_CHARS, maxResultChars);
-  const truncateChars = Math.min(options.truncateChars ?? TRUNCATE_CHARS, maxResultChars);
+  const capChars = options.capChars !== undefined ? Math.min(options.capChars, maxResultChars) : undefined;
+  const truncateChars = Math.min(options.truncateChars ?? TRUNCATE_CHARS, capChars ?? maxResultChars);
   const truncates = options.truncateTools ? compactablePredicate(options.truncateTools) : () => false;
   // Tool names are needed only when something is over a limit: index the calls lazily.
   let calls: ReturnType<typeof indexToolUses> | undefined;
@@ -106,12 +114,14 @@ export async function applyToolResultBudget(
     if (candidates.length === 0) continue;
     candidates.sort((a, b) => b.chars - a.chars);
     for (const candidate of candidates) {
-      if (candidate.chars <= maxResultChars && total <= maxMessageChars) break;
+      const overCap = capChars !== undefined && candidate.chars > capChars;
+      if (candidate.chars <= maxResultChars && total <= maxMessageChars && !overCap) break;
       const text = resultText(candidate.block);
       let replacement: string | undefined;
       let reason = "truncated";
       let path: string | undefined;
-      if (options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
+      const persist = candidate.chars > maxResultChars || total > maxMessageChars;
+      if (persist && options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
         path = persistedOutputPath(options.sessionDir, candidate.block.tool_use_id);
         try {
           await persistOutput(path, text);
@@ -122,7 +132,7 @@ export async function applyToolResultBudget(
           path = undefined;
         }
       }
-      replacement ??= truncateMiddle(text, truncateChars);
+      replacement ??= cutKeepingFirstError(text, truncateChars);
       if (replacement.length >= text.length) continue;
       const details: ContextEdit["details"] = { content: replacement, reason, originalChars: text.length };
       if (path !== undefined) details.path = path;
@@ -139,6 +149,22 @@ export async function applyToolResultBudget(
   return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, stats, {
     newestTurn: "may-cut",
   });
+}
+
+/**
+ * The middle cut of a result, with its first error line after the cut marker when the cut removed it (so that
+ * an error printed in the middle of a long log survives).
+ */
+function cutKeepingFirstError(text: string, maxChars: number): string {
+  const plain = truncateMiddle(text, maxChars);
+  const error = findErrorLines(text, 1)[0];
+  if (error === undefined || plain.includes(error)) return plain;
+  const note = `[first error line, from the part cut: ${error}]\n`;
+  const cut = truncateMiddle(text, Math.max(0, maxChars - note.length));
+  const marker = MIDDLE_CUT.exec(cut);
+  if (!marker) return plain;
+  const at = marker.index + marker[0].length;
+  return `${cut.slice(0, at)}${note}${cut.slice(at)}`;
 }
 
 /** True for a result this layer already replaced: a persisted-output marker or a middle cut. */
@@ -195,6 +221,7 @@ export function createToolResultBudgetLayer(options: ToolResultBudgetLayerOption
       return applyToolResultBudget(messages, {
         ...options,
         maxResultChars,
+        capChars: options.capChars ?? RESULT_CAP_CHARS,
         maxMessageChars:
           options.maxMessageChars ??
           Math.max(maxResultChars, Math.min(MAX_MESSAGE_RESULT_CHARS, chars(MESSAGE_RESULT_SHARE))),

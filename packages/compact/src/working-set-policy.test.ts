@@ -63,7 +63,7 @@ describe("createWorkingSetPolicy", () => {
     // Sonnet-tier rates: a read costs 0.1 of an input token, a write 1.25.
     const foldsAt = Math.ceil((1.15 * rewritten) / (0.1 * stale));
     expect(foldsAt).toBeGreaterThan(1);
-    const policy = createWorkingSetPolicy();
+    const policy = createWorkingSetPolicy({ clearAtLeastShare: 0 });
     const plans = [];
     for (let call = 0; call <= foldsAt; call++) plans.push(await policy.plan(input(messages)));
     expect(plans.findIndex((plan) => plan.batch)).toBe(foldsAt);
@@ -86,7 +86,7 @@ describe("createWorkingSetPolicy", () => {
 
   it("waits longer when writes cost more (the one-hour cache writes at 2×)", async () => {
     const callsUntilFold = async (cacheTtl: "5m" | "1h") => {
-      const policy = createWorkingSetPolicy({ cacheTtl });
+      const policy = createWorkingSetPolicy({ cacheTtl, clearAtLeastShare: 0 });
       for (let call = 0; call < 500; call++) if ((await policy.plan(input(session(12)))).batch) return call;
       return Number.POSITIVE_INFINITY;
     };
@@ -118,5 +118,47 @@ describe("createWorkingSetPolicy", () => {
     expect(workingSet.stats.layers.collapse!.runs).toBeGreaterThan(0);
     expect(workingSet.stats.peakTokens).toBeLessThan(fixed.stats.peakTokens / 2);
     expect(workingSet.stats.inputCostUsd).toBeLessThan(fixed.stats.inputCostUsd * 0.7);
+  });
+
+  it("folds between climbs only when the fold frees at least its share of the threshold (clear_at_least)", async () => {
+    const messages = session(12);
+    const freed = tokens(messages.slice(1, 21)) - 10 * 25;
+    const callsUntilFold = async (clearAtLeastShare: number) => {
+      const policy = createWorkingSetPolicy({ clearAtLeastShare });
+      for (let call = 0; call < 200; call++) if ((await policy.plan(input(messages))).batch) return call;
+      return Number.POSITIVE_INFINITY;
+    };
+    expect(await callsUntilFold((freed - 100) / 167_000)).toBeLessThan(200);
+    expect(await callsUntilFold((freed + 100) / 167_000)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("falls to the floor at once past the ceiling, and reports the ceiling and the floor", async () => {
+    const messages = session(12);
+    const policy = createWorkingSetPolicy({ ceilingShare: 0.1, clearAtLeastShare: 0 });
+    // Under the ceiling: no rent paid yet, no fold.
+    expect((await policy.plan({ ...input(messages), tokens: 16_000 })).batch).toBe(false);
+    expect(policy.levels?.()).toEqual({ ceiling: undefined, floor: undefined });
+    // Past it: one break, whatever the rent.
+    const fall = await policy.plan({ ...input(messages), tokens: 17_000 });
+    expect(fall).toMatchObject({ batch: true, target: 0, minimumFreedTokens: 0 });
+    expect(policy.levels?.()).toEqual({
+      ceiling: 17_000,
+      floor: 17_000 - (tokens(messages.slice(1, 21)) - 10 * 25),
+    });
+    // The manager's status carries them (after a cold start, which makes the working set fall at once).
+    let now = START;
+    const manager = createContextManager({
+      model: "claude-sonnet-4-5",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      clock: () => now,
+    });
+    await manager.prepare(messages.slice(0, 3));
+    expect(manager.status().workingSet).toEqual({ ceiling: undefined, floor: undefined });
+    now = START + 2 * 3_600_000;
+    await manager.prepare([
+      ...messages,
+      createMessage("user", "Go on.", { timestamp: new Date(now).toISOString() }),
+    ]);
+    expect(manager.status().workingSet?.ceiling).toBeGreaterThan(manager.status().workingSet?.floor ?? 0);
   });
 });

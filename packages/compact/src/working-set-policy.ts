@@ -5,20 +5,22 @@ import {
   resolvePricing,
   UNKNOWN_MODEL_PRICING,
 } from "@unforget/tokens";
-import { isFoldableRound } from "./collapse-context.ts";
 import { type CompactableTools, compactablePredicate } from "./compactable-tools.ts";
 import {
   type CompactionPolicy,
   createFixedLevelPolicy,
   type FixedLevelPolicyOptions,
+  type WorkingSetLevels,
 } from "./compaction-policy.ts";
 import {
   COLLAPSE_PROTECT_SHARE,
   LADDER_COLLAPSE_PROTECT_ROUNDS,
   RECORD_TOKENS_PER_CALL,
+  WORKING_SET_CEILING_SHARE,
+  WORKING_SET_CLEAR_AT_LEAST_SHARE,
 } from "./defaults.ts";
 import { CACHE_TTL_MS } from "./prompt-cache.ts";
-import { isFoldableRoundAt, settledMessages } from "./settled-prefix.ts";
+import { type ChangeableMessages, createChangeableMessages, settledMessages } from "./settled-prefix.ts";
 
 export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
   /** The model's prices: its cache-read and cache-write rates, as shares of its input price, set the rent and the price of a break. Default the Sonnet tier (reads 0.1×, writes 1.25×). */
@@ -29,8 +31,21 @@ export interface WorkingSetPolicyOptions extends FixedLevelPolicyOptions {
   protectRounds?: number;
   /** Recent rounds never folded, as a share of the threshold in tokens; default 0.05, as the collapse layer. */
   protectShare?: number;
-  /** Tools whose rounds may be folded; default `DEFAULT_COMPACTABLE_TOOLS`, as the collapse layer. */
+  /**
+   * Tools whose rounds the cheap layers may fold, as the manager decides it (reproducible tools, and the others
+   * when there is a session folder to save them in); default `DEFAULT_COMPACTABLE_TOOLS`.
+   */
   compactableTools?: CompactableTools;
+  /**
+   * A hard ceiling, as a share of the threshold: past it the cheap layers fall to the floor at once, whatever
+   * rent has been paid (between, ski rental sets where the context falls). Default `WORKING_SET_CEILING_SHARE`.
+   */
+  ceilingShare?: number;
+  /**
+   * A fold between climbs must free at least this share of the threshold, as Anthropic's context editing asks
+   * `clear_at_least` of a clearing: a smaller one is not worth its break. Default `WORKING_SET_CLEAR_AT_LEAST_SHARE`.
+   */
+  clearAtLeastShare?: number;
 }
 
 /** What the policy sees of the context's stale part at one call. */
@@ -39,6 +54,8 @@ interface StalePart {
   tokens: number;
   /** Tokens after the settled part once the stale rounds are folded: what a fold writes again. */
   suffix: number;
+  /** Tokens the fold frees (the rounds less their one-line records). */
+  freed: number;
 }
 
 /**
@@ -61,35 +78,47 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
   const write = (ttl === "1h" ? rates.cacheWrite1h : rates.cacheWrite5m) / input;
   const protectRounds = options.protectRounds ?? LADDER_COLLAPSE_PROTECT_ROUNDS;
   const protectShare = options.protectShare ?? COLLAPSE_PROTECT_SHARE;
-  const compactable = options.compactableTools ? compactablePredicate(options.compactableTools) : undefined;
+  const changeable = createChangeableMessages(
+    options.compactableTools ? compactablePredicate(options.compactableTools) : undefined,
+  );
   const tokensOf = createTokenMemo();
+  const ceilingShare = options.ceilingShare ?? WORKING_SET_CEILING_SHARE;
+  const clearAtLeastShare = options.clearAtLeastShare ?? WORKING_SET_CLEAR_AT_LEAST_SHARE;
   let rent = 0;
+  let levels: WorkingSetLevels | undefined;
   return {
     name: "working set",
     async plan(state) {
       const plan = await fixed.plan(state);
+      const ceiling = Math.floor(state.threshold * Math.min(1, ceilingShare));
+      const fall = (floor: number) => {
+        rent = 0;
+        levels = { ceiling: state.tokens, floor };
+        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
+      };
       if (plan.batch) {
         rent = 0;
         return plan;
       }
-      const fold = () => {
-        rent = 0;
-        return { ...plan, batch: true, target: 0, minimumFreedTokens: 0 };
-      };
-      // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
-      // the finished turns' records the collapse layer condenses).
-      if (state.idleMs > CACHE_TTL_MS[ttl]) return fold();
       const stale = stalePart(state.messages, {
         protectRounds,
         protectTokens: state.threshold * protectShare,
-        compactable,
+        changeable,
         tokensOf,
       });
+      // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
+      // the finished turns' records the collapse layer condenses).
+      if (state.idleMs > CACHE_TTL_MS[ttl]) return fall(state.tokens - stale.freed);
       if (stale.tokens <= 0) return plan;
-      if (rent >= (write - read) * stale.suffix) return fold();
+      const worthIt = stale.freed >= state.threshold * clearAtLeastShare;
+      // Past the ceiling: fall to the floor in one break.
+      if (state.tokens > ceiling && worthIt) return fall(state.tokens - stale.freed);
+      // Between climbs: fold once the rent paid on the stale part equals the price of the break (ski rental).
+      if (rent >= (write - read) * stale.suffix && worthIt) return fall(state.tokens - stale.freed);
       rent += read * stale.tokens;
       return plan;
     },
+    levels: () => levels ?? { ceiling: undefined, floor: undefined },
     due: (layer, state) => fixed.due(layer, state),
     startBackground: (state) => fixed.startBackground?.(state) ?? false,
   };
@@ -117,18 +146,15 @@ function stalePart(
   options: {
     protectRounds: number;
     protectTokens: number;
-    /** Set when the tools that may be folded are not the default ones. */
-    compactable: ((name: string) => boolean) | undefined;
+    /** Which rounds may be folded and which outputs cleared. */
+    changeable: ChangeableMessages;
     tokensOf: (message: Message) => number;
   },
 ): StalePart {
   const rounds: number[] = [];
   for (let index = 0; index + 1 < messages.length; index++) {
     if (messages[index]!.role !== "assistant") continue;
-    const foldable = options.compactable
-      ? isFoldableRound(messages[index]!, messages[index + 1]!, options.compactable)
-      : isFoldableRoundAt(messages, index);
-    if (foldable) rounds.push(index);
+    if (options.changeable.foldableAt(messages, index)) rounds.push(index);
   }
   let protect = options.protectRounds;
   let kept = 0;
@@ -138,14 +164,15 @@ function stalePart(
     protect = Math.max(protect, rounds.length - round);
   }
   const stale = rounds.slice(0, Math.max(0, rounds.length - protect));
-  if (stale.length === 0) return { tokens: 0, suffix: 0 };
+  if (stale.length === 0) return { tokens: 0, suffix: 0, freed: 0 };
   let tokens = 0;
   for (const start of stale)
     tokens += options.tokensOf(messages[start]!) + options.tokensOf(messages[start + 1]!);
   // The cache keeps entries only at breakpoints: the system prompt and tools, the last settled block, and the
   // end of each earlier request. A fold changes a message after the settled part: all after it is written again.
   let after = 0;
-  for (let index = settledMessages(messages); index < messages.length; index++)
+  for (let index = settledMessages(messages, 0, options.changeable); index < messages.length; index++)
     after += options.tokensOf(messages[index]!);
-  return { tokens, suffix: Math.max(0, after - tokens) + stale.length * RECORD_TOKENS_PER_CALL };
+  const records = stale.length * RECORD_TOKENS_PER_CALL;
+  return { tokens, suffix: Math.max(0, after - tokens) + records, freed: Math.max(0, tokens - records) };
 }

@@ -94,7 +94,14 @@ export type {
 } from "./provider.ts";
 export { PROVIDER_SPECIFICATION_VERSION } from "./provider.ts";
 export type { SessionMemoryNotes, SessionMemorySource } from "./session-memory-source.ts";
-export type { Tool, ToolContext, ToolOutput, ToolPermissionSubject, ToolSessionState } from "./tool.ts";
+export type {
+  Tool,
+  ToolContext,
+  ToolOutput,
+  ToolPermissionSubject,
+  ToolResultRetention,
+  ToolSessionState,
+} from "./tool.ts";
 export type {
   ApiRoundGroup,
   RepairToolPairsOptions,

@@ -38,6 +38,17 @@ export type ToolPermissionSubject =
   | { kind: "url"; url: string };
 
 /**
+ * What compaction may do with a tool's old results when the context must shrink:
+ * - "reproducible": what the result said can be had again — the call made again (a read, a search, a listing) or
+ *   what it reports read back (an edit's confirmation, whose file is on disk). Old results are cleared or folded
+ *   into one-line records.
+ * - "persist": it cannot (a command's output, a query of live data, an MCP tool): an old result is first saved to
+ *   the session folder and its record points there, so the model can read it back; without a folder it stays.
+ * - "keep": never cleared or folded (the memory tool: what the model chose to recall is what it works from).
+ */
+export type ToolResultRetention = "reproducible" | "persist" | "keep";
+
+/**
  * A tool the model can call: its definition for the request, what it may run alongside, and what running it
  * does. Built-in tools, memory, tasks, compact's tools and MCP tools all take this shape.
  */
@@ -52,6 +63,8 @@ export interface Tool {
   readonly readOnly?: boolean;
   /** True when calls may run at the same time as the turn's other concurrency-safe calls; otherwise calls run one at a time, in order. */
   readonly concurrencySafe?: boolean;
+  /** What compaction may do with this tool's old results (see `ToolResultRetention`); default "persist". */
+  readonly resultRetention?: ToolResultRetention;
   /** Most milliseconds one call may take before its signal aborts (the session's default otherwise). */
   readonly timeoutMs?: number;
   /** Called before permission rules are checked: what a rule for this tool matches in this input (none: rules match the tool name only). */

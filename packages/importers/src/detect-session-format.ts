@@ -1,4 +1,5 @@
 import { isRecord } from "./is-record.ts";
+import { isCutOffJson } from "./json-cut-off.ts";
 
 /**
  * The session formats `importSessionText` and `importSessionFile` recognise. `openhands-evaluation` is
@@ -168,7 +169,7 @@ export function detectSessionFormat(text: string): DetectedFormat {
   const asDocument =
     documentError === undefined
       ? ""
-      : /end of JSON input|Unterminated/i.test(documentError)
+      : isCutOffJson(text)
         ? `the text starts like a JSON document but ends early (${documentError}): the file may be cut off; `
         : `the text is not one JSON document (${documentError}); `;
   const asLines =

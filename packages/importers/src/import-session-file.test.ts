@@ -281,6 +281,51 @@ describe("importSessionFile imports what is readable and reports the rest", () =
     expect(error.message).toMatch(/ends early .*cut off/);
   });
 
+  it("a document cut anywhere says it ends early, on every Node: the cut is found from the text, not the parser's wording", () => {
+    const trajectory = JSON.stringify(
+      {
+        history: [
+          { role: "user", content: 'Fix "it" \\ now \u00e9 \ud83d\ude00' },
+          { role: "assistant", content: "ok", tokens: -12.5e-3, done: true, extra: null, list: [false] },
+        ],
+      },
+      null,
+      2,
+    );
+    const endsEarly = (text: string) => {
+      try {
+        importSessionText(text);
+      } catch (error) {
+        return error instanceof UnrecognizedSessionError && /ends early .*cut off/.test(error.message);
+      }
+      return false;
+    };
+    const misread = [];
+    // Every cut inside a value, a key, an escape, a number, a literal or between tokens.
+    for (let end = 1; end < trajectory.length; end++) {
+      if (!endsEarly(trajectory.slice(0, end))) misread.push(trajectory.slice(Math.max(0, end - 12), end));
+    }
+    expect(misread).toEqual([]);
+    // Whole documents that are wrong are not called cut off; a literal cut short and deep nesting cut are.
+    const cases: Array<[string, boolean]> = [
+      ['{"history": bad}', false],
+      ['{"history": [1, 2,]}', false],
+      ['{"history": NaN}', false],
+      ['{"history": []} and more', false],
+      ['{"history" []}', false],
+      ['{"history": "a raw\nnewline"}', false],
+      ['{"history": [1] /* a comment */}', false],
+      ['{"history": 01}', false],
+      ['{"history": "\\x"}', false],
+      ['{"history": tru', true],
+      ['{"history": [-', true],
+      ['{"history": [1e+', true],
+      [`{"history": ${"[".repeat(100_000)}`, true],
+    ];
+    for (const [text, cut] of cases)
+      expect([text.slice(0, 40), endsEarly(text)]).toEqual([text.slice(0, 40), cut]);
+  });
+
   it("never writes to the source: the folder and every file are byte-identical afterwards", async () => {
     const source = join(dir, "readonly");
     await mkdir(source);

@@ -19,9 +19,16 @@ import {
   nativeLadder,
   printOverhead,
   printReplayTables,
+  renamedRetention,
   thresholdFor,
+  withRenamedTools,
 } from "../../ai-sdk/bench/replay-rows.ts";
-import { createContextMiddleware, fromLangChainMessages, toLangChainMessages } from "../src/index.ts";
+import {
+  type ContextMiddlewareOptions,
+  createContextMiddleware,
+  fromLangChainMessages,
+  toLangChainMessages,
+} from "../src/index.ts";
 
 /**
  * The LangChain adapter's benchmark: the middleware's own overhead per model call at a 100K-token context, and
@@ -133,24 +140,45 @@ function summaryReport(inputTokens: number): LayerReport {
   };
 }
 
+/**
+ * The adapter's row: the middleware's `beforeModel` on the agent's state. The replay's model is Claude (its
+ * prices are Sonnet's), so the settled breakpoint is on, as it is by default for a Claude model.
+ */
+function middlewareRow(
+  window: number,
+  clock: () => number,
+  extra: Partial<ContextMiddlewareOptions> = {},
+): ReturnType<HostPolicy["create"]> {
+  const middleware = createContextMiddleware({
+    model: "replay",
+    limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
+    summarizer: createExtractiveSummarizer(),
+    clock,
+    settledBreakpoint: true,
+    ...extra,
+  });
+  const beforeModel = hookOf(middleware);
+  return agentState(async (state) => {
+    const update = await beforeModel({ messages: state }, {});
+    return { messages: applyUpdate(state, update), actions: middleware.lastResult?.actions ?? [] };
+  });
+}
+
 const policies: HostPolicy[] = [
   nativeLadder,
   {
     name: "LangChain + Unforget (createAgent middleware)",
-    create(window, clock) {
-      const middleware = createContextMiddleware({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: maxOutput(window) },
-        summarizer: createExtractiveSummarizer(),
-        clock,
-      });
-      const beforeModel = hookOf(middleware);
-      return agentState(async (state) => {
-        const update = await beforeModel({ messages: state }, {});
-        return { messages: applyUpdate(state, update), actions: middleware.lastResult?.actions ?? [] };
-      });
-    },
+    create: (window, clock) => middlewareRow(window, clock),
   },
+  withRenamedTools(
+    "… tools renamed (`custom_Bash`, …), the host saying which are reproducible (`resultRetention`)",
+    (window, clock) => middlewareRow(window, clock, { resultRetention: renamedRetention }),
+  ),
+  withRenamedTools(
+    "… tools renamed, nothing said, a session folder (`sessionDir`): results saved before they are cleared",
+    (window, clock, sessionDir) => middlewareRow(window, clock, sessionDir ? { sessionDir } : {}),
+    true,
+  ),
   {
     name: "LangChain trimMessages (last, to the threshold, starting on a human message)",
     create(window) {

@@ -231,3 +231,36 @@ describe("createContextTrimmer (LCEL)", () => {
     );
   });
 });
+
+describe("createContextMiddleware: the window a refusal states", () => {
+  it("is learned from the refusal (the middleware compacts to it and retries)", async () => {
+    let refused = 0;
+    const { model, calls } = createScriptedChatModel((messages, call) => {
+      const tokens = messagesTokens(messages);
+      if (tokens > 3_000) {
+        refused++;
+        return new Error(`prompt is too long: ${tokens * 10} tokens > 20000 maximum`);
+      }
+      return call >= 40 ? { text: "Done." } : { tool: "Read", args: { path: `f${call}` } };
+    });
+    const middleware = createContextMiddleware({
+      model: "claude-sonnet-4-5",
+      limits: { contextWindow: 200_000, maxOutputTokens: 8_000 },
+      summarizer: createExtractiveSummarizer(),
+    });
+    let outputs = 0;
+    const readTool = tool(async () => syntheticToolOutput(++outputs, 600), {
+      name: "Read",
+      description: "Reads a file",
+      schema: z.object({ path: z.string() }),
+    });
+    const agent = createAgent({ model, tools: [readTool], middleware: [middleware] });
+    await agent.invoke(
+      { messages: [new HumanMessage("Request 0: read forty files.")] },
+      { recursionLimit: 500 },
+    );
+    expect(refused).toBeGreaterThan(0);
+    expect(middleware.status().contextWindow).toBe(20_000);
+    expect(calls.length).toBeGreaterThan(40);
+  });
+});

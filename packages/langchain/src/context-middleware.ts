@@ -4,11 +4,17 @@ import {
   type ContextStatus,
   createContextManager,
   createHostConversation,
+  firstRetention,
   type HostConversation,
   type HostConversationListener,
   type PrepareResult,
 } from "@unforget/compact";
-import { type Message, PromptTooLongError, type ToolDefinition } from "@unforget/core";
+import {
+  type Message,
+  PromptTooLongError,
+  type ToolDefinition,
+  type ToolResultRetention,
+} from "@unforget/core";
 import { createMiddleware } from "langchain";
 import { isRecord } from "./is-record.ts";
 import { langChainCodec } from "./langchain-codec.ts";
@@ -18,6 +24,7 @@ import {
   type SummaryChatModel,
   typedError,
 } from "./langchain-summarizer.ts";
+import { langChainBreakpoints } from "./settled-breakpoint.ts";
 
 /** LangGraph's id for "remove every message" (`REMOVE_ALL_MESSAGES` of `@langchain/langgraph`). */
 export const REMOVE_ALL_MESSAGES = "__remove_all__";
@@ -33,6 +40,13 @@ export interface LangChainContextOptions extends Omit<ContextManagerOptions, "mo
   system?: string;
   /** Receives the manager's events (layers, summaries, cache breaks) and the adapter's (unknown shapes, resets). */
   onEvent?: HostConversationListener;
+  /**
+   * Puts the settled prefix's cache breakpoint on the messages sent (`cache_control` on the last block of the
+   * last message no cheap layer will change, as ChatAnthropic reads it; see the README). Default on for a Claude
+   * model (an Anthropic chat model, or an id that starts with "claude"), off otherwise: another integration may
+   * send the field to an API that refuses it.
+   */
+  settledBreakpoint?: boolean;
 }
 
 export interface ContextMiddlewareOptions extends LangChainContextOptions {
@@ -57,22 +71,80 @@ export interface ContextMiddlewareState {
   on(listener: HostConversationListener): () => void;
 }
 
-/** The manager options for a LangChain model: its id, and a summariser on it unless one is given. */
-export function managerOptions(options: LangChainContextOptions): ContextManagerOptions {
-  const { model, system: _system, onEvent: _onEvent, ...rest } = options;
+/** What the agent's tools say about their old results (`metadata.resultRetention`), learned from its requests. */
+interface ToolRetentions {
+  /** Called with a model request's tools: records what each one's metadata says. */
+  observe(tools: unknown): void;
+  /** What the tools seen so far say about `name`. */
+  retention(name: string): ToolResultRetention | undefined;
+}
+
+const RETENTIONS: readonly unknown[] = ["reproducible", "persist", "keep"];
+
+function createToolRetentions(): ToolRetentions {
+  const known = new Map<string, ToolResultRetention>();
+  return {
+    observe(tools) {
+      if (!Array.isArray(tools)) return;
+      for (const tool of tools) {
+        if (!isRecord(tool) || typeof tool.name !== "string") continue;
+        const value = isRecord(tool.metadata) ? tool.metadata.resultRetention : undefined;
+        if (RETENTIONS.includes(value)) known.set(tool.name, value as ToolResultRetention);
+      }
+    },
+    retention: (name) => known.get(name),
+  };
+}
+
+/** The manager options for a LangChain model: its id, a summariser on it unless one is given, the tools' retention. */
+export function managerOptions(
+  options: LangChainContextOptions,
+  tools?: ToolRetentions,
+): ContextManagerOptions {
+  const {
+    model,
+    system: _system,
+    onEvent: _onEvent,
+    settledBreakpoint: _breakpoint,
+    resultRetention,
+    ...rest
+  } = options;
   const summarizer =
     options.summarizer ?? (typeof model === "object" ? createLangChainSummarizer({ model }) : undefined);
-  return { ...rest, model: chatModelId(model) ?? "unknown", ...(summarizer ? { summarizer } : {}) };
+  const retention = firstRetention(resultRetention, tools?.retention);
+  return {
+    ...rest,
+    model: chatModelId(model) ?? "unknown",
+    ...(summarizer ? { summarizer } : {}),
+    ...(retention ? { resultRetention: retention } : {}),
+  };
+}
+
+/** True for a Claude model: an Anthropic chat model, or an id that names one. */
+function isClaude(model: LangChainContextOptions["model"]): boolean {
+  const id = chatModelId(model)?.toLowerCase() ?? "";
+  const llmType: unknown = isRecord(model) ? (model as Record<string, unknown>)._llmType : undefined;
+  const type = typeof llmType === "function" ? String(llmType.call(model)) : "";
+  return type.includes("anthropic") || id.startsWith("claude") || id.includes("anthropic.claude");
 }
 
 /** The conversation of one adapter: a host conversation on LangChain's messages with a manager per options. */
-export function createLangChainConversation(options: LangChainContextOptions): HostConversation<BaseMessage> {
+export function createLangChainConversation(
+  options: LangChainContextOptions,
+  tools?: ToolRetentions,
+): HostConversation<BaseMessage> {
+  const breakpoint = options.settledBreakpoint ?? isClaude(options.model);
+  const control =
+    options.config?.cacheTtl === "1h"
+      ? ({ type: "ephemeral", ttl: "1h" } as const)
+      : ({ type: "ephemeral" } as const);
   return createHostConversation<BaseMessage>({
     codec: langChainCodec,
-    createManager: () => createContextManager(managerOptions(options)),
+    createManager: () => createContextManager(managerOptions(options, tools)),
     idPrefix: "langchain",
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    ...(breakpoint ? { settledBreakpoint: langChainBreakpoints(control) } : {}),
   });
 }
 
@@ -100,7 +172,8 @@ function requestTools(tools: unknown): ToolDefinition[] | undefined {
  */
 export function createContextMiddleware(options: ContextMiddlewareOptions) {
   const { mode = "state", ...contextOptions } = options;
-  const conversation = createLangChainConversation(contextOptions);
+  const tools = createToolRetentions();
+  const conversation = createLangChainConversation(contextOptions, tools);
   const providerId = `langchain:${chatModelId(options.model) ?? "model"}`;
   let lastResult: PrepareResult | undefined;
   const system = options.system;
@@ -125,6 +198,7 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
         }
       : {}),
     wrapModelCall: async (request, handler) => {
+      tools.observe(request.tools);
       const systemText = typeof request.systemPrompt === "string" ? request.systemPrompt : undefined;
       let current = request;
       if (mode === "request") {

@@ -26,7 +26,7 @@ export function chatModelId(model: unknown): string | undefined {
 
 /**
  * A summariser that has a LangChain chat model write the compaction summaries: Unforget's model summariser (the
- * nine sections, a reminder when one is missing, head truncation when the input is too long) with the model's
+ * nine sections in any layout, a reminder when too few are there, the input in pieces when it is too long) with the model's
  * `invoke` as the transport. A too-long refusal becomes `PromptTooLongError`, anything else `ProviderRequestError`.
  */
 export function createLangChainSummarizer(options: LangChainSummarizerOptions): Summarizer {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server as HttpServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
@@ -84,8 +84,14 @@ describe("a stdio server written with the SDK", () => {
       inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
       readOnly: true,
       concurrencySafe: true,
+      // Read-only and idempotent or not, an MCP tool's old results are saved before compaction clears them.
+      resultRetention: "persist",
     });
-    expect(find(servers, "mcp__test__crash")).toMatchObject({ readOnly: false, concurrencySafe: false });
+    expect(find(servers, "mcp__test__crash")).toMatchObject({
+      readOnly: false,
+      concurrencySafe: false,
+      resultRetention: "persist",
+    });
     expect(events[0]).toMatchObject({ type: "mcp-server-connected", server: "test" });
   });
 
@@ -206,7 +212,15 @@ describe("a stdio server written with the SDK", () => {
     const statuses = await servers.ready();
     expect(statuses.map((status) => status.state)).toEqual(["failed", "failed", "connected"]);
     expect(statuses[0]?.error?.message).toContain("fatal: missing API token");
-    expect(statuses[1]?.error).toMatchObject({ kind: "start" });
+    // The one-line report and the stderr apart, for a screen that has one line for it.
+    expect(statuses[0]?.error?.summary).toMatch(/^The MCP server "broken" [^\n]+\.$/);
+    expect(statuses[0]?.error?.summary).not.toContain("fatal");
+    expect(statuses[0]?.error?.stderr).toContain("fatal: missing API token");
+    expect(statuses[1]?.error).toMatchObject({
+      kind: "start",
+      message:
+        'The MCP server "missing" could not be started: its command "/nonexistent/mcp-server" was not found (install it, or correct "command" in the config).',
+    });
     expect(
       events
         .filter((event) => event.type === "mcp-server-failed")
@@ -214,6 +228,35 @@ describe("a stdio server written with the SDK", () => {
         .sort(),
     ).toEqual(["broken", "missing"]);
     expect(servers.tools().every((tool) => tool.name.startsWith("mcp__ok__"))).toBe(true);
+  });
+
+  it("reconnects a server once what made it fail is fixed; a connected one restarts; an unknown name is an error", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "unforget-mcp-reconnect-"));
+    const script = join(dir, "server.mjs");
+    const { servers, events } = connect({
+      later: { type: "stdio", command: process.execPath, args: [script, "serve"], env: {} },
+    });
+    const [first] = await servers.ready();
+    expect(first).toMatchObject({ state: "failed", tools: [] });
+    // The user fixes it (here: the script appears), then asks for a reconnect.
+    await symlink(SERVER, script);
+    const second = await servers.reconnect("later");
+    expect(second).toMatchObject({ server: "later", state: "connected" });
+    expect(second.error).toBeUndefined();
+    expect(servers.status()[0]).toMatchObject({ state: "connected" });
+    expect(await find(servers, "mcp__later__echo").execute({ text: "back" }, context())).toEqual({
+      content: "echo: back",
+      isError: false,
+    });
+    const failures = events.filter((event) => event.type === "mcp-server-failed").length;
+    const third = await servers.reconnect("later");
+    expect(third).toMatchObject({ state: "connected" });
+    // The old connection's close is not a failure of the new one.
+    expect(events.filter((event) => event.type === "mcp-server-failed")).toHaveLength(failures);
+    expect(servers.tools().map((tool) => tool.name)).toContain("mcp__later__echo");
+    await expect(servers.reconnect("nope")).rejects.toMatchObject({ kind: "unknown" });
+    await servers.close();
+    await expect(servers.reconnect("later")).rejects.toMatchObject({ kind: "unknown" });
   });
 
   it("a server that never answers the handshake is dropped after the connect timeout", async () => {

@@ -69,6 +69,12 @@ export interface McpServers {
   tools(): Tool[];
   /** Every server's state now, in config order. */
   status(): McpServerStatus[];
+  /**
+   * Stops one server (whatever its state) and connects it again from its config, e.g. after the user fixed
+   * what made it fail; resolves with its new status once it is connected or failed (never rejects). Throws
+   * `McpServerError` (kind "unknown") for a name that is not configured, and after `close()`.
+   */
+  reconnect(server: string): Promise<McpServerStatus>;
   /** Closes every connection and stops every stdio server; idempotent. */
   close(): Promise<void>;
 }
@@ -148,11 +154,12 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
 
   const fail = (connection: Connection, kind: McpFailureKind, message: string, cause?: unknown) => {
     if (connection.state === "failed" || connection.state === "closed") return;
-    const tail = connection.stderrTail.trim();
-    const error = new McpServerError(
-      `The MCP server "${connection.server}" ${message}${tail === "" ? "" : ` Its last output on stderr: ${tail}`}`,
-      { server: connection.server, kind, cause },
-    );
+    const error = new McpServerError(`The MCP server "${connection.server}" ${message}`, {
+      server: connection.server,
+      kind,
+      cause,
+      stderr: connection.stderrTail,
+    });
     connection.state = "failed";
     connection.error = error;
     connection.tools = [];
@@ -183,6 +190,9 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
       inputSchema: definition.inputSchema as Record<string, unknown>,
       readOnly,
       concurrencySafe: readOnly,
+      // Whatever its hints say (read-only and idempotent promise no side effects, not the same answer later), a
+      // call may not come back the same, or at all once the server is gone: saved before it is cleared.
+      resultRetention: "persist",
       timeoutMs: callTimeoutMs,
       async execute(input, context) {
         if (connection.client !== client)
@@ -368,6 +378,13 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
           `answered the handshake with something that is not MCP (${describe(error)}).`,
           error,
         );
+      else if (connection.config.type === "stdio" && (error as { code?: unknown }).code === "ENOENT")
+        fail(
+          connection,
+          "start",
+          `could not be started: its command "${connection.config.command}" was not found (install it, or correct "command" in the config).`,
+          error,
+        );
       else fail(connection, "start", `could not be started (${describe(error)}).`, error);
     }
   };
@@ -385,15 +402,15 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     connections.push(connection);
   }
 
-  const status = (): McpServerStatus[] =>
-    connections.map((connection) => ({
-      server: connection.server,
-      transport: connection.config.type,
-      state: connection.state,
-      tools: connection.tools.map((tool) => tool.name),
-      ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
-      ...(connection.error === undefined ? {} : { error: connection.error }),
-    }));
+  const statusOf = (connection: Connection): McpServerStatus => ({
+    server: connection.server,
+    transport: connection.config.type,
+    state: connection.state,
+    tools: connection.tools.map((tool) => tool.name),
+    ...(connection.instructions === undefined ? {} : { instructions: connection.instructions }),
+    ...(connection.error === undefined ? {} : { error: connection.error }),
+  });
+  const status = (): McpServerStatus[] => connections.map(statusOf);
 
   return {
     async ready() {
@@ -402,6 +419,28 @@ export function connectMcpServers(options: McpServersOptions): McpServers {
     },
     tools: () => connections.flatMap((connection) => connection.tools),
     status,
+    async reconnect(server) {
+      const connection = connections.find((candidate) => candidate.server === server);
+      if (connection === undefined || closed)
+        throw new McpServerError(
+          closed
+            ? `The MCP servers were closed; "${server}" cannot be connected again.`
+            : `There is no MCP server "${server}"; the servers are ${connections.map((candidate) => candidate.server).join(", ") || "none"}.`,
+          { server, kind: "unknown" },
+        );
+      const client = connection.client;
+      // The old client's close and errors are ignored from here on: its `connection.client` is no longer it.
+      connection.client = undefined;
+      connection.state = "connecting";
+      connection.tools = [];
+      connection.stderrTail = "";
+      delete connection.error;
+      delete connection.instructions;
+      await client?.close().catch(() => undefined);
+      connection.ready = connect(connection);
+      await connection.ready;
+      return statusOf(connection);
+    },
     async close() {
       if (closed) return;
       closed = true;

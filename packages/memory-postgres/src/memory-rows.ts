@@ -69,8 +69,22 @@ export interface VersionRow {
   redacted_at: Date | string | null;
 }
 
-export const VERSION_COLUMNS =
-  "id::text AS id, path, op, content, content_sha256, actor, author, reason, other_path, write_id, version, created_at, redacted_at";
+/**
+ * A text column selected so that it reads back exactly, with `exactText`. PGlite's wire reader decodes each
+ * value with a TextDecoder that drops a leading U+FEFF (the Encoding Standard's default for UTF-8), so a
+ * memory that starts with a byte-order mark would come back without it: the value is selected behind one
+ * character, which `exactText` takes off again. The same SQL runs on a server, where it costs one byte.
+ */
+export function textColumn(column: string, alias = column.replace(/^.*\./, "")): string {
+  return `'.' || ${column} AS ${alias}`;
+}
+
+/** A value selected with `textColumn`, as it is stored. */
+export function exactText<Value extends string | null>(value: Value): Value {
+  return (value === null ? null : value.slice(1)) as Value;
+}
+
+export const VERSION_COLUMNS = `id::text AS id, path, op, ${textColumn("content")}, content_sha256, actor, ${textColumn("author")}, ${textColumn("reason")}, other_path, write_id, version, created_at, redacted_at`;
 
 const iso = (value: Date | string) => (value instanceof Date ? value : new Date(value)).toISOString();
 
@@ -80,13 +94,13 @@ export function versionOf(row: VersionRow): MemoryVersion {
     name: row.path,
     operation: row.op,
     at: iso(row.created_at),
-    author: row.author,
+    author: exactText(row.author),
     hash: row.content_sha256,
-    content: row.content,
+    content: exactText(row.content),
     version: Number(row.version),
     actor: row.actor,
     ...(row.other_path === null ? {} : { otherName: row.other_path }),
-    ...(row.reason === null ? {} : { reason: row.reason }),
+    ...(row.reason === null ? {} : { reason: exactText(row.reason) }),
     ...(row.write_id === null ? {} : { writeId: row.write_id }),
     ...(row.redacted_at === null ? {} : { redactedAt: iso(row.redacted_at) }),
   };

@@ -11,8 +11,9 @@ export function loadMemoryMigrations(): Promise<MigrationSet> {
 }
 
 /**
- * The optional row-level security: each database role reaches only the namespaces granted to it in
- * `memory_namespace_grant`. Run it once as the tables' owner, after the migrations.
+ * The optional row-level security: each database role reads only the namespaces granted to it in
+ * `memory_namespace_grant` and writes only those granted with access `write`; only the tables' owner changes
+ * the grants. Run it as the owner after the migrations (idempotent).
  */
 export function rowLevelSecuritySql(): Promise<string> {
   return readFile(ROW_LEVEL_SECURITY, "utf8");

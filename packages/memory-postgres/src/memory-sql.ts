@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   checkExpectedHash,
   formatMemoryIndex,
@@ -9,9 +10,25 @@ import {
   memoryIndexPreamble,
 } from "@unforget/memory";
 import { type SqlClient, SqlError, type SqlQueryable } from "@unforget/postgres";
-import { entryOf, type MemoryRow, storedEntry, VERSION_COLUMNS, type VersionRow } from "./memory-rows.ts";
+import {
+  entryOf,
+  exactText,
+  type MemoryRow,
+  storedEntry,
+  textColumn,
+  VERSION_COLUMNS,
+  type VersionRow,
+} from "./memory-rows.ts";
 
-export const NOTIFY_CHANNEL = "unforget_memory";
+/**
+ * The NOTIFY channel of a namespace's changes. LISTEN needs no privilege, so a notice must tell no role what it
+ * may not read: each namespace has its own channel, named by a hash of the namespace, and the notices carry
+ * nothing (no path, no version id). A role that knows a namespace's name can tell when it changes, not what
+ * changed; the watch then reads the versions, which row-level security filters.
+ */
+export function changeChannel(namespace: string): string {
+  return `unforget_memory_${createHash("sha256").update(namespace).digest("hex").slice(0, 32)}`;
+}
 
 /** When a head write applies: no head yet, the head's hash is `expected` (compare-and-swap), or differs from `unless`. */
 export type HeadCondition = "insert" | { expected: string } | { unless: string };
@@ -24,6 +41,19 @@ export function isWriteIdTaken(error: unknown): boolean {
     error.constraint === "memory_version_write_id_key"
   );
 }
+/**
+ * A unique violation on a memory's version number: the statement counted the versions before a concurrent
+ * change of the same memory committed (a delete's tombstone, whose head insert it then waited for). Nothing
+ * was written; the same statement run again counts that version too.
+ */
+export function isVersionTaken(error: unknown): boolean {
+  return (
+    error instanceof SqlError &&
+    error.sqlState === "23505" &&
+    error.constraint === "memory_version_namespace_path_version_key"
+  );
+}
+
 const SHA256_SQL = "encode(sha256(convert_to($3, 'UTF8')), 'hex')";
 
 /** A memory's head as a change checks it. */
@@ -35,6 +65,7 @@ export interface Head {
 
 /** Team memory's statements for one namespace: what the store's members are made of. */
 export function memorySql(client: SqlClient, namespace: string, actor: string) {
+  const channel = changeChannel(namespace);
   const notFound = (name: string, what: string) =>
     new MemoryNotFoundError(`${name} does not exist in ${namespace}; ${what}`, { memoryName: name });
 
@@ -97,12 +128,12 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
     what: string,
   ): Promise<Head & { content: string }> => {
     const { rows } = await transaction.query<Head & { content: string }>(
-      "SELECT content, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE",
+      `SELECT ${textColumn("content")}, content_sha256, version, author FROM memory WHERE namespace = $1 AND path = $2 FOR UPDATE`,
       [namespace, name],
     );
     const row = rows[0];
     if (row === undefined) throw notFound(name, what);
-    const head = { ...row, version: Number(row.version) };
+    const head = { ...row, content: exactText(row.content), version: Number(row.version) };
     checkExpectedHash(name, writeOptions.expectedHash, asHead(head));
     return head;
   };
@@ -133,7 +164,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
     return row === undefined ? undefined : firstOutcome(writeId, row);
   };
 
-  /** Appends a version and sends its notice, in one statement (NOTIFY carries ids only, a hint). */
+  /** Appends a version and sends its notice (empty: a hint to read), in one statement. */
   const insertVersion = async (
     transaction: SqlQueryable,
     row: {
@@ -153,7 +184,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
          INSERT INTO memory_version (namespace, path, version, op, content, content_sha256, actor, author, reason, other_path, write_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id
        )
-       SELECT pg_notify($12, json_build_object('namespace', $1::text, 'id', (SELECT id FROM inserted)::text)::text)`,
+       SELECT pg_notify($12, '') FROM inserted`,
       [
         namespace,
         row.name,
@@ -166,7 +197,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
         row.reason ?? null,
         row.otherName ?? null,
         row.writeId,
-        NOTIFY_CHANNEL,
+        channel,
       ],
     );
   };
@@ -240,8 +271,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
          SELECT $1, $2, head.version, 'write', $3, head.content_sha256, $7, $6, $8, $9 FROM head
          RETURNING id, version, content_sha256
        )
-       SELECT version, content_sha256, pg_notify($10, json_build_object('namespace', $1::text, 'id', id::text)::text)
-       FROM added`,
+       SELECT version, content_sha256, pg_notify($10, '') FROM added`,
       [
         namespace,
         write.name,
@@ -252,7 +282,7 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
         actor,
         write.reason ?? null,
         write.writeId,
-        NOTIFY_CHANNEL,
+        channel,
         ...(condition === "insert" ? [] : ["expected" in condition ? condition.expected : condition.unless]),
       ],
     );
@@ -278,11 +308,16 @@ export function memorySql(client: SqlClient, namespace: string, actor: string) {
   const generatedIndex = async (database: SqlQueryable = client) => {
     const [entries, preamble] = await Promise.all([
       catalog(database, false),
-      database.query<{ preamble: string }>("SELECT preamble FROM memory_index WHERE namespace = $1", [
-        namespace,
-      ]),
+      database.query<{ preamble: string }>(
+        `SELECT ${textColumn("preamble")} FROM memory_index WHERE namespace = $1`,
+        [namespace],
+      ),
     ]);
-    return formatMemoryIndex(memoryIndexPreamble(preamble.rows[0]?.preamble), entries);
+    const stored = preamble.rows[0]?.preamble;
+    return formatMemoryIndex(
+      memoryIndexPreamble(stored === undefined ? undefined : exactText(stored)),
+      entries,
+    );
   };
 
   const versionRow = async (

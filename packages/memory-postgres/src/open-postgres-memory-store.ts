@@ -3,7 +3,7 @@ import type { SecretScanner } from "@unforget/memory";
 import { createSqlClient } from "@unforget/postgres";
 import { createPostgresMemoryStore, type PostgresMemoryStore } from "./postgres-memory-store.ts";
 
-/** What `createTeamMemory({ url } | { pglite })` passes. */
+/** A server or a data dir, the namespace and who writes (the options of team memory on a database). */
 export interface OpenPostgresMemoryStoreOptions {
   /** A server (`postgres://…`). */
   url?: string;
@@ -11,12 +11,14 @@ export interface OpenPostgresMemoryStoreOptions {
   pglite?: string;
   namespace: string;
   actor: string;
+  /** The scan every write passes first: `createTeamMemory({ open })` of `@unforget/memory` hands it over. */
   secretScanner?: SecretScanner;
 }
 
 /**
- * Opens the client and the store in one step (the store owns the client: `close()` closes both). This is what
- * `createTeamMemory({ url })` and `createTeamMemory({ pglite })` of `@unforget/memory` call.
+ * Opens the client and the store in one step (the store owns the client: `close()` closes both). Team memory
+ * opens it through `createTeamMemory({ open: ({ secretScanner }) => openPostgresMemoryStore({ …, secretScanner }) })`
+ * of `@unforget/memory`, which names no backend.
  */
 export async function openPostgresMemoryStore(
   options: OpenPostgresMemoryStoreOptions,

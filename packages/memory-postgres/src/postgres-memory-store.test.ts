@@ -17,6 +17,7 @@ import { SchemaMismatchError } from "@unforget/postgres";
 import { describe, expect, it } from "vitest";
 import { freshNamespace, usePGlite } from "./__fixtures__/stores.ts";
 import { importMemoryHistory } from "./import-memory-history.ts";
+import { openPostgresMemoryStore } from "./open-postgres-memory-store.ts";
 import { createPostgresMemoryStore, type PostgresMemoryStore } from "./postgres-memory-store.ts";
 import type { MemoryChange } from "./watch-memory-changes.ts";
 
@@ -89,6 +90,22 @@ describe("createPostgresMemoryStore", () => {
       actualAuthor: "agent:other@box-2",
     });
     expect((conflict as Error).message).toMatch(/version 2, written by agent:other@box-2/);
+  });
+
+  it("lists versions newest first also where version ids gain a digit (ids are numbers, not text)", async () => {
+    const store = await open();
+    // The next version ids cross a power of ten (…98, 99, 100, 101…), where text order differs.
+    const { rows } = await pglite().query<{ last: string }>(
+      "SELECT coalesce(max(id), 0)::text AS last FROM memory_version",
+    );
+    const power = 10 ** (rows[0]?.last.length ?? 1) * 10;
+    await pglite().query(`SELECT setval(pg_get_serial_sequence('memory_version', 'id'), ${power - 3})`);
+    for (let index = 1; index <= 5; index++) await store.write("a.md", note("a", `write ${index}`));
+    const versions = await store.listVersions("a.md");
+    expect(versions.map((version) => version.version)).toEqual([5, 4, 3, 2, 1]);
+    expect(versions.map((version) => version.id)).toEqual(
+      [2, 1, 0, -1, -2].map((offset) => String(power + offset)),
+    );
   });
 
   it("keeps namespaces apart: an allow-list, paths that never name one, and typed refusals before any I/O", async () => {
@@ -274,20 +291,24 @@ describe("createPostgresMemoryStore", () => {
 });
 
 describe("createTeamMemory on a database", () => {
-  it("opens the PostgreSQL store on PGlite through @unforget/memory, with the secret scan", async () => {
+  it("opens the PostgreSQL store on PGlite as team memory's store, with the secret scan", async () => {
     const folder = await mkdtemp(join(tmpdir(), "team-memory-pglite-"));
     try {
       const team = await createTeamMemory({
-        pglite: join(folder, "data"),
-        namespace: freshNamespace(),
-        actor: "agent:team",
+        open: ({ secretScanner }) =>
+          openPostgresMemoryStore({
+            pglite: join(folder, "data"),
+            namespace: freshNamespace(),
+            actor: "agent:team",
+            secretScanner,
+          }),
       });
       await team.write("deploy.md", note("deploy", "Deploys run on Fridays"));
       expect((await team.list()).map((entry) => entry.name)).toEqual(["deploy.md"]);
       expect(
         await rejection(team.write("key.md", note("key", `token ghp_${"a1B2c3D4e5".repeat(4)}`))),
       ).toBeInstanceOf(MemorySecretError);
-      await (team as PostgresMemoryStore).close();
+      await team.close();
     } finally {
       await rm(folder, { recursive: true, force: true });
     }

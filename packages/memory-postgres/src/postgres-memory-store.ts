@@ -28,11 +28,11 @@ import {
   type SecretScanner,
   truncateMemoryIndex,
 } from "@unforget/memory";
-import { checkSchema, runMigrations, type SqlClient, SqlError, type SqlQueryable } from "@unforget/postgres";
+import { checkSchema, runMigrations, type SqlClient, type SqlQueryable } from "@unforget/postgres";
 import { checkAllowed, checkNamespace } from "./memory-namespaces.ts";
-import { VERSION_COLUMNS, type VersionRow, versionOf } from "./memory-rows.ts";
+import { exactText, textColumn, VERSION_COLUMNS, type VersionRow, versionOf } from "./memory-rows.ts";
 import { loadMemoryMigrations } from "./memory-schema.ts";
-import { type HeadCondition, isWriteIdTaken, memorySql, NOTIFY_CHANNEL } from "./memory-sql.ts";
+import { type HeadCondition, isVersionTaken, isWriteIdTaken, memorySql } from "./memory-sql.ts";
 import { createPostgresDreamState } from "./postgres-dream-state.ts";
 import { createPostgresProposalQueue } from "./postgres-proposals.ts";
 import {
@@ -140,6 +140,18 @@ export async function createPostgresMemoryStore(
   return storeIn(shared, checkAllowed(options.namespace ?? (options.namespaces[0] as string), allowed));
 }
 
+/** Rounds a change is tried while concurrent changes of the same memory keep winning, before a conflict. */
+const RACE_ROUNDS = 3;
+
+/** The conflict of a change that lost every round to concurrent changes of the same memory. */
+function keptChanging(name: string, expectedHash: string | null | undefined) {
+  return new MemoryConflictError(`${name} kept changing while it was written; read it again and retry.`, {
+    memoryName: name,
+    expectedHash: expectedHash ?? null,
+    actualHash: null,
+  });
+}
+
 interface Shared {
   client: SqlClient;
   allowed: ReadonlySet<string>;
@@ -184,25 +196,28 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       return first === undefined ? undefined : { outcome: replay(replayWrite(writeId, first, attempt)) };
     };
     let attempts = 0;
-    try {
-      return await client.transaction(async (transaction) => {
-        attempts++;
-        // A new id cannot have been used yet, unless this is the client running the transaction again.
-        const again =
-          writeOptions.writeId === undefined && attempts === 1 ? undefined : await replayed(transaction);
-        return again === undefined ? work(transaction, writeId) : again.outcome;
-      });
-    } catch (error) {
-      // Another call with the same id committed first (the unique write id refused ours): give its outcome.
-      if (
-        error instanceof SqlError &&
-        error.sqlState === "23505" &&
-        error.constraint === "memory_version_write_id_key"
-      ) {
-        const again = await replayed(client);
-        if (again !== undefined) return again.outcome;
+    for (let round = 1; ; round++) {
+      try {
+        return await client.transaction(async (transaction) => {
+          attempts++;
+          // A new id cannot have been used yet, unless this is the client running the transaction again.
+          const again =
+            writeOptions.writeId === undefined && attempts === 1 ? undefined : await replayed(transaction);
+          return again === undefined ? work(transaction, writeId) : again.outcome;
+        });
+      } catch (error) {
+        // Another call with the same id committed first (the unique write id refused ours): give its outcome.
+        if (isWriteIdTaken(error)) {
+          const again = await replayed(client);
+          if (again !== undefined) return again.outcome;
+        }
+        // A concurrent change of the memory committed while this one counted its versions: run it again.
+        if (isVersionTaken(error)) {
+          if (round < RACE_ROUNDS) continue;
+          throw keptChanging(attempt.name, writeOptions.expectedHash);
+        }
+        throw error;
       }
-      throw error;
     }
   };
 
@@ -237,13 +252,13 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         return { content, hash: hashContent(content) };
       }
       const { rows } = await client.query<{ content: string; content_sha256: string; version: number }>(
-        "SELECT content, content_sha256, version FROM memory WHERE namespace = $1 AND path = $2",
+        `SELECT ${textColumn("content")}, content_sha256, version FROM memory WHERE namespace = $1 AND path = $2`,
         [namespace, checked],
       );
       const row = rows[0];
       if (row === undefined) throw notFound(checked, "list the memories to see what does.");
       return {
-        content: row.content,
+        content: exactText(row.content),
         hash: row.content_sha256,
         version: Number(row.version),
       } satisfies MemoryContent;
@@ -266,7 +281,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
           writeId,
         });
       const expected = writeOptions.expectedHash;
-      for (let attempt = 0; attempt < 3; attempt++) {
+      for (let attempt = 0; attempt < RACE_ROUNDS; attempt++) {
         let written: number | undefined;
         try {
           if (expected === null) written = await put("insert");
@@ -275,6 +290,9 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
             if (expected !== hash) written = await put({ expected });
           } else written = (await put({ unless: hash })) ?? (await put("insert"));
         } catch (error) {
+          // A delete of the memory committed while this write counted its versions: nothing was written, and
+          // the next round counts its tombstone (or finds the head another writer created meanwhile).
+          if (isVersionTaken(error)) continue;
           // Another call with this write id committed first: fall through to its outcome below.
           if (!isWriteIdTaken(error)) throw error;
         }
@@ -290,14 +308,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
         if (head?.content_sha256 === hash) return { hash };
         // The head changed between two statements of an unconditional write: try again.
       }
-      throw new MemoryConflictError(
-        `${checked} kept changing while it was written; read it again and retry.`,
-        {
-          memoryName: checked,
-          expectedHash: expected ?? null,
-          actualHash: null,
-        },
-      );
+      throw keptChanging(checked, expected);
     },
 
     async delete(name, writeOptions: MemoryWriteOptions = {}) {
@@ -408,8 +419,9 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
 
     async listVersions(name) {
       const checked = normalizeMemoryName(name);
+      // The column, not the selected `id` (text): "10" sorts before "9".
       const { rows } = await client.query<VersionRow>(
-        `SELECT ${VERSION_COLUMNS} FROM memory_version WHERE namespace = $1 AND path = $2 ORDER BY id DESC`,
+        `SELECT ${VERSION_COLUMNS} FROM memory_version WHERE namespace = $1 AND path = $2 ORDER BY memory_version.id DESC`,
         [namespace, checked],
       );
       return rows.map(versionOf);
@@ -458,7 +470,7 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
       const namespaces = (watchOptions.namespaces ?? [namespace]).map((each) =>
         checkAllowed(each, shared.allowed),
       );
-      return watchMemoryChanges(client, NOTIFY_CHANNEL, { ...watchOptions, namespaces });
+      return watchMemoryChanges(client, { ...watchOptions, namespaces });
     },
 
     currentCursor() {

@@ -8,6 +8,7 @@ import {
   type ProposalQueue,
 } from "@unforget/memory";
 import type { SqlClient } from "@unforget/postgres";
+import { exactText, textColumn } from "./memory-rows.ts";
 
 interface ProposalRow {
   id: string;
@@ -21,8 +22,8 @@ function proposalOf(row: ProposalRow): MemoryProposal {
   return {
     id: row.id,
     createdAt: (row.created_at instanceof Date ? row.created_at : new Date(row.created_at)).toISOString(),
-    author: row.author,
-    summary: row.summary,
+    author: exactText(row.author),
+    summary: exactText(row.summary),
     changes: typeof row.changes === "string" ? JSON.parse(row.changes) : row.changes,
   };
 }
@@ -55,7 +56,7 @@ export function createPostgresProposalQueue(client: SqlClient, namespace: string
     },
     async list() {
       const { rows } = await client.query<ProposalRow>(
-        "SELECT id, created_at, author, summary, changes FROM memory_proposal WHERE namespace = $1 AND status = 'pending' ORDER BY created_at, id",
+        `SELECT id, created_at, ${textColumn("author")}, ${textColumn("summary")}, changes FROM memory_proposal WHERE namespace = $1 AND status = 'pending' ORDER BY created_at, id`,
         [namespace],
       );
       return rows.map(proposalOf);
@@ -63,7 +64,7 @@ export function createPostgresProposalQueue(client: SqlClient, namespace: string
     async get(id) {
       if (!isProposalId(id)) throw missing(String(id));
       const { rows } = await client.query<ProposalRow>(
-        "SELECT id, created_at, author, summary, changes FROM memory_proposal WHERE namespace = $1 AND id = $2 AND status = 'pending'",
+        `SELECT id, created_at, ${textColumn("author")}, ${textColumn("summary")}, changes FROM memory_proposal WHERE namespace = $1 AND id = $2 AND status = 'pending'`,
         [namespace, id],
       );
       const row = rows[0];

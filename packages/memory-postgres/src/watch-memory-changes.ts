@@ -1,5 +1,6 @@
 import { MemoryArgumentError } from "@unforget/memory";
-import type { SqlClient } from "@unforget/postgres";
+import type { SqlClient, SqlSubscription } from "@unforget/postgres";
+import { changeChannel } from "./memory-sql.ts";
 
 /** One change to a memory, as a watcher receives it. */
 export interface MemoryChange {
@@ -67,12 +68,11 @@ interface ChangeRow {
 /**
  * The change feed: versions in (transaction id, id) order, read only below the oldest running transaction
  * (`pg_snapshot_xmin`), so that a transaction that commits late is never skipped — ids are not in commit
- * order. NOTIFY carries ids only and is a hint; reads happen on start, on every notice, after a reconnect
- * and on an interval.
+ * order. NOTIFY (a channel per namespace, empty notices) is a hint; reads happen on start, on every notice,
+ * after a reconnect and on an interval.
  */
 export function watchMemoryChanges(
   client: SqlClient,
-  channel: string,
   options: WatchOptions & { namespaces: readonly string[] },
 ): AsyncIterable<MemoryChange> {
   let cursor = options.after === undefined ? undefined : parseCursor(options.after);
@@ -85,7 +85,7 @@ export function watchMemoryChanges(
       let again = false;
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
-      let subscription: { close(): Promise<void> } | undefined;
+      const subscriptions: SqlSubscription[] = [];
       let started: Promise<void> | undefined;
 
       const read = async (): Promise<void> => {
@@ -130,20 +130,15 @@ export function watchMemoryChanges(
       };
 
       const start = async () => {
-        const sub = await client.listen(
-          channel,
-          (payload) => {
-            try {
-              const { namespace } = JSON.parse(payload) as { namespace?: string };
-              if (namespace === undefined || watched.has(namespace)) void read();
-            } catch {
-              void read();
-            }
-          },
-          { onReconnect: () => void read() },
-        );
-        subscription = sub;
-        if (!sub.live) {
+        // One channel per namespace: a notice names nothing, it only says "read".
+        for (const namespace of watched) {
+          subscriptions.push(
+            await client.listen(changeChannel(namespace), () => void read(), {
+              onReconnect: () => void read(),
+            }),
+          );
+        }
+        if (subscriptions.some((subscription) => !subscription.live)) {
           options.onWarning?.(
             `Change notices cannot arrive on ${client.location} (LISTEN is unavailable, e.g. behind PgBouncer transaction pooling): the watch polls every ${options.pollIntervalMs ?? 5_000} ms instead.`,
           );
@@ -158,7 +153,7 @@ export function watchMemoryChanges(
         stopped = true;
         if (timer) clearInterval(timer);
         wake?.();
-        await subscription?.close();
+        for (const subscription of subscriptions) await subscription.close();
       };
       options.signal?.addEventListener("abort", () => void stop(), { once: true });
 

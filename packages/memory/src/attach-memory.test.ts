@@ -55,16 +55,15 @@ describe("attachMemory", () => {
       expect(start[0]?.kind).toBe("memory-index");
       expect(String(start[0]?.content)).toContain("- [deploy](deploy.md) — Staging deploys run on Fridays");
 
-      currentFake().enqueue({
-        kind: "reply",
-        toolCalls: [{ name: "select_memories", input: { names: ["deploy.md"] } }],
-      });
+      // One small memory: attached whole, with no selector call.
+      const before = currentFake().requests.length;
       const recalled = await hooks.userPromptSubmit.promise([], {
         sessionId: "s1",
         prompt: "when do we deploy to staging?",
       });
       expect(recalled[0]?.kind).toBe("memory");
       expect(String(recalled[0]?.content)).toContain('<memory-data name="deploy.md"');
+      expect(currentFake().requests.length).toBe(before);
 
       currentFake().enqueue(
         {
@@ -149,6 +148,90 @@ describe("attachMemory", () => {
       await session.idle();
       expect(written).toEqual([["project_staging_db.md"]]);
       expect((await store.list()).map((entry) => entry.name)).toEqual(["project_staging_db.md"]);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
+  it("extracts each new stretch once, never an unchanged one, and does not propose what waits for review", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "memory-attach-"));
+    try {
+      const store = await createMemoryDir({ root: join(parent, "memory") });
+      const proposals = createProposalQueue(join(store.storeFolder, "proposals"));
+      const hooks = createSessionHooks({ sessionId: "s3" });
+      const messages = [createMessage("user", "Remember: I review every PR on Mondays.", { id: "u1" })];
+      const cursors: string[] = [];
+      const session = attachMemory(hooks, {
+        sessionId: "s3",
+        store,
+        proposals,
+        provider: provider(),
+        model: "m",
+        recall: "off",
+        getMessages: () => messages,
+        onExtracted: (through) => {
+          cursors.push(through);
+        },
+      });
+      const reviews = {
+        kind: "reply" as const,
+        toolCalls: [
+          {
+            name: "memory_write",
+            input: {
+              name: "user_reviews.md",
+              content: formatMemoryFile(
+                { name: "reviews", description: "User reviews every PR on Mondays", type: "user" },
+                "Mondays.\n",
+              ),
+            },
+          },
+        ],
+      };
+      const compaction = { sessionId: "s3", trigger: "auto" as const, tokens: 170_000, threshold: 167_000 };
+      currentFake().enqueue(reviews, { kind: "reply", text: "Done." });
+      await hooks.preCompact.promise({ instructions: "" }, compaction);
+      await session.idle();
+      expect(await proposals.list()).toHaveLength(1);
+      const requests = currentFake().requests.length;
+      // Nothing new: a compaction that did nothing and the session's end make no call.
+      await hooks.preCompact.promise({ instructions: "" }, { ...compaction, trigger: "manual" });
+      await hooks.sessionEnd.promise({ sessionId: "s3", reason: "other" });
+      await session.idle();
+      expect(currentFake().requests.length).toBe(requests);
+      // The user says it again: only the new stretch is read, and the same memory is not proposed twice.
+      messages.push(
+        createMessage("assistant", "Noted.", { id: "a1" }),
+        createMessage("user", "As I said, PR reviews happen on Mondays.", { id: "u2" }),
+      );
+      currentFake().enqueue(reviews, { kind: "reply", text: "Done." });
+      await hooks.sessionEnd.promise({ sessionId: "s3", reason: "other" });
+      await session.idle();
+      expect(await proposals.list()).toHaveLength(1);
+      expect(session.extractions[1]?.skipped).toEqual([
+        { name: "user_reviews.md", reason: expect.stringMatching(/^already proposed in /) },
+      ]);
+      const prompt = JSON.stringify(currentFake().requests[requests]?.body);
+      expect(prompt).toContain("As I said, PR reviews happen on Mondays.");
+      expect(prompt).not.toContain("Remember: I review every PR on Mondays.");
+      expect(prompt).toContain("Already proposed and waiting for the user's review");
+      expect(cursors).toEqual(["u1", "u2"]);
+      // A resumed session starts after its cursor: nothing to extract.
+      const resumedHooks = createSessionHooks({ sessionId: "s3" });
+      const resumed = attachMemory(resumedHooks, {
+        sessionId: "s3",
+        store,
+        proposals,
+        provider: provider(),
+        model: "m",
+        recall: "off",
+        getMessages: () => messages,
+        extractedThrough: "u2",
+      });
+      const after = currentFake().requests.length;
+      await resumedHooks.sessionEnd.promise({ sessionId: "s3", reason: "other" });
+      await resumed.idle();
+      expect(currentFake().requests.length).toBe(after);
     } finally {
       await rm(parent, { recursive: true, force: true });
     }

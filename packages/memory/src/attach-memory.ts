@@ -1,7 +1,12 @@
 import type { Attachment, Message, ModelProvider } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
 import type { DreamJob } from "./dream.ts";
-import { type ConsentMode, type ExtractionReport, extractMemories } from "./extract-memories.ts";
+import {
+  type ConsentMode,
+  type ExtractionReport,
+  extractMemories,
+  renderConversationForExtraction,
+} from "./extract-memories.ts";
 import { getMemoryHooks } from "./memory-hooks.ts";
 import type { ProposalQueue } from "./memory-proposals.ts";
 import { createMemoryRetriever, formatRecalledMemories, type MemoryRetriever } from "./memory-retriever.ts";
@@ -33,6 +38,18 @@ export interface AttachMemoryOptions {
   recall?: "every-prompt" | "first-prompt" | "off";
   /** Called when background work fails; it never throws into the session. */
   onError?: (error: unknown) => void;
+  /**
+   * The id of the last message an earlier extraction of this session read (a resumed session's cursor):
+   * extraction starts after it. Default: nothing was extracted yet.
+   */
+  extractedThrough?: string;
+  /** Called after each extraction with the id of the last message it read, for the caller to keep (resume). */
+  onExtracted?: (through: string) => void | Promise<void>;
+  /**
+   * Most estimated tokens of the conversation record one extraction sends (read before each extraction, so it
+   * can follow the session's threshold). Default: `extractMemories`' share of the model's window.
+   */
+  extractionInputTokens?: () => number;
 }
 
 export interface MemorySession {
@@ -60,6 +77,8 @@ export function attachMemory(hooks: SessionHooks, options: AttachMemoryOptions):
   const extractions: ExtractionReport[] = [];
   const memoryHooks = getMemoryHooks(hooks);
   let prompts = 0;
+  // The last message an extraction has read: each extraction reads only what came after it, once.
+  let cursor = options.extractedThrough;
 
   const track = (work: Promise<unknown>) => {
     const tracked = work.catch((error: unknown) => {
@@ -73,18 +92,42 @@ export function attachMemory(hooks: SessionHooks, options: AttachMemoryOptions):
     void tracked.finally(() => background.delete(tracked));
   };
 
-  const extract = async (reason: string) => {
+  // One extraction at a time, in order: each reads after the previous one's cursor and sees its proposal.
+  let queue: Promise<unknown> = Promise.resolve();
+  const extract = (reason: string) => {
+    const next = queue.then(() => extractNow(reason));
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  const extractNow = async (reason: string) => {
     if (consent === "off" || !options.provider || !options.model) return;
-    const report = await extractMemories({
-      store: options.store,
-      provider: options.provider,
-      model: options.model,
-      messages: await options.getMessages(),
-      consent,
-      sessionId: options.sessionId,
-      ...(options.proposals ? { proposals: options.proposals } : {}),
-    });
+    const messages = await options.getMessages();
+    const from = cursor === undefined ? 0 : messages.findIndex((message) => message.id === cursor) + 1;
+    const stretch = messages.slice(from);
+    const last = stretch.at(-1);
+    // Nothing new since the last extraction (an idle session end, a compaction that did nothing): no call.
+    if (last === undefined || renderConversationForExtraction(stretch) === "") return;
+    const claimed = cursor;
+    cursor = last.id;
+    let report: ExtractionReport;
+    try {
+      report = await extractMemories({
+        store: options.store,
+        provider: options.provider,
+        model: options.model,
+        messages: stretch,
+        consent,
+        sessionId: options.sessionId,
+        ...(options.proposals ? { proposals: options.proposals } : {}),
+        ...(options.extractionInputTokens ? { maxInputTokens: options.extractionInputTokens() } : {}),
+      });
+    } catch (error) {
+      // Not read after all: the next extraction takes this stretch again (unless a later one claimed more).
+      if (cursor === last.id) cursor = claimed;
+      throw error;
+    }
     extractions.push(report);
+    await options.onExtracted?.(last.id);
     const base = {
       sessionId: options.sessionId,
       names: report.saved,

@@ -2,6 +2,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
 import { MemoryLockError } from "./memory-errors.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 import { withStoreLock } from "./store-lock.ts";
 
 /** What the dream remembers between runs: when it last ran, and the sessions that ended since. */
@@ -38,15 +39,18 @@ export function createDreamStateFolder(folder: string): DreamStateStore {
   const statePath = join(folder, "state.json");
   const tempDir = join(folder, ".tmp");
   const read = async (): Promise<DreamState> => {
+    let state: DreamState;
     try {
-      const state = JSON.parse(await readFile(statePath, "utf8")) as DreamState;
-      return {
-        sessions: Array.isArray(state.sessions) ? state.sessions : [],
-        ...(state.lastRunAt ? { lastRunAt: state.lastRunAt } : {}),
-      };
-    } catch {
-      return { sessions: [] };
+      state = JSON.parse(await readFile(statePath, "utf8")) as DreamState;
+    } catch (error) {
+      // No dream yet. An unreadable state is an error: `update` would otherwise write a fresh one over it.
+      if (isAbsent(error)) return { sessions: [] };
+      throw storeFileError("The dream state", statePath, error);
     }
+    return {
+      sessions: Array.isArray(state.sessions) ? state.sessions : [],
+      ...(state.lastRunAt ? { lastRunAt: state.lastRunAt } : {}),
+    };
   };
   return {
     location: folder,

@@ -243,8 +243,65 @@ describe("extractMemories", () => {
       messages: conversation(),
       consent: "off",
     });
-    expect(report).toEqual({ consent: "off", saved: [], skipped: [], refused: [], turns: 0 });
+    expect(report).toEqual({
+      consent: "off",
+      saved: [],
+      skipped: [],
+      refused: [],
+      turns: 0,
+      linesLeftOut: 0,
+    });
     expect(currentFake().requests.length).toBe(before);
+  });
+});
+
+describe("extractMemories on a bounded input", () => {
+  it("sends the newest part of a long record that fits the budget, and saves nothing a memory already says", async () => {
+    const long = Array.from({ length: 400 }, (_, index) =>
+      createMessage(
+        index % 2 === 0 ? "user" : "assistant",
+        `Line ${index}: ${"words to fill the record ".repeat(8)}`,
+        {
+          id: `m${index}`,
+        },
+      ),
+    );
+    currentFake().enqueue(
+      {
+        kind: "reply",
+        toolCalls: [
+          {
+            name: "memory_write",
+            input: {
+              name: "feedback_testing.md",
+              content: formatMemoryFile(
+                { name: "testing", description: "Run the tests with vitest --run", type: "feedback" },
+                "Use vitest --run.\n",
+              ),
+            },
+          },
+        ],
+      },
+      { kind: "reply", text: "Done." },
+    );
+    const report = await extractMemories({
+      store: dir,
+      provider: provider(),
+      model: "m",
+      messages: long,
+      consent: "propose",
+      proposals,
+      maxInputTokens: 2_000,
+    });
+    const sent = JSON.stringify(currentFake().requests.at(-2)?.body);
+    expect(report.linesLeftOut).toBeGreaterThan(300);
+    expect(sent).toContain(`[${report.linesLeftOut} earlier lines left out]`);
+    expect(sent).toContain("Line 399:");
+    expect(sent).not.toContain("Line 0:");
+    // The record is within the budget (the instructions around it are a few hundred tokens more).
+    expect(sent.length).toBeLessThan(2_000 * 6 + 6_000);
+    expect(report.skipped).toEqual([{ name: "feedback_testing.md", reason: "unchanged" }]);
+    expect(await proposals.list()).toEqual([]);
   });
 });
 

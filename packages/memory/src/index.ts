@@ -22,6 +22,7 @@ export {
   MemoryNotFoundError,
   MemoryPathError,
   MemorySecretError,
+  MemoryStoreError,
 } from "./memory-errors.ts";
 export type { MemoryFrontmatter, MemorySource, MemoryType, ParsedMemoryFile } from "./memory-frontmatter.ts";
 export { formatMemoryFile, MEMORY_TYPES, parseMemoryFile } from "./memory-frontmatter.ts";
@@ -66,7 +67,7 @@ export {
   replayWrite,
   restoreVersion,
 } from "./memory-rules.ts";
-export type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
+export type { MemoryContent, MemoryStore, MemoryWriteOptions, MemoryWriteResult } from "./memory-store.ts";
 export type { MemoryTool, MemoryToolDefinition, MemoryToolOptions } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_INPUT_SCHEMA, MEMORY_TOOL_ROOT } from "./memory-tool.ts";
 export type {
@@ -75,7 +76,12 @@ export type {
   MemoryVersions,
   RedactOptions,
 } from "./memory-versions.ts";
-export type { SecretFinding, SecretScanner } from "./secret-scan.ts";
+export type {
+  SecretFinding,
+  SecretScanner,
+  SecretScannerOptions,
+  SecretScanResult,
+} from "./secret-scan.ts";
 export { createSecretScanner } from "./secret-scan.ts";
 export type { SessionMemory, SessionMemoryOptions, SessionNotesUpdate } from "./session-memory.ts";
 export { createSessionMemory, SESSION_NOTES_EDIT_TOOL } from "./session-memory.ts";
@@ -94,8 +100,8 @@ export {
 } from "./session-notes.ts";
 export type { StoreLockOptions } from "./store-lock.ts";
 export type {
-  TeamMemoryDatabaseOptions,
   TeamMemoryFolderOptions,
+  TeamMemoryOpenOptions,
   TeamMemoryOptions,
 } from "./team-memory.ts";
 export { createTeamMemory } from "./team-memory.ts";

@@ -5,10 +5,14 @@ import { hashContent } from "./content-hash.ts";
 import { MemoryPathError } from "./memory-errors.ts";
 import { MEMORY_INDEX_NAME } from "./memory-index.ts";
 import type { VersionLog } from "./memory-versions.ts";
+import { errnoCode, isAbsent, storeFileError } from "./store-file-errors.ts";
 
+/**
+ * A memory that is not there: no file (ENOENT), or a plain file where a folder of its name would be (ENOTDIR:
+ * `notes/a.md` when `notes` is a file). A folder where the file belongs (EISDIR) is not absent: it is an error.
+ */
 function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
+  return isAbsent(error) || errnoCode(error) === "ENOTDIR";
 }
 
 /** A memory file's text, read without following a symlink; `undefined` when there is no such file. */
@@ -18,19 +22,18 @@ export async function readMemoryFile(path: string): Promise<string | undefined> 
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     if (isMissing(error)) return undefined;
-    if ((error as NodeJS.ErrnoException).code === "ELOOP") {
+    if (errnoCode(error) === "ELOOP") {
       throw new MemoryPathError(`${path} is a symlink; memory files must be regular files.`, {
         name: path,
         rule: "symlink",
       });
     }
-    throw error;
+    throw storeFileError("The memory file", path, error);
   }
   try {
     return await handle.readFile("utf8");
   } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
+    throw storeFileError("The memory file", path, error);
   } finally {
     await handle.close();
   }
@@ -43,13 +46,18 @@ export async function walkMemoryFiles(root: string): Promise<Array<{ name: strin
     let children: string[];
     try {
       children = await readdir(folder);
-    } catch {
-      return;
+    } catch (error) {
+      // Removed while the walk ran: nothing to list there.
+      if (isAbsent(error)) return;
+      throw storeFileError("The memory folder", folder, error);
     }
     for (const child of children) {
       if (child.startsWith(".") || child === "node_modules") continue;
       const path = join(folder, child);
-      const stats = await lstat(path).catch(() => undefined);
+      const stats = await lstat(path).catch((error: unknown) => {
+        if (isAbsent(error)) return undefined;
+        throw storeFileError("The memory file", path, error);
+      });
       if (!stats || stats.isSymbolicLink()) continue;
       if (stats.isDirectory()) await visit(path);
       else if (stats.isFile() && child.endsWith(".md")) {

@@ -34,6 +34,7 @@ import {
 import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "./memory-store.ts";
 import { createVersionLog, type MemoryVersion } from "./memory-versions.ts";
 import type { SecretScanner } from "./secret-scan.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 import { type StoreLockOptions, withStoreLock } from "./store-lock.ts";
 
 /** Largest memory file accepted, in bytes (the per-memory cap of Anthropic's memory stores). */
@@ -142,7 +143,8 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     async write(name, content, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
       checkWriteOptions(writeOptions);
-      await checkMemoryContent(checked, content, limits);
+      const warnings = await checkMemoryContent(checked, content, limits);
+      const reported = warnings.length === 0 ? {} : { warnings };
       const path = await resolveMemoryPath(root, checked);
       const attempt: WriteAttempt = { name: checked, operation: "write", hash: hashContent(content) };
       return locked(async () => {
@@ -157,7 +159,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           await recordExternalEdit(versions, checked, current);
           await writeFileAtomic(path, next, { tempDir });
           await versions.append(versionRecord(checked, "write", next, writeOptions));
-          return { hash: hashContent(next) };
+          return { hash: hashContent(next), ...reported };
         }
         // The same content again makes no new version: the store already holds what the caller wants.
         if (current !== content) {
@@ -169,7 +171,7 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
           await catalogFiles.persist(entries);
         }
         await remember(writeOptions, attempt);
-        return { hash: attempt.hash as string };
+        return { hash: attempt.hash as string, ...reported };
       });
     },
 
@@ -283,7 +285,11 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
     },
 
     async loadIndex(): Promise<LoadedMemoryIndex> {
-      const bytes = await readFile(indexPath).catch(() => undefined);
+      const bytes = await readFile(indexPath).catch((error: unknown) => {
+        // No MEMORY.md yet: the index is built from the catalog. An unreadable one is an error, never replaced.
+        if (isAbsent(error)) return undefined;
+        throw storeFileError("The memory index", indexPath, error);
+      });
       if (bytes === undefined) {
         return truncateMemoryIndex(
           formatMemoryIndex(memoryIndexPreamble(undefined), await store.catalog()),

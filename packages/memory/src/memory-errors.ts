@@ -124,3 +124,18 @@ export class MemoryLockError extends UnforgetError {
     this.lockPath = details.lockPath;
   }
 }
+
+/**
+ * A file or folder of the store is not what it must be: a folder where a memory or a record belongs, a file
+ * where a folder belongs, a symlink loop, a record that does not parse, a file that cannot be read. Only a
+ * missing file means "absent"; anything else is this error, and nothing was changed.
+ */
+export class MemoryStoreError extends UnforgetError {
+  /** The path that could not be used. */
+  readonly storePath: string;
+
+  constructor(message: string, details: { storePath: string; cause?: unknown }) {
+    super("memory_store", message, { cause: details.cause });
+    this.storePath = details.storePath;
+  }
+}

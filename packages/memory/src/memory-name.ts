@@ -109,7 +109,9 @@ export async function resolveMemoryPath(root: string, name: string): Promise<str
     try {
       stats = await lstat(current);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return target;
+      // Not there, or under a plain file (`notes/a.md` when `notes` is a file): the memory does not exist.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return target;
       throw error;
     }
     if (stats.isSymbolicLink())

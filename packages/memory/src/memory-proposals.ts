@@ -5,6 +5,7 @@ import { writeFileAtomic } from "@unforget/files";
 import { MemoryConflictError, MemoryNotFoundError } from "./memory-errors.ts";
 import { normalizeMemoryName } from "./memory-name.ts";
 import type { MemoryStore } from "./memory-store.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 
 /** One change a proposal would make; `baseHash` is what the memory was when the change was computed. */
 export type ProposedChange =
@@ -94,6 +95,16 @@ export async function applyProposal(
 }
 
 /** A queue of proposals in a folder (for a memory dir: `<root>/.unforget/proposals`). */
+/** One proposal file; a missing one rejects with the raw ENOENT error, an unreadable one with `MemoryStoreError`. */
+async function readProposal(path: string): Promise<MemoryProposal> {
+  try {
+    return JSON.parse(await readFile(path, "utf8")) as MemoryProposal;
+  } catch (error) {
+    if (isAbsent(error)) throw error;
+    throw storeFileError("The proposal", path, error);
+  }
+}
+
 export function createProposalQueue(folder: string): ProposalQueue {
   const pathOf = (id: string) => {
     if (!isProposalId(id)) {
@@ -123,18 +134,18 @@ export function createProposalQueue(folder: string): ProposalQueue {
       let files: string[];
       try {
         files = (await readdir(folder)).filter((file) => file.endsWith(".json")).sort();
-      } catch {
-        return [];
+      } catch (error) {
+        if (isAbsent(error)) return [];
+        throw storeFileError("The proposals folder", folder, error);
       }
-      return Promise.all(
-        files.map(async (file) => JSON.parse(await readFile(join(folder, file), "utf8")) as MemoryProposal),
-      );
+      return Promise.all(files.map((file) => readProposal(join(folder, file))));
     },
     async get(id) {
+      const path = pathOf(id);
       try {
-        return JSON.parse(await readFile(pathOf(id), "utf8")) as MemoryProposal;
+        return await readProposal(path);
       } catch (error) {
-        if (error instanceof MemoryNotFoundError) throw error;
+        if (!isAbsent(error)) throw error;
         throw new MemoryNotFoundError(`There is no pending proposal "${id}".`, {
           memoryName: id,
           cause: error,

@@ -130,6 +130,7 @@ describe("createMemoryRetriever", () => {
       provider: selector,
       model: "claude-haiku-4-5",
       now: () => NOW,
+      attachWholeTokens: 0,
     });
     const result = await retriever.retrieve({ query: "fix auth in the payment API", recentTools: ["Edit"] });
     expect(result.method).toBe("model");
@@ -155,12 +156,47 @@ describe("createMemoryRetriever", () => {
       provider: provider(),
       model: "m",
       now: () => NOW,
+      attachWholeTokens: 0,
     }).retrieve({
       query: "deploy payment",
     });
     expect(result.method).toBe("bm25");
     expect(result.fallbackReason).toBeTruthy();
     expect(result.memories[0]?.name).toBe("deploy_new.md");
+  });
+
+  it("attaches a small store whole, once, with no selector call; a larger one goes to the selector", async () => {
+    const requests = currentFake().requests.length;
+    const retriever = createMemoryRetriever({ store: dir, provider: provider(), model: "m", now: () => NOW });
+    const first = await retriever.retrieve({ query: "anything at all" });
+    expect(first.method).toBe("all");
+    const live = (await dir.catalog()).filter((entry) => entry.supersededBy === undefined && !entry.problem);
+    expect(first.memories.map((memory) => memory.name).sort()).toEqual(
+      live.map((entry) => entry.name).sort(),
+    );
+    // Every memory is in the context now: the next prompts cost nothing.
+    expect(await retriever.retrieve({ query: "something else" })).toMatchObject({
+      method: "none",
+      memories: [],
+    });
+    expect(currentFake().requests.length).toBe(requests);
+    // Over the budget, the selector chooses (one call).
+    currentFake().enqueue({
+      kind: "reply",
+      toolCalls: [{ name: "select_memories", input: { names: ["api_auth.md"] } }],
+    });
+    const small = createMemoryRetriever({
+      store: dir,
+      provider: provider(),
+      model: "m",
+      now: () => NOW,
+      attachWholeTokens: 10,
+    });
+    expect(await small.retrieve({ query: "payment auth" })).toMatchObject({
+      method: "model",
+      memories: [{ name: "api_auth.md" }],
+    });
+    expect(currentFake().requests.length).toBe(requests + 1);
   });
 
   it("renders recalled memories as delimited data that cannot close its own block", () => {

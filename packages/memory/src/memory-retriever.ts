@@ -1,4 +1,5 @@
 import type { ModelProvider, ToolUseBlock } from "@unforget/core";
+import { estimateTextTokens } from "@unforget/tokens";
 import { isRecord } from "./is-record.ts";
 import type { MemoryEntry } from "./memory-catalog.ts";
 import { explainDecay } from "./memory-decay.ts";
@@ -10,6 +11,14 @@ import type { MemoryStore } from "./memory-store.ts";
 export const DEFAULT_RETRIEVAL_LIMIT = 5;
 /** Candidates the small model chooses from. */
 export const DEFAULT_SELECTOR_CANDIDATES = 20;
+/**
+ * Below this many estimated tokens, the memories not shown yet are attached whole instead of asking the selector
+ * model: about 1% of a 200K window, paid once per session (an attached memory is not attached again), where the
+ * selector is a model call (a round trip, a few hundred tokens) before every prompt. A judgement call.
+ */
+export const ATTACH_WHOLE_MAX_TOKENS = 2_000;
+/** Bytes per token no memory text goes above (a cheap bound before the files are read and counted). */
+const MAX_BYTES_PER_TOKEN = 16;
 
 export interface RecalledMemory {
   name: string;
@@ -22,8 +31,11 @@ export interface RecalledMemory {
 
 export interface RetrievalResult {
   memories: RecalledMemory[];
-  /** "model": the small model chose; "bm25": the local ranking (no provider, or it failed); "none": no query terms or no memories. */
-  method: "model" | "bm25" | "none";
+  /**
+   * "model": the small model chose; "all": every memory not shown yet was small enough to attach whole (no model
+   * call); "bm25": the local ranking (no provider, or it failed); "none": no query terms or no memories.
+   */
+  method: "model" | "all" | "bm25" | "none";
   /** Why the model was not used, when a provider was configured. */
   fallbackReason?: string;
 }
@@ -40,6 +52,8 @@ export interface MemoryRetrieverOptions {
   candidates?: number;
   /** Selector timeout in milliseconds; the BM25 ranking answers instead. Default 15,000. */
   timeoutMs?: number;
+  /** Memories not shown yet that fit in this many estimated tokens are attached whole, without the selector (0: never). Default 2,000. */
+  attachWholeTokens?: number;
   /** Clock for decay. */
   now?: () => Date;
 }
@@ -124,6 +138,39 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
     return [...ranked, ...rest.slice(0, candidateCount - ranked.length)];
   }
 
+  /**
+   * Every memory not shown yet, when together they are small enough to attach whole (undefined otherwise):
+   * cheaper than asking the selector, and nothing relevant can be missed.
+   */
+  async function smallEnoughToAttach(tools: readonly string[]): Promise<RecalledMemory[] | undefined> {
+    const budget = options.attachWholeTokens ?? ATTACH_WHOLE_MAX_TOKENS;
+    if (budget <= 0) return undefined;
+    const now = options.now?.() ?? new Date();
+    const entries = (await options.store.catalog()).filter(
+      (entry) =>
+        entry.problem === undefined &&
+        entry.supersededBy === undefined &&
+        !shown.has(entry.name) &&
+        !isUsageNoteFor(entry, tools),
+    );
+    if (entries.reduce((total, entry) => total + entry.size, 0) > budget * MAX_BYTES_PER_TOKEN)
+      return undefined;
+    const contents = await Promise.all(
+      entries.map((entry) =>
+        options.store.read(entry.name).then(
+          (memory) => memory.content,
+          () => "",
+        ),
+      ),
+    );
+    if (contents.reduce((total, content) => total + estimateTextTokens(content), 0) > budget)
+      return undefined;
+    const all = entries
+      .map((entry) => ({ entry, bm25: 0, decay: explainDecay(entry, { now }), score: 0 }))
+      .sort((a, b) => b.decay.factor - a.decay.factor || a.entry.name.localeCompare(b.entry.name));
+    return load(all, "attached whole: every memory fits in the small-index budget", all.length);
+  }
+
   async function askModel(
     query: string,
     candidates: ScoredMemory[],
@@ -168,9 +215,9 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
     ];
   }
 
-  async function load(chosen: ScoredMemory[], method: string): Promise<RecalledMemory[]> {
+  async function load(chosen: ScoredMemory[], method: string, most = limit): Promise<RecalledMemory[]> {
     const recalled: RecalledMemory[] = [];
-    for (const candidate of chosen.slice(0, limit)) {
+    for (const candidate of chosen.slice(0, most)) {
       try {
         const { content } = await options.store.read(candidate.entry.name);
         const scoring = candidate.bm25 > 0 ? `BM25 ${candidate.bm25.toFixed(2)}; ` : "";
@@ -195,6 +242,10 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
       for (const name of names) shown.add(name);
     },
     async retrieve({ query, recentTools = [], signal }) {
+      if (options.provider) {
+        const whole = await smallEnoughToAttach(recentTools);
+        if (whole) return { memories: whole, method: whole.length > 0 ? "all" : "none" };
+      }
       const candidates = await candidatesFor(query, recentTools);
       if (candidates.length === 0) return { memories: [], method: "none" };
       if (!options.provider) {

@@ -70,12 +70,13 @@ export function checkWriteOptions(options: MemoryWriteOptions | undefined): void
  * Everything a write's content is checked for before any I/O: a string of well-formed UTF-16 without NUL (a
  * database stores neither a lone surrogate nor NUL faithfully, so the hash would not match), the size cap, a
  * readable frontmatter, and (with a scanner) no secret. Throws the typed error; nothing has been written.
+ * Resolves to what the write must report (a secret scan that ran only in part), empty when there is nothing.
  */
 export async function checkMemoryContent(
   name: string,
   content: string,
   limits: { maxFileBytes: number; secretScanner: SecretScanner | undefined },
-): Promise<void> {
+): Promise<string[]> {
   if (typeof content !== "string") {
     throw new MemoryArgumentError(`The content of ${name} must be a string.`, { argument: "content" });
   }
@@ -99,13 +100,24 @@ export async function checkMemoryContent(
     );
   }
   if (name !== MEMORY_INDEX_NAME) parseMemoryFile(content, name);
-  if (limits.secretScanner) await checkNoSecrets(name, content, limits.secretScanner);
+  const incomplete = limits.secretScanner
+    ? await checkNoSecrets(name, content, limits.secretScanner)
+    : undefined;
+  return incomplete === undefined ? [] : [incomplete];
 }
 
-/** Throws `MemorySecretError` naming the rules when the scanner finds what looks like a secret in `content`. */
-export async function checkNoSecrets(name: string, content: string, scanner: SecretScanner): Promise<void> {
+/**
+ * Throws `MemorySecretError` naming the rules when the scanner finds what looks like a secret in `content`.
+ * Resolves to a note for the write's result when the scan ran only in part (`incomplete`), else to undefined.
+ */
+export async function checkNoSecrets(
+  name: string,
+  content: string,
+  scanner: SecretScanner,
+): Promise<string | undefined> {
   const findings = await scanner.scan(content);
-  if (findings.length === 0) return;
+  if (findings.length === 0)
+    return findings.incomplete === undefined ? undefined : `${name}: ${findings.incomplete}`;
   const rules = [...new Set(findings.map((finding) => finding.rule))];
   const where = findings.map((finding) => `line ${finding.line}: ${finding.message}`).join("; ");
   throw new MemorySecretError(

@@ -12,6 +12,14 @@ export interface MemoryContent {
   version?: number;
 }
 
+/** What a write resolves to. */
+export interface MemoryWriteResult {
+  /** SHA-256 of what the memory now holds. */
+  hash: string;
+  /** What the write went ahead without (a secret scan that ran only in part), one sentence each; absent when nothing. */
+  warnings?: string[];
+}
+
 /** Conditions and attribution of a change. */
 export interface MemoryWriteOptions {
   /**
@@ -51,7 +59,7 @@ export interface MemoryStore extends MemoryVersions {
    * `MemoryFrontmatterError`, `MemorySecretError` (team memory) or `MemoryConflictError` when
    * `expectedHash` does not match.
    */
-  write(name: string, content: string, options?: MemoryWriteOptions): Promise<{ hash: string }>;
+  write(name: string, content: string, options?: MemoryWriteOptions): Promise<MemoryWriteResult>;
   /** Deletes a memory; its last content stays as a version (a tombstone, restorable). CAS like `write`. */
   delete(name: string, options?: MemoryWriteOptions): Promise<void>;
   /** Renames a memory; refuses with `MemoryConflictError` when `to` exists. CAS on `from` like `write`. */

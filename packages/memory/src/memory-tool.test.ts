@@ -27,6 +27,8 @@ describe("createMemoryTool", () => {
     expect(tool.name).toBe("memory");
     expect(tool.inputSchema.required).toEqual(["command"]);
     expect([tool.readOnly, tool.concurrencySafe]).toEqual([false, false]);
+    // Compaction never clears what the model recalled.
+    expect(tool.resultRetention).toBe("keep");
   });
 
   it("views an empty store as the header and the root line", async () => {

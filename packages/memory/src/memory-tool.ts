@@ -85,6 +85,8 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       "Store and read memory files under /memories: view (a directory or a file with line numbers), create, str_replace, insert, delete, rename.",
     inputSchema: MEMORY_TOOL_INPUT_SCHEMA,
     readOnly: false,
+    // What the model chose to recall is what it works from: compaction never clears or folds these results.
+    resultRetention: "keep",
     // Commands read and then write conditioned on what they read: one at a time keeps a turn's edits in order.
     concurrencySafe: false,
     anthropicDefinition: { type: "memory_20250818", name: "memory" },

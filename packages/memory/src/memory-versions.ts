@@ -3,6 +3,7 @@ import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
 import { MemoryNotFoundError } from "./memory-errors.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 
 /** What happened in one version of a memory. */
 export type MemoryVersionOperation = "write" | "delete" | "rename-from" | "rename-to" | "external";
@@ -101,18 +102,30 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
   const writeIdFile = (writeId: string) =>
     join(writeIdsDir, `${createHash("sha256").update(writeId, "utf8").digest("hex")}.json`);
 
+  // Only a missing folder or file is "no version": anything else (a file where the folder belongs, a folder
+  // where a record belongs, a symlink loop, a record that does not parse) is a MemoryStoreError, so a write
+  // never goes ahead on a history it could not read.
   const ids = async (name: string): Promise<string[]> => {
     try {
       return (await readdir(folder(name)))
         .filter((file) => file.endsWith(".json"))
         .map((file) => file.slice(0, -5))
         .sort();
-    } catch {
-      return [];
+    } catch (error) {
+      if (isAbsent(error)) return [];
+      throw storeFileError(`The version folder of ${name}`, folder(name), error);
     }
   };
-  const load = async (name: string, id: string) =>
-    JSON.parse(await readFile(fileOf(name, id), "utf8")) as MemoryVersion;
+  /** One version record; a missing one rejects with the raw ENOENT error (the callers decide what that means). */
+  const load = async (name: string, id: string): Promise<MemoryVersion> => {
+    const file = fileOf(name, id);
+    try {
+      return JSON.parse(await readFile(file, "utf8")) as MemoryVersion;
+    } catch (error) {
+      if (isAbsent(error)) throw error;
+      throw storeFileError(`The version record of ${name}`, file, error);
+    }
+  };
   const notFound = (name: string, id: string, cause?: unknown) =>
     new MemoryNotFoundError(`${name} has no version "${id}"; list them with listVersions(name).`, {
       memoryName: name,
@@ -130,7 +143,10 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
     async names(): Promise<string[]> {
       const found: string[] = [];
       const visit = async (folder: string, prefix: string): Promise<void> => {
-        const children = await readdir(folder, { withFileTypes: true }).catch(() => []);
+        const children = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
+          if (isAbsent(error)) return [];
+          throw storeFileError("The versions folder", folder, error);
+        });
         if (children.some((child) => child.isFile() && child.name.endsWith(".json"))) found.push(prefix);
         for (const child of children) {
           if (child.isDirectory())
@@ -156,7 +172,8 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
       try {
         return await load(name, id);
       } catch (error) {
-        throw notFound(name, id, error);
+        if (isAbsent(error)) throw notFound(name, id, error);
+        throw error;
       }
     },
     /** Rewrites one version in place (a redaction). */
@@ -169,10 +186,13 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
     },
     /** What an earlier write with this `writeId` resolved to, if there was one. */
     async recall(writeId: string): Promise<RememberedWrite | undefined> {
+      const file = writeIdFile(writeId);
       try {
-        return JSON.parse(await readFile(writeIdFile(writeId), "utf8")) as RememberedWrite;
-      } catch {
-        return undefined;
+        return JSON.parse(await readFile(file, "utf8")) as RememberedWrite;
+      } catch (error) {
+        // Unreadable is not "never written": answering undefined would let the same change be written twice.
+        if (isAbsent(error)) return undefined;
+        throw storeFileError(`The record of write id ${JSON.stringify(writeId)}`, file, error);
       }
     },
     /** Remembers what a write with a `writeId` resolved to. */

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createMemoryDir } from "./memory-dir.ts";
+import { formatMemoryFile } from "./memory-frontmatter.ts";
 import { createSecretScanner } from "./secret-scan.ts";
+import { createTeamMemory } from "./team-memory.ts";
 
 // Every fake is assembled at run time, so that no secret-shaped literal sits in the repository for push
 // protection and scanners to trip on. The shapes are the vendors' documented formats; the values are random.
@@ -152,5 +158,66 @@ describe("createSecretScanner", () => {
 
   it.each(BENIGN)("keeps a %s", async (_what, text) => {
     expect(await scanner.scan(text)).toEqual([]);
+  });
+});
+
+describe("createSecretScanner when secretlint fails", () => {
+  const failing = () => {
+    const warnings: string[] = [];
+    const scanner = createSecretScanner({
+      // secretlint's place in the scan, failing the way a broken install or a rule's crash does.
+      lint: async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'rules')");
+      },
+      onWarning: (message) => warnings.push(message),
+    });
+    return { scanner, warnings };
+  };
+
+  it("still refuses what the pattern rules find, and says the scan was incomplete", async () => {
+    const { scanner, warnings } = failing();
+    const findings = await scanner.scan(`token: ghp_${alnum(36)}\n`);
+    expect(findings.map((finding) => finding.rule)).toEqual(["github-token"]);
+    expect(findings.incomplete).toMatch(/pattern rules alone: secretlint failed \(.*reading 'rules'\)/);
+    expect(warnings).toEqual([findings.incomplete]);
+  });
+
+  it("a clean text comes back clean but marked incomplete, with one warning per scan", async () => {
+    const { scanner, warnings } = failing();
+    const findings = await scanner.scan("Deploys run on Fridays.\n");
+    expect([...findings]).toEqual([]);
+    expect(findings.incomplete).toMatch(/secretlint failed/);
+    await scanner.scan("Another note.\n");
+    expect(warnings).toHaveLength(2);
+  });
+
+  it("a complete scan is not marked", async () => {
+    const findings = await createSecretScanner().scan("Deploys run on Fridays.\n");
+    expect(findings.incomplete).toBeUndefined();
+  });
+
+  it("a write that goes ahead on the pattern rules alone says so in its result", async () => {
+    const { scanner, warnings } = failing();
+    const root = await mkdtemp(join(tmpdir(), "secret-scan-incomplete-"));
+    try {
+      const team = await createTeamMemory({ root, secretScanner: scanner });
+      const note = formatMemoryFile(
+        { name: "deploy", description: "deploys", type: "project" },
+        "Fridays.\n",
+      );
+      const written = await team.write("deploy.md", note);
+      expect(written.warnings).toEqual([expect.stringMatching(/^deploy\.md: .*secretlint failed/)]);
+      expect((await team.read("deploy.md")).content).toBe(note);
+      // Around any store, too.
+      const wrapped = await createTeamMemory({
+        store: await createMemoryDir({ root }),
+        secretScanner: scanner,
+      });
+      const again = await wrapped.write("other.md", note.replace("deploys", "other"));
+      expect(again.warnings).toEqual([expect.stringMatching(/^other\.md: .*secretlint failed/)]);
+      expect(warnings).toHaveLength(2);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

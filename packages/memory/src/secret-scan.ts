@@ -8,10 +8,28 @@ export interface SecretFinding {
   message: string;
 }
 
+/**
+ * What a scan found (empty when the text is clean). `incomplete`, when set, says which part of the scan could not
+ * run: the findings are those of the rest, and the text was not checked by that part.
+ */
+export type SecretScanResult = SecretFinding[] & { incomplete?: string };
+
 /** Looks for secrets in a text before it is persisted. */
 export interface SecretScanner {
-  /** Called on every write; resolves to the findings (empty when the text is clean). Never rejects. */
-  scan(text: string): Promise<SecretFinding[]>;
+  /** Called on every write; resolves to the findings, marked `incomplete` when part of the scan failed. Never rejects. */
+  scan(text: string): Promise<SecretScanResult>;
+}
+
+/** How the default scanner runs its second rule set, and where it says that one failed. */
+export interface SecretScannerOptions {
+  /**
+   * The rule set run beside the pattern rules, called on every scan: by default secretlint's recommended preset
+   * (loaded with the first scan). A rejection never lets a finding of the pattern rules through: the scan
+   * resolves with those, marked `incomplete`.
+   */
+  lint?: (text: string) => Promise<SecretFinding[]>;
+  /** Told once per scan that ran on the pattern rules alone; defaults to `process.emitWarning`. */
+  onWarning?: (message: string) => void;
 }
 
 interface PatternRule {
@@ -238,36 +256,52 @@ function scanPatterns(text: string): SecretFinding[] {
   return findings;
 }
 
+/** secretlint's recommended preset on `text`, as findings (secretlint loads with the first scan, not at start). */
+async function lintWithSecretlint(text: string): Promise<SecretFinding[]> {
+  const [{ lintSource }, { creator: recommendedRules }] = await Promise.all([
+    import("@secretlint/core"),
+    import("@secretlint/secretlint-rule-preset-recommend"),
+  ]);
+  const result = await lintSource({
+    source: { filePath: "memory.md", content: text, contentType: "text" },
+    options: {
+      config: { rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommendedRules }] },
+      maskSecrets: true,
+    },
+  });
+  return result.messages.map((message) => ({
+    rule: message.ruleId,
+    line: message.loc.start.line,
+    message: message.message,
+  }));
+}
+
 /**
  * The default scanner: secretlint's recommended rules (cloud keys, private keys, provider API keys, VCS and
  * chat tokens, database connection strings, basic auth in URLs, …) plus prefix rules for AWS key ids, JWTs,
- * unchecksummed tokens and passwords in URLs. A finding of either refuses the write.
+ * unchecksummed tokens and passwords in URLs. A finding of either refuses the write. When secretlint fails
+ * (a broken install, a rule crashing on odd input), the pattern rules' findings still refuse the write, and
+ * the result is marked `incomplete` and a warning says so: a write never goes ahead on half a scan silently.
  */
-export function createSecretScanner(): SecretScanner {
+export function createSecretScanner(options: SecretScannerOptions = {}): SecretScanner {
+  const lint = options.lint ?? lintWithSecretlint;
+  const warn =
+    options.onWarning ??
+    ((message: string) => process.emitWarning(message, { code: "secret_scan_incomplete" }));
   return {
     async scan(text) {
-      const findings = scanPatterns(text);
+      const findings: SecretScanResult = scanPatterns(text);
+      let linted: SecretFinding[];
       try {
-        // secretlint loads with the first scan (a memory write), not with every start of a program.
-        const [{ lintSource }, { creator: recommendedRules }] = await Promise.all([
-          import("@secretlint/core"),
-          import("@secretlint/secretlint-rule-preset-recommend"),
-        ]);
-        const result = await lintSource({
-          source: { filePath: "memory.md", content: text, contentType: "text" },
-          options: {
-            config: {
-              rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommendedRules }],
-            },
-            maskSecrets: true,
-          },
-        });
-        for (const message of result.messages) {
-          if (findings.some((finding) => finding.line === message.loc.start.line)) continue;
-          findings.push({ rule: message.ruleId, line: message.loc.start.line, message: message.message });
-        }
-      } catch {
-        // secretlint failing on odd input must not let a write through unscanned: the pattern rules ran.
+        linted = await lint(text);
+      } catch (error) {
+        findings.incomplete = `the secret scan ran on the pattern rules alone: secretlint failed (${error instanceof Error ? error.message : String(error)}), so what only its rules catch was not checked`;
+        warn(findings.incomplete);
+        return findings;
+      }
+      for (const finding of linted) {
+        if (findings.some((found) => found.line === finding.line)) continue;
+        findings.push(finding);
       }
       return findings;
     },

@@ -31,6 +31,7 @@ import {
   SESSION_NOTES_TOTAL_TOKENS,
   truncateForCompact,
 } from "./session-notes.ts";
+import { isAbsent, storeFileError } from "./store-file-errors.ts";
 
 /** The one tool the notes update may use. */
 export const SESSION_NOTES_EDIT_TOOL = "edit_session_notes";
@@ -164,8 +165,10 @@ export async function createSessionMemory(options: SessionMemoryOptions): Promis
   async function readRaw(): Promise<string> {
     try {
       return await readFile(notesPath, "utf8");
-    } catch {
-      return config.template;
+    } catch (error) {
+      // No notes yet: the template. Unreadable notes are an error, never replaced by an empty template.
+      if (isAbsent(error)) return config.template;
+      throw storeFileError("The session notes", notesPath, error);
     }
   }
 

@@ -2,9 +2,10 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryDir } from "./memory-dir.ts";
+import { createMemoryDir, type MemoryDir } from "./memory-dir.ts";
 import { MemoryNotFoundError, MemorySecretError } from "./memory-errors.ts";
 import { formatMemoryFile } from "./memory-frontmatter.ts";
+import type { SecretScanner } from "./secret-scan.ts";
 import { createTeamMemory } from "./team-memory.ts";
 
 // Built at run time so that no secret-shaped literal sits in the repository for scanners to trip on.
@@ -91,5 +92,41 @@ describe("createTeamMemory", () => {
       "body\n",
     );
     await expect(team.write("creds.md", content)).rejects.toBeInstanceOf(MemorySecretError);
+  });
+});
+
+describe("createTeamMemory with a store the application opens", () => {
+  it("hands the scanner to `open` and returns the store as opened, its own members included", async () => {
+    const handed: SecretScanner[] = [];
+    const opened = await createTeamMemory({
+      async open({ secretScanner }) {
+        handed.push(secretScanner);
+        const store = await createMemoryDir({ root: join(parent, "opened"), secretScanner });
+        return Object.assign(Object.create(store) as MemoryDir, { close: async () => "closed" });
+      },
+    });
+    expect(handed).toHaveLength(1);
+    expect(await opened.close()).toBe("closed");
+    const leak = await opened.write("leak.md", note(`token ghp_${"a1B2c3D4e5".repeat(4)}\n`)).catch((e) => e);
+    expect(leak).toBeInstanceOf(MemorySecretError);
+    await expect(opened.read("leak.md")).rejects.toBeInstanceOf(MemoryNotFoundError);
+    await opened.write("fine.md", note("Deploys run on Fridays.\n"));
+    expect((await opened.list()).map((entry) => entry.name)).toEqual(["fine.md"]);
+  });
+
+  it("hands over the scanner the caller chose", async () => {
+    const mine: SecretScanner = {
+      scan: async (text) =>
+        text.includes("codename") ? [{ rule: "codename", line: 1, message: "a codename" }] : [],
+    };
+    let handed: SecretScanner | undefined;
+    await createTeamMemory({
+      secretScanner: mine,
+      async open({ secretScanner }) {
+        handed = secretScanner;
+        return createMemoryDir({ root: join(parent, "mine"), secretScanner });
+      },
+    });
+    expect(handed).toBe(mine);
   });
 });

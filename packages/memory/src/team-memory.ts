@@ -1,4 +1,3 @@
-import { ConfigurationError } from "@unforget/core";
 import { createMemoryDir, type MemoryDir, type MemoryDirOptions } from "./memory-dir.ts";
 import { checkNoSecrets } from "./memory-rules.ts";
 import type { MemoryStore } from "./memory-store.ts";
@@ -15,58 +14,39 @@ export interface TeamMemoryFolderOptions extends Omit<MemoryDirOptions, "secretS
   root: string;
 }
 
-/** Team memory on a PostgreSQL server or an embedded PGlite, through `@unforget/memory-postgres`. */
-export interface TeamMemoryDatabaseOptions extends ScanOption {
-  /** A server (`postgres://…`); one of `url` and `pglite`. */
-  url?: string;
-  /** An embedded database's data dir (one process at a time). */
-  pglite?: string;
-  /** The team's namespace, `team/<team>/project/<project>`. */
-  namespace: string;
-  /** Who this process writes as (`agent:<name>@<machine>`, `user:<login>`), recorded on every version. */
-  actor: string;
+/**
+ * Team memory in a store the application opens (a PostgreSQL server, an embedded PGlite, a service): memory
+ * defines the `MemoryStore` it must implement and never names a backend, so the arrow points from the backend
+ * to memory. `open` is called once, with the scanner the store must run on every write before anything is
+ * written; the store comes back as it was opened (its own members, such as `close()`, included).
+ */
+export interface TeamMemoryOpenOptions<Store extends MemoryStore> extends ScanOption {
+  /** Called once: opens the store with `secretScanner` as the check its writes pass before anything is written. */
+  open(scan: { secretScanner: SecretScanner }): Promise<Store>;
 }
 
-/** One of: a folder, a database, or a store you opened (its writes are then scanned for secrets too). */
+/** One of: a folder, a store the application opens with the scanner, or a store you opened (wrapped). */
 export type TeamMemoryOptions =
   | TeamMemoryFolderOptions
-  | TeamMemoryDatabaseOptions
+  | TeamMemoryOpenOptions<MemoryStore>
   | ({ store: MemoryStore } & ScanOption);
-
-/** What `@unforget/memory-postgres` offers team memory; imported on demand, so memory does not depend on it. */
-interface PostgresMemoryModule {
-  openPostgresMemoryStore(
-    options: TeamMemoryDatabaseOptions & { secretScanner: SecretScanner },
-  ): Promise<MemoryStore>;
-}
-
-// A variable specifier: memory-postgres depends on memory, never the other way, even for the type checker.
-const POSTGRES_MEMORY = "@unforget/memory-postgres";
 
 /**
  * Team memory: a store whose every write is scanned for secrets (cloud keys, private keys, provider API keys,
  * VCS, chat, mail, payment and registry tokens, JWTs, credentials in URLs and assignments) and refused with
- * `MemorySecretError` naming the rule, before anything is written. In a folder (`root`) it is a memory dir; on
- * a database (`url`, or `pglite` for one machine) it is `@unforget/memory-postgres`'s store (install it); or
- * pass any `store`. Callers do not change when the team moves from one to the other.
+ * `MemorySecretError` naming the rule, before anything is written. In a folder (`root`) it is a memory dir; a
+ * database store is opened by the application (`open`, handed the scanner); or pass any `store`, whose writes
+ * are then scanned before they reach it. Callers do not change when the team moves from one to the other.
  */
 export async function createTeamMemory(options: TeamMemoryFolderOptions): Promise<MemoryDir>;
+export async function createTeamMemory<Store extends MemoryStore>(
+  options: TeamMemoryOpenOptions<Store>,
+): Promise<Store>;
 export async function createTeamMemory(options: TeamMemoryOptions): Promise<MemoryStore>;
 export async function createTeamMemory(options: TeamMemoryOptions): Promise<MemoryStore> {
   const secretScanner = options.secretScanner ?? createSecretScanner();
   if ("store" in options) return scanningWrites(options.store, secretScanner);
-  if ("url" in options || "pglite" in options) {
-    let module: PostgresMemoryModule;
-    try {
-      module = (await import(POSTGRES_MEMORY)) as PostgresMemoryModule;
-    } catch (error) {
-      throw new ConfigurationError(
-        `Team memory on a database needs ${POSTGRES_MEMORY}: install it (pnpm add ${POSTGRES_MEMORY}), or pass \`root\` for a folder.`,
-        { setting: "url", cause: error },
-      );
-    }
-    return module.openPostgresMemoryStore({ ...options, secretScanner });
-  }
+  if ("open" in options) return options.open({ secretScanner });
   return createMemoryDir({ ...options, secretScanner });
 }
 
@@ -76,8 +56,11 @@ function scanningWrites(store: MemoryStore, scanner: SecretScanner): MemoryStore
     ...bindAll(store),
     location: store.location,
     async write(name, content, options) {
-      if (typeof content === "string") await checkNoSecrets(name, content, scanner);
-      return store.write(name, content, options);
+      const incomplete =
+        typeof content === "string" ? await checkNoSecrets(name, content, scanner) : undefined;
+      const written = await store.write(name, content, options);
+      if (incomplete === undefined) return written;
+      return { ...written, warnings: [...(written.warnings ?? []), incomplete] };
     },
   } satisfies MemoryStore);
 }

@@ -7,7 +7,7 @@ import { UnforgetError } from "@unforget/core";
 export class StoreUnavailableError extends UnforgetError {
   /** `host:port` (or the PGlite data dir) that was tried. */
   readonly location: string;
-  /** Why, in a word: `unreachable`, `authentication`, `no-database`, `timeout`. */
+  /** Why, in a word: `unreachable`, `authentication`, `no-database`, `timeout`, `data-dir` (PGlite's folder). */
   readonly reason: string;
 
   constructor(message: string, details: { location: string; reason: string; cause?: unknown }) {

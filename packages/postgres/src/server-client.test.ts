@@ -41,6 +41,56 @@ describe.skipIf(server === undefined)("createSqlClient({ url }) on a PostgreSQL 
     return url.toString();
   };
 
+  it("a transaction with timeoutMs whose client pauses is ended by the server, its locks with it", async () => {
+    await client.query("CREATE TABLE held (id integer PRIMARY KEY)");
+    await client.query("INSERT INTO held VALUES (40)");
+    const other = await createSqlClient({ url: database.url, poolSize: 2 });
+    let attempts = 0;
+    let resumedAt = Number.POSITIVE_INFINITY;
+    let locked: () => void = () => undefined;
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holder = client.transaction(
+      async (transaction) => {
+        attempts++;
+        await transaction.query("SELECT id FROM held WHERE id = 40 FOR UPDATE");
+        // The first attempt stops between two statements, as a paused process would, far past its timeout.
+        if (attempts === 1) {
+          locked();
+          await new Promise((resolve) => setTimeout(resolve, 8_000));
+          resumedAt = Date.now();
+        }
+        return attempts;
+      },
+      { timeoutMs: 500 },
+    );
+    await lockTaken;
+    await other.transaction(async (transaction) => {
+      await transaction.query("SELECT id FROM held WHERE id = 40 FOR UPDATE");
+    });
+    // The row was free while its holder was still paused: the server ended the holder's transaction.
+    expect(Date.now()).toBeLessThan(resumedAt);
+    // The client found its connection ended and ran the transaction again, which then committed.
+    expect(await holder).toBe(2);
+    await other.close();
+  }, 60_000);
+
+  it("never hands out a connection left inside a transaction by a text that began one", async () => {
+    const single = await createSqlClient({ url: database.url, poolSize: 1 });
+    // A text of several statements that fails between its BEGIN and its COMMIT (as a library's setup can).
+    const failed = await single.query("BEGIN; SELECT 1 / 0; COMMIT").catch((error: unknown) => error);
+    expect(failed).toMatchObject({ sqlState: "22012" });
+    expect((await single.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+    // One that began a transaction and did not end it: the next statement must not run inside it.
+    await single.query("BEGIN; SELECT pg_current_xact_id()");
+    const { rows } = await single.query<{ clean: boolean }>(
+      "SELECT pg_current_xact_id_if_assigned() IS NULL AS clean",
+    );
+    expect(rows).toEqual([{ clean: true }]);
+    await single.close();
+  });
+
   it("runs statements and transactions, with SQL errors typed by their SQLSTATE", async () => {
     await client.transaction(async (transaction) => {
       await transaction.query("INSERT INTO item VALUES ($1, $2), ($3, $4)", [1, "one", 2, "two"]);

@@ -1,3 +1,4 @@
+import { ConfigurationError } from "@unforget/core";
 import pg from "pg";
 import type {
   ListenOptions,
@@ -6,6 +7,7 @@ import type {
   SqlQueryable,
   SqlResult,
   SqlSubscription,
+  TransactionOptions,
 } from "./sql-client.ts";
 import { classifyFailure, failureError, withRetries } from "./sql-failure.ts";
 
@@ -117,6 +119,37 @@ function toResult<Row>(result: PgResult | PgResult[]): SqlResult<Row> {
 
 type Connection = Awaited<ReturnType<SqlPool["connect"]>>;
 
+/**
+ * A text of several statements can begin a transaction and not end it (a BEGIN, then a failure before its
+ * COMMIT): the connection must not go back to the pool inside it, or the next user's statements would run in
+ * it (or be refused: "current transaction is aborted"). Rolled back; destroyed when that fails. After a
+ * failed text the status is not known yet (node-postgres reports the error before the server says whether a
+ * transaction is open), so it is rolled back anyway: outside a transaction that is only a warning.
+ */
+async function leaveTransaction(connection: Connection, failedText: boolean): Promise<Error | undefined> {
+  const status = connection.getTransactionStatus?.();
+  if (!failedText && status !== "T" && status !== "E") return undefined;
+  try {
+    await connection.query("ROLLBACK");
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** BEGIN, with the transaction's own timeouts in the same round trip (several statements, no parameters). */
+function beginStatement(options: TransactionOptions | undefined): string {
+  const timeoutMs = options?.timeoutMs;
+  if (timeoutMs === undefined) return "BEGIN";
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ConfigurationError(`timeoutMs must be a positive number of milliseconds (got ${timeoutMs}).`, {
+      setting: "timeoutMs",
+    });
+  }
+  const ms = Math.ceil(timeoutMs);
+  return `BEGIN; SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
+}
+
 const ignoreError = () => undefined;
 const guarded = new WeakSet<object>();
 
@@ -169,24 +202,29 @@ export function createServerClient(options: ServerClientOptions): SqlClient {
           const { connection, release } = await checkout(pool);
           try {
             const result = toResult<Row>(await connection.query(text, values as unknown[] | undefined));
-            release();
+            release(await leaveTransaction(connection, false));
             return result;
           } catch (error) {
-            release(classifyFailure(error) === "retry" ? (error as Error) : undefined);
+            release(
+              classifyFailure(error) === "retry"
+                ? (error as Error)
+                : await leaveTransaction(connection, values === undefined || values.length === 0),
+            );
             throw error;
           }
         },
         { location, deadlineMs },
       );
     },
-    async transaction(work) {
+    async transaction(work, transactionOptions) {
       checkOpen();
+      const begin = beginStatement(transactionOptions);
       return withRetries(
         async () => {
           const { connection, release } = await checkout(pool);
           let destroy: Error | undefined;
           try {
-            await connection.query("BEGIN");
+            await connection.query(begin);
             const result = await work(inTransaction(connection));
             await connection.query("COMMIT");
             return result;

@@ -30,6 +30,17 @@ export interface ListenOptions {
   onReconnect?: () => void;
 }
 
+/** How one transaction runs. */
+export interface TransactionOptions {
+  /**
+   * On a server, the longest any statement of the transaction, and any pause between its statements, may
+   * last (`SET LOCAL statement_timeout` and `idle_in_transaction_session_timeout`): a client paused or cut
+   * off inside the transaction has it, and its locks, ended by the server after this long. Ignored by PGlite,
+   * which runs in the caller's process (whatever pauses the caller pauses the database).
+   */
+  timeoutMs?: number;
+}
+
 /**
  * One database, on a server (a `pg` pool shared by every client of the process) or embedded (PGlite in
  * this process, one process per data dir). Every store and backend of Unforget takes one; they share its
@@ -46,7 +57,7 @@ export interface SqlClient extends SqlQueryable {
    * from the start within the retry deadline — also when the connection was lost after COMMIT was sent, so
    * the work must be idempotent (carry its own id, as memory writes do).
    */
-  transaction<T>(work: (transaction: SqlQueryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (transaction: SqlQueryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Calls `onNotice` with each NOTIFY payload on `channel` (a hint only: notices are lost on reconnect). */
   listen(
     channel: string,
@@ -62,6 +73,8 @@ export interface SqlPool {
   connect(): Promise<{
     query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
     release(destroy?: boolean | Error): void;
+    /** `I` idle, `T` in a transaction, `E` in a failed one (node-postgres 8.12 and later). */
+    getTransactionStatus?(): string | null;
     on?(event: "error", listener: (error: Error) => void): unknown;
   }>;
   on(event: "error", listener: (error: Error) => void): unknown;

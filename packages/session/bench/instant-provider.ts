@@ -16,19 +16,24 @@ export type InstantReply = { toolCall: { name: string; input: Record<string, unk
 /** Streams `decide(request)` as a real provider's events would (start, blocks, deltas, stop), with usage. */
 export function createInstantProvider(decide: (request: ModelRequest) => InstantReply): ModelProvider {
   let counter = 0;
-  // Usage as a provider reports it (a quarter of the characters), measured once per message object: the loop
-  // reuses the request's messages, so this costs the provider what a real one's network does not — nothing.
-  const sizes = new WeakMap<object, number>();
+  // Usage as a provider reports it (a quarter of the characters), measured once per content: a block list by
+  // itself, a text by its value. Keyed so, measuring costs the loop under test and a baseline that wraps the
+  // same contents in new message objects every call alike (nothing after the first call), as a real provider's
+  // counting costs the client nothing. Keyed by the message object, it charged the baseline a serialisation of
+  // the whole conversation per call.
+  const listSizes = new WeakMap<object, number>();
+  const textSizes = new Map<string, number>();
+  const sizeOf = (content: ModelRequest["messages"][number]["content"]) => {
+    const known = typeof content === "string" ? textSizes.get(content) : listSizes.get(content);
+    if (known !== undefined) return known;
+    const size = JSON.stringify(content).length;
+    if (typeof content === "string") textSizes.set(content, size);
+    else listSizes.set(content, size);
+    return size;
+  };
   const inputTokensOf = (request: Pick<ModelRequest, "messages">) => {
     let characters = 0;
-    for (const message of request.messages) {
-      let size = sizes.get(message);
-      if (size === undefined) {
-        size = JSON.stringify(message).length;
-        sizes.set(message, size);
-      }
-      characters += size;
-    }
+    for (const message of request.messages) characters += message.role.length + sizeOf(message.content);
     return Math.ceil(characters / 4);
   };
   const respond = (request: ModelRequest): ModelResponse => {

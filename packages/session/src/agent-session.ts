@@ -11,6 +11,7 @@ import {
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
 import { connectMcpServers, type McpServers } from "@unforget/mcp";
+import { createTaskTools, TASK_TOOL_NAMES } from "@unforget/tasks";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import {
   AGENT_TOOL_NAME,
@@ -77,6 +78,8 @@ export interface AgentSession {
   readonly hooks: SessionHooks;
   /** The permission gate (mode, rules; `/permissions` changes them here), unless an authorizer was given. */
   readonly permissions: PermissionGate | undefined;
+  /** The tools of the next model call: the session's, the task and Agent tools, the MCP servers' connected now. */
+  readonly tools: readonly Tool[];
   /** The MCP servers and their states (`status()`), when the session has any. */
   readonly mcpServers: McpServers | undefined;
   /**
@@ -127,8 +130,10 @@ async function openSession(
         })
       : undefined;
   const mcp = connectMcp(options, emitter);
+  const taskTools = followUpTaskTools(options, link);
   const tools = (): readonly Tool[] => [
     ...(options.tools ?? []),
+    ...taskTools,
     ...(agentTool ? [agentTool] : []),
     ...(mcp?.servers.tools() ?? []),
   ];
@@ -210,6 +215,9 @@ async function openSession(
     },
     get permissions() {
       return authorization.gate;
+    },
+    get tools() {
+      return tools();
     },
     get mcpServers() {
       return mcp?.servers;
@@ -398,6 +406,21 @@ async function runSubAgent(
   } finally {
     await child.close("other");
   }
+}
+
+/**
+ * The tools that follow background tasks up (read output, answer a prompt, stop, list), for a session that has
+ * a task manager: its notifications, the task status after a compaction and Bash's `run_in_background` result
+ * tell the model to use them, so they are offered whenever tasks can run. Starting a task is Bash's
+ * `run_in_background` (or the caller's own `task_start`); a tool of the same name the caller gave wins.
+ * Sub-agents get them, like any tool, from the parent's list.
+ */
+function followUpTaskTools(options: AgentSessionOptions, link: ChildSessionLink | undefined): Tool[] {
+  if (!options.tasks || link) return [];
+  const given = new Set((options.tools ?? []).map((tool) => tool.name));
+  return createTaskTools(options.tasks).filter(
+    (tool) => tool.name !== TASK_TOOL_NAMES.start && !given.has(tool.name),
+  );
 }
 
 /** The session's MCP servers: connected here from their configs (and closed with the session), or the app's. */

@@ -197,16 +197,29 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
           kind: "reply",
           toolCalls: [{ name: "Bash", input: { command: "echo build finished", run_in_background: true } }],
         },
-        { kind: "reply", text: "The build runs in the background." },
+        // A long answer, so that a summary has something to shrink (the user's words are carried whole).
+        { kind: "reply", text: `The build runs in the background. ${"detail ".repeat(300)}` },
       );
-      await session.send(`Build in the background. ${"context ".repeat(300)}`).result();
+      await session.send("Build in the background.").result();
       const [task] = await tasks.list();
       await tasks.wait(task!.id, { timeoutMs: 20_000 });
-      setup.fake.enqueue({ kind: "reply", text: "The build finished." });
+      // The tools the notification names are offered: the model reads the output with task_output.
+      setup.fake.enqueue(
+        { kind: "reply", toolCalls: [{ name: "task_output", input: { id: task!.id } }] },
+        { kind: "reply", text: "The build finished." },
+      );
       const events = await collect(session.send("Is it done?"));
       expect(events.find((event) => event.type === "task-notification")).toMatchObject({
         notifications: [expect.objectContaining({ taskId: task!.id, kind: "finished" })],
       });
+      const read = events.find((event) => event.type === "tool-end");
+      expect(read).toMatchObject({ name: "task_output", status: "completed", output: { isError: false } });
+      expect(JSON.stringify(read)).toContain("build finished");
+      expect(session.tools.map((tool) => tool.name)).toEqual(
+        expect.arrayContaining(["Bash", "task_output", "task_input", "task_stop", "task_list"]),
+      );
+      // Starting one is Bash's run_in_background: no second way to do it.
+      expect(session.tools.map((tool) => tool.name)).not.toContain("task_start");
       expect(wireText(modelCalls(setup.fake).at(-1))).toContain(`Background task ${task!.id}`);
       // After a compaction the task's status comes back, so the model does not start it again.
       setup.fake.enqueue({ kind: "reply", text: summaryText("A build ran in the background.") });

@@ -11,6 +11,7 @@ import {
   type PermissionGateOptions,
   type PermissionMode,
   type PermissionRuleLists,
+  type PermissionUpdate,
 } from "./permission-gate.ts";
 
 function tool(
@@ -644,6 +645,39 @@ describe("asking", () => {
     expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm run:*)"]);
   });
 
+  it("adds a session rule once, and offers only rules that are not allowed already", async () => {
+    const offered: PermissionUpdate[][] = [];
+    const gate = createPermissionGate({
+      cwd,
+      canUseTool: async (_tool, _input, options) => {
+        offered.push(options.suggestions);
+        return { behavior: "allow", updatedPermissions: options.suggestions };
+      },
+    });
+    // Two answers "always" about the same call (two questions open at once), and a rule added by hand.
+    gate.update([{ type: "addRules", behavior: "allow", rules: ["Bash(npm test:*)", "Bash(npm test:*)"] }]);
+    gate.update([{ type: "addRules", behavior: "allow", rules: ["Bash(npm test:*)"] }]);
+    gate.update([{ type: "addDirectories", directories: [outside, outside] }]);
+    gate.update([{ type: "addDirectories", directories: [outside] }]);
+    expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm test:*)"]);
+    expect(gate.directories()).toEqual([cwd, outside]);
+    // The allowed part is not offered again: only what the question is about.
+    await gate.authorize(request("Bash", { command: "npm test && git push origin" }));
+    expect(offered.splice(0)).toEqual([
+      [{ type: "addRules", behavior: "allow", rules: ["Bash(git push:*)"] }],
+    ]);
+    expect(gate.rules().map((rule) => rule.text)).toEqual(["Bash(npm test:*)", "Bash(git push:*)"]);
+    // An ask rule asks about an allowed command: no rule would change that, so none is offered.
+    gate.update([{ type: "addRules", behavior: "ask", rules: ["Bash(git push:*)"] }]);
+    await gate.authorize(request("Bash", { command: "git push origin" }));
+    expect(offered.splice(0)).toEqual([[]]);
+    expect(gate.rules().map((rule) => `${rule.behavior} ${rule.text}`)).toEqual([
+      "ask Bash(git push:*)",
+      "allow Bash(npm test:*)",
+      "allow Bash(git push:*)",
+    ]);
+  });
+
   it("offers acceptEdits and a folder rule for an edit, a directory for a path outside", async () => {
     const suggestions: unknown[] = [];
     const gate = createPermissionGate({
@@ -756,5 +790,127 @@ describe("asking", () => {
       ]),
     ).toThrow(/closing/);
     expect(gate.mode()).toBe("default");
+  });
+});
+
+describe("Bash commands, as the shell runs them", () => {
+  const request = (command: string) => ({
+    tool: TOOLS.Bash,
+    input: { command },
+    toolUseId: "t1",
+    sessionId: "s",
+    cwd,
+    signal: new AbortController().signal,
+  });
+  const asking = (answers: Parameters<CanUseTool>[2][]) =>
+    (async (_tool, _input, options) => {
+      answers.push(options);
+      return { behavior: "deny", message: "no" };
+    }) satisfies CanUseTool;
+
+  it("names the part a deny rule refused", async () => {
+    const gate = createPermissionGate({ cwd, rules: { allow: ["Bash"], deny: ["Bash(rm:*)"] } });
+    expect(await gate.authorize(request("ls && timeout 5 rm -rf x"))).toMatchObject({
+      behavior: "deny",
+      message: expect.stringContaining(
+        'refused by the deny rule "Bash(rm:*)" (options rules) (at `rm -rf x`)',
+      ),
+    });
+  });
+
+  it("refuses, in dontAsk, what it cannot read, and tells the model why", async () => {
+    const gate = createPermissionGate({ cwd, mode: "dontAsk", rules: { allow: ["Bash(ls:*)"] } });
+    const decision = await gate.authorize(request("$tool ls"));
+    expect(decision).toMatchObject({ behavior: "deny", decidedBy: { type: "no-one-to-ask" } });
+    expect(decision.behavior === "deny" && decision.message).toBe(
+      "Permission denied: Bash `$tool ls` cannot be checked before it runs: the command name in `$tool ls` is only known when it runs. No rule can approve what it cannot see; spell the command out. There is no one to ask (dontAsk mode); the user can add an allow rule or change the mode. Do something else.",
+    );
+  });
+
+  it("in bypassPermissions, asks when a deny rule may apply and it cannot tell, and refuses with no one to ask", async () => {
+    const answers: Parameters<CanUseTool>[2][] = [];
+    const rules = { deny: ["Bash(rm:*)"] };
+    const gate = createPermissionGate({ cwd, mode: "bypassPermissions", rules, canUseTool: asking(answers) });
+    await gate.authorize(request("eval $(cat plan.txt)"));
+    expect(answers[0]?.reason).toBe(
+      'Bash `eval $(cat plan.txt)` may run what the deny rule "Bash(rm:*)" (options rules) refuses, and the gate cannot tell before it runs: `eval $(cat plan.txt)`: `eval` runs text that is only known when it runs.',
+    );
+    expect(await gate.authorize(request("eval ls"))).toMatchObject({ behavior: "allow" });
+    const silent = createPermissionGate({ cwd, mode: "bypassPermissions", rules });
+    expect(await silent.authorize(request("c=rm; $c -rf x"))).toMatchObject({
+      behavior: "deny",
+      decidedBy: { type: "rule", rule: { text: "Bash(rm:*)" } },
+    });
+    // Without a deny rule there is nothing to protect: bypassPermissions runs it.
+    const open = createPermissionGate({ cwd, mode: "bypassPermissions" });
+    expect(await open.authorize(request("c=rm; $c -rf x"))).toMatchObject({ behavior: "allow" });
+  });
+
+  it("a bare Bash allow covers what cannot be read, unless a deny rule may apply", async () => {
+    expect(await decide("default", { allow: ["Bash"] }, "Bash", { command: "$tool x" })).toEqual({
+      outcome: "allow",
+      by: "Bash",
+    });
+    expect(
+      await decide("default", { allow: ["Bash"], deny: ["Bash(curl:*)"] }, "Bash", { command: "$tool x" }),
+    ).toEqual({ outcome: "ask", by: "ask" });
+  });
+
+  it("asks before a redirection writes outside the working directories, offering the folder", async () => {
+    const answers: Parameters<CanUseTool>[2][] = [];
+    const target = join(outside, "notes.txt");
+    const gate = createPermissionGate({ cwd, rules: { allow: ["Bash"] }, canUseTool: asking(answers) });
+    await gate.authorize(request(`echo hi >> ${target}`));
+    expect(answers[0]).toMatchObject({
+      blockedPath: target,
+      reason: `Bash \`echo hi >> ${target}\` writes ${target}, outside the working directories (${cwd}).`,
+      // `Bash` is allowed already: only the folder is offered, never a rule that would change nothing.
+      suggestions: [{ type: "addDirectories", directories: [outside] }],
+    });
+    // An Edit rule that covers the path allows it, as it would a Write.
+    expect(
+      await decide("default", { allow: ["Bash(echo:*)", `Edit(/${outside}/**)`] }, "Bash", {
+        command: `echo hi > ${target}`,
+      }),
+    ).toEqual({ outcome: "allow", by: "Bash(echo:*)" });
+    // Through a symlink out of the working directory too.
+    expect(await decide("default", { allow: ["Bash"] }, "Bash", { command: "echo hi > link/x" })).toEqual({
+      outcome: "ask",
+      by: "ask",
+    });
+  });
+
+  it("an Edit deny rule refuses a redirection or tee in every mode; acceptEdits does not allow a command", async () => {
+    for (const mode of ["default", "acceptEdits", "bypassPermissions", "dontAsk"] as const)
+      expect(
+        await decide(mode, { allow: ["Bash"], deny: ["Edit(src/**)"] }, "Bash", {
+          command: "date | tee -a src/a.ts",
+        }),
+      ).toEqual({ outcome: "deny", by: "Edit(src/**)" });
+    expect(await decide("acceptEdits", {}, "Bash", { command: "echo hi > out.txt" })).toEqual({
+      outcome: "ask",
+      by: "ask",
+    });
+    expect(
+      await decide("acceptEdits", { allow: ["Bash(echo:*)"] }, "Bash", { command: "echo hi > out.txt" }),
+    ).toEqual({ outcome: "allow", by: "Bash(echo:*)" });
+  });
+
+  it("suggests a rule per command it runs, not for the wrappers around them", async () => {
+    const answers: Parameters<CanUseTool>[2][] = [];
+    const gate = createPermissionGate({ cwd, canUseTool: asking(answers) });
+    await gate.authorize(request("timeout 60 npm run build && tsc -p . | tee log.txt"));
+    expect(answers[0]?.suggestions).toEqual([
+      { type: "addRules", behavior: "allow", rules: ["Bash(npm run:*)", "Bash(tsc:*)", "Bash(tee:*)"] },
+    ]);
+    expect(answers[0]?.reason).toBe(
+      "No rule allows `npm run build`, which Bash `timeout 60 npm run build && tsc -p . | tee log.txt` runs.",
+    );
+  });
+
+  it("an ask rule asks when a word it needs is only known at run time", async () => {
+    expect(
+      await decide("default", { allow: ["Bash"], ask: ["Bash(git push:*)"] }, "Bash", { command: "git $op" }),
+    ).toEqual({ outcome: "ask", by: "ask" });
   });
 });

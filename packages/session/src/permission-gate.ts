@@ -1,7 +1,13 @@
 import { realpath } from "node:fs/promises";
+import { homedir } from "node:os";
 import { resolve } from "node:path";
 import type { Tool, ToolPermissionSubject } from "@unforget/core";
-import { commandMatches, splitCommand, suggestCommandRule } from "./permission-command.ts";
+import {
+  type CommandPattern,
+  commandMatches,
+  readCommandPattern,
+  suggestCommandRule,
+} from "./permission-command.ts";
 import {
   isInsideDirectories,
   type PathContext,
@@ -15,6 +21,7 @@ import {
   type PermissionRuleSource,
   parsePermissionRule,
 } from "./permission-rule.ts";
+import { clip, type ShellAnalyzer, type ShellCommand, shellAnalyzer } from "./permission-shell.ts";
 import type { ToolCallDecision, ToolCallRequest } from "./tool-authorization.ts";
 
 /**
@@ -124,14 +131,36 @@ export interface PermissionGate {
 const WRITING_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
 const READING_TOOLS = new Set(["Read", "Grep", "Glob", "LS", "NotebookRead"]);
 
+/** A file a shell command writes, as written and as reached through symlinks; no paths when only known at run time. */
+interface ShellWriteFacts {
+  text: string;
+  paths: string[] | undefined;
+}
+
+/** What a command subject runs and writes, as the shell will (see permission-shell.ts). */
+interface ShellFacts {
+  /** Reads a rule's words the way the command's are read. */
+  analyze: ShellAnalyzer;
+  commands: ShellCommand[];
+  unresolved: string[];
+  writes: ShellWriteFacts[];
+}
+
 interface CallFacts {
   tool: Tool;
   subject: ToolPermissionSubject | undefined;
-  /** Command subjects: the simple commands; others: empty. */
-  commands: string[];
-  substitutes: boolean;
+  /** Command subjects only. */
+  shell: ShellFacts | undefined;
   /** Path subjects: as written and as reached through symlinks. */
   paths: string[];
+}
+
+/** A rule that catches a call: for certain, or possibly (`maybe` says why it cannot be told before the call runs). */
+interface Caught {
+  rule: PermissionRule;
+  /** The part of a command it caught, when that is not the whole command. */
+  part?: string;
+  maybe?: string;
 }
 
 function describeSubject(subject: ToolPermissionSubject | undefined): string {
@@ -168,8 +197,12 @@ function namesTool(rule: PermissionRule, facts: CallFacts): boolean {
   return false;
 }
 
+/** `Edit(…)` and `Write(…)` rules also cover the files a shell command writes (redirections, `tee`). */
+const coversShellWrites = (rule: PermissionRule) => rule.toolName === "Edit" || rule.toolName === "Write";
+
 export function createPermissionGate(options: PermissionGateOptions): PermissionGate {
   const context: PathContext = { cwd: resolve(options.cwd), homeDir: options.homeDir };
+  const homeDir = options.homeDir ?? homedir();
   const codeSource: PermissionRuleSource = { name: "options", root: context.cwd };
   const sessionSource: PermissionRuleSource = { name: "session", root: context.cwd };
   const rules: PermissionRule[] = [];
@@ -192,51 +225,183 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return realDirectories;
   };
 
-  /** Whether `rule` catches the call: for deny and ask any part is enough, for allow every part must match. */
-  const matches = (
-    rule: PermissionRule,
-    facts: CallFacts,
-    part: string | undefined,
-    path: string | undefined,
-  ) => {
-    if (!namesTool(rule, facts)) return false;
-    if (rule.specifier === undefined) return true;
-    const subject = facts.subject;
-    if (subject === undefined) return false;
-    if (subject.kind === "command") return part !== undefined && commandMatches(rule.specifier, part);
-    if (subject.kind === "url") return hostMatches(rule.specifier, subject.url);
-    return path !== undefined && pathMatches(rule.specifier, path, rule.source.root, context);
-  };
-  /** The parts of the call a rule is checked against: each simple command, or each form of the path. */
-  const pieces = (facts: CallFacts): [string | undefined, string | undefined][] => {
-    if (facts.commands.length > 0) return facts.commands.map((command) => [command, undefined]);
-    if (facts.paths.length > 0) return facts.paths.map((path) => [undefined, path]);
-    return [[undefined, undefined]];
-  };
-  const catching = (behavior: PermissionBehavior, facts: CallFacts) =>
-    rules.find(
-      (rule) =>
-        rule.behavior === behavior && pieces(facts).some(([part, path]) => matches(rule, facts, part, path)),
-    );
-  /** For allow: the rule that covers the first piece, when every piece is covered by some allow rule. */
-  const allowing = (facts: CallFacts) => {
-    // Text a substitution runs is unseen: only a rule that allows the tool whatever its input covers it.
-    const found = pieces(facts).map(([part, path]) =>
-      rules.find(
-        (rule) =>
-          rule.behavior === "allow" &&
-          (!facts.substitutes || rule.specifier === undefined) &&
-          matches(rule, facts, part, path),
-      ),
-    );
-    return found.every((rule) => rule !== undefined) ? found[0] : undefined;
+  /** A command rule's specifier, read once; its words are read the way commands are (quotes removed). */
+  const patterns = new Map<string, CommandPattern>();
+  const patternOf = (specifier: string, analyze: ShellAnalyzer): CommandPattern => {
+    let pattern = patterns.get(specifier);
+    if (pattern === undefined) {
+      const body = (specifier.endsWith(":*") ? specifier.slice(0, -2) : specifier).trim();
+      let words: string[] | undefined;
+      if (!/(?<!\\)\*/.test(body)) {
+        const read = analyze(body, { homeDir });
+        const first = read.commands[0];
+        if (
+          read.unresolved.length === 0 &&
+          first?.text === body &&
+          first.words.every((word) => word !== undefined)
+        )
+          words = first.words as string[];
+      }
+      pattern = readCommandPattern(specifier, words === undefined ? undefined : () => words);
+      patterns.set(specifier, pattern);
+    }
+    return pattern;
   };
 
-  const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
-    const { subject, tool } = facts;
-    if (subject?.kind === "command") {
-      const rules = [...new Set(facts.commands.map(suggestCommandRule))];
-      return [{ type: "addRules", behavior: "allow", rules }];
+  /** Whether a path, in all its forms (deny and ask: any form), matches a rule's pattern. */
+  const pathRuleMatches = (rule: PermissionRule, paths: readonly string[], every: boolean) =>
+    rule.specifier === undefined ||
+    (every ? paths.every.bind(paths) : paths.some.bind(paths))((path) =>
+      pathMatches(rule.specifier!, path, rule.source.root, context),
+    );
+
+  /** The first rule of `behavior` that catches the call, or that may (when none does for certain). */
+  const catching = (behavior: PermissionBehavior, facts: CallFacts): { certain?: Caught; maybe?: Caught } => {
+    const found: { certain?: Caught; maybe?: Caught } = {};
+    for (const rule of rules) {
+      if (rule.behavior !== behavior) continue;
+      const caught = catches(rule, facts);
+      if (caught === undefined) continue;
+      if (caught.maybe === undefined) {
+        found.certain = caught;
+        return found;
+      }
+      found.maybe ??= caught;
+    }
+    return found;
+  };
+
+  const catches = (rule: PermissionRule, facts: CallFacts): Caught | undefined => {
+    const { subject, shell } = facts;
+    if (shell !== undefined) {
+      if (coversShellWrites(rule) && rule.toolName !== facts.tool.name) {
+        let maybe: Caught | undefined;
+        for (const write of shell.writes) {
+          if (write.paths === undefined) {
+            if (rule.specifier === undefined) return { rule, part: `> ${write.text}` };
+            maybe ??= {
+              rule,
+              part: `> ${write.text}`,
+              maybe: `it writes to \`${write.text}\`, a path only known when it runs`,
+            };
+          } else if (pathRuleMatches(rule, write.paths, false)) return { rule, part: `> ${write.text}` };
+        }
+        return maybe;
+      }
+      if (!namesTool(rule, facts)) return undefined;
+      if (rule.specifier === undefined) return { rule };
+      const pattern = patternOf(rule.specifier, shell.analyze);
+      let maybe: Caught | undefined;
+      for (const command of shell.commands) {
+        const match = commandMatches(pattern, command, rule.behavior);
+        if (match === "yes") return { rule, part: command.text };
+        if (match === "maybe")
+          maybe ??= {
+            rule,
+            part: command.text,
+            maybe: command.words.includes(undefined)
+              ? `a word in \`${clip(command.text)}\` is only known when it runs`
+              : `\`${clip(command.text)}\` is given ${pattern.kind === "wildcard" ? pattern.program : pattern.words[0]} as an argument, and may run it`,
+          };
+      }
+      if (maybe === undefined && shell.unresolved.length > 0) maybe = { rule, maybe: shell.unresolved[0] };
+      return maybe;
+    }
+    if (!namesTool(rule, facts)) return undefined;
+    if (rule.specifier === undefined) return { rule };
+    if (subject === undefined || subject.kind === "command") return undefined;
+    if (subject.kind === "url") return hostMatches(rule.specifier, subject.url) ? { rule } : undefined;
+    return pathRuleMatches(rule, facts.paths, false) ? { rule } : undefined;
+  };
+
+  /**
+   * The allow rule that covers the call, if it is covered: a path or URL by one rule (every form of a path); a
+   * command when every command it runs is allowed (wrappers whose inner command is listed need not be), nothing in
+   * it is unresolved (or a bare `Bash` rule allows it whatever it runs), and every file it writes is inside the
+   * working directories or allowed by an `Edit`/`Write` rule.
+   */
+  const allowing = (facts: CallFacts, dirs: string[]): PermissionRule | undefined => {
+    const allows = rules.filter((rule) => rule.behavior === "allow");
+    const { shell } = facts;
+    if (shell === undefined) {
+      if (facts.subject?.kind === "command") return undefined;
+      return allows.find((rule) => {
+        if (!namesTool(rule, facts)) return false;
+        if (rule.specifier === undefined) return true;
+        const subject = facts.subject;
+        if (subject === undefined || subject.kind === "command") return false;
+        if (subject.kind === "url") return hostMatches(rule.specifier, subject.url);
+        return pathRuleMatches(rule, facts.paths, true);
+      });
+    }
+    const whole = allows.find((rule) => namesTool(rule, facts) && rule.specifier === undefined);
+    let first: PermissionRule | undefined;
+    for (const command of shell.commands) {
+      if (command.transparent) continue;
+      let covering: PermissionRule | undefined;
+      for (const rule of allows) {
+        if (!namesTool(rule, facts)) continue;
+        if (
+          rule.specifier === undefined ||
+          commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes"
+        ) {
+          covering = rule;
+          break;
+        }
+      }
+      if (covering === undefined) return undefined;
+      first ??= covering;
+    }
+    if (shell.unresolved.length > 0 || first === undefined) {
+      if (whole === undefined) return undefined;
+      first = whole;
+    }
+    for (const write of shell.writes) {
+      const paths = write.paths;
+      if (paths?.every((path) => isInsideDirectories(path, dirs))) continue;
+      const covering = allows.find(
+        (rule) =>
+          coversShellWrites(rule) &&
+          (rule.specifier === undefined || (paths !== undefined && pathRuleMatches(rule, paths, true))),
+      );
+      if (covering === undefined) return undefined;
+    }
+    return first;
+  };
+
+  /** Whether a rule with this text is there already (a suggestion or an update must not add it again). */
+  const hasRule = (behavior: PermissionBehavior, text: string) =>
+    rules.some((rule) => rule.behavior === behavior && rule.text === text);
+  /** Whether an allow rule covers this one simple command already. */
+  const allowedAlready = (facts: CallFacts, command: ShellCommand, analyze: ShellAnalyzer) =>
+    rules.some(
+      (rule) =>
+        rule.behavior === "allow" &&
+        namesTool(rule, facts) &&
+        (rule.specifier === undefined ||
+          commandMatches(patternOf(rule.specifier, analyze), command, "allow") === "yes"),
+    );
+  /** What "always" would add: only what is not allowed already (a command an allow rule covers is left out). */
+  const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] =>
+    suggestionsOf(facts, outside).flatMap((update): PermissionUpdate[] => {
+      if (update.type !== "addRules") return [update];
+      const fresh = update.rules.filter((text) => !hasRule(update.behavior, text));
+      return fresh.length === 0 ? [] : [{ ...update, rules: fresh }];
+    });
+  const suggestionsOf = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] => {
+    const { subject, tool, shell } = facts;
+    if (shell !== undefined) {
+      const updates: PermissionUpdate[] = [];
+      const suggested = shell.commands.flatMap((command) => {
+        if (command.transparent || allowedAlready(facts, command, shell.analyze)) return [];
+        const rule = suggestCommandRule(command.words);
+        return rule === undefined ? [] : [rule];
+      });
+      if (suggested.length > 0)
+        updates.push({ type: "addRules", behavior: "allow", rules: [...new Set(suggested)] });
+      if (outside !== undefined)
+        updates.push({ type: "addDirectories", directories: [resolve(outside, "..")] });
+      return updates;
     }
     if (subject?.kind === "path") {
       if (outside !== undefined) return [{ type: "addDirectories", directories: [resolve(outside, "..")] }];
@@ -253,6 +418,19 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return [{ type: "addRules", behavior: "allow", rules: [tool.name] }];
   };
 
+  /** Reads a command subject: what it runs (every simple command) and the files it writes. */
+  const shellFacts = async (command: string, cwd: string): Promise<ShellFacts> => {
+    const analyze = await shellAnalyzer();
+    const analysis = analyze(command, { homeDir });
+    const writes = await Promise.all(
+      analysis.writes.map(async (write) => ({
+        text: write.text,
+        paths: write.path === undefined ? undefined : await resolvePathForPermission(write.path, cwd),
+      })),
+    );
+    return { analyze, commands: analysis.commands, unresolved: analysis.unresolved, writes };
+  };
+
   const gate: PermissionGate = {
     mode: () => mode,
     setMode(next) {
@@ -266,9 +444,17 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       for (const update of updates) {
         if (update.type === "setMode") mode = update.mode;
         else if (update.type === "addDirectories") {
-          directories.push(...update.directories.map((dir) => resolve(context.cwd, dir)));
+          // A folder or rule that is there already is not added again (two answers about the same call, a
+          // `/permissions allow` of a rule the settings have): the list stays one line per rule.
+          const fresh = update.directories
+            .map((dir) => resolve(context.cwd, dir))
+            .filter((dir) => !directories.includes(dir));
+          directories.push(...new Set(fresh));
           realDirectories = undefined;
-        } else addLists({ [update.behavior]: update.rules }, sessionSource);
+        } else {
+          const fresh = [...new Set(update.rules)].filter((text) => !hasRule(update.behavior, text));
+          addLists({ [update.behavior]: fresh }, sessionSource);
+        }
       }
     },
     rules: () =>
@@ -289,12 +475,10 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
           decidedBy: { type: "default", detail: "the permission subject could not be read" },
         };
       }
-      const split = subject?.kind === "command" ? splitCommand(subject.command) : undefined;
       const facts: CallFacts = {
         tool,
         subject,
-        commands: split?.parts ?? [],
-        substitutes: split?.substitutes ?? false,
+        shell: subject?.kind === "command" ? await shellFacts(subject.command, request.cwd) : undefined,
         paths: subject?.kind === "path" ? await resolvePathForPermission(subject.path, request.cwd) : [],
       };
       const what = `${tool.name}${describeSubject(subject)}`;
@@ -313,12 +497,15 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
         reason: decidedBy.type === "rule" ? describeRule(decidedBy.rule) : decidedBy.type,
         decidedBy,
       });
+      const commandText = subject?.kind === "command" ? subject.command : undefined;
+      const inPart = (caught: Caught) =>
+        caught.part === undefined || caught.part === commandText ? "" : ` (at \`${clip(caught.part)}\`)`;
 
-      const denyRule = catching("deny", facts);
-      if (denyRule !== undefined)
+      const denied = catching("deny", facts);
+      if (denied.certain !== undefined)
         return deny(
-          `Permission denied: ${what} is refused by ${describeRule(denyRule)}. Do not try it another way; do something else or ask the user.`,
-          { type: "rule", rule: denyRule },
+          `Permission denied: ${what} is refused by ${describeRule(denied.certain.rule)}${inPart(denied.certain)}. Do not try it another way; do something else or ask the user.`,
+          { type: "rule", rule: denied.certain.rule },
         );
       if (mode === "plan" && tool.readOnly !== true)
         return deny(
@@ -327,28 +514,44 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
         );
 
       const dirs = await allDirectories();
-      const outside = facts.paths.find((path) => !isInsideDirectories(path, dirs));
+      const written = facts.shell?.writes.flatMap((write) => write.paths ?? []) ?? [];
+      const outside = [...facts.paths, ...written].find((path) => !isInsideDirectories(path, dirs));
       let why: string;
       let askedBy: PermissionDecisionReason;
-      const askRule = catching("ask", facts);
+      const asked = catching("ask", facts);
+      const askRule = asked.certain ?? asked.maybe;
       if (askRule !== undefined) {
-        why = `${describeRule(askRule)} asks before ${what}.`;
-        askedBy = { type: "rule", rule: askRule };
+        why = `${describeRule(askRule.rule)} asks before ${what}${inPart(askRule)}.`;
+        askedBy = { type: "rule", rule: askRule.rule };
+      } else if (denied.maybe !== undefined) {
+        // A deny rule that may match is never skipped, in any mode: the user decides.
+        why = `${what} may run what ${describeRule(denied.maybe.rule)} refuses, and the gate cannot tell before it runs: ${denied.maybe.maybe}.`;
+        askedBy = { type: "rule", rule: denied.maybe.rule };
       } else {
         if (mode === "bypassPermissions") return allow({ type: "mode", mode });
         if (request.hookDecision === "allow") return allow({ type: "hook" });
-        const allowRule = allowing(facts);
+        const allowRule = allowing(facts, dirs);
         if (allowRule !== undefined) return allow({ type: "rule", rule: allowRule });
-        if (outside !== undefined) {
-          why = `${what} reaches ${outside}, outside the working directories (${directories.join(", ")}).`;
+        const shell = facts.shell;
+        const unknownWrite = shell?.writes.find((write) => write.paths === undefined);
+        if (shell !== undefined && shell.unresolved.length > 0) {
+          why = `${what} cannot be checked before it runs: ${shell.unresolved[0]}. No rule can approve what it cannot see; spell the command out.`;
+        } else if (outside !== undefined) {
+          why = `${what} ${facts.shell === undefined ? "reaches" : "writes"} ${outside}, outside the working directories (${directories.join(", ")}).`;
+        } else if (unknownWrite !== undefined) {
+          why = `${what} writes to \`${unknownWrite.text}\`, a path only known when it runs.`;
+        } else if (shell !== undefined) {
+          const part = firstUnallowed(facts);
+          why =
+            part === undefined || part === commandText
+              ? `no rule allows ${what}.`
+              : `no rule allows \`${clip(part)}\`, which ${what} runs.`;
         } else if (tool.readOnly === true && !tool.name.startsWith("mcp__")) {
           // An MCP server's readOnlyHint is the server's claim, not a fact: it lifts plan mode's refusal, and
           // still asks (the MCP spec says clients must not trust annotations from servers they do not trust).
           return allow({ type: "default", detail: "a read-only tool inside the working directories" });
         } else if (mode === "acceptEdits" && subject?.kind === "path" && subject.access === "write") {
           return allow({ type: "mode", mode });
-        } else if (facts.substitutes) {
-          why = `${what} runs command substitutions no rule can approve.`;
         } else {
           why = `no rule allows ${what}.`;
         }
@@ -388,6 +591,26 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
       }
       return allow({ type: "user" }, response.updatedInput);
     },
+  };
+
+  /** The text of the first command no allow rule covers, for the reason a call is asked about. */
+  const firstUnallowed = (facts: CallFacts): string | undefined => {
+    const shell = facts.shell;
+    if (shell === undefined) return undefined;
+    for (const command of shell.commands) {
+      if (command.transparent) continue;
+      let covered = false;
+      for (const rule of rules)
+        if (
+          rule.behavior === "allow" &&
+          namesTool(rule, facts) &&
+          (rule.specifier === undefined ||
+            commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes")
+        )
+          covered = true;
+      if (!covered) return command.text;
+    }
+    return undefined;
   };
   return gate;
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { Message } from "@unforget/core";
 import {
   createMemoryDir,
+  createProposalQueue,
   createSessionMemory,
   formatMemoryFile,
   SESSION_NOTES_EDIT_TOOL,
@@ -129,5 +130,33 @@ describe("memory", () => {
     await session.close();
     const catalog = await store.catalog();
     expect(catalog.map((entry) => entry.name).sort()).toEqual(["project_release.md", "user_prefers_pnpm.md"]);
+  });
+
+  it("extracts a stretch of conversation once: a resumed session that adds nothing makes no extraction", async () => {
+    const store = await createMemoryDir({ root: join(suite.dir.path, "memory-once") });
+    const proposals = createProposalQueue(join(suite.dir.path, "proposals-once"));
+    suite.fake.setResponder((request) => memoryResponder(request.body) ?? { kind: "reply", text: "Sure." });
+    const options = {
+      provider: suite.provider,
+      model: MODEL,
+      sessionsDir: join(suite.dir.path, "sessions-once"),
+      memory: { store, proposals, consent: "propose" as const, recall: "off" as const },
+    };
+    const extractions = () =>
+      modelCalls(suite.fake).filter((body) => JSON.stringify(body).includes("[unforget memory extraction]"))
+        .length;
+    const session = await createAgentSession(options);
+    await session.send("I always build with pnpm.").result();
+    const sessionId = session.sessionId;
+    // A /compact that does nothing new and the end: the stretch is read once.
+    await session.compact().catch(() => undefined);
+    await session.close();
+    const once = extractions();
+    expect(once).toBeGreaterThan(0);
+    expect(await proposals.list()).toHaveLength(1);
+    const resumed = await createAgentSession({ ...options, resume: sessionId });
+    await resumed.close();
+    expect(extractions()).toBe(once);
+    expect(await proposals.list()).toHaveLength(1);
   });
 });

@@ -206,7 +206,7 @@ export class SessionRuntime {
           })
         : memory?.sessionNotes || undefined;
     runtime = new SessionRuntime(options, init, { transcript, hooks, conversation, notes });
-    if (memory) runtime.#attachMemory(memory);
+    if (memory) runtime.#attachMemory(memory, extractedThrough(init.resume ?? [], conversation));
     return runtime;
   }
 
@@ -389,6 +389,11 @@ export class SessionRuntime {
     const state = this.toolState;
     return createContextManager({
       sessionDir: join(this.options.sessionsDir, this.sessionId),
+      // What compaction may do with each tool's old results, as the tool of the moment declares it.
+      resultRetention: (name) => {
+        const tool = this.#tools.get(name);
+        return tool === undefined ? undefined : (tool.resultRetention ?? "persist");
+      },
       // After a compaction: the files the tools read, fresh from disk, and the todo list, from the tools' state.
       attachments: [
         createRecentFilesProvider({
@@ -436,8 +441,14 @@ export class SessionRuntime {
     }
   }
 
-  #attachMemory(memory: NonNullable<AgentSessionOptions["memory"]>): void {
+  #attachMemory(memory: NonNullable<AgentSessionOptions["memory"]>, through: string | undefined): void {
     this.memory = attachMemory(this.hooks, {
+      ...(through === undefined ? {} : { extractedThrough: through }),
+      // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
+      onExtracted: (id) =>
+        this.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } }),
+      // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
+      extractionInputTokens: () => Math.floor(this.manager.status().threshold / 2),
       sessionId: this.sessionId,
       store: memory.store,
       getMessages: () => this.conversation,
@@ -469,6 +480,27 @@ export class SessionRuntime {
       ),
     );
   }
+}
+
+/** The metadata key of the memory extraction's cursor (the id of the last message it read). */
+const EXTRACTED_THROUGH = "memoryExtractedThrough";
+
+/**
+ * Where a resumed session's memory extraction stopped: the furthest message any cursor entry names (entries
+ * re-appended after a compaction may repeat an older one).
+ */
+function extractedThrough(
+  entries: readonly TranscriptEntry[],
+  conversation: readonly Message[],
+): string | undefined {
+  const position = new Map(conversation.map((message, index) => [message.id, index]));
+  let furthest: string | undefined;
+  for (const entry of entries) {
+    const id = entry.type === "metadata" ? entry.data?.[EXTRACTED_THROUGH] : undefined;
+    if (typeof id !== "string" || !position.has(id)) continue;
+    if (furthest === undefined || position.get(id)! > position.get(furthest)!) furthest = id;
+  }
+  return furthest;
 }
 
 /** Every tool's definition for the request; with caching, the last one carries the tools' cache breakpoint. */

@@ -36,18 +36,29 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
   let backend: PostgresTaskBackend;
   let manager: TaskManager;
   let folder: string;
-  let workers: ChildHandle[];
+  let workers: Array<ChildHandle & { id: string; dir: string }>;
   const notifications: TaskNotification[] = [];
 
-  const startWorker = async (url: string, concurrency = 4) => {
+  const startWorker = async (url: string, concurrency = 4, dir?: string) => {
+    const workerDir = dir ?? (await mkdtemp(join(folder, "worker-")));
     const worker = startChild("./worker-process.mjs", [
       url,
-      await mkdtemp(join(folder, "worker-")),
+      workerDir,
       String(LEASE_MS),
       String(concurrency),
     ]);
     const ready = await worker.next<{ id: string; pid: number }>();
-    return Object.assign(worker, { id: ready.id });
+    return Object.assign(worker, { id: ready.id, dir: workerDir });
+  };
+  /** Every byte of one attempt's output, as readers see it. */
+  const outputOf = async (id: string, attempt: number) => {
+    let data = "";
+    for (let offset = 0; ; ) {
+      const chunk = await manager.readOutput(id, offset, { attempt });
+      data += chunk.data;
+      offset = chunk.nextOffset;
+      if (chunk.done) return data;
+    }
   };
   const collect = async () => {
     notifications.push(...(await manager.takeNotifications()));
@@ -143,6 +154,34 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
     expect(first.done).toBe(true);
     expect(first.data.length).toBeGreaterThan(0);
     expect(expected.startsWith(first.data)).toBe(true);
+  });
+
+  it("kill -9 while its command runs on: a worker restarted on the same folder ships the rest of that attempt's output", async () => {
+    const id = await manager.start({
+      type: "local_bash",
+      command: 'for i in $(seq 1 80); do echo "line $i"; sleep 0.05; done',
+    });
+    const first = await eventually(async () => {
+      const record = await recordOf(id);
+      return record.process !== undefined && (await manager.get(id)).outputBytes > 0 ? record : undefined;
+    });
+    taskGroups.add(first.process!.pid);
+    const index = workers.findIndex((worker) => worker.child.pid === first.owner!.pid);
+    const victim = workers[index]!;
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    // The machine stays up: the command runs on to its end, and what it writes now reaches only the local file.
+    await eventually(async () => !isProcessGroupAlive(first.process!.pid));
+    const expected = Array.from({ length: 80 }, (_, line) => `line ${line + 1}\n`).join("");
+    await eventually(async () => ((await recordOf(id)).attempt === 2 ? true : undefined));
+    const shipped = await outputOf(id, 1);
+    expect(expected.startsWith(shipped) && shipped.length < expected.length).toBe(true);
+    // The worker comes back on its folder (a restart by the service manager): the rest of attempt 1 follows.
+    workers[index] = await startWorker(database.url!, 4, victim.dir);
+    await eventually(async () => ((await outputOf(id, 1)) === expected ? true : undefined), 30_000);
+    // The later attempt keeps its own output, and the task ends once.
+    await eventually(async () => ((await manager.get(id)).status === "completed" ? true : undefined));
+    expect(await outputOf(id, 2)).toBe(expected);
   });
 
   it("SIGSTOP past the lease, then SIGCONT: the paused worker's child is killed and its writes are refused", async () => {

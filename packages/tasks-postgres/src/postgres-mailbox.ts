@@ -1,6 +1,6 @@
 import type { SqlClient } from "@unforget/postgres";
 import { createMailboxMessage, type Mailbox, type MailboxMessage } from "@unforget/tasks";
-import { CHANNELS } from "./task-tables.ts";
+import { CHANNELS, type TransactionBound } from "./task-tables.ts";
 
 /** A waiting receive looks again at least this often (NOTIFY is a hint and may be lost on a reconnect). */
 const POLL_MS = 250;
@@ -40,7 +40,11 @@ export function createMailWakeups(): MailWakeups {
  * The durable mailbox in `unforget_task_message`: a receiver deletes the rows it takes (SKIP LOCKED), so each
  * message goes to one receiver once, on any machine. A send NOTIFYs the address; waiters also poll.
  */
-export function createPostgresMailbox(client: SqlClient, wakeups: MailWakeups): Mailbox {
+export function createPostgresMailbox(
+  client: SqlClient,
+  wakeups: MailWakeups,
+  bound: TransactionBound,
+): Mailbox {
   const take = async (address: string): Promise<MailboxMessage[]> => {
     const result = await client.query<{ seq: string | number; message: MailboxMessage }>(
       `DELETE FROM unforget_task_message WHERE seq IN (
@@ -59,7 +63,7 @@ export function createPostgresMailbox(client: SqlClient, wakeups: MailWakeups): 
           [message.id, message.to, JSON.stringify(message)],
         );
         await transaction.query("SELECT pg_notify($1, $2)", [CHANNELS.mail, message.to]);
-      });
+      }, bound);
       wakeups.wake(message.to);
       return message;
     },

@@ -6,13 +6,20 @@ import {
   type TaskRecordInit,
 } from "@unforget/tasks";
 import type PgBoss from "pg-boss";
-import { bossDatabase, startBoss } from "./pg-boss-queue.ts";
+import { bossDatabase, createQueues, startBoss } from "./pg-boss-queue.ts";
 import { createMailWakeups, createPostgresMailbox, type MailWakeups } from "./postgres-mailbox.ts";
 import { createPostgresTaskCommands } from "./postgres-task-commands.ts";
 import { createPostgresTaskLeases, DEFAULT_LEASE_MS } from "./postgres-task-leases.ts";
 import { createPostgresTaskOutputStore } from "./postgres-task-output-store.ts";
 import { createPostgresTaskStateStore, insertTask } from "./postgres-task-state-store.ts";
-import { CHANNELS, MILLISECONDS, queueName, taskMigrations } from "./task-tables.ts";
+import {
+  CHANNELS,
+  MILLISECONDS,
+  queueName,
+  type TransactionBound,
+  taskMigrations,
+  transactionBound,
+} from "./task-tables.ts";
 
 /** pg-boss's `expireInSeconds` must stay under 24 h; a queued task must end well within it. */
 export const MAX_RUN_MS = 23 * 3_600_000;
@@ -58,6 +65,8 @@ export interface PostgresTasks {
   boss: PgBoss;
   client: SqlClient;
   leaseMs: number;
+  /** How long each of its transactions may take (half a lease), for the worker's own. */
+  bound: TransactionBound;
   /** Ensures the pg-boss queue of a type exists (once per process). */
   ensureQueue(type: string): Promise<string>;
   /** Calls `listener` with the payload of each NOTIFY on `channel` (a hint: also poll). */
@@ -141,25 +150,20 @@ async function open(
   const wakeups: MailWakeups = createMailWakeups();
   onNotice(CHANNELS.mail, (address) => wakeups.wake(address));
 
+  const bound = transactionBound(leaseMs);
   const queues = new Map<string, Promise<string>>();
   const ensureQueue = (type: string) => {
     let ready = queues.get(type);
     if (ready === undefined) {
       const name = queueName(type);
-      // Two processes creating the same queue at once race inside pg-boss: the loser finds it made.
-      ready = boss
-        .createQueue(name, { name, retryLimit })
-        .catch(async (error: unknown) => {
-          if ((await boss.getQueue(name)) === null) throw error;
-        })
-        .then(() => name);
+      ready = createQueues(client, boss, [name], { retryLimit }).then(() => name);
       ready.catch(() => queues.delete(type));
       queues.set(type, ready);
     }
     return ready;
   };
 
-  const store = createPostgresTaskStateStore(client);
+  const store = createPostgresTaskStateStore(client, bound);
   let closed = false;
   const backend: PostgresTaskBackend = {
     store,
@@ -168,8 +172,8 @@ async function open(
       shipIntervalMs: options.shipIntervalMs,
     }),
     leases: createPostgresTaskLeases(client, leaseMs),
-    commands: createPostgresTaskCommands(client),
-    mailbox: createPostgresMailbox(client, wakeups),
+    commands: createPostgresTaskCommands(client, bound),
+    mailbox: createPostgresMailbox(client, wakeups, bound),
     queue: {
       maxRunMs: MAX_RUN_MS,
       async liveWorkers(type) {
@@ -212,7 +216,7 @@ async function open(
           await transaction.query("UPDATE unforget_task SET job_id = $2 WHERE id = $1", [record.id, jobId]);
           await transaction.query("SELECT pg_notify($1, $2)", [CHANNELS.queue, queue]);
           return created;
-        });
+        }, bound);
       },
     },
     async close() {
@@ -222,7 +226,7 @@ async function open(
       await boss.stop({ graceful: false, close: false, wait: true }).catch(() => undefined);
     },
   };
-  return { backend, boss, client, leaseMs, ensureQueue, onNotice };
+  return { backend, boss, client, leaseMs, bound, ensureQueue, onNotice };
 }
 
 /**

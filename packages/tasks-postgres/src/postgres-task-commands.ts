@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { SqlClient } from "@unforget/postgres";
 import type { TaskCommand, TaskCommandResult, TaskCommandStore } from "@unforget/tasks";
-import { CHANNELS } from "./task-tables.ts";
+import { CHANNELS, type TransactionBound } from "./task-tables.ts";
 
 /** Commands in `unforget_task_command`: sent with a NOTIFY to the task's owner, answered once. */
-export function createPostgresTaskCommands(client: SqlClient): TaskCommandStore {
+export function createPostgresTaskCommands(client: SqlClient, bound: TransactionBound): TaskCommandStore {
   return {
     async send(init) {
       const command: TaskCommand = { ...init, id: randomUUID(), sentAt: Date.now() };
@@ -14,7 +14,7 @@ export function createPostgresTaskCommands(client: SqlClient): TaskCommandStore 
           [command.id, command.taskId, JSON.stringify(command)],
         );
         await transaction.query("SELECT pg_notify($1, $2)", [CHANNELS.command, command.taskId]);
-      });
+      }, bound);
       return command;
     },
     async pending(taskId) {

@@ -15,20 +15,19 @@ export const DEFAULT_LEASE_MS = 30_000;
 export function createPostgresTaskLeases(client: SqlClient, leaseMs = DEFAULT_LEASE_MS): TaskLeaseStore {
   return {
     leaseMs,
+    // One statement, so no transaction stays open across a pause of the owner: a worker stopped right after
+    // its renewal has renewed (committed), and its tasks are free once that lease lapses.
     async renew(owner: TaskOwner, running: readonly string[]) {
-      await client.transaction(async (transaction) => {
-        await transaction.query(
-          `INSERT INTO unforget_task_owner (id, hostname, pid, start_time, heartbeat_at)
-           VALUES ($1, $2, $3, $4, now())
-           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
-          [owner.managerId, owner.hostname, owner.pid, owner.startTime],
-        );
-        await transaction.query(
-          `UPDATE unforget_task SET lease_until = now() + $2 ${MILLISECONDS}
-           WHERE worker_id = $1 AND status = 'running' AND id = ANY($3::text[])`,
-          [owner.managerId, leaseMs, running],
-        );
-      });
+      await client.query(
+        `WITH heartbeat AS (
+           INSERT INTO unforget_task_owner (id, hostname, pid, start_time, heartbeat_at)
+           VALUES ($1, $4, $5, $6, now())
+           ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()
+         )
+         UPDATE unforget_task SET lease_until = now() + $2 ${MILLISECONDS}
+         WHERE worker_id = $1 AND status = 'running' AND id = ANY($3::text[])`,
+        [owner.managerId, leaseMs, running, owner.hostname, owner.pid, owner.startTime],
+      );
     },
     async holds(owner: TaskOwner) {
       if (owner.hostname === hostname() && isLocalProcessGone(owner)) return false;
@@ -39,14 +38,12 @@ export function createPostgresTaskLeases(client: SqlClient, leaseMs = DEFAULT_LE
       return result.rows[0]?.holds === true;
     },
     async release(owner: TaskOwner) {
-      await client.transaction(async (transaction) => {
-        await transaction.query("DELETE FROM unforget_task_owner WHERE id = $1", [owner.managerId]);
-        // Its tasks are reconciled at once rather than after the lease.
-        await transaction.query(
-          "UPDATE unforget_task SET lease_until = now() WHERE worker_id = $1 AND status = 'running'",
-          [owner.managerId],
-        );
-      });
+      // Its tasks are reconciled at once rather than after the lease.
+      await client.query(
+        `WITH gone AS (DELETE FROM unforget_task_owner WHERE id = $1)
+         UPDATE unforget_task SET lease_until = now() WHERE worker_id = $1 AND status = 'running'`,
+        [owner.managerId],
+      );
     },
   };
 }

@@ -1,9 +1,12 @@
-import { open } from "node:fs/promises";
+import { open, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { SqlClient } from "@unforget/postgres";
 import { LeaseLostError, type TaskOutputShipper, type TaskOutputStore } from "@unforget/tasks";
 
 /** Largest chunk row: a read of the default 256 KiB touches at most two rows. */
 export const CHUNK_BYTES = 262_144;
+/** Written into a task's local folder when its output starts to be shipped: the task and the attempt it holds. */
+export const SHIPPING_NOTE = "shipping.json";
 /** The most output one task may keep (per attempt); past it the task is stopped. */
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 1_073_741_824;
 /** Output is shipped at least this often while it grows (and at once when a chunk is full). */
@@ -84,6 +87,11 @@ export function createPostgresTaskOutputStore(
       let failure: unknown;
       let lastError: unknown;
       let running: Promise<void> = Promise.resolve();
+      // A worker restarted on this folder ships what is left here if this one is lost (left-output.ts).
+      writeFile(
+        join(dirname(task.localPath), SHIPPING_NOTE),
+        JSON.stringify({ taskId: task.id, attempt: task.attempt }),
+      ).catch(() => undefined);
 
       /** Ships everything the file holds now (up to the limit), in order. */
       const shipAvailable = async (): Promise<void> => {

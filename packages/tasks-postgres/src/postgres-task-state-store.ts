@@ -8,7 +8,7 @@ import {
   TaskStateError,
   type TaskStateStore,
 } from "@unforget/tasks";
-import { CHANNELS } from "./task-tables.ts";
+import { CHANNELS, type TransactionBound } from "./task-tables.ts";
 
 interface TaskRow {
   version: number;
@@ -114,7 +114,7 @@ export async function updateTask(
 }
 
 /** Task records in `unforget_task`, with compare-and-swap on the version column. */
-export function createPostgresTaskStateStore(client: SqlClient): TaskStateStore {
+export function createPostgresTaskStateStore(client: SqlClient, bound: TransactionBound): TaskStateStore {
   return {
     async create(record) {
       return insertTask(client, record);
@@ -137,7 +137,10 @@ export function createPostgresTaskStateStore(client: SqlClient): TaskStateStore 
 
     async update(id, expectedVersion, next) {
       const writeId = randomUUID();
-      return client.transaction((transaction) => updateTask(transaction, id, expectedVersion, next, writeId));
+      return client.transaction(
+        (transaction) => updateTask(transaction, id, expectedVersion, next, writeId),
+        bound,
+      );
     },
   };
 }

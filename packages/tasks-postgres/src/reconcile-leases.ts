@@ -4,6 +4,7 @@ import type { TaskNotification, TaskRecordInit } from "@unforget/tasks";
 import type PgBoss from "pg-boss";
 import { bossDatabase } from "./pg-boss-queue.ts";
 import { updateTask } from "./postgres-task-state-store.ts";
+import type { TransactionBound } from "./task-tables.ts";
 
 /** Tasks reconciled per transaction; the rest wait for the next round (SKIP LOCKED shares them out). */
 const BATCH = 20;
@@ -46,7 +47,11 @@ async function committedOutput(database: SqlQueryable, id: string, attempt: numb
  * retry limit. The record is released for that next attempt, or, with no retry left, recorded as failed
  * (`lost`). Either way it says how much of the lost attempt's output was committed (`outputLostAfter`).
  */
-export async function reconcileLapsedLeases(client: SqlClient, boss: PgBoss): Promise<number> {
+export async function reconcileLapsedLeases(
+  client: SqlClient,
+  boss: PgBoss,
+  bound: TransactionBound,
+): Promise<number> {
   return client.transaction(async (transaction) => {
     const lapsed = await transaction.query<LapsedRow>(
       `SELECT id, version, record, queue, job_id, attempt FROM unforget_task
@@ -97,5 +102,5 @@ export async function reconcileLapsedLeases(client: SqlClient, boss: PgBoss): Pr
       await updateTask(transaction, row.id, Number(row.version), next, randomUUID());
     }
     return lapsed.rows.length;
-  });
+  }, bound);
 }

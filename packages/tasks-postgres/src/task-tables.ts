@@ -25,5 +25,20 @@ export function taskMigrations(): Promise<MigrationSet> {
   return migrations;
 }
 
+/** How each transaction of the tasks backend runs (`SqlClient.transaction`'s options). */
+export interface TransactionBound {
+  timeoutMs: number;
+}
+
+/**
+ * What any statement of a transaction of the tasks backend, or any pause between its statements, may take
+ * before the server ends the transaction: half a lease. An owner paused inside one (a claim, the reconciler, a
+ * record update) holds its rows no longer than that, so the lease decides when its task moves on, not the
+ * server's idle-in-transaction timeout.
+ */
+export function transactionBound(leaseMs: number): TransactionBound {
+  return { timeoutMs: Math.max(1, Math.floor(leaseMs / 2)) };
+}
+
 /** Milliseconds as an SQL interval parameter: `$n * interval '1 millisecond'`. */
 export const MILLISECONDS = "* interval '1 millisecond'";

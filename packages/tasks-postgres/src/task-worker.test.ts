@@ -176,6 +176,32 @@ describe("a worker on PGlite", () => {
     });
   });
 
+  it("takes each notice from its task's record once; the event log holds the same, in commit order", async () => {
+    await withWorker({}, async (manager) => {
+      const ids = [
+        await manager.start({ type: "local_bash", command: "echo one" }),
+        await manager.start({ type: "local_bash", command: "echo two >&2; exit 3" }),
+        await manager.start({ type: "local_bash", command: "echo three" }),
+      ];
+      const taken: TaskNotification[] = [];
+      while (!ids.every((id) => taken.some((notice) => notice.taskId === id))) {
+        taken.push(...(await manager.takeNotifications()));
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // Taken: gone from the records, so no manager of the session gets them again.
+      expect(await manager.takeNotifications()).toEqual([]);
+      for (const id of ids) expect((await manager.get(id)).status).not.toBe("running");
+      // The log has every notice once, committed with the state change that raised it: what a reader following
+      // it with a cursor below pg_snapshot_xmin (as team memory's change feed does) would get.
+      const { rows } = await database.client.query<{ payload: TaskNotification }>(
+        `SELECT payload FROM unforget_task_event
+         WHERE xact_id < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY xact_id, id`,
+      );
+      const key = (notice: TaskNotification) => JSON.stringify(notice);
+      expect(rows.map((row) => key(row.payload)).sort()).toEqual(taken.map(key).sort());
+    });
+  });
+
   it("a task whose type no live worker runs notifies no_worker", async () => {
     const bashOnly = PORTABLE_TASK_TYPES.filter((type) => type.type === "local_bash");
     await withWorker({ types: bashOnly }, async (manager) => {

@@ -11,8 +11,10 @@ import {
   TaskStoreError,
   type TaskTypeDefinition,
 } from "@unforget/tasks";
+import { setAsideEarlierAttempt, setAsideLeftOutput, shipLeftOutput } from "./left-output.ts";
 import { bossDatabase } from "./pg-boss-queue.ts";
 import { openPostgresTasks, type PostgresTaskBackendOptions } from "./postgres-task-backend.ts";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./postgres-task-output-store.ts";
 import { updateTask } from "./postgres-task-state-store.ts";
 import { reconcileLapsedLeases } from "./reconcile-leases.ts";
 import { CHANNELS, MILLISECONDS } from "./task-tables.ts";
@@ -108,7 +110,8 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   }
   const pollMs = options.pollMs ?? 1_000;
   const tasks = await openPostgresTasks(options, { supervise: true });
-  const { client, boss, leaseMs } = tasks;
+  const { client, boss, leaseMs, bound } = tasks;
+  const outputLimit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
   const reportError =
     options.onError ??
     ((error: UnforgetError) => {
@@ -166,6 +169,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
           }
           return { queue, jobId: job.id, ...claimed };
         },
+        bound,
       );
       if (outcome !== undefined) {
         next = (next + tried + 1) % queues.length;
@@ -176,6 +180,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   };
 
   const runJob = async ({ queue, jobId, record, spec }: Claimed) => {
+    await setAsideEarlierAttempt(options.dir, record.id);
     const final = await executor.run(record, spec);
     // Given up (the lease lapsed and the task moved on): the job is the next owner's now.
     if (final.status === "running" || final.owner?.managerId !== ownerId || final.attempt !== record.attempt)
@@ -206,10 +211,33 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
   };
   const slots = Array.from({ length: concurrency }, () => slot());
 
+  // Output that attempts lost in this folder left (a worker killed or closed here before): shipped once each
+  // attempt is over and its command has ended, looked at with every reconciler round until none is left.
+  let leftPending = true;
+  let leftBusy = false;
+  let leftRun: Promise<void> = Promise.resolve();
+  const shipLeft = () => {
+    if (!leftPending || leftBusy || closed) return;
+    leftBusy = true;
+    leftRun = (async () => {
+      try {
+        const running = await setAsideLeftOutput(client, options.dir, ownerId);
+        leftPending = running + (await shipLeftOutput(client, options.dir, outputLimit)) > 0;
+      } catch (error) {
+        reportError(asUnforgetError(error));
+      } finally {
+        leftBusy = false;
+      }
+    })();
+  };
+  shipLeft();
   const reconcile = setInterval(
     () => {
       if (closed) return;
-      reconcileLapsedLeases(client, boss).catch((error: unknown) => reportError(asUnforgetError(error)));
+      reconcileLapsedLeases(client, boss, bound).catch((error: unknown) =>
+        reportError(asUnforgetError(error)),
+      );
+      shipLeft();
     },
     Math.max(250, Math.floor(leaseMs / 3)),
   );
@@ -227,6 +255,7 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
       wake?.();
       await executor.close();
       await Promise.all(slots);
+      await leftRun;
       await tasks.backend.close();
     },
   };

@@ -1,7 +1,12 @@
 import { rm, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readAllOutput, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
+import {
+  eventually,
+  readAllOutput,
+  temporaryDirectory,
+  waitForNotification,
+} from "./__fixtures__/task-test-kit.ts";
 import { groupExists } from "./process-group.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 
@@ -153,9 +158,12 @@ describe("monitor_mcp", () => {
       intervalMs: 40,
       checkTimeoutMs: 2_000,
     });
+    // The server is up (its pid recorded) however slow the machine is; then health checks (every 40 ms) run for
+    // half a second, and none of them ends the task.
+    await eventually(async () => (await manager.get(id)).pid !== undefined);
     await waitForNotification(manager, () => false, 500).catch(() => undefined);
-    const { pid } = await manager.get(id);
-    expect(pid).toBeDefined();
+    const { pid, status } = await manager.get(id);
+    expect(status).toBe("running");
     expect(await manager.stop(id)).toMatchObject({ status: "killed" });
     expect(groupExists(pid!)).toBe(false);
     expect(await readAllOutput(manager, id)).toBe("fake-mcp started\n");

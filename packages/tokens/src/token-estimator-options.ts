@@ -1,7 +1,7 @@
 import { knownProfile } from "./estimate-text-tokens.ts";
 import type { EstimatorProfile } from "./estimator-coefficients.ts";
 
-/** Flat estimate for an image or document whose size is unknown (the seed's default). */
+/** Flat estimate for an image or document whose size is unknown: 2,000 tokens, as Claude Code's estimator (a typical screenshot is 1,000–1,600 tokens by Anthropic's image-size formula, so this errs high). */
 export const DEFAULT_MEDIA_TOKENS = 2_000;
 /** Role markers and block framing the provider adds around each message. */
 export const DEFAULT_MESSAGE_OVERHEAD_TOKENS = 3;

@@ -324,6 +324,8 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: false,
+    // A command's output may not come back the same (or at all) when it runs again: saved before it is cleared.
+    resultRetention: "persist",
     concurrencySafe: false,
     timeoutMs: settings.maxTimeoutMs + DEFAULTS.sessionTimeoutMarginMs,
     permissionSubject: (input) =>

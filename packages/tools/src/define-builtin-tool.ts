@@ -1,4 +1,10 @@
-import type { Tool, ToolContext, ToolOutput, ToolPermissionSubject } from "@unforget/core";
+import type {
+  Tool,
+  ToolContext,
+  ToolOutput,
+  ToolPermissionSubject,
+  ToolResultRetention,
+} from "@unforget/core";
 import { UnsafePathError } from "@unforget/files";
 import { ToolCallError } from "./tool-errors.ts";
 
@@ -8,6 +14,8 @@ export interface BuiltinToolInit {
   description: string;
   inputSchema: Record<string, unknown>;
   readOnly: boolean;
+  /** What compaction may do with old results (core's `ToolResultRetention`): every built-in tool says. */
+  resultRetention: ToolResultRetention;
   concurrencySafe: boolean;
   timeoutMs?: number;
   permissionSubject?(
@@ -52,6 +60,7 @@ export function defineBuiltinTool(init: BuiltinToolInit): Tool {
     description: init.description,
     inputSchema: init.inputSchema,
     readOnly: init.readOnly,
+    resultRetention: init.resultRetention,
     concurrencySafe: init.concurrencySafe,
     ...(init.timeoutMs === undefined ? {} : { timeoutMs: init.timeoutMs }),
     ...(init.permissionSubject === undefined ? {} : { permissionSubject: init.permissionSubject }),

@@ -150,6 +150,8 @@ export function createEditTool(options: EditToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: false,
+    // What it reports is the file on disk, which Read shows again.
+    resultRetention: "reproducible",
     concurrencySafe: false,
     permissionSubject: (input, context) => pathSubject(input.file_path, context, "write"),
     run,

@@ -114,6 +114,7 @@ export function createGlobTool(options: SearchToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: true,
+    resultRetention: "reproducible",
     concurrencySafe: true,
     permissionSubject: (input, context) => pathSubject(input.path ?? ".", context, "read"),
     run,

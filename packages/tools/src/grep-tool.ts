@@ -291,6 +291,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: true,
+    resultRetention: "reproducible",
     concurrencySafe: true,
     timeoutMs: settings.timeoutMs + 10_000,
     permissionSubject: (input, context) => pathSubject(input.path ?? ".", context, "read"),

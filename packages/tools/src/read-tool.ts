@@ -169,6 +169,7 @@ export function createReadTool(options: ReadToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: true,
+    resultRetention: "reproducible",
     concurrencySafe: true,
     permissionSubject: (input, context) => pathSubject(input.file_path, context, "read"),
     run,

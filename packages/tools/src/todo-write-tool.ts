@@ -63,6 +63,8 @@ export function createTodoWriteTool(): Tool {
     },
     // It changes the session's own state only, so plan mode allows it.
     readOnly: true,
+    // The list is the session's state, shown again after every compaction.
+    resultRetention: "reproducible",
     concurrencySafe: false,
     async run(input, context) {
       const todos = readTodos(input);

@@ -55,6 +55,8 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool {
       additionalProperties: false,
     },
     readOnly: false,
+    // What it reports is the file on disk, which Read shows again.
+    resultRetention: "reproducible",
     concurrencySafe: false,
     permissionSubject: (input, context) => pathSubject(input.file_path, context, "write"),
     run,

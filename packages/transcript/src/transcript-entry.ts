@@ -48,6 +48,13 @@ export interface SummaryEntry extends EntryBase {
   boundaryId?: string;
   /** The last message the summary covers. */
   leafId?: string;
+  /** Which summariser wrote it (kind "compact"): "model", "extractive" (the offline one), "session-memory", … */
+  summarizer?: string;
+  /**
+   * Set when the fallback summariser wrote it instead of the session's: "paused" (the session's summariser
+   * failed too often in a row and rests) or "blocking-limit" (written at once at the blocking limit).
+   */
+  fallback?: string;
 }
 
 export interface AttachmentEntry extends EntryBase {

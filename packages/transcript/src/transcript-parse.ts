@@ -232,6 +232,10 @@ function checkTypeFields(type: string, value: Record<string, unknown>): string |
       if (value.kind !== "compact" && value.kind !== "title")
         return "The summary's `kind` is not compact or title.";
       if (typeof value.text !== "string") return "The summary has no string `text`.";
+      if (value.summarizer !== undefined && typeof value.summarizer !== "string")
+        return "The summary's `summarizer` is not a string.";
+      if (value.fallback !== undefined && typeof value.fallback !== "string")
+        return "The summary's `fallback` is not a string.";
       return undefined;
     case "attachment": {
       const attachment = value.attachment;

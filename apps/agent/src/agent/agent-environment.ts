@@ -19,7 +19,7 @@ import {
   type PermissionMode,
 } from "@unforget/session";
 import { createTaskManager, type TaskManager } from "@unforget/tasks";
-import { BUILTIN_TOOL_NAMES, createBuiltinTools } from "@unforget/tools";
+import { createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
 import { describeJsonError, mcpFileError } from "./json-text.ts";
@@ -101,8 +101,6 @@ export interface AgentEnvironment {
   tasks: TaskManager;
   memory: { store: MemoryStore; proposals: ProposalQueue };
   mcpServers: Record<string, McpServerConfig>;
-  /** The built-in tools' names (the MCP servers' join them as they connect). */
-  toolNames: string[];
   /** The plugins that loaded: their names, and their files (relative to the project when inside it). */
   pluginFiles: { name: string; path: string }[];
   /** Things the user should know: skipped project files, plugins that failed, problems in Claude Code's files. */
@@ -212,7 +210,6 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     tasks,
     memory: { store, proposals },
     mcpServers,
-    toolNames: Object.values(BUILTIN_TOOL_NAMES),
     notices,
     resumeId,
     openSession: (open = {}) =>

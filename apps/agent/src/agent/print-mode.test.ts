@@ -116,6 +116,28 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(sessionIds.size).toBe(1);
   });
 
+  it("says how each MCP server ended: a missing command is reported on stderr and as failed in init", async () => {
+    const mcp = JSON.stringify({
+      mcpServers: { missing: { command: join(folders.project, "no-such-mcp-server"), args: [] } },
+    });
+    fake.enqueue({ kind: "reply", text: "Fine." }, { kind: "reply", text: "Fine again." });
+    const text = await run(["-p", "hi", "--mcp-config", mcp]);
+    expect(text.code).toBe(0);
+    expect(text.stderr).toMatch(
+      /^unforget: The MCP server "missing" could not be started: its command ".+no-such-mcp-server" was not found/m,
+    );
+    const streamed = await run(["-p", "hi", "--mcp-config", mcp, "--output-format", "stream-json"]);
+    const init = JSON.parse(streamed.stdout.split("\n")[0]!);
+    expect(init.mcp_servers).toEqual([
+      { name: "missing", status: "failed", error: expect.stringContaining("was not found") },
+    ]);
+    // The tools the model is offered, the task tools among them (Bash can start background work).
+    const body = modelCalls().at(-1)?.body as { tools?: { name: string }[] } | undefined;
+    const sent = (body?.tools ?? []).map((tool) => tool.name);
+    expect(init.tools).toEqual(sent);
+    expect(init.tools).toEqual(expect.arrayContaining(["Bash", "task_output", "task_stop"]));
+  });
+
   it("stops at --max-turns with exit code 3 and error_max_turns", async () => {
     fake.enqueue({ kind: "reply", toolCalls: [{ name: "Glob", input: { pattern: "*" } }] });
     const result = await run(["-p", "look around", "--max-turns", "1", "--output-format", "json"]);

@@ -1,6 +1,8 @@
 import type { ContentBlock, Message, Usage } from "@unforget/core";
 import type { AgentSession, SessionEvent, TurnResult } from "@unforget/session";
+import { describeSummaryWriter } from "../repl/describe-call.ts";
 import type { AgentEnvironment } from "./agent-environment.ts";
+import { describeMcpOutcome } from "./mcp-outcome.ts";
 import { usageCostUsd } from "./usage-cost.ts";
 
 /** `--output-format`: Claude Code's names. */
@@ -143,16 +145,23 @@ export async function runPrintMode(
     interrupted: false,
   };
   const inputs = new Map<string, Record<string, unknown>>();
+  // The servers are settled before the first request anyway: waiting here costs nothing, and the init line
+  // and stderr say how each one ended (a command that does not exist is "failed", not "connecting").
+  const servers = (await session.mcpServers?.ready()) ?? [];
+  for (const server of servers)
+    if (server.state !== "connected" || options.verbose)
+      stderr.write(`unforget: ${describeMcpOutcome(server)}\n`);
   if (format === "stream-json") {
     line({
       type: "system",
       subtype: "init",
       cwd: environment.projectDir,
       session_id: session.sessionId,
-      tools: [...environment.toolNames, ...(session.mcpServers?.tools() ?? []).map((tool) => tool.name)],
-      mcp_servers: (session.mcpServers?.status() ?? []).map((server) => ({
+      tools: session.tools.map((tool) => tool.name),
+      mcp_servers: servers.map((server) => ({
         name: server.server,
         status: server.state,
+        ...(server.error ? { error: server.error.message } : {}),
       })),
       model: session.model,
       permissionMode: session.permissions?.mode() ?? "default",
@@ -195,7 +204,7 @@ export async function runPrintMode(
       case "context":
         if (options.verbose && event.event.type === "layer")
           stderr.write(
-            `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})\n`,
+            `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})${describeSummaryWriter(event.event)}\n`,
           );
         break;
       case "tool-end":

@@ -1,4 +1,4 @@
-import type { ContextEvent } from "@unforget/compact";
+import type { ContextEvent, LayerReport } from "@unforget/compact";
 import type { PermissionUpdate } from "@unforget/session";
 import { formatTokens } from "./repl-state.ts";
 
@@ -33,17 +33,46 @@ export function describeSuggestions(suggestions: readonly PermissionUpdate[]): s
   return parts.length > 0 ? parts.join("; ") : undefined;
 }
 
+/**
+ * Who wrote a summary, for the end of a line: ", by the model", ", by the offline summariser", and, when the
+ * offline one stood in, why and when the model summariser is tried again. Empty for a layer that writes none.
+ */
+export function describeSummaryWriter(report: Pick<LayerReport, "summarizer" | "fallback">): string {
+  const name = report.summarizer;
+  if (name === undefined) return "";
+  const writer =
+    name === "extractive"
+      ? "the offline summariser (no model)"
+      : name === "model"
+        ? "the model"
+        : name === "session-memory"
+          ? "the session notes"
+          : `the ${name} summariser`;
+  const fallback = report.fallback;
+  if (fallback?.reason === "paused") {
+    const retry =
+      fallback.retryInCalls !== undefined && fallback.retryInCalls > 0
+        ? `, tried again in ${fallback.retryInCalls} model call${fallback.retryInCalls === 1 ? "" : "s"}`
+        : ", tried again at the next summary";
+    return `, by ${writer}: the model summariser is paused after failing${retry}`;
+  }
+  if (fallback?.reason === "blocking-limit") {
+    return `, by ${writer}: the context was at its limit, so no model was waited for`;
+  }
+  return `, by ${writer}`;
+}
+
 /** One line about what the context manager did, for the screen; undefined for what the user need not see. */
 export function describeContextEvent(event: ContextEvent): string | undefined {
   switch (event.type) {
     case "layer":
-      return `Compacted: ${event.layer} freed ${formatTokens(event.tokensFreed)} tokens (${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)})${event.trigger === "manual" ? ", as asked" : ""}`;
+      return `Compacted: ${event.layer} freed ${formatTokens(event.tokensFreed)} tokens (${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)})${event.trigger === "manual" ? ", as asked" : ""}${describeSummaryWriter(event)}`;
     case "vetoed":
       return `Compaction (${event.layer}) vetoed by ${event.by}: ${event.reason}`;
     case "layer-failed":
       return `Compaction layer ${event.layer} failed (${event.error}); the next layer takes over`;
     case "breaker-open":
-      return `Compaction layer ${event.layer} is paused after ${event.consecutiveFailures} failures in a row`;
+      return `Compaction layer ${event.layer} is paused after ${event.consecutiveFailures} failures in a row; it is tried again in ${event.retryInCalls} model call${event.retryInCalls === 1 ? "" : "s"}`;
     case "background-applied":
       return `A summary written in the background replaced ${event.messagesSummarized} messages`;
     default:

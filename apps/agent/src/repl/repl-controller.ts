@@ -1,8 +1,11 @@
 import { ProviderRequestError, type Tool } from "@unforget/core";
 import type { AgentSession, CanUseTool, PermissionResponse, SessionEvent } from "@unforget/session";
+import type { TaskInfo } from "@unforget/tasks";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
+import { describeMcpFailure, describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
 import { editDiff } from "./edit-diff.ts";
+import { drawConversation } from "./draw-conversation.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
 
@@ -17,6 +20,14 @@ export class ReplController {
   session: AgentSession | undefined;
   readonly #onExit: () => void;
   #tasksTimer: NodeJS.Timeout | undefined;
+  /** Tasks seen running, whose end gets a line the moment it is seen. */
+  readonly #runningTasks = new Set<string>();
+  /** Tasks whose end was drawn already (the notification the model gets with the next prompt is not drawn again). */
+  readonly #endedTasks = new Set<string>();
+  /** When this REPL started: a task started and ended between two looks still gets its line. */
+  readonly #startedAt = Date.now();
+  /** MCP servers whose failure is on the screen already (as it happened, during a turn). */
+  readonly #mcpReported = new Set<string>();
 
   constructor(store: ReplStore, onExit: () => void) {
     this.store = store;
@@ -29,6 +40,7 @@ export class ReplController {
     this.session = session;
     this.store.update({ phase: "ready" });
     this.refreshStatus();
+    void this.reportMcp();
     void this.refreshTasks();
     // Running tasks change on their own; their count in the status line is read every few seconds.
     this.#tasksTimer = setInterval(() => void this.refreshTasks(), 2000);
@@ -184,16 +196,29 @@ export class ReplController {
           text: "The provider said the prompt was too long: compacted and sent again",
         });
         break;
-      case "task-notification":
-        this.store.print({
-          kind: "notice",
-          tone: "info",
-          text: event.notifications
-            .map((notification) => `Task ${notification.taskId}: ${notification.kind}`)
-            .join("\n"),
-        });
+      case "task-notification": {
+        // An end drawn already when it happened is not drawn again; the model reads it now either way.
+        const fresh = event.notifications.filter(
+          (notification) =>
+            !(
+              (notification.kind === "finished" || notification.kind === "failed") &&
+              this.#endedTasks.has(notification.taskId)
+            ),
+        );
+        if (fresh.length > 0)
+          this.store.print({
+            kind: "notice",
+            tone: "info",
+            text: fresh
+              .map(
+                (notification) =>
+                  `Task ${notification.taskId} (${notification.description}): ${notification.kind}`,
+              )
+              .join("\n"),
+          });
         void this.refreshTasks();
         break;
+      }
       case "prompt-blocked":
         this.store.print({
           kind: "notice",
@@ -205,12 +230,14 @@ export class ReplController {
         this.store.print({ kind: "notice", tone: "warning", text: event.message });
         break;
       case "mcp":
-        if (event.event.type === "mcp-server-failed")
+        if (event.event.type === "mcp-server-failed") {
+          this.#mcpReported.add(event.event.server);
           this.store.print({
             kind: "notice",
             tone: "warning",
-            text: `MCP server ${event.event.server} failed: ${event.event.error.message}`,
+            text: `${describeMcpFailure(event.event.error)} /mcp reconnect ${event.event.server} tries again.`,
           });
+        }
         break;
       case "turn-end":
         if (event.stopReason === "aborted")
@@ -244,13 +271,57 @@ export class ReplController {
     }));
   }
 
+  /**
+   * Reads the tasks (every few seconds, and after each turn): the count of running ones for the status line,
+   * and a line for each task of this run that has ended since the last look, drawn when it is seen, not with
+   * the next prompt.
+   */
   async refreshTasks(): Promise<void> {
     const tasks = this.environment?.tasks;
     if (!tasks) return;
-    const running = (await tasks.list().catch(() => [])).filter((task) => task.status === "running").length;
+    const list = await tasks.list().catch(() => undefined);
+    if (!list) return;
+    for (const task of list) {
+      if (task.status === "running") {
+        this.#runningTasks.add(task.id);
+        continue;
+      }
+      const ours = this.#runningTasks.delete(task.id) || task.createdAt >= this.#startedAt;
+      if (!ours || this.#endedTasks.has(task.id) || this.store.getState().phase !== "ready") continue;
+      this.#endedTasks.add(task.id);
+      this.store.print({
+        kind: "notice",
+        tone: task.status === "completed" ? "info" : "warning",
+        text: describeEnd(task),
+      });
+    }
+    const running = list.filter((task) => task.status === "running").length;
     const status = this.store.getState().status;
     if (status && status.runningTasks !== running)
       this.store.update({ status: { ...status, runningTasks: running } });
+  }
+
+  /**
+   * One line per MCP server once every server has connected or failed (the REPL starts before they have),
+   * so that a server whose command does not exist is reported even when no prompt runs.
+   */
+  async reportMcp(options: { failuresOnly?: boolean } = {}): Promise<void> {
+    const servers = this.session?.mcpServers;
+    if (!servers) return;
+    const statuses = await servers.ready();
+    for (const status of statuses) {
+      if (this.#mcpReported.has(status.server)) continue;
+      if (options.failuresOnly && status.state !== "failed") continue;
+      this.#mcpReported.add(status.server);
+      this.store.print({
+        kind: "notice",
+        tone: status.state === "failed" ? "warning" : "info",
+        text:
+          status.state === "failed"
+            ? `${describeMcpOutcome(status)} /mcp reconnect ${status.server} tries again.`
+            : describeMcpOutcome(status),
+      });
+    }
   }
 
   async runCommand(line: string): Promise<void> {
@@ -282,12 +353,41 @@ export class ReplController {
     this.refreshStatus();
   }
 
-  /** Replaces the session (a `/resume`), closing the current one. */
+  /** Draws the last turns of the session (after `--resume`, `--continue` or `/resume`): the context is theirs. */
+  drawConversation(): void {
+    for (const item of drawConversation(this.session?.messages ?? [])) this.store.print(item);
+  }
+
+  /**
+   * Replaces the session (a `/resume`), closing the current one. What this run allowed carries over, as it does
+   * across a `/clear`: the permission mode, the rules added for the session and the folders added.
+   */
   async switchSession(resume: string): Promise<void> {
     const environment = this.environment;
     if (!environment) return;
+    const previous = this.session?.permissions;
+    const carried = previous && {
+      mode: previous.mode(),
+      rules: previous.rules().filter((rule) => rule.source.name === "session"),
+      directories: previous.directories(),
+    };
     await this.session?.close("resume");
     this.session = await environment.openSession({ resume });
+    const gate = this.session.permissions;
+    if (carried && gate) {
+      gate.setMode(carried.mode);
+      gate.update([
+        ...carried.rules.map((rule) => ({
+          type: "addRules" as const,
+          behavior: rule.behavior,
+          rules: [rule.text],
+        })),
+        { type: "addDirectories", directories: carried.directories },
+      ]);
+    }
+    // The new session starts its MCP servers again: a failure is reported again, a success quietly.
+    this.#mcpReported.clear();
+    void this.reportMcp({ failuresOnly: true });
     this.refreshStatus();
   }
 
@@ -321,6 +421,17 @@ export class ReplController {
   static commandNames(): string[] {
     return SLASH_COMMANDS.map((command) => command.name);
   }
+}
+
+/** `Task bash-k3j4 (npm test) completed, exit code 0 · /tasks output bash-k3j4`. */
+function describeEnd(task: TaskInfo): string {
+  const how =
+    task.exitCode !== undefined
+      ? `exit code ${task.exitCode}`
+      : task.signal
+        ? `signal ${task.signal}`
+        : (task.endReason ?? "");
+  return `Task ${task.id} (${task.description}) ${task.status}${how ? `, ${how}` : ""} · /tasks output ${task.id}`;
 }
 
 function outputText(content: unknown): string {

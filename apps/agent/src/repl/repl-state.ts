@@ -111,13 +111,16 @@ export class ReplStore {
   }
 
   /** Appends to the history (printed once, never changed). */
-  print(item: DistributiveOmit<HistoryItem, "id">): void {
+  print(item: NewHistoryItem): void {
     const entry = { ...item, id: this.#nextId++ } as HistoryItem;
     this.update((state) => ({ history: [...state.history, entry] }));
   }
 }
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+
+/** An item to print: the store gives it its id. */
+export type NewHistoryItem = DistributiveOmit<HistoryItem, "id">;
 
 /** 12345 → "12.3K"; 1_234_567 → "1.2M". */
 export function formatTokens(tokens: number): string {

@@ -12,6 +12,21 @@ import {
 } from "../../test-support/agent-fixture.ts";
 import { KEYS, type PtyAgent, startPtyAgent } from "../../test-support/pty-agent.ts";
 
+/** The least a stdio MCP server must answer (newline-delimited JSON-RPC, as the spec's stdio transport says). */
+const MINIMAL_MCP_SERVER = `import { createInterface } from "node:readline";
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\\n");
+for await (const line of createInterface({ input: process.stdin })) {
+  const message = JSON.parse(line);
+  if (message.id === undefined) continue;
+  if (message.method === "initialize")
+    send({ id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "later", version: "1.0.0" } } });
+  else if (message.method === "tools/list")
+    send({ id: message.id, result: { tools: [{ name: "ping", description: "Answers pong.", inputSchema: { type: "object", properties: {} } }] } });
+  else if (message.method === "tools/call") send({ id: message.id, result: { content: [{ type: "text", text: "pong" }] } });
+  else send({ id: message.id, result: {} });
+}
+`;
+
 let fake: AnthropicFakeServer;
 let folders: AgentFolders;
 let agents: PtyAgent[] = [];
@@ -50,6 +65,13 @@ function prompts(request: RecordedRequest): string[] {
     .flatMap((message) =>
       message.content.filter((block) => block.type === "text").map((block) => block.text ?? ""),
     );
+}
+
+/** The names of the tools a request offered the model. */
+function sentTools(request: RecordedRequest | undefined): string[] {
+  return ((request?.body as { tools?: { name: string }[] } | undefined)?.tools ?? []).map(
+    (tool) => tool.name,
+  );
 }
 
 function endsWithToolResult(request: RecordedRequest): boolean {
@@ -175,6 +197,34 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(denial).toContain("The user denied this call");
   });
 
+  it("offers only the rules not allowed already, and lists a rule once", async () => {
+    fake.enqueue(
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "true && touch made-once" } }] },
+      { kind: "reply", text: "Made it." },
+      { kind: "reply", toolCalls: [{ name: "Bash", input: { command: "touch made-once" } }] },
+      { kind: "reply", text: "Made it again." },
+    );
+    const agent = await start(["--allowedTools", "Bash(true:*)"]);
+    let from = agent.mark();
+    await agent.send("make a file");
+    const asked = await agent.waitFor("Allow Bash(true && touch made-once)?", { from });
+    await agent.waitFor("for this session", { from });
+    expect(agent.screen.slice(from)).toContain("2. Yes, and allow Bash(touch made-once:*) for this session");
+    expect(asked).not.toMatch(/allow Bash\(true:\*\)/);
+    agent.press("2");
+    await agent.waitFor("Made it.", { from });
+    from = agent.mark();
+    await agent.send("make it again");
+    await agent.waitFor("Made it again.", { from });
+    from = agent.mark();
+    await agent.send("/permissions allow Bash(touch made-once:*)");
+    await agent.waitFor("(for this session)", { from });
+    from = agent.mark();
+    await agent.send("/permissions");
+    const listed = await agent.waitFor("Bash(true:*)", { from });
+    expect(listed.match(/Bash\(touch made-once:\*\)/g)).toHaveLength(1);
+  });
+
   it("Ctrl-C in the middle of a reply cancels the call; the session goes on; Ctrl-C twice exits", async () => {
     fake.enqueue(
       {
@@ -202,6 +252,83 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.waitFor("Press Ctrl-C again to exit.", { from: agent.mark() - 200 });
     agent.press(KEYS.ctrlC);
     expect(await agent.exited).toBe(0);
+  });
+
+  it("reports each MCP server at start-up while idle; /mcp lists them and reconnects one", async () => {
+    const later = join(folders.project, "later-server.mjs");
+    const mcp = JSON.stringify({
+      mcpServers: {
+        missing: { command: join(folders.project, "no-such-mcp-server"), args: [] },
+        later: { command: process.execPath, args: [later] },
+      },
+    });
+    const agent = await start(["--mcp-config", mcp]);
+    // No prompt was sent: the failures are on the screen anyway, one line each, with what to do.
+    const shown = await agent.waitFor(/\/mcp\s+reconnect\s+later\s+tries\s+again/);
+    expect(shown).toMatch(
+      /The MCP server "missing" could not be started: its command "[^"]+no-such-mcp-server" was\s+not\s+found.+\/mcp\s+reconnect\s+missing/s,
+    );
+    // One line (wrapped at most) with the line of its stderr that says why, not a stack trace.
+    expect(shown).toMatch(
+      /The MCP server "later" could not be started .+ Its\s+stderr\s+says:\s+Error:\s+Cannot\s+find\s+module/s,
+    );
+    expect(shown).not.toContain("Module._resolveFilename");
+    let from = agent.mark();
+    await agent.send("/mcp");
+    const listed = await agent.waitFor("/mcp reconnect NAME", { from });
+    expect(listed).toMatch(/missing\s+stdio\s+failed/);
+    expect(listed).toMatch(/later\s+stdio\s+failed/);
+    // The user fixes the server (here: its script appears) and connects it again.
+    folders.write("project/later-server.mjs", MINIMAL_MCP_SERVER);
+    from = agent.mark();
+    await agent.send("/mcp reconnect later");
+    await agent.waitFor('MCP server "later" connected: 1 tool.', { from });
+    from = agent.mark();
+    await agent.send("/mcp");
+    await agent.waitFor(/later\s+stdio\s+connected\s+mcp__later__ping/, { from });
+    fake.enqueue({ kind: "reply", text: "I see the ping tool." });
+    from = agent.mark();
+    await agent.send("what tools do you have?");
+    await agent.waitFor("I see the ping tool.", { from });
+    const tools = sentTools(fake.requests.at(-1));
+    expect(tools).toContain("mcp__later__ping");
+  });
+
+  it("offers the task tools, and draws a line when a background task ends, with no prompt running", async () => {
+    fake.enqueue(
+      {
+        kind: "reply",
+        toolCalls: [
+          {
+            name: "Bash",
+            input: { command: "sleep 1; echo built", run_in_background: true, description: "slow build" },
+          },
+        ],
+      },
+      { kind: "reply", text: "The build runs in the background." },
+    );
+    const agent = await start(["--allowedTools", "Bash"]);
+    const from = agent.mark();
+    await agent.send("build it in the background");
+    await agent.waitFor("The build runs in the background.", { from });
+    await agent.waitFor("ask, or /help", { from });
+    const tools = sentTools(fake.requests.at(-1));
+    expect(tools).toEqual(expect.arrayContaining(["task_output", "task_stop", "task_list", "task_input"]));
+    // Nothing is typed: the line comes when the task ends.
+    const ended = await agent.waitFor(
+      /Task (bash-[a-z0-9]+) \(slow build\) completed, exit code 0 · \/tasks output bash-/,
+      {
+        from,
+      },
+    );
+    const id = /Task (bash-[a-z0-9]+) \(slow build\)/.exec(ended)?.[1] as string;
+    fake.enqueue({ kind: "reply", text: "It printed built." });
+    const next = agent.mark();
+    await agent.send("did it finish?");
+    await agent.waitFor("It printed built.", { from: next });
+    // The model is told with this prompt; the screen does not say it twice.
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain(`Background task ${id}`);
+    expect(agent.screen.slice(next)).not.toContain(`Task ${id} (slow build): finished`);
   });
 
   it("draws Markdown while it streams and after an interrupt: no #s or **, wrapped items under their text", async () => {
@@ -289,21 +416,144 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     expect(agent.screen).not.toMatch(/\(node:\d+\)|UNFORGET_UNKNOWN_MODEL/);
   });
 
-  it("--resume continues a session after Ctrl-D", async () => {
-    fake.enqueue({ kind: "reply", text: "The code word is tangerine." });
+  it("--resume continues a session after Ctrl-D and draws its last turns; /resume keeps the permission mode", async () => {
+    fake.enqueue(
+      { kind: "reply", text: "Noted: alpha." },
+      { kind: "reply", text: "Noted: beta." },
+      {
+        kind: "reply",
+        text: "Reading it.",
+        toolCalls: [{ name: "Read", input: { file_path: "notes.txt" } }],
+      },
+      { kind: "reply", text: "The notes say gamma." },
+      { kind: "reply", text: "The code word is tangerine." },
+    );
+    folders.write("project/notes.txt", "gamma\n");
     const first = await start();
-    await first.send("remember tangerine");
-    const shown = await first.waitFor("The code word is tangerine.");
-    const sessionId = /Session ([0-9a-f-]{36})/.exec(shown)?.[1];
+    for (const [prompt, reply] of [
+      ["remember alpha", "Noted: alpha."],
+      ["remember beta", "Noted: beta."],
+      ["read the notes", "The notes say gamma."],
+      ["remember tangerine", "The code word is tangerine."],
+    ]) {
+      const turn = first.mark();
+      await first.send(prompt as string);
+      await first.waitFor(reply as string, { from: turn });
+      await first.waitFor("ask, or /help", { from: turn });
+    }
+    const sessionId = /Session ([0-9a-f-]{36})/.exec(first.screen)?.[1];
     expect(sessionId).toBeDefined();
     first.press(KEYS.ctrlD);
     expect(await first.exited).toBe(0);
     fake.enqueue({ kind: "reply", text: "It was tangerine." });
     const second = await start(["--resume", sessionId as string]);
     await second.waitFor(`Resumed ${sessionId}`);
+    // The last turns are drawn as they were, after a line that counts those that are not.
+    const redrawn = await second.waitFor("The code word is tangerine.");
+    expect(redrawn).toContain("1 earlier turn not drawn");
+    expect(redrawn).not.toContain("Noted: alpha.");
+    for (const text of [
+      "> remember beta",
+      "Noted: beta.",
+      "Read(notes.txt)",
+      "The notes say gamma.",
+      "> remember tangerine",
+    ])
+      expect(redrawn).toContain(text);
     await second.send("what was the word?");
     await second.waitFor("It was tangerine.");
     expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("remember tangerine");
+
+    // One rule for the mode: what the user set in this run stays across /clear and /resume.
+    let from = second.mark();
+    await second.send("/permissions mode acceptEdits");
+    await second.waitFor("Permission mode: acceptEdits.", { from });
+    from = second.mark();
+    await second.send("/clear");
+    await second.waitFor("the context is empty", { from });
+    from = second.mark();
+    await second.send("/resume 1");
+    await second.waitFor(`Resumed ${sessionId}`, { from });
+    await second.waitFor("It was tangerine.", { from });
+    from = second.mark();
+    await second.send("/permissions");
+    await second.waitFor("Mode: acceptEdits.", { from });
+  });
+
+  it("memory: one proposal per new stretch, none repeated, shown as a diff before approval; no selector call for a small store", async () => {
+    const memoryFile = (days: string) =>
+      `---\nname: reviews\ndescription: The user reviews PRs on ${days}\ntype: user\n---\nReviews PRs on ${days}.\n`;
+    const extraction = (request: RecordedRequest) =>
+      JSON.stringify(request.body).includes("[unforget memory extraction]");
+    fake.setResponder((request) => {
+      if (isSummaryRequest(request)) return SUMMARY_STEP;
+      if (!extraction(request)) return { kind: "reply", text: "Noted." };
+      const text = JSON.stringify(request.body);
+      if (text.includes("tool_result")) return { kind: "reply", text: "Done." };
+      const days = text.includes("Thursdays") ? "Mondays and Thursdays" : "Mondays";
+      return {
+        kind: "reply",
+        toolCalls: [{ name: "memory_write", input: { name: "user_reviews.md", content: memoryFile(days) } }],
+      };
+    });
+    const extractions = () => fake.requests.filter(extraction).length;
+    const session = async (args: string[], work: (agent: PtyAgent) => Promise<void>) => {
+      const agent = await start(args);
+      await work(agent);
+      agent.press(KEYS.ctrlD);
+      expect(await agent.exited).toBe(0);
+    };
+    const turn = async (agent: PtyAgent, line: string, until: string | RegExp) => {
+      const from = agent.mark();
+      await agent.send(line);
+      await agent.waitFor(until, { from });
+      await agent.waitFor("ask, or /help", { from });
+    };
+
+    await session([], async (agent) => {
+      await turn(agent, "I review PRs on Mondays.", "Noted.");
+      await turn(agent, "/compact", /Nothing was compacted|Compacted \(/);
+      // Nothing new since: neither this compaction nor the end reads the conversation again.
+      await turn(agent, "/compact", /Nothing was compacted|Compacted \(/);
+    });
+    expect(extractions()).toBe(2);
+    await session(["--continue"], async (agent) => {
+      await turn(agent, "Again: PR reviews are on Mondays.", "Noted.");
+    });
+    // The same memory again: not proposed a second time.
+    expect(extractions()).toBe(4);
+    let proposalId = "";
+    await session([], async (agent) => {
+      await turn(agent, "/memory", "Proposals waiting for you");
+      const listed = agent.screen;
+      const ids = [...listed.matchAll(/^\s+1\. ([0-9TZ-]+-[0-9a-f]{8})\s+user_reviews\.md/gm)].map(
+        (match) => match[1],
+      );
+      expect(ids).toHaveLength(1);
+      proposalId = ids[0] as string;
+      await turn(agent, `/memory show ${proposalId}`, "applies it");
+      expect(agent.screen).toContain("new user_reviews.md");
+      expect(agent.screen).toContain("+Reviews PRs on Mondays.");
+      await turn(agent, `/memory approve ${proposalId}`, `Approved ${proposalId}: applied user_reviews.md`);
+      const selectorCalls = fake.requests.length;
+      await turn(agent, "PR reviews are now on Mondays and Thursdays.", "Noted.");
+      // One small memory: attached whole, no select_memories call before the prompt.
+      expect(
+        fake.requests
+          .slice(selectorCalls)
+          .some((request) => JSON.stringify(request.body).includes("select_memories")),
+      ).toBe(false);
+      expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain("Reviews PRs on Mondays.");
+    });
+    await session([], async (agent) => {
+      // Told at start-up; named by its number.
+      await agent.waitFor("1 memory proposal waits for your review: /memory lists it.");
+      await turn(agent, "/memory show 1", "applies it");
+      const shown = agent.screen;
+      expect(shown).toContain("update user_reviews.md");
+      expect(shown).toContain("-Reviews PRs on Mondays.");
+      expect(shown).toContain("+Reviews PRs on Mondays and Thursdays.");
+    });
   });
 
   it("asks whether to trust the folder before its hooks run, remembers yes, and asks again when they change", async () => {

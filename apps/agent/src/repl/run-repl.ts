@@ -60,6 +60,14 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
       } (${environment.providerReason}) · /help for commands`,
     });
     controller.attach(environment, session);
+    if (environment.resumeId) controller.drawConversation();
+    const waiting = (await environment.memory.proposals.list().catch(() => [])).length;
+    if (waiting > 0)
+      store.print({
+        kind: "notice",
+        tone: "info",
+        text: `${waiting} memory proposal${waiting === 1 ? " waits" : "s wait"} for your review: /memory lists ${waiting === 1 ? "it" : "them"}.`,
+      });
     if (options.prompt) controller.submit(options.prompt);
     await exited;
     return 0;

@@ -1,6 +1,10 @@
+import { isProposalId } from "@unforget/memory";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
+import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings-schema.ts";
+import { describeSummaryWriter } from "./describe-call.ts";
+import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
 
@@ -54,7 +58,7 @@ const compact: SlashCommand = {
       print(
         controller,
         layers.length > 0
-          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens.`
+          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens${report.actions.map(describeSummaryWriter).join("")}.`
           : `Nothing was compacted (the context is ${formatTokens(report.tokensBefore)} tokens). ${
               report.declined.map((declined) => declined.reason).join(" ") ||
               "No layer had anything to compact."
@@ -109,13 +113,25 @@ const context: SlashCommand = {
 
 const memory: SlashCommand = {
   name: "memory",
-  usage: "[show NAME | approve ID | reject ID]",
-  summary: "lists memories and proposals; opens one; approves or rejects a proposal",
+  usage: "[show NAME|N | approve N | reject N]",
+  summary:
+    "lists memories and proposals; shows a memory, or what a proposal would change; approves or rejects one",
   async run(controller, args) {
     const { environment } = needSession(controller);
     const { store, proposals } = environment.memory;
-    const [verb, target] = args.split(/\s+/, 2);
+    const [verb, given] = args.split(/\s+/, 2);
+    // A proposal is named by its id or by its number in the list below.
+    const numbered =
+      given !== undefined && /^\d+$/.test(given) ? (await proposals.list())[Number(given) - 1] : undefined;
+    if (given !== undefined && /^\d+$/.test(given) && !numbered)
+      throw new Error(`there is no proposal ${given}; /memory lists them.`);
+    const target = numbered?.id ?? given;
     if (verb === "show" && target) {
+      // A proposal is shown as what it would change, before anyone approves it.
+      if (isProposalId(target)) {
+        print(controller, await describeProposal(await proposals.get(target), store));
+        return;
+      }
       const content = await store.read(target);
       print(controller, `${target}\n${content.content}`);
       return;
@@ -135,7 +151,10 @@ const memory: SlashCommand = {
       print(controller, `Rejected ${target}.`);
       return;
     }
-    if (verb) throw new Error(`use /memory, /memory show NAME, /memory approve ID or /memory reject ID.`);
+    if (verb)
+      throw new Error(
+        "use /memory, /memory show NAME (or a proposal's ID), /memory approve ID or /memory reject ID.",
+      );
     const memories = await store.list();
     const pending = await proposals.list();
     print(
@@ -146,11 +165,11 @@ const memory: SlashCommand = {
           ? memories.map((entry) => `  ${entry.name}  ${entry.description}`)
           : ["  none yet"]),
         pending.length > 0
-          ? "Proposals waiting for you (/memory approve ID, /memory reject ID):"
+          ? "Proposals waiting for you (/memory show N shows what one would change; /memory approve N, /memory reject N):"
           : "No proposals waiting.",
         ...pending.map(
-          (proposal) =>
-            `  ${proposal.id}  ${proposal.summary} (${proposal.changes.length} change${proposal.changes.length === 1 ? "" : "s"})`,
+          (proposal, index) =>
+            `  ${index + 1}. ${proposal.id}  ${proposal.changes.map((change) => `${change.kind === "delete" ? "delete " : ""}${change.name}`).join(", ")} — ${proposal.summary}`,
         ),
       ].join("\n"),
     );
@@ -193,6 +212,49 @@ const tasks: SlashCommand = {
   },
 };
 
+const mcp: SlashCommand = {
+  name: "mcp",
+  usage: "[reconnect NAME]",
+  summary: "lists the MCP servers, their state and tools; connects one again",
+  async run(controller, args) {
+    const { session } = needSession(controller);
+    const servers = session.mcpServers;
+    const [verb, name] = args.split(/\s+/, 2);
+    if (!servers) {
+      if (verb) throw new Error("there are no MCP servers in this session.");
+      print(
+        controller,
+        "No MCP servers: add them to .mcp.json or the settings' mcpServers, or pass --mcp-config.",
+      );
+      return;
+    }
+    if (verb === "reconnect" && name) {
+      print(controller, `Connecting ${name} again…`);
+      const status = await servers.reconnect(name);
+      print(controller, describeMcpOutcome(status));
+      return;
+    }
+    if (verb) throw new Error("use /mcp or /mcp reconnect NAME.");
+    const statuses = servers.status();
+    print(
+      controller,
+      [
+        table([
+          ["server", "transport", "state", "tools"],
+          ...statuses.map((status) => [
+            status.server,
+            status.transport,
+            status.state,
+            status.tools.length === 0 ? "-" : status.tools.join(", "),
+          ]),
+        ]),
+        ...statuses.flatMap((status) => (status.error ? [status.error.message] : [])),
+        "/mcp reconnect NAME stops a server and connects it again.",
+      ].join("\n"),
+    );
+  },
+};
+
 const resume: SlashCommand = {
   name: "resume",
   usage: "[N | ID]",
@@ -225,6 +287,7 @@ const resume: SlashCommand = {
     if (!picked) throw new Error(`there is no session ${args}; /resume lists them.`);
     await controller.switchSession(picked.sessionId);
     print(controller, `Resumed ${picked.sessionId}: ${picked.firstPrompt ?? ""}`);
+    controller.drawConversation();
   },
 };
 
@@ -333,6 +396,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   context,
   memory,
   tasks,
+  mcp,
   resume,
   clear,
   model,

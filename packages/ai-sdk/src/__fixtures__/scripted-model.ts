@@ -10,13 +10,15 @@ export interface ScriptedCall {
   prompt: ModelMessage[];
   /** Its size by Unforget's estimate (the usage the model reports for it). */
   tokens: number;
+  /** The output limit it asked for. */
+  maxOutputTokens?: number;
 }
 
 /** The mock model classes of the AI SDK 6 (`MockLanguageModelV3`) and 7 (`MockLanguageModelV4`), by shape. */
 type MockClass = new (settings: {
   modelId?: string;
-  doGenerate: (options: { prompt: unknown }) => Promise<unknown>;
-  doStream: (options: { prompt: unknown }) => Promise<unknown>;
+  doGenerate: (options: { prompt: unknown; maxOutputTokens?: number }) => Promise<unknown>;
+  doStream: (options: { prompt: unknown; maxOutputTokens?: number }) => Promise<unknown>;
 }) => unknown;
 
 /** The size of a call's prompt, by Unforget's estimate. */
@@ -34,10 +36,14 @@ export function createScriptedModel(
 ): { model: unknown; calls: ScriptedCall[] } {
   const calls: ScriptedCall[] = [];
   let ids = 0;
-  const answer = (options: { prompt: unknown }) => {
+  const answer = (options: { prompt: unknown; maxOutputTokens?: number }) => {
     const prompt = options.prompt as ModelMessage[];
     const tokens = promptTokens(prompt);
-    calls.push({ prompt, tokens });
+    calls.push({
+      prompt,
+      tokens,
+      ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
+    });
     const next = reply(prompt, calls.length);
     const usage = {
       inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 },

@@ -1,10 +1,10 @@
-import { contentBlocks, createMessage, type Message, PromptTooLongError } from "@unforget/core";
+import { contentBlocks, createMessage, createUsage, type Message, PromptTooLongError } from "@unforget/core";
 import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { ContextOverflowError } from "../compact-error.ts";
 import type { ContextEvent } from "../context-events.ts";
-import type { ContextManager } from "../context-manager.ts";
+import type { ContextManager, PrepareResult } from "../context-manager.ts";
 import type { ContextManagerOptions } from "../context-manager-options.ts";
 import { createExtractiveSummarizer } from "../extractive-summarizer.ts";
 import { replayConversation } from "../replay-conversation.ts";
@@ -36,11 +36,15 @@ export interface PipelineContractOptions {
  * that never exceed the window, never orphan a tool_use or tool_result, alternate roles, keep each of the
  * user's messages (verbatim or in a summary) and the newest turn, and project from the transcript to the live
  * request. And the guarantees, each on a conversation built for it: no PreCompact veto makes a request exceed
- * the window; `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`;
- * the newest turn survives a summary however large it is; a summary that would not shrink the context is not
- * applied (the stall rule); one that leaves too much hands over to the fallback summariser (the thrash guard);
- * a failing summariser opens its breaker, the fallback summarises in its place, and the breaker closes again
- * after its cool-down.
+ * the window, and what cannot fit (a system prompt larger than the window) is refused with
+ * `ContextOverflowError`; `recover()` shrinks the context to what the provider said fits, or throws
+ * `ContextOverflowError`, and only after a round that shrank it when there was something to shrink; the newest
+ * turn survives a summary however large it is; a summary that would not shrink the context is not applied (the
+ * stall rule) and counts as its summariser's failure; one that leaves too much hands over to the fallback
+ * summariser (the thrash guard); a failing summariser opens its breaker, the fallback summarises in its place
+ * (in the same call), the breaker closes again after its cool-down and a success, and a failure at the blocking
+ * limit still sends a request that fits (the emergency summary, on the fallback summariser); every
+ * message the user wrote survives many summaries by a summariser that quotes none.
  */
 export function describeContextManagerContract(options: PipelineContractOptions): void {
   const windows = options.windows ?? [16_000, 32_000, 200_000];
@@ -53,6 +57,7 @@ export function describeContextManagerContract(options: PipelineContractOptions)
     describeWindowGuarantees(options);
     describeRecoverGuarantee(options);
     describeSummaryGuards(options);
+    describeUserMessageGuarantee(options);
   });
 }
 
@@ -138,75 +143,94 @@ function describeWindowGuarantees(options: PipelineContractOptions): void {
   });
 }
 
-/** `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`. */
+/**
+ * `recover()` returns a request that fits what the provider said, or throws `ContextOverflowError`; and with
+ * something to shrink it shrinks the context before it gives up.
+ */
 function describeRecoverGuarantee(options: PipelineContractOptions): void {
-  it("recover() returns a request that fits what the provider said, or throws ContextOverflowError", async () => {
-    const session = growingSession(30, 1_500);
-    const clock = () => Date.parse(session.at(-1)!.timestamp);
-    const manager = options.createManager({ window: 200_000, clock, options: { clock } });
-    let tokens = (await manager.prepare(session)).tokens;
-    for (let round = 0; round < 6; round++) {
-      // The provider counts a third more than the manager did, and allows what the manager counted.
-      const refused = new PromptTooLongError(
-        `prompt is too long: ${Math.ceil(tokens * 1.33)} tokens > ${tokens} maximum`,
-        {
-          actualTokens: Math.ceil(tokens * 1.33),
-          limitTokens: tokens,
-        },
-      );
-      try {
-        const recovered = await manager.recover(refused);
-        expect(recovered.tokens, `round ${round}`).toBeLessThanOrEqual(Math.floor(tokens / 1.33));
-        tokens = recovered.tokens;
-      } catch (error) {
-        expect(error).toBeInstanceOf(ContextOverflowError);
-        expect((error as Error).message).toMatch(/transcript is intact/);
-        break;
-      }
-    }
-    // When what is left (here the newest tool results, five at once, within the budget's limits) is larger
-    // than what the provider takes, it says so.
-    const huge = growingSession(10, 1_500);
-    const at = Date.parse(huge.at(-1)!.timestamp);
-    const ids = [0, 1, 2, 3, 4].map((part) => `toolu_part_${part}`);
-    huge.push(
-      createMessage(
-        "assistant",
-        ids.map((id) => ({ type: "tool_use" as const, id, name: "Task", input: { description: id } })),
-        { id: "a-parts", timestamp: new Date(at + 1_000).toISOString() },
-      ),
+  it("recover() shrinks the context to what the provider said fits, or throws ContextOverflowError only after a shrinking round", () =>
+    checkRecoverGuarantee(options.createManager));
+}
+
+/**
+ * The checks of the `recover()` guarantee, on the manager `createManager` makes (the contract's self-test runs
+ * them on managers that break it). Rejects with the first failed expectation.
+ */
+export async function checkRecoverGuarantee(
+  createManager: PipelineContractOptions["createManager"],
+): Promise<void> {
+  // Thirty rounds of tool output, far under a 200K window: a summary can shrink it to a fraction.
+  const session = growingSession(30, 1_500);
+  const clock = () => Date.parse(session.at(-1)!.timestamp);
+  const manager = createManager({ window: 200_000, clock, options: { clock } });
+  let tokens = (await manager.prepare(session)).tokens;
+  let shrunk = 0;
+  for (let round = 0; round < 6; round++) {
+    // The provider counts a third more than the manager did, and allows what the manager counted.
+    const refused = new PromptTooLongError(
+      `prompt is too long: ${Math.ceil(tokens * 1.33)} tokens > ${tokens} maximum`,
+      {
+        actualTokens: Math.ceil(tokens * 1.33),
+        limitTokens: tokens,
+      },
     );
-    huge.push(
-      createMessage(
-        "user",
-        ids.map((id, part) => ({
-          type: "tool_result" as const,
-          tool_use_id: id,
-          content: report(part, 5_000),
-        })),
-        { id: "r-parts", timestamp: new Date(at + 2_000).toISOString() },
-      ),
-    );
-    const stuck = options.createManager({ window: 200_000, clock, options: { clock } });
-    const before = (await stuck.prepare(huge)).tokens;
-    const limit = Math.floor(before / 3);
-    const tooLong = new PromptTooLongError(`prompt is too long: ${before} tokens > ${limit} maximum`, {
-      actualTokens: before,
-      limitTokens: limit,
-    });
-    for (let round = 0; round < 4; round++) {
-      const outcome = await stuck.recover(tooLong).then(
-        (recovered) => recovered.tokens,
-        (error: unknown) => error,
-      );
-      if (typeof outcome === "number")
-        expect(outcome, "never a request still over the limit").toBeLessThanOrEqual(limit);
-      else {
-        expect(outcome).toBeInstanceOf(ContextOverflowError);
-        return;
-      }
+    try {
+      const recovered = await manager.recover(refused);
+      expect(recovered.tokens, `round ${round}`).toBeLessThanOrEqual(Math.floor(tokens / 1.33));
+      tokens = recovered.tokens;
+      shrunk++;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ContextOverflowError);
+      expect((error as Error).message).toMatch(/transcript is intact/);
+      break;
     }
+  }
+  // Giving up at once is not a recovery: thirty rounds of old tool output were there to summarise.
+  expect(shrunk, "recover() gave up before any round shrank the context").toBeGreaterThan(0);
+  // When what is left (here the newest tool results, five at once, within the budget's limits) is larger
+  // than what the provider takes, it says so.
+  const huge = growingSession(10, 1_500);
+  const at = Date.parse(huge.at(-1)!.timestamp);
+  const ids = [0, 1, 2, 3, 4].map((part) => `toolu_part_${part}`);
+  huge.push(
+    createMessage(
+      "assistant",
+      ids.map((id) => ({ type: "tool_use" as const, id, name: "Task", input: { description: id } })),
+      { id: "a-parts", timestamp: new Date(at + 1_000).toISOString() },
+    ),
+  );
+  huge.push(
+    createMessage(
+      "user",
+      ids.map((id, part) => ({
+        type: "tool_result" as const,
+        tool_use_id: id,
+        content: report(part, 5_000),
+      })),
+      { id: "r-parts", timestamp: new Date(at + 2_000).toISOString() },
+    ),
+  );
+  const stuck = createManager({ window: 200_000, clock, options: { clock } });
+  const before = (await stuck.prepare(huge)).tokens;
+  const limit = Math.floor(before / 3);
+  const tooLong = new PromptTooLongError(`prompt is too long: ${before} tokens > ${limit} maximum`, {
+    actualTokens: before,
+    limitTokens: limit,
   });
+  for (let round = 0; round < 4; round++) {
+    const outcome = await stuck.recover(tooLong).then(
+      (recovered) => recovered.tokens,
+      (error: unknown) => error,
+    );
+    if (typeof outcome === "number")
+      expect(outcome, "never a request still over the limit").toBeLessThanOrEqual(limit);
+    else {
+      expect(outcome).toBeInstanceOf(ContextOverflowError);
+      // Ten older rounds could be summarised: they were, before it gave up.
+      expect(stuck.status().tokens, "recover() gave up without shrinking what it could").toBeLessThan(before);
+      return;
+    }
+  }
 }
 
 /** The summary's safety nets: the stall rule, the thrash guard, the breaker with its cool-down, the fallback. */
@@ -222,6 +246,10 @@ function describeSummaryGuards(options: PipelineContractOptions): void {
     expect(stats.overflows).toBe(0);
     const applied = events.filter((event) => event.type === "layer" && event.summarizer === "bloated");
     expect(applied, "a summary larger than what it replaces is never applied").toEqual([]);
+    // A summary not applied is a failure of its summariser: three open its breaker (else it is asked, and paid
+    // for, at every call), and the fallback summarises.
+    expect(events.some((event) => event.type === "breaker-open")).toBe(true);
+    expect(events.some((event) => event.type === "layer" && event.summarizer === "extractive")).toBe(true);
   });
 
   it("hands over to the fallback summariser when summaries leave too much (the thrash guard)", async () => {
@@ -260,14 +288,27 @@ function describeSummaryGuards(options: PipelineContractOptions): void {
     });
     const history: Message[] = [];
     let prepared = 0;
-    for (const message of session) {
-      history.push(message);
-      clock.now = Date.parse(message.timestamp);
-      if (message.role !== "user") continue;
-      const result = await manager.prepare(history);
-      prepared++;
-      expect(result.tokens).toBeLessThanOrEqual(WINDOW);
-      if (events.some((event) => event.type === "breaker-open")) healthy = true;
+    let next = 0;
+    const prepareNext = async () => {
+      for (; next < session.length; next++) {
+        const message = session[next]!;
+        history.push(message);
+        clock.now = Date.parse(message.timestamp);
+        if (message.role !== "user") continue;
+        next++;
+        const result = await manager.prepare(history);
+        prepared++;
+        expect(result.tokens).toBeLessThanOrEqual(WINDOW);
+        return result;
+      }
+      return undefined;
+    };
+    let opening: PrepareResult | undefined;
+    for (let result = await prepareNext(); result; result = await prepareNext()) {
+      if (!opening && events.some((event) => event.type === "breaker-open")) {
+        opening = result;
+        healthy = true;
+      }
       if (healthy && events.some((event) => event.type === "layer" && event.summarizer === "flaky")) break;
     }
     const opened = events.findIndex((event) => event.type === "breaker-open");
@@ -279,6 +320,69 @@ function describeSummaryGuards(options: PipelineContractOptions): void {
     expect(back, `the summariser is tried again after the cool-down (${prepared} calls)`).toBeGreaterThan(
       opened,
     );
+    // The call whose failure opened the breaker still got its summary, from the fallback.
+    expect(opening?.actions.some((action) => action.summarizer === "extractive")).toBe(true);
+    // Its success closed the breaker: one more failure is one failure, not a breaker open again.
+    healthy = false;
+    const count = (type: ContextEvent["type"]) => events.filter((event) => event.type === type).length;
+    const opens = count("breaker-open");
+    const failures = count("layer-failed");
+    while (count("layer-failed") === failures && (await prepareNext()));
+    // (A background summary and the one written at the threshold may both fail in that call: fewer than three.)
+    expect(count("layer-failed") - failures, "the summariser failed again").toBeGreaterThan(0);
+    expect(count("layer-failed") - failures).toBeLessThan(3);
+    expect(count("breaker-open"), "a success resets the count of failures").toBe(opens);
+  });
+
+  it("sends a request that fits after the summariser fails at the blocking limit: the fallback summarises (emergency)", async () => {
+    // One failure of the summariser while the context jumps past the window (the provider counted far more
+    // than the estimate): a breaker open after three failures does not help here; the emergency path must.
+    const window = 32_000;
+    const failsOnce = scriptedSummarizer("fails-once", () => {
+      if (failsOnce.failures === 0) throw new Error("the summary model is overloaded");
+      return undefined;
+    });
+    const events: ContextEvent[] = [];
+    const session = growingSession(8, 900);
+    const at = Date.parse(session.at(-1)!.timestamp);
+    const clock = () => at + 2_000;
+    const manager = options.createManager({
+      window,
+      clock,
+      options: { clock, summarizer: failsOnce, onEvent: (event) => events.push(event) },
+    });
+    const first = await manager.prepare(session);
+    expect(first.tokens, "the session starts under half the window").toBeLessThan(window / 2);
+    session.push(
+      createMessage("assistant", "Part 12 is audited too.", {
+        id: "a-jump",
+        timestamp: new Date(at + 1_000).toISOString(),
+        usage: createUsage({ inputTokens: Math.round(window * 1.1), outputTokens: 20 }),
+      }),
+      createMessage("user", "Now write the audit report.", {
+        id: "u-jump",
+        timestamp: new Date(at + 2_000).toISOString(),
+      }),
+    );
+    const prepared = await manager.prepare(session);
+    expect(failsOnce.failures, "the summariser failed once").toBe(1);
+    expect(prepared.tokens).toBeLessThanOrEqual(prepared.status.blockingLimit);
+    expect(prepared.actions.some((action) => action.summarizer === "extractive")).toBe(true);
+    expect(JSON.stringify(prepared.messages)).toContain("Now write the audit report.");
+  });
+
+  it("never returns a request over the window: a system prompt larger than the window is refused", async () => {
+    const window = 16_000;
+    const session = growingSession(6, 500);
+    const clock = () => Date.parse(session.at(-1)!.timestamp);
+    const manager = options.createManager({ window, clock, options: { clock } });
+    const system = report(0, window * 2);
+    const outcome = await manager.prepare(session, { system }).then(
+      (prepared) => prepared.tokens,
+      (error: unknown) => error,
+    );
+    expect(outcome).toBeInstanceOf(ContextOverflowError);
+    expect((outcome as Error).message).toMatch(/transcript is intact/);
   });
 }
 
@@ -290,6 +394,43 @@ async function replay(
   return replayConversation(session, {
     window: WINDOW,
     createManager: (clock) => options.createManager({ window: WINDOW, clock, options: { ...extra, clock } }),
+  });
+}
+
+/** A weak summariser: one fixed sentence, whatever it is given; it quotes none of the user's messages. */
+const fixedSentence: Summarizer = {
+  name: "fixed-sentence",
+  async summarize(): Promise<SummaryResult> {
+    return { text: "The work goes on.", inputTokens: 0, outputTokens: 0, calls: 0 };
+  },
+};
+
+/** Every message the user wrote survives any number of summaries, whatever the summariser writes. */
+function describeUserMessageGuarantee(options: PipelineContractOptions): void {
+  it("keeps every message of the user through many summaries by a summariser that quotes none", async () => {
+    for (const window of [16_000, 32_000]) {
+      const events: ContextEvent[] = [];
+      const { stats } = await replayConversation(growingSession(150, window / 40), {
+        window,
+        createManager: (clock) =>
+          options.createManager({
+            window,
+            clock,
+            options: {
+              clock,
+              summarizer: fixedSentence,
+              fallbackSummarizer: fixedSentence,
+              onEvent: (event) => events.push(event),
+            },
+          }),
+      });
+      const summaries = events.filter(
+        (event) => event.type === "layer" && event.summarizer === "fixed-sentence",
+      );
+      expect(summaries.length, `summaries at ${window}`).toBeGreaterThan(1);
+      // The replay checks every request for each message the user wrote so far (verbatim, or carried).
+      expect(stats.violations, `at ${window}`).toEqual([]);
+    }
   });
 }
 

@@ -14,7 +14,7 @@ const TOOLS = [
     name: "echo",
     description: "Says the text back.",
     inputSchema: object({ text: { type: "string" } }, ["text"]),
-    annotations: { readOnlyHint: true },
+    annotations: { readOnlyHint: true, idempotentHint: true },
   },
   { name: "picture", description: "A one-pixel image and a caption.", inputSchema: object() },
   {

@@ -43,7 +43,9 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
  * The conformance suite every `MemoryStore` must pass (the memory dir, team memory, and any networked store):
  * CRUD, typed not-found, compare-and-swap conflicts that write nothing, versions with authors, restore,
  * path safety on the names' text, NFC names, size caps, concurrent writers losing no update, and a
- * model-based property over random operation sequences.
+ * model-based property over random operation sequences. Contents round-trip byte for byte (a leading
+ * byte-order mark, CRLF, unnormalised and astral text); what no store can hold faithfully — NUL, which
+ * PostgreSQL's text refuses, and lone surrogates, which are not UTF-8 — is refused everywhere alike.
  */
 export function describeMemoryStoreContract<Store extends MemoryStore>(
   options: MemoryStoreContractOptions<Store>,
@@ -70,6 +72,53 @@ export function describeMemoryStoreContract<Store extends MemoryStore>(
         expect(listed.map((entry) => [entry.name, entry.hash, entry.description])).toEqual([
           ["topics/build.md", hash, "How the build runs"],
         ]);
+      }),
+      TIMEOUT,
+    );
+
+    it(
+      "content round-trips byte for byte: a leading byte-order mark, CRLF, long lines, unnormalised and astral text",
+      withStore(async (store) => {
+        const other = options.openSecondClient ? await options.openSecondClient(store) : store;
+        const cases: Array<[string, string]> = [
+          // A text decoder's default drops a leading U+FEFF: the store must not.
+          ["bom.md", `\ufeff${memory("bom", "starts with a byte-order mark")}`],
+          ["bom-body.md", memory("bom", "a mark in the body", "\ufeff\ufeffzero width\ufeff no-break\n")],
+          ["crlf.md", memory("crlf", "Windows line ends", "one\r\ntwo\r\n\r\nlone \r return\r\n")],
+          ["long.md", memory("long", "one very long line", `${"abcdefghij".repeat(9_000)}\n`)],
+          // Content is stored as written: never NFC-normalised (names are, contents are not).
+          ["nfd.md", memory("nfd", "decomposed text", "cafe\u0301 and caf\u00e9\n")],
+          [
+            "astral.md",
+            memory("astral", "astral and unusual", "𝄞 🧠 \u2028\u2029 \uFFFE\uFFFF \u0001\u007f\t\n"),
+          ],
+          ["no-newline.md", memory("tail", "no final newline", "ends here  \t")],
+        ];
+        for (const [name, content] of cases) {
+          const { hash } = await store.write(name, content);
+          expect(hash, name).toBe(hashContent(content));
+          for (const reader of [store, other]) {
+            const read = await reader.read(name);
+            expect(
+              read.content === content,
+              `${name} read back as ${JSON.stringify(read.content.slice(0, 40))}`,
+            ).toBe(true);
+            expect(read.hash, name).toBe(hash);
+          }
+          const [version] = await store.listVersions(name);
+          expect(version?.content === content, `${name}: its version's content`).toBe(true);
+          expect((await store.readVersion(name, version?.id ?? "")).content === content, name).toBe(true);
+          // Compare-and-swap with the hash read back works: the hash is the content's, byte for byte.
+          await store.write(name, `${content}more\n`, { expectedHash: (await other.read(name)).hash });
+          await store.delete(name);
+          const [tombstone] = await store.listVersions(name);
+          expect(tombstone?.content === `${content}more\n`, `${name}: the tombstone keeps the content`).toBe(
+            true,
+          );
+        }
+        const preamble = "\ufeff# Team memory\r\nRead me first.\r\n";
+        await store.write("MEMORY.md", preamble);
+        expect((await other.read("MEMORY.md")).content.startsWith(preamble)).toBe(true);
       }),
       TIMEOUT,
     );

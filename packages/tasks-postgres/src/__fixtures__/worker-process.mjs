@@ -9,10 +9,48 @@ import { createTaskWorker } from "@unforget/tasks-postgres";
 const [url, dir, leaseMs, concurrency] = process.argv.slice(2);
 const say = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
 // UNFORGET_NO_NOTIFY: no LISTEN (as behind PgBouncer's transaction pooling): the worker polls.
-const client = await createSqlClient({
+const connected = await createSqlClient({
   url,
   ...(process.env.UNFORGET_NO_NOTIFY === undefined ? {} : { notifications: false }),
 });
+// UNFORGET_PAUSE_AFTER=renewal|claim: the process stops itself (SIGSTOP) right after the statement that renews
+// the lease of a running task, or claims one, has answered: inside its transaction when it has one, as a
+// process paused by the machine at that point would be. Once, after printing {"pausing": point}.
+const PAUSE_POINTS = {
+  renewal: (text, values) =>
+    /lease_until = now\(\) \+/.test(text) &&
+    (values ?? []).some((value) => Array.isArray(value) && value.length > 0),
+  claim: (text) => /lease_until = now\(\) \+/.test(text) && /job_id = \$3/.test(text),
+};
+const pauseAt = PAUSE_POINTS[process.env.UNFORGET_PAUSE_AFTER ?? ""];
+let paused = false;
+const pauseAfter = async (text, values, run) => {
+  const result = await run();
+  if (pauseAt !== undefined && !paused && pauseAt(text, values)) {
+    paused = true;
+    say({ pausing: process.env.UNFORGET_PAUSE_AFTER });
+    process.kill(process.pid, "SIGSTOP");
+  }
+  return result;
+};
+const client =
+  pauseAt === undefined
+    ? connected
+    : {
+        kind: connected.kind,
+        location: connected.location,
+        query: (text, values) => pauseAfter(text, values, () => connected.query(text, values)),
+        transaction: (work, options) =>
+          connected.transaction(
+            (transaction) =>
+              work({
+                query: (text, values) => pauseAfter(text, values, () => transaction.query(text, values)),
+              }),
+            options,
+          ),
+        listen: (...args) => connected.listen(...args),
+        close: () => connected.close(),
+      };
 const worker = await createTaskWorker({
   client,
   dir,
@@ -34,7 +72,7 @@ if (process.env.UNFORGET_REPORT_RSS !== undefined) {
 }
 process.on("SIGTERM", async () => {
   await worker.close();
-  await client.close();
+  await connected.close();
   process.exit(0);
 });
 setInterval(() => undefined, 60_000);

@@ -1,0 +1,618 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the literal text ${VAR} is the shell syntax under test.
+import { spawn } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Tool } from "@unforget/core";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createPermissionGate, type PermissionMode, type PermissionRuleLists } from "./permission-gate.ts";
+
+/**
+ * The Bash gate against the shell forms bash runs and the tricks published against coding agents' permission
+ * rules. Each row is a command and the decision it must get under two policies that deny `rm` and `git push`:
+ * - narrow: a few commands allowed by prefix or exactly, in the default mode (what is not allowed is asked);
+ * - bypass: bypassPermissions, where only deny (and ask) rules stand between the model and the shell.
+ * `@OUT@` is a folder outside the working directory. The ground-truth test runs every row in bash with `rm` and
+ * `git` replaced by recorders, and checks that no row that reaches them is allowed.
+ */
+const A = "allow";
+const Q = "ask";
+const D = "deny";
+type Outcome = typeof A | typeof Q | typeof D;
+
+const DENY = ["Bash(rm:*)", "Bash(git push:*)", "Edit(.env)"];
+const NARROW: PermissionRuleLists = {
+  allow: [
+    "Bash(ls:*)",
+    "Bash(echo:*)",
+    "Bash(cat:*)",
+    "Bash(grep:*)",
+    "Bash(git status)",
+    "Bash(git diff:*)",
+    "Bash(npm test:*)",
+    "Bash(true)",
+  ],
+  deny: DENY,
+};
+const BYPASS: PermissionRuleLists = { deny: DENY };
+
+const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
+  // The issue's reproductions: a comment, an escaped quote in $'…', substitutions and groupings.
+  ["ls # don't\nrm important.txt", D, D],
+  ["ls $'\\''; rm x", D, D],
+  ["ls $(rm x)", D, D],
+  ["(rm x)", D, D],
+  ["{ rm x; }", D, D],
+  // Lists and pipelines.
+  ["ls && rm x", D, D],
+  ["ls || rm x", D, D],
+  ["ls; rm x", D, D],
+  ["ls;rm x", D, D],
+  ["ls | rm x", D, D],
+  ["ls |& rm x", D, D],
+  ["ls & rm x", D, D],
+  ["ls\nrm x", D, D],
+  ["ls&&rm x", D, D],
+  ["true && ls || rm x", D, D],
+  ["! rm x", D, D],
+  ["ls\n\n# comment\nrm x", D, D],
+  [`${"true && ".repeat(60)}rm x`, D, D],
+  // Subshells, groups, substitutions of every kind.
+  ["(ls; rm x)", D, D],
+  ["( (rm x) )", D, D],
+  ["{ ls; { rm x; }; }", D, D],
+  ["echo $(rm x)", D, D],
+  ["echo `rm x`", D, D],
+  ['echo "$(rm x)"', D, D],
+  ['echo "`rm x`"', D, D],
+  ["echo $(echo $(rm x))", D, D],
+  ["echo `echo \\`rm x\\``", D, D],
+  ["$(rm x)", D, D],
+  ["cat <(rm x)", D, D],
+  ["ls >(rm x)", D, D],
+  ["echo ${v:-$(rm x)}", D, D],
+  ["echo $(( $(rm x) + 1 ))", D, D],
+  ["v=$(rm x)", D, D],
+  ["export v=$(rm x)", D, D],
+  ["a[$(rm x)]=1", D, D],
+  ["echo ${a[$(rm x)]}", D, D],
+  ["ls $( (rm x) )", D, D],
+  ["cat <<< $(rm x)", D, D],
+  ['cat <<< "$(rm x)"', D, D],
+  // Here-documents: expanded unless the delimiter is quoted; fed to a shell, their text is a script.
+  ["cat <<EOF\n$(rm x)\nEOF", D, D],
+  ["cat <<EOF\n`rm x`\nEOF", D, D],
+  ["cat <<'EOF'\n$(rm x)\nEOF", A, A],
+  ['cat <<"EOF"\n`rm x`\nEOF', A, A],
+  ["cat <<EOF\nrm x\nEOF", A, A],
+  ["bash <<EOF\nrm x\nEOF", D, D],
+  ["bash <<'EOF'\nls\nrm x\nEOF", D, D],
+  ["sh <<< 'rm x'", D, D],
+  ["cat <<-EOF\n\t$(rm x)\n\tEOF", D, D],
+  ["cat <<EOF | sh\nrm x\nEOF", Q, Q],
+  ["cat <<EOF && rm x\nhi\nEOF", D, D],
+  // eval: literal text is read; text made at run time is not.
+  ["eval rm x", D, D],
+  ['eval "rm x"', D, D],
+  ["eval 'ls; rm x'", D, D],
+  ["eval ls", A, A],
+  ['eval "$(echo rm x)"', Q, Q],
+  ["c='rm x'; eval $c", Q, Q],
+  ["eval eval rm x", D, D],
+  // Shells given a command string, a script on their input, or a script file.
+  ["sh -c 'rm x'", D, D],
+  ['bash -c "rm x"', D, D],
+  ["bash -lc 'rm x'", D, D],
+  ["bash -ec 'ls; rm x'", D, D],
+  ["bash -o pipefail -c 'rm x'", D, D],
+  ["bash --norc -c 'rm x'", D, D],
+  ["bash -c 'rm x' ls", D, D],
+  ["dash -c 'rm x'", D, D],
+  ["zsh -c 'rm x'", D, D],
+  ["bash -c 'bash -c \"rm x\"'", D, D],
+  ["bash -c 'ls'", A, A],
+  ["bash -c 'ls && echo hi'", A, A],
+  ['sh -c "$CMD"', Q, Q],
+  ["sh -c '\"$0\" x' rm", Q, Q],
+  ["echo 'rm x' | bash", Q, Q],
+  ["echo rm x | sh -s", Q, Q],
+  ["bash script.sh", Q, A],
+  ["bash <(echo rm x)", Q, Q],
+  ["source <(echo rm x)", Q, Q],
+  [". /dev/stdin <<< 'rm x'", Q, Q],
+  ["echo 'rm x' > s.sh && bash s.sh", Q, Q],
+  ["echo 'rm x' > s.sh; chmod +x s.sh; ./s.sh", Q, Q],
+  ["fish -c 'rm x'", Q, Q],
+  // Wrappers that run another command.
+  ["env rm x", D, D],
+  ["env -i rm x", D, D],
+  ["env X=1 rm x", D, D],
+  ["env -u HOME rm x", D, D],
+  ["env -- rm x", D, D],
+  ["env - rm x", D, D],
+  ["env -S 'rm x'", D, D],
+  ["/usr/bin/env rm x", D, D],
+  ["command rm x", D, D],
+  ["command -p rm x", D, D],
+  ["command -v rm", Q, A],
+  ["builtin eval rm x", D, D],
+  ["exec rm x", D, D],
+  ["exec -a name rm x", D, D],
+  ["nice rm x", D, D],
+  ["nice -n 10 rm x", D, D],
+  ["nice -10 rm x", D, D],
+  ["nice --adjustment=5 rm x", D, D],
+  ["nohup rm x", D, D],
+  ["timeout 5 rm x", D, D],
+  ["timeout -s KILL 5 rm x", D, D],
+  ["timeout --preserve-status 5s rm x", D, D],
+  ["timeout -k 1 5 rm x", D, D],
+  ["time rm x", D, D],
+  ["time -p rm x", D, D],
+  ["time ls | rm x", D, D],
+  ["xargs rm", D, D],
+  ["echo x | xargs rm", D, D],
+  ["echo x | xargs -I{} rm {}", D, D],
+  ["echo x | xargs -0 rm", D, D],
+  ["echo x | xargs -n1 rm", D, D],
+  ["echo x | xargs -P4 -n 1 rm", D, D],
+  ["echo x | xargs sh -c 'rm \"$@\"' _", D, D],
+  ["echo rm x | xargs", A, A],
+  ["echo rm x | xargs sh -c", Q, Q],
+  ["sudo rm x", D, D],
+  ["sudo -u root rm x", D, D],
+  ["sudo -E rm x", D, D],
+  ["sudo -- rm x", D, D],
+  ["doas rm x", D, D],
+  ["doas -u root rm x", D, D],
+  ["find . -name x -exec rm {} \\;", D, D],
+  ["find . -name x -exec rm {} +", D, D],
+  ["find . -name x -execdir rm {} \\;", D, D],
+  ["find . -name x -ok rm {} \\;", D, D],
+  ["stdbuf -oL rm x", D, D],
+  ["stdbuf -o L rm x", D, D],
+  ["ionice -c3 rm x", D, D],
+  ["chrt -o 0 rm x", D, D],
+  ["setsid rm x", D, D],
+  ["setsid -w rm x", D, D],
+  ["flock lockfile rm x", D, D],
+  ["flock lockfile -c 'rm x'", D, D],
+  ["flock -w 5 lockfile rm x", D, D],
+  ["taskset 0x1 rm x", D, D],
+  ["taskset -c 0 rm x", D, D],
+  ["watch -n1 rm x", D, D],
+  ["watch -x rm x", D, D],
+  ["su -c 'rm x'", D, D],
+  ["su root -c 'rm x'", D, D],
+  ["runuser -u root -- rm x", D, D],
+  ["busybox rm x", D, D],
+  ["script -qc 'rm x' /dev/null", D, D],
+  ["strace -o /dev/null rm x", D, D],
+  ["unbuffer rm x", D, D],
+  ["chroot / rm x", D, D],
+  ["noglob rm x", D, D],
+  ["sudo env timeout 5 nice rm x", D, D],
+  ["timeout 5 bash -c 'rm x'", D, D],
+  ["nice nohup stdbuf -oL timeout 5 rm x", D, D],
+  ["trap 'rm x' EXIT", D, D],
+  ["trap -- 'rm x' EXIT; ls", D, D],
+  ["nice --frobnicate rm x", Q, Q],
+  // A program the gate does not know as a wrapper, given the denied program.
+  ["mywrap rm x", Q, Q],
+  ["mywrap /bin/rm x", Q, Q],
+  ["grep rm x", A, A],
+  // What bash runs is the word after quotes and escapes are removed, a path reduced to its program.
+  ["r''m x", D, D],
+  ['r""m x', D, D],
+  ["\\rm x", D, D],
+  ['"rm" x', D, D],
+  ["'rm' x", D, D],
+  ["r\\m x", D, D],
+  ["$'rm' x", D, D],
+  ["$'\\x72m' x", D, D],
+  ["$'\\162m' x", D, D],
+  ["$'\\u0072m' x", D, D],
+  ["r$'\\0'm x", D, D],
+  ["r$''m x", D, D],
+  ["/bin/rm x", D, D],
+  ["/usr/bin/rm x", D, D],
+  ["./rm x", D, D],
+  ["~/rm x", D, D],
+  ["X=1 rm x", D, D],
+  ["X=1 Y=2 rm x", D, D],
+  [">log rm x", D, D],
+  ["2>/dev/null rm x", D, D],
+  ["<x rm y", D, D],
+  ["X=$(ls) rm x", D, D],
+  ["if true; then rm x; fi", D, D],
+  ["if rm x; then :; fi", D, D],
+  ["if false; then :; elif true; then rm x; else ls; fi", D, D],
+  ["for f in x; do rm $f; done", D, D],
+  ["for ((i=0; i<1; i++)); do rm x; done", D, D],
+  ["for ((i=0; i<$(rm x); i++)); do :; done", D, D],
+  ["while true; do rm x; break; done", D, D],
+  ["until rm x; do :; done", D, D],
+  ["case a in a) rm x;; esac", D, D],
+  ["case a in b) ls;; *) rm x;; esac", D, D],
+  ["select s in a; do rm x; break; done < /dev/null", D, D],
+  ["[[ $(rm x) ]]", D, D],
+  ["(( $(rm x) ))", D, D],
+  ["time { rm x; }", D, D],
+  ["f() { rm x; }; f", D, D],
+  ["ls() { rm x; }; ls", D, D],
+  ["function g { rm x; }; g", D, D],
+  ["f() ( rm x ); f", D, D],
+  ["command_not_found_handle() { rm x; }; nosuchcommand", D, D],
+  ["alias ls='rm x'; ls", D, D],
+  ["shopt -s expand_aliases\nalias ls='rm x'\nls", D, D],
+  // Command names only known when the command runs.
+  ["r${v}m x", Q, Q],
+  ["$v rm x", Q, Q],
+  ["c=rm; $c x", Q, Q],
+  ["rm${IFS}x", Q, Q],
+  ["${SHELL%sh}rm x", Q, Q],
+  ["$(echo rm) x", Q, Q],
+  ["`echo rm` x", Q, Q],
+  ["{rm,x}", Q, Q],
+  ["rm{,} x", Q, Q],
+  ["r?m x", Q, Q],
+  ["r*m x", Q, Q],
+  ["r\\\nm x", D, D],
+  ["=rm x", Q, Q],
+  ["coproc rm x", D, D],
+  ["hash -p /usr/bin/rm ls; ls x", Q, Q],
+  ["IFS=,; c=rm,x; $c", Q, Q],
+  ["ls\rrm x", Q, A],
+  // Where one parser or another reads differently from bash (tree-sitter-bash reads the first two as one command).
+  ["ls\n\\rm x", D, D],
+  ["ls\n\\\nrm x", D, D],
+  ["coproc NAME { rm x; }", D, D],
+  ["case a in a) ls;& b) rm x;; esac", D, D],
+  ['echo "$((rm x) )"', D, D],
+  ["echo $(( rm x ))", A, A],
+  ["ls >&- rm x", A, A],
+  ["ls (\nrm x", D, D],
+  ["ls (", A, A],
+  ["ls ;; rm x", Q, Q],
+  ["ls <> x", A, A],
+  // Text bash evaluates a second time: arithmetic, subscripts, variable names, prompt expansion.
+  ["v='a[$(rm y)]'; echo $((v))", Q, Q],
+  ["[[ -v 'a[$(rm x)]' ]]", Q, Q],
+  ["declare -i n='a[$(rm x)]'", Q, Q],
+  ["printf -v 'a[$(rm x)]' hi", Q, Q],
+  ["read 'a[$(rm x)]' <<< hi", Q, Q],
+  ["unset 'a[$(rm x)]'", Q, Q],
+  ["v='$(rm y)'; echo ${v@P}", Q, Q],
+  ["v='a[$(rm y)]'; echo ${!v}", Q, Q],
+  ["let 'v=a[$(rm x)]'", Q, Q],
+  // Variables that make bash or a program run code the command does not show.
+  ["PATH=.:$PATH ls", Q, Q],
+  ["export PATH=/tmp:$PATH; ls", Q, Q],
+  ["BASH_ENV=s.sh bash -c ls", Q, Q],
+  ["env BASH_ENV=s.sh bash -c ls", Q, Q],
+  ["GIT_EXTERNAL_DIFF='rm x' git diff", Q, Q],
+  ["LD_PRELOAD=./x.so ls", Q, Q],
+  ["env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", Q, Q],
+  ["PS4='$(rm x)' bash -xc ls", Q, Q],
+  // Arguments: a rule's words are matched after quotes are removed.
+  ["git push", D, D],
+  ["git  'push'", D, D],
+  ["\\git push", D, D],
+  ['git "push" origin main', D, D],
+  ["/usr/bin/git push", D, D],
+  ["git push --force", D, D],
+  ["git -C . push", Q, Q],
+  ["git $sub origin", Q, Q],
+  ["cd sub && git push", D, D],
+  ["git status", A, A],
+  ["git  'status'", A, A],
+  ["git status -s", Q, A],
+  ["git diff HEAD", A, A],
+  ["git log", Q, A],
+  ["npm test", A, A],
+  ["npm test -- --watch", A, A],
+  ["npm tests", Q, A],
+  ["timeout 60 npm test", A, A],
+  ["npm test; rm x", D, D],
+  // Commands that are allowed, with what bash does around them.
+  ["ls", A, A],
+  ["ls -la", A, A],
+  ["ls && echo hi", A, A],
+  ["ls | grep x", A, A],
+  ["cat x | grep y", A, A],
+  ["ls; echo done", A, A],
+  ['echo "a && rm x"', A, A],
+  ["echo 'rm x'", A, A],
+  ["echo '$(rm x)'", A, A],
+  ['echo "\\$(rm x)"', A, A],
+  ['echo "fix \\`rm x\\`"', A, A],
+  ["echo rm", A, A],
+  ["ls # && rm x", A, A],
+  ["ls \\; rm x", A, A],
+  ["ls 'x; rm x'", A, A],
+  ['ls "$(echo hi)"', A, A],
+  ["echo $HOME", A, A],
+  ["ls *.ts", A, A],
+  ["\\ls", A, A],
+  ["/bin/ls", Q, A],
+  ["./ls", Q, A],
+  ["nice ls", A, A],
+  ["f() { ls; }; f", A, A],
+  ["f; f() { ls; }", Q, Q],
+  ["x=1; echo $x", A, A],
+  ["v=PATH; echo ${!v}", A, A],
+  ["rm\\ x", Q, A],
+  ["ls; \u00a0rm x", Q, A],
+  ['grep -r "rm -rf" .', A, A],
+  ["ls -la | grep -v rmdir", A, A],
+  ["echo hi > /dev/null", A, A],
+  ["ls 2>&1 | cat", A, A],
+  ["echo hi >&2", A, A],
+  ["ls >&- x", A, A],
+  // Writes: redirections and tee go through the same path rules as Write.
+  ["echo hi > out.txt", A, A],
+  ["echo hi >> out.txt", A, A],
+  ["echo hi > sub/out.txt", A, A],
+  ["echo hi > @OUT@/x", Q, A],
+  ["echo hi >> @OUT@/x", Q, A],
+  ["echo hi &> @OUT@/x", Q, A],
+  ["echo hi >| @OUT@/x", Q, A],
+  ["echo hi >& @OUT@/x", Q, A],
+  ["echo hi 2> @OUT@/x", Q, A],
+  ["echo hi >> ~/.bashrc", Q, A],
+  ["echo hi | tee @OUT@/x", Q, A],
+  ["echo hi | tee out.txt", Q, A],
+  ["echo hi > .env", D, D],
+  ["echo hi >> ./.env", D, D],
+  ["echo hi | tee -a .env", D, D],
+  ["echo hi > sub/.env", D, D],
+  ["echo hi > $F", Q, Q],
+  ['echo hi > "$HOME/.env"', Q, Q],
+  ["echo hi > sub/../.env", Q, Q],
+  ["cd sub && echo hi > .env", Q, Q],
+  ["exec 3> .env", D, D],
+  ["ls > .env", D, D],
+];
+
+let cwd: string;
+let home: string;
+let outside: string;
+
+beforeAll(async () => {
+  const base = await realpath(await mkdtemp(join(tmpdir(), "bash-gate-")));
+  cwd = join(base, "project");
+  home = join(base, "home");
+  outside = join(base, "outside");
+  for (const dir of [join(cwd, "sub"), home, outside]) await mkdir(dir, { recursive: true });
+});
+
+const bash: Tool = {
+  name: "Bash",
+  description: "Bash",
+  inputSchema: { type: "object" },
+  permissionSubject: (input) => ({ kind: "command", command: String(input.command) }),
+  execute: async () => ({ content: "ran", isError: false }),
+};
+
+async function decided(
+  command: string,
+  rules: PermissionRuleLists,
+  mode: PermissionMode,
+): Promise<{ outcome: Outcome; reason: string }> {
+  let reason: string | undefined;
+  const gate = createPermissionGate({
+    cwd,
+    homeDir: home,
+    mode,
+    rules,
+    canUseTool: async (_tool, _input, options) => {
+      reason = options.reason;
+      return { behavior: "deny", message: "asked" };
+    },
+  });
+  const decision = await gate.authorize({
+    tool: bash,
+    input: { command },
+    toolUseId: "t1",
+    sessionId: "s",
+    cwd,
+    signal: new AbortController().signal,
+  });
+  return reason !== undefined
+    ? { outcome: Q, reason }
+    : { outcome: decision.behavior, reason: decision.behavior === "deny" ? decision.message : "" };
+}
+
+const decide = async (command: string, rules: PermissionRuleLists, mode: PermissionMode) =>
+  (await decided(command, rules, mode)).outcome;
+
+const placed = (command: string, out: string) => command.replaceAll("@OUT@", out);
+
+describe("the Bash gate's table", () => {
+  it(`has at least 200 rows, each once (${TABLE.length})`, () => {
+    expect(TABLE.length).toBeGreaterThanOrEqual(200);
+    expect(new Set(TABLE.map(([command]) => command)).size).toBe(TABLE.length);
+  });
+
+  it.each(TABLE)("%j: narrow %s, bypass %s", async (command, narrow, bypass) => {
+    const text = placed(command, outside);
+    expect({
+      narrow: await decide(text, NARROW, "default"),
+      bypass: await decide(text, BYPASS, "bypassPermissions"),
+    }).toEqual({
+      narrow,
+      bypass,
+    });
+  });
+});
+
+/** Runs `command` in a fresh folder with recorders for `rm` and `git`; true when either was reached (or a file went). */
+async function reachesDenied(command: string, shims: string): Promise<boolean> {
+  const root = await mkdtemp(join(tmpdir(), "bash-gate-run-"));
+  const project = join(root, "project");
+  const log = join(root, "log");
+  await mkdir(join(project, "sub"), { recursive: true });
+  await mkdir(join(root, "home"));
+  await mkdir(join(root, "outside"));
+  const files = ["x", "y", "important.txt"];
+  for (const file of files) await writeFile(join(project, file), "keep");
+  await new Promise<void>((done) => {
+    const child = spawn("bash", ["-c", placed(command, join(root, "outside"))], {
+      cwd: project,
+      // Output is piped so that "close" waits for every process that still holds it: background jobs and process
+      // substitutions outlive bash itself.
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 5000,
+      env: { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, HOME: join(root, "home"), GATE_LOG: log },
+    });
+    child.stdout?.resume();
+    child.stderr?.resume();
+    child.on("close", () => done());
+    child.on("error", () => done());
+  });
+  const recorded = await readFile(log, "utf8").catch(() => "");
+  const left = await readdir(project);
+  await rm(root, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);
+  return (
+    recorded.split("\n").some((line) => line.startsWith("rm") || /^git( .*)? push\b/.test(line)) ||
+    files.some((file) => !left.includes(file))
+  );
+}
+
+describe("the table against bash", () => {
+  it("no row that reaches rm or git push is allowed, and every allowed row is harmless", {
+    timeout: 120_000,
+  }, async () => {
+    const shims = await mkdtemp(join(tmpdir(), "bash-gate-shims-"));
+    const shim = async (name: string, body: string) => {
+      await writeFile(join(shims, name), `#!/bin/bash\n${body}\n`);
+      await chmod(join(shims, name), 0o755);
+    };
+    await shim("rm", 'echo "rm $*" >> "$GATE_LOG"');
+    await shim("git", 'echo "git $*" >> "$GATE_LOG"');
+    await shim("mywrap", 'exec "$@"');
+    await shim("npm", "exit 0");
+    await shim(
+      "sudo",
+      'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; [[ $1 == -- ]] && { shift; break; }; shift; done; exec "$@"',
+    );
+    await shim("doas", 'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; shift; done; exec "$@"');
+    const wrong: string[] = [];
+    const rows = [...TABLE];
+    const worker = async () => {
+      for (let row = rows.shift(); row !== undefined; row = rows.shift()) {
+        const [command, narrow, bypass] = row;
+        if ((await reachesDenied(command, shims)) && (narrow === A || bypass === A))
+          wrong.push(`allowed, yet reaches rm or git push: ${JSON.stringify(command)}`);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    await rm(shims, { recursive: true, force: true });
+    expect(wrong).toEqual([]);
+  });
+});
+
+interface Built {
+  text: string;
+  denied: boolean;
+}
+
+/** Commands the narrow policy allows, and ones it denies, each also behind a wrapper. */
+const ALLOWED_LEAVES = [
+  "ls",
+  "ls -la",
+  "echo hi",
+  "cat x",
+  "git status",
+  "npm test",
+  "timeout 5 npm test",
+  "nice ls",
+  "env ls",
+];
+const DENIED_LEAVES = [
+  "rm x",
+  "rm -rf y",
+  "\\rm x",
+  "/bin/rm x",
+  "r''m x",
+  '"rm" x',
+  "git push",
+  "git 'push' origin",
+  "timeout 5 rm x",
+  "sudo rm x",
+  "env X=1 rm x",
+  "xargs rm",
+  "command rm x",
+];
+
+const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+const heredocs = (text: string) =>
+  Math.max(0, ...[...text.matchAll(/<<'E(\d+)'/g)].map((match) => Number(match[1])));
+
+/** Ways to run a command: each keeps it a command bash runs (a space after `$(`: `$((` starts arithmetic). */
+const WRAPS: ((inner: string) => string)[] = [
+  (inner) => `( ${inner} )`,
+  (inner) => `{ ${inner}; }`,
+  (inner) => `echo $( ${inner} )`,
+  (inner) => `echo "$( ${inner} )"`,
+  (inner) => `echo \`${inner.replaceAll("\\", "\\\\").replaceAll("`", "\\`")}\``,
+  (inner) => `cat <( ${inner} )`,
+  (inner) => `ls >( ${inner} )`,
+  (inner) => `! ${inner}`,
+  (inner) => `if ${inner}; then ls; fi`,
+  (inner) => `if ls; then ${inner}; else echo; fi`,
+  (inner) => `for i in 1; do ${inner}; done`,
+  (inner) => `while ${inner}; do ls; done`,
+  (inner) => `case x in x) ${inner};; esac`,
+  (inner) => `eval ${singleQuoted(inner)}`,
+  (inner) => `bash -c ${singleQuoted(inner)}`,
+  (inner) => `sh -c ${singleQuoted(inner)}`,
+  // In a group, so that what follows the closing line is not on it (bash would read it as part of the text).
+  (inner) => {
+    const delimiter = `E${heredocs(inner) + 1}`;
+    return `{ bash <<'${delimiter}'\n${inner}\n${delimiter}\n}`;
+  },
+  (inner) => `f() { ${inner}; }; f`,
+];
+const OPERATORS = [" && ", " || ", "; ", " | ", " |& ", " & ", "\n"];
+
+const built = fc.letrec<{ node: Built; wrap: Built; join: Built }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.oneof(
+      fc.constantFrom(...ALLOWED_LEAVES).map((text) => ({ text, denied: false })),
+      fc.constantFrom(...DENIED_LEAVES).map((text) => ({ text, denied: true })),
+    ),
+    tie("wrap"),
+    tie("join"),
+  ),
+  wrap: fc
+    .tuple(fc.constantFrom(...WRAPS), tie("node"))
+    .map(([wrap, inner]) => ({ text: wrap(inner.text), denied: inner.denied })),
+  join: fc.tuple(tie("node"), fc.constantFrom(...OPERATORS), tie("node")).map(([left, operator, right]) => ({
+    text: left.text + operator + right.text,
+    denied: left.denied || right.denied,
+  })),
+}));
+
+describe("a property of the gate", () => {
+  it("denies any mix of commands joined and nested in every way that contains a denied one, and allows the rest, unless it says it cannot read the command", {
+    timeout: 120_000,
+  }, async () => {
+    const unread = /cannot be checked before it runs|may run what/;
+    await fc.assert(
+      fc.asyncProperty(built.node, async ({ text, denied }) => {
+        for (const [rules, mode] of [
+          [NARROW, "default"],
+          [BYPASS, "bypassPermissions"],
+        ] as const) {
+          const { outcome, reason } = await decided(text, rules, mode);
+          if (outcome === Q) expect(reason).toMatch(unread);
+          else expect(outcome).toBe(denied ? D : A);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,583 @@
+import { posix } from "node:path";
+import type { Assignment, Command, ParsedScript, Redirect, SyntaxNode, Word, WordPart } from "unbash";
+import { unwrapCommand } from "./permission-wrappers.ts";
+
+/** One command bash starts: a program or a builtin, with its words as bash passes them. */
+export interface ShellCommand {
+  /** Words after quote removal and escapes; `undefined` where bash expands something only known when it runs. */
+  readonly words: readonly (string | undefined)[];
+  /** True when more words, unknown here, follow the written ones (`xargs` appends its input). */
+  readonly more: boolean;
+  /** The text that runs it, as written (for messages). */
+  readonly text: string;
+  /**
+   * True for a wrapper that only changes how its inner command runs (`timeout 9 npm test`, `bash -c '…'`) and for a
+   * call of a function defined earlier in the same command: what it runs is listed too, so an allow rule need not
+   * cover it. Deny and ask rules still see it.
+   */
+  readonly transparent: boolean;
+}
+
+/** A file the shell writes: a redirection (`>`, `>>`, `&>`, `>|`, `>&file`) or a `tee` target. */
+export interface ShellWrite {
+  /** The path as bash will open it (home expanded); undefined when it is only known when the command runs. */
+  readonly path: string | undefined;
+  /** True when `path` is relative (to the shell's working directory). */
+  readonly relative: boolean;
+  /** As written, for messages. */
+  readonly text: string;
+}
+
+/** Everything the gate checks in one Bash command. */
+export interface ShellAnalysis {
+  readonly commands: ShellCommand[];
+  readonly writes: ShellWrite[];
+  /**
+   * What cannot be known before the command runs, one sentence each (a command name from a variable, `eval` of
+   * text built at run time, a parse error…). No rule with a specifier allows a command with any.
+   */
+  readonly unresolved: string[];
+}
+
+export interface ShellAnalysisOptions {
+  /** For `~` and `~/…`. */
+  readonly homeDir: string;
+}
+
+/**
+ * How many times text may be parsed again inside itself (`bash -c "bash -c '…'"`, `eval`, `trap`, an alias body)
+ * and how many wrappers may stack (`nice nohup timeout 9 …`). No real command comes near either; past them the
+ * command is unresolved rather than partly checked.
+ */
+const MAX_NESTING = 8;
+const MAX_WRAPPERS = 32;
+
+/** Variables that make bash or the programs it starts run code or load files not in the command. */
+const CODE_VARIABLES = new Set([
+  "PATH",
+  "BASH_ENV",
+  "ENV",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "PS4",
+  "PROMPT_COMMAND",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "LD_AUDIT",
+  "DYLD_INSERT_LIBRARIES",
+  "DYLD_LIBRARY_PATH",
+  "NODE_OPTIONS",
+  "PYTHONSTARTUP",
+  "PERL5OPT",
+  "RUBYOPT",
+  "PAGER",
+  "MANPAGER",
+  "EDITOR",
+  "VISUAL",
+  "LESSOPEN",
+  "LESSCLOSE",
+  "SSH_ASKPASS",
+  "SUDO_ASKPASS",
+  "GIT_SSH",
+  "GIT_SSH_COMMAND",
+  "GIT_PAGER",
+  "GIT_EDITOR",
+  "GIT_SEQUENCE_EDITOR",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_ASKPASS",
+  "GIT_PROXY_COMMAND",
+  "GIT_EXEC_PATH",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+]);
+const isCodeVariable = (name: string) =>
+  CODE_VARIABLES.has(name) || /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name);
+
+/** Builtins that read text as arithmetic or as a variable name, where bash may expand `a[$(…)]` a second time. */
+const REEVALUATING_BUILTINS = new Set([
+  "let",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "unset",
+  "printf",
+  "read",
+  "mapfile",
+  "readarray",
+  "test",
+  "[",
+  "wait",
+  "getopts",
+]);
+
+/** Files that are not files: writing to them writes nowhere on disk. */
+const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
+
+/** A script path that is the command's own input rather than a file. */
+const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
+
+/** Redirection operators that open their destination for writing. */
+const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);
+
+interface Found {
+  commands: ShellCommand[];
+  writes: ShellWrite[];
+  unresolved: string[];
+  /** Paths run as programs or scripts (`./x`, `bash x`, `source x`), as written. */
+  executed: string[];
+  /** The command changes the shell's directory somewhere (`cd`, `pushd`, `popd`). */
+  changesDirectory: boolean;
+  /** Some part makes bash evaluate text again (arithmetic, subscripts, `${!x}`, `${x@P}`, …). */
+  reevaluates: boolean;
+  /** Some literal text contains `$(` or a backquote. */
+  literalSubstitution: boolean;
+}
+
+/** Reads one command the way bash will run it. Never throws: what cannot be read is in `unresolved`. */
+export type ShellAnalyzer = (command: string, options: ShellAnalysisOptions) => ShellAnalysis;
+
+type Unbash = typeof import("unbash");
+let loading: Promise<ShellAnalyzer> | undefined;
+
+/**
+ * The analyzer, built on unbash (a bash parser in TypeScript: a typed tree, words with their quoting, substitutions
+ * parsed, here-documents read). The parser loads with the first Bash call, not at start-up.
+ */
+export function shellAnalyzer(): Promise<ShellAnalyzer> {
+  loading ??= import("unbash").then(
+    (unbash): ShellAnalyzer =>
+      (command, options) =>
+        analyze(unbash, command, options),
+    (error: Error): ShellAnalyzer => {
+      // Nothing can be read: every command is unresolved (asked about, never allowed by a rule). The next call
+      // tries to load the parser again.
+      loading = undefined;
+      const why = `the shell parser could not be loaded (${error.message}), so no part of the command can be checked`;
+      return () => ({ commands: [], writes: [], unresolved: [why] });
+    },
+  );
+  return loading;
+}
+
+function analyze(unbash: Unbash, command: string, options: ShellAnalysisOptions): ShellAnalysis {
+  const found: Found = {
+    commands: [],
+    writes: [],
+    unresolved: [],
+    executed: [],
+    changesDirectory: false,
+    reevaluates: false,
+    literalSubstitution: false,
+  };
+  try {
+    new Walk(unbash, options, found).script(command, 0);
+  } catch (error) {
+    // Deep nesting can exhaust the stack; whatever the cause, the command is not resolved.
+    found.unresolved.push(`the command could not be analysed (${(error as Error).message})`);
+  }
+  return finish(found);
+}
+
+/** Checks that need the whole command: written files that are then run, `cd` before a relative write, re-evaluation. */
+function finish(found: Found): ShellAnalysis {
+  const normal = (path: string) => posix.normalize(path).replace(/^\.\//, "");
+  const written = new Set(
+    found.writes.flatMap((write) => (write.path === undefined ? [] : [normal(write.path)])),
+  );
+  for (const path of found.executed)
+    if (written.has(normal(path)))
+      found.unresolved.push(
+        `it runs \`${path}\`, a file the same command writes, whose content is not checked`,
+      );
+  const writes = found.writes.map((write) => {
+    if (write.path === undefined || !write.relative) return write;
+    if (found.changesDirectory || write.path.split("/").includes("..")) return { ...write, path: undefined };
+    return write;
+  });
+  if (found.reevaluates && found.literalSubstitution)
+    found.unresolved.push(
+      "bash evaluates some of its text a second time (arithmetic, an array subscript or a variable name), and a literal in it holds `$(` or a backquote that would then run",
+    );
+  return { commands: found.commands, writes, unresolved: found.unresolved };
+}
+
+/** Where the walk is: the script's text, and whether what it meets runs every time (for function definitions). */
+interface Place {
+  readonly source: string;
+  readonly depth: number;
+  /** The subshell (or script) a function defined here lasts in, as a range of `source`; undefined: not recorded. */
+  readonly scope: { from: number; to: number } | undefined;
+  /** False inside `if`, loops, `case`, `&&`/`||` after the first, pipelines and function bodies. */
+  readonly always: boolean;
+}
+
+const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
+
+class Walk {
+  /** Functions defined where they always run, with where the definition ends and the scope it lasts in. */
+  private functions: { name: string; end: number; from: number; to: number }[] = [];
+  /** Every function name the script being walked defines, wherever. */
+  private functionNames = new Set<string>();
+  private readonly unbash: Unbash;
+  private readonly options: ShellAnalysisOptions;
+  private readonly found: Found;
+
+  constructor(unbash: Unbash, options: ShellAnalysisOptions, found: Found) {
+    this.unbash = unbash;
+    this.options = options;
+    this.found = found;
+  }
+
+  /** Parses `text` (the command, or text it runs: `bash -c`, `eval`, …) and walks it. */
+  script(text: string, depth: number): void {
+    if (depth > MAX_NESTING) {
+      this.found.unresolved.push(`it nests commands in strings more than ${MAX_NESTING} levels deep`);
+      return;
+    }
+    const tree = this.unbash.parse(text);
+    const outer = this.functions;
+    const outerNames = this.functionNames;
+    this.functions = [];
+    this.functionNames = new Set();
+    try {
+      if (!this.parsed(tree, text)) return;
+      this.collectFunctionNames(tree);
+      this.visit(tree, { source: text, depth, scope: { from: 0, to: text.length }, always: true });
+    } finally {
+      this.functions = outer;
+      this.functionNames = outerNames;
+    }
+  }
+
+  /** False (and why, in unresolved) when the parser reported a syntax error in the script. */
+  private parsed(script: ParsedScript | undefined, source: string): boolean {
+    if (script === undefined) {
+      this.found.unresolved.push("a substitution in it could not be parsed");
+      return false;
+    }
+    const error = script.errors?.[0];
+    if (error === undefined) return true;
+    this.found.unresolved.push(
+      `bash would stop at a syntax error (${error.message}, near \`${clip((script.source ?? source).slice(error.pos, error.pos + 20))}\`)`,
+    );
+    return false;
+  }
+
+  private visit(node: SyntaxNode, place: Place): void {
+    switch (node.type) {
+      case "Command":
+        this.command(node, place);
+        return;
+      case "Function": {
+        if (place.always && place.scope !== undefined)
+          this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      }
+      case "Subshell":
+        this.visitChildren(node, { ...place, scope: { from: node.pos, to: node.end } });
+        return;
+      case "CommandExpansion":
+      case "ProcessSubstitution":
+      case "ArithmeticCommandExpansion": {
+        const script = node.script;
+        if (!this.parsed(script, place.source)) return;
+        // Backquotes with escapes are parsed from their own unescaped text: positions index that text.
+        const source = script?.source ?? place.source;
+        const scope = script?.source === undefined ? { from: node.pos, to: node.end } : undefined;
+        if (node.type === "ArithmeticCommandExpansion") this.found.reevaluates = true;
+        this.visitChildren(node, { ...place, source, scope, always: true });
+        return;
+      }
+      case "If":
+      case "While":
+      case "For":
+      case "Select":
+      case "Case":
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      case "ArithmeticFor":
+      case "ArithmeticCommand":
+      case "ArithmeticExpansion":
+      case "TestCommand":
+        this.found.reevaluates = true;
+        this.visitChildren(node, { ...place, always: place.always && node.type !== "ArithmeticFor" });
+        return;
+      case "AndOr":
+        for (const [index, command] of node.commands.entries())
+          this.visit(command, { ...place, always: place.always && index === 0 });
+        return;
+      case "Pipeline":
+        if (node.commands.length > 1) {
+          for (const command of node.commands)
+            this.visit(command, { ...place, scope: undefined, always: false });
+          return;
+        }
+        break;
+      case "ParameterExpansion":
+        if (node.prefix === "!" || node.index !== undefined) this.found.reevaluates = true;
+        if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
+          this.found.reevaluates = true;
+        break;
+      case "Assignment":
+        if (isCodeVariable(node.name))
+          this.found.unresolved.push(
+            `it sets ${node.name}, which makes bash or the programs it starts run code the command does not show`,
+          );
+        if (node.index !== undefined) this.found.reevaluates = true;
+        break;
+      case "Redirect":
+        this.redirect(node);
+        break;
+      case "HereDocBody":
+        if (hasSubstitutionText(node.text)) this.found.literalSubstitution = true;
+        break;
+      case "Literal":
+      case "SingleQuoted":
+      case "AnsiCQuoted":
+        if (hasSubstitutionText(node.value)) this.found.literalSubstitution = true;
+        break;
+    }
+    this.visitChildren(node, place);
+  }
+
+  private visitChildren(node: SyntaxNode, place: Place): void {
+    this.unbash.forEachChild(node, (child) => this.visit(child, place));
+  }
+
+  /** Every function name a script defines, at any depth (substitutions included). */
+  private collectFunctionNames(node: SyntaxNode): void {
+    if (node.type === "Function") this.functionNames.add(node.name.value);
+    this.unbash.forEachChild(node, (child) => this.collectFunctionNames(child));
+  }
+
+  private redirect(node: Redirect): void {
+    if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
+    // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
+    if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
+    this.write(this.decode(node.target), node.target.text);
+  }
+
+  /** A file written: its path, or undefined when only known at run time. */
+  private write(path: string | undefined, text: string): void {
+    if (path === undefined) {
+      this.found.writes.push({ path: undefined, relative: false, text });
+      return;
+    }
+    if (NOT_A_FILE.test(path)) return;
+    this.found.writes.push({ path, relative: !path.startsWith("/"), text });
+  }
+
+  private command(node: Command, place: Place): void {
+    const text = place.source.slice(node.pos, node.end);
+    if (node.name !== undefined) {
+      const words = [node.name, ...node.args].map((word) =>
+        word.type === "Assignment" ? this.assignmentWord(word) : this.decode(word),
+      );
+      this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node));
+    }
+    this.visitChildren(node, place);
+  }
+
+  /** An assignment given as an argument (`declare x=1`), as the word bash passes. */
+  private assignmentWord(node: Assignment): string | undefined {
+    if (node.index !== undefined || node.value.type === "ArrayValue") return undefined;
+    const value = this.decode(node.value);
+    return value === undefined ? undefined : `${node.name}${node.append === true ? "+=" : "="}${value}`;
+  }
+
+  /**
+   * Records one command that runs and what it runs in turn: a function it calls, the text a shell or `eval` runs,
+   * the command a wrapper runs.
+   */
+  run(
+    words: readonly (string | undefined)[],
+    more: boolean,
+    text: string,
+    at: number,
+    depth: number,
+    wrappers: number,
+    stdin: string | undefined | null,
+  ): void {
+    const name = words[0];
+    if (name === undefined) {
+      this.found.unresolved.push(`the command name in \`${clip(text)}\` is only known when it runs`);
+      return;
+    }
+    const program = programName(name);
+    if (name.includes("/")) this.found.executed.push(name);
+    if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
+    if (REEVALUATING_BUILTINS.has(program)) this.found.reevaluates = true;
+    const isFunction =
+      wrappers === 0 &&
+      this.functions.some(
+        (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
+      );
+    if (!isFunction && this.functionNames.has(name))
+      this.found.unresolved.push(
+        `\`${name}\` may run the function the command defines only under a condition, or a program of that name`,
+      );
+    const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, words.slice(1), more);
+    this.found.commands.push({
+      words,
+      more,
+      text,
+      transparent: isFunction || (inner.kind !== "none" && inner.transparent),
+    });
+    if (isFunction) return;
+    if (wrappers > MAX_WRAPPERS) {
+      this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
+      return;
+    }
+    switch (inner.kind) {
+      case "none":
+        break;
+      case "unresolved":
+        this.found.unresolved.push(`\`${clip(text)}\`: ${inner.why}`);
+        break;
+      case "command":
+        for (const assignment of inner.assignments)
+          if (isCodeVariable(assignment))
+            this.found.unresolved.push(
+              `it sets ${assignment}, which makes bash or the programs it starts run code the command does not show`,
+            );
+        for (const write of inner.writes) this.write(write, text);
+        if (inner.words.length > 0)
+          this.run(inner.words, inner.more, spelled(inner.words, inner.more), at, depth, wrappers + 1, stdin);
+        break;
+      case "commands":
+        for (const write of inner.writes) this.write(write, text);
+        for (const command of inner.commands)
+          this.run(
+            command.words,
+            command.more,
+            spelled(command.words, command.more),
+            at,
+            depth,
+            wrappers + 1,
+            null,
+          );
+        break;
+      case "script":
+        for (const write of inner.writes) this.write(write, text);
+        if (inner.text !== undefined) this.script(inner.text, depth + 1);
+        else if (inner.file !== undefined) {
+          if (READS_INPUT.test(inner.file))
+            this.found.unresolved.push(
+              `\`${clip(text)}\` runs commands from its input, which is not checked`,
+            );
+          else this.found.executed.push(inner.file);
+        } else if (typeof stdin === "string") this.script(stdin, depth + 1);
+        else
+          this.found.unresolved.push(`\`${clip(text)}\` runs commands from its input, which is not checked`);
+        break;
+      case "scripts":
+        for (const part of inner.texts) {
+          if (part === undefined)
+            this.found.unresolved.push(`\`${clip(text)}\` runs text that is only known when it runs`);
+          else this.script(part, depth + 1);
+        }
+        break;
+      case "writes":
+        for (const target of inner.targets) this.write(target, text);
+        break;
+    }
+  }
+
+  /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */
+  decode(word: Word): string | undefined {
+    let value: string;
+    if (word.parts === undefined) value = word.value;
+    else {
+      value = "";
+      for (const part of word.parts) {
+        const piece = partValue(part);
+        if (piece === undefined) return undefined;
+        value += piece;
+      }
+    }
+    if (hasSubstitutionText(value)) this.found.literalSubstitution = true;
+    // `~` and `~/…` unquoted at the start are the home folder; `~user`, `~+`, `~-` are not known here.
+    if (word.text.startsWith("~")) {
+      const slash = value.indexOf("/");
+      if ((slash === -1 ? value : value.slice(0, slash)) !== "~") return undefined;
+      return this.options.homeDir + (slash === -1 ? "" : value.slice(slash));
+    }
+    // zsh expands `=name` to the program's path.
+    if (/^=[\w.-]/.test(word.text)) return undefined;
+    return value;
+  }
+}
+
+/** The value of one part of a word, or undefined for an expansion, a glob or a brace expansion. */
+function partValue(part: WordPart): string | undefined {
+  switch (part.type) {
+    case "Literal":
+    case "SingleQuoted":
+    case "AnsiCQuoted":
+      return part.value;
+    case "DoubleQuoted": {
+      let value = "";
+      for (const child of part.parts) {
+        if (child.type !== "Literal") return undefined;
+        value += child.value;
+      }
+      return value;
+    }
+    default:
+      // Expansions and substitutions, globs (which depend on the disk), brace expansions (which make several
+      // words), `$"…"` (a translation, whose text could change).
+      return undefined;
+  }
+}
+
+/**
+ * The text a command reads on its input when it is written in the command: a here-string or a here-document
+ * without expansions. `null` when there is none, undefined when there is one but its text is only known at run time.
+ */
+function stdinOf(node: Command): string | undefined | null {
+  let stdin: string | undefined | null = null;
+  for (const redirect of node.redirects) {
+    if (redirect.type === "HereDoc") {
+      const { body, delimiter } = redirect;
+      let text: string | undefined = body.text;
+      // Unquoted, a here-document is expanded: text without expansions has only its escapes removed.
+      if (delimiter?.quoted !== true)
+        text =
+          body.parts === undefined
+            ? body.text.replace(/\\\n/g, "").replace(/\\([$`\\])/g, "$1")
+            : body.parts.every((part) => part.type === "Literal")
+              ? body.parts.map((part) => (part.type === "Literal" ? part.value : "")).join("")
+              : undefined;
+      stdin = text !== undefined && redirect.operator === "<<-" ? text.replace(/^\t+/gm, "") : text;
+    } else if (redirect.type === "HereString") {
+      const word = redirect.target;
+      const value = word === undefined ? undefined : word.parts === undefined ? word.value : undefined;
+      stdin = value ?? (word?.parts?.every((part) => partValue(part) !== undefined) ? word.value : undefined);
+    } else if (redirect.operator === "<" || redirect.operator === "<&" || redirect.operator === "<>")
+      stdin = undefined;
+  }
+  return stdin;
+}
+
+/** The program a command name runs: the name itself, or the last part of a path. */
+export function programName(name: string): string {
+  const trimmed = name.replace(/\/+$/, "");
+  return trimmed.slice(trimmed.lastIndexOf("/") + 1);
+}
+
+/** A command a wrapper runs, written out from its words (`…` for a word only known at run time). */
+function spelled(words: readonly (string | undefined)[], more: boolean): string {
+  return [
+    ...words.map((word) => (word === undefined ? "…" : /[\s'"]/.test(word) ? JSON.stringify(word) : word)),
+    ...(more ? ["…"] : []),
+  ].join(" ");
+}
+
+/** A command's text for a message: one line, at most 80 characters. */
+export function clip(text: string): string {
+  const line = text.replace(/\s*\n\s*/g, " ⏎ ");
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
