@@ -4,8 +4,8 @@ import type { TaskInfo } from "@unforget/tasks";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeMcpFailure, describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
-import { editDiff } from "./edit-diff.ts";
 import { drawConversation } from "./draw-conversation.ts";
+import { editDiff } from "./edit-diff.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
 
