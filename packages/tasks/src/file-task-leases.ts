@@ -39,14 +39,29 @@ export function createFileTaskLeases(dir: string, leaseMs = DEFAULT_LEASE_MS): T
     },
     async holds(owner) {
       if (owner.hostname === hostname() && !isProcessAlive(owner)) return false;
-      let lease: LeaseFile;
+      const file = fileOf(owner);
+      let text: string;
       try {
-        lease = JSON.parse(await readFile(fileOf(owner), "utf8")) as LeaseFile;
-      } catch {
+        text = await readFile(file, "utf8");
+      } catch (error) {
         // Never renewed (an owner from before leases, or released): only a live process on this host holds.
-        return false;
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+        // Anything else says nothing about the owner: taking its tasks over could run them twice.
+        throw new TaskStoreError(`Could not read the lease ${file} (${describeError(error)}).`, {
+          location: file,
+          cause: error,
+        });
       }
-      return typeof lease.renewedAt === "number" && lease.renewedAt + leaseMs > Date.now();
+      let lease: Partial<LeaseFile>;
+      try {
+        lease = JSON.parse(text) as Partial<LeaseFile>;
+      } catch (error) {
+        throw new TaskStoreError(
+          `The lease ${file} is not a lease file (${describeError(error)}); leases are replaced whole, so something else wrote it. Delete it once no manager of ${owner.managerId} runs.`,
+          { location: file, cause: error },
+        );
+      }
+      return typeof lease?.renewedAt === "number" && lease.renewedAt + leaseMs > Date.now();
     },
     async release(owner) {
       await rm(fileOf(owner), { force: true });

@@ -1,11 +1,13 @@
-import { stat, writeFile } from "node:fs/promises";
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { killChildManagers, startChildManager } from "./__fixtures__/child-manager.ts";
 import { eventually, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
+import { createFileTaskLeases } from "./file-task-leases.ts";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
+import { TaskStoreError } from "./task-errors.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 
 /** Short enough for a test, long enough that a loaded machine still renews in time (every third of it). */
@@ -102,5 +104,24 @@ describe("ownership is a lease with a heartbeat", () => {
     await writeFile(gate, "");
     const { match } = await waitForNotification(second, (n) => n.taskId === id);
     expect(match).toMatchObject({ kind: "finished" });
+  });
+});
+
+describe("a lease file that cannot be read", () => {
+  const owner = { managerId: "m-elsewhere", pid: 1, startTime: "0", hostname: "another-host.invalid" };
+
+  it("absent: not held; renewed: held; unreadable or not a lease: a TaskStoreError, never taken as lapsed", async () => {
+    const leases = createFileTaskLeases(dir, 60_000);
+    expect(await leases.holds(owner)).toBe(false);
+    await leases.renew(owner);
+    expect(await leases.holds(owner)).toBe(true);
+    const file = join(dir, ".leases", "m-elsewhere.json");
+    await writeFile(file, "{ half a le");
+    await expect(leases.holds(owner)).rejects.toThrow(TaskStoreError);
+    await expect(leases.holds(owner)).rejects.toThrow(/not a lease file.*Delete it/);
+    // A read that fails for another reason than absence (here: a folder where the file should be).
+    await rm(file);
+    await mkdir(file);
+    await expect(leases.holds(owner)).rejects.toThrow(/Could not read the lease .*EISDIR/);
   });
 });
