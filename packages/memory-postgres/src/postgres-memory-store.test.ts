@@ -4,6 +4,7 @@ import { join } from "node:path";
 import {
   createDreamJob,
   createMemoryDir,
+  createSecretScanner,
   createTeamMemory,
   formatMemoryFile,
   hashContent,
@@ -287,6 +288,34 @@ describe("createPostgresMemoryStore", () => {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a secret scan that ran only in part", () => {
+  it("lets the write go ahead and says so in its result, for topics and the index alike", async () => {
+    const scanner = createSecretScanner({
+      // secretlint failing the way a broken install does: the pattern rules still run.
+      lint: async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'rules')");
+      },
+      onWarning: () => {},
+    });
+    const store = await createPostgresMemoryStore({
+      client: pglite(),
+      namespaces: [freshNamespace()],
+      actor: "agent:test",
+      secretScanner: scanner,
+    });
+    const written = await store.write("deploy.md", note("deploy", "Deploys run on Fridays"));
+    expect(written.warnings).toEqual([expect.stringMatching(/^deploy\.md: .*secretlint failed/)]);
+    // The same content again changes nothing, and the scan's gap is still reported.
+    const again = await store.write("deploy.md", note("deploy", "Deploys run on Fridays"));
+    expect(again.warnings).toHaveLength(1);
+    const index = await store.write("MEMORY.md", "# Memory\n");
+    expect(index.warnings).toEqual([expect.stringMatching(/^MEMORY\.md: .*secretlint failed/)]);
+    // A complete scan reports nothing.
+    const plain = await (await open()).write("deploy.md", note("deploy", "Deploys run on Fridays"));
+    expect(plain.warnings).toBeUndefined();
   });
 });
 

@@ -267,8 +267,10 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
     async write(name, content, writeOptions: MemoryWriteOptions = {}) {
       const checked = normalizeMemoryName(name);
       checkWriteOptions(writeOptions);
-      await checkMemoryContent(checked, content, shared.limits);
-      if (checked === MEMORY_INDEX_NAME) return writeIndex(content, writeOptions);
+      // A secret scan that ran only in part lets the write go ahead, and the result says so.
+      const warnings = await checkMemoryContent(checked, content, shared.limits);
+      const reported = warnings.length === 0 ? {} : { warnings };
+      if (checked === MEMORY_INDEX_NAME) return { ...(await writeIndex(content, writeOptions)), ...reported };
       const hash = hashContent(content);
       const writeId = writeOptions.writeId ?? `auto:${randomUUID()}`;
       const put = (condition: HeadCondition) =>
@@ -296,16 +298,17 @@ function storeIn(shared: Shared, namespace: string): PostgresMemoryStore {
           // Another call with this write id committed first: fall through to its outcome below.
           if (!isWriteIdTaken(error)) throw error;
         }
-        if (written !== undefined) return { hash };
+        if (written !== undefined) return { hash, ...reported };
         // Not written: a retry of a write that committed (this write id), the content already there, or a conflict.
         const { first, head } = await outcomeOf(checked, writeId);
         if (first !== undefined)
           return {
             hash: replayWrite(writeId, first, { name: checked, operation: "write", hash }).hash ?? hash,
+            ...reported,
           };
         checkExpectedHash(checked, expected, asHead(head));
         // The head is what this write wanted (equal content): nothing to change, no new version.
-        if (head?.content_sha256 === hash) return { hash };
+        if (head?.content_sha256 === hash) return { hash, ...reported };
         // The head changed between two statements of an unconditional write: try again.
       }
       throw keptChanging(checked, expected);
