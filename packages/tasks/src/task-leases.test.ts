@@ -6,8 +6,8 @@ import { killChildManagers, startChildManager } from "./__fixtures__/child-manag
 import { eventually, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
 import { createFileTaskLeases } from "./file-task-leases.ts";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
-import { createTaskManager, type TaskManager } from "./task-manager.ts";
 import { TaskStoreError } from "./task-errors.ts";
+import { createTaskManager, type TaskManager } from "./task-manager.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 
 /** Short enough for a test, long enough that a loaded machine still renews in time (every third of it). */
