@@ -193,17 +193,8 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
         );
       }
       recovered = { tokensBefore: prepared.tokens };
-      try {
-        prepared = await runtime.manager.recover(error, prepareOptions);
-      } catch (failure) {
-        if (failure !== error) throw failure;
-        throw new ContextOverflowError(
-          prepared.tokens,
-          error.limitTokens ?? prepared.status.contextWindow,
-          `The provider refused the request as too long${limitText(error)}, and reactive compaction found nothing to remove from the ${prepared.tokens} estimated tokens. Nothing was lost: the transcript ${runtime.transcript.path} holds the whole conversation. Shorten the system prompt or tools, or switch to a model with a larger window (session.setModel()).`,
-          { tokensBefore: prepared.tokens, cause: error },
-        );
-      }
+      // Rejects with compact's ContextOverflowError when nothing is left to remove (the transcript is untouched).
+      prepared = await runtime.manager.recover(error, prepareOptions);
       runtime.emit({
         type: "retry",
         turn,
