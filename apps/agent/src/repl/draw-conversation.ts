@@ -1,5 +1,6 @@
 import type { Message, ToolUseBlock } from "@unforget/core";
 import { describeCall } from "./describe-call.ts";
+import { editDiff } from "./edit-diff.ts";
 import type { NewHistoryItem } from "./repl-state.ts";
 
 /** Turns drawn again when a session is resumed: enough to see where it stood, few enough to keep the screen. */
@@ -27,7 +28,8 @@ function textOf(message: Message): string {
     .trim();
 }
 
-function resultText(content: unknown): string {
+/** A tool result's content as text, a non-text block as its type in brackets. */
+export function resultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content))
     return content
@@ -53,12 +55,18 @@ function drawTurn(messages: readonly Message[]): Item[] {
       for (const block of message.content) {
         if (block.type !== "tool_result") continue;
         const call = calls.get(block.tool_use_id);
+        const input = (call?.input ?? {}) as Record<string, unknown>;
+        const ok = block.is_error !== true;
+        const output = resultText(block.content);
+        // An edit is drawn as its change, as it was live.
+        const diff = ok ? editDiff(input, output) : undefined;
         const tool: Item = {
           kind: "tool",
-          title: describeCall(call?.name ?? "tool", (call?.input ?? {}) as Record<string, unknown>),
+          title: describeCall(call?.name ?? "tool", input),
           status: "completed",
-          ok: block.is_error !== true,
-          output: resultText(block.content),
+          ok,
+          output,
+          ...(diff ? { diff } : {}),
         };
         tools.push(tool);
         items.push(tool);

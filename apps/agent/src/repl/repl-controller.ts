@@ -4,7 +4,7 @@ import type { TaskInfo } from "@unforget/tasks";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeMcpFailure, describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
-import { drawConversation } from "./draw-conversation.ts";
+import { drawConversation, resultText } from "./draw-conversation.ts";
 import { editDiff } from "./edit-diff.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
@@ -168,7 +168,7 @@ export class ReplController {
           running: state.running.filter((call) => call.id !== event.toolUseId),
         }));
         const ok = event.status === "completed" && !event.output.isError;
-        const output = outputText(event.output.content);
+        const output = resultText(event.output.content);
         const diff = ok ? editDiff(input, output) : undefined;
         this.store.print({
           kind: "tool",
@@ -432,17 +432,6 @@ function describeEnd(task: TaskInfo): string {
         ? `signal ${task.signal}`
         : (task.endReason ?? "");
   return `Task ${task.id} (${task.description}) ${task.status}${how ? `, ${how}` : ""} · /tasks output ${task.id}`;
-}
-
-function outputText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content))
-    return content
-      .map((block: { type?: string; text?: string }) =>
-        block.type === "text" ? (block.text ?? "") : `[${block.type}]`,
-      )
-      .join("\n");
-  return "";
 }
 
 /** Why a turn failed; for a failure the provider may not repeat (a connection, an overload), what to do next. */
