@@ -113,7 +113,7 @@ describe("a lease file that cannot be read", () => {
   it("absent: not held; renewed: held; unreadable or not a lease: a TaskStoreError, never taken as lapsed", async () => {
     const leases = createFileTaskLeases(dir, 60_000);
     expect(await leases.holds(owner)).toBe(false);
-    await leases.renew(owner);
+    await leases.renew(owner, []);
     expect(await leases.holds(owner)).toBe(true);
     const file = join(dir, ".leases", "m-elsewhere.json");
     await writeFile(file, "{ half a le");
