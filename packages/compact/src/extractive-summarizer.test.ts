@@ -142,4 +142,36 @@ describe("the offline summary is built from facts", () => {
       expect(errors).not.toContain("npm test");
     }
   });
+
+  it("keeps one failure of each kind before a newer repeat of a kind it lists already, in this summary and the next", async () => {
+    const c = conversationBuilder().user("Make the scripts run.");
+    const kinds = [
+      "Error: ENOENT: no such file or directory, open 'config.json'",
+      "TypeError: Cannot read properties of undefined (reading 'map')",
+      "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'left-pad'",
+    ];
+    kinds.forEach((error, index) =>
+      c.tool("Bash", { command: `node script-${index}.js` }, `${error}\nExit code 1.`, { isError: true }),
+    );
+    // Then one kind over and over, from many commands: more failures than the section lists.
+    for (let run = 0; run < 30; run++)
+      c.tool("Bash", { command: `node parse-${run}.js` }, "SyntaxError: Unexpected token '}'\nExit code 1.", {
+        isError: true,
+      });
+    const first = await summarize(c.messages);
+    const errors = first.sections.get("Errors and Fixes")!;
+    for (const code of ["ENOENT", "TypeError", "ERR_MODULE_NOT_FOUND", "SyntaxError"])
+      expect(errors).toContain(code);
+    // The newest failures still come first in claim: the last run is listed.
+    expect(errors).toContain("node parse-29.js");
+    // A later summary over new repeats keeps the kinds the earlier one listed.
+    const d = conversationBuilder().user("Go on.");
+    for (let run = 30; run < 60; run++)
+      d.tool("Bash", { command: `node parse-${run}.js` }, "SyntaxError: Unexpected token '}'\nExit code 1.", {
+        isError: true,
+      });
+    const second = (await summarize(d.messages, first.text)).sections.get("Errors and Fixes")!;
+    for (const code of ["ENOENT", "TypeError", "ERR_MODULE_NOT_FOUND"]) expect(second).toContain(code);
+    expect(second).toContain("node parse-59.js");
+  });
 });

@@ -6,6 +6,7 @@ import {
   SUMMARY_MAX_ERRORS,
   SUMMARY_MAX_FILES,
 } from "./defaults.ts";
+import { findErrorCodes } from "./error-codes.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "./summarizer.ts";
 import { parseSummarySections, renderSummarySections } from "./summary-format.ts";
 
@@ -388,11 +389,13 @@ const fileKey = (line: string) => line.split(" — ")[0]!;
 
 /** Failed calls (exit status, first error line, how often, whether fixed) and denied calls, oldest first. */
 function errorsSection(facts: ConversationFacts, previous: string | undefined, level: Level): string {
-  const failed = facts.errors.slice(-level.errors).map((error) => ({
-    position: error.position,
-    // The first error line whole; the next one too while there is room.
-    line: `- ${error.call} → ${error.status !== undefined ? `exit ${error.status}: ` : ""}${error.error}${error.next && level.changes ? ` | ${error.next}` : ""}${error.count > 1 ? ` (${error.count}×)` : ""}${error.fixed ? " — fixed: a later run succeeded" : ""}`,
-  }));
+  const failed = keepDistinct(facts.errors, level.errors, (error) => failureKind(error.error)).map(
+    (error) => ({
+      position: error.position,
+      // The first error line whole; the next one too while there is room.
+      line: `- ${error.call} → ${error.status !== undefined ? `exit ${error.status}: ` : ""}${error.error}${error.next && level.changes ? ` | ${error.next}` : ""}${error.count > 1 ? ` (${error.count}×)` : ""}${error.fixed ? " — fixed: a later run succeeded" : ""}`,
+    }),
+  );
   const denied = facts.denied.slice(-level.errors).map((denial) => ({
     position: denial.position,
     line: `- ${denial.call} → denied: ${denial.reason}`,
@@ -411,7 +414,34 @@ function errorsSection(facts: ConversationFacts, previous: string | undefined, l
         : line;
     return clip(marked, level.errorChars);
   });
-  return mergeLines(earlier.join("\n"), lines, level.errors * 2);
+  return mergeLines(earlier.join("\n"), lines, level.errors * 2, failureKind);
+}
+
+/**
+ * What kind of failure a line reports: its error codes (`ENOENT`, `TypeError`, `TS2345`), or, with none, the
+ * line itself. Two failures of one kind tell the next reader less than two kinds.
+ */
+function failureKind(line: string): string {
+  const codes = findErrorCodes(line);
+  return codes.length > 0 ? codes.join(" ") : line;
+}
+
+/**
+ * At most `limit` items, the most recent first in claim, oldest first in order; when some must go, an item whose
+ * kind a more recent kept item already shows goes before an older one of a kind shown nowhere else.
+ */
+function keepDistinct<T>(items: readonly T[], limit: number, kind: (item: T) => string): T[] {
+  if (items.length <= limit) return [...items];
+  const kept = new Set<number>();
+  const kinds = new Set<string>();
+  for (let index = items.length - 1; index >= 0 && kept.size < limit; index--) {
+    const key = kind(items[index]!);
+    if (kinds.has(key)) continue;
+    kinds.add(key);
+    kept.add(index);
+  }
+  for (let index = items.length - 1; index >= 0 && kept.size < limit; index--) kept.add(index);
+  return items.filter((_, index) => kept.has(index));
 }
 
 /** The last outcome of each command run, most recent last. */
@@ -461,7 +491,12 @@ function joinLines(parts: readonly (string | undefined)[]): string {
 }
 
 /** Previous lines first, then new ones not already there, the most recent `limit` kept. */
-function mergeLines(previous: string | undefined, lines: readonly string[], limit: number): string {
+function mergeLines(
+  previous: string | undefined,
+  lines: readonly string[],
+  limit: number,
+  kind?: (line: string) => string,
+): string {
   const carried = previous
     ? previous
         .split("\n")
@@ -471,7 +506,8 @@ function mergeLines(previous: string | undefined, lines: readonly string[], limi
         )
     : [];
   const merged = [...carried.filter((line) => !lines.includes(line)), ...lines];
-  return merged.slice(-Math.max(limit, lines.length)).join("\n");
+  const room = Math.max(limit, lines.length);
+  return (kind ? keepDistinct(merged, room, kind) : merged.slice(-room)).join("\n");
 }
 
 /** Like `mergeLines`, but a new line replaces an earlier one with the same key. */
