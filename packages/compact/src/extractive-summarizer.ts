@@ -15,7 +15,7 @@ export interface ExtractiveSummarizerOptions {
   maxUserMessageChars?: number;
   /** Files listed at most; default 30. */
   maxFiles?: number;
-  /** Errors listed at most (the most recent); default 12. */
+  /** Errors listed at most (one failure of each kind first, the most recent of them; then the most recent repeats); default 12. */
   maxErrors?: number;
 }
 
