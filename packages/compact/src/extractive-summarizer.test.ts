@@ -150,9 +150,8 @@ describe("the offline summary is built from facts", () => {
       "TypeError: Cannot read properties of undefined (reading 'map')",
       "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'left-pad'",
     ];
-    kinds.forEach((error, index) =>
-      c.tool("Bash", { command: `node script-${index}.js` }, `${error}\nExit code 1.`, { isError: true }),
-    );
+    for (const [index, error] of kinds.entries())
+      c.tool("Bash", { command: `node script-${index}.js` }, `${error}\nExit code 1.`, { isError: true });
     // Then one kind over and over, from many commands: more failures than the section lists.
     for (let run = 0; run < 30; run++)
       c.tool("Bash", { command: `node parse-${run}.js` }, "SyntaxError: Unexpected token '}'\nExit code 1.", {
