@@ -31,18 +31,33 @@ export interface WatchOptions {
 }
 
 const PAGE = 500;
-const CURSOR = /^([0-9]{1,20}):([0-9]{1,19})$/;
+// `xact:id` (a change's own position), optionally `@xmin:xmax:xip,…`: the snapshot of the moment the cursor
+// stands for, whose visible changes were delivered already.
+const CURSOR =
+  /^([0-9]{1,20}):([0-9]{1,19})(?:@([0-9]{1,20}):([0-9]{1,20}):((?:[0-9]{1,20}(?:,[0-9]{1,20})*)?))?$/;
 const LAST_ID = "9223372036854775807";
 
-/** The cursor of now: every transaction from the oldest one still running on is yet to be delivered. */
-export async function currentCursor(client: SqlClient): Promise<string> {
-  const { rows } = await client.query<{ xact: string }>(
-    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xact",
-  );
-  return `${BigInt(rows[0]?.xact ?? "1") - 1n}:${LAST_ID}`;
+interface Cursor {
+  xact: string;
+  id: string;
+  /** Changes visible in this snapshot are behind the cursor whatever their position; dropped once passed. */
+  seen?: { text: string; xmax: bigint };
 }
 
-function parseCursor(cursor: string): { xact: string; id: string } {
+/**
+ * The cursor of now: every change committed so far is behind it, every change still to commit ahead. A
+ * position alone cannot say it — transaction ids are not in commit order, and the oldest transaction still open
+ * anywhere on the server (another database's too) may be far older than changes already committed — so the
+ * cursor carries the snapshot of this moment until the feed has passed it.
+ */
+export async function currentCursor(client: SqlClient): Promise<string> {
+  const { rows } = await client.query<{ snapshot: string }>("SELECT pg_current_snapshot()::text AS snapshot");
+  const snapshot = rows[0]?.snapshot ?? "1:1:";
+  const xmin = snapshot.split(":")[0] ?? "1";
+  return `${BigInt(xmin) - 1n}:${LAST_ID}@${snapshot}`;
+}
+
+function parseCursor(cursor: string): Cursor {
   const match = CURSOR.exec(cursor);
   if (!match) {
     throw new MemoryArgumentError(
@@ -52,7 +67,32 @@ function parseCursor(cursor: string): { xact: string; id: string } {
       },
     );
   }
-  return { xact: match[1] as string, id: match[2] as string };
+  const [, xact, id, xmin, xmax, running] = match as unknown as [
+    string,
+    string,
+    string,
+    string?,
+    string?,
+    string?,
+  ];
+  return {
+    xact,
+    id,
+    ...(xmin !== undefined && xmax !== undefined
+      ? { seen: { text: `${xmin}:${xmax}:${running ?? ""}`, xmax: BigInt(xmax) } }
+      : {}),
+  };
+}
+
+/** The cursor after a change at `xact:id`: the snapshot stays until no change it shows can come later. */
+function advance(cursor: Cursor, xact: string, id: string): Cursor {
+  return cursor.seen !== undefined && BigInt(xact) < cursor.seen.xmax
+    ? { xact, id, seen: cursor.seen }
+    : { xact, id };
+}
+
+function formatCursor(cursor: Cursor): string {
+  return `${cursor.xact}:${cursor.id}${cursor.seen ? `@${cursor.seen.text}` : ""}`;
 }
 
 interface ChangeRow {
@@ -103,19 +143,20 @@ export function watchMemoryChanges(
                  FROM memory_version
                  WHERE namespace = ANY($1::text[]) AND (xact_id, id) > ($2::text::xid8, $3::bigint)
                    AND xact_id < pg_snapshot_xmin(pg_current_snapshot())
+                   AND ($4::text IS NULL OR NOT pg_visible_in_snapshot(xact_id, $4::text::pg_snapshot))
                  ORDER BY xact_id, id LIMIT ${PAGE}`,
-                [[...watched], cursor.xact, cursor.id],
+                [[...watched], cursor.xact, cursor.id, cursor.seen?.text ?? null],
               );
               for (const row of rows) {
+                cursor = advance(cursor, row.xact, row.id);
                 queue.push({
                   namespace: row.namespace,
                   path: row.path,
                   version: Number(row.version),
                   op: row.op,
                   actor: row.actor,
-                  cursor: `${row.xact}:${row.id}`,
+                  cursor: formatCursor(cursor),
                 });
-                cursor = { xact: row.xact, id: row.id };
               }
               if (rows.length === PAGE) again = true;
             } while (again && !stopped);
