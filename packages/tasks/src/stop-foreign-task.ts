@@ -57,6 +57,9 @@ export async function stopForeignTask(state: ManagerState, record: TaskRecord): 
   }
 }
 
+/** How long an acknowledgement may follow the task's end (the owner stores the two independently). */
+const ENDED_ACK_GRACE_MS = 1_000;
+
 /** Waits for the owner's answer to a command; a refusal or no answer within `timeoutMs` is a `TaskStateError`. */
 async function awaitAcknowledgement(
   state: ManagerState,
@@ -64,6 +67,7 @@ async function awaitAcknowledgement(
   timeoutMs: number,
 ): Promise<void> {
   const until = Date.now() + timeoutMs;
+  let endedSeenAt: number | undefined;
   for (;;) {
     const result = await state.backend.commands.result(command);
     if (result !== undefined) {
@@ -74,9 +78,19 @@ async function awaitAcknowledgement(
     }
     const record = await requireRecord(state, command.taskId);
     if (isFinalStatus(record.status)) {
-      throw new TaskStateError(`Task ${command.taskId} ended (${record.status}) before it took the input.`, {
-        taskId: command.taskId,
-      });
+      // The owner writes the input, then acknowledges it: a task that read it and ended at once can be recorded
+      // as ended before the acknowledgement is. Wait a little for it before saying the input was not taken.
+      endedSeenAt ??= Date.now();
+      if (Date.now() - endedSeenAt >= Math.max(ENDED_ACK_GRACE_MS, 4 * state.pollMs) || Date.now() >= until) {
+        throw new TaskStateError(
+          `Task ${command.taskId} ended (${record.status}) before it took the input.`,
+          {
+            taskId: command.taskId,
+          },
+        );
+      }
+      await sleep(Math.min(state.pollMs, 100));
+      continue;
     }
     if (Date.now() >= until) {
       throw new TaskStateError(

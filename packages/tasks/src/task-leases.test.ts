@@ -3,7 +3,13 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { killChildManagers, startChildManager } from "./__fixtures__/child-manager.ts";
-import { eventually, temporaryDirectory, waitForNotification } from "./__fixtures__/task-test-kit.ts";
+import {
+  eventually,
+  readAllOutput,
+  temporaryDirectory,
+  waitForNotification,
+} from "./__fixtures__/task-test-kit.ts";
+import { createFileTaskBackend } from "./file-task-backend.ts";
 import { createFileTaskLeases } from "./file-task-leases.ts";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
 import { TaskStoreError } from "./task-errors.ts";
@@ -123,5 +129,36 @@ describe("a lease file that cannot be read", () => {
     await rm(file);
     await mkdir(file);
     await expect(leases.holds(owner)).rejects.toThrow(/Could not read the lease .*EISDIR/);
+  });
+});
+
+describe("input through another manager", () => {
+  it("is taken when the task reads it and ends before the owner's acknowledgement is stored", async () => {
+    const backend = createFileTaskBackend({ dir, leaseMs: LEASE_MS });
+    // The owner stores its acknowledgements late (a slow disk, a loaded database): the task's end comes first.
+    const owner = await createTaskManager({
+      dir,
+      backend: {
+        ...backend,
+        commands: {
+          ...backend.commands,
+          acknowledge: async (command, result) => {
+            await sleep(400);
+            await backend.commands.acknowledge(command, result);
+          },
+        },
+      },
+      graceMs: 300,
+      pollMs: 50,
+      stall: { intervalMs: 50, quietMs: 60_000 },
+    });
+    managers.push(owner);
+    const peer = await openManager();
+    const id = await owner.start({ type: "local_bash", command: 'read answer; echo "answer=$answer"' });
+    await eventually(async () => (await peer.get(id)).watchedBy === "another manager");
+    await peer.write(id, "y\n");
+    const { match } = await waitForNotification(owner, (n) => n.taskId === id && n.kind === "finished");
+    expect(match).toBeDefined();
+    expect(await readAllOutput(peer, id)).toBe("answer=y\n");
   });
 });
