@@ -314,6 +314,16 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     return pathRuleMatches(rule, facts.paths, false) ? { rule } : undefined;
   };
 
+  /** The first allow rule that covers one simple command (the whole tool, or a pattern matching the command). */
+  const coveringRule = (facts: CallFacts, command: ShellCommand, analyze: ShellAnalyzer) =>
+    rules.find(
+      (rule) =>
+        rule.behavior === "allow" &&
+        namesTool(rule, facts) &&
+        (rule.specifier === undefined ||
+          commandMatches(patternOf(rule.specifier, analyze), command, "allow") === "yes"),
+    );
+
   /**
    * The allow rule that covers the call, if it is covered: a path or URL by one rule (every form of a path); a
    * command when every command it runs is allowed (wrappers whose inner command is listed need not be), nothing in
@@ -338,17 +348,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     let first: PermissionRule | undefined;
     for (const command of shell.commands) {
       if (command.transparent) continue;
-      let covering: PermissionRule | undefined;
-      for (const rule of allows) {
-        if (!namesTool(rule, facts)) continue;
-        if (
-          rule.specifier === undefined ||
-          commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes"
-        ) {
-          covering = rule;
-          break;
-        }
-      }
+      const covering = coveringRule(facts, command, shell.analyze);
       if (covering === undefined) return undefined;
       first ??= covering;
     }
@@ -374,13 +374,7 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
     rules.some((rule) => rule.behavior === behavior && rule.text === text);
   /** Whether an allow rule covers this one simple command already. */
   const allowedAlready = (facts: CallFacts, command: ShellCommand, analyze: ShellAnalyzer) =>
-    rules.some(
-      (rule) =>
-        rule.behavior === "allow" &&
-        namesTool(rule, facts) &&
-        (rule.specifier === undefined ||
-          commandMatches(patternOf(rule.specifier, analyze), command, "allow") === "yes"),
-    );
+    coveringRule(facts, command, analyze) !== undefined;
   /** What "always" would add: only what is not allowed already (a command an allow rule covers is left out). */
   const suggestionsFor = (facts: CallFacts, outside: string | undefined): PermissionUpdate[] =>
     suggestionsOf(facts, outside).flatMap((update): PermissionUpdate[] => {
@@ -597,20 +591,9 @@ export function createPermissionGate(options: PermissionGateOptions): Permission
   const firstUnallowed = (facts: CallFacts): string | undefined => {
     const shell = facts.shell;
     if (shell === undefined) return undefined;
-    for (const command of shell.commands) {
-      if (command.transparent) continue;
-      let covered = false;
-      for (const rule of rules)
-        if (
-          rule.behavior === "allow" &&
-          namesTool(rule, facts) &&
-          (rule.specifier === undefined ||
-            commandMatches(patternOf(rule.specifier, shell.analyze), command, "allow") === "yes")
-        )
-          covered = true;
-      if (!covered) return command.text;
-    }
-    return undefined;
+    return shell.commands.find(
+      (command) => !command.transparent && !allowedAlready(facts, command, shell.analyze),
+    )?.text;
   };
   return gate;
 }

@@ -26,8 +26,6 @@ export type Unwrapped =
       text?: string;
       /** A script file it runs (`bash file`, `source file`). */
       file?: string;
-      /** True when it runs commands from its input (`bash` with no arguments). */
-      fromInput?: boolean;
       writes: (string | undefined)[];
       transparent: boolean;
     }
@@ -283,7 +281,7 @@ const OTHER_SHELLS = new Set(["fish", "csh", "tcsh", "pwsh", "powershell", "nu",
  * Builtins, lookups and file utilities that never run a word they are given as a command (no option of theirs
  * starts a program: not `tar`, `sort`, `sed`, `awk`, `less` or `git`).
  */
-export const NEVER_RUN_ARGUMENTS = new Set([
+const NEVER_RUN_ARGUMENTS = new Set([
   ...["ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "stat", "basename", "dirname", "realpath"],
   ...["readlink", "mkdir", "rmdir", "touch", "chmod", "chown", "ln", "cp", "mv", "diff", "cmp", "du", "df"],
   "echo",
@@ -321,29 +319,19 @@ export const NEVER_RUN_ARGUMENTS = new Set([
   "times",
 ]);
 
+/** The programs `unwrap` reads apart by name (beside the wrappers, the shells and the builtins that run nothing). */
+const UNWRAPPED_PROGRAMS = new Set([
+  ...["eval", "source", ".", "trap", "alias", "coproc", "xargs", "find", "env", "watch", "flock", "su"],
+  ...["runuser", "script", "busybox", "toybox", "tee", "hash", "enable"],
+]);
+
 /** True when the gate knows what `program` runs (a wrapper listed here, a shell, or a builtin that runs nothing). */
 export function knowsWhatItRuns(program: string): boolean {
   return (
     program in WRAPPERS ||
     SHELLS.has(program) ||
     NEVER_RUN_ARGUMENTS.has(program) ||
-    [
-      "eval",
-      "source",
-      ".",
-      "trap",
-      "alias",
-      "coproc",
-      "xargs",
-      "find",
-      "env",
-      "watch",
-      "flock",
-      "su",
-      "runuser",
-      "script",
-    ].includes(program) ||
-    ["busybox", "toybox", "tee", "hash", "enable"].includes(program)
+    UNWRAPPED_PROGRAMS.has(program)
   );
 }
 
@@ -516,8 +504,7 @@ function shell(program: string, args: Words): Unwrapped {
   }
   // Reading its input: the text is checked when it is written in the command (a here-document), so the shell
   // itself need not be allowed; otherwise the call is unresolved.
-  if (fromInput || index >= args.length)
-    return { kind: "script", fromInput: true, writes: [], transparent: true };
+  if (fromInput || index >= args.length) return { kind: "script", writes: [], transparent: true };
   if (first === undefined) return unresolved(`${program} runs a script named only when it runs`);
   return { kind: "script", file: first, writes: [], transparent: false };
 }
@@ -527,7 +514,7 @@ function trap(args: Words): Unwrapped {
   const action = rest[0];
   if (rest.length < 2) return none;
   if (action === undefined) return unresolved("`trap` runs text that is only known when it runs");
-  if (action.startsWith("-") && action !== "-") return rest.length > 1 && action === "-p" ? none : none;
+  if (action.startsWith("-") && action !== "-") return none;
   if (action === "-" || action === "") return none;
   return { kind: "script", text: action, writes: [], transparent: false };
 }
