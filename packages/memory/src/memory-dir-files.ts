@@ -5,15 +5,7 @@ import { hashContent } from "./content-hash.ts";
 import { MemoryPathError } from "./memory-errors.ts";
 import { MEMORY_INDEX_NAME } from "./memory-index.ts";
 import type { VersionLog } from "./memory-versions.ts";
-import { errnoCode, isAbsent, storeFileError } from "./store-file-errors.ts";
-
-/**
- * A memory that is not there: no file (ENOENT), or a plain file where a folder of its name would be (ENOTDIR:
- * `notes/a.md` when `notes` is a file). A folder where the file belongs (EISDIR) is not absent: it is an error.
- */
-function isMissing(error: unknown): boolean {
-  return isAbsent(error) || errnoCode(error) === "ENOTDIR";
-}
+import { errnoCode, isAbsent, isMissing, storeFileError } from "./store-file-errors.ts";
 
 /** A memory file's text, read without following a symlink; `undefined` when there is no such file. */
 export async function readMemoryFile(path: string): Promise<string | undefined> {

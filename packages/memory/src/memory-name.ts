@@ -1,6 +1,7 @@
 import { lstat } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { MemoryPathError } from "./memory-errors.ts";
+import { isMissing } from "./store-file-errors.ts";
 
 /** Longest memory name in UTF-8 bytes (the limit Anthropic's memory stores use for paths). */
 export const MAX_MEMORY_NAME_BYTES = 1024;
@@ -110,8 +111,7 @@ export async function resolveMemoryPath(root: string, name: string): Promise<str
       stats = await lstat(current);
     } catch (error) {
       // Not there, or under a plain file (`notes/a.md` when `notes` is a file): the memory does not exist.
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return target;
+      if (isMissing(error)) return target;
       throw error;
     }
     if (stats.isSymbolicLink())

@@ -155,20 +155,24 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
     );
     if (entries.reduce((total, entry) => total + entry.size, 0) > budget * MAX_BYTES_PER_TOKEN)
       return undefined;
-    const contents = await Promise.all(
+    // What is read to count is what is attached: a memory that could not be read counts nothing here, and
+    // `load` reads it again (skipping it if it was deleted).
+    const read = new Map<string, string>();
+    await Promise.all(
       entries.map((entry) =>
         options.store.read(entry.name).then(
-          (memory) => memory.content,
-          () => "",
+          (memory) => void read.set(entry.name, memory.content),
+          () => undefined,
         ),
       ),
     );
-    if (contents.reduce((total, content) => total + estimateTextTokens(content), 0) > budget)
-      return undefined;
+    let tokens = 0;
+    for (const content of read.values()) tokens += estimateTextTokens(content);
+    if (tokens > budget) return undefined;
     const all = entries
       .map((entry) => ({ entry, bm25: 0, decay: explainDecay(entry, { now }), score: 0 }))
       .sort((a, b) => b.decay.factor - a.decay.factor || a.entry.name.localeCompare(b.entry.name));
-    return load(all, "attached whole: every memory fits in the small-index budget", all.length);
+    return load(all, "attached whole: every memory fits in the small-index budget", all.length, read);
   }
 
   async function askModel(
@@ -215,11 +219,17 @@ export function createMemoryRetriever(options: MemoryRetrieverOptions): MemoryRe
     ];
   }
 
-  async function load(chosen: ScoredMemory[], method: string, most = limit): Promise<RecalledMemory[]> {
+  async function load(
+    chosen: ScoredMemory[],
+    method: string,
+    most = limit,
+    read?: ReadonlyMap<string, string>,
+  ): Promise<RecalledMemory[]> {
     const recalled: RecalledMemory[] = [];
     for (const candidate of chosen.slice(0, most)) {
       try {
-        const { content } = await options.store.read(candidate.entry.name);
+        const known = read?.get(candidate.entry.name);
+        const content = known ?? (await options.store.read(candidate.entry.name)).content;
         const scoring = candidate.bm25 > 0 ? `BM25 ${candidate.bm25.toFixed(2)}; ` : "";
         recalled.push({
           name: candidate.entry.name,

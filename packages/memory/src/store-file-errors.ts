@@ -11,6 +11,14 @@ export function isAbsent(error: unknown): boolean {
   return errnoCode(error) === "ENOENT";
 }
 
+/**
+ * A memory that is not there: no file (ENOENT), or a plain file where a folder of its name would be (ENOTDIR:
+ * `notes/a.md` when `notes` is a file). A folder where the file belongs (EISDIR) is not absent: it is an error.
+ */
+export function isMissing(error: unknown): boolean {
+  return isAbsent(error) || errnoCode(error) === "ENOTDIR";
+}
+
 const WHY: Readonly<Record<string, string>> = {
   EISDIR: "it is a folder where a file belongs",
   ENOTDIR: "a file stands where a folder belongs on its path",

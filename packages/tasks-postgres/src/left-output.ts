@@ -1,6 +1,7 @@
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SqlClient } from "@unforget/postgres";
+import { groupExists } from "@unforget/tasks";
 import { CHUNK_BYTES, SHIPPING_NOTE } from "./postgres-task-output-store.ts";
 
 /** Where a worker keeps the folders of attempts that were lost in its folder, until they are shipped. */
@@ -72,13 +73,7 @@ export async function setAsideEarlierAttempt(dir: string, taskId: string): Promi
 /** True while the process group a local_bash wrapper recorded in the folder has a process left. */
 async function commandRuns(folder: string): Promise<boolean> {
   const pid = Number.parseInt(await readFile(join(folder, "pid"), "utf8").catch(() => ""), 10);
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return Number.isSafeInteger(pid) && pid > 0 && groupExists(pid);
 }
 
 /**
