@@ -40,7 +40,7 @@ GOOGLE_*) writes the summaries.`;
  * option and its value first (`--max-turns x: give a whole number of at least 1.`), not `error: option
  * '--max-turns <n>' argument 'x' is invalid. give a whole number…`.
  */
-export function commandLineError(text: string): string {
+function commandLineError(text: string): string {
   const message = text.replace(/^error: /, "");
   const invalid = /^option '([^']+)' argument '([^']*)' is invalid\. (.*)$/s.exec(message);
   if (invalid) {

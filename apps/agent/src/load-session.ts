@@ -88,7 +88,7 @@ export async function loadSession(path: string): Promise<LoadedSession> {
  * A defect the importer worked around, with where it is: "line 6: the line is not valid JSON (expected property
  * name or '}' at column 30); it was skipped." A character position within a line is its column.
  */
-export function describeProblem(problem: ImportProblem): string {
+function describeProblem(problem: ImportProblem): string {
   const { line, index, eventId } = problem.location;
   const where =
     line !== undefined

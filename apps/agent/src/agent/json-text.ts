@@ -25,7 +25,7 @@ const PROBLEMS: Readonly<Record<number, string>> = {
 };
 
 /** The 1-based line and column of a character offset. */
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset);
   const line = before.split("\n").length;
   return { line, column: offset - (before.lastIndexOf("\n") + 1) + 1 };

@@ -1,8 +1,8 @@
 import type { ContentBlock, Message, Usage } from "@unforget/core";
 import type { AgentSession, SessionEvent, TurnResult } from "@unforget/session";
-import { describeSummaryWriter } from "../repl/describe-call.ts";
 import type { AgentEnvironment } from "./agent-environment.ts";
 import { describeMcpOutcome } from "./mcp-outcome.ts";
+import { describeSummaryWriter } from "./summary-writer.ts";
 import { usageCostUsd } from "./usage-cost.ts";
 
 /** `--output-format`: Claude Code's names. */

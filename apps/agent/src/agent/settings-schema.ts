@@ -1,5 +1,6 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import leven from "leven";
+import { MAX_WINDOW, MIN_WINDOW } from "../parse-window.ts";
 import { SettingsError } from "./agent-errors.ts";
 import { SETTINGS_SCHEMA } from "./settings-json-schema.ts";
 import { validate as generatedValidate } from "./settings-validator.generated.ts";
@@ -59,7 +60,7 @@ function describe(error: ErrorObject): { key: string; text: string } {
       key,
       text:
         key === "contextWindow"
-          ? `${key} must be a number of tokens from 8000 to 10000000, or a string such as "200K" or "1M".`
+          ? `${key} must be a number of tokens from ${MIN_WINDOW} to ${MAX_WINDOW}, or a string such as "200K" or "1M".`
           : `${key} must be {"percent": 1-100} or {"tokens": a whole number of at least 1000}.`,
     };
   return { key, text: `${key} ${error.message ?? "is not valid"}.` };

@@ -1,5 +1,6 @@
-import type { ContextEvent, LayerReport } from "@unforget/compact";
+import type { ContextEvent } from "@unforget/compact";
 import type { PermissionUpdate } from "@unforget/session";
+import { describeSummaryWriter } from "../agent/summary-writer.ts";
 import { formatTokens } from "./repl-state.ts";
 
 /** The input fields that say what a call does, most telling first. */
@@ -31,35 +32,6 @@ export function describeSuggestions(suggestions: readonly PermissionUpdate[]): s
     return `the folder ${update.directories.join(", ")}`;
   });
   return parts.length > 0 ? parts.join("; ") : undefined;
-}
-
-/**
- * Who wrote a summary, for the end of a line: ", by the model", ", by the offline summariser", and, when the
- * offline one stood in, why and when the model summariser is tried again. Empty for a layer that writes none.
- */
-export function describeSummaryWriter(report: Pick<LayerReport, "summarizer" | "fallback">): string {
-  const name = report.summarizer;
-  if (name === undefined) return "";
-  const writer =
-    name === "extractive"
-      ? "the offline summariser (no model)"
-      : name === "model"
-        ? "the model"
-        : name === "session-memory"
-          ? "the session notes"
-          : `the ${name} summariser`;
-  const fallback = report.fallback;
-  if (fallback?.reason === "paused") {
-    const retry =
-      fallback.retryInCalls !== undefined && fallback.retryInCalls > 0
-        ? `, tried again in ${fallback.retryInCalls} model call${fallback.retryInCalls === 1 ? "" : "s"}`
-        : ", tried again at the next summary";
-    return `, by ${writer}: the model summariser is paused after failing${retry}`;
-  }
-  if (fallback?.reason === "blocking-limit") {
-    return `, by ${writer}: the context was at its limit, so no model was waited for`;
-  }
-  return `, by ${writer}`;
 }
 
 /** One line about what the context manager did, for the screen; undefined for what the user need not see. */

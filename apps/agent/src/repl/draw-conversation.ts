@@ -6,7 +6,7 @@ import type { NewHistoryItem } from "./repl-state.ts";
 /** Turns drawn again when a session is resumed: enough to see where it stood, few enough to keep the screen. */
 export const REDRAWN_TURNS = 3;
 /** Tool calls drawn of one redrawn turn, the last ones (a long turn can have hundreds). */
-export const REDRAWN_TOOL_CALLS = 8;
+const REDRAWN_TOOL_CALLS = 8;
 
 type Item = NewHistoryItem;
 
@@ -29,7 +29,7 @@ function textOf(message: Message): string {
 }
 
 /** A tool result's content as text, a non-text block as its type in brackets. */
-export function resultText(content: unknown): string {
+function resultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content))
     return content
@@ -38,6 +38,19 @@ export function resultText(content: unknown): string {
       )
       .join("\n");
   return "";
+}
+
+/** A tool call's entry, live or redrawn: its result as text, an edit that succeeded as its change. */
+export function toolItem(
+  title: string,
+  status: string,
+  ok: boolean,
+  input: Record<string, unknown>,
+  content: unknown,
+): Item {
+  const output = resultText(content);
+  const diff = ok ? editDiff(input, output) : undefined;
+  return { kind: "tool", title, status, ok, output, ...(diff ? { diff } : {}) };
 }
 
 /** One turn as the REPL drew it live: the prompt, each reply's text, each tool call with its result. */
@@ -56,18 +69,13 @@ function drawTurn(messages: readonly Message[]): Item[] {
         if (block.type !== "tool_result") continue;
         const call = calls.get(block.tool_use_id);
         const input = (call?.input ?? {}) as Record<string, unknown>;
-        const ok = block.is_error !== true;
-        const output = resultText(block.content);
-        // An edit is drawn as its change, as it was live.
-        const diff = ok ? editDiff(input, output) : undefined;
-        const tool: Item = {
-          kind: "tool",
-          title: describeCall(call?.name ?? "tool", input),
-          status: "completed",
-          ok,
-          output,
-          ...(diff ? { diff } : {}),
-        };
+        const tool = toolItem(
+          describeCall(call?.name ?? "tool", input),
+          "completed",
+          block.is_error !== true,
+          input,
+          block.content,
+        );
         tools.push(tool);
         items.push(tool);
       }

@@ -4,8 +4,7 @@ import type { TaskInfo } from "@unforget/tasks";
 import type { AgentEnvironment } from "../agent/agent-environment.ts";
 import { describeMcpFailure, describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { describeCall, describeContextEvent, describeSuggestions } from "./describe-call.ts";
-import { drawConversation, resultText } from "./draw-conversation.ts";
-import { editDiff } from "./edit-diff.ts";
+import { drawConversation, toolItem } from "./draw-conversation.ts";
 import type { ReplStore } from "./repl-state.ts";
 import { findCommand, SLASH_COMMANDS, suggestCommand } from "./slash-commands.ts";
 
@@ -167,17 +166,15 @@ export class ReplController {
         this.store.update((state) => ({
           running: state.running.filter((call) => call.id !== event.toolUseId),
         }));
-        const ok = event.status === "completed" && !event.output.isError;
-        const output = resultText(event.output.content);
-        const diff = ok ? editDiff(input, output) : undefined;
-        this.store.print({
-          kind: "tool",
-          title: running?.title ?? describeCall(event.name, input),
-          status: event.status,
-          ok,
-          output,
-          ...(diff ? { diff } : {}),
-        });
+        this.store.print(
+          toolItem(
+            running?.title ?? describeCall(event.name, input),
+            event.status,
+            event.status === "completed" && !event.output.isError,
+            input,
+            event.output.content,
+          ),
+        );
         break;
       }
       case "model-request":

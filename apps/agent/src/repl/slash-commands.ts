@@ -3,7 +3,7 @@ import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/s
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings-schema.ts";
-import { describeSummaryWriter } from "./describe-call.ts";
+import { describeSummaryWriter } from "../agent/summary-writer.ts";
 import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
