@@ -36,7 +36,7 @@ export interface ClearedThenNeeded {
  * with a path; an editor's `view` command), `run:` for a command (a tool's `command` input, or an action of an
  * agent that writes its actions as text). Writes and edits are not reads.
  */
-export function neededKey(name: string, input: unknown): string | undefined {
+function neededKey(name: string, input: unknown): string | undefined {
   if (typeof input !== "object" || input === null) return undefined;
   const fields = input as Record<string, unknown>;
   const path = [fields.file_path, fields.path, fields.filePath, fields.notebook_path].find(
@@ -48,6 +48,18 @@ export function neededKey(name: string, input: unknown): string | undefined {
   return undefined;
 }
 
+/** The keys an assistant message's calls read or run: each tool call's (by its id), and its text action's. */
+function keysOf(message: Message): { uses: [id: string, key: string][]; action: string | undefined } {
+  const uses: [string, string][] = [];
+  for (const block of message.content) {
+    if (block.type !== "tool_use") continue;
+    const key = neededKey(block.name, block.input);
+    if (key !== undefined) uses.push([block.id, key]);
+  }
+  const action = message.metadata?.action;
+  return { uses, action: typeof action === "string" && action.trim() ? `run:${action.trim()}` : undefined };
+}
+
 export function createClearedThenNeeded(): ClearedThenNeeded {
   const keyOfUse = new Map<string, string>();
   const latest = new Map<string, KeptOutput>();
@@ -55,13 +67,9 @@ export function createClearedThenNeeded(): ClearedThenNeeded {
   return {
     observe(message) {
       if (message.role === "assistant") {
-        for (const block of message.content) {
-          if (block.type !== "tool_use") continue;
-          const key = neededKey(block.name, block.input);
-          if (key !== undefined) keyOfUse.set(block.id, key);
-        }
-        const action = message.metadata?.action;
-        pendingAction = typeof action === "string" && action.trim() ? `run:${action.trim()}` : undefined;
+        const { uses, action } = keysOf(message);
+        for (const [id, key] of uses) keyOfUse.set(id, key);
+        pendingAction = action;
         return;
       }
       if (isTextObservation(message)) {
@@ -81,14 +89,9 @@ export function createClearedThenNeeded(): ClearedThenNeeded {
       }
     },
     check(assistant, request) {
-      const keys: string[] = [];
-      for (const block of assistant.content) {
-        if (block.type !== "tool_use") continue;
-        const key = neededKey(block.name, block.input);
-        if (key !== undefined) keys.push(key);
-      }
-      const action = assistant.metadata?.action;
-      if (typeof action === "string" && action.trim()) keys.push(`run:${action.trim()}`);
+      const { uses, action } = keysOf(assistant);
+      const keys = uses.map(([, key]) => key);
+      if (action !== undefined) keys.push(action);
       const needed = new Set<KeptOutput>();
       for (const key of keys) {
         const output = latest.get(key);

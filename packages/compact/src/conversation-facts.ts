@@ -11,7 +11,7 @@ import {
 } from "./conversation.ts";
 import { SUMMARY_ERROR_LINE_CHARS } from "./defaults.ts";
 import { findErrorCodes } from "./error-codes.ts";
-import { describeOutcome, findErrorLines, findExitStatus } from "./tool-output-record.ts";
+import { describeOutcome, findErrorLines, findExitStatus, isErrorLine } from "./tool-output-record.ts";
 
 /** What happened to one file, as far as the tool inputs and the user's words tell. */
 export interface FileFacts {
@@ -63,7 +63,6 @@ export interface CallOutcome {
   failed: boolean;
   status?: number;
   runs: number;
-  position: number;
 }
 
 /** Everything the extractive summariser reads out of a conversation's structure: facts, not the model's sentences. */
@@ -271,7 +270,6 @@ function recordOutcome(
       failed,
       ...(status !== undefined ? { status } : {}),
       runs: (earlier?.runs ?? 0) + 1,
-      position,
     });
   }
   if (!failed) {
@@ -336,7 +334,7 @@ function errorLines(text: string): string[] {
   const found: string[] = [];
   for (const line of text.split(/\r?\n/)) {
     const trimmed = line.trim();
-    if (trimmed.length > 0 && findErrorLines(trimmed, 1).length > 0) {
+    if (trimmed.length > 0 && isErrorLine(trimmed)) {
       const whole = clip(oneLine(trimmed), SUMMARY_ERROR_LINE_CHARS);
       if (!found.includes(whole)) found.push(whole);
       if (found.length === 2) break;

@@ -97,8 +97,8 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
           attempt = await call(provider, plainRequest(model, options, conversation), request, usage);
         }
         let summary = formatSummaryReply(attempt.text);
-        if (!hasEnoughSections(summary)) {
-          const missing = missingSections(summary);
+        let missing = missingSections(summary);
+        if (!hasEnoughSections(summary, missing)) {
           const retry = [
             createMessage("assistant", attempt.text, { id: "compact_reply" }),
             createMessage("user", missingSectionsReminder(missing), { id: "compact_reminder", isMeta: true }),
@@ -110,17 +110,18 @@ export function createModelSummarizer(options: ModelSummarizerOptions): Summariz
             usage,
           );
           summary = formatSummaryReply(again.text);
-          if (!hasEnoughSections(summary)) {
+          missing = missingSections(summary);
+          if (!hasEnoughSections(summary, missing)) {
             throw new CompactionFailedError(
               "summary",
-              `The model's summary lacks ${missingSections(summary).join(", ")} even after a reminder (at least ${SUMMARY_MIN_SECTIONS} of the nine sections are needed); the compaction was not applied and the conversation is unchanged.`,
+              `The model's summary lacks ${missing.join(", ")} even after a reminder (at least ${SUMMARY_MIN_SECTIONS} of the nine sections are needed); the compaction was not applied and the conversation is unchanged.`,
             );
           }
         }
         // The sections the reply lacks come from the offline extractor, marked as such.
-        if (missingSections(summary).length > 0) {
+        if (missing.length > 0) {
           const room = Math.max(SUMMARY_MIN_TOKENS, request.maxTokens - estimateTextTokens(summary));
-          summary = fillMissingSections(summary, extractSummarySections(request, room));
+          summary = fillMissingSections(summary, extractSummarySections(request, room), missing);
         }
         return {
           text: summary,

@@ -354,8 +354,8 @@ export function missingSections(summary: string): string[] {
 }
 
 /** True when a summary has enough of the sections to be used (the others are filled in), else false. */
-export function hasEnoughSections(summary: string): boolean {
-  return SUMMARY_SECTIONS.length - missingSections(summary).length >= SUMMARY_MIN_SECTIONS;
+export function hasEnoughSections(summary: string, missing = missingSections(summary)): boolean {
+  return SUMMARY_SECTIONS.length - missing.length >= SUMMARY_MIN_SECTIONS;
 }
 
 /**
@@ -412,8 +412,11 @@ export function renderSummarySections(sections: ReadonlyMap<string, string>): st
  * A summary with the sections it lacks appended from `filled` (the offline extractor's), each marked as such,
  * so that the reader knows which parts a model wrote and which the conversation's record gave.
  */
-export function fillMissingSections(summary: string, filled: ReadonlyMap<string, string>): string {
-  const missing = missingSections(summary);
+export function fillMissingSections(
+  summary: string,
+  filled: ReadonlyMap<string, string>,
+  missing = missingSections(summary),
+): string {
   if (missing.length === 0) return summary;
   const parts = missing.map((title) => {
     const body = filled.get(title)?.trim();

@@ -83,7 +83,8 @@ export function findErrorLines(text: string, max = MAX_ERROR_LINES): string[] {
   return found;
 }
 
-function isErrorLine(line: string): boolean {
+/** Whether one line (trimmed) says that something went wrong. */
+export function isErrorLine(line: string): boolean {
   if (ERROR_LINE.some((pattern) => pattern.test(line))) return true;
   return ERROR_CODE.test(line) && /\b(?:error|ERR|fail(?:ed|ure)?)\b/i.test(line) && !/^\d+[:|]/.test(line);
 }
