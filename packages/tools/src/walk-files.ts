@@ -73,15 +73,11 @@ export async function walkFiles(root: string, options: WalkFilesOptions): Promis
   let sinceClockCheck = 0;
   const aborted = () => signal?.aborted === true;
 
-  /** Lets the event loop run once the slice is spent; false when the walk should stop. */
-  async function keepGoing(): Promise<boolean> {
-    if (++sinceClockCheck < ENTRIES_PER_CLOCK_CHECK) return !aborted();
+  /** True when the slice is spent (looked at every few entries): the event loop should run before going on. */
+  function sliceSpent(): boolean {
+    if (++sinceClockCheck < ENTRIES_PER_CLOCK_CHECK) return false;
     sinceClockCheck = 0;
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
-    }
-    return !aborted();
+    return performance.now() - sliceStart >= SLICE_MS;
   }
 
   function relativeOf(path: string): string {
@@ -95,7 +91,12 @@ export async function walkFiles(root: string, options: WalkFilesOptions): Promis
     sliceStart = performance.now();
     listing: for (const { folder, entries } of listings) {
       for (const entry of entries) {
-        if (!(await keepGoing())) return { files, truncated: false, aborted: true };
+        // Awaited only when the slice is spent: an await per entry would cost a microtask each.
+        if (sliceSpent()) {
+          await yieldToEventLoop();
+          sliceStart = performance.now();
+        }
+        if (aborted()) return { files, truncated: false, aborted: true };
         const path = join(folder, entry.name);
         if (entry.isDirectory()) {
           if (VCS_FOLDERS.has(entry.name) || (skipNodeModules && entry.name === "node_modules")) continue;
