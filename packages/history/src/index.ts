@@ -4,6 +4,8 @@ export {
   HistorySessionNotFoundError,
 } from "./history-errors.ts";
 export type { HistoryItemKind } from "./history-items.ts";
+export type { HistorySource } from "./history-tools.ts";
+export { createHistoryTools } from "./history-tools.ts";
 export type {
   HistoryHit,
   HistoryPage,
