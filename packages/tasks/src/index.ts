@@ -46,6 +46,7 @@ export type {
   TaskOutputStore,
   TaskQueue,
 } from "./task-backend.ts";
+export type { ConnectMcp, McpMonitorClient, TaskCapabilities } from "./task-capabilities.ts";
 export {
   LeaseLostError,
   OutputOffsetError,

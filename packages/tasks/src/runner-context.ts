@@ -22,6 +22,7 @@ export function createRunnerContext(
     graceMs: state.graceMs,
     pollMs: state.pollMs,
     env,
+    capabilities: state.capabilities,
     assertHeld() {
       const live = state.live.get(taskId);
       const lapsed = Date.now() - state.lastRenewedAt > state.backend.leases.leaseMs;
