@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { UnforgetError } from "@unforget/core";
+import { currentProcessIdentity, type ProcessIdentity } from "@unforget/process";
 import type { Mailbox } from "./mailbox.ts";
-import { currentProcessIdentity, type ProcessIdentity } from "./process-identity.ts";
 import type { PromptPattern } from "./prompt-patterns.ts";
 import type { TaskBackend, TaskOutputShipper } from "./task-backend.ts";
 import type { TaskCapabilities } from "./task-capabilities.ts";

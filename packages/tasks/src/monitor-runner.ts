@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { terminateGroup } from "./process-group.ts";
-import { type GroupChild, spawnShellCommand } from "./spawn-group.ts";
+import { type GroupChild, spawnShellCommand, terminateGroup } from "@unforget/process";
 import type { McpMonitorClient } from "./task-capabilities.ts";
 import { describeError, TaskNotPortableError } from "./task-errors.ts";
 import { createOutputWriter } from "./task-output-writer.ts";

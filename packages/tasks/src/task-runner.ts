@@ -1,6 +1,6 @@
 import { constants } from "node:os";
+import type { ProcessIdentity } from "@unforget/process";
 import type { Mailbox } from "./mailbox.ts";
-import type { ProcessIdentity } from "./process-identity.ts";
 import type { TaskCapabilities } from "./task-capabilities.ts";
 import type { TaskEndReason } from "./task-record.ts";
 

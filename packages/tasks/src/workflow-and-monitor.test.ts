@@ -1,6 +1,7 @@
 import { rm, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { createMcpStdioClient } from "@unforget/mcp";
+import { groupExists } from "@unforget/process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   eventually,
@@ -8,7 +9,6 @@ import {
   temporaryDirectory,
   waitForNotification,
 } from "./__fixtures__/task-test-kit.ts";
-import { groupExists } from "./process-group.ts";
 import { TaskInputError } from "./task-errors.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 
