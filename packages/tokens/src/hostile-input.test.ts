@@ -20,7 +20,7 @@ import { createFallbackCounter } from "./fallback-counter.ts";
 import { createTokenCountSession } from "./token-count-session.ts";
 import { measureContextTokens, tokenCountWithEstimation } from "./token-count-with-estimation.ts";
 
-// Issue 13 ("Done when"): mutated corpus sessions and texts fed to every counter and estimator. Only typed
+// Hostile input: mutated corpus sessions and texts fed to every counter and estimator. Only typed
 // errors, counts that are finite non-negative integers, and work linear in the input, measured as property
 // reads on the input (never as time).
 
