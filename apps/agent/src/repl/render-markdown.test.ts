@@ -1,4 +1,5 @@
 import { stripVTControlCharacters } from "node:util";
+import chalk from "chalk";
 import { describe, expect, it } from "vitest";
 import { renderMarkdown } from "./render-markdown.ts";
 
@@ -49,6 +50,25 @@ describe("renderMarkdown", () => {
   it("keeps code blocks as they are, indented, and never wraps them", () => {
     const long = `const value = ${"1 + ".repeat(20)}1;`;
     expect(shown(`\`\`\`js\n${long}\n  return x;\n\`\`\``, 30)).toBe(`  ${long}\n    return x;`);
+  });
+
+  it("colours a code block of a known language on a colour terminal, and shows its text as written", () => {
+    const level = chalk.level;
+    chalk.level = 1;
+    try {
+      const code = 'const a = x < 1 && y > "2"; // note\nfunction f() {}';
+      const styled = renderMarkdown(`\`\`\`ts\n${code}\n\`\`\``, 40);
+      expect(stripVTControlCharacters(styled)).toBe(
+        `  const a = x < 1 && y > "2"; // note\n  function f() {}`,
+      );
+      expect(styled).toContain(chalk.blue("const"));
+      expect(styled).toContain(chalk.red('"2"'));
+      expect(styled).toContain(chalk.green("// note"));
+      // An unknown language is shown plain.
+      expect(renderMarkdown("```nosuchlanguage\nconst a = 1;\n```", 40)).toBe("  const a = 1;");
+    } finally {
+      chalk.level = level;
+    }
   });
 
   it("shows a link's address beside its text, decodes entities, and drops control characters", () => {

@@ -1,9 +1,9 @@
 import { stripVTControlCharacters } from "node:util";
 import chalk from "chalk";
-import { highlight, supportsLanguage } from "cli-highlight";
 import Table from "cli-table3";
 import { Lexer, type Token, type Tokens } from "marked";
 import wrapAnsi from "wrap-ansi";
+import { highlightCode } from "./highlight-code.ts";
 
 /**
  * C0 controls but tab and newline, DEL and the C1 controls: a reply must never reach the terminal with an escape
@@ -102,9 +102,9 @@ function codeBlock(token: Tokens.Code): string[] {
   const code = plain(token.text).replace(/\t/g, "  ");
   const language = token.lang?.split(/\s/)[0];
   let styled = code;
-  if (chalk.level > 0 && language && supportsLanguage(language)) {
+  if (chalk.level > 0 && language) {
     try {
-      styled = highlight(code, { language, ignoreIllegals: true });
+      styled = highlightCode(code, language) ?? code;
     } catch {
       styled = code;
     }
@@ -193,7 +193,7 @@ function blocks(tokens: readonly Token[], width: number, spaced = true): string[
 /**
  * Markdown as terminal text, wrapped to `width` columns: marked parses it (GitHub's flavour) and each block is
  * drawn here — headings bold without their `#`s, inline styles everywhere (list items and table cells too), list
- * items wrapped under their own text, code highlighted (cli-highlight) and never wrapped, tables through
+ * items wrapped under their own text, code highlighted (highlight.js) and never wrapped, tables through
  * cli-table3. Colour follows chalk's level, so NO_COLOR (FORCE_COLOR=0 at start-up) gives plain text. Text that is
  * still streaming renders the same way: what is not closed yet (`**bol`) shows as typed until it is.
  */
