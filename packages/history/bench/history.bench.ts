@@ -1,4 +1,4 @@
-// The history benchmarks (issue "nothing is ever lost"): recall after many compactions, and a very long session.
+// The history benchmarks: recall after many compactions, and a very long session.
 // Both drive compact's ContextManager the way the session does — every message written to the transcript when it
 // is appended, the manager's own entries through a sink that skips messages already written, prepare() before each
 // model call — with the offline (extractive) summariser, so no provider is needed and the numbers are repeatable.

@@ -74,7 +74,7 @@ export interface AgentSessionOptions {
   memory?: SessionMemoryOptions;
   /**
    * The history tools (`context_status`, `history_search`, `history_read`) and a paragraph about them after the
-   * system prompt (about 1,100 tokens on every request); default false. A tool the caller gives under one of those
+   * system prompt (about 600 tokens on every request); default false. A tool the caller gives under one of those
    * names replaces the built-in one.
    */
   history?: boolean;
