@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { type AgentIO, addAgentCommand } from "./agent/agent-command.ts";
 import { appPath } from "./app-path.ts";
 import { registerDbCommand } from "./db-command.ts";
+import { registerHistoryCommand } from "./history-command.ts";
 import { registerMemoryCommand } from "./memory-command.ts";
 import { MIN_WINDOW } from "./parse-window.ts";
 
@@ -119,6 +120,7 @@ export function createProgram(output: AgentIO): Command {
       );
     });
   registerMemoryCommand(program, output);
+  registerHistoryCommand(program, output);
   registerDbCommand(program, output);
   return program;
 }

@@ -32,13 +32,7 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import {
-  CLEARED_RESULT_PREFIX,
-  isClearedResult,
-  savedNote,
-  type ToolResultOptions,
-  toolResultContext,
-} from "./microcompact.ts";
+import { clearedRecord, savedNote, type ToolResultOptions, toolResultContext } from "./microcompact.ts";
 import { CACHE_TTL_MS } from "./prompt-cache.ts";
 import { withSavedOutputs } from "./saved-outputs.ts";
 import {
@@ -389,10 +383,8 @@ function outputRecord(
   savedPath: string | undefined,
 ): string {
   if (original !== undefined) return toolOutputRecord(use, original, isError, savedPath);
-  if (isClearedResult(text) && text.endsWith("]")) {
-    const record = text.slice(CLEARED_RESULT_PREFIX.length + 2, -1);
-    if (record.includes(" → ")) return record;
-  }
+  const record = clearedRecord(text);
+  if (record?.includes(" → ")) return record;
   return toolOutputRecord(use, text, isError, savedPath);
 }
 

@@ -162,7 +162,7 @@ describe("microcompact", () => {
     expect(texts.filter(isClearedResult)).toHaveLength(3);
     // A cleared output keeps its one-line record: the call and what the output came to.
     expect(texts.find(isClearedResult)).toMatch(
-      /^\[Old tool result content cleared: Read\(f0\.ts\) → .+ \(\d+ lines\)\]$/,
+      /^\[Old tool result content cleared \(history_read id toolu_\w+\): Read\(f0\.ts\) → .+ \(\d+ lines\)\]$/,
     );
     expect(texts).toContain("the second one");
     expect(microcompact(result.messages, { now: c.now() + 61 * 60_000 }).edits).toEqual([]);

@@ -35,9 +35,19 @@ import { toolOutputRecord } from "./tool-output-record.ts";
 /** How a cleared output starts; the rest is its one-line record (call, exit status, first error lines). */
 export const CLEARED_RESULT_PREFIX = "[Old tool result content cleared";
 
-/** What a cleared output says instead of its content: the prefix and its record. */
-export function clearedResultText(record: string): string {
-  return `${CLEARED_RESULT_PREFIX}: ${record}]`;
+/**
+ * What a cleared output says instead of its content: the prefix, the id history_read restores it by (its tool_use
+ * id, when it has one) and its record.
+ */
+export function clearedResultText(record: string, historyId?: string): string {
+  return `${CLEARED_RESULT_PREFIX}${historyId === undefined ? "" : ` (history_read id ${historyId})`}: ${record}]`;
+}
+
+/** The record a cleared output carries (what `clearedResultText` was given), or undefined for another text. */
+export function clearedRecord(text: string): string | undefined {
+  if (!isClearedResult(text) || !text.endsWith("]")) return undefined;
+  const start = text.indexOf(": ", CLEARED_RESULT_PREFIX.length);
+  return start === -1 ? undefined : text.slice(start + 2, -1);
 }
 
 /** True for an output a layer has already cleared. */
@@ -136,7 +146,10 @@ export function microcompact(messages: readonly Message[], options: Microcompact
         output.toolUseId === undefined ? undefined : options.saveOutput?.(output.toolUseId, original);
       if (savedPath === undefined) continue;
     }
-    const content = clearedResultText(toolOutputRecord(output.use, original, output.isError, savedPath));
+    const content = clearedResultText(
+      toolOutputRecord(output.use, original, output.isError, savedPath),
+      output.toolUseId,
+    );
     const freed = output.tokens - estimateTextTokens(content);
     if (freed <= 0) continue;
     tokensFreed += freed;

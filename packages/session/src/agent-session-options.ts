@@ -72,6 +72,12 @@ export interface AgentSessionOptions {
     "model" | "provider" | "hooks" | "sessionId" | "transcript" | "resume" | "sessionMemory"
   >;
   memory?: SessionMemoryOptions;
+  /**
+   * The history tools (`context_status`, `history_search`, `history_read`) and a paragraph about them after the
+   * system prompt (about 600 tokens on every request); default false. A tool the caller gives under one of those
+   * names replaces the built-in one.
+   */
+  history?: boolean;
   /** Background tasks: their notifications reach the model before its next call, their status after a compaction. */
   tasks?: TaskManager;
   /** Where transcripts live: `<sessionsDir>/<sessionId>.jsonl` (sub-agents in `<sessionId>/subagents/`). */

@@ -22,6 +22,7 @@ import {
 } from "./agent-tool.ts";
 import { type ContextBreakdown, contextBreakdown } from "./context-breakdown.ts";
 import { EventChannel } from "./event-channel.ts";
+import { sessionHistoryTools, withHistoryNote } from "./history-tools.ts";
 import type { PermissionGate } from "./permission-gate.ts";
 import { runTurn, type TurnResult } from "./run-turn.ts";
 import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
@@ -111,12 +112,14 @@ export async function createAgentSession(options: AgentSessionOptions): Promise<
 }
 
 async function openSession(
-  options: AgentSessionOptions,
+  given: AgentSessionOptions,
   link: ChildSessionLink | undefined,
 ): Promise<AgentSession> {
-  checkOptions(options);
+  checkOptions(given);
   // The runtime of the current session id (a /clear replaces it); assigned once the first one is open.
   let current: SessionRuntime;
+  const historyTools = sessionHistoryTools(given, link, () => current);
+  const options = { ...given, system: withHistoryNote(given.system, historyTools.length > 0) };
   // Events that come before it (an MCP server connecting) have no turn to go to.
   const emitter = () => (event: SessionEvent) => current?.emit(event);
   const depth = link?.depth ?? 0;
@@ -134,6 +137,7 @@ async function openSession(
   const tools = (): readonly Tool[] => [
     ...(options.tools ?? []),
     ...taskTools,
+    ...historyTools,
     ...(agentTool ? [agentTool] : []),
     ...(mcp?.servers.tools() ?? []),
   ];
