@@ -4,6 +4,7 @@ export { type BashToolOptions, createBashTool } from "./bash-tool.ts";
 export { type BuiltinToolsOptions, createBuiltinTools } from "./builtin-tools.ts";
 export { createEditTool, type EditToolOptions } from "./edit-tool.ts";
 export type { FileAccessOptions } from "./file-access.ts";
+export { compileGitignore, type GitignoreRules } from "./glob-pattern.ts";
 export { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
 export { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
 export {
