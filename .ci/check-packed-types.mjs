@@ -5,46 +5,23 @@
 //    dependency, as the test kit's Node fakes do), and every README example that imports nothing from Node or
 //    from such a package, so that no published typings silently need Node's types;
 //  - with @types/node: every README example (most import node:fs or the like for their own sake).
-// Run after the build: `node .ci/check-packed-types.mjs` (.ci/run does). Prints one line per project.
+// Run after the build: `node .ci/check-packed-types.mjs [--packed <folder>]` (.ci/run does, on the folder
+// .ci/pack-packages.mjs packed; without it, the packages are packed into a scratch folder). Prints one line per
+// project.
 import { execFile, execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { packPackages, readPacked } from "./pack-packages.mjs";
+import { catalogVersion } from "./workspace.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PNPM = ["-y", "pnpm@10.34.9"];
 const FENCE = /```ts run\n([\s\S]*?)```/g;
-const catalog = readFileSync(join(ROOT, "pnpm-workspace.yaml"), "utf8");
-const pinned = (name) => {
-  const match = new RegExp(`^\\s+"?${name.replace("/", "\\/")}"?:\\s*(\\S+)`, "m").exec(catalog);
-  if (!match) throw new Error(`${name} is not in the pnpm catalog of pnpm-workspace.yaml`);
-  return match[1];
-};
-
-/** The public (not private) packages: their folder and manifest. */
-function publicPackages() {
-  const folders = [
-    ...readdirSync(join(ROOT, "packages")).map((name) => join("packages", name)),
-    ...readdirSync(join(ROOT, "packages", "providers")).map((name) => join("packages", "providers", name)),
-    ...readdirSync(join(ROOT, "apps")).map((name) => join("apps", name)),
-  ];
-  return folders
-    .filter((folder) => existsSync(join(ROOT, folder, "package.json")))
-    .map((folder) => ({
-      folder,
-      manifest: JSON.parse(readFileSync(join(ROOT, folder, "package.json"), "utf8")),
-    }))
-    .filter(({ manifest }) => manifest.private !== true);
-}
+const pinned = (name) => catalogVersion(ROOT, name);
+const packedOption = process.argv.indexOf("--packed");
+const packedFolder = packedOption === -1 ? undefined : process.argv[packedOption + 1];
 
 /** The ```ts run examples of a README, as files to check. */
 function examplesOf(readme, prefix) {
@@ -70,30 +47,10 @@ function run(command, args, cwd) {
 const started = Date.now();
 const scratch = mkdtempSync(join(tmpdir(), "unforget-packed-"));
 try {
-  const packages = publicPackages();
-  const tarballs = join(scratch, "tarballs");
-  mkdirSync(tarballs);
-  run(
-    "npx",
-    [
-      ...PNPM,
-      "-r",
-      "--filter",
-      "./packages/**",
-      "--filter",
-      "./apps/**",
-      "pack",
-      "--pack-destination",
-      tarballs,
-    ],
-    ROOT,
-  );
-  const dependencies = {};
-  for (const { manifest } of packages) {
-    const file = `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`;
-    if (!existsSync(join(tarballs, file))) throw new Error(`pnpm pack did not write ${file}`);
-    dependencies[manifest.name] = `file:${join(tarballs, file)}`;
-  }
+  const packed =
+    packedFolder === undefined ? packPackages(join(scratch, "tarballs")) : readPacked(resolve(packedFolder));
+  const packages = packed.map(({ folder, manifest }) => ({ folder, manifest }));
+  const dependencies = Object.fromEntries(packed.map(({ name, path }) => [name, `file:${path}`]));
   // Examples that import a host library the user brings (the adapters' `ai`, `langchain`, `zod`) are type-checked
   // where those are installed: the workspace's README test runs them; here they are named and left out.
   const hostLibraries = (code) =>

@@ -25,7 +25,6 @@ await build({
     "@electric-sql/pglite",
     "@unforget/memory-postgres",
     "@unforget/postgres",
-    "@unforget/tasks-postgres",
   ],
   // jsonc-parser's `main` is a UMD module whose requires esbuild cannot follow; its ES module build bundles.
   alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },

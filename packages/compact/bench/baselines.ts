@@ -269,7 +269,7 @@ export function createTeachingBaseline(window: number, maxOutputTokens: number):
   });
 }
 
-/** The plain rule's settings, as the issue states them. */
+/** The plain rule's settings. */
 export const PLAIN_RULE = { capChars: 8_000, keepVerbatim: 10, workingSetTokens: 20_000 } as const;
 
 const ERROR_LINE = /\b(?:error|exception|traceback|fail(?:ed|ure)?|fatal)\b/i;
@@ -296,9 +296,9 @@ function capOutput(text: string, capChars: number): string {
 }
 
 /**
- * The plain rule the issue measured on unseen sessions: cap each new tool result at 8,000 characters
- * (head, tail and first error line); keep the last 10 results verbatim; once the context passes 20K tokens,
- * replace every older result with a one-line record, in one batch. It leaves user messages and assistant
+ * A plain rule, measured on unseen sessions before the ladder's review (decision 0020): cap each new tool result
+ * at 8,000 characters (head, tail and first error line); keep the last 10 results verbatim; once the context
+ * passes 20K tokens, replace every older result with a one-line record, in one batch. It leaves user messages and assistant
  * text alone and has no summary, so after the provider refuses it has nothing to do (the call overflows).
  */
 export function createPlainRuleBaseline(): ContextManager {
@@ -360,7 +360,7 @@ export function createPlainRuleBaseline(): ContextManager {
   );
 }
 
-/** The simple policy's settings, as issue 27 states them. */
+/** The simple policy's settings. */
 export const SIMPLE_POLICY = {
   capChars: 8_000,
   /** The ceiling, as a share of the window: 20K tokens at 200K. */
@@ -418,8 +418,8 @@ function isCleared(text: string): boolean {
 }
 
 /**
- * The simple policy issue 27 measured on unseen long sessions: (1) cap each new tool result at 8,000
- * characters (head, tail and first error line); (2) under a ceiling of 10 % of the window keep results
+ * A simple policy, measured on unseen long sessions before the working set's cap and floor (decision 0032):
+ * (1) cap each new tool result at 8,000 characters (head, tail and first error line); (2) under a ceiling of 10 % of the window keep results
  * verbatim, and between climbs clear the results older than the newest ten only when the cache-read rent they
  * cost (0.1× their size each call) has added up to more than rewriting what follows them (ski rental); (3) past
  * the ceiling fall to a floor in one break: every result but the newest two becomes a one-line record with its

@@ -11,7 +11,7 @@ import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
 /** Names the tables compare against. */
 export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
 export const TEACHING = "baseline: teaching policy (learn-claude-code)";
-export const SIMPLE = "baseline: simple policy (issue 27: ceiling, ski rental, floor)";
+export const SIMPLE = "baseline: simple policy (ceiling, ski rental, floor)";
 
 /** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
 export function ours(
@@ -62,6 +62,6 @@ export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
     { name: BASE_AGENT, create: (window) => createBaseAgentBaseline(window, maxOutput(window)) },
     { name: TEACHING, create: (window) => createTeachingBaseline(window, maxOutput(window)) },
     { name: SIMPLE, create: (window) => createSimplePolicyBaseline(window) },
-    { name: "baseline: plain rule (issue 17)", create: () => createPlainRuleBaseline() },
+    { name: "baseline: plain rule (records past 20K)", create: () => createPlainRuleBaseline() },
   ];
 }

@@ -97,7 +97,7 @@ export const MAX_RESULT_CHARS = 50_000;
  * A new tool result longer than this is cut in the middle to it (head, tail and its first error line; the
  * transcript keeps it whole): about 1,500 tokens. Every token kept is written to the prompt cache once and read
  * on every later call. Benchmark, long single-task sessions at 200K (the outputs cut and then read again are
- * charged: "cleared then needed"): no cap 0.32× BaseAgent, 8,000 characters (issue 27's simple policy) 0.30×,
+ * charged: "cleared then needed"): no cap 0.32× BaseAgent, 8,000 characters (the simple policy's baseline) 0.30×,
  * 7,000 0.29×, 6,000 0.28× with 92 % prefix reuse and no more results read again (BENCHMARKS.md, decision 0032).
  */
 export const RESULT_CAP_CHARS = 6_000;
@@ -212,7 +212,7 @@ export const SUMMARY_MAX_PIECES = 4;
 /**
  * Characters of each request the offline summary lists when the whole message is carried beside the summary.
  * Benchmark: at 300 the list of a long SWE-agent chain crowded the errors out of the 32K summaries (error codes
- * kept 6 of 10 instead of 8); 160 is the opening line or two (BENCHMARKS.md, issue 30).
+ * kept 6 of 10 instead of 8); 160 is the opening line or two (BENCHMARKS.md, decision 0030).
  */
 export const SUMMARY_BRIEF_REQUEST_CHARS = 160;
 /** A piece refused as too long is split again to this share of what the refusal says would have fitted (the prompt and the previous summary come on top). Judgement call. */
@@ -226,7 +226,7 @@ export const SUMMARY_ERROR_LINE_CHARS = 500;
  * Share of a summary's budget the user's messages carried beside it may take before the older long ones are
  * shortened; the summariser gets the rest, so the summary message is no larger than before they were carried.
  * Background benchmark: carrying them on top of the summary's budget (10 % of the threshold more) left 9 of 12
- * background summaries applied instead of 13 of 15 (BENCHMARKS.md, issue 30). Judgement call for the share.
+ * background summaries applied instead of 13 of 15 (BENCHMARKS.md, decision 0030). Judgement call for the share.
  */
 export const USER_MESSAGES_SHARE = 0.4;
 /**

@@ -145,7 +145,7 @@ describe("meta user messages stay apart from the user's own words", () => {
   it("accepts a meta user message (a demonstration) right before the task, and repair leaves both", () => {
     const messages = [
       message("user", "Here is a demonstration.", { isMeta: true, metadata: { isDemonstration: true } }),
-      message("user", "Fix issue 12."),
+      message("user", "Fix bug 12."),
       message("assistant", "Looking."),
     ];
     expect(findToolPairViolations(messages)).toEqual([]);
@@ -153,7 +153,7 @@ describe("meta user messages stay apart from the user's own words", () => {
     expect(repaired.repairs).toEqual([]);
     const withoutDemonstrations = repaired.messages.filter((kept) => kept.metadata?.isDemonstration !== true);
     expect(withoutDemonstrations.map((kept) => kept.content)).toEqual([
-      [{ type: "text", text: "Fix issue 12." }],
+      [{ type: "text", text: "Fix bug 12." }],
       [{ type: "text", text: "Looking." }],
     ]);
   });

@@ -18,7 +18,7 @@ describe("importSweAgentTrajectory", () => {
     history: [
       { role: "system", content: "You are an autonomous programmer.", message_type: "system_prompt" },
       { role: "user", content: "Here is a demonstration.", is_demo: true },
-      { role: "user", content: "Fix issue 12." },
+      { role: "user", content: "Fix bug 12." },
       {
         role: "assistant",
         content: "Look first.",
@@ -42,7 +42,7 @@ describe("importSweAgentTrajectory", () => {
       metadata: { isDemonstration: true },
       content: [{ type: "text", text: "Here is a demonstration." }],
     });
-    expect(task).toMatchObject({ content: [{ type: "text", text: "Fix issue 12." }] });
+    expect(task).toMatchObject({ content: [{ type: "text", text: "Fix bug 12." }] });
     expect(task?.isMeta).toBeUndefined();
     expect(second).toMatchObject({
       role: "assistant",

@@ -15,7 +15,7 @@ import type { Node as SyntaxNode } from "web-tree-sitter";
 const require = createRequire(import.meta.url);
 const RUNS = Number(process.env.RUNS ?? 7);
 
-/** Shell forms from issue 31's list; each runs `rm` somewhere. */
+/** Shell forms that hide a command (decision 0027); each runs `rm` somewhere. */
 const FORMS = [
   "ls; rm x",
   "ls && rm x",

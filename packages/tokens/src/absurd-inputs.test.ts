@@ -18,7 +18,7 @@ import { MAX_COUNTED_TOKENS } from "./finite-count.ts";
 import { createTokenCountSession } from "./token-count-session.ts";
 import { measureContextTokens, tokenCountWithEstimation } from "./token-count-with-estimation.ts";
 
-// Issue 13, item 16: a count is always a finite non-negative integer, whatever the input claims.
+// A count is always a finite non-negative integer, whatever the input claims.
 
 const png = { type: "base64" as const, media_type: "image/png", data: "iVBORw0KGgo=" };
 const pdf = { type: "base64" as const, media_type: "application/pdf", data: "JVBERi0=" };

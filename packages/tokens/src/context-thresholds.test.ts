@@ -24,7 +24,7 @@ describe("thresholds", () => {
   });
 
   it("honours the absolute window and percentage overrides from the environment", () => {
-    // A 50K window keeps an eighth for the summary and an eighth of headroom (issue 13: it kept 34 %).
+    // A 50K window keeps an eighth for the summary and an eighth of headroom (it used to keep 34 %).
     const env = { UNFORGET_AUTO_COMPACT_WINDOW: "50000" };
     expect(getEffectiveContextWindow("claude-sonnet-4-5", { env })).toBe(43_750);
     expect(getAutoCompactThreshold("claude-sonnet-4-5", { env })).toBe(37_500);
@@ -55,7 +55,7 @@ describe("thresholds", () => {
   });
 });
 
-describe("small windows (issue 13, item 2)", () => {
+describe("small windows", () => {
   const sixteen = { contextWindow: 16_000, maxOutputTokens: 4_000 };
 
   it("keeps a useful share of a 16K window before compaction", () => {
@@ -238,7 +238,7 @@ describe("autoCompactThreshold (per-model setting)", () => {
   });
 });
 
-describe("option errors (issue 13, item 8)", () => {
+describe("option errors", () => {
   it("names the option when the option was the source", () => {
     expect(() => getAutoCompactThreshold("claude-sonnet-4-5", { ...noEnv, autoCompactPercent: -5 })).toThrow(
       /^autoCompactPercent is -5,/,

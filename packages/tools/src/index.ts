@@ -1,6 +1,11 @@
 // Its typings name Node's types (buffers, environments), from the @types/node peer dependency.
 /// <reference types="node" preserve="true" />
-export { type BashToolOptions, createBashTool } from "./bash-tool.ts";
+export {
+  type BashBackgroundCommand,
+  type BashBackgroundTasks,
+  type BashToolOptions,
+  createBashTool,
+} from "./bash-tool.ts";
 export { type BuiltinToolsOptions, createBuiltinTools } from "./builtin-tools.ts";
 export { createEditTool, type EditToolOptions } from "./edit-tool.ts";
 export type { FileAccessOptions } from "./file-access.ts";
