@@ -1,11 +1,17 @@
 import type { ContextManagerOptions } from "@unforget/compact";
 import type { ModelProvider, TextBlock, ThinkingConfig, Tool, ToolSessionState } from "@unforget/core";
 import type { CommandHooksPluginOptions, HookCommandSettings, HookError, HookPlugin } from "@unforget/hooks";
-import type { McpServerConfig, McpServers } from "@unforget/mcp";
-import type { ConsentMode, DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
-import type { TaskManager } from "@unforget/tasks";
 import type { AgentDefinition } from "./agent-tool.ts";
 import type { CanUseTool, PermissionGate, PermissionGateOptions } from "./permission-gate.ts";
+import type {
+  SessionDreamJob,
+  SessionMcpServerConfig,
+  SessionMcpServers,
+  SessionMemoryStore,
+  SessionNotes,
+  SessionProposalQueue,
+  SessionTaskManager,
+} from "./session-capabilities.ts";
 import type { SessionTracer } from "./session-tracer.ts";
 import type { ToolCallAuthorizer } from "./tool-authorization.ts";
 
@@ -21,14 +27,17 @@ export interface SessionHookOptions {
   onHookError?: (error: HookError) => void;
 }
 
-/** Long-term memory and session notes, wired through `attachMemory` from `@unforget/memory`. */
+/**
+ * Long-term memory and session notes, wired through `attachMemory` of `@unforget/memory`, which the session
+ * loads when it opens (install it beside the session; without it, `SessionPackageMissingError`).
+ */
 export interface SessionMemoryOptions {
   /** The memory dir (or team memory, or a networked store): its MEMORY.md index comes in at session start. */
-  store: MemoryStore;
+  store: SessionMemoryStore;
   /** What extraction may do: "propose" (default) queues changes for the user, "auto" writes, "off" extracts nothing. */
-  consent?: ConsentMode;
+  consent?: "propose" | "auto" | "off";
   /** Where "propose" queues changes. */
-  proposals?: ProposalQueue;
+  proposals?: SessionProposalQueue;
   /** Recall relevant memories on every prompt (default), on the first only, or never. */
   recall?: "every-prompt" | "first-prompt" | "off";
   /** A smaller model for retrieval and extraction; default the session's model. */
@@ -37,9 +46,9 @@ export interface SessionMemoryOptions {
    * Session notes kept up to date in the background, which compaction then uses without a model call: `true`
    * keeps them in `<sessionsDir>/<sessionId>/session-memory/`, or pass your own.
    */
-  sessionNotes?: boolean | SessionMemory;
+  sessionNotes?: boolean | SessionNotes;
   /** Counts ended sessions for the dream (consolidation) gates. */
-  dream?: DreamJob;
+  dream?: SessionDreamJob;
 }
 
 /**
@@ -78,8 +87,11 @@ export interface AgentSessionOptions {
    * names replaces the built-in one.
    */
   history?: boolean;
-  /** Background tasks: their notifications reach the model before its next call, their status after a compaction. */
-  tasks?: TaskManager;
+  /**
+   * Background tasks (a `TaskManager` of `@unforget/tasks`, which the session then loads for the follow-up
+   * tools): their notifications reach the model before its next call, their status after a compaction.
+   */
+  tasks?: SessionTaskManager;
   /** Where transcripts live: `<sessionsDir>/<sessionId>.jsonl` (sub-agents in `<sessionId>/subagents/`). */
   sessionsDir: string;
   /** The id of a new session; default a random UUID. */
@@ -120,9 +132,10 @@ export interface AgentSessionOptions {
   /**
    * MCP servers (Claude Code's `.mcp.json` entries, e.g. from `readMcpConfig`), whose tools join the session as
    * `mcp__<server>__<tool>`; or servers the app connected itself (the session then leaves closing them to it).
-   * A server that fails is reported (an `mcp` event) and its tools removed; the session goes on.
+   * A server that fails is reported (an `mcp` event) and its tools removed; the session goes on. Configs are
+   * connected with `@unforget/mcp`, loaded when the session opens; connected servers need nothing more.
    */
-  mcpServers?: Record<string, McpServerConfig> | McpServers;
+  mcpServers?: Record<string, SessionMcpServerConfig> | SessionMcpServers;
   /**
    * Spans for each turn, model call, tool call and compaction; default OpenTelemetry's global tracer when
    * `@opentelemetry/api` is installed (no-ops without an SDK), else none.

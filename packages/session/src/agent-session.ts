@@ -10,8 +10,8 @@ import {
   type Tool,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import { connectMcpServers, type McpServers } from "@unforget/mcp";
-import { createTaskTools, TASK_TOOL_NAMES } from "@unforget/tasks";
+import type { McpServerConfig } from "@unforget/mcp";
+import type { TaskManager } from "@unforget/tasks";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import {
   AGENT_TOOL_NAME,
@@ -23,8 +23,10 @@ import {
 import { type ContextBreakdown, contextBreakdown } from "./context-breakdown.ts";
 import { EventChannel } from "./event-channel.ts";
 import { sessionHistoryTools, withHistoryNote } from "./history-tools.ts";
+import { loadOptionalPackage } from "./optional-packages.ts";
 import type { PermissionGate } from "./permission-gate.ts";
 import { runTurn, type TurnResult } from "./run-turn.ts";
+import type { SessionMcpServers } from "./session-capabilities.ts";
 import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
 import { sessionAuthorization } from "./session-permissions.ts";
@@ -82,7 +84,7 @@ export interface AgentSession {
   /** The tools of the next model call: the session's, the task and Agent tools, the MCP servers' connected now. */
   readonly tools: readonly Tool[];
   /** The MCP servers and their states (`status()`), when the session has any. */
-  readonly mcpServers: McpServers | undefined;
+  readonly mcpServers: SessionMcpServers | undefined;
   /**
    * Sends a prompt and runs the turn: the model is called, and its tools run, until it ends its turn, `maxTurns`
    * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs. Breaking out of the
@@ -132,8 +134,9 @@ async function openSession(
           ...(options.tasks ? { tasks: options.tasks } : {}),
         })
       : undefined;
-  const mcp = connectMcp(options, emitter);
-  const taskTools = followUpTaskTools(options, link);
+  // The packages of the options given load here, before anything is started that would need closing.
+  const taskTools = await followUpTaskTools(options, link);
+  const mcp = await connectMcp(options, emitter);
   const tools = (): readonly Tool[] => [
     ...(options.tools ?? []),
     ...taskTools,
@@ -419,34 +422,52 @@ async function runSubAgent(
  * `run_in_background` (or the caller's own `task_start`); a tool of the same name the caller gave wins.
  * Sub-agents get them, like any tool, from the parent's list.
  */
-function followUpTaskTools(options: AgentSessionOptions, link: ChildSessionLink | undefined): Tool[] {
+async function followUpTaskTools(
+  options: AgentSessionOptions,
+  link: ChildSessionLink | undefined,
+): Promise<Tool[]> {
   if (!options.tasks || link) return [];
+  const { createTaskTools, TASK_TOOL_NAMES } = await loadOptionalPackage(
+    "@unforget/tasks",
+    "tasks",
+    () => import("@unforget/tasks"),
+  );
   const given = new Set((options.tools ?? []).map((tool) => tool.name));
-  return createTaskTools(options.tasks).filter(
+  // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
+  return createTaskTools(options.tasks as TaskManager).filter(
     (tool) => tool.name !== TASK_TOOL_NAMES.start && !given.has(tool.name),
   );
 }
 
-/** The session's MCP servers: connected here from their configs (and closed with the session), or the app's. */
-function connectMcp(
+/**
+ * The session's MCP servers: connected here from their configs with `@unforget/mcp` (and closed with the
+ * session), or the app's own, connected already.
+ */
+async function connectMcp(
   options: AgentSessionOptions,
   emitter: () => (event: SessionEvent) => void,
-): { servers: McpServers; owned: boolean } | undefined {
+): Promise<{ servers: SessionMcpServers; owned: boolean } | undefined> {
   const given = options.mcpServers;
   if (given === undefined) return undefined;
   if (isMcpServers(given)) return { servers: given, owned: false };
   if (Object.keys(given).length === 0) return undefined;
-  const servers = connectMcpServers({
-    servers: given,
+  const { connectMcpServers } = await loadOptionalPackage(
+    "@unforget/mcp",
+    "mcpServers",
+    () => import("@unforget/mcp"),
+  );
+  const servers: SessionMcpServers = connectMcpServers({
+    servers: given satisfies Record<string, McpServerConfig>,
     cwd: options.cwd ?? process.cwd(),
     onEvent: (event) => emitter()({ type: "mcp", event }),
   });
   return { servers, owned: true };
 }
 
-function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is McpServers {
+function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is SessionMcpServers {
   return (
-    typeof (value as McpServers).tools === "function" && typeof (value as McpServers).ready === "function"
+    typeof (value as SessionMcpServers).tools === "function" &&
+    typeof (value as SessionMcpServers).ready === "function"
   );
 }
 

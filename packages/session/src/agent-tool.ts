@@ -1,5 +1,5 @@
 import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
-import type { TaskManager } from "@unforget/tasks";
+import type { SessionTaskManager } from "./session-capabilities.ts";
 import type { TurnStopReason } from "./session-events.ts";
 
 /** A sub-agent the model can start: its own context, system prompt and subset of the parent's tools. */
@@ -48,7 +48,7 @@ export interface AgentToolOptions {
   /** Runs one sub-agent to its end in a child session (the session supplies it). */
   run(run: SubAgentRun): Promise<SubAgentReport>;
   /** Where background agents run, as `local_agent` tasks; without it `run_in_background` is refused. */
-  tasks?: TaskManager;
+  tasks?: SessionTaskManager;
 }
 
 /**

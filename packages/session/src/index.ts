@@ -36,11 +36,28 @@ export { PermissionRuleError, parsePermissionRule } from "./permission-rule.ts";
 export type { LoadedPermissionSettings, LoadPermissionSettingsOptions } from "./permission-settings.ts";
 export { loadPermissionSettings } from "./permission-settings.ts";
 export type { TurnResult } from "./run-turn.ts";
+export type {
+  SessionDreamJob,
+  SessionLocalAgentTask,
+  SessionMcpHttpServerConfig,
+  SessionMcpServerConfig,
+  SessionMcpServerError,
+  SessionMcpServerEvent,
+  SessionMcpServerStatus,
+  SessionMcpServers,
+  SessionMcpStdioServerConfig,
+  SessionMemoryStore,
+  SessionNotes,
+  SessionProposalQueue,
+  SessionTaskManager,
+  SessionTaskNotification,
+} from "./session-capabilities.ts";
 export {
   SessionBusyError,
   SessionClosedError,
   type SessionErrorCode,
   SessionNotFoundError,
+  SessionPackageMissingError,
 } from "./session-errors.ts";
 export type { SessionEvent, SessionEventType, ToolCallStatus, TurnStopReason } from "./session-events.ts";
 export type { SessionSpan, SessionSpanEnd, SessionSpanStart, SessionTracer } from "./session-tracer.ts";

@@ -1,7 +1,11 @@
 import { UnforgetError, type UnforgetErrorOptions } from "@unforget/core";
 
 /** The codes of the session's own errors. */
-export type SessionErrorCode = "session_busy" | "session_closed" | "session_not_found";
+export type SessionErrorCode =
+  | "session_busy"
+  | "session_closed"
+  | "session_not_found"
+  | "session_package_missing";
 
 /** `send`, `compact` or `clear` was called while a turn is running; one thing at a time. */
 export class SessionBusyError extends UnforgetError {
@@ -36,5 +40,26 @@ export class SessionNotFoundError extends UnforgetError {
     );
     this.sessionId = sessionId;
     this.path = path;
+  }
+}
+
+/**
+ * An option needs a package the session loads on first use (`memory` needs `@unforget/memory`, `tasks`
+ * `@unforget/tasks`, `mcpServers` as configs `@unforget/mcp`), and it is not installed.
+ */
+export class SessionPackageMissingError extends UnforgetError {
+  /** The package to install. */
+  readonly packageName: string;
+  /** The session option that needs it. */
+  readonly option: string;
+
+  constructor(packageName: string, option: string, options?: UnforgetErrorOptions) {
+    super(
+      "session_package_missing",
+      `The session option ${option} needs ${packageName}, which is not installed. Install it beside @unforget/session (npm install ${packageName}), or leave ${option} out.`,
+      options,
+    );
+    this.packageName = packageName;
+    this.option = option;
   }
 }

@@ -1,7 +1,6 @@
 import type { ContextEvent } from "@unforget/compact";
 import type { Message, StopReason, ToolOutput, Usage } from "@unforget/core";
-import type { McpServerEvent } from "@unforget/mcp";
-import type { TaskNotification } from "@unforget/tasks";
+import type { SessionMcpServerEvent, SessionTaskNotification } from "./session-capabilities.ts";
 
 /** Why a turn (one `send`) ended. */
 export type TurnStopReason =
@@ -76,13 +75,13 @@ export type SessionEvent =
   /** What the context manager reported: a layer that acted, a failure, a veto, a background summary, … */
   | { type: "context"; event: ContextEvent }
   /** Background tasks reported; the notifications were added to the context before the next model call. */
-  | { type: "task-notification"; notifications: TaskNotification[] }
+  | { type: "task-notification"; notifications: SessionTaskNotification[] }
   /** A UserPromptSubmit hook blocked the prompt. */
   | { type: "prompt-blocked"; reason: string; by?: string }
   /** An event of a sub-agent the Agent tool runs in the foreground (its own turn, in its own session). */
   | { type: "subagent"; parentToolUseId: string; agentType: string; event: SessionEvent }
   /** An MCP server connected, changed its tools, failed (its tools were removed) or misbehaved. */
-  | { type: "mcp"; event: McpServerEvent }
+  | { type: "mcp"; event: SessionMcpServerEvent }
   /** A plugin or hook command failed; the session went on. */
   | { type: "hook-error"; message: string }
   /** The last event of every turn. */

@@ -29,8 +29,8 @@ import {
   type SessionHooks,
   type SessionStartSource,
 } from "@unforget/hooks";
-import { attachMemory, createSessionMemory, type MemorySession, type SessionMemory } from "@unforget/memory";
-import { createTaskNotificationAttachment, createTaskStatusPlugin } from "@unforget/tasks";
+import type { DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
+import type { TaskManager, TaskNotification } from "@unforget/tasks";
 import { type Calibrator, createCalibrator } from "@unforget/tokens";
 import {
   allowDirectories,
@@ -42,6 +42,8 @@ import {
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { attachmentToMessage } from "./attachment-message.ts";
+import { loadOptionalPackage } from "./optional-packages.ts";
+import type { SessionNotes } from "./session-capabilities.ts";
 import type { SessionEvent } from "./session-events.ts";
 import type { SessionSpan, SessionTracer } from "./session-tracer.ts";
 import { SessionTranscript, transcriptPathOf } from "./session-transcript.ts";
@@ -103,13 +105,16 @@ export class SessionRuntime {
   readonly tracer: SessionTracer;
   model: string;
   manager: ContextManager;
-  memory: MemorySession | undefined;
-  notes: SessionMemory | undefined;
+  /** Memory wired on the bus (`attachMemory` of `@unforget/memory`): its background work, awaited at close. */
+  memory: { idle(): Promise<void> } | undefined;
+  notes: SessionNotes | undefined;
   /** Where the running turn's events go (a no-op between turns). */
   emit: (event: SessionEvent) => void = () => {};
   /** The running turn's span, parent of the model, tool and compaction spans. */
   turnSpan: SessionSpan | undefined;
   lastPrepared: PrepareResult | undefined;
+  /** Turns task notifications into an attachment (`@unforget/tasks`, loaded when the session has tasks). */
+  #taskAttachment: ((notifications: TaskNotification[]) => Attachment | undefined) | undefined;
   #pendingStart: Exclude<SessionStartSource, "compact"> | undefined;
   #ready: (() => Promise<unknown>) | undefined;
   readonly #directories: (() => readonly string[]) | undefined;
@@ -126,7 +131,8 @@ export class SessionRuntime {
       transcript: SessionTranscript;
       hooks: SessionHooks;
       conversation: Message[];
-      notes: SessionMemory | undefined;
+      notes: SessionNotes | undefined;
+      taskAttachment?: (notifications: TaskNotification[]) => Attachment | undefined;
     },
   ) {
     this.options = options;
@@ -136,6 +142,7 @@ export class SessionRuntime {
     this.hooks = parts.hooks;
     this.conversation = parts.conversation;
     this.notes = parts.notes;
+    this.#taskAttachment = parts.taskAttachment;
     this.link = init.link;
     this.tracer = options.tracer ?? defaultTracer;
     this.toolState = options.toolState ?? new Map();
@@ -158,6 +165,16 @@ export class SessionRuntime {
 
   /** Opens the transcript (resumed or new), creates the bus with every plugin, memory and tasks, and the manager. */
   static async open(options: AgentSessionOptions, init: RuntimeInit): Promise<SessionRuntime> {
+    // The packages of the options given load first: a missing one fails before anything is opened.
+    const memory = init.link ? undefined : options.memory;
+    const memoryPackage = memory
+      ? await loadOptionalPackage("@unforget/memory", "memory", () => import("@unforget/memory"))
+      : undefined;
+    const tasksPackage = options.tasks
+      ? await loadOptionalPackage("@unforget/tasks", "tasks", () => import("@unforget/tasks"))
+      : undefined;
+    // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
+    const tasks = options.tasks as TaskManager | undefined;
     const path = transcriptPathOf(options.sessionsDir, init.sessionId);
     const transcript = await SessionTranscript.open(path, init.sessionId, init.resume ?? []);
     let runtime: SessionRuntime | undefined;
@@ -187,15 +204,14 @@ export class SessionRuntime {
         }),
       );
     }
-    if (options.tasks) plugins.push(createTaskStatusPlugin(options.tasks));
+    if (tasks && tasksPackage) plugins.push(tasksPackage.createTaskStatusPlugin(tasks));
     applyPlugins(hooks, plugins);
     const conversation = (init.resume ?? []).flatMap((entry) =>
       entry.type === "message" ? [entry.message] : [],
     );
-    const memory = init.link ? undefined : options.memory;
     const notes =
       memory?.sessionNotes === true
-        ? await createSessionMemory({
+        ? await memoryPackage!.createSessionMemory({
             directory: join(options.sessionsDir, init.sessionId, "session-memory"),
             provider: options.provider,
             model: memory.model ?? init.model,
@@ -205,8 +221,20 @@ export class SessionRuntime {
               runtime?.emit({ type: "hook-error", message: `Session notes: ${describe(error)}` }),
           })
         : memory?.sessionNotes || undefined;
-    runtime = new SessionRuntime(options, init, { transcript, hooks, conversation, notes });
-    if (memory) runtime.#attachMemory(memory, extractedThrough(init.resume ?? [], conversation));
+    runtime = new SessionRuntime(options, init, {
+      transcript,
+      hooks,
+      conversation,
+      notes,
+      ...(tasksPackage ? { taskAttachment: tasksPackage.createTaskNotificationAttachment } : {}),
+    });
+    if (memory && memoryPackage) {
+      runtime.#attachMemory(
+        memoryPackage.attachMemory,
+        memory,
+        extractedThrough(init.resume ?? [], conversation),
+      );
+    }
     return runtime;
   }
 
@@ -359,9 +387,9 @@ export class SessionRuntime {
   /** Background task notifications become an attachment before the next model call. */
   async deliverTaskNotifications(): Promise<void> {
     const tasks = this.options.tasks;
-    if (!tasks) return;
+    if (!tasks || !this.#taskAttachment) return;
     const notifications = await tasks.takeNotifications();
-    const attachment = createTaskNotificationAttachment(notifications);
+    const attachment = this.#taskAttachment(notifications as TaskNotification[]);
     if (!attachment) return;
     this.emit({ type: "task-notification", notifications });
     await this.appendAttachments([attachment]);
@@ -441,7 +469,12 @@ export class SessionRuntime {
     }
   }
 
-  #attachMemory(memory: NonNullable<AgentSessionOptions["memory"]>, through: string | undefined): void {
+  #attachMemory(
+    attachMemory: typeof import("@unforget/memory").attachMemory,
+    memory: NonNullable<AgentSessionOptions["memory"]>,
+    through: string | undefined,
+  ): void {
+    // The options' types are what the session itself needs; what it is given are @unforget/memory's objects.
     this.memory = attachMemory(this.hooks, {
       ...(through === undefined ? {} : { extractedThrough: through }),
       // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
@@ -450,15 +483,15 @@ export class SessionRuntime {
       // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
       extractionInputTokens: () => Math.floor(this.manager.status().threshold / 2),
       sessionId: this.sessionId,
-      store: memory.store,
+      store: memory.store as MemoryStore,
       getMessages: () => this.conversation,
       provider: this.options.provider,
       model: memory.model ?? this.model,
       ...(memory.consent ? { consent: memory.consent } : {}),
-      ...(memory.proposals ? { proposals: memory.proposals } : {}),
+      ...(memory.proposals ? { proposals: memory.proposals as ProposalQueue } : {}),
       ...(memory.recall ? { recall: memory.recall } : {}),
-      ...(memory.dream ? { dream: memory.dream } : {}),
-      ...(this.notes ? { sessionMemory: this.notes } : {}),
+      ...(memory.dream ? { dream: memory.dream as DreamJob } : {}),
+      ...(this.notes ? { sessionMemory: this.notes as SessionMemory } : {}),
       onError: (error) => this.emit({ type: "hook-error", message: `Memory: ${describe(error)}` }),
     });
   }

@@ -1,4 +1,4 @@
-import type { McpServerError, McpServerStatus } from "@unforget/mcp";
+import type { SessionMcpServerError, SessionMcpServerStatus } from "@unforget/session";
 
 /** Words that mark the line of a server's stderr that says what went wrong. */
 const ERROR_LINE = /\b(error|fatal|cannot|can't|not found|no such|denied|missing|refused|invalid)\b/i;
@@ -15,7 +15,7 @@ function telltaleLine(stderr: string): string {
 }
 
 /** Why a server failed, in one line: the error's sentence and the telling line of its stderr. */
-export function describeMcpFailure(error: McpServerError): string {
+export function describeMcpFailure(error: SessionMcpServerError): string {
   return error.stderr ? `${error.summary} Its stderr says: ${telltaleLine(error.stderr)}` : error.summary;
 }
 
@@ -23,7 +23,7 @@ export function describeMcpFailure(error: McpServerError): string {
  * One line about where an MCP server stands, for the REPL's start-up lines and `-p`'s stderr: its name and,
  * when it failed, why (the error's sentence and the telling line of its stderr; `/mcp` shows all of it).
  */
-export function describeMcpOutcome(status: McpServerStatus): string {
+export function describeMcpOutcome(status: SessionMcpServerStatus): string {
   switch (status.state) {
     case "connected":
       return `MCP server "${status.server}" connected: ${status.tools.length} tool${status.tools.length === 1 ? "" : "s"}.`;
