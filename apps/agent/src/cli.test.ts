@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { corpusDir } from "@unforget/testing/corpus";
+import { sampleCorpus } from "@unforget/testing/corpus";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCliProcess } from "../test-support/run-cli.ts";
 
@@ -24,7 +24,7 @@ const scratch = mkdtempSync(join(tmpdir(), "unforget-cli-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const emptyHome = join(scratch, "empty-home");
 mkdirSync(emptyHome);
-const claudeSession = join(corpusDir(), "claude-code", "claude-code-log", "representative_messages.jsonl");
+const claudeSession = join(sampleCorpus().dir, "claude-code", "sample", "weather_session.jsonl");
 
 /** A file's bytes and modification time, to prove the replay never wrote to it. */
 function fingerprint(path: string): string {

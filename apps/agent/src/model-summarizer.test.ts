@@ -1,81 +1,87 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SUMMARY_SECTIONS } from "@unforget/compact";
-import { corpusDir } from "@unforget/testing/corpus";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkRequestBody } from "../test-support/check-request.ts";
-import { runInProcess } from "../test-support/run-cli.ts";
-import { loadSession } from "./load-session.ts";
+import { afterAll } from "vitest";
+import { describeModelSummaries } from "../test-support/model-summaries.ts";
 
-// A run that needs summaries at 16K (its tool outputs are short, so the cheap layers cannot help enough).
-const SESSION = `${join(corpusDir(), "openhands", "resolver_mock_output.jsonl")}#2`;
+// A long Claude Code session whose tool outputs are short, so that at 16K the cheap layers cannot free enough
+// and summaries are needed: 150 rounds of a question, one Bash call and its answer.
+const scratch = mkdtempSync(join(tmpdir(), "unforget-model-summary-session-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/**
- * A summary in the nine sections the summary contract requires, as a model following the prompt writes it:
- * every user message quoted under "All User Messages".
- */
-function modelSummary(userMessages: readonly string[]): string {
-  const sections = SUMMARY_SECTIONS.map((title, index) => {
-    const body =
-      title === "All User Messages"
-        ? userMessages.map((text) => `- "${text}"`).join("\n")
-        : `From the model: ${title.toLowerCase()}.`;
-    return `## ${index + 1}. ${title}\n${body}`;
-  });
-  return `<summary>\n${sections.join("\n\n")}\n</summary>`;
+function longSession(): string {
+  const lines: unknown[] = [];
+  let parent: string | null = null;
+  let second = 0;
+  const line = (uuid: string, fields: Record<string, unknown>) => {
+    const time = new Date(Date.UTC(2026, 0, 1, 9, 0, second++)).toISOString();
+    lines.push({
+      uuid,
+      parentUuid: parent,
+      sessionId: "long",
+      cwd: "/home/dev/shop",
+      timestamp: time,
+      ...fields,
+    });
+    parent = uuid;
+  };
+  for (let round = 1; round <= 150; round++) {
+    line(`u${round}`, {
+      type: "user",
+      message: {
+        role: "user",
+        content: `Step ${round}: check the rounding for country ${round}.`,
+      },
+    });
+    line(`a${round}a`, {
+      type: "assistant",
+      message: {
+        id: `msg_${round}_a`,
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [
+          { type: "text", text: `I'll run the price tests for country ${round}.` },
+          {
+            type: "tool_use",
+            id: `toolu_${round}`,
+            name: "Bash",
+            input: { command: `npm test -- country-${round}` },
+          },
+        ],
+      },
+    });
+    line(`r${round}`, {
+      type: "user",
+      message: {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: `toolu_${round}`, content: `country-${round}: 4 passed` },
+        ],
+      },
+    });
+    line(`a${round}b`, {
+      type: "assistant",
+      message: {
+        id: `msg_${round}_b`,
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [
+          {
+            type: "text",
+            text:
+              `Country ${round} rounds half up to two decimals, as finance expects; the invoice total is ` +
+              "formatted in src/invoice/format-total.ts, which calls the shared money formatter with the " +
+              "country's currency and locale. The tests cover whole amounts, amounts ending in five at the third " +
+              "decimal, negative refunds and the zero total of a fully discounted order; all of them pass. The " +
+              "tax tables were not touched, and the price cache keeps its one-hour lifetime. Nothing to change.",
+          },
+        ],
+      },
+    });
+  }
+  return `${lines.map((entry) => JSON.stringify(entry)).join("\n")}\n`;
 }
 
-describe("replay --summarizer model, through the real Anthropic SDK against the local fake", () => {
-  let fake: AnthropicFakeServer;
-  const scratch = mkdtempSync(join(tmpdir(), "unforget-model-summary-"));
-  beforeAll(async () => {
-    const { messages } = await loadSession(SESSION);
-    const userMessages = messages
-      .filter((message) => message.role === "user" && !message.isMeta && !message.isObservation)
-      .map((message) =>
-        message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n"),
-      )
-      .filter((text) => text.length > 0);
-    fake = await startAnthropicFake({ defaultReply: { kind: "reply", text: modelSummary(userMessages) } });
-  });
-  afterAll(async () => {
-    await fake.close();
-    rmSync(scratch, { recursive: true, force: true });
-  });
-
-  it("has the configured provider write the summaries and dumps the summariser's requests", async () => {
-    const dump = join(scratch, "dump");
-    const result = await runInProcess(
-      ["replay", SESSION, "--window", "16K", "--summarizer", "model", "--json", "--dump-requests", dump],
-      { UNFORGET_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url },
-    );
-    expect(result.stderr).not.toMatch(/unforget: /);
-    expect(result.code).toBe(0);
-    const stats = JSON.parse(result.stdout);
-    expect(stats.summarizer).toBe("model");
-    expect(stats.summarizerCalls).toBeGreaterThan(0);
-    expect(stats.overflows).toBe(0);
-    expect(stats.violations).toEqual([]);
-    const summaryRequests = readdirSync(join(dump, "summarizer")).sort();
-    const sent = fake.requests.filter((request) => request.path.endsWith("/messages"));
-    expect(summaryRequests.length).toBe(sent.length);
-    // Each dump is exactly what the provider sent (the provider adds only `stream` to a streamed call).
-    summaryRequests.forEach((file, index) => {
-      const { stream: _stream, ...body } = (sent[index]?.body ?? {}) as Record<string, unknown>;
-      expect(JSON.parse(readFileSync(join(dump, "summarizer", file), "utf8")), file).toEqual(body);
-    });
-    for (const file of summaryRequests) {
-      expect(file).toMatch(/^\d{6}-\d+\.json$/);
-      const body = JSON.parse(readFileSync(join(dump, "summarizer", file), "utf8"));
-      expect(checkRequestBody(body), file).toEqual([]);
-      expect(JSON.stringify(body.messages.at(-1))).toContain("summary");
-    }
-    // The summary the model wrote is what later requests carry.
-    const calls = readdirSync(dump).filter((name) => name.endsWith(".json"));
-    expect(
-      calls.some((file) => readFileSync(join(dump, file), "utf8").includes("From the model: current work.")),
-    ).toBe(true);
-  });
-});
+const session = join(scratch, "long-session.jsonl");
+writeFileSync(session, longSession());
+describeModelSummaries(session);

@@ -26,6 +26,11 @@ const nodeMajor = Number(process.versions.node.split(".")[0]);
  * (`@anthropic-ai/sdk/tools/agent-toolset/node`), which needs Node 22 (`fs.glob`): CI runs this on Node 22 and 24.
  * Where the answers differ on purpose, decision 0016 says why.
  */
+if (nodeMajor < 22) {
+  console.info(
+    `Comparison with Anthropic's agent toolset skipped: it needs Node 22 or later (fs.glob), this is Node ${process.versions.node}; .ci/node-versions runs it on 22 and 24.`,
+  );
+}
 describe.skipIf(nodeMajor < 22)("ours and Anthropic's agent toolset, on the same inputs", () => {
   let top: string;
   let harness: ToolHarness;

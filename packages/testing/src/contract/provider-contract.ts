@@ -110,6 +110,13 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
   };
 
   describe(`provider contract: ${options.name}`, () => {
+    const skipped = unsupportedCapabilities(options.capabilities);
+    if (skipped.length > 0) {
+      // No scenario skips without a word: one line names what this provider does not support.
+      console.info(
+        `provider contract ${options.name}: scenarios skipped because the provider does not support them: ${skipped.join(", ")}.`,
+      );
+    }
     beforeAll(async () => {
       const fake = await options.startFake();
       running = { fake, provider: options.createProvider(fake, settings) };
@@ -132,4 +139,19 @@ export function describeProviderContract<Fake extends FakeProviderServer>(
     describeCancellationScenarios(contract);
     describeUnknownBlockScenarios(contract);
   });
+}
+
+/** The capabilities whose scenarios are skipped for this provider (each gates one or more `it.runIf`). */
+function unsupportedCapabilities(capabilities: ProviderContractCapabilities): string[] {
+  const skipped: string[] = [];
+  if (!capabilities.nativeTokenCounting) skipped.push("nativeTokenCounting");
+  if (capabilities.unsupportedCountingModel === undefined) skipped.push("unsupportedCountingModel");
+  if (!capabilities.genericPromptTooLong) skipped.push("genericPromptTooLong");
+  if (!capabilities.midStreamPromptTooLong) skipped.push("midStreamPromptTooLong");
+  if (!capabilities.contextWindowExceededStop) skipped.push("contextWindowExceededStop");
+  if (!capabilities.requestTooLarge) skipped.push("requestTooLarge");
+  if (capabilities.abortClosesConnection !== true) skipped.push("abortClosesConnection");
+  if (capabilities.unknownBlocks === undefined) skipped.push("unknownBlocks");
+  else if (!capabilities.unknownBlocks.sentUnchanged) skipped.push("unknownBlocks.sentUnchanged");
+  return skipped;
 }

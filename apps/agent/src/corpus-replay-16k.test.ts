@@ -1,3 +1,0 @@
-import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
-
-describeCorpusReplay("16K", 16_000, await corpusArguments());

@@ -1,3 +1,0 @@
-import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
-
-describeCorpusReplay("200K", 200_000, await corpusArguments());

@@ -1,3 +1,0 @@
-import { corpusArguments, describeCorpusReplay } from "../test-support/corpus-replay.ts";
-
-describeCorpusReplay("32K", 32_000, await corpusArguments());
