@@ -118,4 +118,35 @@ describe("every compaction path ends under the window, or ends the turn with a t
     for (const size of counted) expect(size).toBeLessThanOrEqual(WINDOW);
     await agent.close();
   }, 120_000);
+
+  it("eight parallel calls returning large outputs never push the next request over the window", async () => {
+    let rounds = 0;
+    suite.fake.setResponder((request): FakeStep => {
+      if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
+      if (rounds >= 10) return { kind: "reply", text: "All parts fetched." };
+      const round = rounds++;
+      return {
+        kind: "reply",
+        text: `Round ${round}.`,
+        toolCalls: Array.from({ length: 8 }, (_, index) => ({
+          name: "fetch_report",
+          input: { part: round * 8 + index },
+        })),
+      };
+    });
+    // Each output just under the size at which a single result is cut: only the ladder keeps room for them.
+    const agent = await session([reportTool(2_300)]);
+    const events: SessionEvent[] = [];
+    const outcome = await (async () => {
+      for await (const event of agent.send("Fetch the report, eight parts at a time.")) events.push(event);
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const { sizes, counted } = measured(events);
+    if (outcome !== undefined) expect(outcome).toBeInstanceOf(ContextOverflowError);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(WINDOW);
+    for (const size of counted) expect(size).toBeLessThanOrEqual(WINDOW);
+    await agent.close();
+  }, 120_000);
 });
