@@ -279,27 +279,27 @@ async function apply(
   const measuredAfter = p.core.size.measure(
     previewView(p, layer, trigger, outcome, summarized, kept, restored),
   );
-  if (measuredAfter >= call.state.tokens) {
-    decline(
-      p,
-      call,
-      layer,
-      trigger,
-      `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${call.state.tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`,
-    );
-    return false;
+  const after = outcome.tokensAfter + restoredTokens;
+  const why =
+    measuredAfter >= call.state.tokens
+      ? `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${call.state.tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`
+      : after >= estimatedBefore * STALL_FRACTION
+        ? stallReason(layer, after, estimatedBefore)
+        : undefined;
+  if (call.preview === "asked") {
+    // A preview: what it would do; nothing is applied, recorded or counted against the layer.
+    call.preview = {
+      layer: layer.name,
+      summary: outcome.messageText,
+      tokensBefore: call.state.tokens,
+      tokensAfter: measuredAfter,
+      messagesSummarized: outcome.summarizedMessageIds.length,
+      ...(why ? { declined: why } : {}),
+    };
+    return true;
   }
-  if (outcome.tokensAfter + restoredTokens >= estimatedBefore * STALL_FRACTION) {
-    const after = outcome.tokensAfter + restoredTokens;
-    decline(
-      p,
-      call,
-      layer,
-      trigger,
-      after >= estimatedBefore
-        ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${estimatedBefore} now).`
-        : `The ${layer.label.toLowerCase()} was not applied: it would free only ${estimatedBefore - after} of about ${estimatedBefore} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`,
-    );
+  if (why) {
+    decline(p, call, layer, trigger, why);
     return false;
   }
   // SessionStart says a compaction happened: only now that this one is applied (a declined one fires nothing).
@@ -356,6 +356,13 @@ async function apply(
     outcome.summary,
   );
   return true;
+}
+
+/** Why a summary that frees too little of the plain estimate (the stall rule) is not applied. */
+function stallReason(layer: SummaryLayer, after: number, before: number): string {
+  return after >= before
+    ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${before} now).`
+    : `The ${layer.label.toLowerCase()} was not applied: it would free only ${before - after} of about ${before} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`;
 }
 
 /**
