@@ -4,7 +4,13 @@ import type { Tool } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
 import type { FakeStep } from "@unforget/testing/fakes";
 import { describe, expect, it } from "vitest";
-import { anthropicSuite, collect, isSummaryRequest, modelCalls } from "./__fixtures__/session-kit.ts";
+import {
+  anthropicSuite,
+  collect,
+  isSummaryRequest,
+  modelCalls,
+  summaryText,
+} from "./__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 import type { SessionEvent } from "./session-events.ts";
 
@@ -147,6 +153,38 @@ describe("every compaction path ends under the window, or ends the turn with a t
     if (outcome !== undefined) expect(outcome).toBeInstanceOf(ContextOverflowError);
     for (const size of sizes) expect(size).toBeLessThanOrEqual(WINDOW);
     for (const size of counted) expect(size).toBeLessThanOrEqual(WINDOW);
+    await agent.close();
+  }, 120_000);
+
+  it("compact({ preview: true }) shows the summary and the token change, and applies nothing", async () => {
+    suite.fake.setResponder((request): FakeStep | undefined =>
+      isSummaryRequest(request.body)
+        ? { kind: "reply", text: summaryText("Fetched parts 0 to 5.") }
+        : undefined,
+    );
+    suite.fake.enqueue(
+      ...Array.from(
+        { length: 6 },
+        (_, part): FakeStep => ({
+          kind: "reply",
+          toolCalls: [{ name: "fetch_report", input: { part } }],
+        }),
+      ),
+      { kind: "reply", text: "Fetched." },
+    );
+    const agent = await session([reportTool(1_500)]);
+    await agent.send("Fetch six parts.").result();
+    suite.fake.enqueue({ kind: "reply", text: "Next." });
+    await agent.send("Thanks.").result();
+    const messages = agent.messages.length;
+    const preview = await agent.compact(undefined, { preview: true });
+    expect(preview.actions).toEqual([]);
+    expect(preview.preview?.summary).toContain("Fetched parts 0 to 5.");
+    expect(preview.preview?.tokensAfter).toBeLessThan(preview.tokensBefore);
+    expect(preview.tokensAfter).toBe(preview.tokensBefore);
+    expect(agent.messages.length).toBe(messages);
+    const applied = await agent.compact();
+    expect(applied.actions.map((action) => action.layer)).toEqual(["summary"]);
     await agent.close();
   }, 120_000);
 });
