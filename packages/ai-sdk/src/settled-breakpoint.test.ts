@@ -23,9 +23,10 @@ function breakpoints(prompt: readonly ModelMessage[]): number[] {
 async function loop(
   history: ModelMessage[],
   options: Partial<AiSdkContextOptions> = {},
+  toolName = "Read",
 ): Promise<ScriptedCall[]> {
   const { model, calls } = createScriptedModel(MockLanguageModelV4 as never, (_prompt, call) => ({
-    tool: "Read",
+    tool: toolName,
     input: { path: `src/file${call}.ts` },
   }));
   let outputs = 0;
@@ -37,7 +38,7 @@ async function loop(
   await generateText({
     model: model as LanguageModel,
     tools: {
-      Read: tool({
+      [toolName]: tool({
         description: "Reads a file",
         inputSchema: jsonSchema<{ path: string }>({
           type: "object",
@@ -62,6 +63,17 @@ const marked = (text: string): ModelMessage => ({
 describe("the settled prefix's breakpoint", () => {
   it("goes on the host's request, before the last message, once the cheap layers have settled a prefix", async () => {
     const calls = await loop([task]);
+    const withMarker = calls.filter((call) => breakpoints(call.prompt).length > 0);
+    expect(withMarker.length).toBeGreaterThan(calls.length / 2);
+    for (const call of calls) {
+      const at = breakpoints(call.prompt);
+      expect(at.length).toBeLessThanOrEqual(1);
+      for (const index of at) expect(index).toBeLessThan(call.prompt.length - 1);
+    }
+  });
+
+  it("does not depend on the tool's name: a loop of a custom tool (get_record) carries it as a loop of Read does", async () => {
+    const calls = await loop([task], {}, "get_record");
     const withMarker = calls.filter((call) => breakpoints(call.prompt).length > 0);
     expect(withMarker.length).toBeGreaterThan(calls.length / 2);
     for (const call of calls) {

@@ -43,6 +43,22 @@ export interface DeclinedCompaction {
   reason: string;
 }
 
+/** What a manual compaction asked for as a preview would do (`compact(messages, { preview: true })`); nothing is applied. */
+export interface CompactionPreview {
+  /** The layer that wrote it ("summary", "session-memory", …). */
+  layer: string;
+  /** The summary message as it would stand for the summarised messages. */
+  summary: string;
+  /** The context now, as the next request is measured. */
+  tokensBefore: number;
+  /** The context it would leave, measured the same way (the files it brings back included). */
+  tokensAfter: number;
+  /** How many messages it would replace. */
+  messagesSummarized: number;
+  /** Why it would not be applied, when it would not (it would grow the context, free too little, …). */
+  declined?: string;
+}
+
 /** Everything the manager reports while it works: for UIs, logs and the replay report. */
 export type ContextEvent =
   | ({ type: "layer" } & LayerReport)

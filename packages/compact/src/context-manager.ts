@@ -25,6 +25,7 @@ import {
 } from "./compactable-tools.ts";
 import type { CompactionPolicy, WorkingSetLevels } from "./compaction-policy.ts";
 import {
+  type CompactionPreview,
   type ContextEventListener,
   createContextEvents,
   type DeclinedCompaction,
@@ -101,6 +102,8 @@ export interface PrepareResult {
   actions: LayerReport[];
   /** Summaries that were written but not applied, and why (a manual `compact()` that changed nothing). */
   declined?: DeclinedCompaction[];
+  /** What a compaction asked for as a preview would do (`compact(…, { preview: true })`); nothing was applied. */
+  preview?: CompactionPreview;
   /** Provider-side context management to put on the request, when a native strategy is on. */
   contextManagement?: ContextManagementConfig;
   status: ContextStatus;
@@ -111,6 +114,11 @@ export interface CompactOptions {
   instructions?: string;
   /** A partial compaction: summarise before `upTo`, or from `from` on. */
   range?: CompactRange;
+  /**
+   * Writes the summary and measures what it would leave, and applies nothing (no layer edits, no entry, no
+   * SessionStart, no breaker counts): the result's `preview` holds it. The summariser is called as for a compaction.
+   */
+  preview?: boolean;
 }
 
 /** The ladder, composed: call `prepare` before every model call and `recover` after a prompt-too-long error. */
@@ -209,6 +217,17 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
         requested: new Map([[SUMMARY_REQUEST, request]]),
         options: compactOptions,
       });
+      if (compactOptions.preview) {
+        // Only the summaries run: a cheap layer's edits would be applied.
+        call.preview = "asked";
+        await runLadder(
+          core,
+          pipeline,
+          call,
+          (layer) => layer.kind === "summary" && core.policy.due(layer, call.state),
+        );
+        return finish(call);
+      }
       await runLadder(core, pipeline, call, (layer) => core.policy.due(layer, call.state));
       return finish(call);
     },
@@ -666,6 +685,7 @@ async function finishCall(
     tokens,
     actions: call.reports,
     ...(call.declined.length > 0 ? { declined: call.declined } : {}),
+    ...(typeof call.preview === "object" ? { preview: call.preview } : {}),
     status: status(tokens),
   };
   const native = core.config.native;

@@ -1,5 +1,10 @@
 import type { Message } from "@unforget/core";
-import { type CalibrationKey, type Calibrator, DEFAULT_PADDING } from "@unforget/tokens";
+import {
+  type CalibrationKey,
+  type Calibrator,
+  DEFAULT_PADDING,
+  measureContextTokens,
+} from "@unforget/tokens";
 import type { ContextView } from "./context-view.ts";
 import { estimateTokens } from "./conversation.ts";
 
@@ -7,6 +12,11 @@ import { estimateTokens } from "./conversation.ts";
 export interface ContextSize {
   /** Context size now, in tokens: the last usage (or the size a layer left) plus the calibrated estimate of what came after. */
   tokens(): number;
+  /**
+   * What `tokens()` would say once a compaction leaves these messages (nothing anchors them then): the calibrated,
+   * padded estimate with the system prompt and tools. The pipeline compares it with `tokens()` before applying one.
+   */
+  measure(messages: readonly Message[]): number;
   /** True when the count rests on a provider's usage (or on the size a layer left from one), not on estimates alone. */
   anchored(): boolean;
   /**
@@ -43,6 +53,15 @@ export function createContextSize(
   };
   return {
     tokens,
+    measure(messages) {
+      const unanchored = messages.map((message) => {
+        if (message.usage === undefined) return message;
+        const { usage: _usage, ...rest } = message;
+        return rest;
+      });
+      const count = measureContextTokens(unanchored, { preambleTokens: view.preambleTokens });
+      return Math.max(0, calibrator.correct(key, count.estimatedTokens));
+    },
     anchored: () => edited !== undefined || view.count().anchorIndex >= 0,
     afterEdit(before, freedEstimate, anchored) {
       edited = anchored

@@ -37,6 +37,22 @@ export interface ContextViewOptions {
   resume?: readonly TranscriptEntry[];
 }
 
+/** A boundary compaction, as the summary pipeline records it. */
+export interface BoundaryInput {
+  trigger: CompactTrigger;
+  layer: string;
+  summaryText: string;
+  keptMessageIds: string[];
+  messagesSummarized: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  attachments: readonly Attachment[];
+  discoveredTools?: string[];
+  /** Which summariser wrote the summary, and why the fallback did when it did. */
+  summarizer?: string;
+  fallback?: string;
+}
+
 /**
  * The transcript mirror and the projected view that the ladder works on. Messages the caller adds are
  * appended; layers replace the view together with the edits that produce it; compactions append a
@@ -194,25 +210,42 @@ export class ContextView {
    * attachments — and re-projects. A kept replacement is preserved as the messages it stands for, so the
    * projection folds them again. The timestamps are the clock's, the ids the factory's.
    */
-  applyBoundary(input: {
-    trigger: CompactTrigger;
-    layer: string;
-    summaryText: string;
-    keptMessageIds: string[];
-    messagesSummarized: number;
-    tokensBefore: number;
-    tokensAfter: number;
-    attachments: readonly Attachment[];
-    discoveredTools?: string[];
-    /** Which summariser wrote the summary, and why the fallback did when it did. */
-    summarizer?: string;
-    fallback?: string;
-  }): CompactBoundaryEntry {
+  applyBoundary(input: BoundaryInput): CompactBoundaryEntry {
+    const [boundary, ...rest] = this.#boundaryInputs(input, (kind) => this.#id(kind));
+    const boundaryEntry = createTranscriptEntry(boundary!, this.#defaults()) as CompactBoundaryEntry;
+    this.#queue(boundaryEntry);
+    for (const entry of rest) this.#queue(createTranscriptEntry(entry, this.#defaults()));
+    this.#boundary = boundaryEntry;
+    this.view = projectContext(this.entries).messages;
+    this.#usageValidFrom = this.view.length;
+    this.#session.reset();
+    this.#rebuildCountView();
+    return boundaryEntry;
+  }
+
+  /**
+   * The view a boundary compaction would leave (`applyBoundary` with the same input), recording nothing: what
+   * the pipeline measures before it applies one.
+   */
+  previewBoundary(input: BoundaryInput): Message[] {
+    return this.preview(this.#boundaryInputs(input, (kind) => `preview_${kind}`));
+  }
+
+  /** The view with these entries appended, recording nothing (ids and the clock's time are the caller's). */
+  preview(inputs: readonly TranscriptEntryInput[]): Message[] {
+    const defaults = this.#defaults();
+    return projectContext([...this.entries, ...inputs.map((input) => createTranscriptEntry(input, defaults))])
+      .messages;
+  }
+
+  /** The entries of a boundary compaction: boundary (first), summary, the session metadata again, attachments. */
+  #boundaryInputs(input: BoundaryInput, id: (kind: string) => string): TranscriptEntryInput[] {
     const last = this.view[this.view.length - 1];
-    const keptIds = input.keptMessageIds.flatMap((id) => this.originalsOf(id));
+    const keptIds = input.keptMessageIds.flatMap((kept) => this.originalsOf(kept));
+    const boundaryId = id("boundary");
     const boundary: TranscriptEntryInput = {
       type: "compact_boundary",
-      id: this.#id("boundary"),
+      id: boundaryId,
       trigger: input.trigger,
       layer: input.layer,
       tokensBefore: input.tokensBefore,
@@ -224,42 +257,27 @@ export class ContextView {
         ? { discoveredTools: input.discoveredTools }
         : {}),
     };
-    const boundaryEntry = createTranscriptEntry(boundary, this.#defaults()) as CompactBoundaryEntry;
-    this.#queue(boundaryEntry);
-    this.#queue(
-      createTranscriptEntry(
-        {
-          type: "summary",
-          id: this.#id("summary"),
-          kind: "compact",
-          text: input.summaryText,
-          boundaryId: boundaryEntry.id,
-          ...(input.summarizer ? { summarizer: input.summarizer } : {}),
-          ...(input.fallback ? { fallback: input.fallback } : {}),
-        },
-        this.#defaults(),
-      ),
-    );
+    const entries: TranscriptEntryInput[] = [
+      boundary,
+      {
+        type: "summary",
+        id: id("summary"),
+        kind: "compact",
+        text: input.summaryText,
+        boundaryId,
+        ...(input.summarizer ? { summarizer: input.summarizer } : {}),
+        ...(input.fallback ? { fallback: input.fallback } : {}),
+      },
+    ];
     // Session metadata (title, tags) goes after the compaction again, so a reader of the transcript's tail finds it.
     const metadata = this.#latestMetadata();
     if (metadata) {
       const { v: _version, id: _id, timestamp: _time, sessionId: _session, ...copy } = metadata;
-      this.#queue(createTranscriptEntry({ ...copy, id: this.#id("metadata") }, this.#defaults()));
+      entries.push({ ...copy, id: id("metadata") });
     }
-    for (const attachment of input.attachments) {
-      this.#queue(
-        createTranscriptEntry(
-          { type: "attachment", id: this.#id("attachment"), attachment },
-          this.#defaults(),
-        ),
-      );
-    }
-    this.#boundary = boundaryEntry;
-    this.view = projectContext(this.entries).messages;
-    this.#usageValidFrom = this.view.length;
-    this.#session.reset();
-    this.#rebuildCountView();
-    return boundaryEntry;
+    for (const attachment of input.attachments)
+      entries.push({ type: "attachment", id: id("attachment"), attachment });
+    return entries;
   }
 
   /** Appends a metadata entry (it does not change the projection). */

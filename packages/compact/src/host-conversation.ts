@@ -62,7 +62,8 @@ export interface HostConversationOptions<H> {
   /**
    * Puts a prompt-cache breakpoint on the last settled host message (`HostPrepared.settled`), so that what the
    * cheap layers fold later leaves the prefix before it cached, as a provider loop's request would have it.
-   * Never on the last message (the host's moving breakpoint goes there), never on one that carries a
+   * Never on the last message (the host's moving breakpoint goes there; when every message is settled it goes on
+   * the one before), never on one that carries a
    * breakpoint already, and only while the messages carry at most one breakpoint of the host's own: with the
    * tools' and the system prompt's that keeps a request within the four a request may carry.
    */
@@ -230,9 +231,13 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     return count;
   };
 
-  /** `messages` with the settled breakpoint on message `settled - 1`, when it may carry one (see the option). */
+  /**
+   * `messages` with the settled breakpoint on message `settled - 1`, when it may carry one (see the option). When
+   * every message is settled (no cheap layer may change any: the tools' results are kept, whatever the tools are
+   * called), it goes on the one before the last: what is before a settled message is settled too.
+   */
   function markSettled(messages: H[], settled: number): void {
-    const index = settled - 1;
+    const index = Math.min(settled, messages.length - 1) - 1;
     if (!breakpoints || index < system.length || index >= messages.length - 1) return;
     const target = messages[index]!;
     if (typeof target !== "object" || target === null || countOf(target) > 0) return;

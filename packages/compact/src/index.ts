@@ -32,6 +32,7 @@ export type {
 } from "./compaction-policy.ts";
 export { createFixedLevelPolicy } from "./compaction-policy.ts";
 export type {
+  CompactionPreview,
   ContextEvent,
   ContextEventListener,
   DeclinedCompaction,

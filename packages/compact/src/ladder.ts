@@ -4,7 +4,7 @@ import type { Breakers } from "./circuit-breaker.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import type { RetentionLookup } from "./compactable-tools.ts";
 import type { CompactionPolicy } from "./compaction-policy.ts";
-import type { ContextEvents, DeclinedCompaction, LayerReport } from "./context-events.ts";
+import type { CompactionPreview, ContextEvents, DeclinedCompaction, LayerReport } from "./context-events.ts";
 import type {
   ContextManagerConfig,
   ContextManagerOptions,
@@ -74,6 +74,8 @@ export interface LadderCall {
   summarized: boolean;
   /** Summaries this call made but did not apply, and why (a manual compaction that changes nothing says so). */
   readonly declined: DeclinedCompaction[];
+  /** Set on a manual compaction asked for as a preview: the first summary written is kept here, not applied. */
+  preview?: CompactionPreview | "asked";
 }
 
 /** A call's state before any layer ran. */

@@ -4,6 +4,7 @@ import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
 import type { CompactionOutcome } from "./compact-conversation.ts";
 import { CompactionFailedError } from "./compact-error.ts";
 import type { LayerReport, SummaryFallback } from "./context-events.ts";
+import type { BoundaryInput } from "./context-view.ts";
 import { estimateTextTokens, estimateTokens } from "./conversation.ts";
 import {
   ATTACHMENT_SHARE_OF_FREED,
@@ -273,17 +274,32 @@ async function apply(
   );
   const restored = await restore(p, layer, trigger, summarized, kept, budget);
   const restoredTokens = restored.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
-  if (outcome.tokensAfter + restoredTokens >= estimatedBefore * STALL_FRACTION) {
-    const after = outcome.tokensAfter + restoredTokens;
-    decline(
-      p,
-      call,
-      layer,
-      trigger,
-      after >= estimatedBefore
-        ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${estimatedBefore} now).`
-        : `The ${layer.label.toLowerCase()} was not applied: it would free only ${estimatedBefore - after} of about ${estimatedBefore} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`,
-    );
+  // Never larger: the context it would leave, measured as the next request will be (the provider's count of the
+  // context now when a response gave one, the estimate otherwise), must be smaller than the context now.
+  const measuredAfter = p.core.size.measure(
+    previewView(p, layer, trigger, outcome, summarized, kept, restored),
+  );
+  const after = outcome.tokensAfter + restoredTokens;
+  const why =
+    measuredAfter >= call.state.tokens
+      ? `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${call.state.tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`
+      : after >= estimatedBefore * STALL_FRACTION
+        ? stallReason(layer, after, estimatedBefore)
+        : undefined;
+  if (call.preview === "asked") {
+    // A preview: what it would do; nothing is applied, recorded or counted against the layer.
+    call.preview = {
+      layer: layer.name,
+      summary: outcome.messageText,
+      tokensBefore: call.state.tokens,
+      tokensAfter: measuredAfter,
+      messagesSummarized: outcome.summarizedMessageIds.length,
+      ...(why ? { declined: why } : {}),
+    };
+    return true;
+  }
+  if (why) {
+    decline(p, call, layer, trigger, why);
     return false;
   }
   // SessionStart says a compaction happened: only now that this one is applied (a declined one fires nothing).
@@ -340,6 +356,13 @@ async function apply(
     outcome.summary,
   );
   return true;
+}
+
+/** Why a summary that frees too little of the plain estimate (the stall rule) is not applied. */
+function stallReason(layer: SummaryLayer, after: number, before: number): string {
+  return after >= before
+    ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${before} now).`
+    : `The ${layer.label.toLowerCase()} was not applied: it would free only ${before - after} of about ${before} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`;
 }
 
 /**
@@ -417,6 +440,91 @@ function summaryReport(
   };
 }
 
+/** Which summariser wrote a summary, kept with it in the transcript. */
+function writtenBy(outcome: CompactionOutcome, fallback: SummaryFallback | undefined) {
+  return { summarizer: outcome.summarizer.name, ...(fallback ? { fallback: fallback.reason } : {}) };
+}
+
+/** The edit of a partial compaction: the summarised range replaced in place by the summary. */
+function replaceEdit(
+  layer: SummaryLayer,
+  outcome: CompactionOutcome,
+  summarized: readonly Message[],
+  fallback: SummaryFallback | undefined,
+) {
+  return {
+    kind: "replace_messages" as const,
+    messageIds: outcome.summarizedMessageIds,
+    details: {
+      replacement: {
+        id: `${layer.name}_${summarized[0]?.id ?? "summary"}`,
+        role: "user" as const,
+        text: outcome.messageText,
+      },
+      reason: layer.name,
+      ...writtenBy(outcome, fallback),
+    },
+  };
+}
+
+/** What a boundary compaction records (the sizes are the report's). */
+function boundaryInput(
+  p: Pipeline,
+  layer: SummaryLayer,
+  trigger: CompactTrigger,
+  outcome: CompactionOutcome,
+  kept: readonly Message[],
+  attachments: Awaited<ReturnType<typeof rehydrate>>,
+  tokensBefore: number,
+  tokensAfter: number,
+  fallback: SummaryFallback | undefined,
+): BoundaryInput {
+  return {
+    trigger,
+    layer: layer.name,
+    summaryText: outcome.messageText,
+    keptMessageIds: kept.map((message) => message.id),
+    messagesSummarized: outcome.summarizedMessageIds.length,
+    tokensBefore,
+    tokensAfter,
+    attachments,
+    discoveredTools: [...p.core.shape.discoveredTools],
+    ...writtenBy(outcome, fallback),
+  };
+}
+
+/** The view a compaction would leave, recording nothing (what `apply` measures before it records). */
+function previewView(
+  p: Pipeline,
+  layer: SummaryLayer,
+  trigger: CompactTrigger,
+  outcome: CompactionOutcome,
+  summarized: readonly Message[],
+  kept: readonly Message[],
+  attachments: Awaited<ReturnType<typeof rehydrate>>,
+): Message[] {
+  if (outcome.mode !== "replace")
+    return p.core.view.previewBoundary(
+      boundaryInput(p, layer, trigger, outcome, kept, attachments, 0, 0, undefined),
+    );
+  return p.core.view.preview([
+    {
+      type: "layer_decision",
+      id: "preview_layer",
+      layer: layer.name,
+      edits: [replaceEdit(layer, outcome, summarized, undefined)],
+      tokensBefore: 0,
+      tokensAfter: 0,
+      reason: "preview",
+    },
+    ...attachments.map((attachment, index) => ({
+      type: "attachment" as const,
+      id: `preview_attachment_${index}`,
+      attachment,
+    })),
+  ]);
+}
+
 /** Writes a compaction into the view and the transcript: a boundary, or a range replaced in place. */
 function record(
   p: Pipeline,
@@ -430,25 +538,8 @@ function record(
   projectedAfter: number,
   fallback: SummaryFallback | undefined,
 ): void {
-  // Which summariser wrote it, kept with the summary in the transcript.
-  const writtenBy = {
-    summarizer: outcome.summarizer.name,
-    ...(fallback ? { fallback: fallback.reason } : {}),
-  };
   if (outcome.mode === "replace") {
-    const edit = {
-      kind: "replace_messages" as const,
-      messageIds: outcome.summarizedMessageIds,
-      details: {
-        replacement: {
-          id: `${layer.name}_${summarized[0]?.id ?? "summary"}`,
-          role: "user" as const,
-          text: outcome.messageText,
-        },
-        reason: layer.name,
-        ...writtenBy,
-      },
-    };
+    const edit = replaceEdit(layer, outcome, summarized, fallback);
     const messages = applyLayerEdits(p.core.view.view, [
       { edit, timestamp: new Date(p.core.clock()).toISOString() },
     ]);
@@ -462,18 +553,9 @@ function record(
     );
     p.core.view.appendAttachments(attachments);
   } else {
-    p.core.view.applyBoundary({
-      trigger,
-      layer: layer.name,
-      summaryText: outcome.messageText,
-      keptMessageIds: kept.map((message) => message.id),
-      messagesSummarized: outcome.summarizedMessageIds.length,
-      tokensBefore,
-      tokensAfter: projectedAfter,
-      attachments,
-      discoveredTools: [...p.core.shape.discoveredTools],
-      ...writtenBy,
-    });
+    p.core.view.applyBoundary(
+      boundaryInput(p, layer, trigger, outcome, kept, attachments, tokensBefore, projectedAfter, fallback),
+    );
   }
   p.core.size.afterBoundary();
   p.core.cacheBreaks.resetBaseline();

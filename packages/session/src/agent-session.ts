@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
+import type { CompactionPreview, ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
 import {
   ConfigurationError,
   type ContentBlock,
@@ -65,6 +65,8 @@ export interface CompactReport {
   actions: LayerReport[];
   /** Summaries written but not applied, and why (when `actions` is empty, this says why nothing changed). */
   declined: DeclinedCompaction[];
+  /** With `{ preview: true }`: the summary and the tokens before and after; nothing was applied. */
+  preview?: CompactionPreview;
 }
 
 /** A running agent session. One turn at a time; everything it does is in its transcript. */
@@ -93,8 +95,11 @@ export interface AgentSession {
   send(prompt: string | ContentBlock[], options?: { signal?: AbortSignal }): SessionTurn;
   /** Interrupts the running turn (as its signal would); does nothing between turns. */
   interrupt(): void;
-  /** Compacts now (the user's `/compact`), with instructions for this compaction only. */
-  compact(instructions?: string): Promise<CompactReport>;
+  /**
+   * Compacts now (the user's `/compact`), with instructions for this compaction only; with `{ preview: true }` the
+   * summary is written and measured, and nothing is applied (`CompactReport.preview`).
+   */
+  compact(instructions?: string, options?: { preview?: boolean }): Promise<CompactReport>;
   /** The gauge (tokens, threshold, turns until compaction) and the breakdown; cheap. */
   status(): SessionStatus;
   /** Changes the model for the next calls; the context is unchanged (the manager continues from its entries). */
@@ -291,13 +296,14 @@ async function openSession(
       running?.controller.abort();
     },
 
-    compact(instructions) {
+    compact(instructions, options = {}) {
       return exclusive("compact()", async (signal) => {
         const runtime = current;
         await runtime.beginTurn();
         const result = await runtime.manager.compact(runtime.conversation, {
           ...runtime.prepareOptions(signal),
           ...(instructions ? { instructions } : {}),
+          ...(options.preview ? { preview: true } : {}),
         });
         runtime.lastPrepared = result;
         return {
@@ -305,6 +311,7 @@ async function openSession(
           tokensAfter: result.tokens,
           actions: result.actions,
           declined: result.declined ?? [],
+          ...(result.preview ? { preview: result.preview } : {}),
         };
       });
     },

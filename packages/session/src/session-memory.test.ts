@@ -84,7 +84,8 @@ describe("memory", () => {
     });
     messages = session.messages;
 
-    main.push({ kind: "reply", text: `Friday. ${"details ".repeat(300)}` });
+    // A long first answer: the notes stand for it, so that the compaction frees more than they and the recent part take.
+    main.push({ kind: "reply", text: `Friday. ${"details ".repeat(1_500)}` });
     await session.send(`When does the parser port release? ${"context ".repeat(300)}`).result();
     const first = JSON.stringify(modelCalls(suite.fake).at(-1));
     expect(first).toContain("Memory index (MEMORY.md");

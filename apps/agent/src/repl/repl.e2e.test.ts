@@ -154,6 +154,12 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.send("/cmpact");
     await agent.waitFor("Unknown command /cmpact. Did you mean /compact?", { from });
     from = agent.mark();
+    await agent.send("/compact --preview keep the file names");
+    await agent.waitFor(
+      /Preview, nothing applied: the (summary|session-memory) would take the context from [\d.]+K? to [\d.]+K? tokens/,
+      { from },
+    );
+    from = agent.mark();
     await agent.send("/compact keep the file names");
     await agent.waitFor(/Compacted \((summary|full|session-memory)\): [\d.]+K? → [\d.]+K? tokens/, { from });
     const summaryCall = fake.requests.find(isSummaryRequest);

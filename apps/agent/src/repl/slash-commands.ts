@@ -46,14 +46,33 @@ function table(rows: readonly (readonly string[])[]): string {
 
 const compact: SlashCommand = {
   name: "compact",
-  usage: "[instructions]",
-  summary: "compacts the conversation now (instructions steer the summary)",
+  usage: "[--preview] [instructions]",
+  summary:
+    "compacts the conversation now (instructions steer the summary; --preview shows the summary and applies nothing)",
   whileIdle: true,
   async run(controller, args) {
     const { session } = needSession(controller);
+    const preview = /^--preview(\s|$)/.test(args);
+    const instructions = (preview ? args.replace(/^--preview/, "") : args).trim();
     controller.store.update({ busy: true });
     try {
-      const report = await session.compact(args || undefined);
+      const report = await session.compact(instructions || undefined, preview ? { preview: true } : {});
+      if (preview) {
+        const shown = report.preview;
+        print(
+          controller,
+          shown
+            ? [
+                `Preview, nothing applied: the ${shown.layer} would take the context from ${formatTokens(shown.tokensBefore)} to ${formatTokens(shown.tokensAfter)} tokens, replacing ${shown.messagesSummarized} message${shown.messagesSummarized === 1 ? "" : "s"}.${shown.declined ? ` It would not be applied: ${shown.declined}` : ""}`,
+                shown.summary,
+              ].join("\n")
+            : `Nothing to preview (the context is ${formatTokens(report.tokensBefore)} tokens). ${
+                report.declined.map((declined) => declined.reason).join(" ") ||
+                "No layer had anything to compact."
+              }`,
+        );
+        return;
+      }
       const layers = report.actions.map((action) => action.layer).join(", ");
       print(
         controller,

@@ -6,6 +6,7 @@ import { ContextOverflowError } from "../compact-error.ts";
 import type { ContextEvent } from "../context-events.ts";
 import type { ContextManager, PrepareResult } from "../context-manager.ts";
 import type { ContextManagerOptions } from "../context-manager-options.ts";
+import { estimateTokens } from "../conversation.ts";
 import { createExtractiveSummarizer } from "../extractive-summarizer.ts";
 import { replayConversation } from "../replay-conversation.ts";
 import type { SummarizeRequest, Summarizer, SummaryResult } from "../summarizer.ts";
@@ -42,7 +43,8 @@ export interface PipelineContractOptions {
  * `ContextOverflowError`; `recover()` shrinks the context to what the provider said fits, or throws
  * `ContextOverflowError`, and only after a round that shrank it when there was something to shrink; the newest
  * turn survives a summary however large it is; a summary that would not shrink the context is not applied (the
- * stall rule) and counts as its summariser's failure; one that leaves too much hands over to the fallback
+ * stall rule) and counts as its summariser's failure, nor one that would leave the context larger as the next
+ * request is measured (the provider's count before, the estimate after); one that leaves too much hands over to the fallback
  * summariser (the thrash guard); a failing summariser opens its breaker, the fallback summarises in its place
  * (in the same call), the breaker closes again after its cool-down and a success, and a failure at the blocking
  * limit still sends a request that fits (the emergency summary, on the fallback summariser); every
@@ -255,9 +257,51 @@ function describeSummaryGuards(options: PipelineContractOptions): void {
     expect(events.some((event) => event.type === "layer" && event.summarizer === "extractive")).toBe(true);
   });
 
+  it("never applies a compaction that leaves the context larger, measured as the provider counted it", async () => {
+    // The provider counted the conversation at its plain estimate: a third less than the padded estimate the
+    // manager counts a summary with. Summaries of every size from a third to all of the conversation: each is
+    // applied only when the context measured after it is smaller, else declined with a reason.
+    const session = growingSession(8, 800);
+    const counted = estimateTokens(session);
+    const at = Date.parse(session.at(-1)!.timestamp);
+    session.push(
+      createMessage("assistant", "Part 8 is audited too.", {
+        id: "a-counted",
+        timestamp: new Date(at + 1_000).toISOString(),
+        usage: createUsage({ inputTokens: counted, outputTokens: 10 }),
+      }),
+      createMessage("user", "Thanks. Go on.", {
+        id: "u-next",
+        timestamp: new Date(at + 2_000).toISOString(),
+      }),
+    );
+    const clock = () => at + 2_000;
+    let applied = 0;
+    for (const share of [0.3, 0.45, 0.6, 0.7, 0.8, 0.9, 1]) {
+      const sized = scriptedSummarizer("sized", () => "word ".repeat(Math.floor(counted * share * 0.8)));
+      const manager = options.createManager({
+        window: WINDOW,
+        clock,
+        options: { clock, summarizer: sized, fallbackSummarizer: sized },
+      });
+      await manager.prepare(session);
+      const result = await manager.compact(session);
+      if (result.actions.length === 0) {
+        expect(result.declined?.length, `a summary of ${share} not applied says why`).toBeGreaterThan(0);
+        expect(result.tokens).toBe(result.tokensBefore);
+        continue;
+      }
+      applied++;
+      expect(result.tokens, `a summary of ${share} of the conversation`).toBeLessThan(result.tokensBefore);
+      expect(manager.status().tokens).toBeLessThan(result.tokensBefore);
+    }
+    expect(applied, "the smaller summaries are applied").toBeGreaterThan(0);
+  });
+
   it("hands over to the fallback summariser when summaries leave too much (the thrash guard)", async () => {
-    // Each summary is 60 % of the window: it shrinks the context, but leaves it above half the threshold.
-    const thrashing = scriptedSummarizer("thrashing", () => "word ".repeat(Math.floor(WINDOW * 0.45)));
+    // Each summary is half the window as the manager counts it (padded): it shrinks the context, but leaves it
+    // above half the threshold.
+    const thrashing = scriptedSummarizer("thrashing", () => "word ".repeat(Math.floor(WINDOW * 0.3)));
     const events: ContextEvent[] = [];
     await replay(options, growingSession(160, 1_000), {
       summarizer: thrashing,
