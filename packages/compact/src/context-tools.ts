@@ -71,3 +71,61 @@ export function createSnipTool(manager: Pick<ContextManager, "requestSnip">): To
     },
   };
 }
+
+/** Ids listed per kind by `context_status`: the newest, so its output stays bounded however long the session. */
+const STATUS_IDS = 20;
+
+/**
+ * The model-callable context_status tool (core's `Tool` contract): the context's size, the window, where
+ * compaction starts and in about how many turns, the compactions so far, and what was cleared or summarised with
+ * the ids a history tool reads them back by (a cleared result's tool_use id, a summary's id). It only reads.
+ */
+export function createContextStatusTool(manager: Pick<ContextManager, "status" | "entries">): Tool {
+  return {
+    name: "context_status",
+    description:
+      "Report the context budget: tokens in the context, the window, where compaction starts and in about how many turns, compactions so far, and what was cleared or summarised (with ids to read back with history_read).",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    readOnly: true,
+    concurrencySafe: true,
+    resultRetention: "reproducible",
+    async execute() {
+      return { content: describeContextStatus(manager), isError: false };
+    },
+  };
+}
+
+function describeContextStatus(manager: Pick<ContextManager, "status" | "entries">): string {
+  const status = manager.status();
+  const count = (value: number) => value.toLocaleString("en-US");
+  const soon =
+    status.turnsUntilCompaction === undefined
+      ? "the rate of growth is not known yet"
+      : `compaction in about ${count(status.turnsUntilCompaction)} turns at the recent rate`;
+  const cleared: string[] = [];
+  const removed = new Set<string>();
+  const summaries: string[] = [];
+  for (const entry of manager.entries) {
+    if (entry.type === "summary" && entry.kind === "compact") summaries.push(entry.id);
+    if (entry.type !== "layer_decision") continue;
+    for (const edit of entry.edits) {
+      if (edit.kind === "replace_tool_result" && edit.toolUseIds?.[0] !== undefined)
+        cleared.push(edit.toolUseIds[0]);
+      if (edit.kind === "replace_messages") for (const id of edit.messageIds ?? []) removed.add(id);
+    }
+  }
+  const distinct = [...new Set(cleared)];
+  const newest = (ids: readonly string[]) =>
+    ids.length === 0
+      ? ""
+      : `; ${ids.length > STATUS_IDS ? "newest " : ""}ids: ${ids.slice(-STATUS_IDS).join(", ")}`;
+  return [
+    `Context: ${count(status.tokens)} tokens of a ${count(status.contextWindow)}-token window (${Math.round(status.percentUsed)}% of the usable ${count(status.effectiveWindow)}).`,
+    `Compaction starts at ${count(status.threshold)} tokens: ${soon}. Requests stop at ${count(status.blockingLimit)}.`,
+    `Compactions so far: ${count(status.compactions)}.`,
+    `Tool results cleared, saved or cut: ${count(distinct.length)}${newest(distinct)}.`,
+    `Messages folded or dropped (snip, collapse): ${count(removed.size)}.`,
+    `Summaries: ${count(summaries.length)}${newest(summaries)}.`,
+    "Read anything listed back, byte-exact, with history_read (id), or find it with history_search.",
+  ].join("\n");
+}

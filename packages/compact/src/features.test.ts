@@ -12,7 +12,7 @@ import {
   type ToolContext,
 } from "@unforget/core";
 import { createAnthropicProvider } from "@unforget/provider-anthropic";
-import { corpusDir } from "@unforget/testing/corpus";
+import { sampleCorpus } from "@unforget/testing/corpus";
 import { startAnthropicFake } from "@unforget/testing/fakes";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "./__fixtures__/builders.ts";
@@ -337,7 +337,7 @@ describe("cache and provider-native helpers", () => {
     expect(() => onDemandCompactionOptions([], undefined, editing)).toThrow(/cannot be combined/);
 
     const recorded = JSON.parse(
-      await readFile(join(corpusDir(), "api-fixtures", "anthropic-compaction.1.json"), "utf8"),
+      await readFile(join(sampleCorpus().dir, "api-fixtures", "anthropic-compaction.sample.json"), "utf8"),
     ) as { content: unknown; usage: Record<string, unknown> };
     const content = normalizeContent(recorded.content);
     const block = getServerCompaction(content[0]!);

@@ -46,7 +46,7 @@ export type {
   PrepareOptions,
   ThresholdSetting,
 } from "./context-manager-options.ts";
-export { createCompactTool, createSnipTool } from "./context-tools.ts";
+export { createCompactTool, createContextStatusTool, createSnipTool } from "./context-tools.ts";
 export type { TranscriptSink } from "./context-view.ts";
 export { createDefaultLayers } from "./default-ladder.ts";
 export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";

@@ -3,11 +3,10 @@ import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError, createMessage } from "@unforget/core";
-import type { CorpusFormat } from "@unforget/testing/corpus";
-import { listCorpusSessions } from "@unforget/testing/corpus";
+import { sampleCorpus } from "@unforget/testing/corpus";
 import { TranscriptWriter } from "@unforget/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionFormat } from "./detect-session-format.ts";
+import { describeFormatRecognition } from "./__fixtures__/corpus-checks.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import { importSessionText } from "./import-session-text.ts";
 import { ImportError, SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
@@ -64,30 +63,9 @@ const claudeCodeLines = [
   },
 ];
 
+describeFormatRecognition(sampleCorpus());
+
 describe("importSessionFile recognises every format by content", () => {
-  const expected: Record<CorpusFormat, SessionFormat> = {
-    "claude-code": "claude-code",
-    "swe-agent": "swe-agent",
-    "mini-swe-agent": "mini-swe-agent",
-    openhands: "openhands",
-    "openhands-evaluation": "openhands-evaluation",
-  };
-
-  it.each(listCorpusSessions().map((session) => [session.relativePath, session] as const))(
-    "%s",
-    async (_name, session) => {
-      const imported = await importSessionFile(session.path);
-      expect(imported.format).toBe(expected[session.format]);
-      expect(imported.path).toBe(session.path);
-      expect(imported.messages.length).toBeGreaterThan(0);
-      expect(imported.report.remainingViolations).toEqual([]);
-      if (imported.format === "openhands-evaluation") {
-        expect(imported.instances.length).toBeGreaterThan(0);
-        expect(imported.messages).toEqual(imported.instances[0]?.result.messages);
-      }
-    },
-  );
-
   it("an Unforget transcript, whatever its file name, and text given directly", async () => {
     const path = join(dir, "notes.txt");
     const writer = await TranscriptWriter.open(path, { sessionId: "u-1" });

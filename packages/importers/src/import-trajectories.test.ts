@@ -1,6 +1,7 @@
 import { findToolPairViolations, getMessageText } from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { loadCorpusFile, sampleCorpus } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
+import { describeObservationsAsUserText } from "./__fixtures__/corpus-checks.ts";
 import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
 import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
 import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
@@ -65,16 +66,15 @@ describe("importSweAgentTrajectory", () => {
     expect(result.report.counts).toMatchObject({ sourceItems: 6, toolPairs: 2, repairs: 1, metaMessages: 2 });
   });
 
-  it("keeps demonstrations apart from the task in a real run: filtering them keeps the task", () => {
-    const [session] = listCorpusSessions().filter((candidate) =>
-      candidate.relativePath.endsWith("pydicom__pydicom-1458.traj"),
+  it("keeps demonstrations apart from the task in a whole run: filtering them keeps the task", () => {
+    const result = importSweAgentTrajectory(
+      loadCorpusFile("sweagent/sample/tinytime__tinytime-17.traj", sampleCorpus().dir),
     );
-    const result = importSweAgentTrajectory(loadCorpusFile(session!.path));
     const demonstrations = result.messages.filter((message) => message.metadata?.isDemonstration === true);
     expect(demonstrations).toHaveLength(1);
     expect(demonstrations[0]).toMatchObject({ isMeta: true, role: "user" });
-    // The task (the pydicom issue about pixel data) is not inside the demonstration but in the message after it.
-    const issue = "ISSUE:\nPixel Representation attribute should be optional for pixel data handler";
+    // The task is not inside the demonstration but in the message after it.
+    const issue = "ISSUE:\nparse_duration rejects durations written with a space";
     expect(getMessageText(demonstrations[0]!)).not.toContain(issue);
     const rest = result.messages.filter((message) => message.metadata?.isDemonstration !== true);
     expect(rest[0]?.role).toBe("user");
@@ -377,30 +377,4 @@ describe("importOpenHandsTrajectory", () => {
   });
 });
 
-describe("observations sent as user text", () => {
-  it("marks SWE-agent and mini-swe-agent environment output as observations, never the task", () => {
-    for (const session of listCorpusSessions().filter(
-      (entry) => entry.format === "swe-agent" || entry.format === "mini-swe-agent",
-    )) {
-      const text = loadCorpusFile(session.path);
-      const { messages } =
-        session.format === "swe-agent" ? importSweAgentTrajectory(text) : importMiniSweAgentTrajectory(text);
-      const firstAssistant = messages.findIndex((message) => message.role === "assistant");
-      const task = messages
-        .slice(0, firstAssistant)
-        .filter((message) => message.role === "user" && !message.isMeta);
-      expect(task.length, session.relativePath).toBeGreaterThan(0);
-      expect(
-        task.every((message) => message.isObservation !== true),
-        session.relativePath,
-      ).toBe(true);
-      for (const [index, message] of messages.entries()) {
-        if (message.role !== "user" || index < firstAssistant) continue;
-        const textOnly = !message.content.some((block) => block.type === "tool_result");
-        expect(message.isObservation === true, `${session.relativePath} ${message.id}`).toBe(
-          textOnly && !message.isMeta,
-        );
-      }
-    }
-  });
-});
+describeObservationsAsUserText(sampleCorpus());

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage } from "@unforget/core";
-import { listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { loadCorpusFile, sampleCorpus } from "@unforget/testing/corpus";
 import { TranscriptWriter } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
@@ -11,25 +11,22 @@ import { importOpenHandsEvaluationOutput } from "./import-openhands-trajectory.t
 import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
 import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
 
-const corpus = (suffix: string) => {
-  const session = listCorpusSessions().find((candidate) => candidate.relativePath.endsWith(suffix));
-  if (!session) throw new Error(`No corpus session ends with ${suffix}`);
-  return loadCorpusFile(session.path);
-};
+const sample = sampleCorpus();
+const corpus = (relativePath: string) => loadCorpusFile(relativePath, sample.dir);
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 
 describe("an import carries what the source knows about the session", () => {
   it("Claude Code: session id, working directory, model and start; title summaries keep the source's dates", () => {
-    const result = importClaudeCodeTranscript(corpus("claude-code-log/edge_cases.jsonl"));
+    const result = importClaudeCodeTranscript(corpus("claude-code/sample/weather_session.jsonl"));
     expect(result).toMatchObject({
-      sessionId: "edge_cases",
-      workingDirectory: "/tmp",
-      model: "claude-sonnet-4",
-      startedAt: "2025-06-14T11:00:00.000Z",
+      sessionId: "sample-cc",
+      workingDirectory: "/home/dev/weather",
+      model: "claude-sonnet-4-5",
+      startedAt: "2025-07-03T09:00:00.000Z",
     });
     const summary = result.entries.find((entry) => entry.type === "summary");
-    // The summary line has no date: it takes its leaf's (edge_011), never 1970-01-01.
-    expect(summary?.timestamp).toBe("2025-06-14T11:03:30.000Z");
+    // The summary line has no date: it takes its leaf's (a-6), never 1970-01-01.
+    expect(summary?.timestamp).toBe("2025-07-03T09:00:52.000Z");
   });
 
   it("Claude Code: a summary whose leaf is unknown takes the session's start; synthetic replies name no model", () => {
@@ -72,24 +69,29 @@ describe("an import carries what the source knows about the session", () => {
   });
 
   it("SWE-agent: the working directory from the first step's state and the configured model", () => {
-    expect(importSweAgentTrajectory(corpus("pydicom__pydicom-1458.traj")).workingDirectory).toBe(
-      "/pydicom__pydicom",
-    );
-    const replayed = listCorpusSessions()
+    expect(importSweAgentTrajectory(corpus("sweagent/sample/tinytime__tinytime-17.traj"))).toMatchObject({
+      workingDirectory: "/tinytime__tinytime",
+      model: "gpt-4o",
+    });
+    // The state and the configuration as objects or as JSON text, depending on the version.
+    expect(importSweAgentTrajectory(corpus("sweagent/sample/thought_action.traj"))).toMatchObject({
+      workingDirectory: "/labels__labels",
+      model: "gpt-4o-mini",
+    });
+    const replayed = sample.sessions
       .filter((session) => session.format === "swe-agent")
       .map((session) => importSweAgentTrajectory(loadCorpusFile(session.path)));
-    expect(replayed.map((result) => result.model)).toContain("gpt-4o");
     // SWE-agent histories carry no dates: nothing is invented.
     expect(replayed.every((result) => result.startedAt === undefined)).toBe(true);
   });
 
   it("OpenHands evaluation output: the instance id, the model and the first event's time", () => {
-    const [first] = importOpenHandsEvaluationOutput(corpus("openhands/multi_swe_bench_example_output.jsonl"));
+    const [first] = importOpenHandsEvaluationOutput(corpus("openhands/sample_evaluation_output.jsonl"));
     expect(first?.result).toMatchObject({
-      sessionId: "ponylang__ponyc-4595",
-      startedAt: "2025-04-30T16:32:54.707Z",
+      sessionId: "sample__backup-1",
+      startedAt: "2025-07-05T10:00:00.000Z",
     });
-    expect(first?.result.model).toMatch(/llama-4-maverick/);
+    expect(first?.result.model).toMatch(/claude-sonnet-4-5/);
   });
 
   it("mini-swe-agent: the configured model of a run saved with its info", () => {

@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
-import ignore from "ignore";
+import { compileGitignore } from "@unforget/tools";
 
 /** Where rule patterns and the working directories are resolved. */
 export interface PathContext {
@@ -21,7 +21,7 @@ function inside(root: string, path: string): string | undefined {
 
 /**
  * Whether `path` (absolute) matches a Read/Edit rule's pattern, with gitignore semantics (`*`, `**`, a pattern
- * without a slash matches at any depth) and Claude Code's four anchors: `//abs` from the filesystem root,
+ * without a slash matches at any depth, a folder's pattern covers what is inside it; tools' linear-time matcher) and Claude Code's four anchors: `//abs` from the filesystem root,
  * `~/path` from the home directory, `/path` from the rule's `root` (the settings file's project), and `path` or
  * `./path` from the working directory.
  */
@@ -47,7 +47,15 @@ export function pathMatches(pattern: string, path: string, root: string, context
   const rel = inside(resolve(base), path);
   if (rel === undefined) return false;
   if (rel === "") return gitignorePattern === "/**" || gitignorePattern === "**";
-  return ignore().add(gitignorePattern).ignores(rel);
+  const rules = compileGitignore(gitignorePattern);
+  if (rules === undefined) return false;
+  // As in git, a path inside a folder the pattern matches is matched too: each folder on the way, then the path.
+  const segments = rel.split("/");
+  for (let count = 1; count <= segments.length; count++) {
+    const isFolder = count < segments.length;
+    if (rules.decide(segments.slice(0, count).join("/"), isFolder) === "ignored") return true;
+  }
+  return false;
 }
 
 /** True when `path` is one of `directories` or inside one. */

@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { SqlClient } from "@unforget/postgres";
-import { groupExists } from "@unforget/tasks";
+import { groupExists } from "@unforget/process";
 import { CHUNK_BYTES, SHIPPING_NOTE } from "./postgres-task-output-store.ts";
 
 /** Where a worker keeps the folders of attempts that were lost in its folder, until they are shipped. */

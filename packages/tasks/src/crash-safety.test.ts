@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import { groupExists, isProcessAlive } from "@unforget/process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { killChildManagers, startChildManager } from "./__fixtures__/child-manager.ts";
 import {
@@ -8,8 +9,6 @@ import {
   waitForNotification,
 } from "./__fixtures__/task-test-kit.ts";
 import { createFileTaskStateStore } from "./file-task-state-store.ts";
-import { groupExists } from "./process-group.ts";
-import { isProcessAlive } from "./process-identity.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
 

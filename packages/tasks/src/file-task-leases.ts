@@ -2,7 +2,7 @@ import { readFile, rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
-import { isProcessAlive } from "./process-identity.ts";
+import { isProcessAlive } from "@unforget/process";
 import type { TaskLeaseStore } from "./task-backend.ts";
 import { describeError, TaskStoreError } from "./task-errors.ts";
 import type { TaskOwner } from "./task-record.ts";

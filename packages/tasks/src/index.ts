@@ -1,5 +1,7 @@
 // Its typings name Node's types (child processes, signals), from the @types/node peer dependency.
 /// <reference types="node" preserve="true" />
+
+export type { ProcessIdentity } from "@unforget/process";
 export { BUILT_IN_TASK_TYPES, PORTABLE_TASK_TYPES } from "./built-in-task-types.ts";
 export { createDreamTaskType, type DreamTaskTypeOptions } from "./dream-task-type.ts";
 export { createFileMailbox } from "./file-mailbox.ts";
@@ -15,15 +17,12 @@ export type {
   MailboxReceiveOptions,
 } from "./mailbox.ts";
 export { createMailboxMessage } from "./mailbox.ts";
-export { type GroupTermination, groupExists, terminateGroup } from "./process-group.ts";
-export type { ProcessIdentity } from "./process-identity.ts";
 export {
   INTERACTIVE_PROMPT_PATTERNS,
   matchInteractivePrompt,
   type PromptPattern,
 } from "./prompt-patterns.ts";
 export type { RemoteAgentConnector, RemoteAgentLaunch } from "./remote-agent.ts";
-export { type GroupChild, type SpawnGroupOptions, spawnShellCommand } from "./spawn-group.ts";
 export {
   createTaskNotificationAttachment,
   createTaskStatusAttachment,
@@ -46,6 +45,7 @@ export type {
   TaskOutputStore,
   TaskQueue,
 } from "./task-backend.ts";
+export type { ConnectMcp, McpMonitorClient, TaskCapabilities } from "./task-capabilities.ts";
 export {
   LeaseLostError,
   OutputOffsetError,

@@ -1,8 +1,14 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { groupExists, terminateGroup } from "./process-group.ts";
-import { isProcessAlive, type ProcessIdentity, readProcessIdentity } from "./process-identity.ts";
-import { shellCommandLine, spawnGroup } from "./spawn-group.ts";
+import {
+  groupExists,
+  isProcessAlive,
+  type ProcessIdentity,
+  readProcessIdentity,
+  shellCommandLine,
+  spawnGroup,
+  terminateGroup,
+} from "@unforget/process";
 import { describeError, TaskStateError } from "./task-errors.ts";
 import { exitStatusFile, pidFile } from "./task-paths.ts";
 import type { TaskRecord } from "./task-record.ts";

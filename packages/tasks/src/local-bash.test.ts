@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { groupExists, isProcessAlive, readProcessIdentity } from "@unforget/process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   eventually,
@@ -7,8 +8,6 @@ import {
   temporaryDirectory,
   waitForNotification,
 } from "./__fixtures__/task-test-kit.ts";
-import { groupExists } from "./process-group.ts";
-import { isProcessAlive, readProcessIdentity } from "./process-identity.ts";
 import { OutputOffsetError } from "./task-errors.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 

@@ -1,9 +1,10 @@
 import { hostname } from "node:os";
 import type { UnforgetError } from "@unforget/core";
+import { currentProcessIdentity, type ProcessIdentity } from "@unforget/process";
 import type { Mailbox } from "./mailbox.ts";
-import { currentProcessIdentity, type ProcessIdentity } from "./process-identity.ts";
 import type { PromptPattern } from "./prompt-patterns.ts";
 import type { TaskBackend, TaskOutputShipper } from "./task-backend.ts";
+import type { TaskCapabilities } from "./task-capabilities.ts";
 import { TaskStateError } from "./task-errors.ts";
 import type { TaskEvents } from "./task-events.ts";
 import type { TaskOwner, TaskRecord } from "./task-record.ts";
@@ -47,6 +48,8 @@ export interface ManagerState {
   readonly backend: TaskBackend;
   /** The types this manager starts. */
   readonly types: TaskTypeRegistry;
+  /** What the application gave for the types that need it (the MCP client). */
+  readonly capabilities: TaskCapabilities;
   /** The session whose notifications this manager delivers ("" for none in particular). */
   readonly sessionId: string;
   readonly records: TaskRecords;

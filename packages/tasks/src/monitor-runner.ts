@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { createMcpStdioClient, type McpStdioClient } from "./mcp-stdio-client.ts";
-import { terminateGroup } from "./process-group.ts";
-import { type GroupChild, spawnShellCommand } from "./spawn-group.ts";
+import { type GroupChild, spawnShellCommand, terminateGroup } from "@unforget/process";
+import type { McpMonitorClient } from "./task-capabilities.ts";
 import { describeError, TaskNotPortableError } from "./task-errors.ts";
 import { createOutputWriter } from "./task-output-writer.ts";
 import type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
@@ -20,7 +19,7 @@ const DEFAULTS = { intervalMs: 30_000, checkTimeoutMs: 10_000, failuresBeforeRes
 
 interface Server {
   group: GroupChild;
-  mcp?: McpStdioClient;
+  mcp?: McpMonitorClient;
   exit?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
@@ -109,7 +108,8 @@ export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: Runner
     });
     if (group.identity !== undefined) await context.recordProcess(group.identity);
     if (mcp) {
-      current.mcp = createMcpStdioClient(group.child.stdin!, group.child.stdout!);
+      // validate() refused a command without a client: connectMcp is there.
+      current.mcp = context.capabilities.connectMcp!(group.child.stdin!, group.child.stdout!);
       // Starting a server takes longer than answering a ping: the handshake gets at least 10 s.
       await current.mcp.initialize(Math.max(settings.checkTimeoutMs, 10_000));
     }
@@ -255,7 +255,7 @@ export const monitorTaskType = defineTaskType<MonitorSpec>({
 export const mcpMonitorTaskType = defineTaskType<McpMonitorSpec>({
   type: "monitor_mcp",
   idPrefix: "mcp",
-  validate(spec, runsHere) {
+  validate(spec, runsHere, capabilities) {
     checkMonitor(spec, runsHere);
     if ((spec.command === undefined) === (spec.ping === undefined)) {
       fail(
@@ -263,6 +263,12 @@ export const mcpMonitorTaskType = defineTaskType<McpMonitorSpec>({
         "a monitor_mcp task needs exactly one of `command` (a stdio server to start) or `ping`.",
       );
     } else if (spec.ping !== undefined) requireFunction(spec.ping, "ping", "sends one MCP ping");
+    else if (runsHere && capabilities.connectMcp === undefined) {
+      fail(
+        "command",
+        "pinging a stdio MCP server needs an MCP client, which @unforget/tasks does not carry: install @unforget/mcp and pass its createMcpStdioClient as createTaskManager({ connectMcp }), or give the task a `ping` function instead of a command.",
+      );
+    }
   },
   describe: (spec) => `MCP monitor: ${spec.command ?? "ping"}`,
   cwd: (spec) => spec.cwd,

@@ -1,7 +1,6 @@
 import { hostname } from "node:os";
+import { isProcessAlive, terminateGroup } from "@unforget/process";
 import { type ManagerState, ownerHolds } from "./manager-state.ts";
-import { terminateGroup } from "./process-group.ts";
-import { isProcessAlive } from "./process-identity.ts";
 import { createRunnerContext } from "./runner-context.ts";
 import { finalizeTask, superviseTask } from "./task-lifecycle.ts";
 import { isFinalStatus, type TaskRecord } from "./task-record.ts";

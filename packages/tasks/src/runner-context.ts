@@ -1,5 +1,5 @@
+import type { ProcessIdentity } from "@unforget/process";
 import { localDirectory, type ManagerState } from "./manager-state.ts";
-import type { ProcessIdentity } from "./process-identity.ts";
 import { LeaseLostError } from "./task-errors.ts";
 import { mutateOwned, outputPathField, raiseNotification, reportBackground } from "./task-lifecycle.ts";
 import { outputFile, taskDirectory } from "./task-paths.ts";
@@ -22,6 +22,7 @@ export function createRunnerContext(
     graceMs: state.graceMs,
     pollMs: state.pollMs,
     env,
+    capabilities: state.capabilities,
     assertHeld() {
       const live = state.live.get(taskId);
       const lapsed = Date.now() - state.lastRenewedAt > state.backend.leases.leaseMs;

@@ -52,7 +52,7 @@ function newRecord(
  */
 export async function startTask(state: ManagerState, spec: AnyTaskSpec): Promise<string> {
   const queue = state.backend.queue;
-  validateTaskSpec(spec, state.types, queue === undefined);
+  validateTaskSpec(spec, state.types, queue === undefined, state.capabilities);
   const definition = state.types.require(spec.type);
   if (queue !== undefined) {
     const portable = toPortableSpec(definition, spec);

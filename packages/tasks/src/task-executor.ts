@@ -125,7 +125,7 @@ export async function createTaskExecutor(options: TaskExecutorOptions): Promise<
     await mkdir(folder, { recursive: true });
     let runner: TaskRunner;
     try {
-      validateTaskSpec(spec, state.types, true);
+      validateTaskSpec(spec, state.types, true, state.capabilities);
       const env = environmentFor(spec, options.environment);
       runner = state.types.require(spec.type).start(spec, createRunnerContext(state, record.id, env));
     } catch (error) {

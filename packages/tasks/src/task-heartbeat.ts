@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
+import { isProcessAlive } from "@unforget/process";
 import type { LiveTask, ManagerState } from "./manager-state.ts";
-import { isProcessAlive } from "./process-identity.ts";
 import { describeError } from "./task-errors.ts";
 import { reportBackground, stopLiveTask } from "./task-lifecycle.ts";
 import type { TaskRecord } from "./task-record.ts";

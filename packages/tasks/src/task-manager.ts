@@ -14,6 +14,7 @@ import { startTask } from "./start-task.ts";
 import { stopForeignTask, writeToForeignTask } from "./stop-foreign-task.ts";
 import { takeNotifications } from "./take-notifications.ts";
 import type { TaskBackend } from "./task-backend.ts";
+import type { ConnectMcp } from "./task-capabilities.ts";
 import { TaskInputError, TaskStateError } from "./task-errors.ts";
 import { createTaskEvents } from "./task-events.ts";
 import type { TaskInfo } from "./task-info.ts";
@@ -52,6 +53,11 @@ export interface TaskManagerOptions {
   backend?: TaskBackend;
   /** The task types `start()` accepts (default `BUILT_IN_TASK_TYPES`); add yours with `defineTaskType`. */
   types?: readonly TaskTypeDefinition[];
+  /**
+   * How a `monitor_mcp` task with a `command` speaks MCP to its server: pass `createMcpStdioClient` of
+   * `@unforget/mcp`. Without it such a task is refused with a `TaskInputError` (tasks carries no MCP client).
+   */
+  connectMcp?: ConnectMcp;
   /** The session's hook bus: task events are fired on it (see `getTaskHooks`). */
   hooks?: SessionHooks;
   /** Stamped on the events fired on `hooks` (default ""). */
@@ -140,6 +146,12 @@ function checkOptions(options: TaskManagerOptions): void {
       );
     }
   }
+  if (options.connectMcp !== undefined && typeof options.connectMcp !== "function") {
+    throw new TaskInputError(
+      "connectMcp: must be a function that opens an MCP client over a server's pipes, such as createMcpStdioClient of @unforget/mcp.",
+      { field: "connectMcp" },
+    );
+  }
   checkDuration(options.leaseMs, "leaseMs");
   checkDuration(options.stall?.intervalMs, "stall.intervalMs");
   checkDuration(options.stall?.quietMs, "stall.quietMs", { min: 0 });
@@ -165,6 +177,7 @@ export function createState(options: TaskManagerOptions): ManagerState {
     dir: options.backend?.queue === undefined ? options.dir : undefined,
     backend,
     types: createTaskTypeRegistry(options.types ?? BUILT_IN_TASK_TYPES),
+    capabilities: options.connectMcp === undefined ? {} : { connectMcp: options.connectMcp },
     sessionId: options.sessionId ?? "",
     records: createTaskRecords(backend.store),
     owner: createOwner(randomUUID()),

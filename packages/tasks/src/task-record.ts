@@ -1,4 +1,4 @@
-import type { ProcessIdentity } from "./process-identity.ts";
+import type { ProcessIdentity } from "@unforget/process";
 import type { TaskNotification } from "./task-notification.ts";
 
 /** The kinds of background task built in; `defineTaskType` adds others. */

@@ -1,6 +1,7 @@
 import { constants } from "node:os";
+import type { ProcessIdentity } from "@unforget/process";
 import type { Mailbox } from "./mailbox.ts";
-import type { ProcessIdentity } from "./process-identity.ts";
+import type { TaskCapabilities } from "./task-capabilities.ts";
 import type { TaskEndReason } from "./task-record.ts";
 
 /** How the work of a task ended, as its runner saw it; the manager turns it into the final record. */
@@ -27,6 +28,8 @@ export interface RunnerContext {
   pollMs: number;
   /** The environment the task's commands start from (their spec's `env` is added to it). */
   env: Readonly<Record<string, string | undefined>>;
+  /** What the application gave the manager for the types that need it; `validate` checked what this task needs. */
+  capabilities: TaskCapabilities;
   /**
    * Throws `LeaseLostError` while this manager cannot be sure it still holds the task (its lease lapsed, as
    * after a pause, and ownership was not confirmed since). In-process writers call it before every write.

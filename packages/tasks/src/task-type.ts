@@ -1,3 +1,4 @@
+import type { TaskCapabilities } from "./task-capabilities.ts";
 import { TaskInputError, TaskNotPortableError } from "./task-errors.ts";
 import type { TaskRecord } from "./task-record.ts";
 import type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
@@ -26,8 +27,9 @@ export interface TaskTypeDefinition<Spec extends AnyTaskSpec = AnyTaskSpec> {
   /**
    * Called by `start()` before anything is stored: throws `TaskInputError` naming the first bad field.
    * `runsHere` is false when a worker elsewhere will run it: leave local checks (a directory exists) to it.
+   * `capabilities` is what the application gave the manager that runs it here (e.g. `connectMcp`).
    */
-  validate(spec: Record<string, unknown>, runsHere: boolean): void;
+  validate(spec: Record<string, unknown>, runsHere: boolean, capabilities: TaskCapabilities): void;
   /** Called by `start()` when the spec has no description: one line for `list()` and notifications. */
   describe(spec: Spec): string;
   /** The working directory the task's command runs in, shown by `list()`; absent when it has none. */

@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import type { TaskCapabilities } from "./task-capabilities.ts";
 import { TaskInputError } from "./task-errors.ts";
 import type { AnyTaskSpec, TaskTypeDefinition, TaskTypeRegistry } from "./task-type.ts";
 
@@ -91,6 +92,7 @@ export function validateTaskSpec(
   spec: unknown,
   registry: TaskTypeRegistry,
   runsHere: boolean,
+  capabilities: TaskCapabilities,
 ): asserts spec is AnyTaskSpec {
   if (!isObject(spec))
     fail("spec", 'start() needs an object such as { type: "local_bash", command: "npm test" }.');
@@ -98,7 +100,7 @@ export function validateTaskSpec(
   optionalText(spec, "description");
   checkDuration(spec.timeoutMs, "timeoutMs");
   checkDuration(spec.deadlineMs, "deadlineMs", { infinite: true });
-  definition.validate(spec, runsHere);
+  definition.validate(spec, runsHere, capabilities);
 }
 
 /** The one-line description a task is listed with. */

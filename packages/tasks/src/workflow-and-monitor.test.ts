@@ -1,5 +1,7 @@
 import { rm, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { createMcpStdioClient } from "@unforget/mcp";
+import { groupExists } from "@unforget/process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   eventually,
@@ -7,7 +9,7 @@ import {
   temporaryDirectory,
   waitForNotification,
 } from "./__fixtures__/task-test-kit.ts";
-import { groupExists } from "./process-group.ts";
+import { TaskInputError } from "./task-errors.ts";
 import { createTaskManager, type TaskManager } from "./task-manager.ts";
 
 const FAKE_MCP = fileURLToPath(new URL("./__fixtures__/fake-mcp-server.mjs", import.meta.url));
@@ -18,7 +20,12 @@ let manager: TaskManager;
 
 beforeEach(async () => {
   ({ dir, cleanup } = await temporaryDirectory("tasks-flow-"));
-  manager = await createTaskManager({ dir, graceMs: 200, stall: { intervalMs: 50, quietMs: 60_000 } });
+  manager = await createTaskManager({
+    dir,
+    graceMs: 200,
+    stall: { intervalMs: 50, quietMs: 60_000 },
+    connectMcp: createMcpStdioClient,
+  });
 });
 afterEach(async () => {
   await manager.close();
@@ -167,5 +174,22 @@ describe("monitor_mcp", () => {
     expect(await manager.stop(id)).toMatchObject({ status: "killed" });
     expect(groupExists(pid!)).toBe(false);
     expect(await readAllOutput(manager, id)).toBe("fake-mcp started\n");
+  });
+
+  it("refuses a server command when the app gave no MCP client, naming the package that has one, and stores nothing", async () => {
+    const bare = await createTaskManager({ dir, graceMs: 200 });
+    try {
+      const refused = await bare
+        .start({ type: "monitor_mcp", command: `node ${FAKE_MCP}` })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TaskInputError);
+      expect(refused).toMatchObject({ field: "command", message: expect.stringMatching(/@unforget\/mcp/) });
+      expect(await bare.list()).toEqual([]);
+      // A server the app pings itself needs no client.
+      const id = await bare.start({ type: "monitor_mcp", ping: async () => undefined, intervalMs: 40 });
+      expect((await bare.stop(id)).status).toBe("killed");
+    } finally {
+      await bare.close();
+    }
   });
 });

@@ -1,10 +1,9 @@
 import { createReadStream } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
+import { spawnShellCommand, terminateGroup } from "@unforget/process";
 import { clipResult } from "./job-runner.ts";
 import { endLeftovers } from "./local-bash-runner.ts";
-import { terminateGroup } from "./process-group.ts";
-import { spawnShellCommand } from "./spawn-group.ts";
 import { describeError, TaskNotPortableError } from "./task-errors.ts";
 import { type ClosableOutputWriter, createOutputWriter } from "./task-output-writer.ts";
 import { outcomeFromExit, type RunnerContext, type TaskOutcome, type TaskRunner } from "./task-runner.ts";

@@ -1,14 +1,17 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError } from "@unforget/core";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   CORPUS_DIR_ENV,
+  CorpusMissingError,
   corpusDir,
+  evaluationCorpus,
   findRepositoryRoot,
   listCorpusSessions,
   loadCorpusFile,
+  sampleCorpus,
 } from "./corpus.ts";
 
 const saved = process.env[CORPUS_DIR_ENV];
@@ -61,5 +64,60 @@ describe("corpus helpers", () => {
     process.env[CORPUS_DIR_ENV] = join(tmpdir(), "no-such-unforget-corpus");
     expect(() => listCorpusSessions()).toThrow(ConfigurationError);
     expect(() => listCorpusSessions()).toThrow(CORPUS_DIR_ENV);
+  });
+});
+
+describe("the evaluation corpus and the sample corpus", () => {
+  it("evaluationCorpus fails, never skips, naming where it looked and the variable to set", () => {
+    const missing = join(tmpdir(), "no-such-unforget-corpus");
+    process.env[CORPUS_DIR_ENV] = missing;
+    expect(() => evaluationCorpus()).toThrow(CorpusMissingError);
+    const error = (() => {
+      try {
+        evaluationCorpus();
+      } catch (caught) {
+        return caught as CorpusMissingError;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.directory).toBe(missing);
+    expect(error?.setting).toBe(CORPUS_DIR_ENV);
+    expect(error?.message).toContain(missing);
+    expect(error?.message).toContain(CORPUS_DIR_ENV);
+  });
+
+  it("evaluationCorpus fails on a folder without sessions and lists the sessions of one that has them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "unforget-corpus-"));
+    try {
+      process.env[CORPUS_DIR_ENV] = dir;
+      expect(() => evaluationCorpus()).toThrow(CorpusMissingError);
+      mkdirSync(join(dir, "sweagent"));
+      writeFileSync(join(dir, "sweagent", "a.traj"), "{}");
+      expect(evaluationCorpus()).toEqual({
+        dir,
+        sessions: [
+          { path: join(dir, "sweagent", "a.traj"), relativePath: "sweagent/a.traj", format: "swe-agent" },
+        ],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the sample corpus holds every format, texts and API fixtures, whatever UNFORGET_CORPUS_DIR says", () => {
+    process.env[CORPUS_DIR_ENV] = join(tmpdir(), "no-such-unforget-corpus");
+    const { dir, sessions } = sampleCorpus();
+    expect(new Set(sessions.map((session) => session.format))).toEqual(
+      new Set(["claude-code", "swe-agent", "mini-swe-agent", "openhands", "openhands-evaluation"]),
+    );
+    expect(readdirSync(join(dir, "text")).sort()).toEqual([
+      "cjk",
+      "code",
+      "email",
+      "json",
+      "logs",
+      "prose-en",
+    ]);
+    expect(loadCorpusFile("api-fixtures/anthropic-compaction.sample.json", dir)).toContain('"compaction"');
   });
 });

@@ -21,6 +21,62 @@ export interface CorpusSession {
 
 export const CORPUS_DIR_ENV = "UNFORGET_CORPUS_DIR";
 
+/** A corpus folder and the sessions found in it. */
+export interface Corpus {
+  /** Absolute path of the folder. */
+  dir: string;
+  /** Every session file in it, sorted by relative path (`listCorpusSessions`). */
+  sessions: CorpusSession[];
+}
+
+/**
+ * Thrown by `evaluationCorpus()` when the evaluation corpus is not there: says where it looked and how to
+ * point at it. A `ConfigurationError` (code "configuration", `setting` UNFORGET_CORPUS_DIR).
+ */
+export class CorpusMissingError extends ConfigurationError {
+  /** The folder that was looked at. */
+  readonly directory: string;
+
+  constructor(directory: string, reason: string) {
+    const where =
+      process.env[CORPUS_DIR_ENV] !== undefined && process.env[CORPUS_DIR_ENV] !== ""
+        ? `${CORPUS_DIR_ENV} points at ${directory}`
+        : `looked for shared/corpus beside the repository, at ${directory}`;
+    super(
+      `The evaluation corpus is missing (${where}): ${reason}. Set ${CORPUS_DIR_ENV} to the corpus folder ` +
+        `(for example ${CORPUS_DIR_ENV}=/path/to/shared/corpus pnpm eval), or run \`pnpm test\`, whose unit ` +
+        "tests need no corpus.",
+      { setting: CORPUS_DIR_ENV },
+    );
+    this.directory = directory;
+  }
+}
+
+/**
+ * The evaluation corpus (`corpusDir()`), checked: a folder holding sessions, or a `CorpusMissingError` that
+ * says where it looked and how to point at it. Evaluation tests call it at the top of the file, so a missing
+ * corpus fails the file with that message, locally and in CI alike: it never skips.
+ */
+export function evaluationCorpus(): Corpus {
+  const dir = corpusDir();
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CorpusMissingError(dir, "no such folder");
+  const sessions = listCorpusSessions(dir);
+  if (sessions.length === 0) throw new CorpusMissingError(dir, "the folder holds no session file");
+  return { dir, sessions };
+}
+
+/**
+ * The sample corpus that ships with this kit: a few small sessions of every format the importers read,
+ * texts of each class the token estimator knows and recorded-stream shapes of the Anthropic Messages API,
+ * written for Unforget (synthetic, no third-party text) in the evaluation corpus's layout. Unit tests run on
+ * it, so they need nothing outside the repository.
+ */
+export function sampleCorpus(): Corpus {
+  // src/corpus.ts and dist/corpus.js both sit one folder below the package root; the files ship in src/.
+  const dir = fileURLToPath(new URL("../src/sample-corpus", import.meta.url));
+  return { dir, sessions: listCorpusSessions(dir) };
+}
+
 /**
  * The corpus folder: `$UNFORGET_CORPUS_DIR` when set, otherwise `../shared/corpus` next to the repository root
  * (the nearest folder above this package holding pnpm-workspace.yaml). Resolved from the repository, never
@@ -98,7 +154,7 @@ function* walk(directory: string): Generator<string> {
   }
 }
 
-/** Reads a corpus file as UTF-8 text; a relative path is taken relative to the corpus folder. */
-export function loadCorpusFile(path: string): string {
-  return readFileSync(isAbsolute(path) ? path : join(corpusDir(), path), "utf8");
+/** Reads a corpus file as UTF-8 text; a relative path is taken relative to `directory` (the corpus folder by default). */
+export function loadCorpusFile(path: string, directory: string = corpusDir()): string {
+  return readFileSync(isAbsolute(path) ? path : join(directory, path), "utf8");
 }

@@ -9,7 +9,7 @@ import {
   type TokenCounter,
 } from "@unforget/core";
 import { importSessionText } from "@unforget/importers";
-import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { loadCorpusFile, sampleCorpus } from "@unforget/testing/corpus";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { estimateMessagesTokens, estimateMessageTokens } from "./estimate-message-tokens.ts";
@@ -33,7 +33,10 @@ function listFiles(directory: string): string[] {
   });
 }
 
-const conversations: Message[][] = listCorpusSessions()
+// The sample corpus (sessions of every format the importers read, texts of every class): small, and in the
+// repository.
+const corpus = sampleCorpus();
+const conversations: Message[][] = corpus.sessions
   .flatMap((session) => {
     const imported = importSessionText(loadCorpusFile(session.path));
     return imported.instances.length > 0 ? imported.instances.map((instance) => instance.result) : [imported];
@@ -41,8 +44,8 @@ const conversations: Message[][] = listCorpusSessions()
   .map((result) => result.messages)
   .filter((messages) => messages.length > 0);
 const texts: string[] = [
-  ...listFiles(join(corpusDir(), "text")),
-  ...listCorpusSessions().map((session) => session.path),
+  ...listFiles(join(corpus.dir, "text")),
+  ...corpus.sessions.map((session) => session.path),
 ].map((path) => loadCorpusFile(path));
 
 // ---------------------------------------------------------------------------------------------------------
@@ -376,7 +379,7 @@ const READS_PER_UNIT = 40;
 
 describe("hostile input: mutated corpus sessions", () => {
   it("loads the corpus", () => {
-    expect(conversations.length).toBeGreaterThan(10);
+    expect(conversations.length).toBeGreaterThan(5);
     expect(texts.length).toBeGreaterThan(10);
   });
 

@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/p
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createTaskManager, groupExists } from "@unforget/tasks";
+import { groupExists } from "@unforget/process";
+import { createTaskManager, TASK_TOOL_NAMES } from "@unforget/tasks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createToolHarness, processesWith, type ToolHarness } from "./__fixtures__/tool-harness.ts";
 import { createBashTool } from "./bash-tool.ts";
@@ -186,6 +187,11 @@ describe("Bash", () => {
       );
       const id = /task (\S+)\./.exec(started)?.[1];
       expect(started).toContain("You will be told when it ends; read its output with task_output");
+      // The names the tool gives the model are the task tools' own.
+      expect(started).toContain(
+        `with ${TASK_TOOL_NAMES.output} (id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}`,
+      );
+      expect(bash.description).toContain(TASK_TOOL_NAMES.output);
       const info = await tasks.wait(id!);
       expect(info.status).toBe("completed");
       const chunk = await tasks.readOutput(id!);
@@ -205,5 +211,15 @@ describe("Bash", () => {
       command: "npm test",
     });
     expect(bash.timeoutMs).toBeGreaterThan(600_000);
+  });
+
+  it("refuses run_in_background without a task manager, as an error the model reads, and runs nothing", async () => {
+    const bash = createBashTool({ outputDir });
+    const refused = await harness.call(bash, { command: "touch started", run_in_background: true });
+    expect(refused).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/run_in_background is not available/),
+    });
+    await expect(stat(join(harness.cwd, "started"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 });

@@ -4,13 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { canonicalPath, isPathInside } from "@unforget/files";
-import {
-  groupExists,
-  spawnShellCommand,
-  TASK_TOOL_NAMES,
-  type TaskManager,
-  terminateGroup,
-} from "@unforget/tasks";
+import { groupExists, spawnShellCommand, terminateGroup } from "@unforget/process";
 import { readCommandOutput } from "./command-output.ts";
 import { defineBuiltinTool } from "./define-builtin-tool.ts";
 import { displayPath, writableRoots } from "./file-access.ts";
@@ -20,9 +14,29 @@ import { checkWholeNumberOption, ToolCallError, ToolsConfigurationError } from "
 import { optionalBoolean, optionalInteger, optionalString, requiredString } from "./tool-input.ts";
 import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 
+/** A command the Bash tool starts in the background: a `local_bash` task spec of `@unforget/tasks`. */
+export interface BashBackgroundCommand {
+  type: "local_bash";
+  command: string;
+  description: string;
+  cwd: string;
+  env?: Record<string, string>;
+  shell?: string;
+}
+
+/**
+ * What runs the Bash tool's `run_in_background` commands, given by the application: a `TaskManager` of
+ * `@unforget/tasks` is one. The tool tells the model to follow the task with the task tools (`task_output`,
+ * `task_stop`).
+ */
+export interface BashBackgroundTasks {
+  /** Called once per background command: starts it and resolves with its task id, or rejects when it cannot. */
+  start(spec: BashBackgroundCommand): Promise<string>;
+}
+
 export interface BashToolOptions {
   /** Starts `run_in_background` commands as `local_bash` tasks; without it, the tool has no such parameter. */
-  tasks?: TaskManager;
+  tasks?: BashBackgroundTasks;
   /** Credential variables (see `CREDENTIAL_VARIABLES`) that commands may still get, by name. */
   allowEnv?: readonly string[];
   /** Added to every command's environment, as given (a credential variable named here is passed too). */
@@ -59,6 +73,9 @@ const DEFAULTS = {
   sessionTimeoutMarginMs: 30_000,
 };
 
+/** The task tools of `@unforget/tasks` (its `TASK_TOOL_NAMES`) that follow a background command. */
+const TASK_TOOLS = { output: "task_output", stop: "task_stop" } as const;
+
 /** The shell's working directory, per session. */
 interface ShellState {
   cwd: string;
@@ -89,7 +106,7 @@ function description(options: { background: boolean; maxOutputChars: number }): 
     "- Prefer Read, Edit, Write, Glob and Grep to cat, sed, echo >, find and grep.",
     ...(options.background
       ? [
-          `- run_in_background starts the command as a background task and returns its id at once (for servers, watchers, long builds); you are told when it ends, and ${TASK_TOOL_NAMES.output} reads its output.`,
+          `- run_in_background starts the command as a background task and returns its id at once (for servers, watchers, long builds); you are told when it ends, and ${TASK_TOOLS.output} reads its output.`,
         ]
       : []),
   ].join("\n");
@@ -188,7 +205,7 @@ export function createBashTool(options: BashToolOptions = {}): Tool {
     });
     return [
       ...notes,
-      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOL_NAMES.output} (id ${id}) and stop it with ${TASK_TOOL_NAMES.stop}.`,
+      `Started in the background as task ${id}. You will be told when it ends; read its output with ${TASK_TOOLS.output} (id ${id}) and stop it with ${TASK_TOOLS.stop}.`,
     ].join("\n");
   }
 

@@ -1,9 +1,15 @@
 // Its typings name Node's types (buffers, environments), from the @types/node peer dependency.
 /// <reference types="node" preserve="true" />
-export { type BashToolOptions, createBashTool } from "./bash-tool.ts";
+export {
+  type BashBackgroundCommand,
+  type BashBackgroundTasks,
+  type BashToolOptions,
+  createBashTool,
+} from "./bash-tool.ts";
 export { type BuiltinToolsOptions, createBuiltinTools } from "./builtin-tools.ts";
 export { createEditTool, type EditToolOptions } from "./edit-tool.ts";
 export type { FileAccessOptions } from "./file-access.ts";
+export { compileGitignore, type GitignoreRules } from "./glob-pattern.ts";
 export { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
 export { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
 export {

@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigurationError, type ModelProvider } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
-import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
+import { createMcpStdioClient, type McpServerConfig, readMcpConfig } from "@unforget/mcp";
 import {
   createMemoryDir,
   createProposalQueue,
@@ -178,7 +178,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     ...config.additionalDirectories,
     ...(flags.addDir ?? []).map((dir) => resolve(projectDir, dir)),
   ];
-  const tasks = await createTaskManager({ dir: join(dataDir, "tasks") });
+  const tasks = await createTaskManager({ dir: join(dataDir, "tasks"), connectMcp: createMcpStdioClient });
   const memoryRoot = join(dataDir, "memory");
   const store = await createMemoryDir({ root: memoryRoot });
   const proposals = createProposalQueue(join(memoryRoot, ".unforget", "proposals"));

@@ -30,3 +30,21 @@ export class AgentUsageError extends UnforgetError {
     this.option = option;
   }
 }
+
+/**
+ * A TypeScript plugin was configured and tsx, the optional peer that compiles it, is not installed: the message
+ * says to install tsx beside the agent or to ship the plugin as .js or .mjs.
+ */
+export class PluginLoaderMissingError extends UnforgetError {
+  /** The plugin file that needed the loader. */
+  readonly path: string;
+
+  constructor(path: string, options: { cause?: unknown } = {}) {
+    super(
+      "plugin_loader_missing",
+      "a TypeScript plugin needs tsx to load, and tsx is not installed: run `npm install tsx` where @unforget/agent is installed, or ship the plugin as .js or .mjs",
+      options,
+    );
+    this.path = path;
+  }
+}

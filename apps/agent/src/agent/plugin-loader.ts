@@ -1,12 +1,16 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { UnforgetError } from "@unforget/core";
 import { applyPlugins, createSessionHooks, type HookPlugin } from "@unforget/hooks";
+import { PluginLoaderMissingError } from "./agent-errors.ts";
 
 /** A plugin file that could not be used; the agent goes on without it. */
 export interface PluginFailure {
   path: string;
   message: string;
+  /** The error's `code` when it is an `UnforgetError` (`plugin_loader_missing`: tsx is not installed). */
+  code?: string;
 }
 
 /** The plugins that loaded, and those that did not. */
@@ -60,10 +64,39 @@ function describeFailure(error: unknown, path: string): string {
   return `line ${line}${column >= 0 ? `, column ${column + 1}` : ""}: ${message}`;
 }
 
-/** Imports a JS module, or a TypeScript one through tsx (loaded only then). */
-async function importModule(path: string): Promise<Record<string, unknown>> {
+/** What compiles a TypeScript plugin: tsx's `tsImport`. */
+type TypeScriptImport = (specifier: string, parentURL: string) => Promise<unknown>;
+
+/** How the loader of TypeScript plugins is imported: tsx, an optional peer, loaded the first time one is met. */
+type ImportTypeScriptLoader = () => Promise<{ tsImport: TypeScriptImport }>;
+
+const importTsx: ImportTypeScriptLoader = () => import("tsx/esm/api");
+
+/**
+ * The TypeScript loader, or a `PluginLoaderMissingError` for `path` when it is not installed. Only the loader's
+ * own import is looked at (a plugin that imports a missing package fails with its own error).
+ */
+async function typeScriptImport(
+  path: string,
+  importLoader: ImportTypeScriptLoader,
+): Promise<TypeScriptImport> {
+  try {
+    return (await importLoader()).tsImport;
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+      throw new PluginLoaderMissingError(path, { cause: error });
+    throw error;
+  }
+}
+
+/** Imports a JS module, or a TypeScript one through the TypeScript loader (imported only then). */
+async function importModule(
+  path: string,
+  importLoader: ImportTypeScriptLoader,
+): Promise<Record<string, unknown>> {
   if (/\.m?ts$/.test(path)) {
-    const { tsImport } = await import("tsx/esm/api");
+    const tsImport = await typeScriptImport(path, importLoader);
     return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
   }
   return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
@@ -75,12 +108,16 @@ async function importModule(path: string): Promise<Record<string, unknown>> {
  * from `apply` or that shares a name with an earlier one is reported with its path and left out; the others
  * load. Never throws.
  */
-export async function loadPluginFiles(paths: readonly string[]): Promise<LoadedPlugins> {
+export async function loadPluginFiles(
+  paths: readonly string[],
+  options: { importTypeScriptLoader?: ImportTypeScriptLoader } = {},
+): Promise<LoadedPlugins> {
+  const importLoader = options.importTypeScriptLoader ?? importTsx;
   const loaded: LoadedPlugins = { plugins: [], files: [], failures: [] };
   const names = new Set<string>();
   for (const path of paths) {
     try {
-      const module = await importModule(path);
+      const module = await importModule(path, importLoader);
       // A TypeScript file outside an ESM package is compiled as CommonJS: its default export is one level down.
       const nested = (module.default as { default?: unknown } | undefined)?.default;
       const plugin = isHookPlugin(module.default) ? module.default : nested;
@@ -99,7 +136,9 @@ export async function loadPluginFiles(paths: readonly string[]): Promise<LoadedP
       loaded.plugins.push(plugin);
       loaded.files.push({ name: plugin.name, path });
     } catch (error) {
-      loaded.failures.push({ path, message: describeFailure(error, path) });
+      const failure: PluginFailure = { path, message: describeFailure(error, path) };
+      if (error instanceof UnforgetError) failure.code = error.code;
+      loaded.failures.push(failure);
     }
   }
   return loaded;

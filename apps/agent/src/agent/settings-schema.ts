@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
-import leven from "leven";
+import { distance as editDistance } from "fastest-levenshtein";
 import { MAX_WINDOW, MIN_WINDOW } from "../parse-window.ts";
 import { SettingsError } from "./agent-errors.ts";
 import { SETTINGS_SCHEMA } from "./settings-json-schema.ts";
@@ -30,7 +30,7 @@ function schemaAt(instancePath: string): Record<string, unknown> | undefined {
 export function closestName(name: string, known: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const candidate of known) {
-    const distance = leven(name.toLowerCase(), candidate.toLowerCase());
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
     if (best === undefined || distance < best.distance) best = { name: candidate, distance };
   }
   return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;

@@ -185,6 +185,31 @@ describe("plugin files", () => {
     expect(failures.map((failure) => failure.message)).toEqual(['line 4, column 22: Unexpected ";"']);
   });
 
+  it("without tsx, a TypeScript plugin fails with plugin_loader_missing and the JavaScript ones still load", async () => {
+    const good = folders.write("plugins/good.mjs", 'export default { name: "good", apply() {} };');
+    const ts = folders.write(
+      "plugins/typed.ts",
+      'const name: string = "typed";\nexport default { name, apply() {} };',
+    );
+    // The import an install without tsx makes: a package that is not there.
+    const absent = "@unforget/not-installed-loader/esm/api";
+    const { plugins, failures } = await loadPluginFiles([ts, good], {
+      importTypeScriptLoader: () => import(absent),
+    });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["good"]);
+    expect(failures).toEqual([
+      { path: ts, code: "plugin_loader_missing", message: expect.stringMatching(/tsx.*\.mjs/) },
+    ]);
+  });
+
+  it("a TypeScript loader that fails otherwise is reported as it failed", async () => {
+    const ts = folders.write("plugins/typed.ts", "export default { name: 'typed', apply() {} };");
+    const { failures } = await loadPluginFiles([ts], {
+      importTypeScriptLoader: () => Promise.reject(new RangeError("loader broke")),
+    });
+    expect(failures).toEqual([{ path: ts, message: "loader broke" }]);
+  });
+
   it("tells which plugin came from which file", async () => {
     const good = folders.write("plugins/good.mjs", 'export default { name: "good", apply() {} };');
     expect((await loadPluginFiles([good])).files).toEqual([{ name: "good", path: good }]);

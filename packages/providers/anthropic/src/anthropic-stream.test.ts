@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { ModelResponseAccumulator } from "@unforget/provider-runtime";
+import { join } from "node:path";
+import { sampleCorpus } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
+import { recordedResponse, replayRecordedStream } from "./__fixtures__/recorded-stream.ts";
 import {
   AnthropicStreamTranslator,
   appliedEditsFromWire,
@@ -11,46 +10,31 @@ import {
   usageFromWire,
 } from "./anthropic-stream.ts";
 
-const corpusDir =
-  process.env.UNFORGET_CORPUS_DIR ??
-  resolve(fileURLToPath(new URL(".", import.meta.url)), "../../../../../shared/corpus");
-const fixtures = join(corpusDir, "api-fixtures");
+const fixtures = join(sampleCorpus().dir, "api-fixtures");
+const replay = (name: string) => replayRecordedStream(fixtures, name);
 
-function replay(name: string) {
-  const lines = readFileSync(join(fixtures, `${name}.chunks.txt`), "utf8")
-    .split("\n")
-    .filter(Boolean);
-  const raw = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  const translator = new AnthropicStreamTranslator();
-  const accumulator = new ModelResponseAccumulator();
-  for (const event of raw) for (const translated of translator.translate(event)) accumulator.push(translated);
-  return { raw, response: accumulator.finish() };
-}
-
-describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fixtures)", () => {
+describe("recorded-stream shapes of the Anthropic API (sample corpus)", () => {
   it("keeps the passes of a server compaction, the cache TTL split and deleted cache tokens in the usage", () => {
-    const { raw, response } = replay("anthropic-compaction.1");
+    const { raw, response } = replay("anthropic-compaction.sample");
     const delta = [...raw].reverse().find((event) => event.type === "message_delta") as {
       usage?: { iterations?: unknown[] };
     };
     expect(delta.usage?.iterations?.length).toBeGreaterThan(0);
     expect(response.usage.iterations?.map((pass) => pass.type)).toContain("compaction");
-    const recorded = JSON.parse(readFileSync(join(fixtures, "anthropic-compaction.1.json"), "utf8")) as {
-      usage: unknown;
-    };
+    const recorded = recordedResponse(fixtures, "anthropic-compaction.sample");
     const usage = usageFromWire(recorded.usage);
     expect(usage.iterations).toEqual([
       {
         type: "compaction",
-        inputTokens: 60_385,
-        outputTokens: 592,
+        inputTokens: 48_210,
+        outputTokens: 410,
         cacheCreationInputTokens: 0,
         cacheReadInputTokens: 0,
       },
       {
         type: "message",
-        inputTokens: 682,
-        outputTokens: 1_320,
+        inputTokens: 530,
+        outputTokens: 64,
         cacheCreationInputTokens: 0,
         cacheReadInputTokens: 0,
       },
@@ -59,7 +43,7 @@ describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fix
   });
 
   it("server compaction: the compaction block is rebuilt from its deltas and kept as an UnknownBlock", () => {
-    const { raw, response } = replay("anthropic-compaction.1");
+    const { raw, response } = replay("anthropic-compaction.sample");
     const summary = raw
       .filter((event) => event.type === "content_block_delta" && event.index === 0)
       .map((event) => (event.delta as { content: string }).content)
@@ -70,11 +54,11 @@ describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fix
       original: { type: "compaction", content: summary },
     });
     expect(response.content[1]?.type).toBe("text");
-    expect(response.id).toBe("msg_01WJn2D9FrjipEZ9u51siJHC");
-    // message_delta restates input usage after compaction: 612 input tokens, not the 60 385 of message_start.
+    expect(response.id).toBe("msg_sample_compaction_stream");
+    // message_delta restates input usage after compaction: 530 input tokens, not the 48 210 of message_start.
     expect(response.usage).toMatchObject({
-      inputTokens: 612,
-      outputTokens: 2819,
+      inputTokens: 530,
+      outputTokens: 64,
       cacheCreationInputTokens: 0,
       cacheReadInputTokens: 0,
     });
@@ -83,39 +67,32 @@ describe.runIf(existsSync(fixtures))("recorded Anthropic streams (corpus api-fix
   });
 
   it("clear thinking: thinking and signature deltas assemble into one signed thinking block", () => {
-    const { response } = replay("anthropic-clear-thinking.1");
+    const { response } = replay("anthropic-clear-thinking.sample");
     const thinking = response.content[0];
     expect(thinking?.type).toBe("thinking");
     if (thinking?.type !== "thinking") return;
-    expect(thinking.thinking).toBe(
-      "The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185",
-    );
-    expect(thinking.signature?.startsWith("EvQBCkYICxgCKkAx")).toBe(true);
-    expect(response.content[1]).toEqual({ type: "text", text: "925 ÷ 5 = 185" });
-    expect(response.usage.outputTokens).toBe(53);
+    expect(thinking.thinking).toBe("The pot holds 12 litres and loses a third a day. A third of 12 is 4.");
+    expect(thinking.signature?.startsWith("U2FtcGxl")).toBe(true);
+    expect(response.content[1]).toEqual({ type: "text", text: "About 4 litres a day." });
+    expect(response.usage.outputTokens).toBe(41);
   });
 
   it("clear tool uses: text and usage of the recorded stream", () => {
-    const { response } = replay("anthropic-clear-tool-uses.1");
+    const { response } = replay("anthropic-clear-tool-uses.sample");
     expect(response.content).toHaveLength(1);
-    expect(response.usage.inputTokens).toBe(859);
-    expect(response.usage.outputTokens).toBe(122);
+    expect(response.usage.inputTokens).toBe(912);
+    expect(response.usage.outputTokens).toBe(27);
     expect(response.appliedContextEdits).toEqual([]);
   });
 
   it("recorded non-streamed responses translate block by block", () => {
-    const message = JSON.parse(readFileSync(join(fixtures, "anthropic-compaction.1.json"), "utf8")) as {
-      content: { type: string; content?: string }[];
-      usage: unknown;
-      stop_reason: string;
-      context_management: unknown;
-    };
+    const message = recordedResponse(fixtures, "anthropic-compaction.sample");
     const content = message.content.map(contentBlockFromWire);
     expect(content[0]).toEqual({ type: "unknown", original: message.content[0] });
     expect(content[1]?.type).toBe("text");
     expect(usageFromWire(message.usage)).toMatchObject({
-      inputTokens: 682,
-      outputTokens: 1320,
+      inputTokens: 530,
+      outputTokens: 64,
       cacheCreationInputTokens: 0,
       cacheReadInputTokens: 0,
     });

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { signalGroup } from "../process-group.ts";
+import { signalGroup } from "@unforget/process";
 
 const PACKAGE_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -5,7 +5,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Message } from "@unforget/core";
 import { importSessionText } from "@unforget/importers";
-import { corpusDir, listCorpusSessions, loadCorpusFile } from "@unforget/testing/corpus";
+import { evaluationCorpus, loadCorpusFile } from "@unforget/testing/corpus";
 import { chunkText, loadTextFiles } from "../../bench/corpus.ts";
 import { messageParts } from "../../bench/message-parts.ts";
 
@@ -88,7 +88,7 @@ function anthropicResponse(text: string, streamed: boolean): { model: string; bl
  * is not in its JSON).
  */
 export function claudeUsageSamples(): UsageSample[] {
-  const folder = join(corpusDir(), "api-fixtures");
+  const folder = join(evaluationCorpus().dir, "api-fixtures");
   const samples: UsageSample[] = [];
   for (const name of readdirSync(folder).sort()) {
     if (!name.startsWith("anthropic-")) continue;
@@ -127,7 +127,7 @@ export const OPEN_HANDS_MIN_ROUND_TOKENS = 600;
  */
 export function openHandsRoundSamples(minTokens = OPEN_HANDS_MIN_ROUND_TOKENS): UsageSample[] {
   const samples: UsageSample[] = [];
-  for (const session of listCorpusSessions()) {
+  for (const session of evaluationCorpus().sessions) {
     if (session.format !== "openhands-evaluation") continue;
     for (const line of loadCorpusFile(session.path).split("\n")) {
       if (line.trim().length === 0) continue;
@@ -185,7 +185,7 @@ export function tokenizerSamples(): TextSample[] {
         samples.push({ group: file.source, index, kind: file.kind, parts: [chunk] });
     });
   }
-  for (const session of listCorpusSessions()) {
+  for (const session of evaluationCorpus().sessions) {
     const imported = importSessionText(loadCorpusFile(session.path));
     const runs =
       imported.instances.length === 0

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createMessage } from "@unforget/core";
+import { evaluationCorpus } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import {
   claudeUsageSamples,
@@ -24,6 +25,9 @@ interface ReferenceCounts {
   tokenizers: EstimatorProfile[];
   counts: Record<string, number[][]>;
 }
+
+// A missing corpus fails the file here, with where it looked and how to point at it.
+evaluationCorpus();
 
 const stored = JSON.parse(
   readFileSync(new URL("./__fixtures__/reference-counts.json", import.meta.url), "utf8"),

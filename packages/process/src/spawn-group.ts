@@ -7,18 +7,23 @@ import { readProcessStartTime } from "./process-identity.ts";
 /** Runs commands given as strings; bash where it exists, as an agent's shell commands expect. */
 export const DEFAULT_SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
+/** How `spawnGroup` starts a process group. */
 export interface SpawnGroupOptions {
+  /** Its working directory (default: this process's). */
   cwd?: string;
+  /** Added to `baseEnv`, as given. */
   env?: Record<string, string>;
   /** The environment `env` is added to (default: this process's). */
   baseEnv?: Readonly<Record<string, string | undefined>>;
-  /** The task's output file: stderr is appended to it, and stdout too unless `stdout` is "pipe". */
+  /** The output file: stderr is appended to it, and stdout too unless `stdout` is "pipe". */
   outputPath: string;
-  /** "pipe" hands stdout to the manager (an MCP server's protocol stream). */
+  /** "pipe" hands stdout to the caller as `child.stdout` (an MCP server's protocol stream). */
   stdout?: "output" | "pipe";
 }
 
+/** A process group that `spawnGroup` started, led by `child`. */
 export interface GroupChild {
+  /** The group's leader; its stdin is a pipe the caller holds. */
   child: ChildProcess;
   /** Undefined when the process could not be started (the child then emits "error"). */
   identity: ProcessIdentity | undefined;
@@ -28,7 +33,7 @@ export interface GroupChild {
 
 /**
  * Starts `file args` as the leader of a new process group and session: signals to the group reach every
- * process it starts, and it has no controlling terminal. stdin is a pipe held by the manager.
+ * process it starts, and it has no controlling terminal. stdin is a pipe held by the caller.
  */
 export function spawnGroup(file: string, args: readonly string[], options: SpawnGroupOptions): GroupChild {
   const output = openSync(options.outputPath, "a");
@@ -41,7 +46,7 @@ export function spawnGroup(file: string, args: readonly string[], options: Spawn
       stdio: ["pipe", options.stdout === "pipe" ? "pipe" : output, output],
     });
   } finally {
-    // The child holds its own copy of the descriptor; the manager never reads or buffers that stream.
+    // The child holds its own copy of the descriptor; the caller never reads or buffers that stream.
     closeSync(output);
   }
   // EPIPE once the process has exited: callers that write learn it from their write callback.
