@@ -130,7 +130,10 @@ describe("local_bash", () => {
       deadlineMs: 200,
     });
     const { match } = await waitForNotification(manager, (n) => n.taskId === id);
-    expect(match).toMatchObject({ kind: "deadline", tail: "working\n" });
+    expect(match).toMatchObject({ kind: "deadline" });
+    // The tail is the output so far: on a busy machine the shell may not have printed yet at 200 ms.
+    const tail = match.kind === "deadline" ? match.tail : undefined;
+    expect(typeof tail === "string" && "working\n".startsWith(tail)).toBe(true);
     expect((await manager.get(id)).status).toBe("running");
     await manager.stop(id);
     expect(await manager.takeNotifications()).toEqual([]);

@@ -40,6 +40,7 @@ describe("subpath exports load only their own kit", () => {
       "./contract",
       "./corpus",
       "./fakes",
+      "./guard",
       "./postgres",
     ]);
   });
@@ -63,8 +64,14 @@ describe("subpath exports load only their own kit", () => {
     expect([...packages].every((name) => name.startsWith("node:"))).toBe(true);
   });
 
-  it("the fakes and the corpus loaders load neither vitest nor fast-check", () => {
-    for (const subpath of ["./fakes", "./corpus", "./postgres"]) {
+  it("the hang guard loads node's own modules and core only", () => {
+    const { files, packages } = closure(manifest.exports["./guard"]?.default ?? "");
+    expect([...files]).toEqual(["guard.js"]);
+    expect([...packages].filter((name) => !name.startsWith("node:"))).toEqual(["@unforget/core"]);
+  });
+
+  it("the fakes, the corpus loaders and the hang guard load neither vitest nor fast-check", () => {
+    for (const subpath of ["./fakes", "./corpus", "./guard", "./postgres"]) {
       const { packages } = closure(manifest.exports[subpath]?.default ?? "");
       expect(packages.has("vitest"), subpath).toBe(false);
       expect(packages.has("fast-check"), subpath).toBe(false);

@@ -1,39 +1,31 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, open, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Tool, ToolOutput } from "@unforget/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHangGuard } from "@unforget/testing/guard";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import type * as HostileCalls from "./__fixtures__/hostile-calls.ts";
+import type { HostileToolName } from "./__fixtures__/hostile-calls.ts";
 import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
 import { createBashTool } from "./bash-tool.ts";
-import { createEditTool } from "./edit-tool.ts";
 import { createGlobTool } from "./glob-tool.ts";
-import { createGrepTool } from "./grep-tool.ts";
-import { createReadTool } from "./read-tool.ts";
-import { createTodoWriteTool } from "./todo-write-tool.ts";
-import { createWriteTool } from "./write-tool.ts";
 
-// Inputs a model (or a repository it works in) controls: a pattern, a path, a size. Each call must settle
-// within a generous bound (a hang guard, not a speed claim: the cases that once hung took 30 s to forever),
-// and an aborted call must answer within a second.
-const SETTLES_WITHIN_MS = 5_000;
-const ABORT_ANSWERS_WITHIN_MS = 1_000;
+// Inputs a model (or a repository it works in) controls: a pattern, a path, a size. Each call runs in a worker
+// behind a hang guard: the synchronous work a hostile input sets off (a pattern matched against long names, a
+// scan of a large file) holds the worker's thread, never this one, so a call that does not settle within the
+// guard's deadline (20 s, far above what any of them needs) fails with a HangError naming it, instead of
+// hanging the suite. The cases that once hung took 30 s to forever. Nothing here measures speed.
 
 /** The longest name most file systems take (255 bytes). */
 const LONG_NAME = "a".repeat(250);
 
-async function timed(work: Promise<ToolOutput>): Promise<{ output: ToolOutput; ms: number }> {
-  const start = performance.now();
-  const output = await work;
-  return { output, ms: performance.now() - start };
-}
+const guard = createHangGuard<typeof HostileCalls>(
+  new URL("./__fixtures__/hostile-calls.ts", import.meta.url),
+);
+afterAll(() => guard.close());
 
 describe("hostile inputs to the built-in tools", () => {
   let harness: ToolHarness;
   const glob = createGlobTool();
-  const grep = createGrepTool();
-  const read = createReadTool();
-  const write = createWriteTool();
-  const edit = createEditTool();
   const bash = createBashTool({ killGraceMs: 100 });
 
   beforeEach(async () => {
@@ -43,10 +35,9 @@ describe("hostile inputs to the built-in tools", () => {
     await harness.close();
   });
 
-  async function settles(tool: Tool, input: Record<string, unknown>, signal?: AbortSignal): Promise<string> {
-    const { output, ms } = await timed(harness.call(tool, input, signal));
-    expect(ms).toBeLessThan(SETTLES_WITHIN_MS);
-    return harness.text(output);
+  /** The text of a tool's result, called in the guarded worker in this test's folder. */
+  async function settles(tool: HostileToolName, input: Record<string, unknown>): Promise<string> {
+    return (await guard.call("callTool", tool, harness.cwd, input)).text;
   }
 
   describe("patterns", () => {
@@ -67,26 +58,26 @@ describe("hostile inputs to the built-in tools", () => {
       "{d,d}/{*a,*a*}{*a,*a*}{*a,*a*}{*a,*a*}c",
       "**/**/**/**/**/**/**/**/*c",
     ])("Glob %s settles against 250-character names", async (pattern) => {
-      expect(await settles(glob, { pattern })).toBe("No files found.");
+      expect(await settles("Glob", { pattern })).toBe("No files found.");
     });
 
     it("Glob still finds what a star-heavy pattern matches", async () => {
-      expect(await settles(glob, { pattern: "d/*a*a*a*a*b" })).toBe(`d/${LONG_NAME.slice(1)}b`);
+      expect(await settles("Glob", { pattern: "d/*a*a*a*a*b" })).toBe(`d/${LONG_NAME.slice(1)}b`);
     });
 
     it("Grep's glob filter settles against 250-character names", async () => {
-      const text = await settles(grep, { pattern: "needle", glob: "*a*a*a*a*a*a*c" });
+      const text = await settles("Grep", { pattern: "needle", glob: "*a*a*a*a*a*a*c" });
       expect(text).toBe("No matches found.");
-      expect(await settles(grep, { pattern: "needle", glob: "*a*a*a*a*b" })).toContain(
+      expect(await settles("Grep", { pattern: "needle", glob: "*a*a*a*a*b" })).toContain(
         `d/${LONG_NAME.slice(1)}b`,
       );
     });
 
     it("refuses a pattern too long, a range too large, and a negated group, with what to do", async () => {
-      expect(await settles(glob, { pattern: `*${"a*".repeat(5_000)}` })).toContain("characters long");
-      expect(await settles(glob, { pattern: "d/file-{1..100000000}" })).toContain("use a wildcard");
-      expect(await settles(glob, { pattern: "d/!(x)" })).toContain("negated group");
-      expect(await settles(grep, { pattern: "x", glob: "*a ".repeat(3_000) })).toContain("characters long");
+      expect(await settles("Glob", { pattern: `*${"a*".repeat(5_000)}` })).toContain("characters long");
+      expect(await settles("Glob", { pattern: "d/file-{1..100000000}" })).toContain("use a wildcard");
+      expect(await settles("Glob", { pattern: "d/!(x)" })).toContain("negated group");
+      expect(await settles("Grep", { pattern: "x", glob: "*a ".repeat(3_000) })).toContain("characters long");
     });
 
     it(".gitignore rules from the repository settle too: stars, globstars, a FIFO and a device", async () => {
@@ -100,32 +91,35 @@ describe("hostile inputs to the built-in tools", () => {
       );
       execFileSync("mkfifo", [join(harness.cwd, "d", ".gitignore")]);
       await symlink("/dev/zero", join(harness.cwd, "a", ".ignore"));
-      const listed = (await settles(glob, { pattern: "**/*.txt" })).split("\n");
+      const listed = (await settles("Glob", { pattern: "**/*.txt" })).split("\n");
       expect(listed).toEqual([`${"a/".repeat(60)}kept.txt`]);
-      expect(await settles(grep, { pattern: "needle", output_mode: "count" })).toContain("kept.txt:1");
+      expect(await settles("Grep", { pattern: "needle", output_mode: "count" })).toContain("kept.txt:1");
     });
   });
 
   describe("aborts", () => {
-    it("an aborted Glob over a large folder answers within a second, saying it was interrupted", async () => {
+    it("an aborted Glob over a large folder answers, saying it was interrupted", async () => {
       await mkdir(join(harness.cwd, "many"));
       await Promise.all(
         Array.from({ length: 2_000 }, (_, index) =>
           writeFile(join(harness.cwd, "many", `${index}-${LONG_NAME.slice(0, 200)}`), ""),
         ),
       );
+      // The signal cannot cross into a worker: these calls run here, under vitest's timeout.
       const controller = new AbortController();
       const call = harness.call(glob, { pattern: "many/*a*a*a*a*a*a*a*a*a*a*c" }, controller.signal);
+      // Aborted before the walk has listed the folder (a listing takes a turn of the event loop at least).
       await new Promise((resolve) => setImmediate(resolve));
-      const abortedAt = performance.now();
       controller.abort();
       const output = await call;
-      expect(performance.now() - abortedAt).toBeLessThan(ABORT_ANSWERS_WITHIN_MS);
       expect(output.isError).toBe(false);
+      expect(harness.text(output)).toContain("interrupted");
 
       const already = new AbortController();
       already.abort();
-      expect(await settles(glob, { pattern: "many/*" }, already.signal)).toContain("interrupted");
+      expect(harness.text(await harness.call(glob, { pattern: "many/*" }, already.signal))).toContain(
+        "interrupted",
+      );
     });
   });
 
@@ -137,15 +131,13 @@ describe("hostile inputs to the built-in tools", () => {
       ["encoded dots", "%2e%2e/%2e%2e/etc/passwd"],
     ])("every file tool answers %s with an error result", async (_, path) => {
       for (const [tool, input] of [
-        [read, { file_path: path }],
-        [write, { file_path: path, content: "x" }],
-        [edit, { file_path: path, old_string: "", new_string: "x" }],
-        [glob, { pattern: "*", path }],
-        [grep, { pattern: "x", path }],
+        ["Read", { file_path: path }],
+        ["Write", { file_path: path, content: "x" }],
+        ["Edit", { file_path: path, old_string: "", new_string: "x" }],
+        ["Glob", { pattern: "*", path }],
+        ["Grep", { pattern: "x", path }],
       ] as const) {
-        const { output, ms } = await timed(harness.call(tool, input));
-        expect(ms).toBeLessThan(SETTLES_WITHIN_MS);
-        expect(output.isError).toBe(true);
+        expect((await guard.call("callTool", tool, harness.cwd, input)).isError, tool).toBe(true);
       }
     });
 
@@ -153,32 +145,32 @@ describe("hostile inputs to the built-in tools", () => {
       const deep = join(harness.cwd, ...Array.from({ length: 300 }, () => "d"));
       await mkdir(deep, { recursive: true });
       await writeFile(join(deep, "bottom.txt"), "needle\n");
-      expect(await settles(glob, { pattern: "**/bottom.txt" })).toBe(`${"d/".repeat(300)}bottom.txt`);
-      expect(await settles(grep, { pattern: "needle" })).toContain("bottom.txt");
+      expect(await settles("Glob", { pattern: "**/bottom.txt" })).toBe(`${"d/".repeat(300)}bottom.txt`);
+      expect(await settles("Grep", { pattern: "needle" })).toContain("bottom.txt");
     });
 
     it("FIFOs are refused by every file tool without blocking, by name or among files searched", async () => {
       execFileSync("mkfifo", [join(harness.cwd, "pipe.txt")]);
-      expect(await settles(read, { file_path: "pipe.txt" })).toContain("named pipe");
-      expect(await settles(write, { file_path: "pipe.txt", content: "x" })).toContain("named pipe");
-      expect(await settles(edit, { file_path: "pipe.txt", old_string: "a", new_string: "b" })).toContain(
+      expect(await settles("Read", { file_path: "pipe.txt" })).toContain("named pipe");
+      expect(await settles("Write", { file_path: "pipe.txt", content: "x" })).toContain("named pipe");
+      expect(await settles("Edit", { file_path: "pipe.txt", old_string: "a", new_string: "b" })).toContain(
         "named pipe",
       );
-      expect(await settles(glob, { pattern: "*.txt" })).toBe("No files found.");
-      expect(await settles(grep, { pattern: "x", path: "pipe.txt" })).toBe("No matches found.");
-      expect(await settles(grep, { pattern: "x" })).toBe("No matches found.");
+      expect(await settles("Glob", { pattern: "*.txt" })).toBe("No files found.");
+      expect(await settles("Grep", { pattern: "x", path: "pipe.txt" })).toBe("No matches found.");
+      expect(await settles("Grep", { pattern: "x" })).toBe("No matches found.");
     });
   });
 
   describe("sizes", () => {
     it("Read with a huge limit or offset on a large file of short lines holds only what a result can", async () => {
       await writeFile(join(harness.cwd, "lines.txt"), "x\n".repeat(4 * 1024 * 1024));
-      const text = await settles(read, { file_path: "lines.txt", offset: 1, limit: 1_000_000_000 });
+      const text = await settles("Read", { file_path: "lines.txt", offset: 1, limit: 1_000_000_000 });
       expect(text).toMatch(/Read on with offset \d+/);
-      expect(await settles(read, { file_path: "lines.txt", offset: 4_000_000, limit: 3 })).toContain(
+      expect(await settles("Read", { file_path: "lines.txt", offset: 4_000_000, limit: 3 })).toContain(
         "4000000\tx",
       );
-      expect(await settles(read, { file_path: "lines.txt", offset: Number.MAX_SAFE_INTEGER })).toContain(
+      expect(await settles("Read", { file_path: "lines.txt", offset: Number.MAX_SAFE_INTEGER })).toContain(
         "past the end",
       );
     });
@@ -187,32 +179,32 @@ describe("hostile inputs to the built-in tools", () => {
       const handle = await open(join(harness.cwd, "sparse.bin"), "w");
       await handle.truncate(64 * 1024 ** 3);
       await handle.close();
-      expect(await settles(read, { file_path: "sparse.bin" })).toContain("more than");
-      expect(await settles(read, { file_path: "sparse.bin", offset: 1, limit: 5 })).toContain("binary");
-      expect(await settles(read, { file_path: "sparse.bin", offset: 10 })).toContain("binary");
-      expect(await settles(edit, { file_path: "sparse.bin", old_string: "a", new_string: "b" })).toContain(
+      expect(await settles("Read", { file_path: "sparse.bin" })).toContain("more than");
+      expect(await settles("Read", { file_path: "sparse.bin", offset: 1, limit: 5 })).toContain("binary");
+      expect(await settles("Read", { file_path: "sparse.bin", offset: 10 })).toContain("binary");
+      expect(await settles("Edit", { file_path: "sparse.bin", old_string: "a", new_string: "b" })).toContain(
         "more than",
       );
-      expect(await settles(grep, { pattern: "x", output_mode: "count" })).toContain("not searched");
+      expect(await settles("Grep", { pattern: "x", output_mode: "count" })).toContain("not searched");
     });
 
     it("Edit: an old_string of many blank lines, a long near-match and a replace_all that would explode settle", async () => {
       const path = join(harness.cwd, "big.txt");
       await writeFile(path, "a".repeat(8 * 1024 * 1024));
-      expect(await settles(read, { file_path: "big.txt", offset: 1, limit: 1 })).toContain("1\ta");
-      const blank = await settles(edit, {
+      expect(await settles("Read", { file_path: "big.txt", offset: 1, limit: 1 })).toContain("1\ta");
+      const blank = await settles("Edit", {
         file_path: "big.txt",
         old_string: `${"\n".repeat(200_000)}x`,
         new_string: "y",
       });
       expect(blank).toContain("was not found");
-      const nearMatch = await settles(edit, {
+      const nearMatch = await settles("Edit", {
         file_path: "big.txt",
         old_string: `${"a".repeat(64 * 1024)}b`,
         new_string: "c",
       });
       expect(nearMatch).toContain("was not found");
-      const exploding = await settles(edit, {
+      const exploding = await settles("Edit", {
         file_path: "big.txt",
         old_string: "a",
         new_string: "b".repeat(1024),
@@ -223,7 +215,7 @@ describe("hostile inputs to the built-in tools", () => {
 
     it("Grep with huge context and page sizes stays bounded by the files", async () => {
       await writeFile(join(harness.cwd, "many.txt"), "needle\n".repeat(200_000));
-      const text = await settles(grep, {
+      const text = await settles("Grep", {
         pattern: "needle",
         output_mode: "content",
         "-C": 1_000_000_000,
@@ -239,8 +231,7 @@ describe("hostile inputs to the built-in tools", () => {
         status: "pending",
         activeForm: `doing ${index}`,
       }));
-      const { ms } = await timed(harness.call(createTodoWriteTool(), { todos }));
-      expect(ms).toBeLessThan(SETTLES_WITHIN_MS);
+      expect(await settles("TodoWrite", { todos })).not.toBe("");
     });
   });
 

@@ -1,0 +1,1 @@
+export const describeCode = (code: string): string => `[${code}]`;
