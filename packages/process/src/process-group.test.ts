@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { groupExists, terminateGroup } from "./process-group.ts";
+import { groupExists, signalGroup, terminateGroup } from "./process-group.ts";
 import { currentProcessIdentity, isProcessAlive, readProcessIdentity } from "./process-identity.ts";
 import { shellCommandLine, spawnShellCommand } from "./spawn-group.ts";
 
@@ -40,6 +41,33 @@ describe("process groups", () => {
     expect(await exited).toMatchObject({ signal: "SIGTERM" });
     expect(await terminateGroup(identity!.pid, 5_000)).toBe("gone");
   });
+
+  it.runIf(process.platform === "linux")(
+    "a group left with only zombies (exited, not yet reaped by its parent) counts as ended",
+    async () => {
+      // The parent puts its child in a group of its own and never reaps it, as a slow first process of a
+      // container does with orphans: the kernel still finds the group, but nothing in it runs.
+      const parent = spawn(
+        "perl",
+        ["-e", '$|=1; my $p = fork; if (!$p) { setpgrp(0, 0); exit 0 } print "$p\\n"; sleep 60'],
+        {
+          stdio: ["ignore", "pipe", "inherit"],
+        },
+      );
+      try {
+        const pid = Number(
+          await new Promise<string>((resolve) => parent.stdout.once("data", (data) => resolve(String(data)))),
+        );
+        const stat = () => readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+        while (!/\) Z /.test(await stat())) await sleep(20);
+        expect(signalGroup(pid, 0)).toBe(true);
+        expect(groupExists(pid)).toBe(false);
+        expect(await terminateGroup(pid, 60_000)).toBe("terminated");
+      } finally {
+        parent.kill("SIGKILL");
+      }
+    },
+  );
 
   it("kills with SIGKILL what ignores SIGTERM past the grace period", async () => {
     const outputPath = join(dir, "out.log");

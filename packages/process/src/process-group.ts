@@ -1,4 +1,6 @@
+import { readdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { readLinuxStat } from "./process-identity.ts";
 
 /** Sends `signal` to every process of the group; false when the group no longer exists. */
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
@@ -12,9 +14,35 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/** True while any process of the group exists. */
+/**
+ * True while any process of the group is alive. A member that has exited but not been reaped (a zombie, which
+ * `kill(-pgid, 0)` still finds) does not count: where the machine's first process is slow to reap orphans, as
+ * in many containers, a terminated group would otherwise look alive until its zombies are collected. Linux
+ * tells from /proc; elsewhere a zombie still counts.
+ */
 export function groupExists(pgid: number): boolean {
-  return signalGroup(pgid, 0);
+  if (!signalGroup(pgid, 0)) return false;
+  return groupHasLiveMember(pgid) ?? true;
+}
+
+/** Whether /proc lists a member of the group that is not a zombie; undefined where /proc cannot be read. */
+function groupHasLiveMember(pgid: number): boolean | undefined {
+  if (process.platform !== "linux") return undefined;
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  let seen = false;
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    const stat = readLinuxStat(name); // undefined: the process ended while we looked
+    if (stat === undefined) continue;
+    seen = true;
+    if (stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") return true;
+  }
+  return seen ? false : undefined;
 }
 
 async function waitForGroupEnd(pgid: number, timeoutMs: number, pollMs: number): Promise<boolean> {

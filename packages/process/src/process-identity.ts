@@ -15,10 +15,12 @@ interface ProcessStat {
   /** One-letter kernel state; "Z" (zombie) and "X" (dead) mean the process has ended. */
   state: string;
   startTime: string;
+  /** The process group (Linux only). */
+  pgrp?: number;
 }
 
 /** Parses /proc/<pid>/stat. The command name (field 2) may hold spaces and parentheses: read after the last ")". */
-function readLinuxStat(pid: number): ProcessStat | undefined {
+export function readLinuxStat(pid: number | string): ProcessStat | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -29,7 +31,9 @@ function readLinuxStat(pid: number): ProcessStat | undefined {
   // Fields after the name start at field 3 (state); field 22 (starttime) is therefore index 19.
   const state = fields[0];
   const startTime = fields[19];
-  return state === undefined || startTime === undefined ? undefined : { state, startTime };
+  return state === undefined || startTime === undefined
+    ? undefined
+    : { state, startTime, pgrp: Number(fields[2]) };
 }
 
 /** Elsewhere (macOS, the BSDs) `ps` reports the state and the wall-clock start time. */
