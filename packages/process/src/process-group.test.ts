@@ -62,7 +62,7 @@ describe("process groups", () => {
         while (!/\) Z /.test(await stat())) await sleep(20);
         expect(signalGroup(pid, 0)).toBe(true);
         expect(groupExists(pid)).toBe(false);
-        expect(await terminateGroup(pid, 60_000)).toBe("terminated");
+        expect(await terminateGroup(pid, 60_000)).toBe("gone");
       } finally {
         parent.kill("SIGKILL");
       }

@@ -62,7 +62,8 @@ export type GroupTermination = "gone" | "terminated" | "killed";
  * group is gone (or, for processes stuck in the kernel, a short while after SIGKILL).
  */
 export async function terminateGroup(pgid: number, graceMs: number, pollMs = 25): Promise<GroupTermination> {
-  if (!signalGroup(pgid, "SIGTERM")) return "gone";
+  // A group of zombies only is gone already: signalling it would succeed, yet end nothing.
+  if (!groupExists(pgid) || !signalGroup(pgid, "SIGTERM")) return "gone";
   if (await waitForGroupEnd(pgid, graceMs, pollMs)) return "terminated";
   signalGroup(pgid, "SIGKILL");
   await waitForGroupEnd(pgid, 2_000, pollMs);
