@@ -131,8 +131,12 @@ const REEVALUATING_BUILTINS = new Set([
 /** Files that are not files: writing to them writes nowhere on disk. */
 const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
 
-/** A script path that is the command's own input rather than a file. */
-const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
+/**
+ * A script path that is the command's own input (or another open descriptor) rather than a file, tested after
+ * `.`, `..` and repeated slashes are resolved (`/dev/./stdin`, `//dev/stdin`, `/proc/thread-self/fd/0`).
+ */
+const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|thread-self|\d+)(\/task\/\d+)?\/fd\/\d+)$/;
+const readsInput = (file: string) => READS_INPUT.test(posix.normalize(file));
 
 /** Redirection operators that open their destination for writing. */
 const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);
@@ -501,7 +505,7 @@ class Walk {
         for (const write of inner.writes) this.write(write, text);
         if (inner.text !== undefined) this.script(inner.text, depth + 1);
         else if (inner.file !== undefined) {
-          if (READS_INPUT.test(inner.file))
+          if (readsInput(inner.file))
             this.found.unresolved.push(
               `\`${clip(text)}\` runs commands from its input, which is not checked`,
             );
