@@ -660,6 +660,8 @@ describe("the table against bash", () => {
 interface Built {
   text: string;
   denied: boolean;
+  /** Some part changes bash's state that decides what later commands run (its tables, a code-running variable). */
+  changes: boolean;
 }
 
 /** Commands the narrow policy allows, and ones it denies, each also behind a wrapper. */
@@ -688,6 +690,21 @@ const DENIED_LEAVES = [
   "env X=1 rm x",
   "xargs rm",
   "command rm x",
+];
+
+/** Commands that change bash's tables or a code-running variable by means other than a plain assignment. */
+const CHANGING_LEAVES = [
+  "read -r PATH <<< .",
+  "printf -v BASH_ENV %s x",
+  "BASH_CMDS[ls]=/bin/rm",
+  "BASH_ALIASES[ls]='rm x'",
+  "declare -n r=PS4",
+  "mapfile -t PATH < x",
+  ": ${PATH:=.}",
+  "let PATH=1",
+  "export 'BASH_ENV'=x",
+  "getopts a PS4",
+  "for PATH in .; do ls; done",
 ];
 
 const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
@@ -725,35 +742,38 @@ const built = fc.letrec<{ node: Built; wrap: Built; join: Built }>((tie) => ({
   node: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
     fc.oneof(
-      fc.constantFrom(...ALLOWED_LEAVES).map((text) => ({ text, denied: false })),
-      fc.constantFrom(...DENIED_LEAVES).map((text) => ({ text, denied: true })),
+      fc.constantFrom(...ALLOWED_LEAVES).map((text) => ({ text, denied: false, changes: false })),
+      fc.constantFrom(...DENIED_LEAVES).map((text) => ({ text, denied: true, changes: false })),
+      fc.constantFrom(...CHANGING_LEAVES).map((text) => ({ text, denied: false, changes: true })),
     ),
     tie("wrap"),
     tie("join"),
   ),
   wrap: fc
     .tuple(fc.constantFrom(...WRAPS), tie("node"))
-    .map(([wrap, inner]) => ({ text: wrap(inner.text), denied: inner.denied })),
+    .map(([wrap, inner]) => ({ text: wrap(inner.text), denied: inner.denied, changes: inner.changes })),
   join: fc.tuple(tie("node"), fc.constantFrom(...OPERATORS), tie("node")).map(([left, operator, right]) => ({
     text: left.text + operator + right.text,
     denied: left.denied || right.denied,
+    changes: left.changes || right.changes,
   })),
 }));
 
 describe("a property of the gate", () => {
-  it("denies any mix of commands joined and nested in every way that contains a denied one, and allows the rest, unless it says it cannot read the command", {
+  it("denies any mix of commands joined and nested in every way that contains a denied one, asks about one that changes bash's state, and allows the rest, unless it says it cannot read the command", {
     timeout: 120_000,
   }, async () => {
     const unread = /cannot be checked before it runs|may run what/;
     await fc.assert(
-      fc.asyncProperty(built.node, async ({ text, denied }) => {
+      fc.asyncProperty(built.node, async ({ text, denied, changes }) => {
         for (const [rules, mode] of [
           [NARROW, "default"],
           [BYPASS, "bypassPermissions"],
         ] as const) {
           const { outcome, reason } = await decided(text, rules, mode);
           if (outcome === Q) expect(reason).toMatch(unread);
-          else expect(outcome).toBe(denied ? D : A);
+          // A change to bash's state leaves what the rest runs unknown: never allowed by a rule.
+          else expect(outcome).toBe(denied ? D : changes ? Q : A);
         }
       }),
       { numRuns: 300 },
