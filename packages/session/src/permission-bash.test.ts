@@ -342,6 +342,10 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["(( PATH = 0 )); ls", Q, Q],
   ["read $v <<< .; ls", Q, Q],
   ["PS0=x bash -c ls", Q, Q],
+  ["exec {PATH}> x; ls", Q, Q],
+  ["coproc PATH { ls; }; ls", Q, Q],
+  ["wait -p PATH; ls", Q, Q],
+  ["wait -n -p BASH_ENV; bash -c ls", Q, Q],
   ["PS2=x bash -c ls", Q, Q],
   // The same builtins assigning other variables.
   ["read -r line <<< hi; echo $line", Q, A],

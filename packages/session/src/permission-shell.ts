@@ -106,7 +106,10 @@ const ASSIGNING_OPTIONS: Record<string, string> = {
   read: "adinNptu",
   mapfile: "dnOsuCc",
   readarray: "dnOsuCc",
+  wait: "p",
 };
+/** The option whose value is a variable the builtin assigns (`read -a NAME`, `wait -p NAME`). */
+const NAMING_OPTION: Record<string, string> = { read: "a", wait: "p" };
 const DECLARING_BUILTINS = new Set(["declare", "typeset", "local", "export", "readonly"]);
 
 /** Builtins that read text as arithmetic or as a variable name, where bash may expand `a[$(…)]` a second time. */
@@ -311,6 +314,10 @@ class Walk {
         this.visitChildren(node, { ...place, source, scope, always: true });
         return;
       }
+      case "Coproc":
+        // `coproc NAME …` assigns the array NAME (and NAME_PID).
+        if (node.name !== undefined) this.assigns(this.decode(node.name), `\`coproc ${node.name.text}\``);
+        break;
       case "For":
       case "Select":
         this.assigns(
@@ -383,6 +390,9 @@ class Walk {
   }
 
   private redirect(node: Redirect): void {
+    // `{name}>file` assigns the descriptor's number to `name`.
+    if (node.descriptor?.type === "FileDescriptorVariable")
+      this.assigns(node.descriptor.name, `the redirection \`{${node.descriptor.name}}\``);
     if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
     // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
     if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
@@ -572,11 +582,13 @@ class Walk {
         for (let at = 1; at < word.length; at++) {
           if (!valued.includes(word[at] ?? "")) continue;
           const value = at + 1 < word.length ? word.slice(at + 1) : args[++index];
-          if (word[at] === "a") this.assigns(value, how);
+          if (word[at] === NAMING_OPTION[program]) this.assigns(value, how);
           break;
         }
       }
-      for (const operand of program === "read" ? operands : operands.slice(0, 1)) this.assigns(operand, how);
+      // read assigns every operand, mapfile its first; wait's operands are processes.
+      const named = program === "read" ? operands : program === "wait" ? [] : operands.slice(0, 1);
+      for (const operand of named) this.assigns(operand, how);
     } else if (DECLARING_BUILTINS.has(program)) {
       for (const [index, word] of args.entries()) {
         const name = names[index + 1];
