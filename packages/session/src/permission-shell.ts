@@ -316,13 +316,16 @@ class Walk {
       }
       case "Coproc":
         // `coproc NAME …` assigns the array NAME (and NAME_PID).
-        if (node.name !== undefined) this.assigns(this.decode(node.name), `\`coproc ${node.name.text}\``);
+        {
+          const name = node.name;
+          if (name !== undefined) this.assigns(this.decode(name), () => `\`coproc ${name.text}\``);
+        }
         break;
       case "For":
       case "Select":
         this.assigns(
           this.decode(node.name),
-          `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
+          () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
         );
         this.visitChildren(node, { ...place, always: false });
         return;
@@ -355,7 +358,10 @@ class Walk {
         if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
           this.found.reevaluates = true;
         if (node.operation?.type === "Default" && node.operation.operator.endsWith("="))
-          this.assigns(node.prefix === undefined ? node.parameter : undefined, `\`${clip(node.text)}\``);
+          this.assigns(
+            node.prefix === undefined ? node.parameter : undefined,
+            () => `\`${clip(node.text)}\``,
+          );
         break;
       case "Assignment":
         if (isCodeVariable(node.name))
@@ -391,8 +397,9 @@ class Walk {
 
   private redirect(node: Redirect): void {
     // `{name}>file` assigns the descriptor's number to `name`.
-    if (node.descriptor?.type === "FileDescriptorVariable")
-      this.assigns(node.descriptor.name, `the redirection \`{${node.descriptor.name}}\``);
+    const descriptor = node.descriptor;
+    if (descriptor?.type === "FileDescriptorVariable")
+      this.assigns(descriptor.name, () => `the redirection \`{${descriptor.name}}\``);
     if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
     // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
     if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
@@ -541,15 +548,18 @@ class Walk {
    * A variable the command sets other than by a plain assignment (which `visit` checks): one that makes bash run
    * code, or one whose name is only known when it runs, leaves what later commands run unknown.
    */
-  private assigns(name: string | undefined, how: string): void {
+  private assigns(name: string | undefined, described: () => string): void {
     if (name === undefined)
       this.found.unresolved.push(
-        `${how} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
+        `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
       );
-    else if (isCodeVariable(name.replace(/(\+?=|\[).*$/s, "")))
-      this.found.unresolved.push(
-        `${how} sets ${name.replace(/(\+?=|\[).*$/s, "")}, which makes bash or the programs it starts run code the command does not show`,
-      );
+    else {
+      const variable = name.replace(/(\+?=|\[).*$/s, "");
+      if (isCodeVariable(variable))
+        this.found.unresolved.push(
+          `${described()} sets ${variable}, which makes bash or the programs it starts run code the command does not show`,
+        );
+    }
   }
 
   /** The variables a builtin assigns: `read`, `mapfile`, `printf -v`, `getopts`, `let`, `declare` and its kin. */
@@ -559,7 +569,7 @@ class Walk {
     names: readonly (string | undefined)[],
     text: string,
   ): void {
-    const how = `\`${clip(text)}\``;
+    const how = () => `\`${clip(text)}\``;
     const args = words.slice(1);
     if (program === "printf") {
       const first = args[0];
@@ -608,7 +618,7 @@ class Walk {
   /** Arithmetic text, which can assign any variable it names (`let PATH=1`, `((PS4=…))`). */
   private arithmetic(text: string): void {
     for (const [identifier] of text.matchAll(/[A-Za-z_]\w*/g))
-      if (isCodeVariable(identifier)) this.assigns(identifier, `the arithmetic \`${clip(text)}\``);
+      if (isCodeVariable(identifier)) this.assigns(identifier, () => `the arithmetic \`${clip(text)}\``);
   }
 
   /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */
