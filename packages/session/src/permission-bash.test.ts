@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the literal text ${VAR} is the shell syntax under test.
 import { spawn } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@unforget/core";
@@ -121,6 +121,15 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["bash <(echo rm x)", Q, Q],
   ["source <(echo rm x)", Q, Q],
   [". /dev/stdin <<< 'rm x'", Q, Q],
+  // Other names of standard input, and other descriptors.
+  [". /dev/./stdin <<< 'rm x'", Q, Q],
+  [". //dev/stdin <<< 'rm x'", Q, Q],
+  [". /dev/fd/./0 <<< 'rm x'", Q, Q],
+  [". /proc/thread-self/fd/0 <<< 'rm x'", Q, Q],
+  [". /dev/../dev/stdin <<< 'rm x'", Q, Q],
+  ["source /proc/self/fd//0 <<< 'rm x'", Q, Q],
+  ["bash /dev/./stdin <<< 'rm x'", Q, Q],
+  [". /dev/fd/3 3<<< 'rm x'", Q, Q],
   ["echo 'rm x' > s.sh && bash s.sh", Q, Q],
   ["echo 'rm x' > s.sh; chmod +x s.sh; ./s.sh", Q, Q],
   ["fish -c 'rm x'", Q, Q],
@@ -286,6 +295,13 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["v='$(rm y)'; echo ${v@P}", Q, Q],
   ["v='a[$(rm y)]'; echo ${!v}", Q, Q],
   ["let 'v=a[$(rm x)]'", Q, Q],
+  ["printf -v'a[$(rm x)]' hi", Q, Q],
+  ["printf $o 'a[$(rm x)]' hi", Q, Q],
+  // Benign: printf without -v assigns nothing, a word ending in a slash is no program, `> >(…)` writes no file.
+  ["printf '%s\\n' '$(rm x)'", Q, A],
+  ["perl -ne 'print if /rm/' rm.txt", Q, A],
+  ["echo rm > >(cat)", A, A],
+  ["echo rm > >(rm x)", D, D],
   // Variables that make bash or a program run code the command does not show.
   ["PATH=.:$PATH ls", Q, Q],
   ["export PATH=/tmp:$PATH; ls", Q, Q],
@@ -295,6 +311,50 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["LD_PRELOAD=./x.so ls", Q, Q],
   ["env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls", Q, Q],
   ["PS4='$(rm x)' bash -xc ls", Q, Q],
+  // bash's own tables, assigned by any means: `BASH_CMDS[name]` is `hash -p`, `BASH_ALIASES[name]` is `alias`.
+  ["BASH_CMDS[ls]=/bin/rm; ls x", Q, Q],
+  ["BASH_CMDS[ls]+=/bin/rm; ls x", Q, Q],
+  ["read 'BASH_CMDS[ls]' <<< /bin/rm; ls x", Q, Q],
+  ["printf -v 'BASH_CMDS[ls]' /bin/rm; ls x", Q, Q],
+  ["declare 'BASH_CMDS[ls]=/bin/rm'; ls x", Q, Q],
+  ["shopt -s expand_aliases\nBASH_ALIASES[l]='rm x'\nl", Q, Q],
+  ["shopt -s expand_aliases\nBASH_ALIASES+=([l]='rm x')\nl", Q, Q],
+  ["shopt -s expand_aliases\nread 'BASH_ALIASES[l]' <<< 'rm x'\nl", Q, Q],
+  ["shopt -s expand_aliases\nprintf -v 'BASH_ALIASES[l]' 'rm x'\nl", Q, Q],
+  ["shopt -s expand_aliases\ndeclare -A BASH_ALIASES=([l]='rm x')\nl", Q, Q],
+  // Variables that run code, set by anything but a plain assignment.
+  ["printf -v BASH_ENV %s rm.txt; bash -c ls", Q, Q],
+  ["printf -vBASH_ENV %s rm.txt; bash -c ls", Q, Q],
+  ["read -r PATH <<< .; ls", Q, Q],
+  ['declare -x "BASH_ENV=rm.txt"; bash -c ls', Q, Q],
+  ["export 'BASH_ENV'=rm.txt; bash -c ls", Q, Q],
+  ['readonly "PATH=.:$PATH"; ls', Q, Q],
+  ["f() { local 'PATH=.'; ls; }; f", Q, Q],
+  [": ${BASH_ENV:=rm.txt}; export BASH_ENV; bash -c ls", Q, Q],
+  [": ${PATH=.}; ls", Q, Q],
+  ["for PATH in .; do ls; done", Q, Q],
+  ["select PATH in .; do ls; break; done <<< 1", Q, Q],
+  ["declare -n r=PATH; r=.; ls", Q, Q],
+  ["mapfile -t PATH <<< .; ls", Q, Q],
+  ["readarray -d , -t PATH <<< .; ls", Q, Q],
+  ["getopts a PS4 -a; set -x; ls", Q, Q],
+  ["let PATH=1; ls", Q, Q],
+  ["(( PATH = 0 )); ls", Q, Q],
+  ["read $v <<< .; ls", Q, Q],
+  ["PS0=x bash -c ls", Q, Q],
+  ["exec {PATH}> x; ls", Q, Q],
+  ["coproc PATH { ls; }; ls", Q, Q],
+  ["wait -p PATH; ls", Q, Q],
+  ["wait -n -p BASH_ENV; bash -c ls", Q, Q],
+  ["PS2=x bash -c ls", Q, Q],
+  // The same builtins assigning other variables.
+  ["read -r line <<< hi; echo $line", Q, A],
+  ["printf -v out %s hi; echo $out", Q, A],
+  ["for f in a b; do echo $f; done", A, A],
+  ["f() { local x=$1; echo $x; }; f a", Q, A],
+  ["declare -i n=1; echo $n", Q, A],
+  ["export FOO=$(ls)", Q, A],
+  ["mapfile -t lines < x", Q, A],
   // Arguments: a rule's words are matched after quotes are removed.
   ["git push", D, D],
   ["git  'push'", D, D],
@@ -447,75 +507,165 @@ describe("the Bash gate's table", () => {
   });
 });
 
-/** Runs `command` in a fresh folder with recorders for `rm` and `git`; true when either was reached (or a file went). */
-async function reachesDenied(command: string, shims: string): Promise<boolean> {
-  const root = await mkdtemp(join(tmpdir(), "bash-gate-run-"));
-  const project = join(root, "project");
-  const log = join(root, "log");
-  await mkdir(join(project, "sub"), { recursive: true });
-  await mkdir(join(root, "home"));
-  await mkdir(join(root, "outside"));
-  const files = ["x", "y", "important.txt"];
-  for (const file of files) await writeFile(join(project, file), "keep");
-  await new Promise<void>((done) => {
-    const child = spawn("bash", ["-c", placed(command, join(root, "outside"))], {
-      cwd: project,
-      // Output is piped so that "close" waits for every process that still holds it: background jobs and process
-      // substitutions outlive bash itself.
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: 5000,
-      env: { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, HOME: join(root, "home"), GATE_LOG: log },
-    });
-    child.stdout?.resume();
-    child.stderr?.resume();
-    child.on("close", () => done());
-    child.on("error", () => done());
-  });
-  const recorded = await readFile(log, "utf8").catch(() => "");
-  const left = await readdir(project);
-  await rm(root, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);
-  return (
-    recorded.split("\n").some((line) => line.startsWith("rm") || /^git( .*)? push\b/.test(line)) ||
-    files.some((file) => !left.includes(file))
+/**
+ * Rows marked deny that contain `rm x` yet do not reach `rm` when bash runs them, each for a reason of bash's own
+ * (the positive control below checks that every other one does, so that the run proves bash ran them).
+ */
+const NOT_REACHED = new Set<string>([
+  "ls || rm x", // ls succeeds
+  "true && ls || rm x",
+  "select s in a; do rm x; break; done < /dev/null", // select reads end of input and stops
+  "ls (\nrm x", // a syntax error: bash runs nothing
+  "./rm x", // no such file
+  "~/rm x",
+  "watch -n1 rm x", // watch needs a terminal
+  "watch -x rm x",
+  "noglob rm x", // zsh's, not a program
+  "alias ls='rm x'; ls", // bash -c expands no aliases
+  "runuser -u root -- rm x", // needs a login session the test machine may refuse, and resets PATH
+  "chroot / rm x", // needs a privilege a container may lack
+]);
+/** Rows that run a program the machine may lack: the control lists them by name instead of passing them silently. */
+const NEEDS: Record<string, string> = {
+  "zsh -c 'rm x'": "zsh",
+  "busybox rm x": "busybox",
+  "unbuffer rm x": "unbuffer",
+  "strace -o /dev/null rm x": "strace",
+  "chrt -o 0 rm x": "chrt",
+  "ionice -c3 rm x": "ionice",
+  "script -qc 'rm x' /dev/null": "script",
+  "su -c 'rm x'": "su",
+  "su root -c 'rm x'": "su",
+  "flock lockfile rm x": "flock",
+  "flock lockfile -c 'rm x'": "flock",
+  "flock -w 5 lockfile rm x": "flock",
+  "taskset 0x1 rm x": "taskset",
+  "taskset -c 0 rm x": "taskset",
+  "setsid rm x": "setsid",
+  "setsid -w rm x": "setsid",
+  "stdbuf -oL rm x": "stdbuf",
+  "stdbuf -o L rm x": "stdbuf",
+  "nice nohup stdbuf -oL timeout 5 rm x": "stdbuf",
+};
+
+/**
+ * Runs every row in bash, a few bash drivers each running its share of rows one `bash -c` at a time (one process
+ * per row from node is what made this test slow under load). A row runs in a fresh folder with recorders for
+ * `rm` and `git`; its output goes through a pipe that is drained until every process holding it is gone, so that
+ * background jobs and process substitutions are waited for. Answers, per row, whether rm or git push was reached
+ * (or a file went), and which programs of `NEEDS` the machine lacks.
+ */
+async function runInBash(commands: string[]): Promise<{ reached: boolean[]; missing: Set<string> }> {
+  const base = await realpath(await mkdtemp(join(tmpdir(), "bash-gate-run-")));
+  const shims = join(base, "shims");
+  const texts = join(base, "rows");
+  await mkdir(shims);
+  await mkdir(texts);
+  const shim = async (name: string, body: string) => {
+    await writeFile(join(shims, name), `#!/bin/bash\n${body}\n`);
+    await chmod(join(shims, name), 0o755);
+  };
+  await shim("rm", 'echo "rm $*" >> "$GATE_LOG"');
+  await shim("git", 'echo "git $*" >> "$GATE_LOG"');
+  await shim("mywrap", 'exec "$@"');
+  await shim("npm", "exit 0");
+  await shim(
+    "sudo",
+    'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; [[ $1 == -- ]] && { shift; break; }; shift; done; exec "$@"',
   );
+  await shim("doas", 'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; shift; done; exec "$@"');
+  await Promise.all(
+    commands.map((command, row) =>
+      writeFile(join(texts, String(row)), placed(command, join(base, String(row), "outside"))),
+    ),
+  );
+  const driver = `
+    shims=$1 texts=$2 base=$3; shift 3
+    for row in "$@"; do
+      IFS= read -r -d '' text < "$texts/$row"
+      root=$base/$row
+      mkdir -p "$root/project/sub" "$root/home" "$root/outside"
+      for file in x y important.txt; do printf keep > "$root/project/$file"; done
+      (cd "$root/project" && exec env -i PATH="$shims:/usr/local/bin:/usr/bin:/bin" HOME="$root/home" \\
+        GATE_LOG="$root/log" timeout -s KILL 5 bash -c "$text") < /dev/null 2>&1 | timeout -s KILL 5 cat > /dev/null
+      reached=0
+      push='^git( .*)? push( |$)'
+      [[ -f $root/log ]] && while IFS= read -r line; do
+        [[ $line == rm* || $line =~ $push ]] && reached=1
+      done < "$root/log"
+      for file in x y important.txt; do [[ -e $root/project/$file ]] || reached=1; done
+      echo "row $row $reached"
+    done
+    for program in ${[...new Set(Object.values(NEEDS))].join(" ")}; do
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v "$program" > /dev/null || echo "missing $program"
+    done`;
+  const drivers = 3;
+  const outputs = await Promise.all(
+    Array.from({ length: drivers }, (_, driverIndex) => {
+      const rows = commands.map((_, row) => row).filter((row) => row % drivers === driverIndex);
+      return new Promise<string>((done, fail) => {
+        const child = spawn("bash", ["-c", driver, "driver", shims, texts, base, ...rows.map(String)], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        child.on("error", fail);
+        child.on("close", (code) =>
+          code === 0 ? done(output) : fail(new Error(`bash driver exited ${code}`)),
+        );
+      });
+    }),
+  );
+  await rm(base, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);
+  const reached = commands.map(() => false);
+  const seen = new Set<number>();
+  const missing = new Set<string>();
+  for (const line of outputs.join("").split("\n")) {
+    const row = /^row (\d+) ([01])$/.exec(line);
+    if (row) {
+      seen.add(Number(row[1]));
+      reached[Number(row[1])] = row[2] === "1";
+    }
+    const lacks = /^missing (\S+)$/.exec(line);
+    if (lacks?.[1]) missing.add(lacks[1]);
+  }
+  expect(seen.size).toBe(commands.length);
+  return { reached, missing };
 }
 
 describe("the table against bash", () => {
-  it("no row that reaches rm or git push is allowed, and every allowed row is harmless", {
+  it("no row that reaches rm or git push is allowed, every denied row with `rm x` reaches rm, and every allowed row is harmless", {
     timeout: 120_000,
   }, async () => {
-    const shims = await mkdtemp(join(tmpdir(), "bash-gate-shims-"));
-    const shim = async (name: string, body: string) => {
-      await writeFile(join(shims, name), `#!/bin/bash\n${body}\n`);
-      await chmod(join(shims, name), 0o755);
-    };
-    await shim("rm", 'echo "rm $*" >> "$GATE_LOG"');
-    await shim("git", 'echo "git $*" >> "$GATE_LOG"');
-    await shim("mywrap", 'exec "$@"');
-    await shim("npm", "exit 0");
-    await shim(
-      "sudo",
-      'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; [[ $1 == -- ]] && { shift; break; }; shift; done; exec "$@"',
-    );
-    await shim("doas", 'while [[ $1 == -* ]]; do [[ $1 == -u ]] && shift; shift; done; exec "$@"');
+    const commands = TABLE.map(([command]) => command);
+    const { reached, missing } = await runInBash(commands);
     const wrong: string[] = [];
-    const rows = [...TABLE];
-    const worker = async () => {
-      for (let row = rows.shift(); row !== undefined; row = rows.shift()) {
-        const [command, narrow, bypass] = row;
-        if ((await reachesDenied(command, shims)) && (narrow === A || bypass === A))
-          wrong.push(`allowed, yet reaches rm or git push: ${JSON.stringify(command)}`);
-      }
-    };
-    await Promise.all([worker(), worker(), worker(), worker()]);
-    await rm(shims, { recursive: true, force: true });
+    const lacking: string[] = [];
+    TABLE.forEach(([command, narrow, bypass], row) => {
+      if (reached[row] && (narrow === A || bypass === A))
+        wrong.push(`allowed, yet reaches rm or git push: ${JSON.stringify(command)}`);
+      const control = (narrow === D || bypass === D) && command.includes("rm x") && !NOT_REACHED.has(command);
+      if (!control || reached[row]) return;
+      const program = NEEDS[command];
+      if (program !== undefined && missing.has(program))
+        lacking.push(`${JSON.stringify(command)} (no ${program})`);
+      else
+        wrong.push(`denied, yet bash did not reach rm (the run proves nothing): ${JSON.stringify(command)}`);
+    });
+    if (lacking.length > 0) console.warn(`not run, the program is missing here:\n${lacking.join("\n")}`);
     expect(wrong).toEqual([]);
+    // Whatever the machine lacks, most of the table ran.
+    expect(reached.filter(Boolean).length).toBeGreaterThan(150);
   });
 });
 
 interface Built {
   text: string;
   denied: boolean;
+  /** Some part changes bash's state that decides what later commands run (its tables, a code-running variable). */
+  changes: boolean;
 }
 
 /** Commands the narrow policy allows, and ones it denies, each also behind a wrapper. */
@@ -544,6 +694,21 @@ const DENIED_LEAVES = [
   "env X=1 rm x",
   "xargs rm",
   "command rm x",
+];
+
+/** Commands that change bash's tables or a code-running variable by means other than a plain assignment. */
+const CHANGING_LEAVES = [
+  "read -r PATH <<< .",
+  "printf -v BASH_ENV %s x",
+  "BASH_CMDS[ls]=/bin/rm",
+  "BASH_ALIASES[ls]='rm x'",
+  "declare -n r=PS4",
+  "mapfile -t PATH < x",
+  ": ${PATH:=.}",
+  "let PATH=1",
+  "export 'BASH_ENV'=x",
+  "getopts a PS4",
+  "for PATH in .; do ls; done",
 ];
 
 const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
@@ -581,35 +746,38 @@ const built = fc.letrec<{ node: Built; wrap: Built; join: Built }>((tie) => ({
   node: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
     fc.oneof(
-      fc.constantFrom(...ALLOWED_LEAVES).map((text) => ({ text, denied: false })),
-      fc.constantFrom(...DENIED_LEAVES).map((text) => ({ text, denied: true })),
+      fc.constantFrom(...ALLOWED_LEAVES).map((text) => ({ text, denied: false, changes: false })),
+      fc.constantFrom(...DENIED_LEAVES).map((text) => ({ text, denied: true, changes: false })),
+      fc.constantFrom(...CHANGING_LEAVES).map((text) => ({ text, denied: false, changes: true })),
     ),
     tie("wrap"),
     tie("join"),
   ),
   wrap: fc
     .tuple(fc.constantFrom(...WRAPS), tie("node"))
-    .map(([wrap, inner]) => ({ text: wrap(inner.text), denied: inner.denied })),
+    .map(([wrap, inner]) => ({ text: wrap(inner.text), denied: inner.denied, changes: inner.changes })),
   join: fc.tuple(tie("node"), fc.constantFrom(...OPERATORS), tie("node")).map(([left, operator, right]) => ({
     text: left.text + operator + right.text,
     denied: left.denied || right.denied,
+    changes: left.changes || right.changes,
   })),
 }));
 
 describe("a property of the gate", () => {
-  it("denies any mix of commands joined and nested in every way that contains a denied one, and allows the rest, unless it says it cannot read the command", {
+  it("denies any mix of commands joined and nested in every way that contains a denied one, asks about one that changes bash's state, and allows the rest, unless it says it cannot read the command", {
     timeout: 120_000,
   }, async () => {
     const unread = /cannot be checked before it runs|may run what/;
     await fc.assert(
-      fc.asyncProperty(built.node, async ({ text, denied }) => {
+      fc.asyncProperty(built.node, async ({ text, denied, changes }) => {
         for (const [rules, mode] of [
           [NARROW, "default"],
           [BYPASS, "bypassPermissions"],
         ] as const) {
           const { outcome, reason } = await decided(text, rules, mode);
           if (outcome === Q) expect(reason).toMatch(unread);
-          else expect(outcome).toBe(denied ? D : A);
+          // A change to bash's state leaves what the rest runs unknown: never allowed by a rule.
+          else expect(outcome).toBe(denied ? D : changes ? Q : A);
         }
       }),
       { numRuns: 300 },

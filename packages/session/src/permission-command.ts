@@ -77,7 +77,8 @@ export function commandMatches(
   const args = command.words.slice(1);
   if (
     !knowsWhatItRuns(programName(name)) &&
-    args.some((word) => word !== undefined && programName(word) === program)
+    // A word ending in a slash names a folder, which no program can run (`perl -ne 'print if /rm/'`).
+    args.some((word) => word !== undefined && !word.endsWith("/") && programName(word) === program)
   )
     return "maybe";
   if (pattern.kind !== "wildcard" && pattern.words.length > 1 && namesProgram(program, name, behavior)) {

@@ -57,6 +57,14 @@ const CODE_VARIABLES = new Set([
   "PATH",
   "BASH_ENV",
   "ENV",
+  // bash's own tables: assigning `BASH_CMDS[name]` is `hash -p`, assigning `BASH_ALIASES[name]` is `alias`.
+  "BASH_CMDS",
+  "BASH_ALIASES",
+  // Prompts, expanded (and so their substitutions run) by an interactive shell, `select` and `set -x`.
+  "PS0",
+  "PS1",
+  "PS2",
+  "PS3",
   "SHELLOPTS",
   "BASHOPTS",
   "PS4",
@@ -93,6 +101,17 @@ const CODE_VARIABLES = new Set([
 const isCodeVariable = (name: string) =>
   CODE_VARIABLES.has(name) || /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name);
 
+/** The options that take a value, of the builtins that assign the variables named by their operands (bash's manual). */
+const ASSIGNING_OPTIONS: Record<string, string> = {
+  read: "adinNptu",
+  mapfile: "dnOsuCc",
+  readarray: "dnOsuCc",
+  wait: "p",
+};
+/** The option whose value is a variable the builtin assigns (`read -a NAME`, `wait -p NAME`). */
+const NAMING_OPTION: Record<string, string> = { read: "a", wait: "p" };
+const DECLARING_BUILTINS = new Set(["declare", "typeset", "local", "export", "readonly"]);
+
 /** Builtins that read text as arithmetic or as a variable name, where bash may expand `a[$(…)]` a second time. */
 const REEVALUATING_BUILTINS = new Set([
   "let",
@@ -115,8 +134,12 @@ const REEVALUATING_BUILTINS = new Set([
 /** Files that are not files: writing to them writes nowhere on disk. */
 const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
 
-/** A script path that is the command's own input rather than a file. */
-const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+)$/;
+/**
+ * A script path that is the command's own input (or another open descriptor) rather than a file, tested after
+ * `.`, `..` and repeated slashes are resolved (`/dev/./stdin`, `//dev/stdin`, `/proc/thread-self/fd/0`).
+ */
+const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|thread-self|\d+)(\/task\/\d+)?\/fd\/\d+)$/;
+const readsInput = (file: string) => READS_INPUT.test(posix.normalize(file));
 
 /** Redirection operators that open their destination for writing. */
 const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);
@@ -291,10 +314,23 @@ class Walk {
         this.visitChildren(node, { ...place, source, scope, always: true });
         return;
       }
-      case "If":
-      case "While":
+      case "Coproc":
+        // `coproc NAME …` assigns the array NAME (and NAME_PID).
+        {
+          const name = node.name;
+          if (name !== undefined) this.assigns(this.decode(name), () => `\`coproc ${name.text}\``);
+        }
+        break;
       case "For":
       case "Select":
+        this.assigns(
+          this.decode(node.name),
+          () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
+        );
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      case "If":
+      case "While":
       case "Case":
         this.visitChildren(node, { ...place, always: false });
         return;
@@ -303,6 +339,7 @@ class Walk {
       case "ArithmeticExpansion":
       case "TestCommand":
         this.found.reevaluates = true;
+        if (node.type !== "TestCommand") this.arithmetic(place.source.slice(node.pos, node.end));
         this.visitChildren(node, { ...place, always: place.always && node.type !== "ArithmeticFor" });
         return;
       case "AndOr":
@@ -320,6 +357,11 @@ class Walk {
         if (node.prefix === "!" || node.index !== undefined) this.found.reevaluates = true;
         if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
           this.found.reevaluates = true;
+        if (node.operation?.type === "Default" && node.operation.operator.endsWith("="))
+          this.assigns(
+            node.prefix === undefined ? node.parameter : undefined,
+            () => `\`${clip(node.text)}\``,
+          );
         break;
       case "Assignment":
         if (isCodeVariable(node.name))
@@ -354,9 +396,15 @@ class Walk {
   }
 
   private redirect(node: Redirect): void {
+    // `{name}>file` assigns the descriptor's number to `name`.
+    const descriptor = node.descriptor;
+    if (descriptor?.type === "FileDescriptorVariable")
+      this.assigns(descriptor.name, () => `the redirection \`{${descriptor.name}}\``);
     if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
     // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
     if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
+    // `> >(…)` writes to a process substitution, no file: the commands in it are walked as commands.
+    if (node.target.parts?.length === 1 && node.target.parts[0]?.type === "ProcessSubstitution") return;
     this.write(this.decode(node.target), node.target.text);
   }
 
@@ -373,10 +421,13 @@ class Walk {
   private command(node: Command, place: Place): void {
     const text = place.source.slice(node.pos, node.end);
     if (node.name !== undefined) {
-      const words = [node.name, ...node.args].map((word) =>
+      const nodes = [node.name, ...node.args];
+      const words = nodes.map((word) =>
         word.type === "Assignment" ? this.assignmentWord(word) : this.decode(word),
       );
-      this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node));
+      // An assignment given as a word names its variable even when its value is only known at run time.
+      const names = nodes.map((word) => (word.type === "Assignment" ? word.name : undefined));
+      this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node), names);
     }
     this.visitChildren(node, place);
   }
@@ -400,6 +451,7 @@ class Walk {
     depth: number,
     wrappers: number,
     stdin: string | undefined | null,
+    names: readonly (string | undefined)[] = [],
   ): void {
     const name = words[0];
     if (name === undefined) {
@@ -409,7 +461,12 @@ class Walk {
     const program = programName(name);
     if (name.includes("/")) this.found.executed.push(name);
     if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
-    if (REEVALUATING_BUILTINS.has(program)) this.found.reevaluates = true;
+    // printf reads a variable name only after `-v`; its other arguments are printed, never evaluated.
+    if (
+      REEVALUATING_BUILTINS.has(program) &&
+      (program !== "printf" || words[1] === undefined || words[1].startsWith("-v"))
+    )
+      this.found.reevaluates = true;
     const isFunction =
       wrappers === 0 &&
       this.functions.some(
@@ -427,6 +484,7 @@ class Walk {
       transparent: isFunction || (inner.kind !== "none" && inner.transparent),
     });
     if (isFunction) return;
+    this.assignedBy(program, words, names, text);
     if (wrappers > MAX_WRAPPERS) {
       this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
       return;
@@ -464,7 +522,7 @@ class Walk {
         for (const write of inner.writes) this.write(write, text);
         if (inner.text !== undefined) this.script(inner.text, depth + 1);
         else if (inner.file !== undefined) {
-          if (READS_INPUT.test(inner.file))
+          if (readsInput(inner.file))
             this.found.unresolved.push(
               `\`${clip(text)}\` runs commands from its input, which is not checked`,
             );
@@ -484,6 +542,83 @@ class Walk {
         for (const target of inner.targets) this.write(target, text);
         break;
     }
+  }
+
+  /**
+   * A variable the command sets other than by a plain assignment (which `visit` checks): one that makes bash run
+   * code, or one whose name is only known when it runs, leaves what later commands run unknown.
+   */
+  private assigns(name: string | undefined, described: () => string): void {
+    if (name === undefined)
+      this.found.unresolved.push(
+        `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
+      );
+    else {
+      const variable = name.replace(/(\+?=|\[).*$/s, "");
+      if (isCodeVariable(variable))
+        this.found.unresolved.push(
+          `${described()} sets ${variable}, which makes bash or the programs it starts run code the command does not show`,
+        );
+    }
+  }
+
+  /** The variables a builtin assigns: `read`, `mapfile`, `printf -v`, `getopts`, `let`, `declare` and its kin. */
+  private assignedBy(
+    program: string,
+    words: readonly (string | undefined)[],
+    names: readonly (string | undefined)[],
+    text: string,
+  ): void {
+    const how = () => `\`${clip(text)}\``;
+    const args = words.slice(1);
+    if (program === "printf") {
+      const first = args[0];
+      if (first === undefined) this.assigns(undefined, how);
+      else if (first === "-v") this.assigns(args[1], how);
+      else if (first.startsWith("-v")) this.assigns(first.slice(2), how);
+    } else if (program === "getopts") {
+      if (args.length >= 2) this.assigns(args[1], how);
+    } else if (program === "let") {
+      for (const word of args) if (word !== undefined) this.arithmetic(word);
+    } else if (ASSIGNING_OPTIONS[program] !== undefined) {
+      const valued = ASSIGNING_OPTIONS[program];
+      const operands: (string | undefined)[] = [];
+      for (let index = 0; index < args.length; index++) {
+        const word = args[index];
+        if (word === undefined || operands.length > 0 || word === "--" || !/^-./.test(word)) {
+          operands.push(...(word === "--" ? [] : [word]));
+          continue;
+        }
+        for (let at = 1; at < word.length; at++) {
+          if (!valued.includes(word[at] ?? "")) continue;
+          const value = at + 1 < word.length ? word.slice(at + 1) : args[++index];
+          if (word[at] === NAMING_OPTION[program]) this.assigns(value, how);
+          break;
+        }
+      }
+      // read assigns every operand, mapfile its first; wait's operands are processes.
+      const named = program === "read" ? operands : program === "wait" ? [] : operands.slice(0, 1);
+      for (const operand of named) this.assigns(operand, how);
+    } else if (DECLARING_BUILTINS.has(program)) {
+      for (const [index, word] of args.entries()) {
+        const name = names[index + 1];
+        if (name !== undefined) continue;
+        if (word !== undefined && /^[-+]/.test(word)) {
+          if (/^[-+]\w*n/.test(word))
+            this.found.unresolved.push(
+              `${how} makes a name refer to another variable, which later assignments then set`,
+            );
+          continue;
+        }
+        this.assigns(word, how);
+      }
+    }
+  }
+
+  /** Arithmetic text, which can assign any variable it names (`let PATH=1`, `((PS4=…))`). */
+  private arithmetic(text: string): void {
+    for (const [identifier] of text.matchAll(/[A-Za-z_]\w*/g))
+      if (isCodeVariable(identifier)) this.assigns(identifier, () => `the arithmetic \`${clip(text)}\``);
   }
 
   /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */
