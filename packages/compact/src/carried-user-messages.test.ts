@@ -286,3 +286,33 @@ describe("the carried messages' budget", () => {
     expect(readCarriedUserMessages("no block here")).toBeUndefined();
   });
 });
+
+describe("a summary names the calls it replaced", () => {
+  it("the first and last tool_use ids of the span and a count, beside the carried user messages", async () => {
+    const c = conversationBuilder().user("Read the fourteen files.");
+    for (let index = 0; index < 14; index++)
+      c.tool("Read", { file_path: `f${index}.ts` }, filler(300, index));
+    c.user("Now the tests.");
+    c.tool("Read", { file_path: "g.ts" }, filler(300, 99));
+    const outcome = await compactConversation(c.messages, {
+      summarizer: fixed,
+      trigger: "manual",
+      summaryMaxTokens: 20_000,
+      sessionDir: dir,
+    });
+    const summarized = new Set(outcome.summarizedMessageIds);
+    const ids = c.messages.flatMap((message) =>
+      summarized.has(message.id) && message.role === "assistant"
+        ? message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []))
+        : [],
+    );
+    expect(ids).toHaveLength(14);
+    const text = outcome.messageText;
+    expect(text).toContain(
+      `It replaced 14 tool calls (history_read ids ${ids.slice(0, 5).join(", ")}, … 4 more …, ${ids.slice(-5).join(", ")})`,
+    );
+    for (const hidden of ids.slice(5, -5)) expect(text).not.toContain(hidden);
+    // The block the next summary reads back keeps its shape.
+    expect(JSON.stringify(readCarriedUserMessages(text))).toContain("Read the fourteen files.");
+  });
+});

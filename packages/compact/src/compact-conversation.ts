@@ -20,6 +20,7 @@ import {
   MAX_PTL_RETRIES,
   PTL_SPLIT_MARGIN,
   REACTIVE_KEEP_MESSAGES,
+  REPLACED_IDS_SHOWN_AT_EACH_END,
   SUMMARY_KEEP_TOKENS,
   SUMMARY_MAX_PIECES,
   SUMMARY_MIN_KEEP_TOKENS,
@@ -189,6 +190,7 @@ export async function compactConversation(
     options.transcriptPath,
     carried,
     options.sessionDir,
+    replacedToolUseIds(summarized),
   );
   const kept = [...head, ...tail];
   return {
@@ -420,6 +422,25 @@ function withoutMedia(block: ContentBlock): ContentBlock {
   return replaced;
 }
 
+/** The tool_use ids of the calls in a summarised span, in order (the ids history_read and history_search use). */
+function replacedToolUseIds(messages: readonly Message[]): string[] {
+  return messages.flatMap((message) =>
+    message.role === "assistant" && Array.isArray(message.content)
+      ? message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []))
+      : [],
+  );
+}
+
+/** The line naming the calls a summary replaced: every id, or the first and last few and a count. */
+function replacedCallsLine(ids: readonly string[]): string {
+  const shown = REPLACED_IDS_SHOWN_AT_EACH_END;
+  const list =
+    ids.length <= shown * 2
+      ? ids.join(", ")
+      : `${ids.slice(0, shown).join(", ")}, … ${ids.length - shown * 2} more …, ${ids.slice(-shown).join(", ")}`;
+  return `It replaced ${ids.length} tool call${ids.length === 1 ? "" : "s"} (history_read ids ${list}): read any of them back byte-exact with history_read, or find one with history_search.`;
+}
+
 /**
  * The user message that carries a summary: what it is, the summary, the user's messages of the part it stands
  * for (carried by the ladder, whatever the summary says), and how to go on.
@@ -430,6 +451,7 @@ export function summaryMessageText(
   transcriptPath?: string,
   userMessages: readonly CarriedUserMessage[] = [],
   sessionDir?: string,
+  toolUseIds: readonly string[] = [],
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -438,6 +460,7 @@ export function summaryMessageText(
     summary,
     "</summary>",
   ];
+  if (toolUseIds.length > 0) parts.push("", replacedCallsLine(toolUseIds));
   if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   if (transcriptPath) {
     parts.push(

@@ -516,8 +516,8 @@ async function prepareCall(
 
 /**
  * The emergency path: at the blocking limit after the ladder ran (a summary was vetoed, failed, stalled or
- * did not make room) the summary runs again, on the fallback summariser. A context still over the window is
- * never returned.
+ * did not make room) the summary runs again, on the fallback summariser, then a harder round if that was not
+ * enough. A context still at or over the blocking limit is never returned: the call ends with ContextOverflowError.
  */
 async function guardWindow(
   core: ManagerCore,
@@ -545,10 +545,41 @@ async function guardWindow(
     await pipeline.run(call, [{ layer: last, reason }], { fallback: true });
     tokens = core.size.tokens();
   }
-  if (tokens > call.state.contextWindow) {
+  if (tokens >= call.state.blockingLimit) tokens = await harderRound(core, pipeline, call);
+  if (tokens >= call.state.blockingLimit) {
     await core.view.flush();
-    throw overflow(core, tokens, call.state.contextWindow);
+    throw new ContextOverflowError(
+      tokens,
+      call.state.blockingLimit,
+      `The context is at ${tokens} tokens, over this model's blocking limit of ${call.state.blockingLimit} (window ${call.state.contextWindow}), after every layer and a summary keeping only the newest round, so the request was not sent. Compact by hand (/compact in the REPL, compact() in the API), clear the conversation (/clear), shorten the newest message, or use a model with a larger window; the transcript is intact.`,
+    );
   }
+}
+
+/**
+ * The harder round at the blocking limit: the cheap layers as in recovery (no minimum to free, everything
+ * but the newest round), then the fallback summary keeping only the newest messages. Returns the size after.
+ */
+async function harderRound(core: ManagerCore, pipeline: SummaryPipeline, call: LadderCall): Promise<number> {
+  const tokens = core.size.tokens();
+  const round = startCall(core, {
+    trigger: "reactive",
+    added: 0,
+    firstNew: core.view.view.length,
+    options: call.options,
+  });
+  round.state.target = Math.floor(call.state.blockingLimit * (1 - REACTIVE_DRAIN_MARGIN));
+  await runLadder(core, pipeline, round, (layer) =>
+    layer.kind === "edit" ? core.policy.due(layer, round.state) : false,
+  );
+  const last = core.layers.filter((layer): layer is SummaryLayer => layer.kind === "summary").at(-1);
+  if (last && core.size.tokens() >= call.state.blockingLimit) {
+    round.state.tokens = core.size.tokens();
+    const reason = `emergency: context at ${tokens} tokens, still over the blocking limit (${call.state.blockingLimit}) after the fallback summary`;
+    await pipeline.run(round, [{ layer: last, reason }], { fallback: true });
+  }
+  call.reports.push(...round.reports);
+  return core.size.tokens();
 }
 
 function overflow(core: ManagerCore, tokens: number, limit: number, cause?: unknown): ContextOverflowError {

@@ -343,3 +343,9 @@ export const ERROR_LINE_CHARS = 160;
  * (a long TypeScript diagnostic with its paths runs 200–400), yet bounded against minified output. Judgement call.
  */
 export const FIRST_ERROR_LINE_CHARS = 500;
+
+/**
+ * How many tool_use ids a summary names at each end of the span it replaced before it only counts the rest
+ * (so the model can go to history_read). Judgement call: ten ids cost about 100 tokens, a fixed cost per summary.
+ */
+export const REPLACED_IDS_SHOWN_AT_EACH_END = 5;

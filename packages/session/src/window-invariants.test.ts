@@ -125,6 +125,30 @@ describe("every compaction path ends under the window, or ends the turn with a t
     await agent.close();
   }, 120_000);
 
+  it("between the blocking limit and the window, a harder round runs and then the turn ends with ContextOverflowError instead of a request", async () => {
+    suite.fake.setResponder((request): FakeStep => {
+      if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
+      return { kind: "reply", text: "Read." };
+    });
+    // A system prompt no layer may touch: with it, the context is past the blocking limit and under the window.
+    const rows = Array.from({ length: 3_900 }, (_, row) => `row ${row}: value ${row * 7}`).join("\n");
+    const agent = await session([reportTool(500)], { system: `Answer from these rows.\n${rows}` });
+    const events: SessionEvent[] = [];
+    const outcome = await (async () => {
+      for await (const event of agent.send("Read the rows.")) events.push(event);
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const { sizes } = measured(events);
+    expect(outcome).toBeInstanceOf(ContextOverflowError);
+    expect((outcome as Error).message).toContain("/compact");
+    expect((outcome as Error).message).toContain("/clear");
+    expect((outcome as Error).message).toContain("larger window");
+    expect(sizes).toEqual([]);
+    await agent.close();
+  }, 120_000);
+
   it("eight parallel calls returning large outputs never push the next request over the window", async () => {
     let rounds = 0;
     suite.fake.setResponder((request): FakeStep => {

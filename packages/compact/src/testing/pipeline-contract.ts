@@ -17,8 +17,11 @@ export interface ManagerUnderTest {
   window: number;
   /** The replay's clock (also in `options.clock`). */
   clock: () => number;
-  /** Pass these to the manager (`createContextManager({ …, ...options })`): the clock, hooks, summarisers, a listener. */
-  options: Pick<ContextManagerOptions, "clock" | "hooks" | "summarizer" | "fallbackSummarizer" | "onEvent">;
+  /** Pass these to the manager (`createContextManager({ …, ...options })`): the clock, hooks, summarisers, a listener, config. */
+  options: Pick<
+    ContextManagerOptions,
+    "clock" | "hooks" | "summarizer" | "fallbackSummarizer" | "onEvent" | "config"
+  >;
 }
 
 export interface PipelineContractOptions {
@@ -305,6 +308,9 @@ function describeSummaryGuards(options: PipelineContractOptions): void {
     const events: ContextEvent[] = [];
     await replay(options, growingSession(160, 1_000), {
       summarizer: thrashing,
+      // The breaker stays open for the rest of the session: the next summary falls within its cool-down
+      // however many calls the summaries' sizes leave between them.
+      config: { breakerCoolDownCalls: 1_000 },
       onEvent: (event) => events.push(event),
     });
     expect(events.some((event) => event.type === "breaker-open" && event.layer === "summary")).toBe(true);
