@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat } from "node:fs/p
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { groupExists } from "@unforget/process";
+import { groupExists, readProcessIdentity } from "@unforget/process";
 import { createTaskManager, TASK_TOOL_NAMES } from "@unforget/tasks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createToolHarness, processesWith, type ToolHarness } from "./__fixtures__/tool-harness.ts";
@@ -15,13 +15,9 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await sleep(20);
 }
 
+/** A live process has this pid: an exited one that is not reaped yet (a zombie) does not count. */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return readProcessIdentity(pid) !== undefined;
 }
 
 describe("Bash", () => {
