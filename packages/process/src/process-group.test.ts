@@ -47,13 +47,11 @@ describe("process groups", () => {
     async () => {
       // The parent puts its child in a group of its own and never reaps it, as a slow first process of a
       // container does with orphans: the kernel still finds the group, but nothing in it runs.
-      const parent = spawn(
-        "perl",
-        ["-e", '$|=1; my $p = fork; if (!$p) { setpgrp(0, 0); exit 0 } print "$p\\n"; sleep 60'],
-        {
-          stdio: ["ignore", "pipe", "inherit"],
-        },
-      );
+      // bash with job control puts the background job in a group of its own; `exec sleep` then replaces the
+      // shell with a program that never waits for it.
+      const parent = spawn("bash", ["-c", "set -m; true & echo $!; exec sleep 60"], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
       try {
         const pid = Number(
           await new Promise<string>((resolve) => parent.stdout.once("data", (data) => resolve(String(data)))),
