@@ -29,7 +29,7 @@ describe.skipIf(!available)("the HTML report in headless Chromium", () => {
   beforeAll(async () => {
     const home = join(scratch, "home");
     mkdirSync(home);
-    const result = await runCliProcess(["replay", "--window", "20K", "--json", "--report", report], {
+    const result = await runCliProcess(["replay", "--window", "16K", "--json", "--report", report], {
       env: { HOME: home },
     });
     expect(result.code).toBe(0);

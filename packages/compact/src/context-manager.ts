@@ -64,7 +64,10 @@ export interface ContextStatus {
   effectiveWindow: number;
   /** Size at which the summaries are due. */
   threshold: number;
-  /** Size past which a request is not sent: the emergency path runs there, even against a PreCompact veto. */
+  /**
+   * Size at which the emergency path runs before a request goes out (even against a PreCompact veto); a request
+   * is refused only when it leaves the reply no room (`effectiveWindow`).
+   */
   blockingLimit: number;
   percentUsed: number;
   /** Turns until the threshold at the recent rate of growth; undefined until the rate is known. */
@@ -128,7 +131,7 @@ export interface ContextManager {
    * Records new messages, runs the layers the policy says are due (cheap first), and resolves to what to send.
    * Each layer runs at most once per call. At the blocking limit the summary runs even against a PreCompact
    * veto. Rejects with `CompactionDisabledError` when proactive compaction is off and the context is at the
-   * blocking limit, and with `ContextOverflowError` when nothing can bring it under the window.
+   * blocking limit, and with `ContextOverflowError` when nothing leaves the reply room in the window.
    */
   prepare(messages: readonly Message[], options?: PrepareOptions): Promise<PrepareResult>;
   /**
@@ -517,7 +520,8 @@ async function prepareCall(
 /**
  * The emergency path: at the blocking limit after the ladder ran (a summary was vetoed, failed, stalled or
  * did not make room) the summary runs again, on the fallback summariser, then a harder round if that was not
- * enough. A context still at or over the blocking limit is never returned: the call ends with ContextOverflowError.
+ * enough. A context that leaves the reply no room in the window (at or past the effective window) is never
+ * returned: the call ends with ContextOverflowError.
  */
 async function guardWindow(
   core: ManagerCore,
@@ -546,12 +550,16 @@ async function guardWindow(
     tokens = core.size.tokens();
   }
   if (tokens >= call.state.blockingLimit) tokens = await harderRound(core, pipeline, call);
-  if (tokens >= call.state.blockingLimit) {
+  // Still at the blocking limit, yet the request and the reply reserved for it fit the window: it goes out (the
+  // next call compacts again, with the newest round no longer newest). Only a request that leaves the reply no
+  // room is refused.
+  const usable = core.levels().effectiveWindow;
+  if (tokens >= usable) {
     await core.view.flush();
     throw new ContextOverflowError(
       tokens,
-      call.state.blockingLimit,
-      `The context is at ${tokens} tokens, over this model's blocking limit of ${call.state.blockingLimit} (window ${call.state.contextWindow}), after every layer and a summary keeping only the newest round, so the request was not sent. Compact by hand (/compact in the REPL, compact() in the API), clear the conversation (/clear), shorten the newest message, or use a model with a larger window; the transcript is intact.`,
+      usable,
+      `The context is at ${tokens} tokens, past the ${usable} this model's window leaves beside room for its reply (window ${call.state.contextWindow}), after every layer and a summary keeping only the newest round, so the request was not sent. Compact by hand (/compact in the REPL, compact() in the API), clear the conversation (/clear), shorten the newest message, or use a model with a larger window; the transcript is intact.`,
     );
   }
 }

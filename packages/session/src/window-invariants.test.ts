@@ -125,14 +125,14 @@ describe("every compaction path ends under the window, or ends the turn with a t
     await agent.close();
   }, 120_000);
 
-  it("between the blocking limit and the window, a harder round runs and then the turn ends with ContextOverflowError instead of a request", async () => {
+  /** One turn under a system prompt of `rows` rows no layer may touch; what it sent, and how it ended. */
+  async function turnUnderSystemPrompt(rows: number) {
     suite.fake.setResponder((request): FakeStep => {
       if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
       return { kind: "reply", text: "Read." };
     });
-    // A system prompt no layer may touch: with it, the context is past the blocking limit and under the window.
-    const rows = Array.from({ length: 3_900 }, (_, row) => `row ${row}: value ${row * 7}`).join("\n");
-    const agent = await session([reportTool(500)], { system: `Answer from these rows.\n${rows}` });
+    const table = Array.from({ length: rows }, (_, row) => `row ${row}: value ${row * 7}`).join("\n");
+    const agent = await session([reportTool(500)], { system: `Answer from these rows.\n${table}` });
     const events: SessionEvent[] = [];
     const outcome = await (async () => {
       for await (const event of agent.send("Read the rows.")) events.push(event);
@@ -140,13 +140,33 @@ describe("every compaction path ends under the window, or ends the turn with a t
       () => undefined,
       (error: unknown) => error,
     );
-    const { sizes } = measured(events);
+    const status = agent.status();
+    await agent.close();
+    return { outcome, events, status, ...measured(events) };
+  }
+
+  it("past the blocking limit yet leaving the reply its room, the request goes out", async () => {
+    // About 27.5K tokens of system prompt: past the blocking limit (27K), under the effective window (28K).
+    const { outcome, events, status, sizes, counted } = await turnUnderSystemPrompt(3_650);
+    expect(outcome).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
+    expect(sizes.length).toBeGreaterThan(0);
+    for (const size of sizes) {
+      expect(size).toBeGreaterThanOrEqual(status.blockingLimit);
+      expect(size).toBeLessThan(status.effectiveWindow);
+    }
+    for (const size of counted) expect(size).toBeLessThanOrEqual(WINDOW);
+  }, 120_000);
+
+  it("past the effective window and under the window, the turn ends with ContextOverflowError instead of a request", async () => {
+    // About 29.4K tokens of system prompt: under the 32K window, but the 4K reply would not fit beside it.
+    const { outcome, sizes, status } = await turnUnderSystemPrompt(3_900);
     expect(outcome).toBeInstanceOf(ContextOverflowError);
+    expect((outcome as ContextOverflowError).limitTokens).toBe(status.effectiveWindow);
     expect((outcome as Error).message).toContain("/compact");
     expect((outcome as Error).message).toContain("/clear");
     expect((outcome as Error).message).toContain("larger window");
     expect(sizes).toEqual([]);
-    await agent.close();
   }, 120_000);
 
   it("eight parallel calls returning large outputs never push the next request over the window", async () => {
