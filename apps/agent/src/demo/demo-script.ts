@@ -79,7 +79,10 @@ export function demoScript(repository: DemoSources): DemoPhase[] {
       steps: [
         ...readAll(repository.sources("tokens"), "tokens"),
         grep("autoCompactThreshold", "packages", "Where is the auto-compact threshold used?"),
-        bash("wc -l packages/tokens/src/*.ts | sort -n | tail -5", "Which token files are the largest?"),
+        bash(
+          "find packages/tokens/src -name '*.ts' | sort | xargs wc -l | sort -n | tail -5",
+          "Which token files are the largest?",
+        ),
       ],
       reply:
         "The count is anchored on the last usage the provider reported plus an estimate of what was added since; the thresholds scale with the window and leave room for the output.",
@@ -131,7 +134,7 @@ export function demoScript(repository: DemoSources): DemoPhase[] {
         ...readAll(repository.tests("core"), "core test"),
         ...readAll(repository.tests("hooks"), "hooks test"),
         bash(
-          "grep -c 'it(' packages/compact/src/*.test.ts packages/tokens/src/*.test.ts",
+          "find packages/compact/src packages/tokens/src -name '*.test.ts' | sort | xargs grep -c 'it('",
           "Counting the test cases.",
         ),
       ],

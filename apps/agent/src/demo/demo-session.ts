@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { type ContentBlock, createMessage, type Message } from "@unforget/core";
 import { createTranscriptEntry } from "@unforget/transcript";
 import { type DemoStep, demoScript } from "./demo-script.ts";
@@ -92,8 +92,10 @@ export function generateDemoSession(root: string): string {
 function listSources(root: string, name: string, keep: (file: string) => boolean): string[] {
   const folder = join(root, "packages", name, "src");
   if (!existsSync(folder)) return [];
-  return readdirSync(folder)
-    .filter((file) => file.endsWith(".ts") && keep(file))
+  // Every folder below src (a package groups its files in concept folders), in a fixed order.
+  return readdirSync(folder, { recursive: true, encoding: "utf8" })
+    .map((file) => file.split(sep).join("/"))
+    .filter((file) => file.endsWith(".ts") && !file.includes("__fixtures__/") && keep(file))
     .sort()
     .map((file) => `packages/${name}/src/${file}`);
 }
