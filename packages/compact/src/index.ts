@@ -7,7 +7,7 @@ export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } 
 export type { CarriedUserMessage } from "./conversation/carried-user-messages.ts";
 export type { KeepWindowOptions } from "./conversation/keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./conversation/keep-window.ts";
-export { findNewestTurn } from "./conversation/newest-turn.ts";
+export { findNewestTurn, type NewestTurn } from "./conversation/newest-turn.ts";
 export type {
   HostBreakpoints,
   HostCodec,
@@ -27,7 +27,6 @@ export type {
   Layer,
   LayerContext,
   LayerRequest,
-  NewestTurn,
   SummaryLayer,
   SummaryLayerContext,
 } from "./layers/layer.ts";
@@ -98,13 +97,7 @@ export type { WorkingSetPolicyOptions } from "./policy/working-set-policy.ts";
 export { createWorkingSetPolicy } from "./policy/working-set-policy.ts";
 export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay/replay-conversation.ts";
 export { replayConversation } from "./replay/replay-conversation.ts";
-export type {
-  CompactConversationOptions,
-  CompactionOutcome,
-  CompactRange,
-  ContinuationStyle,
-  SummaryLayerOptions,
-} from "./summary/compact-conversation.ts";
+export type { CompactConversationOptions, SummaryLayerOptions } from "./summary/compact-conversation.ts";
 export {
   compactConversation,
   createSummaryLayer,
@@ -113,6 +106,7 @@ export {
 } from "./summary/compact-conversation.ts";
 export type { CompactPromptOptions } from "./summary/compact-prompt.ts";
 export { buildCompactPrompt } from "./summary/compact-prompt.ts";
+export type { CompactionOutcome, CompactRange, ContinuationStyle } from "./summary/compaction-outcome.ts";
 export type { ExtractiveSummarizerOptions } from "./summary/extractive-summarizer.ts";
 export { createExtractiveSummarizer } from "./summary/extractive-summarizer.ts";
 export type { ModelSummarizerOptions } from "./summary/model-summarizer.ts";

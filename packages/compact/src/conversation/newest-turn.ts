@@ -1,7 +1,18 @@
 import type { Message } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
-import type { NewestTurn } from "../layers/layer.ts";
 import { isToolOutputMessage, isUserAuthored, userText } from "./conversation.ts";
+
+/** The newest turn: the newest user message and the newest tool results. No layer may edit them away. */
+export interface NewestTurn {
+  /** The newest message the user wrote, when there is one. */
+  userMessageId?: string;
+  /** Its text (a layer that removes it must quote it whole). */
+  userText?: string;
+  /** The newest tool output message and the assistant message(s) that made its calls. */
+  outputMessageIds: ReadonlySet<string>;
+  /** Tool_use ids of the newest tool results. */
+  toolUseIds: ReadonlySet<string>;
+}
 
 /**
  * The newest turn of a conversation: the newest message the user wrote, and — when it came after that message —

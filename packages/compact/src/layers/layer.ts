@@ -2,9 +2,10 @@ import { ConfigurationError, type Message } from "@unforget/core";
 import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
 import { estimateTokens } from "../conversation/conversation.ts";
+import type { NewestTurn } from "../conversation/newest-turn.ts";
 import { REFERENCE_THRESHOLD_TOKENS } from "../defaults.ts";
 import type { LayerReport } from "../manager/context-events.ts";
-import type { CompactionOutcome, CompactRange, ContinuationStyle } from "../summary/compact-conversation.ts";
+import type { CompactionOutcome, CompactRange, ContinuationStyle } from "../summary/compaction-outcome.ts";
 import type { CacheSafeParameters, Summarizer } from "../summary/summarizer.ts";
 import type { RetentionLookup } from "../tool-outputs/compactable-tools.ts";
 import type { LayerResult } from "./layer-result.ts";
@@ -48,18 +49,6 @@ export interface LadderState {
   acted: ReadonlySet<string>;
   /** A summary is being written in the background (or waits to be spliced in) over the older messages. */
   backgroundPending?: boolean;
-}
-
-/** The newest turn: the newest user message and the newest tool results. No layer may edit them away. */
-export interface NewestTurn {
-  /** The newest message the user wrote, when there is one. */
-  userMessageId?: string;
-  /** Its text (a layer that removes it must quote it whole). */
-  userText?: string;
-  /** The newest tool output message and the assistant message(s) that made its calls. */
-  outputMessageIds: ReadonlySet<string>;
-  /** Tool_use ids of the newest tool results. */
-  toolUseIds: ReadonlySet<string>;
 }
 
 /** What a layer is given when it runs: the state it was due in, and what it needs to act. */

@@ -16,11 +16,8 @@ import {
   NOTES_KEEP_MIN_TOKENS,
   USER_MESSAGES_SHARE_OF_SUMMARIZED,
 } from "../defaults.ts";
-import {
-  type CompactionOutcome,
-  type ContinuationStyle,
-  userMessageBudget,
-} from "../summary/compact-conversation.ts";
+import { userMessageBudget } from "../summary/compact-conversation.ts";
+import type { CompactionOutcome, ContinuationStyle } from "../summary/compaction-outcome.ts";
 import { defineLayer, plural, SUMMARY_REQUEST, type SummaryLayer, scaleFor, summaryDue } from "./layer.ts";
 
 export interface SessionMemoryCompactOptions {

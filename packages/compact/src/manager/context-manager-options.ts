@@ -16,7 +16,7 @@ import type { ObservationMaskingOptions } from "../layers/observation-masking.ts
 import type { SnipOptions } from "../layers/snip-compact.ts";
 import type { ToolResultBudgetLayerOptions } from "../layers/tool-result-budget.ts";
 import type { CompactionPolicy } from "../policy/compaction-policy.ts";
-import type { ContinuationStyle } from "../summary/compact-conversation.ts";
+import type { ContinuationStyle } from "../summary/compaction-outcome.ts";
 import type { AttachmentProvider } from "../summary/rehydration.ts";
 import type { Summarizer } from "../summary/summarizer.ts";
 import type { ResultRetentionSetting } from "../tool-outputs/compactable-tools.ts";

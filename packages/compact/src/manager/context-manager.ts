@@ -27,7 +27,7 @@ import {
 } from "../layers/layer.ts";
 import type { CompactionPolicy, WorkingSetLevels } from "../policy/compaction-policy.ts";
 import { createWorkingSetPolicy } from "../policy/working-set-policy.ts";
-import type { CompactRange } from "../summary/compact-conversation.ts";
+import type { CompactRange } from "../summary/compaction-outcome.ts";
 import { createExtractiveSummarizer } from "../summary/extractive-summarizer.ts";
 import { createModelSummarizer } from "../summary/model-summarizer.ts";
 import type { Summarizer } from "../summary/summarizer.ts";

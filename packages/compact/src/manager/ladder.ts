@@ -2,14 +2,13 @@ import { applyLayerEdits, type ContextEdit } from "@unforget/transcript";
 import type { CacheBreakDetector } from "../cache/cache-break-detector.ts";
 import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTokens } from "../conversation/conversation.ts";
-import { findNewestTurn, touchesNewestTurn } from "../conversation/newest-turn.ts";
+import { findNewestTurn, type NewestTurn, touchesNewestTurn } from "../conversation/newest-turn.ts";
 import {
   type EditLayer,
   type LadderState,
   type Layer,
   type LayerContext,
   type LayerRequest,
-  type NewestTurn,
   SUMMARY_REQUEST,
   type SummaryLayer,
   scaleFor,

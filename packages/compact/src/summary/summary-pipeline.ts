@@ -28,7 +28,7 @@ import {
   requestFor,
   type SummaryStage,
 } from "../manager/ladder.ts";
-import type { CompactionOutcome } from "./compact-conversation.ts";
+import type { CompactionOutcome } from "./compaction-outcome.ts";
 import { compactedSessionStart, estimateAttachment, rehydrate } from "./rehydration.ts";
 import type { Summarizer } from "./summarizer.ts";
 
