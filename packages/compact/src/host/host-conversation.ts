@@ -125,239 +125,306 @@ export interface HostConversation<H> {
 /** How many of the last returned lists a host may continue from (a prepared one, then a recovered one). */
 const RECENT_OUTPUTS = 3;
 
-export function createHostConversation<H>(options: HostConversationOptions<H>): HostConversation<H> {
-  const { codec } = options;
-  const prefix = options.idPrefix ?? "host";
-  const clock = options.clock ?? Date.now;
-  const listeners = new Set<HostConversationListener>();
-  if (options.onEvent) listeners.add(options.onEvent);
+/** What a host conversation holds between calls: the manager, the conversation so far and what it returned. */
+interface HostState<H> {
+  readonly options: HostConversationOptions<H>;
+  readonly codec: HostCodec<H>;
+  /** Prefix of the ids given to host messages that have none. */
+  readonly prefix: string;
+  readonly clock: () => number;
+  readonly listeners: Set<HostConversationListener>;
+  readonly context: HostCodecContext;
+  manager: ContextManager;
+  unsubscribe: () => void;
+  /** The last number given to an id of `prefix`. */
+  counter: number;
+  /** The conversation: Unforget messages, and the host message each came from. */
+  history: Message[];
+  hostHistory: H[];
+  decoded: Map<string, Message>;
+  origin: Map<string, H>;
+  /** What the last calls returned: a host may adopt any recent one (a prepared list, then a recovered one). */
+  outputs: H[][];
+  /** The leading system messages of the last list, and their text. */
+  system: H[];
+  systemText: string;
+  /** When the manager was last asked (the model call followed): what an answer seen only later is stamped with. */
+  lastCall: number | undefined;
+  /** The host's list of the last `append`. */
+  input: readonly H[];
+  /** Each projected message the ladder made, converted once. */
+  readonly encoded: WeakMap<Message, H[]>;
+  /** How many breakpoints each host message object carries, and its copy with the settled one. */
+  readonly counted: WeakMap<object, number>;
+  readonly marked: WeakMap<object, H | null>;
+}
+
+/** Sends an event to every listener; a broken listener must not break the host's loop. */
+function emit(listeners: ReadonlySet<HostConversationListener>, event: ContextEvent | HostEvent): void {
+  for (const listener of listeners) {
+    try {
+      listener(event);
+    } catch {
+      // A broken listener must not break the host's loop.
+    }
+  }
+}
+
+/** The codec's context: each unknown shape reported once, as an event (and on stderr when nobody listens). */
+function createCodecContext(listeners: ReadonlySet<HostConversationListener>): HostCodecContext {
   const reported = new Set<string>();
-  const context: HostCodecContext = {
+  return {
     reportUnknownShape(shape, detail) {
       if (reported.has(shape)) return;
       reported.add(shape);
       // Nobody listening must still not mean silence: a shape kept blind is worth one line on stderr.
       if (listeners.size === 0) console.warn(`Unforget: ${detail}`);
-      emit({ type: "unknown-shape", shape, detail });
+      emit(listeners, { type: "unknown-shape", shape, detail });
     },
   };
-  const emit = (event: ContextEvent | HostEvent) => {
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A broken listener must not break the host's loop.
+}
+
+/** Starts over with a new manager and an empty conversation. */
+function startConversation<H>(state: HostState<H>): void {
+  state.unsubscribe();
+  state.manager = state.options.createManager();
+  state.unsubscribe = state.manager.on((event) => emit(state.listeners, event));
+  state.history = [];
+  state.hostHistory = [];
+  state.decoded = new Map();
+  state.origin = new Map();
+  state.outputs = [];
+  state.lastCall = undefined;
+}
+
+function sameHostMessage<H>(codec: HostCodec<H>, a: H, b: H): boolean {
+  return a === b || codec.equal(a, b);
+}
+
+/** The tail of `body` after `base`, when `body` continues it (same first and last message at the same places). */
+function tailAfter<H>(codec: HostCodec<H>, body: readonly H[], base: readonly H[]): readonly H[] | undefined {
+  const length = base.length;
+  if (length === 0 || body.length < length) return undefined;
+  if (
+    !sameHostMessage(codec, body[length - 1]!, base[length - 1]!) ||
+    !sameHostMessage(codec, body[0]!, base[0]!)
+  ) {
+    return undefined;
+  }
+  return body.slice(length);
+}
+
+/** `candidate`, or a new id of the prefix when it is empty or repeats an earlier message's id. */
+function freshId<H>(state: HostState<H>, candidate: string): string {
+  if (candidate.length > 0 && !state.decoded.has(candidate)) return candidate;
+  let id: string;
+  do id = `${state.prefix}_${++state.counter}`;
+  while (state.decoded.has(id));
+  return id;
+}
+
+/** The projection in host messages, and how many of them (system first) the first `settled` messages made. */
+function encodeProjection<H>(
+  state: HostState<H>,
+  projected: readonly Message[],
+  settled: number,
+): { out: H[]; settledHosts: number } {
+  const out: H[] = [...state.system];
+  let settledHosts = settled > 0 ? out.length : 0;
+  projected.forEach((message, index) => {
+    if (state.decoded.get(message.id) === message) out.push(state.origin.get(message.id)!);
+    else {
+      let hosts = state.encoded.get(message);
+      if (!hosts) {
+        hosts = state.codec.encode(message, state.context);
+        state.encoded.set(message, hosts);
       }
+      out.push(...hosts);
     }
+    if (index < settled) settledHosts = out.length;
+  });
+  return { out, settledHosts };
+}
+
+/** How many breakpoints a host message carries (counted once per object). */
+function breakpointCount<H>(state: HostState<H>, message: H): number {
+  const breakpoints = state.options.settledBreakpoint;
+  if (!breakpoints || typeof message !== "object" || message === null) return 0;
+  let count = state.counted.get(message);
+  if (count === undefined) {
+    count = breakpoints.count(message);
+    state.counted.set(message, count);
+  }
+  return count;
+}
+
+/**
+ * `messages` with the settled breakpoint on message `settled - 1`, when it may carry one (see the option). When
+ * every message is settled (no cheap layer may change any: the tools' results are kept, whatever the tools are
+ * called), it goes on the one before the last: what is before a settled message is settled too.
+ */
+function markSettled<H>(state: HostState<H>, messages: H[], settled: number): void {
+  const breakpoints = state.options.settledBreakpoint;
+  const index = Math.min(settled, messages.length - 1) - 1;
+  if (!breakpoints || index < state.system.length || index >= messages.length - 1) return;
+  const target = messages[index]!;
+  if (typeof target !== "object" || target === null || breakpointCount(state, target) > 0) return;
+  let own = 0;
+  for (const message of messages) own += breakpointCount(state, message);
+  if (own > HOST_MESSAGE_BREAKPOINTS) return;
+  let copy = state.marked.get(target);
+  if (copy === undefined) {
+    copy = breakpoints.mark(target) ?? null;
+    state.marked.set(target, copy);
+    if (copy !== null && typeof copy === "object") state.counted.set(copy as object, 0);
+  }
+  if (copy !== null) messages[index] = copy;
+}
+
+/** What to send for a manager's result, remembered as a list the host may continue from. */
+function finishPrepared<H>(state: HostState<H>, result: PrepareResult): HostPrepared<H> {
+  const { out: messages, settledHosts } = encodeProjection(
+    state,
+    result.projected,
+    result.settledMessages ?? 0,
+  );
+  markSettled(state, messages, settledHosts);
+  state.outputs = [messages.slice(state.system.length), ...state.outputs.slice(0, RECENT_OUTPUTS - 1)];
+  const input = state.input;
+  const changed =
+    messages.length !== input.length || messages.some((message, index) => message !== input[index]);
+  return { messages, changed, settled: settledHosts, result };
+}
+
+/** The prepare options with the host's system messages' text before the caller's system prompt. */
+function withSystem<H>(state: HostState<H>, prepareOptions: PrepareOptions): PrepareOptions {
+  const systemText = state.systemText;
+  if (systemText.length === 0) return prepareOptions;
+  const given = prepareOptions.system;
+  const merged: string | TextBlock[] =
+    given === undefined
+      ? systemText
+      : typeof given === "string"
+        ? `${systemText}\n\n${given}`
+        : [{ type: "text", text: systemText }, ...given];
+  return { ...prepareOptions, system: merged };
+}
+
+/** Takes the leading system messages of the host's list into the state; returns the rest. */
+function takeSystem<H>(state: HostState<H>, messages: readonly H[]): readonly H[] {
+  let leading = 0;
+  const texts: string[] = [];
+  while (leading < messages.length) {
+    const text = state.codec.systemText?.(messages[leading]!);
+    if (text === undefined) break;
+    texts.push(text);
+    leading++;
+  }
+  state.system = messages.slice(0, leading);
+  state.systemText = texts.join("\n\n");
+  return leading === 0 ? messages : messages.slice(leading);
+}
+
+/**
+ * The messages of `body` that are new: after the conversation or a recent projection it continues, or all of
+ * them (with a new manager, reported as a reset) when it continues neither.
+ */
+function newTail<H>(state: HostState<H>, body: readonly H[]): readonly H[] {
+  if (state.history.length === 0) return body;
+  // The longest base the list continues wins: an older, shorter projection would re-append messages.
+  let found: readonly H[] | undefined;
+  for (const base of [...state.outputs, state.hostHistory]) {
+    const tail = tailAfter(state.codec, body, base);
+    if (tail !== undefined && (found === undefined || tail.length < found.length)) found = tail;
+  }
+  if (found !== undefined) return found;
+  const previous = state.history.length;
+  startConversation(state);
+  emit(state.listeners, {
+    type: "conversation-reset",
+    previousMessages: previous,
+    reason:
+      "the host's messages neither extend the conversation nor the last projection (a rewind or an edit); a new context manager took the list as a new conversation",
+  });
+  return body;
+}
+
+/** Converts the new host messages and adds them to the conversation. */
+function appendHostMessages<H>(state: HostState<H>, messages: readonly H[]): Message[] {
+  state.input = messages;
+  const tail = newTail(state, takeSystem(state, messages));
+  const added: Message[] = [];
+  const now = state.clock();
+  for (const host of tail) {
+    const message = state.codec.decode(host, state.context);
+    message.id = freshId(state, message.id);
+    message.timestamp = new Date(now).toISOString();
+    state.decoded.set(message.id, message);
+    state.origin.set(message.id, host);
+    state.history.push(message);
+    state.hostHistory.push(host);
+    added.push(message);
+  }
+  // Hosts keep no times. A response was written by the previous call, not now: stamped so, the time the
+  // tools or the user took shows as the idle gap it was (the prompt cache may have expired, which the
+  // ladder uses).
+  if (state.lastCall !== undefined) {
+    const stamp = new Date(state.lastCall).toISOString();
+    for (const message of added) if (message.role === "assistant") message.timestamp = stamp;
+  }
+  return added;
+}
+
+export function createHostConversation<H>(options: HostConversationOptions<H>): HostConversation<H> {
+  const listeners = new Set<HostConversationListener>();
+  if (options.onEvent) listeners.add(options.onEvent);
+  const manager = options.createManager();
+  const state: HostState<H> = {
+    options,
+    codec: options.codec,
+    prefix: options.idPrefix ?? "host",
+    clock: options.clock ?? Date.now,
+    listeners,
+    context: createCodecContext(listeners),
+    manager,
+    unsubscribe: manager.on((event) => emit(listeners, event)),
+    counter: 0,
+    history: [],
+    hostHistory: [],
+    decoded: new Map(),
+    origin: new Map(),
+    outputs: [],
+    system: [],
+    systemText: "",
+    lastCall: undefined,
+    input: [],
+    encoded: new WeakMap(),
+    counted: new WeakMap(),
+    marked: new WeakMap(),
   };
-
-  let manager!: ContextManager;
-  let unsubscribe: () => void = () => {};
-  let counter = 0;
-  // The conversation: Unforget messages, the host message each came from, and what the last call returned.
-  let history: Message[] = [];
-  let hostHistory: H[] = [];
-  let decoded = new Map<string, Message>();
-  let origin = new Map<string, H>();
-  // What the last calls returned: a host may adopt any recent one (a prepared list, then a recovered one).
-  let outputs: H[][] = [];
-  let system: H[] = [];
-  // When the manager was last asked (the model call followed): what an answer seen only later is stamped with.
-  let lastCall: number | undefined;
-  let systemText = "";
-  let input: readonly H[] = [];
-  const encoded = new WeakMap<Message, H[]>();
-
-  function start(): void {
-    unsubscribe();
-    manager = options.createManager();
-    unsubscribe = manager.on(emit);
-    history = [];
-    hostHistory = [];
-    decoded = new Map();
-    origin = new Map();
-    outputs = [];
-    lastCall = undefined;
-  }
-  start();
-
-  const same = (a: H, b: H) => a === b || codec.equal(a, b);
-
-  /** The tail of `body` after `base`, when `body` continues it (same first and last message at the same places). */
-  function tailAfter(body: readonly H[], base: readonly H[]): readonly H[] | undefined {
-    const length = base.length;
-    if (length === 0 || body.length < length) return undefined;
-    if (!same(body[length - 1]!, base[length - 1]!) || !same(body[0]!, base[0]!)) return undefined;
-    return body.slice(length);
-  }
-
-  function freshId(candidate: string): string {
-    if (candidate.length > 0 && !decoded.has(candidate)) return candidate;
-    let id: string;
-    do id = `${prefix}_${++counter}`;
-    while (decoded.has(id));
-    return id;
-  }
-
-  /** The projection in host messages, and how many of them (system first) the first `settled` messages made. */
-  function encode(projected: readonly Message[], settled: number): { out: H[]; settledHosts: number } {
-    const out: H[] = [...system];
-    let settledHosts = settled > 0 ? out.length : 0;
-    projected.forEach((message, index) => {
-      if (decoded.get(message.id) === message) out.push(origin.get(message.id)!);
-      else {
-        let hosts = encoded.get(message);
-        if (!hosts) {
-          hosts = codec.encode(message, context);
-          encoded.set(message, hosts);
-        }
-        out.push(...hosts);
-      }
-      if (index < settled) settledHosts = out.length;
-    });
-    return { out, settledHosts };
-  }
-
-  const breakpoints = options.settledBreakpoint;
-  const counted = new WeakMap<object, number>();
-  const marked = new WeakMap<object, H | null>();
-  const countOf = (message: H) => {
-    if (!breakpoints || typeof message !== "object" || message === null) return 0;
-    let count = counted.get(message);
-    if (count === undefined) {
-      count = breakpoints.count(message);
-      counted.set(message, count);
-    }
-    return count;
-  };
-
-  /**
-   * `messages` with the settled breakpoint on message `settled - 1`, when it may carry one (see the option). When
-   * every message is settled (no cheap layer may change any: the tools' results are kept, whatever the tools are
-   * called), it goes on the one before the last: what is before a settled message is settled too.
-   */
-  function markSettled(messages: H[], settled: number): void {
-    const index = Math.min(settled, messages.length - 1) - 1;
-    if (!breakpoints || index < system.length || index >= messages.length - 1) return;
-    const target = messages[index]!;
-    if (typeof target !== "object" || target === null || countOf(target) > 0) return;
-    let own = 0;
-    for (const message of messages) own += countOf(message);
-    if (own > HOST_MESSAGE_BREAKPOINTS) return;
-    let copy = marked.get(target);
-    if (copy === undefined) {
-      copy = breakpoints.mark(target) ?? null;
-      marked.set(target, copy);
-      if (copy !== null && typeof copy === "object") counted.set(copy as object, 0);
-    }
-    if (copy !== null) messages[index] = copy;
-  }
-
-  function finish(result: PrepareResult): HostPrepared<H> {
-    const { out: messages, settledHosts } = encode(result.projected, result.settledMessages ?? 0);
-    markSettled(messages, settledHosts);
-    outputs = [messages.slice(system.length), ...outputs.slice(0, RECENT_OUTPUTS - 1)];
-    const changed =
-      messages.length !== input.length || messages.some((message, index) => message !== input[index]);
-    return { messages, changed, settled: settledHosts, result };
-  }
-
-  function withSystem(prepareOptions: PrepareOptions): PrepareOptions {
-    if (systemText.length === 0) return prepareOptions;
-    const given = prepareOptions.system;
-    const merged: string | TextBlock[] =
-      given === undefined
-        ? systemText
-        : typeof given === "string"
-          ? `${systemText}\n\n${given}`
-          : [{ type: "text", text: systemText }, ...given];
-    return { ...prepareOptions, system: merged };
-  }
-
-  const conversation: HostConversation<H> = {
-    append(messages) {
-      input = messages;
-      let leading = 0;
-      const texts: string[] = [];
-      while (leading < messages.length) {
-        const text = codec.systemText?.(messages[leading]!);
-        if (text === undefined) break;
-        texts.push(text);
-        leading++;
-      }
-      system = messages.slice(0, leading);
-      systemText = texts.join("\n\n");
-      const body = leading === 0 ? messages : messages.slice(leading);
-      let tail: readonly H[];
-      if (history.length === 0) {
-        tail = body;
-      } else {
-        // The longest base the list continues wins: an older, shorter projection would re-append messages.
-        let found: readonly H[] | undefined;
-        for (const base of [...outputs, hostHistory]) {
-          const tail = tailAfter(body, base);
-          if (tail !== undefined && (found === undefined || tail.length < found.length)) found = tail;
-        }
-        if (found === undefined) {
-          const previous = history.length;
-          start();
-          emit({
-            type: "conversation-reset",
-            previousMessages: previous,
-            reason:
-              "the host's messages neither extend the conversation nor the last projection (a rewind or an edit); a new context manager took the list as a new conversation",
-          });
-          tail = body;
-        } else {
-          tail = found;
-        }
-      }
-      const added: Message[] = [];
-      const now = clock();
-      for (const host of tail) {
-        const message = codec.decode(host, context);
-        message.id = freshId(message.id);
-        message.timestamp = new Date(now).toISOString();
-        decoded.set(message.id, message);
-        origin.set(message.id, host);
-        history.push(message);
-        hostHistory.push(host);
-        added.push(message);
-      }
-      // Hosts keep no times. A response was written by the previous call, not now: stamped so, the time the
-      // tools or the user took shows as the idle gap it was (the prompt cache may have expired, which the
-      // ladder uses).
-      if (lastCall !== undefined) {
-        const stamp = new Date(lastCall).toISOString();
-        for (const message of added) if (message.role === "assistant") message.timestamp = stamp;
-      }
-      return added;
-    },
-
+  return {
+    append: (messages) => appendHostMessages(state, messages),
     async prepare(prepareOptions = {}) {
-      lastCall = clock();
-      return finish(await manager.prepare(history, withSystem(prepareOptions)));
+      state.lastCall = state.clock();
+      return finishPrepared(
+        state,
+        await state.manager.prepare(state.history, withSystem(state, prepareOptions)),
+      );
     },
-
     async recover(error, prepareOptions = {}) {
-      lastCall = clock();
-      return finish(await manager.recover(error, withSystem(prepareOptions)));
+      state.lastCall = state.clock();
+      return finishPrepared(state, await state.manager.recover(error, withSystem(state, prepareOptions)));
     },
-
     get manager() {
-      return manager;
+      return state.manager;
     },
-
     get messages() {
-      return history;
+      return state.history;
     },
-
-    status: () => manager.status(),
-
+    status: () => state.manager.status(),
     on(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
   };
-  return conversation;
 }

@@ -1,155 +1,45 @@
-import {
-  type CacheablePrompt,
-  contentBlocks,
-  createUsage,
-  findToolPairViolations,
-  type Message,
-  PromptTooLongError,
-  type RequestMessage,
-  type TextBlock,
-  type ToolDefinition,
-} from "@unforget/core";
-import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
+import { createUsage, type Message, PromptTooLongError, type RequestMessage } from "@unforget/core";
+import { estimateMessageTokens } from "@unforget/tokens";
 import { extendRequestMessages } from "@unforget/transcript";
-import type { CachedInput, PromptCacheOptions } from "../cache/prompt-cache.ts";
 import { ContextOverflowError } from "../compact-error.ts";
-import {
-  estimateTextTokens,
-  isTextObservation,
-  isUserAuthored,
-  resultText,
-  userText,
-} from "../conversation/conversation.ts";
-import { createErrorCodeTracker } from "../conversation/error-codes.ts";
-import { findNewestTurn } from "../conversation/newest-turn.ts";
+import { estimateTextTokens, isUserAuthored } from "../conversation/conversation.ts";
+import { createErrorCodeTracker, type ErrorCodeTracker } from "../conversation/error-codes.ts";
 import type { LayerReport } from "../manager/context-events.ts";
 import type { ContextManager, PrepareResult } from "../manager/context-manager.ts";
-import { createClearedThenNeeded } from "./cleared-then-needed.ts";
-import { createReplayBilling } from "./replay-billing.ts";
-import { createSlidingWindowReference } from "./sliding-window-reference.ts";
+import { type ClearedThenNeeded, createClearedThenNeeded } from "./cleared-then-needed.ts";
+import { createReplayBilling, type ReplayBilling } from "./replay-billing.ts";
+import { type SummaryTotals, statsOf, tally } from "./replay-stats.ts";
+import type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-types.ts";
+import { checkNewestTurn, checkRequest } from "./request-checks.ts";
+import { createSlidingWindowReference, type SlidingWindowReference } from "./sliding-window-reference.ts";
 
-/**
- * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
- * summary or placeholder, which cut long messages but never below this).
- */
-export const USER_PREFIX_CHARS = 100;
-
-export interface ReplayOptions {
-  /**
-   * Creates the manager under test. `clock` returns the recorded time of the call being replayed, so
-   * time-based layers decide as they did live.
-   */
-  createManager(clock: () => number): ContextManager;
-  /** The context window, for overflow counting. */
-  window: number;
-  system?: string | TextBlock[];
-  tools?: ToolDefinition[];
-  /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
-  countRequest?: (messages: readonly RequestMessage[]) => number;
-  /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
-  pricing?: ModelPricing;
-  /**
-   * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
-   * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.
-   * `false` sends no breakpoints (every token is uncached input). Default: the 5-minute cache.
-   */
-  cache?: PromptCacheOptions | false;
-  /** Called after each replayed call (for progress bars, request dumps). */
-  onCall?: (call: ReplayCall) => void | Promise<void>;
-}
-
-/** One model call of the replay. */
-export interface ReplayCall {
-  /** 1-based call number. */
-  index: number;
-  /** Recorded time of the call. */
+/** A replay in progress: the manager under test, its counters and prices, and the conversation so far. */
+interface ReplayState {
+  readonly options: ReplayOptions;
+  /** The recorded time of the call being replayed (the manager's clock). */
   time: number;
-  /** The request's messages as the manager prepared them. */
-  messages: RequestMessage[];
-  /** The request as it would be sent: system, tools and messages with their cache breakpoints. */
-  request: CacheablePrompt;
-  /** How the provider would bill the request's input: read from the cache, written to it, neither. */
-  billing: CachedInput;
-  /** Dollars: this request's input, and the summaries written while preparing it (their input and output). */
-  inputCostUsd: number;
-  summarizerCostUsd: number;
-  /** Dollars of the reference's request at this call (every message, the oldest dropped to fit the window). */
-  slidingWindowCostUsd: number;
-  /**
-   * Outputs this call reads or runs again (the same path, the same command) that its request no longer held
-   * as they were: cleared, then needed. A live model would have read them again; their tokens are charged
-   * as a new result is, written to the cache once (not part of `inputCostUsd`).
-   */
-  clearedThenNeeded: { results: number; tokens: number; costUsd: number };
-  /** Input tokens of the request (system and tools included). */
-  tokens: number;
-  /** Tokens at the start of the request unchanged from the previous one (a prompt-cache hit). */
-  prefixTokens: number;
-  /** Tokens the conversation would have had with no management at all (the naive line). */
-  naiveTokens: number;
-  /** What the ladder did before this call. */
-  actions: LayerReport[];
-  /**
-   * Invariant violations of this request (must be empty): broken tool pairs, a user message lost. Going over
-   * the window is not one: it is an overflow (`tokens` above the window), counted apart.
-   */
-  violations: string[];
-  /** The manager's threshold at this call. */
-  threshold: number;
-  /** The working set's ceiling and floor at this call, when the manager's policy keeps one. */
-  workingSet?: { ceiling: number | undefined; floor: number | undefined };
-}
-
-export interface ReplayStats {
-  /** The session's model calls (summariser calls not included). */
-  calls: number;
-  /** Largest request input, in tokens. */
-  peakTokens: number;
-  window: number;
-  /** Requests whose input exceeds the window. */
-  overflows: number;
-  /** Every layer of the manager's ladder (also those that never ran), and any other layer that reported. */
-  layers: Record<string, { runs: number; tokensFreed: number }>;
-  summarizerCalls: number;
-  /** Tokens the summaries read (a model's spend, or what a model would have read for the extractive summariser). */
-  summarizerInputTokens: number;
-  /** Tokens the summaries wrote (what a model would have written, for the extractive summariser). */
-  summarizerOutputTokens: number;
-  /** Share (0–1) of the request tokens, from the second call on, that repeat the previous request's prefix. */
-  prefixReuse: number;
-  /** The session's requests' input, as billed: read from the prompt cache, written to it, and neither. */
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  uncachedInputTokens: number;
-  /**
-   * What the input costs, in dollars: every request's cache reads, cache writes (again after each cache break
-   * and each idle gap longer than the cache lives) and uncached input, and the summariser's calls (input read
-   * uncached, and output).
-   */
-  inputCostUsd: number;
-  /** The same in input tokens (dollars ÷ the input price), so that models compare. */
-  inputCost: number;
-  /**
-   * The reference a ladder must beat, priced the same way: every message sent, the oldest dropped when the
-   * window is full (what can always be sent with no compaction at all; it forgets).
-   */
-  slidingWindowInputCostUsd: number;
-  slidingWindowInputCost: number;
-  /**
-   * Every call's outputs cleared, then needed (`ReplayCall.clearedThenNeeded`): how many, their tokens, and
-   * what reading them again costs (written to the cache once). Not part of `inputCostUsd`: add it for the
-   * price of forgetting.
-   */
-  clearedThenNeeded: { results: number; tokens: number; costUsd: number };
-  /** Distinct error codes (exception names, `TS2345`, `E0308`, `ENOENT`, …) seen in tool output, and how many of them the last request still holds. */
-  errorCodes: { seen: number; kept: number };
-  /** Every call's invariant violations, prefixed with the call ("call 12: …"); overflows are not among them. */
-  violations: string[];
-}
-
-export interface ReplayResult {
-  stats: ReplayStats;
-  calls: ReplayCall[];
+  readonly manager: ContextManager;
+  /** Counts one request message, and a whole request (without system and tools). */
+  readonly countOne: (message: RequestMessage) => number;
+  readonly countRequest: (request: readonly RequestMessage[]) => number;
+  /** Tokens of the system prompt and the tools. */
+  readonly preamble: number;
+  readonly bill: ReplayBilling;
+  readonly reference: SlidingWindowReference;
+  readonly errorCodes: ErrorCodeTracker;
+  readonly needed: ClearedThenNeeded;
+  /** The conversation as the manager received it (responses with the usage a provider would have reported). */
+  readonly history: Message[];
+  readonly calls: ReplayCall[];
+  readonly layers: ReplayStats["layers"];
+  /** The previous request, and how much of `history` it covered (for a request the manager gives up on). */
+  previous: RequestMessage[];
+  previousCovers: number;
+  /** Tokens of the unmanaged conversation so far. */
+  naive: number;
+  readonly summaries: SummaryTotals;
+  /** The messages the user wrote so far, each of which every request must hold or quote. */
+  readonly userSeen: Message[];
 }
 
 /**
@@ -163,8 +53,46 @@ export async function replayConversation(
   messages: readonly Message[],
   options: ReplayOptions,
 ): Promise<ReplayResult> {
-  let time = Date.parse(messages[0]?.timestamp ?? "") || 0;
-  const manager = options.createManager(() => time);
+  const state = createReplayState(messages, options);
+  for (const message of messages) {
+    // Its own size: the output of a recorded response, and the growth of the unmanaged conversation.
+    const own = estimateMessageTokens(message);
+    const recorded = Date.parse(message.timestamp);
+    if (Number.isFinite(recorded) && recorded > state.time) state.time = recorded;
+    const continuesResponse =
+      message.role === "assistant" &&
+      message.responseId !== undefined &&
+      state.history.some(
+        (earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId,
+      );
+    if (message.role === "assistant" && !continuesResponse && state.history.length > 0) {
+      await replayCall(state, message, own);
+    } else if (message.role === "assistant" && continuesResponse) {
+      continueResponse(state, message, own);
+    } else {
+      state.history.push(message);
+    }
+    state.naive += own;
+    state.errorCodes.observe(message);
+    state.needed.observe(message);
+    if (isUserAuthored(message)) state.userSeen.push(message);
+  }
+  const stats = statsOf(state.calls, options.window, state.layers, state.summaries);
+  return {
+    calls: state.calls,
+    stats: {
+      ...stats,
+      inputCost: state.bill.inTokens(stats.inputCostUsd),
+      slidingWindowInputCost: state.bill.inTokens(stats.slidingWindowInputCostUsd),
+      errorCodes: state.errorCodes.kept(state.calls.at(-1)?.messages ?? []),
+    },
+  };
+}
+
+/** The replay's state before its first message: the manager on the recorded clock, the counters, the prices. */
+function createReplayState(messages: readonly Message[], options: ReplayOptions): ReplayState {
+  const state = { time: Date.parse(messages[0]?.timestamp ?? "") || 0 };
+  const manager = options.createManager(() => state.time);
   const countMessage = createMessageCounter();
   const countOne = options.countRequest
     ? (message: RequestMessage) => options.countRequest!([message])
@@ -182,122 +110,108 @@ export async function replayConversation(
     countMessage: countOne,
     bill: (request, time) => bill.inputUsd(bill.reference(request, time)),
   });
-  const errorCodes = createErrorCodeTracker();
-  const needed = createClearedThenNeeded();
-  const neededAgain = (assistant: Message, request: readonly RequestMessage[]) => {
-    const { results, tokens } = needed.check(assistant, request);
-    const costUsd = bill.inputUsd({
-      tokens,
-      cacheReadTokens: 0,
-      cacheWriteTokens: tokens,
-      uncachedTokens: 0,
-    });
-    return { results, tokens, costUsd };
-  };
-  const history: Message[] = [];
-  const calls: ReplayCall[] = [];
-  const layers: ReplayStats["layers"] = Object.fromEntries(
-    (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
+  return Object.assign(state, {
+    options,
+    manager,
+    countOne,
+    countRequest,
+    preamble,
+    bill,
+    reference,
+    errorCodes: createErrorCodeTracker(),
+    needed: createClearedThenNeeded(),
+    history: [],
+    calls: [],
+    layers: Object.fromEntries(
+      (manager.layers ?? []).map((layer) => [layer.name, { runs: 0, tokensFreed: 0 }]),
+    ),
+    previous: [],
+    previousCovers: 0,
+    naive: 0,
+    summaries: { calls: 0, inputTokens: 0, outputTokens: 0 },
+    userSeen: [],
+  });
+}
+
+/** Outputs `assistant` reads again that `request` no longer held, priced as new results (written to the cache once). */
+function neededAgain(
+  state: ReplayState,
+  assistant: Message,
+  request: readonly RequestMessage[],
+): ReplayCall["clearedThenNeeded"] {
+  const { results, tokens } = state.needed.check(assistant, request);
+  const costUsd = state.bill.inputUsd({
+    tokens,
+    cacheReadTokens: 0,
+    cacheWriteTokens: tokens,
+    uncachedTokens: 0,
+  });
+  return { results, tokens, costUsd };
+}
+
+/** One model call before the recorded response `message`: prepared, counted, checked, billed; then the response. */
+async function replayCall(state: ReplayState, message: Message, own: number): Promise<void> {
+  const { options, bill, preamble, history, calls, time } = state;
+  const { prepared, tokens, actions } = await prepareCall(
+    state.manager,
+    history,
+    options,
+    (request) => preamble + state.countRequest(request),
+    () => extendRequestMessages(state.previous, history.slice(state.previousCovers)),
   );
-  let previous: RequestMessage[] = [];
-  // How much of `history` the previous request covered, for a request the manager gives up on.
-  let previousCovers = 0;
-  let naive = 0;
-  const summaries = { calls: 0, inputTokens: 0, outputTokens: 0 };
-  const userSeen: Message[] = [];
-
-  for (let index = 0; index < messages.length; index++) {
-    const message = messages[index]!;
-    // Its own size: the output of a recorded response, and the growth of the unmanaged conversation.
-    const own = estimateMessageTokens(message);
-    const recorded = Date.parse(message.timestamp);
-    if (Number.isFinite(recorded) && recorded > time) time = recorded;
-    const continuesResponse =
-      message.role === "assistant" &&
-      message.responseId !== undefined &&
-      history.some((earlier) => earlier.role === "assistant" && earlier.responseId === message.responseId);
-    if (message.role === "assistant" && !continuesResponse && history.length > 0) {
-      const { prepared, tokens, actions } = await prepareCall(
-        manager,
-        history,
-        options,
-        (request) => preamble + countRequest(request),
-        () => extendRequestMessages(previous, history.slice(previousCovers)),
-      );
-      // The first request has nothing cached before it, not even the system prompt and tools it opens with.
-      const prefix =
-        calls.length === 0 ? 0 : commonPrefixTokens(previous, prepared.messages, countRequest) + preamble;
-      const violations = [
-        ...checkRequest(prepared.messages, userSeen),
-        ...checkNewestTurn(prepared.messages, history),
-      ];
-      const summary = tally(actions, layers, summaries);
-      const sent = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
-      const billing = bill.request(sent, time);
-      const call: ReplayCall = {
-        slidingWindowCostUsd: reference.bill(history, time),
-        clearedThenNeeded: neededAgain(message, prepared.messages),
-        index: calls.length + 1,
-        time,
-        messages: prepared.messages,
-        request: { ...bill.preamble, messages: sent },
-        billing,
-        inputCostUsd: bill.inputUsd(billing),
-        summarizerCostUsd: bill.summaryUsd(summary.inputTokens, summary.outputTokens),
-        tokens,
-        prefixTokens: Math.min(prefix, tokens),
-        naiveTokens: preamble + naive,
-        actions,
-        violations,
-        threshold: prepared.status.threshold,
-        ...(prepared.status.workingSet ? { workingSet: prepared.status.workingSet } : {}),
-      };
-      calls.push(call);
-      await options.onCall?.(call);
-      previous = prepared.messages;
-      previousCovers = history.length;
-      history.push({
-        ...message,
-        usage: createUsage({ inputTokens: tokens, outputTokens: own }),
-      });
-    } else if (message.role === "assistant" && continuesResponse) {
-      // A parallel call split from the same response: the last call's request is what the model saw.
-      const last = calls.at(-1);
-      if (last) {
-        const again = neededAgain(message, last.messages);
-        last.clearedThenNeeded = {
-          results: last.clearedThenNeeded.results + again.results,
-          tokens: last.clearedThenNeeded.tokens + again.tokens,
-          costUsd: last.clearedThenNeeded.costUsd + again.costUsd,
-        };
-      }
-      const usage =
-        calls.length > 0
-          ? createUsage({
-              inputTokens: calls[calls.length - 1]!.tokens,
-              outputTokens: own,
-            })
-          : undefined;
-      history.push(usage ? { ...message, usage } : message);
-    } else {
-      history.push(message);
-    }
-    naive += own;
-    errorCodes.observe(message);
-    needed.observe(message);
-    if (isUserAuthored(message)) userSeen.push(message);
-  }
-
-  const stats = statsOf(calls, options.window, layers, summaries);
-  return {
-    calls,
-    stats: {
-      ...stats,
-      inputCost: bill.inTokens(stats.inputCostUsd),
-      slidingWindowInputCost: bill.inTokens(stats.slidingWindowInputCostUsd),
-      errorCodes: errorCodes.kept(calls.at(-1)?.messages ?? []),
-    },
+  // The first request has nothing cached before it, not even the system prompt and tools it opens with.
+  const prefix =
+    calls.length === 0
+      ? 0
+      : commonPrefixTokens(state.previous, prepared.messages, state.countRequest) + preamble;
+  const violations = [
+    ...checkRequest(prepared.messages, state.userSeen),
+    ...checkNewestTurn(prepared.messages, history),
+  ];
+  const summary = tally(actions, state.layers, state.summaries);
+  const sent = bill.withBreakpoints(prepared.messages, prepared.settledBlocks);
+  const billing = bill.request(sent, time);
+  const call: ReplayCall = {
+    slidingWindowCostUsd: state.reference.bill(history, time),
+    clearedThenNeeded: neededAgain(state, message, prepared.messages),
+    index: calls.length + 1,
+    time,
+    messages: prepared.messages,
+    request: { ...bill.preamble, messages: sent },
+    billing,
+    inputCostUsd: bill.inputUsd(billing),
+    summarizerCostUsd: bill.summaryUsd(summary.inputTokens, summary.outputTokens),
+    tokens,
+    prefixTokens: Math.min(prefix, tokens),
+    naiveTokens: preamble + state.naive,
+    actions,
+    violations,
+    threshold: prepared.status.threshold,
+    ...(prepared.status.workingSet ? { workingSet: prepared.status.workingSet } : {}),
   };
+  calls.push(call);
+  await options.onCall?.(call);
+  state.previous = prepared.messages;
+  state.previousCovers = history.length;
+  history.push({
+    ...message,
+    usage: createUsage({ inputTokens: tokens, outputTokens: own }),
+  });
+}
+
+/** A parallel call split from the same response: the last call's request is what the model saw. */
+function continueResponse(state: ReplayState, message: Message, own: number): void {
+  const last = state.calls.at(-1);
+  if (last) {
+    const again = neededAgain(state, message, last.messages);
+    last.clearedThenNeeded = {
+      results: last.clearedThenNeeded.results + again.results,
+      tokens: last.clearedThenNeeded.tokens + again.tokens,
+      costUsd: last.clearedThenNeeded.costUsd + again.costUsd,
+    };
+  }
+  const usage = last ? createUsage({ inputTokens: last.tokens, outputTokens: own }) : undefined;
+  state.history.push(usage ? { ...message, usage } : message);
 }
 
 /**
@@ -348,71 +262,6 @@ async function prepareCall(
   return { prepared, tokens, actions };
 }
 
-/**
- * Counts what each layer did and what the summariser read and wrote (an extractive summary counts as one
- * call); returns this call's summaries alone.
- */
-function tally(
-  actions: readonly LayerReport[],
-  layers: ReplayStats["layers"],
-  summaries: { calls: number; inputTokens: number; outputTokens: number },
-): { inputTokens: number; outputTokens: number } {
-  const call = { inputTokens: 0, outputTokens: 0 };
-  for (const action of actions) {
-    const layer = layers[action.layer] ?? { runs: 0, tokensFreed: 0 };
-    layers[action.layer] = layer;
-    layer.runs++;
-    layer.tokensFreed += action.tokensFreed;
-    summaries.calls += action.stats.summarizerCalls ?? 0;
-    if (action.summarizer !== undefined && action.summarizer !== "session-memory") {
-      call.inputTokens += action.stats.summarizerInputTokens ?? 0;
-      call.outputTokens += action.stats.summarizerOutputTokens ?? 0;
-      if ((action.stats.summarizerCalls ?? 0) === 0) summaries.calls += 1;
-    }
-  }
-  summaries.inputTokens += call.inputTokens;
-  summaries.outputTokens += call.outputTokens;
-  return call;
-}
-
-/** The session's figures from its calls (the costs in input tokens and the error codes are added by the caller). */
-function statsOf(
-  calls: readonly ReplayCall[],
-  window: number,
-  layers: ReplayStats["layers"],
-  summaries: { calls: number; inputTokens: number; outputTokens: number },
-): Omit<ReplayStats, "inputCost" | "slidingWindowInputCost" | "errorCodes"> {
-  const totalTokens = calls.reduce((sum, call) => sum + call.tokens, 0);
-  const cached = calls.reduce((sum, call) => sum + call.prefixTokens, 0);
-  // The first call has no previous request to share a prefix with: reuse is measured from the second on.
-  const laterTokens = totalTokens - (calls[0]?.tokens ?? 0);
-  const sum = (pick: (call: ReplayCall) => number) => calls.reduce((total, call) => total + pick(call), 0);
-  return {
-    calls: calls.length,
-    peakTokens: calls.reduce((peak, call) => Math.max(peak, call.tokens), 0),
-    window,
-    overflows: calls.filter((call) => call.tokens > window).length,
-    layers,
-    summarizerCalls: summaries.calls,
-    summarizerInputTokens: summaries.inputTokens,
-    summarizerOutputTokens: summaries.outputTokens,
-    prefixReuse: laterTokens <= 0 ? 1 : cached / laterTokens,
-    cacheReadTokens: sum((call) => call.billing.cacheReadTokens),
-    cacheWriteTokens: sum((call) => call.billing.cacheWriteTokens),
-    uncachedInputTokens: sum((call) => call.billing.uncachedTokens),
-    inputCostUsd: sum((call) => call.inputCostUsd + call.summarizerCostUsd),
-    slidingWindowInputCostUsd: sum((call) => call.slidingWindowCostUsd),
-    clearedThenNeeded: {
-      results: sum((call) => call.clearedThenNeeded.results),
-      tokens: sum((call) => call.clearedThenNeeded.tokens),
-      costUsd: sum((call) => call.clearedThenNeeded.costUsd),
-    },
-    violations: calls.flatMap((call) =>
-      call.violations.map((violation) => `call ${call.index}: ${violation}`),
-    ),
-  };
-}
-
 function preambleTokens(
   system: ReplayOptions["system"],
   tools: ReplayOptions["tools"],
@@ -456,73 +305,6 @@ function createMessageCounter(): (message: RequestMessage) => number {
     counts.set(message.content, { role: message.role, tokens });
     return tokens;
   };
-}
-
-function checkRequest(request: readonly RequestMessage[], users: readonly Message[]): string[] {
-  const problems = findToolPairViolations(
-    request.map((message, index) => ({
-      ...message,
-      content: contentBlocks(message.content),
-      id: `request-${index}`,
-      timestamp: "",
-    })),
-  ).map((violation) => violation.description);
-  // A user message whose blocks are in the request is there verbatim; only the others are searched for in
-  // the request's text (quoted by a summary or a placeholder), which is then serialised once.
-  const blocks = new Set<unknown>();
-  for (const message of request) for (const block of contentBlocks(message.content)) blocks.add(block);
-  let text: string | undefined;
-  for (const user of users) {
-    if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;
-    text ??= JSON.stringify(request);
-    const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
-    if (!text.includes(prefix))
-      problems.push(`the user's message ${user.id} is neither in the context nor in its summary`);
-  }
-  return problems;
-}
-
-/**
- * The newest turn is in the request: a tool_result for each of the newest tool results (its start kept, even
- * when the budget cut or saved it), the newest observation's start, and the start and end of the newest
- * message the user wrote (verbatim, quoted whole, or cut in the middle by the budget).
- */
-function checkNewestTurn(request: readonly RequestMessage[], history: readonly Message[]): string[] {
-  const turn = findNewestTurn(history);
-  const problems: string[] = [];
-  let text: string | undefined;
-  const contains = (fragment: string) => {
-    text ??= JSON.stringify(request);
-    return text.includes(JSON.stringify(fragment).slice(1, -1));
-  };
-  const results = new Map<string, string>();
-  for (const message of request) {
-    for (const block of contentBlocks(message.content)) {
-      if (block.type === "tool_result") results.set(block.tool_use_id, resultText(block));
-    }
-  }
-  for (const message of history) {
-    if (!turn.outputMessageIds.has(message.id) || message.role !== "user") continue;
-    for (const block of message.content) {
-      if (block.type !== "tool_result") continue;
-      const kept = results.get(block.tool_use_id);
-      const head = resultText(block).slice(0, USER_PREFIX_CHARS);
-      if (kept === undefined || !kept.includes(head.trimEnd())) {
-        problems.push(`the newest tool result ${block.tool_use_id} is not in the request`);
-      }
-    }
-    if (isTextObservation(message) && !contains(userText(message).slice(0, USER_PREFIX_CHARS))) {
-      problems.push(`the newest observation ${message.id} is not in the request`);
-    }
-  }
-  const user = turn.userText;
-  if (
-    user !== undefined &&
-    !(contains(user.slice(0, USER_PREFIX_CHARS)) && contains(user.slice(-USER_PREFIX_CHARS)))
-  ) {
-    problems.push(`the user's newest message ${turn.userMessageId} is not in the request in full`);
-  }
-  return problems;
 }
 
 function overflowError(tokens: number, window: number): PromptTooLongError {

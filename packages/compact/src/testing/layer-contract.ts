@@ -18,7 +18,7 @@ import { findNewestTurn } from "../conversation/newest-turn.ts";
 import type { EditLayer, LayerContext } from "../layers/layer.ts";
 import { scaleFor } from "../layers/layer.ts";
 import type { LayerResult } from "../layers/layer-result.ts";
-import { USER_PREFIX_CHARS } from "../replay/replay-conversation.ts";
+import { USER_PREFIX_CHARS } from "../replay/request-checks.ts";
 
 /** A layer as the suite drives it: a function of messages, or a ladder `EditLayer` (run as if due in a batch). */
 export interface LayerUnderTest {
