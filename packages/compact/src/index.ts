@@ -95,8 +95,9 @@ export type {
 export { createFixedLevelPolicy } from "./policy/compaction-policy.ts";
 export type { WorkingSetPolicyOptions } from "./policy/working-set-policy.ts";
 export { createWorkingSetPolicy } from "./policy/working-set-policy.ts";
+export type { ReplayOptions } from "./replay/replay-conversation.ts";
 export { replayConversation } from "./replay/replay-conversation.ts";
-export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay/replay-types.ts";
+export type { ReplayCall, ReplayResult, ReplayStats } from "./replay/replay-types.ts";
 export type { CompactConversationOptions, SummaryLayerOptions } from "./summary/compact-conversation.ts";
 export {
   compactConversation,

@@ -1,6 +1,14 @@
-import { createUsage, type Message, PromptTooLongError, type RequestMessage } from "@unforget/core";
-import { estimateMessageTokens } from "@unforget/tokens";
+import {
+  createUsage,
+  type Message,
+  PromptTooLongError,
+  type RequestMessage,
+  type TextBlock,
+  type ToolDefinition,
+} from "@unforget/core";
+import { estimateMessageTokens, type ModelPricing } from "@unforget/tokens";
 import { extendRequestMessages } from "@unforget/transcript";
+import type { PromptCacheOptions } from "../cache/prompt-cache.ts";
 import { ContextOverflowError } from "../compact-error.ts";
 import { estimateTextTokens, isUserAuthored } from "../conversation/conversation.ts";
 import { createErrorCodeTracker, type ErrorCodeTracker } from "../conversation/error-codes.ts";
@@ -9,9 +17,33 @@ import type { ContextManager, PrepareResult } from "../manager/context-manager.t
 import { type ClearedThenNeeded, createClearedThenNeeded } from "./cleared-then-needed.ts";
 import { createReplayBilling, type ReplayBilling } from "./replay-billing.ts";
 import { type SummaryTotals, statsOf, tally } from "./replay-stats.ts";
-import type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-types.ts";
+import type { ReplayCall, ReplayResult, ReplayStats } from "./replay-types.ts";
 import { checkNewestTurn, checkRequest } from "./request-checks.ts";
 import { createSlidingWindowReference, type SlidingWindowReference } from "./sliding-window-reference.ts";
+
+export interface ReplayOptions {
+  /**
+   * Creates the manager under test. `clock` returns the recorded time of the call being replayed, so
+   * time-based layers decide as they did live.
+   */
+  createManager(clock: () => number): ContextManager;
+  /** The context window, for overflow counting. */
+  window: number;
+  system?: string | TextBlock[];
+  tools?: ToolDefinition[];
+  /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
+  countRequest?: (messages: readonly RequestMessage[]) => number;
+  /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
+  pricing?: ModelPricing;
+  /**
+   * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
+   * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.
+   * `false` sends no breakpoints (every token is uncached input). Default: the 5-minute cache.
+   */
+  cache?: PromptCacheOptions | false;
+  /** Called after each replayed call (for progress bars, request dumps). */
+  onCall?: (call: ReplayCall) => void | Promise<void>;
+}
 
 /** A replay in progress: the manager under test, its counters and prices, and the conversation so far. */
 interface ReplayState {

@@ -1,32 +1,6 @@
-import type { CacheablePrompt, RequestMessage, TextBlock, ToolDefinition } from "@unforget/core";
-import type { ModelPricing } from "@unforget/tokens";
-import type { CachedInput, PromptCacheOptions } from "../cache/prompt-cache.ts";
+import type { CacheablePrompt, RequestMessage } from "@unforget/core";
+import type { CachedInput } from "../cache/prompt-cache.ts";
 import type { LayerReport } from "../manager/context-events.ts";
-import type { ContextManager } from "../manager/context-manager.ts";
-
-export interface ReplayOptions {
-  /**
-   * Creates the manager under test. `clock` returns the recorded time of the call being replayed, so
-   * time-based layers decide as they did live.
-   */
-  createManager(clock: () => number): ContextManager;
-  /** The context window, for overflow counting. */
-  window: number;
-  system?: string | TextBlock[];
-  tools?: ToolDefinition[];
-  /** Counts a request's input tokens; default the calibrated estimate (unpadded). */
-  countRequest?: (messages: readonly RequestMessage[]) => number;
-  /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
-  pricing?: ModelPricing;
-  /**
-   * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
-   * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.
-   * `false` sends no breakpoints (every token is uncached input). Default: the 5-minute cache.
-   */
-  cache?: PromptCacheOptions | false;
-  /** Called after each replayed call (for progress bars, request dumps). */
-  onCall?: (call: ReplayCall) => void | Promise<void>;
-}
 
 /** One model call of the replay. */
 export interface ReplayCall {
