@@ -1,57 +1,13 @@
-export type { CacheBreak, CacheBreakDetector } from "./cache-break-detector.ts";
-export { createCacheBreakDetector } from "./cache-break-detector.ts";
-export type { CarriedUserMessage } from "./carried-user-messages.ts";
-export type { CircuitBreaker, CircuitBreakerOptions } from "./circuit-breaker.ts";
-export { createCircuitBreaker } from "./circuit-breaker.ts";
-export type { CollapseLayerOptions, CollapseOptions } from "./collapse-context.ts";
-export { collapseContext, createCollapseLayer } from "./collapse-context.ts";
-export type {
-  CompactConversationOptions,
-  CompactionOutcome,
-  CompactRange,
-  ContinuationStyle,
-  SummaryLayerOptions,
-} from "./compact-conversation.ts";
-export {
-  compactConversation,
-  createSummaryLayer,
-  prepareForSummary,
-  summaryMessageText,
-} from "./compact-conversation.ts";
+export type { CacheBreak, CacheBreakDetector } from "./cache/cache-break-detector.ts";
+export { createCacheBreakDetector } from "./cache/cache-break-detector.ts";
+export type { CachedInput, PromptCache, PromptCacheOptions } from "./cache/prompt-cache.ts";
+export { CACHE_TTL_MS, createPromptCache } from "./cache/prompt-cache.ts";
 export type { CompactionFailureReason } from "./compact-error.ts";
 export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
-export type { CompactPromptOptions } from "./compact-prompt.ts";
-export { buildCompactPrompt } from "./compact-prompt.ts";
-export type { CompactableTools, ResultRetentionSetting } from "./compactable-tools.ts";
-export { compactablePredicate, DEFAULT_COMPACTABLE_TOOLS, firstRetention } from "./compactable-tools.ts";
-export type {
-  CallPlan,
-  CompactionPolicy,
-  FixedLevelPolicyOptions,
-  PolicyInput,
-} from "./compaction-policy.ts";
-export { createFixedLevelPolicy } from "./compaction-policy.ts";
-export type {
-  CompactionPreview,
-  ContextEvent,
-  ContextEventListener,
-  DeclinedCompaction,
-  LayerReport,
-  SummaryFallback,
-} from "./context-events.ts";
-export type { CompactOptions, ContextManager, ContextStatus, PrepareResult } from "./context-manager.ts";
-export { createContextManager } from "./context-manager.ts";
-export type {
-  ContextManagerConfig,
-  ContextManagerOptions,
-  PrepareOptions,
-  ThresholdSetting,
-} from "./context-manager-options.ts";
-export { createCompactTool, createContextStatusTool, createSnipTool } from "./context-tools.ts";
-export type { TranscriptSink } from "./context-view.ts";
-export { createDefaultLayers } from "./default-ladder.ts";
-export type { ExtractiveSummarizerOptions } from "./extractive-summarizer.ts";
-export { createExtractiveSummarizer } from "./extractive-summarizer.ts";
+export type { CarriedUserMessage } from "./conversation/carried-user-messages.ts";
+export type { KeepWindowOptions } from "./conversation/keep-window.ts";
+export { adjustForPairs, calculateKeepStart } from "./conversation/keep-window.ts";
+export { findNewestTurn, type NewestTurn } from "./conversation/newest-turn.ts";
 export type {
   HostBreakpoints,
   HostCodec,
@@ -61,34 +17,67 @@ export type {
   HostConversationOptions,
   HostEvent,
   HostPrepared,
-} from "./host-conversation.ts";
-export { createHostConversation } from "./host-conversation.ts";
-export type { KeepWindowOptions } from "./keep-window.ts";
-export { adjustForPairs, calculateKeepStart } from "./keep-window.ts";
+} from "./host/host-conversation.ts";
+export { createHostConversation } from "./host/host-conversation.ts";
+export type { CollapseLayerOptions, CollapseOptions } from "./layers/collapse-context.ts";
+export { collapseContext, createCollapseLayer } from "./layers/collapse-context.ts";
 export type {
   EditLayer,
   LadderState,
   Layer,
   LayerContext,
   LayerRequest,
-  NewestTurn,
   SummaryLayer,
   SummaryLayerContext,
-} from "./layer.ts";
-export { defineLayer, messagesTarget, SUMMARY_REQUEST, summaryDue } from "./layer.ts";
-export type { LayerResult, LayerTimeOptions } from "./layer-result.ts";
-export { resultFromEdits } from "./layer-result.ts";
-export type { MicrocompactLayerOptions, MicrocompactOptions } from "./microcompact.ts";
+} from "./layers/layer.ts";
+export { defineLayer, messagesTarget, SUMMARY_REQUEST, summaryDue } from "./layers/layer.ts";
+export type { LayerResult, LayerTimeOptions } from "./layers/layer-result.ts";
+export { resultFromEdits } from "./layers/layer-result.ts";
+export type { MicrocompactLayerOptions, MicrocompactOptions } from "./layers/microcompact.ts";
 export {
   CLEARED_RESULT_PREFIX,
   createMicrocompactLayer,
   isClearedResult,
   microcompact,
-} from "./microcompact.ts";
-export { truncateMiddle } from "./middle-out.ts";
-export type { ModelSummarizerOptions } from "./model-summarizer.ts";
-export { createModelSummarizer } from "./model-summarizer.ts";
-export type { NativeContextOptions, ServerCompaction } from "./native-context.ts";
+} from "./layers/microcompact.ts";
+export type { ObservationMaskingOptions } from "./layers/observation-masking.ts";
+export { createObservationMaskingLayer, maskObservations } from "./layers/observation-masking.ts";
+export type {
+  SessionMemoryCompactOptions,
+  SessionMemoryLayerOptions,
+} from "./layers/session-memory-compact.ts";
+export { createSessionMemoryLayer, sessionMemoryCompact } from "./layers/session-memory-compact.ts";
+export type { SnipOptions } from "./layers/snip-compact.ts";
+export { createSnipLayer, snipCompact } from "./layers/snip-compact.ts";
+export type { ToolResultBudgetLayerOptions, ToolResultBudgetOptions } from "./layers/tool-result-budget.ts";
+export { applyToolResultBudget, createToolResultBudgetLayer } from "./layers/tool-result-budget.ts";
+export type { CircuitBreaker, CircuitBreakerOptions } from "./manager/circuit-breaker.ts";
+export { createCircuitBreaker } from "./manager/circuit-breaker.ts";
+export type {
+  CompactionPreview,
+  ContextEvent,
+  ContextEventListener,
+  DeclinedCompaction,
+  LayerReport,
+  SummaryFallback,
+} from "./manager/context-events.ts";
+export type {
+  CompactOptions,
+  ContextManager,
+  ContextStatus,
+  PrepareResult,
+} from "./manager/context-manager.ts";
+export { createContextManager } from "./manager/context-manager.ts";
+export type {
+  ContextManagerConfig,
+  ContextManagerOptions,
+  PrepareOptions,
+  ThresholdSetting,
+} from "./manager/context-manager-options.ts";
+export { createCompactTool, createContextStatusTool, createSnipTool } from "./manager/context-tools.ts";
+export type { TranscriptSink } from "./manager/context-view.ts";
+export { createDefaultLayers } from "./manager/default-ladder.ts";
+export type { NativeContextOptions, ServerCompaction } from "./manager/native-context.ts";
 export {
   billedInputTokens,
   buildContextManagement,
@@ -96,43 +85,66 @@ export {
   onDemandCompactionOptions,
   portableMessages,
   supportsNativeContext,
-} from "./native-context.ts";
-export { findNewestTurn } from "./newest-turn.ts";
-export type { ObservationMaskingOptions } from "./observation-masking.ts";
-export { createObservationMaskingLayer, maskObservations } from "./observation-masking.ts";
-export type { CachedInput, PromptCache, PromptCacheOptions } from "./prompt-cache.ts";
-export { CACHE_TTL_MS, createPromptCache } from "./prompt-cache.ts";
+} from "./manager/native-context.ts";
+export type {
+  CallPlan,
+  CompactionPolicy,
+  FixedLevelPolicyOptions,
+  PolicyInput,
+} from "./policy/compaction-policy.ts";
+export { createFixedLevelPolicy } from "./policy/compaction-policy.ts";
+export type { WorkingSetPolicyOptions } from "./policy/working-set-policy.ts";
+export { createWorkingSetPolicy } from "./policy/working-set-policy.ts";
+export type { ReplayOptions } from "./replay/replay-conversation.ts";
+export { replayConversation } from "./replay/replay-conversation.ts";
+export type { ReplayCall, ReplayResult, ReplayStats } from "./replay/replay-types.ts";
+export type { CompactConversationOptions, SummaryLayerOptions } from "./summary/compact-conversation.ts";
+export {
+  compactConversation,
+  createSummaryLayer,
+  prepareForSummary,
+  summaryMessageText,
+} from "./summary/compact-conversation.ts";
+export type { CompactPromptOptions } from "./summary/compact-prompt.ts";
+export { buildCompactPrompt } from "./summary/compact-prompt.ts";
+export type { CompactionOutcome, CompactRange, ContinuationStyle } from "./summary/compaction-outcome.ts";
+export type { ExtractiveSummarizerOptions } from "./summary/extractive-summarizer.ts";
+export { createExtractiveSummarizer } from "./summary/extractive-summarizer.ts";
+export type { ModelSummarizerOptions } from "./summary/model-summarizer.ts";
+export { createModelSummarizer } from "./summary/model-summarizer.ts";
 export type {
   AttachmentProvider,
   RecentFilesOptions,
   RehydrationContext,
   TodosOptions,
-} from "./rehydration.ts";
+} from "./summary/rehydration.ts";
 export {
   createCallbackProvider,
   createInstructionsProvider,
   createRecentFilesProvider,
   createSkillsProvider,
   createTodosProvider,
-} from "./rehydration.ts";
-export type { ReplayCall, ReplayOptions, ReplayResult, ReplayStats } from "./replay-conversation.ts";
-export { replayConversation } from "./replay-conversation.ts";
-export type { RequestSummarizerOptions } from "./request-summarizer.ts";
-export { createRequestSummarizer } from "./request-summarizer.ts";
-export type { SessionMemoryCompactOptions, SessionMemoryLayerOptions } from "./session-memory-compact.ts";
-export { createSessionMemoryLayer, sessionMemoryCompact } from "./session-memory-compact.ts";
-export type { SnipOptions } from "./snip-compact.ts";
-export { createSnipLayer, snipCompact } from "./snip-compact.ts";
+} from "./summary/rehydration.ts";
+export type { RequestSummarizerOptions } from "./summary/request-summarizer.ts";
+export { createRequestSummarizer } from "./summary/request-summarizer.ts";
 export type {
   CacheSafeParameters,
   SummarizeRequest,
   Summarizer,
   SummaryResult,
   SummaryScope,
-} from "./summarizer.ts";
-export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary-format.ts";
-export { describeOutcome, findErrorLines, findExitStatus, toolOutputRecord } from "./tool-output-record.ts";
-export type { ToolResultBudgetLayerOptions, ToolResultBudgetOptions } from "./tool-result-budget.ts";
-export { applyToolResultBudget, createToolResultBudgetLayer } from "./tool-result-budget.ts";
-export type { WorkingSetPolicyOptions } from "./working-set-policy.ts";
-export { createWorkingSetPolicy } from "./working-set-policy.ts";
+} from "./summary/summarizer.ts";
+export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary/summary-format.ts";
+export type { CompactableTools, ResultRetentionSetting } from "./tool-outputs/compactable-tools.ts";
+export {
+  compactablePredicate,
+  DEFAULT_COMPACTABLE_TOOLS,
+  firstRetention,
+} from "./tool-outputs/compactable-tools.ts";
+export { truncateMiddle } from "./tool-outputs/middle-out.ts";
+export {
+  describeOutcome,
+  findErrorLines,
+  findExitStatus,
+  toolOutputRecord,
+} from "./tool-outputs/tool-output-record.ts";

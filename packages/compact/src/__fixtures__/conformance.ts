@@ -7,13 +7,13 @@ import {
 } from "@unforget/importers";
 import { type Corpus, loadCorpusFile } from "@unforget/testing/corpus";
 import { expect } from "vitest";
-import { collapseContext, createCollapseLayer } from "../collapse-context.ts";
-import { createContextManager } from "../context-manager.ts";
-import { createMicrocompactLayer, microcompact } from "../microcompact.ts";
-import { createObservationMaskingLayer } from "../observation-masking.ts";
-import { createSnipLayer, snipCompact } from "../snip-compact.ts";
+import { collapseContext, createCollapseLayer } from "../layers/collapse-context.ts";
+import { createMicrocompactLayer, microcompact } from "../layers/microcompact.ts";
+import { createObservationMaskingLayer } from "../layers/observation-masking.ts";
+import { createSnipLayer, snipCompact } from "../layers/snip-compact.ts";
+import { applyToolResultBudget, createToolResultBudgetLayer } from "../layers/tool-result-budget.ts";
+import { createContextManager } from "../manager/context-manager.ts";
 import { describeContextManagerContract, describeLayerContract, layerUnderTest } from "../testing/index.ts";
-import { applyToolResultBudget, createToolResultBudgetLayer } from "../tool-result-budget.ts";
 
 /** Every session of `corpus`, imported, main conversation only. */
 function corpusSessions(corpus: Corpus): { name: string; messages: Message[] }[] {

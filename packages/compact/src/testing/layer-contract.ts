@@ -13,12 +13,12 @@ import {
 } from "@unforget/transcript";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { estimateTokens, isUserAuthored, resultText, userText } from "../conversation.ts";
-import type { EditLayer, LayerContext } from "../layer.ts";
-import { scaleFor } from "../layer.ts";
-import type { LayerResult } from "../layer-result.ts";
-import { findNewestTurn } from "../newest-turn.ts";
-import { USER_PREFIX_CHARS } from "../replay-conversation.ts";
+import { estimateTokens, isUserAuthored, resultText, userText } from "../conversation/conversation.ts";
+import { findNewestTurn } from "../conversation/newest-turn.ts";
+import type { EditLayer, LayerContext } from "../layers/layer.ts";
+import { scaleFor } from "../layers/layer.ts";
+import type { LayerResult } from "../layers/layer-result.ts";
+import { USER_PREFIX_CHARS } from "../replay/request-checks.ts";
 
 /** A layer as the suite drives it: a function of messages, or a ladder `EditLayer` (run as if due in a batch). */
 export interface LayerUnderTest {

@@ -3,7 +3,7 @@ import { estimateMessagesTokens } from "@unforget/tokens";
 import { toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { ContextOverflowError } from "../compact-error.ts";
-import { type ContextManager, createContextManager, type PrepareResult } from "../context-manager.ts";
+import { type ContextManager, createContextManager, type PrepareResult } from "../manager/context-manager.ts";
 import { checkRecoverGuarantee, type ManagerUnderTest } from "./pipeline-contract.ts";
 
 // The contract's own test: a guarantee that a manager breaking it still passes is no guarantee. Each broken

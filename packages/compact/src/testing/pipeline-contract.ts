@@ -3,14 +3,14 @@ import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { ContextOverflowError } from "../compact-error.ts";
-import type { ContextEvent } from "../context-events.ts";
-import type { ContextManager, PrepareResult } from "../context-manager.ts";
-import type { ContextManagerOptions } from "../context-manager-options.ts";
-import { estimateTokens } from "../conversation.ts";
-import { createExtractiveSummarizer } from "../extractive-summarizer.ts";
-import { replayConversation } from "../replay-conversation.ts";
-import type { SummarizeRequest, Summarizer, SummaryResult } from "../summarizer.ts";
-import { SUMMARY_SECTIONS } from "../summary-format.ts";
+import { estimateTokens } from "../conversation/conversation.ts";
+import type { ContextEvent } from "../manager/context-events.ts";
+import type { ContextManager, PrepareResult } from "../manager/context-manager.ts";
+import type { ContextManagerOptions } from "../manager/context-manager-options.ts";
+import { replayConversation } from "../replay/replay-conversation.ts";
+import { createExtractiveSummarizer } from "../summary/extractive-summarizer.ts";
+import type { SummarizeRequest, Summarizer, SummaryResult } from "../summary/summarizer.ts";
+import { SUMMARY_SECTIONS } from "../summary/summary-format.ts";
 
 /** What the suite gives the factory: a window, and options the manager must be created with. */
 export interface ManagerUnderTest {
