@@ -44,19 +44,8 @@ export type {
   SessionTaskManager,
   SessionTaskNotification,
 } from "./optional/session-capabilities.ts";
-export type {
-  CanUseTool,
-  CanUseToolOptions,
-  PermissionDecision,
-  PermissionDecisionReason,
-  PermissionGate,
-  PermissionGateOptions,
-  PermissionMode,
-  PermissionResponse,
-  PermissionRuleLists,
-  PermissionUpdate,
-} from "./permissions/permission-gate.ts";
-export { createPermissionGate, PERMISSION_MODES } from "./permissions/permission-gate.ts";
+export type { PermissionGate } from "./permissions/permission-gate.ts";
+export { createPermissionGate } from "./permissions/permission-gate.ts";
 export type {
   PermissionBehavior,
   PermissionRule,
@@ -68,6 +57,18 @@ export type {
   LoadPermissionSettingsOptions,
 } from "./permissions/permission-settings.ts";
 export { loadPermissionSettings } from "./permissions/permission-settings.ts";
+export type {
+  CanUseTool,
+  CanUseToolOptions,
+  PermissionDecision,
+  PermissionDecisionReason,
+  PermissionGateOptions,
+  PermissionMode,
+  PermissionResponse,
+  PermissionRuleLists,
+  PermissionUpdate,
+} from "./permissions/permission-types.ts";
+export { PERMISSION_MODES } from "./permissions/permission-types.ts";
 export type {
   SessionSpan,
   SessionSpanEnd,

@@ -10,7 +10,8 @@ import type {
   SessionProposalQueue,
   SessionTaskManager,
 } from "../optional/session-capabilities.ts";
-import type { CanUseTool, PermissionGate, PermissionGateOptions } from "../permissions/permission-gate.ts";
+import type { PermissionGate } from "../permissions/permission-gate.ts";
+import type { CanUseTool, PermissionGateOptions } from "../permissions/permission-types.ts";
 import type { SessionTracer } from "../telemetry/session-tracer.ts";
 import type { AgentDefinition } from "../tools/agent-tool.ts";
 import type { ToolCallAuthorizer } from "../tools/tool-authorization.ts";

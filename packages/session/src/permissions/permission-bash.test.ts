@@ -6,7 +6,8 @@ import { join } from "node:path";
 import type { Tool } from "@unforget/core";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createPermissionGate, type PermissionMode, type PermissionRuleLists } from "./permission-gate.ts";
+import { createPermissionGate } from "./permission-gate.ts";
+import type { PermissionMode, PermissionRuleLists } from "./permission-types.ts";
 
 /**
  * The Bash gate against the shell forms bash runs and the tricks published against coding agents' permission

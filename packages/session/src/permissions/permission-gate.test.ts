@@ -4,15 +4,15 @@ import { join } from "node:path";
 import type { Tool, ToolPermissionSubject } from "@unforget/core";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createPermissionGate } from "./permission-gate.ts";
 import {
   type CanUseTool,
-  createPermissionGate,
   PERMISSION_MODES,
   type PermissionGateOptions,
   type PermissionMode,
   type PermissionRuleLists,
   type PermissionUpdate,
-} from "./permission-gate.ts";
+} from "./permission-types.ts";
 
 function tool(
   name: string,

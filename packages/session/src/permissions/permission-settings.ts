@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import { hookSettingsPaths } from "@unforget/hooks";
-import { PERMISSION_MODES, type PermissionMode, type PermissionRuleLists } from "./permission-gate.ts";
 import { PermissionRuleError, type PermissionRuleSource, parsePermissionRule } from "./permission-rule.ts";
+import { PERMISSION_MODES, type PermissionMode, type PermissionRuleLists } from "./permission-types.ts";
 
 export interface LoadPermissionSettingsOptions {
   /** The project root: `.claude/settings.json`, `.claude/settings.local.json` (and `.unforget/` ones) are read here. */

@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { anthropicSetup, collect, echoTool, modelCalls, tempDir } from "../__fixtures__/session-kit.ts";
 import { createAgentSession } from "../loop/agent-session.ts";
 import { createOpenTelemetryTracer } from "../telemetry/telemetry.ts";
-import { type CanUseToolOptions, createPermissionGate } from "./permission-gate.ts";
+import { createPermissionGate } from "./permission-gate.ts";
+import type { CanUseToolOptions } from "./permission-types.ts";
 
 let fake: AnthropicFakeServer;
 let provider: ModelProvider;

@@ -1,7 +1,8 @@
 import type { AgentSessionOptions } from "../loop/agent-session-options.ts";
 import type { SessionEvent } from "../loop/session-events.ts";
 import type { ToolCallAuthorizer } from "../tools/tool-authorization.ts";
-import { type CanUseTool, createPermissionGate, type PermissionGate } from "./permission-gate.ts";
+import { createPermissionGate, type PermissionGate } from "./permission-gate.ts";
+import type { CanUseTool } from "./permission-types.ts";
 
 /** How a session decides about its tool calls: the authorizer the loop calls, and the gate when it is one. */
 export interface SessionAuthorization {
