@@ -3,7 +3,7 @@
 // changes) on commands from a few bytes to 10 kB, built from the shell forms the gate reads. Prints the median and
 // p99 per size. Run: `cd packages/session && npx tsx bench/bash-gate.ts`.
 import { loadavg } from "node:os";
-import { shellAnalyzer } from "../src/permission-shell.ts";
+import { shellAnalyzer } from "../src/permissions/shell/shell-analyzer.ts";
 
 const PIECES = [
   "ls -la | grep x",

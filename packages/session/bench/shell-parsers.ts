@@ -168,7 +168,9 @@ async function main() {
   const shSyntaxCachedWarm = (performance.now() - started) / (repeat * FORMS.length);
 
   // The gate's whole reading of a command (parse, walk, wrappers), as authorize pays it per Bash call.
-  const analyzeShellCommand = await (await import("../src/permission-shell.ts")).shellAnalyzer();
+  const analyzeShellCommand = await (
+    await import("../src/permissions/shell/shell-analyzer.ts")
+  ).shellAnalyzer();
   started = performance.now();
   for (let round = 0; round < repeat; round++)
     for (const form of FORMS) analyzeShellCommand(form, { homeDir: "/home/u" });

@@ -22,7 +22,7 @@ import {
 } from "@unforget/testing/fakes";
 import { readTranscript, toRequestMessages } from "@unforget/transcript";
 import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
-import type { SessionEvent } from "../session-events.ts";
+import type { SessionEvent } from "../loop/session-events.ts";
 
 /** A temporary folder, removed by `cleanup`. */
 export async function tempDir(prefix: string): Promise<{ path: string; cleanup(): Promise<void> }> {

@@ -1,0 +1,545 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { CompactionPreview, ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
+import {
+  ConfigurationError,
+  type ContentBlock,
+  getMessageText,
+  InvalidMessageError,
+  type Message,
+  type Tool,
+} from "@unforget/core";
+import type { SessionHooks } from "@unforget/hooks";
+import type { McpServerConfig } from "@unforget/mcp";
+import type { TaskManager } from "@unforget/tasks";
+import { type ContextBreakdown, contextBreakdown } from "../context/context-breakdown.ts";
+import { loadOptionalPackage } from "../optional/optional-packages.ts";
+import type { SessionMcpServers } from "../optional/session-capabilities.ts";
+import type { PermissionGate } from "../permissions/permission-gate.ts";
+import { sessionAuthorization } from "../permissions/session-permissions.ts";
+import {
+  AGENT_TOOL_NAME,
+  createAgentTool,
+  DEFAULT_AGENT_MAX_TURNS,
+  type SubAgentReport,
+  type SubAgentRun,
+} from "../tools/agent-tool.ts";
+import { sessionHistoryTools, withHistoryNote } from "../tools/history-tools.ts";
+import { readSessionEntries } from "../transcript/session-transcript.ts";
+import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
+import { EventChannel } from "./event-channel.ts";
+import { runTurn, type TurnResult } from "./run-turn.ts";
+import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
+import type { SessionEvent } from "./session-events.ts";
+import { SessionRuntime } from "./session-runtime.ts";
+
+/** Names the providers accept for tools (Anthropic's and Bedrock's rule). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** One `send`: iterate it for events as they happen, or await `result()`. */
+export interface SessionTurn extends AsyncIterable<SessionEvent> {
+  /**
+   * Resolves when the turn has ended (rejects with the turn's typed error). When called before anyone iterates,
+   * the events are not kept (nobody will read them).
+   */
+  result(): Promise<TurnResult>;
+}
+
+/** The context gauge and the `/context` breakdown. */
+export interface SessionStatus extends ContextStatus {
+  sessionId: string;
+  model: string;
+  providerId: string;
+  transcriptPath: string;
+  /** True while a turn runs. */
+  busy: boolean;
+  /** Estimated tokens of each part of the last request (or of the context as it stands, before any request). */
+  breakdown: ContextBreakdown;
+}
+
+/** What `compact()` did. */
+export interface CompactReport {
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Each layer that acted (a manual compaction is one "summary" or "session-memory" report). */
+  actions: LayerReport[];
+  /** Summaries written but not applied, and why (when `actions` is empty, this says why nothing changed). */
+  declined: DeclinedCompaction[];
+  /** With `{ preview: true }`: the summary and the tokens before and after; nothing was applied. */
+  preview?: CompactionPreview;
+}
+
+/** A running agent session. One turn at a time; everything it does is in its transcript. */
+export interface AgentSession {
+  /** The current session id (`clear()` starts a new one). */
+  readonly sessionId: string;
+  /** `<sessionsDir>/<sessionId>.jsonl`. */
+  readonly transcriptPath: string;
+  /** The model of the next call. */
+  readonly model: string;
+  /** Every message of the current session, in order (the transcript's messages). */
+  readonly messages: readonly Message[];
+  /** The session's hook bus (for hook groups of other packages; plugins go in `options.hooks.plugins`). */
+  readonly hooks: SessionHooks;
+  /** The permission gate (mode, rules; `/permissions` changes them here), unless an authorizer was given. */
+  readonly permissions: PermissionGate | undefined;
+  /** The tools of the next model call: the session's, the task and Agent tools, the MCP servers' connected now. */
+  readonly tools: readonly Tool[];
+  /** The MCP servers and their states (`status()`), when the session has any. */
+  readonly mcpServers: SessionMcpServers | undefined;
+  /**
+   * Sends a prompt and runs the turn: the model is called, and its tools run, until it ends its turn, `maxTurns`
+   * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs. Breaking out of the
+   * iteration interrupts the turn.
+   */
+  send(prompt: string | ContentBlock[], options?: { signal?: AbortSignal }): SessionTurn;
+  /** Interrupts the running turn (as its signal would); does nothing between turns. */
+  interrupt(): void;
+  /**
+   * Compacts now (the user's `/compact`), with instructions for this compaction only; with `{ preview: true }` the
+   * summary is written and measured, and nothing is applied (`CompactReport.preview`).
+   */
+  compact(instructions?: string, options?: { preview?: boolean }): Promise<CompactReport>;
+  /** The gauge (tokens, threshold, turns until compaction) and the breakdown; cheap. */
+  status(): SessionStatus;
+  /** Changes the model for the next calls; the context is unchanged (the manager continues from its entries). */
+  setModel(model: string): void;
+  /** Ends this session (SessionEnd "clear") and starts a new one with an empty context (SessionStart "clear"). */
+  clear(): Promise<void>;
+  /** Fires SessionEnd, waits for memory's background work, closes the transcript. Safe to call twice. */
+  close(reason?: string): Promise<void>;
+}
+
+/**
+ * Creates an agent session: a new one, or `resume` of one in `sessionsDir`, whose next request is byte for
+ * byte the one it would have sent. SessionStart fires when the first turn starts.
+ */
+export async function createAgentSession(options: AgentSessionOptions): Promise<AgentSession> {
+  return openSession(options, undefined);
+}
+
+async function openSession(
+  given: AgentSessionOptions,
+  link: ChildSessionLink | undefined,
+): Promise<AgentSession> {
+  checkOptions(given);
+  // The runtime of the current session id (a /clear replaces it); assigned once the first one is open.
+  let current: SessionRuntime;
+  const historyTools = sessionHistoryTools(given, link, () => current);
+  const options = { ...given, system: withHistoryNote(given.system, historyTools.length > 0) };
+  // Events that come before it (an MCP server connecting) have no turn to go to.
+  const emitter = () => (event: SessionEvent) => current?.emit(event);
+  const depth = link?.depth ?? 0;
+  const agents = options.agents ?? {};
+  const agentTool =
+    Object.keys(agents).length > 0 && depth < (options.maxAgentDepth ?? 1)
+      ? createAgentTool({
+          agents,
+          run: (run) => runSubAgent(options, current, depth, directories, run),
+          ...(options.tasks ? { tasks: options.tasks } : {}),
+        })
+      : undefined;
+  // The packages of the options given load here, before anything is started that would need closing.
+  const taskTools = await followUpTaskTools(options, link);
+  const mcp = await connectMcp(options, emitter);
+  const tools = (): readonly Tool[] => [
+    ...(options.tools ?? []),
+    ...taskTools,
+    ...historyTools,
+    ...(agentTool ? [agentTool] : []),
+    ...(mcp?.servers.tools() ?? []),
+  ];
+  // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
+  const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), emitter);
+  const directories = link?.directories ?? (() => authorization.gate?.directories() ?? []);
+  const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
+    const resume = source === "resume" ? await readSessionEntries(options.sessionsDir, sessionId) : undefined;
+    return SessionRuntime.open(options, {
+      sessionId,
+      model,
+      startSource: source,
+      tools,
+      authorize: authorization.authorize,
+      directories,
+      ...(mcp ? { ready: () => mcp.servers.ready() } : {}),
+      ...(resume ? { resume } : {}),
+      ...(link ? { link } : {}),
+    });
+  };
+
+  try {
+    current = await open(
+      options.resume ?? options.sessionId ?? randomUUID(),
+      options.resume ? "resume" : "startup",
+      options.model,
+    );
+  } catch (error) {
+    // Nothing may outlive a session that failed to open (the MCP servers it started).
+    if (mcp?.owned) await mcp.servers.close();
+    throw error;
+  }
+  if (link) {
+    await current.manager.recordMetadata({
+      data: {
+        sidechain: true,
+        parentSessionId: link.parentSessionId,
+        parentToolUseId: link.parentToolUseId,
+        agentType: link.agentType,
+        depth: link.depth,
+      },
+    });
+  }
+  let running: { controller: AbortController; done: Promise<unknown> } | undefined;
+  let closed = false;
+
+  const guard = (operation: string) => {
+    if (closed) throw new SessionClosedError(operation);
+    if (running) throw new SessionBusyError(operation);
+  };
+  /** Runs work that no turn may overlap (a compaction, a clear); `interrupt()` aborts it. */
+  const exclusive = async <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    guard(operation);
+    const controller = new AbortController();
+    const done = work(controller.signal);
+    running = { controller, done: done.catch(() => undefined) };
+    try {
+      return await done;
+    } finally {
+      running = undefined;
+    }
+  };
+
+  const session: AgentSession = {
+    get sessionId() {
+      return current.sessionId;
+    },
+    get transcriptPath() {
+      return current.transcript.path;
+    },
+    get model() {
+      return current.model;
+    },
+    get messages() {
+      return current.conversation;
+    },
+    get hooks() {
+      return current.hooks;
+    },
+    get permissions() {
+      return authorization.gate;
+    },
+    get tools() {
+      return tools();
+    },
+    get mcpServers() {
+      return mcp?.servers;
+    },
+
+    send(prompt, sendOptions = {}) {
+      guard("send()");
+      if (typeof prompt === "string" ? prompt.trim() === "" : prompt.length === 0) {
+        throw new InvalidMessageError(
+          "send() needs a prompt, and it was empty (providers refuse empty messages). Pass the user's words, or blocks with content.",
+        );
+      }
+      const controller = new AbortController();
+      const outer = sendOptions.signal;
+      const onAbort = () => controller.abort(outer?.reason);
+      if (outer?.aborted) controller.abort(outer.reason);
+      else outer?.addEventListener("abort", onAbort, { once: true });
+      const channel = new EventChannel<SessionEvent>(() => controller.abort());
+      const runtime = current;
+      runtime.emit = (event) => channel.push(event);
+      runtime.turnSpan = startTurnSpan(runtime);
+      runtime.emit({
+        type: "turn-start",
+        sessionId: runtime.sessionId,
+        prompt: typeof prompt === "string" ? prompt : getMessageText({ content: prompt }),
+      });
+      const cleanup = () => {
+        outer?.removeEventListener("abort", onAbort);
+        runtime.emit = () => {};
+        runtime.turnSpan = undefined;
+        running = undefined;
+      };
+      // The session is free again before the outcome is visible (result() or the end of the iteration).
+      const done = runTurn(runtime, prompt, {
+        signal: controller.signal,
+        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
+      }).then(
+        (result) => {
+          endTurnSpan(runtime, { stopReason: result.stopReason, turns: result.turns, usage: result.usage });
+          cleanup();
+          channel.close();
+          return result;
+        },
+        (error: unknown) => {
+          endTurnSpan(runtime, { error, isError: true });
+          cleanup();
+          channel.fail(error);
+          throw error;
+        },
+      );
+      running = { controller, done: done.catch(() => undefined) };
+      // The outcome is read through result() or the iteration; an unread failure is not an unhandled rejection.
+      done.catch(() => {});
+      return {
+        [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
+        result: () => {
+          channel.discardUnread();
+          return done;
+        },
+      };
+    },
+
+    interrupt() {
+      running?.controller.abort();
+    },
+
+    compact(instructions, options = {}) {
+      return exclusive("compact()", async (signal) => {
+        const runtime = current;
+        await runtime.beginTurn();
+        const result = await runtime.manager.compact(runtime.conversation, {
+          ...runtime.prepareOptions(signal),
+          ...(instructions ? { instructions } : {}),
+          ...(options.preview ? { preview: true } : {}),
+        });
+        runtime.lastPrepared = result;
+        return {
+          tokensBefore: result.tokensBefore,
+          tokensAfter: result.tokens,
+          actions: result.actions,
+          declined: result.declined ?? [],
+          ...(result.preview ? { preview: result.preview } : {}),
+        };
+      });
+    },
+
+    status() {
+      const runtime = current;
+      return {
+        ...runtime.manager.status(),
+        sessionId: runtime.sessionId,
+        model: runtime.model,
+        providerId: runtime.options.provider.providerId,
+        transcriptPath: runtime.transcript.path,
+        busy: running !== undefined,
+        breakdown: contextBreakdown(runtime),
+      };
+    },
+
+    setModel(model) {
+      guard("setModel()");
+      if (model.trim() === "") {
+        throw new ConfigurationError("setModel() needs a model id; it was empty.", { setting: "model" });
+      }
+      current.setModel(model);
+    },
+
+    clear() {
+      return exclusive("clear()", async () => {
+        const previous = current;
+        await previous.close("clear");
+        current = await open(randomUUID(), "clear", previous.model);
+      });
+    },
+
+    async close(reason = "other") {
+      if (closed) return;
+      running?.controller.abort();
+      await running?.done;
+      closed = true;
+      try {
+        await current.close(reason);
+      } finally {
+        if (mcp?.owned) await mcp.servers.close();
+      }
+    },
+  };
+  return session;
+}
+
+/** Runs one sub-agent in a child session beside the parent's transcript and returns its report. */
+async function runSubAgent(
+  parentOptions: AgentSessionOptions,
+  parent: SessionRuntime,
+  depth: number,
+  directories: () => readonly string[],
+  run: SubAgentRun,
+): Promise<SubAgentReport> {
+  const allowed = run.definition.tools;
+  const tools = [...parent.tools.values()].filter(
+    (tool) => tool.name !== AGENT_TOOL_NAME && (allowed === undefined || allowed.includes(tool.name)),
+  );
+  const {
+    memory: _memory,
+    resume: _resume,
+    toolState: _toolState,
+    canUseTool: _canUseTool,
+    mcpServers: _mcpServers,
+    context,
+    ...inherited
+  } = parentOptions;
+  const { attachments: _attachments, onEvent: _onEvent, ...childContext } = context ?? {};
+  const child = await openSession(
+    {
+      ...inherited,
+      // The parent's gate decides for its sub-agents too: its rules, its mode, its questions to the user.
+      permissions: parent.authorize,
+      context: childContext,
+      model: run.definition.model ?? parent.model,
+      system: run.definition.prompt,
+      tools,
+      sessionsDir: join(parentOptions.sessionsDir, parent.sessionId, "subagents"),
+      sessionId: `agent-${randomUUID()}`,
+      maxTurns: run.definition.maxTurns ?? DEFAULT_AGENT_MAX_TURNS,
+    },
+    {
+      depth: depth + 1,
+      parentSessionId: parent.sessionId,
+      parentToolUseId: run.toolUseId,
+      agentType: run.agentType,
+      directories,
+    },
+  );
+  try {
+    const turn = child.send(run.prompt, { signal: run.signal });
+    for await (const event of turn) {
+      parent.emit({ type: "subagent", parentToolUseId: run.toolUseId, agentType: run.agentType, event });
+      if (run.log && event.type === "tool-end") await run.log(`${event.name}: ${event.status}`);
+    }
+    const result = await turn.result();
+    return {
+      text: result.text,
+      stopReason: result.stopReason,
+      turns: result.turns,
+      sessionId: child.sessionId,
+      transcriptPath: child.transcriptPath,
+    };
+  } finally {
+    await child.close("other");
+  }
+}
+
+/**
+ * The tools that follow background tasks up (read output, answer a prompt, stop, list), for a session that has
+ * a task manager: its notifications, the task status after a compaction and Bash's `run_in_background` result
+ * tell the model to use them, so they are offered whenever tasks can run. Starting a task is Bash's
+ * `run_in_background` (or the caller's own `task_start`); a tool of the same name the caller gave wins.
+ * Sub-agents get them, like any tool, from the parent's list.
+ */
+async function followUpTaskTools(
+  options: AgentSessionOptions,
+  link: ChildSessionLink | undefined,
+): Promise<Tool[]> {
+  if (!options.tasks || link) return [];
+  const { createTaskTools, TASK_TOOL_NAMES } = await loadOptionalPackage(
+    "@unforget/tasks",
+    "tasks",
+    () => import("@unforget/tasks"),
+  );
+  const given = new Set((options.tools ?? []).map((tool) => tool.name));
+  // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
+  return createTaskTools(options.tasks as TaskManager).filter(
+    (tool) => tool.name !== TASK_TOOL_NAMES.start && !given.has(tool.name),
+  );
+}
+
+/**
+ * The session's MCP servers: connected here from their configs with `@unforget/mcp` (and closed with the
+ * session), or the app's own, connected already.
+ */
+async function connectMcp(
+  options: AgentSessionOptions,
+  emitter: () => (event: SessionEvent) => void,
+): Promise<{ servers: SessionMcpServers; owned: boolean } | undefined> {
+  const given = options.mcpServers;
+  if (given === undefined) return undefined;
+  if (isMcpServers(given)) return { servers: given, owned: false };
+  if (Object.keys(given).length === 0) return undefined;
+  const { connectMcpServers } = await loadOptionalPackage(
+    "@unforget/mcp",
+    "mcpServers",
+    () => import("@unforget/mcp"),
+  );
+  const servers: SessionMcpServers = connectMcpServers({
+    servers: given satisfies Record<string, McpServerConfig>,
+    cwd: options.cwd ?? process.cwd(),
+    onEvent: (event) => emitter()({ type: "mcp", event }),
+  });
+  return { servers, owned: true };
+}
+
+function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is SessionMcpServers {
+  return (
+    typeof (value as SessionMcpServers).tools === "function" &&
+    typeof (value as SessionMcpServers).ready === "function"
+  );
+}
+
+function checkOptions(options: AgentSessionOptions): void {
+  const seen = new Set<string>();
+  for (const tool of options.tools ?? []) {
+    if (!TOOL_NAME.test(tool.name)) {
+      throw new ConfigurationError(
+        `The tool name "${tool.name}" is not one the providers accept: use 1 to 64 letters, digits, "_" or "-".`,
+        { setting: "tools" },
+      );
+    }
+    if (seen.has(tool.name) || (tool.name === AGENT_TOOL_NAME && options.agents)) {
+      throw new ConfigurationError(
+        `Two tools are named "${tool.name}"; tool names must be unique in a session (rename one, or leave one out).`,
+        { setting: "tools" },
+      );
+    }
+    seen.add(tool.name);
+  }
+  if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns >= 1)) {
+    throw new ConfigurationError(
+      `maxTurns must be a whole number of at least 1; it was ${options.maxTurns}.`,
+      {
+        setting: "maxTurns",
+      },
+    );
+  }
+  if (
+    options.resume !== undefined &&
+    options.sessionId !== undefined &&
+    options.resume !== options.sessionId
+  ) {
+    throw new ConfigurationError(
+      `Both resume (${options.resume}) and sessionId (${options.sessionId}) were given; a resumed session keeps its id, so pass only resume.`,
+      { setting: "sessionId" },
+    );
+  }
+  if (options.sessionsDir.trim() === "") {
+    throw new ConfigurationError("sessionsDir is empty; give the folder where transcripts are kept.", {
+      setting: "sessionsDir",
+    });
+  }
+}
+
+function startTurnSpan(runtime: SessionRuntime) {
+  try {
+    return runtime.tracer.startSpan({
+      kind: "turn",
+      sessionId: runtime.sessionId,
+      model: runtime.model,
+      providerId: runtime.options.provider.providerId,
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function endTurnSpan(
+  runtime: SessionRuntime,
+  outcome: Parameters<NonNullable<SessionRuntime["turnSpan"]>["end"]>[0],
+) {
+  try {
+    runtime.turnSpan?.end(outcome);
+  } catch {
+    // A tracer that throws must not break the loop.
+  }
+}

@@ -1,0 +1,592 @@
+import { join } from "node:path";
+import {
+  type ContextEvent,
+  type ContextManager,
+  createContextManager,
+  createRecentFilesProvider,
+  createTodosProvider,
+  type PrepareOptions,
+  type PrepareResult,
+} from "@unforget/compact";
+import {
+  type Attachment,
+  contentBlocks,
+  createMessage,
+  getToolUses,
+  type Message,
+  type ModelRequest,
+  type RequestMessage,
+  type TextBlock,
+  type Tool,
+  type ToolDefinition,
+  type ToolSessionState,
+} from "@unforget/core";
+import {
+  applyPlugins,
+  createCommandHooksPlugin,
+  createSessionHooks,
+  type HookPlugin,
+  type SessionHooks,
+  type SessionStartSource,
+} from "@unforget/hooks";
+import type { DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
+import type { TaskManager, TaskNotification } from "@unforget/tasks";
+import { type Calibrator, createCalibrator } from "@unforget/tokens";
+import {
+  allowDirectories,
+  forgetReadContents,
+  readFilesOf,
+  restoreReadState,
+  todosOf,
+} from "@unforget/tools";
+import type { TranscriptEntry } from "@unforget/transcript";
+import { attachmentToMessage } from "../context/attachment-message.ts";
+import { loadOptionalPackage } from "../optional/optional-packages.ts";
+import type { SessionNotes } from "../optional/session-capabilities.ts";
+import type { SessionSpan, SessionTracer } from "../telemetry/session-tracer.ts";
+import { createGlobalOpenTelemetryTracer } from "../telemetry/telemetry.ts";
+import type { ToolCallAuthorizer } from "../tools/tool-authorization.ts";
+import { ToolInputValidator } from "../tools/tool-input-validator.ts";
+import {
+  DEFAULT_MAX_TOOL_CONCURRENCY,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  interruptedText,
+  type ToolRunnerContext,
+} from "../tools/tool-runner.ts";
+import { SessionTranscript, transcriptPathOf } from "../transcript/session-transcript.ts";
+import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
+import type { SessionEvent } from "./session-events.ts";
+
+/** The output limit of a model call when the options set none, at most (Claude Code's default cap). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+
+/** What Claude Code writes when the user cuts a turn short; models know these words. */
+export const INTERRUPTED_TEXT = "[Request interrupted by user]";
+export const INTERRUPTED_FOR_TOOL_USE_TEXT = "[Request interrupted by user for tool use]";
+
+/** OpenTelemetry's global tracer once an SDK has registered one (no-ops, and the API not loaded, until then). */
+const defaultTracer: SessionTracer = createGlobalOpenTelemetryTracer();
+
+/** What opening a runtime needs besides the session's options. */
+export interface RuntimeInit {
+  sessionId: string;
+  model: string;
+  /** Entries of the transcript being resumed. */
+  resume?: readonly TranscriptEntry[];
+  /** What SessionStart will say when the first turn starts. */
+  startSource: Exclude<SessionStartSource, "compact">;
+  calibrator?: Calibrator;
+  link?: ChildSessionLink;
+  /** The tools of the next model call (the session's, the Agent tool, the MCP servers' connected now). */
+  tools: () => readonly Tool[];
+  /** The folders the permission gate counts as working directories now; the tools are granted them too. */
+  directories?: () => readonly string[];
+  /** Awaited before the first turn (the MCP servers' first connection). */
+  ready?: () => Promise<unknown>;
+  /** Decides about each tool call; one per session, shared by its runtimes and sub-agents. */
+  authorize: ToolCallAuthorizer;
+}
+
+/**
+ * Everything that belongs to one session id: its transcript, hook bus, context manager, conversation, memory
+ * and tool state. A `/clear` opens a new runtime; `setModel` rebuilds only the manager, from its own entries.
+ */
+export class SessionRuntime {
+  readonly options: AgentSessionOptions;
+  readonly sessionId: string;
+  readonly transcript: SessionTranscript;
+  readonly hooks: SessionHooks;
+  /** Every message of the session, in order (what the manager receives; only ever appended to). */
+  readonly conversation: Message[];
+  readonly toolState: ToolSessionState;
+  readonly calibrator: Calibrator;
+  readonly validator = new ToolInputValidator();
+  readonly link: ChildSessionLink | undefined;
+  readonly tracer: SessionTracer;
+  model: string;
+  manager: ContextManager;
+  /** Memory wired on the bus (`attachMemory` of `@unforget/memory`): its background work, awaited at close. */
+  memory: { idle(): Promise<void> } | undefined;
+  notes: SessionNotes | undefined;
+  /** Where the running turn's events go (a no-op between turns). */
+  emit: (event: SessionEvent) => void = () => {};
+  /** The running turn's span, parent of the model, tool and compaction spans. */
+  turnSpan: SessionSpan | undefined;
+  lastPrepared: PrepareResult | undefined;
+  /** Turns task notifications into an attachment (`@unforget/tasks`, loaded when the session has tasks). */
+  #taskAttachment: ((notifications: TaskNotification[]) => Attachment | undefined) | undefined;
+  #pendingStart: Exclude<SessionStartSource, "compact"> | undefined;
+  #ready: (() => Promise<unknown>) | undefined;
+  readonly #directories: (() => readonly string[]) | undefined;
+  readonly #toolSource: () => readonly Tool[];
+  #tools: Map<string, Tool>;
+  #definitions: ToolDefinition[];
+  #system: string | TextBlock[] | undefined;
+  readonly #authorize: ToolCallAuthorizer;
+
+  private constructor(
+    options: AgentSessionOptions,
+    init: RuntimeInit,
+    parts: {
+      transcript: SessionTranscript;
+      hooks: SessionHooks;
+      conversation: Message[];
+      notes: SessionNotes | undefined;
+      taskAttachment?: (notifications: TaskNotification[]) => Attachment | undefined;
+    },
+  ) {
+    this.options = options;
+    this.sessionId = init.sessionId;
+    this.model = init.model;
+    this.transcript = parts.transcript;
+    this.hooks = parts.hooks;
+    this.conversation = parts.conversation;
+    this.notes = parts.notes;
+    this.#taskAttachment = parts.taskAttachment;
+    this.link = init.link;
+    this.tracer = options.tracer ?? defaultTracer;
+    this.toolState = options.toolState ?? new Map();
+    // What the tools had read before the resume (written with each batch of tool results), so that an edit
+    // the original session would have allowed is allowed now, and one to a file changed since is still refused.
+    if (init.resume !== undefined) restoreReadState(this.toolState, this.conversation);
+    this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
+    this.#pendingStart = init.startSource;
+    this.#ready = init.ready;
+    this.#directories = init.directories;
+    this.#toolSource = init.tools;
+    this.#tools = new Map();
+    this.#definitions = [];
+    this.refreshTools();
+    const caching = options.promptCaching !== false && options.provider.capabilities.promptCaching;
+    this.#system = systemPrompt(options.system, caching);
+    this.#authorize = init.authorize;
+    this.manager = this.#createManager(init.resume);
+  }
+
+  /** Opens the transcript (resumed or new), creates the bus with every plugin, memory and tasks, and the manager. */
+  static async open(options: AgentSessionOptions, init: RuntimeInit): Promise<SessionRuntime> {
+    // The packages of the options given load first: a missing one fails before anything is opened.
+    const memory = init.link ? undefined : options.memory;
+    const memoryPackage = memory
+      ? await loadOptionalPackage("@unforget/memory", "memory", () => import("@unforget/memory"))
+      : undefined;
+    const tasksPackage = options.tasks
+      ? await loadOptionalPackage("@unforget/tasks", "tasks", () => import("@unforget/tasks"))
+      : undefined;
+    // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
+    const tasks = options.tasks as TaskManager | undefined;
+    const path = transcriptPathOf(options.sessionsDir, init.sessionId);
+    const transcript = await SessionTranscript.open(path, init.sessionId, init.resume ?? []);
+    let runtime: SessionRuntime | undefined;
+    const hooks = createSessionHooks({
+      sessionId: init.sessionId,
+      onHookError: (error) => {
+        runtime?.emit({ type: "hook-error", message: error.message });
+        options.hooks?.onHookError?.(error);
+      },
+      onHookResult: (entry) => {
+        transcript.appendEntry(entry).catch((error: unknown) => {
+          runtime?.emit({
+            type: "hook-error",
+            message: `A hook result could not be written: ${describe(error)}`,
+          });
+        });
+      },
+    });
+    const plugins: HookPlugin[] = [...(options.hooks?.plugins ?? [])];
+    if (options.hooks?.commands) {
+      plugins.push(
+        createCommandHooksPlugin({
+          projectDir: options.cwd ?? process.cwd(),
+          transcriptPath: path,
+          ...options.hooks.commandOptions,
+          settings: options.hooks.commands,
+        }),
+      );
+    }
+    if (tasks && tasksPackage) plugins.push(tasksPackage.createTaskStatusPlugin(tasks));
+    applyPlugins(hooks, plugins);
+    const conversation = (init.resume ?? []).flatMap((entry) =>
+      entry.type === "message" ? [entry.message] : [],
+    );
+    const notes =
+      memory?.sessionNotes === true
+        ? await memoryPackage!.createSessionMemory({
+            directory: join(options.sessionsDir, init.sessionId, "session-memory"),
+            provider: options.provider,
+            model: memory.model ?? init.model,
+            getMessages: () => conversation,
+            ...(typeof options.system === "string" ? { system: options.system } : {}),
+            onError: (error) =>
+              runtime?.emit({ type: "hook-error", message: `Session notes: ${describe(error)}` }),
+          })
+        : memory?.sessionNotes || undefined;
+    runtime = new SessionRuntime(options, init, {
+      transcript,
+      hooks,
+      conversation,
+      notes,
+      ...(tasksPackage ? { taskAttachment: tasksPackage.createTaskNotificationAttachment } : {}),
+    });
+    if (memory && memoryPackage) {
+      runtime.#attachMemory(
+        memoryPackage.attachMemory,
+        memory,
+        extractedThrough(init.resume ?? [], conversation),
+      );
+    }
+    return runtime;
+  }
+
+  get tools(): ReadonlyMap<string, Tool> {
+    return this.#tools;
+  }
+
+  /**
+   * Called before each model call: takes the tools of the moment (an MCP server may have come or gone). The
+   * definitions keep their identity while the tools are the same, so the request's prefix stays cached.
+   */
+  refreshTools(): void {
+    const tools = this.#toolSource();
+    const same =
+      tools.length === this.#tools.size && tools.every((tool) => this.#tools.get(tool.name) === tool);
+    if (same) return;
+    this.#tools = new Map(tools.map((tool) => [tool.name, tool]));
+    const caching = this.options.promptCaching !== false && this.options.provider.capabilities.promptCaching;
+    this.#definitions = toolDefinitions(tools, caching);
+  }
+
+  /** The system prompt as sent (with its cache breakpoint). */
+  get system(): string | TextBlock[] | undefined {
+    return this.#system;
+  }
+
+  /** The tool definitions as sent. */
+  get definitions(): readonly ToolDefinition[] {
+    return this.#definitions;
+  }
+
+  /** The messages of the last request (undefined before the first). */
+  get projected(): readonly Message[] | undefined {
+    return this.lastPrepared?.projected;
+  }
+
+  /** Everything the manager recorded (the transcript's entries). */
+  get entries(): readonly TranscriptEntry[] {
+    return this.manager.entries;
+  }
+
+  get cwd(): string {
+    return this.options.cwd ?? process.cwd();
+  }
+
+  /** The output limit of each model call. */
+  get maxTokens(): number {
+    return (
+      this.options.maxTokens ??
+      Math.min(this.options.provider.getModelLimits(this.model).maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS)
+    );
+  }
+
+  /** What `prepare`, `recover` and `compact` receive: the request's shape, so summaries share its cache prefix. */
+  prepareOptions(signal?: AbortSignal): PrepareOptions {
+    const options: PrepareOptions = { tools: this.#definitions, maxTokens: this.maxTokens };
+    if (this.#system !== undefined) options.system = this.#system;
+    if (signal) options.signal = signal;
+    return options;
+  }
+
+  /** The request for what `prepare` (or `recover`) returned. */
+  request(prepared: PrepareResult): ModelRequest {
+    const caching = this.options.promptCaching !== false && this.options.provider.capabilities.promptCaching;
+    const request: ModelRequest = {
+      model: this.model,
+      messages: caching ? withLastMessageBreakpoint(prepared.messages) : prepared.messages,
+      maxTokens: this.maxTokens,
+    };
+    if (this.#system !== undefined) request.system = this.#system;
+    if (this.#definitions.length > 0) request.tools = this.#definitions;
+    if (this.options.thinking) request.thinking = this.options.thinking;
+    if (this.options.temperature !== undefined) request.temperature = this.options.temperature;
+    if (this.options.providerOptions) request.providerOptions = this.options.providerOptions;
+    if (prepared.contextManagement) request.contextManagement = prepared.contextManagement;
+    return request;
+  }
+
+  /** Decides about each tool call (the session's gate, or the authorizer it was given). */
+  get authorize(): ToolCallAuthorizer {
+    return this.#authorize;
+  }
+
+  /**
+   * Grants the tools the folders the permission gate allows (those of the settings and those a user's answer
+   * added), so that a path the gate let through is one the tools accept. Called right before each tool call runs.
+   */
+  syncDirectories(): void {
+    const directories = this.#directories?.() ?? [];
+    if (directories.length > 0) allowDirectories(this.toolState, directories);
+  }
+
+  /** What the tool runner needs for this turn. */
+  toolContext(): ToolRunnerContext {
+    return {
+      tools: this.#tools,
+      hooks: this.hooks,
+      authorize: this.#authorize,
+      validator: this.validator,
+      sessionId: this.sessionId,
+      transcriptPath: this.transcript.path,
+      cwd: this.cwd,
+      sessionState: this.toolState,
+      defaultTimeoutMs: this.options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      maxConcurrency: this.options.maxToolConcurrency ?? DEFAULT_MAX_TOOL_CONCURRENCY,
+      tracer: this.tracer,
+      emit: this.emit,
+      beforeExecute: () => this.syncDirectories(),
+    };
+  }
+
+  /** Appends a message to the conversation and the transcript (on disk before this resolves), and streams it. */
+  async append(message: Message): Promise<void> {
+    this.conversation.push(message);
+    await this.transcript.appendMessage(message);
+    this.emit({ type: "message", message });
+  }
+
+  /** Appends attachments as meta user messages (empty ones are skipped: providers refuse empty text). */
+  async appendAttachments(attachments: readonly Attachment[]): Promise<void> {
+    for (const attachment of attachments) {
+      const empty =
+        typeof attachment.content === "string"
+          ? attachment.content.trim() === ""
+          : attachment.content.length === 0;
+      if (!empty) await this.append(attachmentToMessage(attachment));
+    }
+  }
+
+  /**
+   * Called at the start of every turn: fires SessionStart once (startup, resume or clear) with its attachments,
+   * and answers tool uses a crash or a failed write left without results, so the conversation is valid.
+   */
+  async beginTurn(): Promise<void> {
+    const ready = this.#ready;
+    this.#ready = undefined;
+    await ready?.();
+    await this.#answerDanglingToolUses();
+    const source = this.#pendingStart;
+    if (source === undefined) return;
+    this.#pendingStart = undefined;
+    const attachments = await this.hooks.sessionStart.promise([], {
+      sessionId: this.sessionId,
+      transcriptId: this.transcript.path,
+      source,
+    });
+    await this.appendAttachments(attachments);
+  }
+
+  /** Background task notifications become an attachment before the next model call. */
+  async deliverTaskNotifications(): Promise<void> {
+    const tasks = this.options.tasks;
+    if (!tasks || !this.#taskAttachment) return;
+    const notifications = await tasks.takeNotifications();
+    const attachment = this.#taskAttachment(notifications as TaskNotification[]);
+    if (!attachment) return;
+    this.emit({ type: "task-notification", notifications });
+    await this.appendAttachments([attachment]);
+  }
+
+  /** Changes the model: a new manager continues from the current one's entries (the context is unchanged). */
+  setModel(model: string): void {
+    this.model = model;
+    this.manager = this.#createManager(this.manager.entries);
+  }
+
+  /** Fires SessionEnd, lets memory's background work finish, closes the transcript. */
+  async close(reason: string): Promise<void> {
+    await this.hooks.sessionEnd.promise({
+      sessionId: this.sessionId,
+      transcriptId: this.transcript.path,
+      reason,
+    });
+    await this.memory?.idle();
+    await this.transcript.close();
+  }
+
+  #createManager(resume: readonly TranscriptEntry[] | undefined): ContextManager {
+    const context = this.options.context ?? {};
+    const state = this.toolState;
+    return createContextManager({
+      sessionDir: join(this.options.sessionsDir, this.sessionId),
+      // What compaction may do with each tool's old results, as the tool of the moment declares it.
+      resultRetention: (name) => {
+        const tool = this.#tools.get(name);
+        return tool === undefined ? undefined : (tool.resultRetention ?? "persist");
+      },
+      // After a compaction: the files the tools read, fresh from disk, and the todo list, from the tools' state.
+      attachments: [
+        createRecentFilesProvider({
+          root: this.cwd,
+          recentPaths: () => readFilesOf(state).flatMap((file) => (file.kind === "text" ? [file.path] : [])),
+        }),
+        createTodosProvider({ todos: () => todosOf(state) }),
+      ],
+      ...context,
+      model: this.model,
+      provider: this.options.provider,
+      hooks: this.hooks,
+      sessionId: this.sessionId,
+      transcript: this.transcript.sink,
+      calibrator: this.calibrator,
+      ...(resume && resume.length > 0 ? { resume } : {}),
+      ...(this.notes ? { sessionMemory: this.notes } : {}),
+      onEvent: (event) => {
+        context.onEvent?.(event);
+        this.#observeContext(event);
+      },
+    });
+  }
+
+  #observeContext(event: ContextEvent): void {
+    this.emit({ type: "context", event });
+    if (event.type !== "layer") return;
+    // Earlier tool results may be gone from the context: a re-read must return the file, not "unchanged".
+    forgetReadContents(this.toolState);
+    try {
+      this.tracer
+        .startSpan(
+          {
+            kind: "compaction",
+            sessionId: this.sessionId,
+            layer: event.layer,
+            trigger: event.trigger,
+            startTime: Date.now() - event.durationMs,
+          },
+          this.turnSpan,
+        )
+        .end({ tokensBefore: event.tokensBefore, tokensAfter: event.tokensAfter });
+    } catch {
+      // A tracer that throws must not break the loop.
+    }
+  }
+
+  #attachMemory(
+    attachMemory: typeof import("@unforget/memory").attachMemory,
+    memory: NonNullable<AgentSessionOptions["memory"]>,
+    through: string | undefined,
+  ): void {
+    // The options' types are what the session itself needs; what it is given are @unforget/memory's objects.
+    this.memory = attachMemory(this.hooks, {
+      ...(through === undefined ? {} : { extractedThrough: through }),
+      // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
+      onExtracted: (id) =>
+        this.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } }),
+      // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
+      extractionInputTokens: () => Math.floor(this.manager.status().threshold / 2),
+      sessionId: this.sessionId,
+      store: memory.store as MemoryStore,
+      getMessages: () => this.conversation,
+      provider: this.options.provider,
+      model: memory.model ?? this.model,
+      ...(memory.consent ? { consent: memory.consent } : {}),
+      ...(memory.proposals ? { proposals: memory.proposals as ProposalQueue } : {}),
+      ...(memory.recall ? { recall: memory.recall } : {}),
+      ...(memory.dream ? { dream: memory.dream as DreamJob } : {}),
+      ...(this.notes ? { sessionMemory: this.notes as SessionMemory } : {}),
+      onError: (error) => this.emit({ type: "hook-error", message: `Memory: ${describe(error)}` }),
+    });
+  }
+
+  async #answerDanglingToolUses(): Promise<void> {
+    const last = this.conversation.at(-1);
+    if (last?.role !== "assistant") return;
+    const uses = getToolUses(last);
+    if (uses.length === 0) return;
+    await this.append(
+      createMessage(
+        "user",
+        uses.map((use) => ({
+          type: "tool_result" as const,
+          tool_use_id: use.id,
+          content: interruptedText(use.name),
+          is_error: true,
+        })),
+      ),
+    );
+  }
+}
+
+/** The metadata key of the memory extraction's cursor (the id of the last message it read). */
+const EXTRACTED_THROUGH = "memoryExtractedThrough";
+
+/**
+ * Where a resumed session's memory extraction stopped: the furthest message any cursor entry names (entries
+ * re-appended after a compaction may repeat an older one).
+ */
+function extractedThrough(
+  entries: readonly TranscriptEntry[],
+  conversation: readonly Message[],
+): string | undefined {
+  const position = new Map(conversation.map((message, index) => [message.id, index]));
+  let furthest: string | undefined;
+  for (const entry of entries) {
+    const id = entry.type === "metadata" ? entry.data?.[EXTRACTED_THROUGH] : undefined;
+    if (typeof id !== "string" || !position.has(id)) continue;
+    if (furthest === undefined || position.get(id)! > position.get(furthest)!) furthest = id;
+  }
+  return furthest;
+}
+
+/** Every tool's definition for the request; with caching, the last one carries the tools' cache breakpoint. */
+function toolDefinitions(tools: readonly Tool[], caching: boolean): ToolDefinition[] {
+  return tools.map((tool, index) => {
+    const definition: ToolDefinition = {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    };
+    if (caching && index === tools.length - 1) definition.cache_control = { type: "ephemeral" };
+    return definition;
+  });
+}
+
+/** The system prompt as sent; with caching, its last block carries a cache breakpoint. */
+function systemPrompt(
+  system: AgentSessionOptions["system"],
+  caching: boolean,
+): string | TextBlock[] | undefined {
+  if (system === undefined || !caching) return system;
+  const blocks: TextBlock[] = typeof system === "string" ? [{ type: "text", text: system }] : [...system];
+  const last = blocks.at(-1);
+  if (!last || last.text === "") return system;
+  blocks[blocks.length - 1] = { ...last, cache_control: { type: "ephemeral" } };
+  return blocks;
+}
+
+/**
+ * The moving breakpoint: the last block of the last message is marked, so the next call reads everything
+ * before it from the cache. The manager's messages are never modified (it reuses them).
+ */
+function withLastMessageBreakpoint(messages: RequestMessage[]): RequestMessage[] {
+  const last = messages.at(-1);
+  const content = last === undefined ? [] : contentBlocks(last.content);
+  const block = content.at(-1);
+  if (
+    !last ||
+    !block ||
+    block.type === "thinking" ||
+    block.type === "redacted_thinking" ||
+    block.type === "unknown"
+  ) {
+    return messages;
+  }
+  const marked = [...messages];
+  marked[marked.length - 1] = {
+    ...last,
+    content: [...content.slice(0, -1), { ...block, cache_control: { type: "ephemeral" } }],
+  };
+  return marked;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,59 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite, collect, modelCalls, toolNames } from "../__fixtures__/session-kit.ts";
+import { createAgentSession } from "../loop/agent-session.ts";
+import { SessionNotFoundError } from "../loop/session-errors.ts";
+
+/** The MCP package's test server, written with the MCP SDK, spawned over stdio. */
+const SERVER = fileURLToPath(new URL("../../../mcp/src/__fixtures__/test-server.mjs", import.meta.url));
+
+const suite = anthropicSuite("mcp");
+
+describe("MCP servers", () => {
+  it("their tools join the session; a server that dies is reported, its tools removed, and the session goes on", async () => {
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+      mcpServers: { tester: { type: "stdio", command: process.execPath, args: [SERVER], env: {} } },
+      permissions: { mode: "bypassPermissions" },
+    });
+    suite.fake.enqueue(
+      { kind: "reply", toolCalls: [{ id: "e", name: "mcp__tester__echo", input: { text: "over MCP" } }] },
+      { kind: "reply", toolCalls: [{ id: "c", name: "mcp__tester__crash", input: {} }] },
+      { kind: "reply", text: "The server is gone; I will do without it." },
+    );
+    const events = await collect(session.send("Use the server."));
+    const calls = modelCalls(suite.fake);
+    const offered = toolNames(calls[0]);
+    expect(offered).toContain("mcp__tester__echo");
+    expect(JSON.stringify(calls[1]?.messages)).toContain("over MCP");
+    expect(events.find((event) => event.type === "tool-end" && event.toolUseId === "c")).toMatchObject({
+      output: { isError: true },
+    });
+    expect(events.some((event) => event.type === "mcp" && event.event.type === "mcp-server-failed")).toBe(
+      true,
+    );
+    expect(calls[2]?.tools).toBeUndefined();
+    expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
+    expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["failed"]);
+    await session.close();
+  });
+
+  it("a session that fails to open stops the MCP servers it started", async () => {
+    const children = () =>
+      execFileSync("ps", ["--ppid", String(process.pid), "-o", "args="], { encoding: "utf8" })
+        .split("\n")
+        .filter((line) => line.includes("test-server.mjs"));
+    const failure = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+      resume: "no-such-session",
+      mcpServers: { tester: { type: "stdio", command: process.execPath, args: [SERVER], env: {} } },
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SessionNotFoundError);
+    expect(children()).toEqual([]);
+  });
+});
