@@ -120,10 +120,9 @@ const ID: Field = {
   description: "the task id, as task_start returned it (e.g. bash-k3j4h5g6a1)",
 };
 
-/** The five tools an agent uses to run and follow background tasks, in core's `Tool` contract. */
-export function createTaskTools(manager: TaskManager, options: TaskToolsOptions = {}): Tool[] {
-  const maxOutputBytes = options.maxOutputBytes ?? 30_000;
-  const start = defineTool({
+/** task_start: a shell command in the background, its cwd resolved against the session's directory. */
+function startTool(manager: TaskManager): Tool {
+  return defineTool({
     name: TASK_TOOL_NAMES.start,
     description:
       "Start a shell command in the background. It gets its own process group and no terminal; its output is saved to a file. You are told when it finishes, fails, passes its deadline, or seems to wait for input. Use it for builds, test suites, servers and anything slow.",
@@ -163,7 +162,11 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
       return `Started task ${id}. It runs in the background; read its output with ${TASK_TOOL_NAMES.output} {"id": "${id}", "offset": 0}.`;
     },
   });
-  const output = defineTool({
+}
+
+/** task_output: the output from a byte offset, at most `maxOutputBytes`, and where to continue. */
+function outputTool(manager: TaskManager, maxOutputBytes: number): Tool {
+  return defineTool({
     name: TASK_TOOL_NAMES.output,
     description: `Read a background task's output from a byte offset (0 for the start); returns at most ${maxOutputBytes} bytes and the offset to continue from.`,
     properties: {
@@ -187,7 +190,11 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
       return `${chunk.data === "" ? "(no new output)" : chunk.data}\n---\n${state}`;
     },
   });
-  const send = defineTool({
+}
+
+/** task_input: text to a task's stdin, optionally closing it. */
+function inputTool(manager: TaskManager): Tool {
+  return defineTool({
     name: TASK_TOOL_NAMES.input,
     description:
       "Send text to a background task's stdin, e.g. to answer a prompt it is waiting on. Include the newline that submits the answer.",
@@ -203,7 +210,11 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
       return `Sent ${JSON.stringify(input.input)} to task ${input.id as string}.`;
     },
   });
-  const stop = defineTool({
+}
+
+/** task_stop: ends a running task's process group; says so when it had already ended. */
+function stopTool(manager: TaskManager): Tool {
+  return defineTool({
     name: TASK_TOOL_NAMES.stop,
     description:
       "Stop a background task: its whole process group gets SIGTERM, then SIGKILL after a grace period.",
@@ -219,7 +230,11 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
         : `Task ${task.id} ended (${task.status}) before it was stopped.`;
     },
   });
-  const list = defineTool({
+}
+
+/** task_list: the running and recently ended tasks. */
+function listTool(manager: TaskManager): Tool {
+  return defineTool({
     name: TASK_TOOL_NAMES.list,
     description: "List running and recently ended background tasks.",
     properties: {},
@@ -229,5 +244,16 @@ export function createTaskTools(manager: TaskManager, options: TaskToolsOptions 
       return renderTaskStatus(await manager.list()) || "No background tasks are running or ended recently.";
     },
   });
-  return [start, output, send, stop, list];
+}
+
+/** The five tools an agent uses to run and follow background tasks, in core's `Tool` contract. */
+export function createTaskTools(manager: TaskManager, options: TaskToolsOptions = {}): Tool[] {
+  const maxOutputBytes = options.maxOutputBytes ?? 30_000;
+  return [
+    startTool(manager),
+    outputTool(manager, maxOutputBytes),
+    inputTool(manager),
+    stopTool(manager),
+    listTool(manager),
+  ];
 }

@@ -73,138 +73,175 @@ async function runCheckCommand(
     );
 }
 
+/** What a running monitor holds: its spec and settings, its stop signal, its log, and the server it started. */
+interface MonitorState {
+  readonly spec: MonitorSpec | McpMonitorSpec;
+  readonly context: RunnerContext;
+  readonly settings: { intervalMs: number; checkTimeoutMs: number; maxRestarts: number };
+  /** Failed checks in a row before a restart. */
+  readonly threshold: number;
+  readonly canRestart: boolean;
+  readonly controller: AbortController;
+  /** Appends a "[monitor] …" line to the task's output; never rejects. */
+  readonly note: (text: string) => Promise<unknown>;
+  server: Server | undefined;
+}
+
+/** Starts the server command (when the monitor has one), and for `monitor_mcp` connects and initializes. */
+async function launchServer(state: MonitorState): Promise<void> {
+  const { spec, context, settings } = state;
+  if (spec.command === undefined) return;
+  const mcp = spec.type === "monitor_mcp";
+  const group = spawnShellCommand(spec.command, {
+    cwd: spec.cwd,
+    env: spec.env,
+    baseEnv: context.env,
+    outputPath: context.outputPath,
+    stdout: mcp ? "pipe" : "output",
+  });
+  const current: Server = { group };
+  state.server = current;
+  void group.exited.then(({ code, signal }) => {
+    current.exit = { code, signal };
+  });
+  if (group.identity !== undefined) await context.recordProcess(group.identity);
+  if (mcp) {
+    // validate() refused a command without a client: connectMcp is there.
+    current.mcp = context.capabilities.connectMcp!(group.child.stdin!, group.child.stdout!);
+    // Starting a server takes longer than answering a ping: the handshake gets at least 10 s.
+    await current.mcp.initialize(Math.max(settings.checkTimeoutMs, 10_000));
+  }
+}
+
+async function shutdownServer(state: MonitorState): Promise<void> {
+  const current = state.server;
+  state.server = undefined;
+  if (current?.group.identity !== undefined)
+    await terminateGroup(current.group.identity.pid, state.context.graceMs);
+}
+
+/** One health check: rejects when the server exited or the check (command, function or MCP ping) fails. */
+async function checkHealth(state: MonitorState, signal: AbortSignal): Promise<void> {
+  const { spec, server } = state;
+  if (server?.exit !== undefined) {
+    throw new Error(
+      `the server exited (${server.exit.signal ? `killed by ${server.exit.signal}` : `code ${server.exit.code}`})`,
+    );
+  }
+  if (spec.type === "monitor") {
+    await (typeof spec.check === "string"
+      ? runCheckCommand(spec.check, spec, state.context.env, signal)
+      : spec.check(signal));
+  } else
+    await (server?.mcp !== undefined
+      ? server.mcp.ping(2 * state.settings.checkTimeoutMs)
+      : spec.ping!(signal));
+}
+
+/** Waits for the next check; wakes early when the server exits, so that a crash is restarted at once. */
+function waitForNextCheck(state: MonitorState): Promise<unknown> {
+  const interval = sleep(state.settings.intervalMs, undefined, {
+    signal: state.controller.signal,
+    ref: false,
+  }).catch(() => undefined);
+  return state.server === undefined ? interval : Promise.race([interval, state.server.group.exited]);
+}
+
+/** Restarts the server (its command again, or the app's `restart`). */
+async function restartServer(state: MonitorState): Promise<void> {
+  if (state.spec.command !== undefined) {
+    await shutdownServer(state);
+    await launchServer(state);
+  } else await state.spec.restart!();
+}
+
+/** Checks until stopped; restarts after `threshold` failures in a row, and fails once the restarts are used up. */
+async function superviseServer(state: MonitorState): Promise<TaskOutcome> {
+  const { spec, settings, threshold, canRestart, controller } = state;
+  let failures = 0;
+  let restarts = 0;
+  let reason = "";
+  const failed = (error: unknown) => {
+    reason = describeError(error);
+    return state.note(
+      `${state.server === undefined && spec.command !== undefined ? "start" : "check"} failed: ${reason}`,
+    );
+  };
+  await launchServer(state).catch(async (error: unknown) => {
+    failures = threshold;
+    await failed(error);
+  });
+  while (!controller.signal.aborted) {
+    if (failures < threshold) {
+      await waitForNextCheck(state);
+      if (controller.signal.aborted) break;
+      try {
+        await withTimeout((signal) => checkHealth(state, signal), settings.checkTimeoutMs, controller.signal);
+        failures = 0;
+        continue;
+      } catch (error) {
+        if (controller.signal.aborted) break;
+        failures += 1;
+        await failed(error);
+      }
+      if (failures < threshold && state.server?.exit === undefined) continue;
+    }
+    if (!canRestart || restarts >= settings.maxRestarts) {
+      return {
+        status: "failed",
+        endReason: "exit",
+        error: canRestart
+          ? `still unhealthy after ${restarts} restarts: ${reason}`
+          : `unhealthy, and it has nothing to restart: ${reason}`,
+      };
+    }
+    restarts += 1;
+    await state.note(`restarting (${restarts}/${settings.maxRestarts})`);
+    failures = 0;
+    try {
+      await restartServer(state);
+    } catch (error) {
+      failures = threshold;
+      await failed(error);
+    }
+  }
+  return { status: "completed", endReason: "stopped" };
+}
+
 /**
  * A monitor's loop: start the server (if it has one), check it every `intervalMs`, and after
  * `failuresBeforeRestart` failed checks (or at once when the server exits) restart it, at most `maxRestarts`
  * times; then the task fails. Its log lines ("[monitor] …") share the output file with the server's output.
  */
 export function startMonitor(spec: MonitorSpec | McpMonitorSpec, context: RunnerContext): TaskRunner {
-  const settings = {
-    intervalMs: spec.intervalMs ?? DEFAULTS.intervalMs,
-    checkTimeoutMs: spec.checkTimeoutMs ?? DEFAULTS.checkTimeoutMs,
-    maxRestarts: spec.maxRestarts ?? DEFAULTS.maxRestarts,
-  };
-  const threshold = spec.failuresBeforeRestart ?? DEFAULTS.failuresBeforeRestart;
-  const controller = new AbortController();
   const log = createOutputWriter(context.outputPath, context.taskId, context.assertHeld);
-  const note = (text: string) => log.line(`[monitor] ${text}`).catch(() => undefined);
-  const canRestart = spec.command !== undefined || spec.restart !== undefined;
-  let server: Server | undefined;
-
-  const launch = async () => {
-    if (spec.command === undefined) return;
-    const mcp = spec.type === "monitor_mcp";
-    const group = spawnShellCommand(spec.command, {
-      cwd: spec.cwd,
-      env: spec.env,
-      baseEnv: context.env,
-      outputPath: context.outputPath,
-      stdout: mcp ? "pipe" : "output",
-    });
-    const current: Server = { group };
-    server = current;
-    void group.exited.then(({ code, signal }) => {
-      current.exit = { code, signal };
-    });
-    if (group.identity !== undefined) await context.recordProcess(group.identity);
-    if (mcp) {
-      // validate() refused a command without a client: connectMcp is there.
-      current.mcp = context.capabilities.connectMcp!(group.child.stdin!, group.child.stdout!);
-      // Starting a server takes longer than answering a ping: the handshake gets at least 10 s.
-      await current.mcp.initialize(Math.max(settings.checkTimeoutMs, 10_000));
-    }
+  const state: MonitorState = {
+    spec,
+    context,
+    settings: {
+      intervalMs: spec.intervalMs ?? DEFAULTS.intervalMs,
+      checkTimeoutMs: spec.checkTimeoutMs ?? DEFAULTS.checkTimeoutMs,
+      maxRestarts: spec.maxRestarts ?? DEFAULTS.maxRestarts,
+    },
+    threshold: spec.failuresBeforeRestart ?? DEFAULTS.failuresBeforeRestart,
+    canRestart: spec.command !== undefined || spec.restart !== undefined,
+    controller: new AbortController(),
+    note: (text) => log.line(`[monitor] ${text}`).catch(() => undefined),
+    server: undefined,
   };
-  const shutdown = async () => {
-    const current = server;
-    server = undefined;
-    if (current?.group.identity !== undefined)
-      await terminateGroup(current.group.identity.pid, context.graceMs);
-  };
-  const check = async (signal: AbortSignal) => {
-    if (server?.exit !== undefined) {
-      throw new Error(
-        `the server exited (${server.exit.signal ? `killed by ${server.exit.signal}` : `code ${server.exit.code}`})`,
-      );
-    }
-    if (spec.type === "monitor") {
-      await (typeof spec.check === "string"
-        ? runCheckCommand(spec.check, spec, context.env, signal)
-        : spec.check(signal));
-    } else
-      await (server?.mcp !== undefined ? server.mcp.ping(2 * settings.checkTimeoutMs) : spec.ping!(signal));
-  };
-  // Wakes early when the server exits, so that a crash is restarted without waiting for the next check.
-  const waitForNextCheck = () => {
-    const interval = sleep(settings.intervalMs, undefined, { signal: controller.signal, ref: false }).catch(
-      () => undefined,
-    );
-    return server === undefined ? interval : Promise.race([interval, server.group.exited]);
-  };
-
   const done = (async (): Promise<TaskOutcome> => {
-    let failures = 0;
-    let restarts = 0;
-    let reason = "";
-    const failed = (error: unknown) => {
-      reason = describeError(error);
-      return note(
-        `${server === undefined && spec.command !== undefined ? "start" : "check"} failed: ${reason}`,
-      );
-    };
     try {
-      await launch().catch(async (error: unknown) => {
-        failures = threshold;
-        await failed(error);
-      });
-      while (!controller.signal.aborted) {
-        if (failures < threshold) {
-          await waitForNextCheck();
-          if (controller.signal.aborted) break;
-          try {
-            await withTimeout(check, settings.checkTimeoutMs, controller.signal);
-            failures = 0;
-            continue;
-          } catch (error) {
-            if (controller.signal.aborted) break;
-            failures += 1;
-            await failed(error);
-          }
-          if (failures < threshold && server?.exit === undefined) continue;
-        }
-        if (!canRestart || restarts >= settings.maxRestarts) {
-          return {
-            status: "failed",
-            endReason: "exit",
-            error: canRestart
-              ? `still unhealthy after ${restarts} restarts: ${reason}`
-              : `unhealthy, and it has nothing to restart: ${reason}`,
-          };
-        }
-        restarts += 1;
-        await note(`restarting (${restarts}/${settings.maxRestarts})`);
-        failures = 0;
-        try {
-          if (spec.command !== undefined) {
-            await shutdown();
-            await launch();
-          } else await spec.restart!();
-        } catch (error) {
-          failures = threshold;
-          await failed(error);
-        }
-      }
-      return { status: "completed", endReason: "stopped" };
+      return await superviseServer(state);
     } finally {
-      await shutdown();
+      await shutdownServer(state);
       await log.close();
     }
   })();
-
   return {
     done,
     watchForPrompts: false,
     async stop() {
-      controller.abort();
+      state.controller.abort();
       await done;
     },
   };
