@@ -16,7 +16,7 @@ export const BUILT_IN_TASK_TYPES: readonly TaskTypeDefinition[] = [
   createDreamTaskType(),
   remoteAgentTaskType,
   inProcessTeammateTaskType,
-] as unknown as readonly TaskTypeDefinition[];
+];
 
 /** The built-in types a worker on another machine can run: specs of these carry no code. */
 export const PORTABLE_TASK_TYPES: readonly TaskTypeDefinition[] = BUILT_IN_TASK_TYPES.filter(

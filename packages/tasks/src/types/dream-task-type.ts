@@ -25,12 +25,12 @@ export interface DreamTaskTypeOptions {
  */
 export function createDreamTaskType(options: DreamTaskTypeOptions = {}): TaskTypeDefinition<DreamSpec> {
   const jobs = new Map((options.jobs ?? []).map((job) => [job.name, job]));
-  const resolve = (spec: DreamSpec): DreamJob => {
-    if (typeof spec.job !== "string") return spec.job;
-    const job = jobs.get(spec.job);
+  const resolve = (named: DreamSpec["job"]): DreamJob => {
+    if (typeof named !== "string") return named;
+    const job = jobs.get(named);
     if (job === undefined) {
       throw new TaskInputError(
-        `job: no dream job named ${JSON.stringify(spec.job)} here (known: ${[...jobs.keys()].join(", ") || "none"}); pass it to createDreamTaskType({ jobs }).`,
+        `job: no dream job named ${JSON.stringify(named)} here (known: ${[...jobs.keys()].join(", ") || "none"}); pass it to createDreamTaskType({ jobs }).`,
         { field: "job" },
       );
     }
@@ -42,7 +42,7 @@ export function createDreamTaskType(options: DreamTaskTypeOptions = {}): TaskTyp
     validate(spec, runsHere) {
       if (typeof spec.job === "string") {
         requireText(spec, "job");
-        if (runsHere) resolve(spec as unknown as DreamSpec);
+        if (runsHere) resolve(spec.job);
         return;
       }
       if (!isObject(spec.job))
@@ -56,6 +56,6 @@ export function createDreamTaskType(options: DreamTaskTypeOptions = {}): TaskTyp
     describe: (spec) => (typeof spec.job === "string" ? spec.job : spec.job.name),
     // The job's code stays here; its name travels, and the worker runs the job it was given by that name.
     toPortable: (spec) => ({ ...spec, job: typeof spec.job === "string" ? spec.job : spec.job.name }),
-    start: (spec, context) => startJob(dreamAsJob(resolve(spec)), context),
+    start: (spec, context) => startJob(dreamAsJob(resolve(spec.job)), context),
   });
 }

@@ -110,7 +110,8 @@ export function startLocalBash(spec: LocalBashSpec, context: RunnerContext): Tas
     },
     release() {
       child.unref();
-      (stdin as unknown as { unref?: () => void }).unref?.();
+      // A pipe's stdin is a socket, which has unref; a plain Writable has none.
+      if ("unref" in stdin && typeof stdin.unref === "function") stdin.unref();
     },
   };
 }

@@ -85,7 +85,7 @@ export function createTaskTypeRegistry(types: readonly TaskTypeDefinition[]): Ta
         field: "types",
       });
     }
-    byName.set(definition.type, definition as unknown as TaskTypeDefinition);
+    byName.set(definition.type, definition);
   }
   const names = [...byName.keys()];
   return {
