@@ -3,6 +3,7 @@ import {
   type PortableTaskSpec,
   type TaskBackend,
   TaskInputError,
+  type TaskRecord,
   type TaskRecordInit,
 } from "@unforget/tasks";
 import type PgBoss from "pg-boss";
@@ -121,18 +122,10 @@ export function openPostgresTasks(
   return opened;
 }
 
-async function open(
-  options: PostgresTaskBackendOptions,
-  role: { supervise: boolean },
-): Promise<PostgresTasks> {
-  const { client } = options;
-  const set = await taskMigrations();
-  if (options.migrate === false) await checkSchema(client, set);
-  else await runMigrations(client, set);
-  const boss = await startBoss(client, role);
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  const retryLimit = options.retryLimit ?? 2;
-
+/** LISTENs on every channel once; `onNotice` adds a listener for one of them. */
+async function listenToNotices(
+  client: SqlClient,
+): Promise<{ subscriptions: SqlSubscription[]; onNotice: PostgresTasks["onNotice"] }> {
   const listeners = new Map<string, Set<(payload: string) => void>>();
   const subscriptions: SqlSubscription[] = [];
   const onNotice = (channel: string, listener: (payload: string) => void) => {
@@ -147,12 +140,17 @@ async function open(
       }),
     );
   }
-  const wakeups: MailWakeups = createMailWakeups();
-  onNotice(CHANNELS.mail, (address) => wakeups.wake(address));
+  return { subscriptions, onNotice };
+}
 
-  const bound = transactionBound(leaseMs);
+/** Creates a type's pg-boss queue the first time it is asked for (again after a failed try). */
+function createQueueEnsurer(
+  client: SqlClient,
+  boss: PgBoss,
+  retryLimit: number,
+): PostgresTasks["ensureQueue"] {
   const queues = new Map<string, Promise<string>>();
-  const ensureQueue = (type: string) => {
+  return (type: string) => {
     let ready = queues.get(type);
     if (ready === undefined) {
       const name = queueName(type);
@@ -162,11 +160,100 @@ async function open(
     }
     return ready;
   };
+}
 
-  const store = createPostgresTaskStateStore(client, bound);
+/** What queueing a task needs: the database, the queue engine and its settings. */
+interface QueueContext {
+  client: SqlClient;
+  boss: PgBoss;
+  bound: TransactionBound;
+  retryLimit: number;
+  secretScanner: PostgresTaskBackendOptions["secretScanner"];
+  ensureQueue: PostgresTasks["ensureQueue"];
+}
+
+/**
+ * Stores a task and sends its job in one transaction, then NOTIFYs the workers. The spec is refused when it
+ * is too large or looks like it carries a secret; a retried transaction whose first COMMIT went through
+ * returns the task already queued.
+ */
+async function enqueueTask(
+  context: QueueContext,
+  record: TaskRecordInit,
+  spec: PortableTaskSpec,
+): Promise<TaskRecord> {
+  const { client, boss, bound, retryLimit } = context;
+  const specBytes = Buffer.byteLength(JSON.stringify(spec));
+  if (specBytes > MAX_SPEC_BYTES) {
+    throw new TaskInputError(
+      `spec: ${specBytes} bytes as JSON, over the queue's ${MAX_SPEC_BYTES}; put large inputs in a file the command reads (or in the database) and pass its path.`,
+      { field: "spec" },
+    );
+  }
+  await scanSpec(context.secretScanner, spec);
+  const queue = await context.ensureQueue(spec.type);
+  const runMs = record.timeoutMs ?? MAX_RUN_MS;
+  return client.transaction(async (transaction) => {
+    const existing = await transaction.query<{ version: number; record: TaskRecordInit }>(
+      "SELECT version, record FROM unforget_task WHERE id = $1",
+      [record.id],
+    );
+    const row = existing.rows[0];
+    // A retried transaction whose first COMMIT went through: the task is queued already.
+    if (row !== undefined) return { ...row.record, version: Number(row.version) };
+    const created = await insertTask(transaction, record, { spec, queue });
+    const jobId = await boss.send(
+      queue,
+      { taskId: record.id },
+      {
+        db: bossDatabase(transaction),
+        retryLimit,
+        expireInSeconds: Math.ceil(runMs / 1000) + EXPIRY_MARGIN_S,
+      },
+    );
+    await transaction.query("UPDATE unforget_task SET job_id = $2 WHERE id = $1", [record.id, jobId]);
+    await transaction.query("SELECT pg_notify($1, $2)", [CHANNELS.queue, queue]);
+    return created;
+  }, bound);
+}
+
+/** How many workers with a live lease run `type`. */
+async function countLiveWorkers(client: SqlClient, leaseMs: number, type: string): Promise<number> {
+  const result = await client.query<{ workers: string | number }>(
+    `SELECT count(*) AS workers FROM unforget_task_owner
+     WHERE $1 = ANY(types) AND heartbeat_at + $2 ${MILLISECONDS} > now()`,
+    [type, leaseMs],
+  );
+  return Number(result.rows[0]?.workers ?? 0);
+}
+
+async function open(
+  options: PostgresTaskBackendOptions,
+  role: { supervise: boolean },
+): Promise<PostgresTasks> {
+  const { client } = options;
+  const set = await taskMigrations();
+  if (options.migrate === false) await checkSchema(client, set);
+  else await runMigrations(client, set);
+  const boss = await startBoss(client, role);
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const retryLimit = options.retryLimit ?? 2;
+  const { subscriptions, onNotice } = await listenToNotices(client);
+  const wakeups: MailWakeups = createMailWakeups();
+  onNotice(CHANNELS.mail, (address) => wakeups.wake(address));
+  const bound = transactionBound(leaseMs);
+  const ensureQueue = createQueueEnsurer(client, boss, retryLimit);
+  const queueContext: QueueContext = {
+    client,
+    boss,
+    bound,
+    retryLimit,
+    secretScanner: options.secretScanner,
+    ensureQueue,
+  };
   let closed = false;
   const backend: PostgresTaskBackend = {
-    store,
+    store: createPostgresTaskStateStore(client, bound),
     output: createPostgresTaskOutputStore(client, {
       limitBytes: options.outputLimitBytes,
       shipIntervalMs: options.shipIntervalMs,
@@ -176,48 +263,8 @@ async function open(
     mailbox: createPostgresMailbox(client, wakeups, bound),
     queue: {
       maxRunMs: MAX_RUN_MS,
-      async liveWorkers(type) {
-        const result = await client.query<{ workers: string | number }>(
-          `SELECT count(*) AS workers FROM unforget_task_owner
-           WHERE $1 = ANY(types) AND heartbeat_at + $2 ${MILLISECONDS} > now()`,
-          [type, leaseMs],
-        );
-        return Number(result.rows[0]?.workers ?? 0);
-      },
-      async enqueue(record: TaskRecordInit, spec: PortableTaskSpec) {
-        const specBytes = Buffer.byteLength(JSON.stringify(spec));
-        if (specBytes > MAX_SPEC_BYTES) {
-          throw new TaskInputError(
-            `spec: ${specBytes} bytes as JSON, over the queue's ${MAX_SPEC_BYTES}; put large inputs in a file the command reads (or in the database) and pass its path.`,
-            { field: "spec" },
-          );
-        }
-        await scanSpec(options.secretScanner, spec);
-        const queue = await ensureQueue(spec.type);
-        const runMs = record.timeoutMs ?? MAX_RUN_MS;
-        return client.transaction(async (transaction) => {
-          const existing = await transaction.query<{ version: number; record: TaskRecordInit }>(
-            "SELECT version, record FROM unforget_task WHERE id = $1",
-            [record.id],
-          );
-          const row = existing.rows[0];
-          // A retried transaction whose first COMMIT went through: the task is queued already.
-          if (row !== undefined) return { ...row.record, version: Number(row.version) };
-          const created = await insertTask(transaction, record, { spec, queue });
-          const jobId = await boss.send(
-            queue,
-            { taskId: record.id },
-            {
-              db: bossDatabase(transaction),
-              retryLimit,
-              expireInSeconds: Math.ceil(runMs / 1000) + EXPIRY_MARGIN_S,
-            },
-          );
-          await transaction.query("UPDATE unforget_task SET job_id = $2 WHERE id = $1", [record.id, jobId]);
-          await transaction.query("SELECT pg_notify($1, $2)", [CHANNELS.queue, queue]);
-          return created;
-        }, bound);
-      },
+      liveWorkers: (type) => countLiveWorkers(client, leaseMs, type),
+      enqueue: (record, spec) => enqueueTask(queueContext, record, spec),
     },
     async close() {
       if (closed) return;

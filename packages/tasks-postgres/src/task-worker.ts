@@ -5,6 +5,7 @@ import {
   createTaskExecutor,
   type PortableTaskSpec,
   type StallOptions,
+  type TaskExecutor,
   TaskInputError,
   type TaskRecord,
   type TaskRecordInit,
@@ -13,7 +14,11 @@ import {
 } from "@unforget/tasks";
 import { setAsideEarlierAttempt, setAsideLeftOutput, shipLeftOutput } from "./left-output.ts";
 import { bossDatabase } from "./pg-boss-queue.ts";
-import { openPostgresTasks, type PostgresTaskBackendOptions } from "./postgres-task-backend.ts";
+import {
+  openPostgresTasks,
+  type PostgresTaskBackendOptions,
+  type PostgresTasks,
+} from "./postgres-task-backend.ts";
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./postgres-task-output-store.ts";
 import { updateTask } from "./postgres-task-state-store.ts";
 import { reconcileLapsedLeases } from "./reconcile-leases.ts";
@@ -88,13 +93,8 @@ async function claimTask(
   return { record, spec: row.spec };
 }
 
-/**
- * Starts a worker: it registers the types it runs, takes jobs from their pg-boss queues (woken by NOTIFY,
- * polling as a fallback), runs each claimed task with `createTaskExecutor` (local file first, output shipped,
- * lease renewed every third of the lease, writes fenced by attempt), completes the job once the end is
- * recorded, and reconciles tasks whose worker's lease lapsed so that they run again elsewhere.
- */
-export async function createTaskWorker(options: TaskWorkerOptions): Promise<TaskWorker> {
+/** Refuses a concurrency that is not a whole number ≥ 1 and types that never leave their process. */
+function checkWorkerOptions(options: TaskWorkerOptions): number {
   const concurrency = options.concurrency ?? 4;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
     throw new TaskInputError(`concurrency: a whole number ≥ 1 (got ${String(concurrency)}).`, {
@@ -108,15 +108,166 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
       { field: "types" },
     );
   }
-  const pollMs = options.pollMs ?? 1_000;
+  return concurrency;
+}
+
+type Claimed = { queue: string; jobId: string; record: TaskRecord; spec: PortableTaskSpec };
+
+/** What a running worker holds: its database handles, its executor and queues, and its loop state. */
+interface WorkerState {
+  readonly dir: string;
+  readonly tasks: PostgresTasks;
+  readonly executor: TaskExecutor;
+  readonly ownerId: string;
+  readonly queues: readonly string[];
+  readonly pollMs: number;
+  readonly outputLimit: number;
+  readonly reportError: (error: UnforgetError) => void;
+  closed: boolean;
+  /** Tasks it runs now. */
+  running: number;
+  /** Ends the current idle wait early (a NOTIFY for one of its queues, or close). */
+  wake: (() => void) | undefined;
+  /** The queue to look at first next time: the queues take turns. */
+  next: number;
+  /**
+   * Output that attempts lost in this folder left (a worker killed or closed here before): shipped once each
+   * attempt is over and its command has ended, looked at with every reconciler round until none is left.
+   */
+  left: { pending: boolean; busy: boolean; run: Promise<void> };
+}
+
+/** Waits `pollMs`, or less when `wake` is called. */
+function idle(state: WorkerState): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, state.pollMs);
+    function done() {
+      clearTimeout(timer);
+      state.wake = undefined;
+      resolve();
+    }
+    state.wake = done;
+  });
+}
+
+/**
+ * Takes the next job of its queues and claims its task in one transaction: a worker that dies in between
+ * leaves neither an active job without an owner nor an owner without a job. A job whose task has nothing
+ * to run (it ended, or was stopped while it waited) is completed in the same transaction.
+ */
+async function claimNext(state: WorkerState): Promise<Claimed | "idle" | "skipped"> {
+  const { queues, tasks } = state;
+  const { boss } = tasks;
+  for (let tried = 0; tried < queues.length; tried++) {
+    const queue = queues[(state.next + tried) % queues.length]!;
+    const outcome = await tasks.client.transaction(
+      async (transaction): Promise<Claimed | "skipped" | undefined> => {
+        const db = bossDatabase(transaction);
+        const [job] = await boss.fetch<{ taskId: string }>(queue, { batchSize: 1, db });
+        if (job === undefined) return undefined;
+        const claimed = await claimTask(
+          transaction,
+          job.data.taskId,
+          job.id,
+          state.executor.owner,
+          tasks.leaseMs,
+        );
+        if (claimed === undefined) {
+          await boss.complete(queue, job.id, { db });
+          return "skipped";
+        }
+        return { queue, jobId: job.id, ...claimed };
+      },
+      tasks.bound,
+    );
+    if (outcome !== undefined) {
+      state.next = (state.next + tried + 1) % queues.length;
+      return outcome;
+    }
+  }
+  return "idle";
+}
+
+/** Runs a claimed task and completes its job, unless the task was given up (its job is the next owner's). */
+async function runJob(state: WorkerState, { queue, jobId, record, spec }: Claimed): Promise<void> {
+  await setAsideEarlierAttempt(state.dir, record.id);
+  const final = await state.executor.run(record, spec);
+  // Given up (the lease lapsed and the task moved on): the job is the next owner's now.
+  if (
+    final.status === "running" ||
+    final.owner?.managerId !== state.ownerId ||
+    final.attempt !== record.attempt
+  )
+    return;
+  await state.tasks.boss.complete(queue, jobId);
+}
+
+/** One of `concurrency` loops: claim a job, run it, repeat until closed; idle when there is none. */
+async function runSlot(state: WorkerState): Promise<void> {
+  while (!state.closed) {
+    try {
+      const found = await claimNext(state);
+      if (found === "idle") {
+        await idle(state);
+        continue;
+      }
+      if (found === "skipped") continue;
+      state.running += 1;
+      try {
+        await runJob(state, found);
+      } finally {
+        state.running -= 1;
+      }
+    } catch (error) {
+      state.reportError(asUnforgetError(error));
+      if (!state.closed) await idle(state);
+    }
+  }
+}
+
+/** Ships the output earlier attempts left in this folder, one round at a time, while any is left. */
+function shipLeft(state: WorkerState): void {
+  const { left, tasks } = state;
+  if (!left.pending || left.busy || state.closed) return;
+  left.busy = true;
+  left.run = (async () => {
+    try {
+      const running = await setAsideLeftOutput(tasks.client, state.dir, state.ownerId);
+      left.pending = running + (await shipLeftOutput(tasks.client, state.dir, state.outputLimit)) > 0;
+    } catch (error) {
+      state.reportError(asUnforgetError(error));
+    } finally {
+      left.busy = false;
+    }
+  })();
+}
+
+/** Every third of the lease: reconciles tasks whose worker's lease lapsed, and ships left output. */
+function startReconciler(state: WorkerState): NodeJS.Timeout {
+  const { tasks } = state;
+  const reconcile = setInterval(
+    () => {
+      if (state.closed) return;
+      reconcileLapsedLeases(tasks.client, tasks.boss, tasks.bound).catch((error: unknown) =>
+        state.reportError(asUnforgetError(error)),
+      );
+      shipLeft(state);
+    },
+    Math.max(250, Math.floor(tasks.leaseMs / 3)),
+  );
+  reconcile.unref();
+  return reconcile;
+}
+
+/**
+ * Starts a worker: it registers the types it runs, takes jobs from their pg-boss queues (woken by NOTIFY,
+ * polling as a fallback), runs each claimed task with `createTaskExecutor` (local file first, output shipped,
+ * lease renewed every third of the lease, writes fenced by attempt), completes the job once the end is
+ * recorded, and reconciles tasks whose worker's lease lapsed so that they run again elsewhere.
+ */
+export async function createTaskWorker(options: TaskWorkerOptions): Promise<TaskWorker> {
+  const concurrency = checkWorkerOptions(options);
   const tasks = await openPostgresTasks(options, { supervise: true });
-  const { client, boss, leaseMs, bound } = tasks;
-  const outputLimit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
-  const reportError =
-    options.onError ??
-    ((error: UnforgetError) => {
-      process.emitWarning(error.message, { code: error.code });
-    });
   const executor = await createTaskExecutor({
     dir: options.dir,
     backend: tasks.backend,
@@ -127,135 +278,50 @@ export async function createTaskWorker(options: TaskWorkerOptions): Promise<Task
     onError: options.onError,
   });
   const ownerId = executor.owner.managerId;
-  await client.query("UPDATE unforget_task_owner SET types = $2 WHERE id = $1", [ownerId, executor.types]);
+  await tasks.client.query("UPDATE unforget_task_owner SET types = $2 WHERE id = $1", [
+    ownerId,
+    executor.types,
+  ]);
   const queues = await Promise.all(executor.types.map((type) => tasks.ensureQueue(type)));
-
-  let closed = false;
-  let running = 0;
-  let wake: (() => void) | undefined;
-  const idle = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, pollMs);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
+  const state: WorkerState = {
+    dir: options.dir,
+    tasks,
+    executor,
+    ownerId,
+    queues,
+    pollMs: options.pollMs ?? 1_000,
+    outputLimit: options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,
+    reportError:
+      options.onError ??
+      ((error: UnforgetError) => {
+        process.emitWarning(error.message, { code: error.code });
+      }),
+    closed: false,
+    running: 0,
+    wake: undefined,
+    next: 0,
+    left: { pending: true, busy: false, run: Promise.resolve() },
+  };
   tasks.onNotice(CHANNELS.queue, (queue) => {
-    if (queues.includes(queue)) wake?.();
+    if (queues.includes(queue)) state.wake?.();
   });
-
-  type Claimed = { queue: string; jobId: string; record: TaskRecord; spec: PortableTaskSpec };
-  let next = 0;
-  /**
-   * Takes the next job of its queues and claims its task in one transaction: a worker that dies in between
-   * leaves neither an active job without an owner nor an owner without a job. A job whose task has nothing
-   * to run (it ended, or was stopped while it waited) is completed in the same transaction.
-   */
-  const claimNext = async (): Promise<Claimed | "idle" | "skipped"> => {
-    for (let tried = 0; tried < queues.length; tried++) {
-      const queue = queues[(next + tried) % queues.length]!;
-      const outcome = await client.transaction(
-        async (transaction): Promise<Claimed | "skipped" | undefined> => {
-          const db = bossDatabase(transaction);
-          const [job] = await boss.fetch<{ taskId: string }>(queue, { batchSize: 1, db });
-          if (job === undefined) return undefined;
-          const claimed = await claimTask(transaction, job.data.taskId, job.id, executor.owner, leaseMs);
-          if (claimed === undefined) {
-            await boss.complete(queue, job.id, { db });
-            return "skipped";
-          }
-          return { queue, jobId: job.id, ...claimed };
-        },
-        bound,
-      );
-      if (outcome !== undefined) {
-        next = (next + tried + 1) % queues.length;
-        return outcome;
-      }
-    }
-    return "idle";
-  };
-
-  const runJob = async ({ queue, jobId, record, spec }: Claimed) => {
-    await setAsideEarlierAttempt(options.dir, record.id);
-    const final = await executor.run(record, spec);
-    // Given up (the lease lapsed and the task moved on): the job is the next owner's now.
-    if (final.status === "running" || final.owner?.managerId !== ownerId || final.attempt !== record.attempt)
-      return;
-    await boss.complete(queue, jobId);
-  };
-
-  const slot = async () => {
-    while (!closed) {
-      try {
-        const found = await claimNext();
-        if (found === "idle") {
-          await idle();
-          continue;
-        }
-        if (found === "skipped") continue;
-        running += 1;
-        try {
-          await runJob(found);
-        } finally {
-          running -= 1;
-        }
-      } catch (error) {
-        reportError(asUnforgetError(error));
-        if (!closed) await idle();
-      }
-    }
-  };
-  const slots = Array.from({ length: concurrency }, () => slot());
-
-  // Output that attempts lost in this folder left (a worker killed or closed here before): shipped once each
-  // attempt is over and its command has ended, looked at with every reconciler round until none is left.
-  let leftPending = true;
-  let leftBusy = false;
-  let leftRun: Promise<void> = Promise.resolve();
-  const shipLeft = () => {
-    if (!leftPending || leftBusy || closed) return;
-    leftBusy = true;
-    leftRun = (async () => {
-      try {
-        const running = await setAsideLeftOutput(client, options.dir, ownerId);
-        leftPending = running + (await shipLeftOutput(client, options.dir, outputLimit)) > 0;
-      } catch (error) {
-        reportError(asUnforgetError(error));
-      } finally {
-        leftBusy = false;
-      }
-    })();
-  };
-  shipLeft();
-  const reconcile = setInterval(
-    () => {
-      if (closed) return;
-      reconcileLapsedLeases(client, boss, bound).catch((error: unknown) =>
-        reportError(asUnforgetError(error)),
-      );
-      shipLeft();
-    },
-    Math.max(250, Math.floor(leaseMs / 3)),
-  );
-  reconcile.unref();
+  const slots = Array.from({ length: concurrency }, () => runSlot(state));
+  shipLeft(state);
+  const reconcile = startReconciler(state);
 
   return {
     id: ownerId,
     get running() {
-      return running;
+      return state.running;
     },
     async close() {
-      if (closed) return;
-      closed = true;
+      if (state.closed) return;
+      state.closed = true;
       clearInterval(reconcile);
-      wake?.();
+      state.wake?.();
       await executor.close();
       await Promise.all(slots);
-      await leftRun;
+      await state.left.run;
       await tasks.backend.close();
     },
   };

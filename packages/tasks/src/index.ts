@@ -2,35 +2,8 @@
 /// <reference types="node" preserve="true" />
 
 export type { ProcessIdentity } from "@unforget/process";
-export { BUILT_IN_TASK_TYPES, PORTABLE_TASK_TYPES } from "./built-in-task-types.ts";
-export { createDreamTaskType, type DreamTaskTypeOptions } from "./dream-task-type.ts";
-export { createFileMailbox } from "./file-mailbox.ts";
-export { createFileTaskBackend, type FileTaskBackendOptions } from "./file-task-backend.ts";
-export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./file-task-state-store.ts";
-export { createInProcessMailbox } from "./in-process-mailbox.ts";
-export type {
-  Mailbox,
-  MailboxEndpoint,
-  MailboxMessage,
-  MailboxMessageInit,
-  MailboxMessageKind,
-  MailboxReceiveOptions,
-} from "./mailbox.ts";
-export { createMailboxMessage } from "./mailbox.ts";
-export {
-  INTERACTIVE_PROMPT_PATTERNS,
-  matchInteractivePrompt,
-  type PromptPattern,
-} from "./prompt-patterns.ts";
-export type { RemoteAgentConnector, RemoteAgentLaunch } from "./remote-agent.ts";
-export {
-  createTaskNotificationAttachment,
-  createTaskStatusAttachment,
-  createTaskStatusPlugin,
-  renderTaskNotification,
-  renderTaskStatus,
-  type TaskStatusOptions,
-} from "./task-attachments.ts";
+export { createFileTaskBackend, type FileTaskBackendOptions } from "./backend/file-task-backend.ts";
+export { createFileTaskStateStore, type FileTaskStateStoreOptions } from "./backend/file-task-state-store.ts";
 export type {
   TaskBackend,
   TaskCommand,
@@ -44,8 +17,42 @@ export type {
   TaskOutputStat,
   TaskOutputStore,
   TaskQueue,
-} from "./task-backend.ts";
-export type { ConnectMcp, McpMonitorClient, TaskCapabilities } from "./task-capabilities.ts";
+} from "./backend/task-backend.ts";
+export type { TaskStateStore } from "./backend/task-state-store.ts";
+export {
+  INTERACTIVE_PROMPT_PATTERNS,
+  matchInteractivePrompt,
+  type PromptPattern,
+} from "./lifecycle/prompt-patterns.ts";
+export { createFileMailbox } from "./mailbox/file-mailbox.ts";
+export { createInProcessMailbox } from "./mailbox/in-process-mailbox.ts";
+export type {
+  Mailbox,
+  MailboxEndpoint,
+  MailboxMessage,
+  MailboxMessageInit,
+  MailboxMessageKind,
+  MailboxReceiveOptions,
+} from "./mailbox/mailbox.ts";
+export { createMailboxMessage } from "./mailbox/mailbox.ts";
+export { createTaskExecutor, type TaskExecutor, type TaskExecutorOptions } from "./manager/task-executor.ts";
+export {
+  getTaskHooks,
+  type TaskDeadlineEvent,
+  type TaskSettledEvent,
+  type TaskStalledEvent,
+  type TaskStartedEvent,
+} from "./manager/task-hooks.ts";
+export {
+  createTaskManager,
+  type ReadOutputOptions,
+  type StallOptions,
+  type TaskManager,
+  type TaskManagerOptions,
+  type WriteOptions,
+} from "./manager/task-manager.ts";
+export type { OutputChunk } from "./output/task-output.ts";
+export type { TaskOutputWriter } from "./output/task-output-writer.ts";
 export {
   LeaseLostError,
   OutputOffsetError,
@@ -55,24 +62,8 @@ export {
   TaskNotPortableError,
   TaskStateError,
   TaskStoreError,
-} from "./task-errors.ts";
-export { createTaskExecutor, type TaskExecutor, type TaskExecutorOptions } from "./task-executor.ts";
-export {
-  getTaskHooks,
-  type TaskDeadlineEvent,
-  type TaskSettledEvent,
-  type TaskStalledEvent,
-  type TaskStartedEvent,
-} from "./task-hooks.ts";
-export type { TaskInfo, TaskWatcher } from "./task-info.ts";
-export {
-  createTaskManager,
-  type ReadOutputOptions,
-  type StallOptions,
-  type TaskManager,
-  type TaskManagerOptions,
-  type WriteOptions,
-} from "./task-manager.ts";
+} from "./task/task-errors.ts";
+export type { TaskInfo, TaskWatcher } from "./task/task-info.ts";
 export type {
   TaskDeadlineNotification,
   TaskFailedNotification,
@@ -82,9 +73,7 @@ export type {
   TaskNotificationKind,
   TaskNoWorkerNotification,
   TaskStalledNotification,
-} from "./task-notification.ts";
-export type { OutputChunk } from "./task-output.ts";
-export type { TaskOutputWriter } from "./task-output-writer.ts";
+} from "./task/task-notification.ts";
 export type {
   BuiltInTaskType,
   TaskEndReason,
@@ -93,8 +82,7 @@ export type {
   TaskRecordInit,
   TaskStatus,
   TaskType,
-} from "./task-record.ts";
-export type { RunnerContext, TaskOutcome, TaskRunner } from "./task-runner.ts";
+} from "./task/task-record.ts";
 export type {
   CommandWorkflowStep,
   DreamJob,
@@ -117,14 +105,26 @@ export type {
   TaskSpecBase,
   WorkflowStep,
   WorkflowStepContext,
-} from "./task-spec.ts";
-export type { TaskStateStore } from "./task-state-store.ts";
-export { TASK_TOOL_NAMES } from "./task-tool-names.ts";
-export { createTaskTools, type TaskToolsOptions } from "./task-tools.ts";
+} from "./task/task-spec.ts";
+export {
+  createTaskNotificationAttachment,
+  createTaskStatusAttachment,
+  createTaskStatusPlugin,
+  renderTaskNotification,
+  renderTaskStatus,
+  type TaskStatusOptions,
+} from "./tools/task-attachments.ts";
+export { TASK_TOOL_NAMES } from "./tools/task-tool-names.ts";
+export { createTaskTools, type TaskToolsOptions } from "./tools/task-tools.ts";
+export { BUILT_IN_TASK_TYPES, PORTABLE_TASK_TYPES } from "./types/built-in-task-types.ts";
+export { createDreamTaskType, type DreamTaskTypeOptions } from "./types/dream-task-type.ts";
+export type { RemoteAgentConnector, RemoteAgentLaunch } from "./types/remote-agent.ts";
+export type { ConnectMcp, McpMonitorClient, TaskCapabilities } from "./types/task-capabilities.ts";
+export type { RunnerContext, TaskOutcome, TaskRunner } from "./types/task-runner.ts";
 export {
   type AnyTaskSpec,
   type CustomTaskSpec,
   defineTaskType,
   type PortableTaskSpec,
   type TaskTypeDefinition,
-} from "./task-type.ts";
+} from "./types/task-type.ts";

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { TaskManager } from "../task-manager.ts";
-import type { TaskNotification } from "../task-notification.ts";
+import type { TaskManager } from "../manager/task-manager.ts";
+import type { TaskNotification } from "../task/task-notification.ts";
 
 /** A fresh directory, removed by the returned cleanup. */
 export async function temporaryDirectory(

@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { TaskBackend } from "../task-backend.ts";
-import type { TaskOwner } from "../task-record.ts";
+import type { TaskBackend } from "../backend/task-backend.ts";
+import type { TaskOwner } from "../task/task-record.ts";
 import { describeTaskStateStoreContract, sampleTaskRecord } from "./task-state-store-contract.ts";
 
 /** One scenario's backend: empty, with a second handle on the same storage. */

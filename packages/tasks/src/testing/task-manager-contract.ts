@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { UnforgetError } from "@unforget/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { TaskManager } from "../task-manager.ts";
-import type { TaskNotification } from "../task-notification.ts";
+import type { TaskManager } from "../manager/task-manager.ts";
+import type { TaskNotification } from "../task/task-notification.ts";
 
 /** One scenario's managers: the agent's, and a second one (another process or machine) on the same backend. */
 export interface TaskManagerFixture {

@@ -1,8 +1,8 @@
 import { UnforgetError } from "@unforget/core";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TASK_TYPES, type TaskRecord, type TaskRecordInit } from "../task-record.ts";
-import type { TaskStateStore } from "../task-state-store.ts";
+import type { TaskStateStore } from "../backend/task-state-store.ts";
+import { TASK_TYPES, type TaskRecord, type TaskRecordInit } from "../task/task-record.ts";
 
 /** One scenario's storage: an empty store and a second handle on the same storage. */
 export interface TaskStateStoreFixture {
