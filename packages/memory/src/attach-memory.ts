@@ -1,17 +1,21 @@
 import type { Attachment, Message, ModelProvider } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import type { DreamJob } from "./dream.ts";
+import type { DreamJob } from "./dream/dream.ts";
 import {
   type ConsentMode,
   type ExtractionReport,
   extractMemories,
   renderConversationForExtraction,
-} from "./extract-memories.ts";
+} from "./extract/extract-memories.ts";
 import { getMemoryHooks } from "./memory-hooks.ts";
-import type { ProposalQueue } from "./memory-proposals.ts";
-import { createMemoryRetriever, formatRecalledMemories, type MemoryRetriever } from "./memory-retriever.ts";
-import type { MemoryStore } from "./memory-store.ts";
-import type { SessionMemory } from "./session-memory.ts";
+import {
+  createMemoryRetriever,
+  formatRecalledMemories,
+  type MemoryRetriever,
+} from "./retrieve/memory-retriever.ts";
+import type { SessionMemory } from "./session/session-memory.ts";
+import type { ProposalQueue } from "./store/memory-proposals.ts";
+import type { MemoryStore } from "./store/memory-store.ts";
 
 /** The tap name every memory tap uses on the bus. */
 export const MEMORY_TAP_NAME = "unforget-memory";
