@@ -1,11 +1,15 @@
-import { lstat, mkdir, readFile, realpath, rename as renamePath, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, readFile, realpath } from "node:fs/promises";
+import { join } from "node:path";
 import { ConfigurationError } from "@unforget/core";
-import { writeFileAtomic } from "@unforget/files";
-import { prefilterCatalogText, prefilterMemories } from "../retrieve/memory-prefilter.ts";
+import {
+  type PrefilterOptions,
+  prefilterCatalogText,
+  prefilterMemories,
+  type ScoredMemory,
+} from "../retrieve/memory-prefilter.ts";
 import { hashContent } from "../store/content-hash.ts";
-import { describeMemory, readCatalogFile, readCatalogText } from "../store/memory-catalog.ts";
-import { MemoryConflictError, MemoryNotFoundError } from "../store/memory-errors.ts";
+import { type MemoryEntry, readCatalogFile, readCatalogText } from "../store/memory-catalog.ts";
+import { MemoryNotFoundError } from "../store/memory-errors.ts";
 import {
   formatMemoryIndex,
   type LoadedMemoryIndex,
@@ -15,26 +19,15 @@ import {
   truncateMemoryIndex,
 } from "../store/memory-index.ts";
 import { normalizeMemoryName, resolveMemoryPath } from "../store/memory-name.ts";
-import {
-  checkExpectedHash,
-  checkKeep,
-  checkMemoryContent,
-  checkWriteOptions,
-  headOf,
-  redactionReason,
-  refuseHeadRedaction,
-  refuseIndexName,
-  replayWrite,
-  restoreVersion,
-  type WriteAttempt,
-} from "../store/memory-rules.ts";
-import type { MemoryContent, MemoryStore, MemoryWriteOptions } from "../store/memory-store.ts";
-import { createVersionLog, type MemoryVersion } from "../store/memory-versions.ts";
+import { checkKeep, redactionReason, refuseHeadRedaction, restoreVersion } from "../store/memory-rules.ts";
+import type { MemoryContent, MemoryStore } from "../store/memory-store.ts";
+import { createVersionLog, type MemoryVersion, type RedactOptions } from "../store/memory-versions.ts";
 import { isAbsent, storeFileError } from "../store/store-file-errors.ts";
-import { type StoreLockOptions, withStoreLock } from "../store/store-lock.ts";
+import type { StoreLockOptions } from "../store/store-lock.ts";
 import type { SecretScanner } from "../team/secret-scan.ts";
-import { createCatalogFiles, fileStamp } from "./memory-dir-catalog.ts";
-import { readMemoryFile, recordExternalEdit, removeEmptyFolders } from "./memory-dir-files.ts";
+import { createCatalogFiles } from "./memory-dir-catalog.ts";
+import { readMemoryFile } from "./memory-dir-files.ts";
+import { deleteMemory, locked, type MemoryDirState, renameMemory, writeMemory } from "./memory-dir-writes.ts";
 import { defaultMemoryRoot } from "./memory-root.ts";
 
 /** Largest memory file accepted, in bytes (the per-memory cap of Anthropic's memory stores). */
@@ -77,6 +70,33 @@ export interface MemoryDir extends MemoryStore {
  * `MemoryConflictError` when it named the hash it read, and is never silently lost.
  */
 export async function createMemoryDir(options: MemoryDirOptions): Promise<MemoryDir> {
+  const state = await openMemoryDirState(options);
+  const { root } = state;
+  const store: MemoryDir = {
+    root,
+    storeFolder: join(root, STORE_FOLDER),
+    location: root,
+    read: (name) => readMemory(state, name),
+    write: (name, content, writeOptions = {}) => writeMemory(state, name, content, writeOptions),
+    delete: (name, writeOptions = {}) => deleteMemory(state, name, writeOptions),
+    rename: (from, to, writeOptions = {}) => renameMemory(state, from, to, writeOptions),
+    list: () => listMemories(state),
+    catalog: () => readCatalog(state),
+    search: (query, searchOptions) => searchMemories(state, query, searchOptions),
+    loadIndex: () => loadMemoryIndex(state, options.indexLimits),
+    versionedNames: async () => state.versions.names(),
+    listVersions: async (name) => state.versions.list(normalizeMemoryName(name)),
+    readVersion: async (name, versionId) => state.versions.read(normalizeMemoryName(name), versionId),
+    restore: (name, versionId, writeOptions) => restoreVersion(store, name, versionId, writeOptions),
+    redactVersion: (name, versionId, redactOptions = {}) =>
+      redactVersion(state, name, versionId, redactOptions),
+    pruneVersions: (name, pruneOptions) => pruneVersions(state, name, pruneOptions.keep),
+  };
+  return store;
+}
+
+/** Resolves the folder (creating it and its store folder) and gathers what every operation works on. */
+async function openMemoryDirState(options: MemoryDirOptions): Promise<MemoryDirState> {
   const requested =
     options.root ?? (options.projectPath === undefined ? undefined : defaultMemoryRoot(options.projectPath));
   if (requested === undefined) {
@@ -91,283 +111,131 @@ export async function createMemoryDir(options: MemoryDirOptions): Promise<Memory
   const root = await realpath(requested);
   const storeFolder = join(root, STORE_FOLDER);
   const tempDir = join(storeFolder, "tmp");
-  const catalogFiles = createCatalogFiles(root, storeFolder, tempDir);
-  const { catalogPath, searchPath } = catalogFiles;
-  const lockPath = join(storeFolder, "store");
-  const indexPath = join(root, MEMORY_INDEX_NAME);
-  const limits = {
-    maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_MEMORY_BYTES,
-    secretScanner: options.secretScanner,
-  };
-  const defaultAuthor = options.author ?? "unknown";
-  const versions = createVersionLog(storeFolder, tempDir);
-  await mkdir(storeFolder, { recursive: true });
-
-  const locked = <T>(task: () => Promise<T>) => withStoreLock(lockPath, task, options.lock);
-
-  /** Under the lock: the first outcome of a call with this `writeId`, when it ran before. */
-  const replayed = async (writeOptions: MemoryWriteOptions, attempt: WriteAttempt) => {
-    if (writeOptions.writeId === undefined) return undefined;
-    const first = await versions.recall(writeOptions.writeId);
-    return first === undefined ? undefined : replayWrite(writeOptions.writeId, first, attempt);
-  };
-  const remember = async (writeOptions: MemoryWriteOptions, attempt: WriteAttempt) => {
-    if (writeOptions.writeId === undefined) return;
-    await versions.remember({
-      writeId: writeOptions.writeId,
-      name: attempt.name,
-      operation: attempt.operation as MemoryVersion["operation"],
-      hash: attempt.hash ?? null,
-    });
-  };
-
-  const store: MemoryDir = {
+  const state: MemoryDirState = {
     root,
-    storeFolder,
-    location: root,
-
-    async read(name) {
-      const checked = normalizeMemoryName(name);
-      const content = await readMemoryFile(await resolveMemoryPath(root, checked));
-      if (content === undefined) {
-        throw new MemoryNotFoundError(
-          `${checked} does not exist in ${root}; list the memories to see what does.`,
-          {
-            memoryName: checked,
-          },
-        );
-      }
-      return { content, hash: hashContent(content) } satisfies MemoryContent;
+    tempDir,
+    lockPath: join(storeFolder, "store"),
+    indexPath: join(root, MEMORY_INDEX_NAME),
+    catalogFiles: createCatalogFiles(root, storeFolder, tempDir),
+    versions: createVersionLog(storeFolder, tempDir),
+    limits: {
+      maxFileBytes: options.maxFileBytes ?? DEFAULT_MAX_MEMORY_BYTES,
+      secretScanner: options.secretScanner,
     },
-
-    async write(name, content, writeOptions: MemoryWriteOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      checkWriteOptions(writeOptions);
-      const warnings = await checkMemoryContent(checked, content, limits);
-      const reported = warnings.length === 0 ? {} : { warnings };
-      const path = await resolveMemoryPath(root, checked);
-      const attempt: WriteAttempt = { name: checked, operation: "write", hash: hashContent(content) };
-      return locked(async () => {
-        const again = await replayed(writeOptions, attempt);
-        if (again) return { hash: again.hash ?? "" };
-        await resolveMemoryPath(root, checked);
-        const current = await readMemoryFile(path);
-        checkExpectedHash(checked, writeOptions.expectedHash, headOf(current));
-        const entries = await catalogFiles.load();
-        if (checked === MEMORY_INDEX_NAME) {
-          const next = formatMemoryIndex(memoryIndexPreamble(content), entries.values());
-          await recordExternalEdit(versions, checked, current);
-          await writeFileAtomic(path, next, { tempDir });
-          await versions.append(versionRecord(checked, "write", next, writeOptions));
-          return { hash: hashContent(next), ...reported };
-        }
-        // The same content again makes no new version: the store already holds what the caller wants.
-        if (current !== content) {
-          await recordExternalEdit(versions, checked, current);
-          await writeFileAtomic(path, content, { tempDir });
-          await versions.append(versionRecord(checked, "write", content, writeOptions));
-          const stats = await lstat(path);
-          entries.set(checked, describeMemory(checked, content, fileStamp(stats)));
-          await catalogFiles.persist(entries);
-        }
-        await remember(writeOptions, attempt);
-        return { hash: attempt.hash as string, ...reported };
-      });
-    },
-
-    async delete(name, writeOptions: MemoryWriteOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      refuseIndexName(checked, "deleted");
-      checkWriteOptions(writeOptions);
-      const path = await resolveMemoryPath(root, checked);
-      const attempt: WriteAttempt = { name: checked, operation: "delete", hash: null };
-      await locked(async () => {
-        if (await replayed(writeOptions, attempt)) return;
-        const current = await readMemoryFile(path);
-        if (current === undefined) {
-          throw new MemoryNotFoundError(`${checked} does not exist; nothing was deleted.`, {
-            memoryName: checked,
-          });
-        }
-        checkExpectedHash(checked, writeOptions.expectedHash, headOf(current));
-        await recordExternalEdit(versions, checked, current);
-        await versions.append({ ...versionRecord(checked, "delete", current, writeOptions), hash: null });
-        await rm(path);
-        await removeEmptyFolders(root, path);
-        const entries = await catalogFiles.load();
-        entries.delete(checked);
-        await catalogFiles.persist(entries);
-        await remember(writeOptions, attempt);
-      });
-    },
-
-    async rename(from, to, writeOptions: MemoryWriteOptions = {}) {
-      const source = normalizeMemoryName(from);
-      const target = normalizeMemoryName(to);
-      refuseIndexName(source, "renamed");
-      refuseIndexName(target, "overwritten by a rename");
-      checkWriteOptions(writeOptions);
-      const sourcePath = await resolveMemoryPath(root, source);
-      const targetPath = await resolveMemoryPath(root, target);
-      return locked(async () => {
-        const again = await replayed(writeOptions, { name: target, operation: "rename-to" });
-        if (again) return { hash: again.hash ?? "" };
-        const current = await readMemoryFile(sourcePath);
-        if (current === undefined) {
-          throw new MemoryNotFoundError(`${source} does not exist; nothing was renamed.`, {
-            memoryName: source,
-          });
-        }
-        checkExpectedHash(source, writeOptions.expectedHash, headOf(current));
-        const existing = await readMemoryFile(targetPath);
-        if (existing !== undefined) {
-          throw new MemoryConflictError(
-            `${target} already exists; rename to another name or delete it first.`,
-            { memoryName: target, expectedHash: null, actualHash: hashContent(existing) },
-          );
-        }
-        await recordExternalEdit(versions, source, current);
-        await mkdir(dirname(targetPath), { recursive: true });
-        await resolveMemoryPath(root, target);
-        await renamePath(sourcePath, targetPath);
-        await removeEmptyFolders(root, sourcePath);
-        const at = new Date().toISOString();
-        const author = writeOptions.author ?? defaultAuthor;
-        const reason = writeOptions.reason;
-        const common = { at, author, content: current, ...(reason === undefined ? {} : { reason }) };
-        const writeId = writeOptions.writeId === undefined ? {} : { writeId: writeOptions.writeId };
-        await versions.append({
-          ...common,
-          ...writeId,
-          name: source,
-          operation: "rename-from",
-          hash: null,
-          otherName: target,
-        });
-        await versions.append({
-          ...common,
-          ...writeId,
-          name: target,
-          operation: "rename-to",
-          hash: hashContent(current),
-          otherName: source,
-        });
-        const entries = await catalogFiles.load();
-        entries.delete(source);
-        entries.set(target, describeMemory(target, current, fileStamp(await lstat(targetPath))));
-        await catalogFiles.persist(entries);
-        const hash = hashContent(current);
-        await remember(writeOptions, { name: target, operation: "rename-to", hash });
-        return { hash };
-      });
-    },
-
-    async list() {
-      const entries = await locked(catalogFiles.refresh);
-      return [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
-    },
-
-    async catalog() {
-      const entries = (await readCatalogFile(catalogPath)) ?? (await locked(catalogFiles.refresh));
-      return [...entries.values()];
-    },
-
-    async search(query, searchOptions) {
-      const [catalog, search] = await Promise.all([
-        readCatalogText(catalogPath),
-        readFile(searchPath, "utf8").catch(() => ""),
-      ]);
-      const fast =
-        catalog === undefined ? undefined : prefilterCatalogText({ catalog, search }, query, searchOptions);
-      if (fast) return fast;
-      // Missing, stale, or replaced between the two reads by a writer: rebuild, and rank over the parsed catalog.
-      return prefilterMemories(await store.list(), query, searchOptions);
-    },
-
-    async loadIndex(): Promise<LoadedMemoryIndex> {
-      const bytes = await readFile(indexPath).catch((error: unknown) => {
-        // No MEMORY.md yet: the index is built from the catalog. An unreadable one is an error, never replaced.
-        if (isAbsent(error)) return undefined;
-        throw storeFileError("The memory index", indexPath, error);
-      });
-      if (bytes === undefined) {
-        return truncateMemoryIndex(
-          formatMemoryIndex(memoryIndexPreamble(undefined), await store.catalog()),
-          options.indexLimits,
-        );
-      }
-      return truncateMemoryIndex(bytes, options.indexLimits);
-    },
-
-    async versionedNames() {
-      return versions.names();
-    },
-
-    async listVersions(name) {
-      return versions.list(normalizeMemoryName(name));
-    },
-
-    async readVersion(name, versionId) {
-      return versions.read(normalizeMemoryName(name), versionId);
-    },
-
-    restore(name, versionId, writeOptions) {
-      return restoreVersion(store, name, versionId, writeOptions);
-    },
-
-    async redactVersion(name, versionId, redactOptions = {}) {
-      const checked = normalizeMemoryName(name);
-      return locked(async () => {
-        const version = await versions.read(checked, versionId);
-        const current = await readMemoryFile(await resolveMemoryPath(root, checked));
-        refuseHeadRedaction(version, current === undefined ? null : hashContent(current));
-        if (version.redactedAt !== undefined) return version;
-        const redacted: MemoryVersion = {
-          ...version,
-          content: "",
-          redactedAt: new Date().toISOString(),
-          reason: redactionReason(redactOptions, defaultAuthor),
-        };
-        await versions.replace(redacted);
-        return redacted;
-      });
-    },
-
-    async pruneVersions(name, pruneOptions) {
-      const checked = normalizeMemoryName(name);
-      const keep = checkKeep(pruneOptions.keep);
-      return locked(async () => {
-        const all = await versions.list(checked);
-        const current = await readMemoryFile(await resolveMemoryPath(root, checked));
-        const head = current === undefined ? undefined : hashContent(current);
-        const headId = all.find((version) => head !== undefined && version.hash === head)?.id;
-        const removed = all
-          .slice(keep)
-          .filter((version) => version.id !== headId)
-          .map((version) => version.id);
-        await versions.remove(checked, removed);
-        return { removed: removed.length };
-      });
-    },
+    defaultAuthor: options.author ?? "unknown",
+    lock: options.lock,
   };
+  await mkdir(storeFolder, { recursive: true });
+  return state;
+}
 
-  function versionRecord(
-    name: string,
-    operation: MemoryVersion["operation"],
-    content: string,
-    writeOptions: MemoryWriteOptions,
-  ): Omit<MemoryVersion, "id"> {
-    const record: Omit<MemoryVersion, "id"> = {
-      name,
-      operation,
-      at: new Date().toISOString(),
-      author: writeOptions.author ?? defaultAuthor,
-      hash: hashContent(content),
-      content,
-    };
-    if (writeOptions.reason !== undefined) record.reason = writeOptions.reason;
-    return record;
+/** `MemoryStore.read`: the content and its hash, or `MemoryNotFoundError`. */
+async function readMemory(state: MemoryDirState, name: string): Promise<MemoryContent> {
+  const checked = normalizeMemoryName(name);
+  const content = await readMemoryFile(await resolveMemoryPath(state.root, checked));
+  if (content === undefined) {
+    throw new MemoryNotFoundError(
+      `${checked} does not exist in ${state.root}; list the memories to see what does.`,
+      {
+        memoryName: checked,
+      },
+    );
   }
+  return { content, hash: hashContent(content) } satisfies MemoryContent;
+}
 
-  return store;
+/** `MemoryStore.list`: the catalog refreshed from the files under the lock, by name. */
+async function listMemories(state: MemoryDirState): Promise<MemoryEntry[]> {
+  const entries = await locked(state, state.catalogFiles.refresh);
+  return [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** `MemoryStore.catalog`: the catalog as written, without the lock; refreshed only when there is none. */
+async function readCatalog(state: MemoryDirState): Promise<MemoryEntry[]> {
+  const entries =
+    (await readCatalogFile(state.catalogFiles.catalogPath)) ??
+    (await locked(state, state.catalogFiles.refresh));
+  return [...entries.values()];
+}
+
+/** `MemoryStore.search`: BM25 over the written catalog and search file, or over a fresh listing. */
+async function searchMemories(
+  state: MemoryDirState,
+  query: string,
+  searchOptions: PrefilterOptions | undefined,
+): Promise<ScoredMemory[]> {
+  const [catalog, search] = await Promise.all([
+    readCatalogText(state.catalogFiles.catalogPath),
+    readFile(state.catalogFiles.searchPath, "utf8").catch(() => ""),
+  ]);
+  const fast =
+    catalog === undefined ? undefined : prefilterCatalogText({ catalog, search }, query, searchOptions);
+  if (fast) return fast;
+  // Missing, stale, or replaced between the two reads by a writer: rebuild, and rank over the parsed catalog.
+  return prefilterMemories(await listMemories(state), query, searchOptions);
+}
+
+/** `MemoryStore.loadIndex`: MEMORY.md within its limits, or one built from the catalog when there is none. */
+async function loadMemoryIndex(
+  state: MemoryDirState,
+  indexLimits: MemoryIndexLimits | undefined,
+): Promise<LoadedMemoryIndex> {
+  const bytes = await readFile(state.indexPath).catch((error: unknown) => {
+    // No MEMORY.md yet: the index is built from the catalog. An unreadable one is an error, never replaced.
+    if (isAbsent(error)) return undefined;
+    throw storeFileError("The memory index", state.indexPath, error);
+  });
+  if (bytes === undefined) {
+    return truncateMemoryIndex(
+      formatMemoryIndex(memoryIndexPreamble(undefined), await readCatalog(state)),
+      indexLimits,
+    );
+  }
+  return truncateMemoryIndex(bytes, indexLimits);
+}
+
+/** `MemoryStore.redactVersion`: empties a kept version's content (never the current one's), once. */
+async function redactVersion(
+  state: MemoryDirState,
+  name: string,
+  versionId: string,
+  redactOptions: RedactOptions,
+): Promise<MemoryVersion> {
+  const checked = normalizeMemoryName(name);
+  return locked(state, async () => {
+    const version = await state.versions.read(checked, versionId);
+    const current = await readMemoryFile(await resolveMemoryPath(state.root, checked));
+    refuseHeadRedaction(version, current === undefined ? null : hashContent(current));
+    if (version.redactedAt !== undefined) return version;
+    const redacted: MemoryVersion = {
+      ...version,
+      content: "",
+      redactedAt: new Date().toISOString(),
+      reason: redactionReason(redactOptions, state.defaultAuthor),
+    };
+    await state.versions.replace(redacted);
+    return redacted;
+  });
+}
+
+/** `MemoryStore.pruneVersions`: keeps the newest `keep` versions and the one the memory holds now. */
+async function pruneVersions(
+  state: MemoryDirState,
+  name: string,
+  keepOption: number,
+): Promise<{ removed: number }> {
+  const checked = normalizeMemoryName(name);
+  const keep = checkKeep(keepOption);
+  return locked(state, async () => {
+    const all = await state.versions.list(checked);
+    const current = await readMemoryFile(await resolveMemoryPath(state.root, checked));
+    const head = current === undefined ? undefined : hashContent(current);
+    const headId = all.find((version) => head !== undefined && version.hash === head)?.id;
+    const removed = all
+      .slice(keep)
+      .filter((version) => version.id !== headId)
+      .map((version) => version.id);
+    await state.versions.remove(checked, removed);
+    return { removed: removed.length };
+  });
 }
