@@ -7,7 +7,8 @@ import { useFakeProvider } from "../__fixtures__/use-fake-provider.ts";
 import { createMemoryDir, type MemoryDir } from "../dir/memory-dir.ts";
 import { formatMemoryFile, parseMemoryFile } from "../store/memory-frontmatter.ts";
 import { createProposalQueue, type ProposalQueue } from "../store/memory-proposals.ts";
-import { extractMemories, renderConversationForExtraction } from "./extract-memories.ts";
+import { extractMemories } from "./extract-memories.ts";
+import { renderConversationForExtraction } from "./extraction-prompt.ts";
 import { runReadOnlyShell } from "./memory-shell.ts";
 
 let parent: string;
