@@ -6,8 +6,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { corpusDir } from "@unforget/testing/corpus";
-import { createMemoryDir } from "../src/memory-dir.ts";
-import { formatMemoryFile, MEMORY_TYPES } from "../src/memory-frontmatter.ts";
+import { createMemoryDir } from "../src/dir/memory-dir.ts";
+import { formatMemoryFile, MEMORY_TYPES } from "../src/store/memory-frontmatter.ts";
 
 const FILES = 10_000;
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 40);

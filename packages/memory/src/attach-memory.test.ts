@@ -6,11 +6,11 @@ import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { describe, expect, it } from "vitest";
 import { useFakeProvider } from "./__fixtures__/use-fake-provider.ts";
 import { attachMemory } from "./attach-memory.ts";
-import { createDreamJob } from "./dream.ts";
-import { createMemoryDir } from "./memory-dir.ts";
-import { formatMemoryFile } from "./memory-frontmatter.ts";
+import { createMemoryDir } from "./dir/memory-dir.ts";
+import { createDreamJob } from "./dream/dream.ts";
 import { getMemoryHooks, type MemoryProposedEvent } from "./memory-hooks.ts";
-import { createProposalQueue } from "./memory-proposals.ts";
+import { formatMemoryFile } from "./store/memory-frontmatter.ts";
+import { createProposalQueue } from "./store/memory-proposals.ts";
 
 const { fake: currentFake, provider } = useFakeProvider();
 

@@ -1,17 +1,17 @@
 import type { Attachment, Message, ModelProvider } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import type { DreamJob } from "./dream.ts";
+import type { DreamJob } from "./dream/dream.ts";
+import { type ConsentMode, type ExtractionReport, extractMemories } from "./extract/extract-memories.ts";
+import { renderConversationForExtraction } from "./extract/extraction-prompt.ts";
+import { getMemoryHooks, type MemoryHooks } from "./memory-hooks.ts";
 import {
-  type ConsentMode,
-  type ExtractionReport,
-  extractMemories,
-  renderConversationForExtraction,
-} from "./extract-memories.ts";
-import { getMemoryHooks } from "./memory-hooks.ts";
-import type { ProposalQueue } from "./memory-proposals.ts";
-import { createMemoryRetriever, formatRecalledMemories, type MemoryRetriever } from "./memory-retriever.ts";
-import type { MemoryStore } from "./memory-store.ts";
-import type { SessionMemory } from "./session-memory.ts";
+  createMemoryRetriever,
+  formatRecalledMemories,
+  type MemoryRetriever,
+} from "./retrieve/memory-retriever.ts";
+import type { SessionMemory } from "./session/session-memory.ts";
+import type { ProposalQueue } from "./store/memory-proposals.ts";
+import type { MemoryStore } from "./store/memory-store.ts";
 
 /** The tap name every memory tap uses on the bus. */
 export const MEMORY_TAP_NAME = "unforget-memory";
@@ -72,13 +72,16 @@ export function attachMemory(hooks: SessionHooks, options: AttachMemoryOptions):
     ...(options.provider ? { provider: options.provider } : {}),
     ...(options.model ? { model: options.model } : {}),
   });
-  const consent = options.consent ?? "propose";
+  const state: AttachState = {
+    options,
+    consent: options.consent ?? "propose",
+    extractions: [],
+    memoryHooks: getMemoryHooks(hooks),
+    cursor: options.extractedThrough,
+  };
+  const { extractions } = state;
   const background = new Set<Promise<unknown>>();
-  const extractions: ExtractionReport[] = [];
-  const memoryHooks = getMemoryHooks(hooks);
   let prompts = 0;
-  // The last message an extraction has read: each extraction reads only what came after it, once.
-  let cursor = options.extractedThrough;
 
   const track = (work: Promise<unknown>) => {
     const tracked = work.catch((error: unknown) => {
@@ -95,48 +98,9 @@ export function attachMemory(hooks: SessionHooks, options: AttachMemoryOptions):
   // One extraction at a time, in order: each reads after the previous one's cursor and sees its proposal.
   let queue: Promise<unknown> = Promise.resolve();
   const extract = (reason: string) => {
-    const next = queue.then(() => extractNow(reason));
+    const next = queue.then(() => extractNow(state, reason));
     queue = next.catch(() => undefined);
     return next;
-  };
-  const extractNow = async (reason: string) => {
-    if (consent === "off" || !options.provider || !options.model) return;
-    const messages = await options.getMessages();
-    const from = cursor === undefined ? 0 : messages.findIndex((message) => message.id === cursor) + 1;
-    const stretch = messages.slice(from);
-    const last = stretch.at(-1);
-    // Nothing new since the last extraction (an idle session end, a compaction that did nothing): no call.
-    if (last === undefined || renderConversationForExtraction(stretch) === "") return;
-    const claimed = cursor;
-    cursor = last.id;
-    let report: ExtractionReport;
-    try {
-      report = await extractMemories({
-        store: options.store,
-        provider: options.provider,
-        model: options.model,
-        messages: stretch,
-        consent,
-        sessionId: options.sessionId,
-        ...(options.proposals ? { proposals: options.proposals } : {}),
-        ...(options.extractionInputTokens ? { maxInputTokens: options.extractionInputTokens() } : {}),
-      });
-    } catch (error) {
-      // Not read after all: the next extraction takes this stretch again (unless a later one claimed more).
-      if (cursor === last.id) cursor = claimed;
-      throw error;
-    }
-    extractions.push(report);
-    await options.onExtracted?.(last.id);
-    const base = {
-      sessionId: options.sessionId,
-      names: report.saved,
-      by: `extraction (${reason})`,
-      store: options.store.location,
-    };
-    if (report.proposalId)
-      await memoryHooks.memoryProposed.promise({ ...base, proposalId: report.proposalId });
-    else if (report.saved.length > 0) await memoryHooks.memoryWritten.promise(base);
   };
 
   hooks.sessionStart.tapPromise(MEMORY_TAP_NAME, async (attachments) => {
@@ -190,4 +154,57 @@ export function attachMemory(hooks: SessionHooks, options: AttachMemoryOptions):
       await options.sessionMemory?.waitForPendingExtraction({ timeoutMs: 60_000 });
     },
   };
+}
+
+/** What the session's extractions share: the options, the consent, their reports and the cursor. */
+interface AttachState {
+  readonly options: AttachMemoryOptions;
+  readonly consent: ConsentMode;
+  readonly extractions: ExtractionReport[];
+  readonly memoryHooks: MemoryHooks;
+  /** The last message an extraction has read: each extraction reads only what came after it, once. */
+  cursor: string | undefined;
+}
+
+/** One extraction over the stretch of conversation after the cursor; fires the memory hooks for what it did. */
+async function extractNow(state: AttachState, reason: string): Promise<void> {
+  const { options, consent } = state;
+  if (consent === "off" || !options.provider || !options.model) return;
+  const messages = await options.getMessages();
+  const from =
+    state.cursor === undefined ? 0 : messages.findIndex((message) => message.id === state.cursor) + 1;
+  const stretch = messages.slice(from);
+  const last = stretch.at(-1);
+  // Nothing new since the last extraction (an idle session end, a compaction that did nothing): no call.
+  if (last === undefined || renderConversationForExtraction(stretch) === "") return;
+  const claimed = state.cursor;
+  state.cursor = last.id;
+  let report: ExtractionReport;
+  try {
+    report = await extractMemories({
+      store: options.store,
+      provider: options.provider,
+      model: options.model,
+      messages: stretch,
+      consent,
+      sessionId: options.sessionId,
+      ...(options.proposals ? { proposals: options.proposals } : {}),
+      ...(options.extractionInputTokens ? { maxInputTokens: options.extractionInputTokens() } : {}),
+    });
+  } catch (error) {
+    // Not read after all: the next extraction takes this stretch again (unless a later one claimed more).
+    if (state.cursor === last.id) state.cursor = claimed;
+    throw error;
+  }
+  state.extractions.push(report);
+  await options.onExtracted?.(last.id);
+  const base = {
+    sessionId: options.sessionId,
+    names: report.saved,
+    by: `extraction (${reason})`,
+    store: options.store.location,
+  };
+  if (report.proposalId)
+    await state.memoryHooks.memoryProposed.promise({ ...base, proposalId: report.proposalId });
+  else if (report.saved.length > 0) await state.memoryHooks.memoryWritten.promise(base);
 }

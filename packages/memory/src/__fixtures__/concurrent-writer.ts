@@ -1,9 +1,9 @@
 // A separate process that appends its own lines to one shared memory with compare-and-swap writes,
 // re-reading and retrying on every conflict. Arguments: <root> <worker id> <appends> <team|dir> [counter].
 // With `counter`, each of its updates instead reads a shared counter, adds one and writes it back.
-import { createMemoryDir } from "../memory-dir.ts";
-import { MemoryConflictError, MemoryNotFoundError } from "../memory-errors.ts";
-import { createTeamMemory } from "../team-memory.ts";
+import { createMemoryDir } from "../dir/memory-dir.ts";
+import { MemoryConflictError, MemoryNotFoundError } from "../store/memory-errors.ts";
+import { createTeamMemory } from "../team/team-memory.ts";
 
 const [root, worker, appendsText, kind, mode] = process.argv.slice(2);
 if (!root || !worker || !appendsText)

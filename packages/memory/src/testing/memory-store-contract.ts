@@ -1,14 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { hashContent } from "../content-hash.ts";
+import { hashContent } from "../store/content-hash.ts";
 import {
   MemoryArgumentError,
   MemoryConflictError,
   MemoryLimitError,
   MemoryNotFoundError,
   MemoryPathError,
-} from "../memory-errors.ts";
-import type { MemoryStore } from "../memory-store.ts";
+} from "../store/memory-errors.ts";
+import type { MemoryStore } from "../store/memory-store.ts";
 import { HOSTILE_MEMORY_NAMES } from "./hostile-memory-names.ts";
 
 export interface MemoryStoreContractOptions<Store extends MemoryStore = MemoryStore> {
