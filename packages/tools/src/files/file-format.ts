@@ -1,4 +1,4 @@
-import { ToolCallError } from "./tool-errors.ts";
+import { ToolCallError } from "../tool-errors.ts";
 
 /** How a text file is stored, so that a write gives back the same bytes for the lines it did not change. */
 export interface TextFormat {

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { groupExists, readProcessIdentity } from "@unforget/process";
 import { createTaskManager, TASK_TOOL_NAMES } from "@unforget/tasks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, processesWith, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, processesWith, type ToolHarness } from "../__fixtures__/tool-harness.ts";
+import { createBuiltinTools } from "../builtin-tools.ts";
+import { allowDirectories } from "../paths/session-directories.ts";
 import { createBashTool } from "./bash-tool.ts";
-import { createBuiltinTools } from "./builtin-tools.ts";
-import { allowDirectories } from "./session-directories.ts";
 
 /** Waits (without a deadline of its own: the test's timeout is the limit) until `check` holds. */
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {

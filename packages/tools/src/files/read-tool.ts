@@ -1,21 +1,21 @@
 import type { ImageBlock, TextBlock, Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { estimateTextTokens } from "@unforget/tokens";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { formatSize } from "../format-size.ts";
 import {
   displayPath,
   type FileAccessOptions,
   filePathProperty,
   pathSubject,
   resolveToolPath,
-} from "./file-access.ts";
+} from "../paths/file-access.ts";
+import { checkWholeNumberOption, ToolCallError } from "../tool-errors.ts";
+import { optionalInteger, requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { decodeFile, displayLines } from "./file-format.ts";
-import { formatSize } from "./format-size.ts";
 import { type OpenedFile, openRegularFile } from "./open-regular-file.ts";
 import { type RangeLine, readLineRange } from "./read-line-range.ts";
 import { hashBytes, recordFileRead, takeUnchangedReread } from "./read-state.ts";
-import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
-import { optionalInteger, requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 
 export interface ReadToolOptions extends FileAccessOptions {
   /** Largest file read whole, without `offset` or `limit` (default 256 KiB); a larger one is read in parts. */

@@ -2,7 +2,7 @@ import type { BigIntStats } from "node:fs";
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { checkOpenedPath } from "@unforget/files";
-import { ToolCallError } from "./tool-errors.ts";
+import { ToolCallError } from "../tool-errors.ts";
 
 /** An open regular file and what `fstat` said about it. */
 export interface OpenedFile {

@@ -1,6 +1,6 @@
+import { ToolCallError } from "../tool-errors.ts";
 import { FILE_TYPES } from "./file-types.ts";
 import { compileGlob, compileGlobs, MAX_PATTERN_CHARS, type PathMatcher } from "./glob-pattern.ts";
-import { ToolCallError } from "./tool-errors.ts";
 
 /**
  * A filter on relative paths (with `/`) from ripgrep-style globs: a glob with a slash matches the path, one

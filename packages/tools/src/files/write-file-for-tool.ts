@@ -3,14 +3,14 @@ import { mkdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { ToolContext, ToolSessionState } from "@unforget/core";
 import { anchorFolder, writeFileAtomic } from "@unforget/files";
-import { displayPath, type FileAccessOptions, resolveToolPath } from "./file-access.ts";
+import { formatSize } from "../format-size.ts";
+import { displayPath, type FileAccessOptions, resolveToolPath } from "../paths/file-access.ts";
+import { checkWholeNumberOption, ToolCallError } from "../tool-errors.ts";
+import { requiredString } from "../tool-input.ts";
 import { decodeFile, encodeFile, type TextFormat } from "./file-format.ts";
-import { formatSize } from "./format-size.ts";
 import { openRegularFile } from "./open-regular-file.ts";
 import { checkUnchangedSinceRead } from "./read-before-write.ts";
 import { hashBytes, recordFileRead } from "./read-state.ts";
-import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
-import { requiredString } from "./tool-input.ts";
 
 export interface WriteToolOptions extends FileAccessOptions {
   /** Largest existing file Write or Edit replaces (default 16 MiB): they hold the whole file in memory. */

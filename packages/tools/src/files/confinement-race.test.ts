@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { confinePath, writeFileAtomic } from "@unforget/files";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, type ToolHarness } from "../__fixtures__/tool-harness.ts";
 import { createReadTool } from "./read-tool.ts";
 import { createWriteTool } from "./write-tool.ts";
 

@@ -1,15 +1,15 @@
 import { stat } from "node:fs/promises";
 import type { Tool, ToolContext } from "@unforget/core";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, pathSubject, resolveToolPath } from "./file-access.ts";
-import { formatSize } from "./format-size.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { formatSize } from "../format-size.ts";
+import { displayPath, pathSubject, resolveToolPath } from "../paths/file-access.ts";
+import { checkWholeNumberOption, ToolCallError } from "../tool-errors.ts";
+import { optionalBoolean, optionalInteger, optionalString, requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { DEFAULT_MAX_SEARCH_FILES, newestFirstOrder, type SearchToolOptions } from "./glob-tool.ts";
 import { createGrepPool } from "./grep-runner.ts";
 import type { GrepFileResult } from "./grep-scan.ts";
 import { globFilter, typeFilter } from "./path-filter.ts";
-import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
-import { optionalBoolean, optionalInteger, optionalString, requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 import { walkFiles } from "./walk-files.ts";
 
 export interface GrepToolOptions extends SearchToolOptions {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, type ToolHarness } from "../__fixtures__/tool-harness.ts";
 import { forgetReadContents, readFilesOf } from "./read-state.ts";
 import { createReadTool } from "./read-tool.ts";
 

@@ -1,11 +1,11 @@
 import type { Tool, ToolContext } from "@unforget/core";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { filePathProperty, pathSubject } from "./file-access.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { formatSize } from "../format-size.ts";
+import { filePathProperty, pathSubject } from "../paths/file-access.ts";
+import { ToolCallError } from "../tool-errors.ts";
+import { optionalBoolean, requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { displayLines } from "./file-format.ts";
-import { formatSize } from "./format-size.ts";
-import { ToolCallError } from "./tool-errors.ts";
-import { optionalBoolean, requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 import {
   changeSettings,
   changeTarget,

@@ -5,14 +5,14 @@ import { join, resolve } from "node:path";
 import type { Tool, ToolContext, ToolOutput } from "@unforget/core";
 import { canonicalPath, isPathInside } from "@unforget/files";
 import { groupExists, spawnShellCommand, terminateGroup } from "@unforget/process";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { formatSize } from "../format-size.ts";
+import { displayPath, writableRoots } from "../paths/file-access.ts";
+import { checkWholeNumberOption, ToolCallError, ToolsConfigurationError } from "../tool-errors.ts";
+import { optionalBoolean, optionalInteger, optionalString, requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { readCommandOutput } from "./command-output.ts";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, writableRoots } from "./file-access.ts";
-import { formatSize } from "./format-size.ts";
 import { credentialVariables, withoutVariables } from "./shell-environment.ts";
-import { checkWholeNumberOption, ToolCallError, ToolsConfigurationError } from "./tool-errors.ts";
-import { optionalBoolean, optionalInteger, optionalString, requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 
 /** A command the Bash tool starts in the background: a `local_bash` task spec of `@unforget/tasks`. */
 export interface BashBackgroundCommand {

@@ -2,8 +2,8 @@ import * as nodeFs from "node:fs";
 import { availableParallelism } from "node:os";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
+import { ToolCallError } from "../tool-errors.ts";
 import { type GrepScanJob, type GrepScanResult, scanFiles } from "./grep-scan.ts";
-import { ToolCallError } from "./tool-errors.ts";
 
 const BATCH_FILES = 256;
 /** Idle workers are ended after this long without a search (they hold 10–20 MB each). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness } from "../__fixtures__/tool-harness.ts";
 import { todosOf } from "./todo-state.ts";
 import { createTodoWriteTool } from "./todo-write-tool.ts";
 

@@ -1,5 +1,5 @@
 import { RE2JS } from "re2js";
-import { ToolCallError } from "./tool-errors.ts";
+import { ToolCallError } from "../tool-errors.ts";
 
 /**
  * Name patterns (Glob's and Grep's globs, `.gitignore` lines) are translated to RE2's syntax and run by

@@ -1,6 +1,6 @@
 import type { ToolSessionState } from "@unforget/core";
+import { ToolCallError } from "../tool-errors.ts";
 import { fileReadEntry, hashBytes } from "./read-state.ts";
-import { ToolCallError } from "./tool-errors.ts";
 
 /**
  * Throws unless the model read the file at `path` in this session and it has not changed on disk since: the

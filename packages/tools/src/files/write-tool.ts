@@ -1,9 +1,9 @@
 import type { Tool, ToolContext } from "@unforget/core";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { filePathProperty, pathSubject } from "./file-access.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { filePathProperty, pathSubject } from "../paths/file-access.ts";
+import { requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { withLineEnding } from "./file-format.ts";
-import { requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 import {
   changeSettings,
   changeTarget,

@@ -1,5 +1,5 @@
 import { open, rm } from "node:fs/promises";
-import { formatSize } from "./format-size.ts";
+import { formatSize } from "../format-size.ts";
 
 /** Colour, cursor and charset sequences (CSI, OSC, designations), which start with ESC. */
 const ANSI_SEQUENCES = new RegExp(

@@ -1,8 +1,8 @@
 import type { Tool } from "@unforget/core";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { ToolCallError } from "../tool-errors.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { setTodos, type TodoItem } from "./todo-state.ts";
-import { ToolCallError } from "./tool-errors.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 
 const STATUSES: readonly TodoItem["status"][] = ["pending", "in_progress", "completed"];
 

@@ -1,7 +1,7 @@
 import { mkdir, symlink, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, git, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, git, type ToolHarness } from "../__fixtures__/tool-harness.ts";
 import { createGlobTool } from "./glob-tool.ts";
 import { createGrepTool } from "./grep-tool.ts";
 

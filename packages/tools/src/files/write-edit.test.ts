@@ -2,11 +2,11 @@ import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, type ToolHarness } from "../__fixtures__/tool-harness.ts";
+import { allowDirectories } from "../paths/session-directories.ts";
 import { createEditTool } from "./edit-tool.ts";
 import { readFilesOf } from "./read-state.ts";
 import { createReadTool } from "./read-tool.ts";
-import { allowDirectories } from "./session-directories.ts";
 import { createWriteTool } from "./write-tool.ts";
 
 describe("Write and Edit", () => {

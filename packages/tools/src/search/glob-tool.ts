@@ -1,12 +1,12 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import type { Tool, ToolContext } from "@unforget/core";
-import { defineBuiltinTool } from "./define-builtin-tool.ts";
-import { displayPath, type FileAccessOptions, pathSubject, resolveToolPath } from "./file-access.ts";
+import { defineBuiltinTool } from "../define-builtin-tool.ts";
+import { displayPath, type FileAccessOptions, pathSubject, resolveToolPath } from "../paths/file-access.ts";
+import { checkWholeNumberOption, ToolCallError } from "../tool-errors.ts";
+import { optionalString, requiredString } from "../tool-input.ts";
+import { BUILTIN_TOOL_NAMES } from "../tool-names.ts";
 import { compileGlob, splitGlobBase } from "./glob-pattern.ts";
-import { checkWholeNumberOption, ToolCallError } from "./tool-errors.ts";
-import { optionalString, requiredString } from "./tool-input.ts";
-import { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
 import { walkFiles } from "./walk-files.ts";
 
 /** Options of Glob and Grep. */

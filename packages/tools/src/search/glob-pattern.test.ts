@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import picomatch from "picomatch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createToolHarness, git, type ToolHarness } from "./__fixtures__/tool-harness.ts";
+import { createToolHarness, git, type ToolHarness } from "../__fixtures__/tool-harness.ts";
 import { compileGitignore, compileGlob, splitGlobBase } from "./glob-pattern.ts";
 
 const PATHS = [
