@@ -162,108 +162,152 @@ async function searchOnThisThread(job: GrepScanJob): Promise<GrepScanResult> {
   return scanFiles(job, MAIN_THREAD_IO);
 }
 
+/** The pool's workers between searches, and whether this process can start any. */
+interface PoolState {
+  threads: number;
+  idle: SearchWorker[];
+  idleTimer: NodeJS.Timeout | undefined;
+  workersUnavailable: boolean;
+}
+
+/** Puts a worker back to wait for the next search; idle workers are ended after `IDLE_MS`. */
+function releaseWorker(pool: PoolState, worker: SearchWorker): void {
+  worker.hold(false);
+  pool.idle.push(worker);
+  clearTimeout(pool.idleTimer);
+  pool.idleTimer = setTimeout(() => {
+    for (const each of pool.idle.splice(0)) each.end();
+  }, IDLE_MS);
+  pool.idleTimer.unref();
+}
+
+/** An idle or a new worker, or undefined where no worker can start (the batches then run on this thread). */
+function acquireWorker(pool: PoolState): SearchWorker | undefined {
+  if (pool.workersUnavailable) return undefined;
+  const worker = pool.idle.pop() ?? startWorker();
+  if (worker === undefined) pool.workersUnavailable = true;
+  worker?.hold(true);
+  return worker;
+}
+
+/** One search in progress: its batches, the next one to take, and what the finished ones found. */
+interface SearchState {
+  job: Omit<GrepScanJob, "files" | "maxLinesPerFile">;
+  files: readonly string[];
+  maxLines: number;
+  run: GrepRun;
+  outcomes: GrepScanResult[];
+  batchCount: number;
+  next: number;
+  lines: number;
+  /** Resolves when the search is stopped (timeout or abort). */
+  stopped: Promise<"timeout" | "aborted">;
+}
+
+/** The batch at `index`, told how many more lines the search still collects. */
+function batchAt(search: SearchState, index: number): GrepScanJob {
+  return {
+    ...search.job,
+    files: search.files.slice(index * BATCH_FILES, (index + 1) * BATCH_FILES),
+    maxLinesPerFile: Math.max(0, search.maxLines - search.lines),
+  };
+}
+
+/** Takes batches in order until none is left or the search stops; each lane has its own worker. */
+async function searchLane(pool: PoolState, search: SearchState): Promise<void> {
+  let worker = acquireWorker(pool);
+  let busy = false;
+  try {
+    while (search.run.stopped === undefined && search.next < search.batchCount) {
+      const index = search.next++;
+      const batch = batchAt(search, index);
+      busy = true;
+      let outcome: GrepScanResult | "timeout" | "aborted";
+      try {
+        outcome = await Promise.race([
+          worker === undefined ? searchOnThisThread(batch) : worker.batch(batch),
+          search.stopped,
+        ]);
+      } catch (error) {
+        // A worker that cannot run a batch (no threads here, a bundler that broke its source): this
+        // thread takes over.
+        if (worker === undefined) throw error;
+        worker.end();
+        worker = undefined;
+        pool.workersUnavailable = true;
+        outcome = await Promise.race([searchOnThisThread(batch), search.stopped]);
+      }
+      if (outcome === "timeout" || outcome === "aborted") return;
+      busy = false;
+      search.outcomes[index] = outcome;
+      for (const result of outcome.results) search.lines += result.lines.length;
+    }
+  } finally {
+    if (worker !== undefined) {
+      if (busy) worker.end();
+      else releaseWorker(pool, worker);
+    }
+  }
+}
+
+/** Adds the finished batches' outcomes to the run, in the order of the files. */
+function collectOutcomes(run: GrepRun, outcomes: readonly (GrepScanResult | undefined)[]): GrepRun {
+  for (const outcome of outcomes) {
+    if (outcome === undefined) continue;
+    run.results.push(...outcome.results);
+    run.skippedBinary += outcome.skippedBinary;
+    run.skippedLarge += outcome.skippedLarge;
+    run.unreadable += outcome.unreadable;
+  }
+  return run;
+}
+
+/** Searches `files` in batches on the pool's lanes until done, the timeout or the abort. */
+async function runSearch(
+  pool: PoolState,
+  job: SearchState["job"],
+  files: readonly string[],
+  options: GrepRunOptions,
+): Promise<GrepRun> {
+  const run: GrepRun = { results: [], skippedBinary: 0, skippedLarge: 0, unreadable: 0 };
+  if (files.length === 0) return run;
+  let stop: (reason: "timeout" | "aborted") => void = () => undefined;
+  const stopped = new Promise<"timeout" | "aborted">((resolve) => {
+    stop = (reason) => {
+      run.stopped ??= reason;
+      resolve(reason);
+    };
+  });
+  const search: SearchState = {
+    job,
+    files,
+    maxLines: options.maxLines,
+    run,
+    outcomes: [],
+    batchCount: Math.ceil(files.length / BATCH_FILES),
+    next: 0,
+    lines: 0,
+    stopped,
+  };
+  const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
+  const onAbort = () => stop("aborted");
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  if (options.signal.aborted) stop("aborted");
+  try {
+    const lanes = Math.min(pool.threads, search.batchCount);
+    await Promise.all(Array.from({ length: lanes }, () => searchLane(pool, search)));
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+  }
+  return collectOutcomes(run, search.outcomes);
+}
+
 /**
  * A pool of up to `threads` search workers (default: the machine's parallelism, at most 4), started on
  * first use and kept between searches: a worker stuck in a runaway expression is ended, never reused.
  */
 export function createGrepPool(threads = Math.min(4, availableParallelism())): GrepPool {
-  const idle: SearchWorker[] = [];
-  let idleTimer: NodeJS.Timeout | undefined;
-  let workersUnavailable = false;
-
-  function release(worker: SearchWorker): void {
-    worker.hold(false);
-    idle.push(worker);
-    clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => {
-      for (const each of idle.splice(0)) each.end();
-    }, IDLE_MS);
-    idleTimer.unref();
-  }
-
-  function acquire(): SearchWorker | undefined {
-    if (workersUnavailable) return undefined;
-    const worker = idle.pop() ?? startWorker();
-    if (worker === undefined) workersUnavailable = true;
-    worker?.hold(true);
-    return worker;
-  }
-
-  return {
-    async run(job, files, options) {
-      const run: GrepRun = { results: [], skippedBinary: 0, skippedLarge: 0, unreadable: 0 };
-      if (files.length === 0) return run;
-      const outcomes: GrepScanResult[] = [];
-      const batchCount = Math.ceil(files.length / BATCH_FILES);
-      let next = 0;
-      let lines = 0;
-      let stop: (reason: "timeout" | "aborted") => void = () => undefined;
-      const stopped = new Promise<"timeout" | "aborted">((resolve) => {
-        stop = (reason) => {
-          run.stopped ??= reason;
-          resolve(reason);
-        };
-      });
-      const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
-      const onAbort = () => stop("aborted");
-      options.signal.addEventListener("abort", onAbort, { once: true });
-      if (options.signal.aborted) stop("aborted");
-
-      /** Takes batches in order until none is left or the search stops; each lane has its own worker. */
-      async function lane(): Promise<void> {
-        let worker = acquire();
-        let busy = false;
-        try {
-          while (run.stopped === undefined && next < batchCount) {
-            const index = next++;
-            const batch: GrepScanJob = {
-              ...job,
-              files: files.slice(index * BATCH_FILES, (index + 1) * BATCH_FILES),
-              maxLinesPerFile: Math.max(0, options.maxLines - lines),
-            };
-            busy = true;
-            let outcome: GrepScanResult | "timeout" | "aborted";
-            try {
-              outcome = await Promise.race([
-                worker === undefined ? searchOnThisThread(batch) : worker.batch(batch),
-                stopped,
-              ]);
-            } catch (error) {
-              // A worker that cannot run a batch (no threads here, a bundler that broke its source): this
-              // thread takes over.
-              if (worker === undefined) throw error;
-              worker.end();
-              worker = undefined;
-              workersUnavailable = true;
-              outcome = await Promise.race([searchOnThisThread(batch), stopped]);
-            }
-            if (outcome === "timeout" || outcome === "aborted") return;
-            busy = false;
-            outcomes[index] = outcome;
-            for (const result of outcome.results) lines += result.lines.length;
-          }
-        } finally {
-          if (worker !== undefined) {
-            if (busy) worker.end();
-            else release(worker);
-          }
-        }
-      }
-
-      try {
-        await Promise.all(Array.from({ length: Math.min(threads, batchCount) }, lane));
-      } finally {
-        clearTimeout(timer);
-        options.signal.removeEventListener("abort", onAbort);
-      }
-      for (const outcome of outcomes) {
-        if (outcome === undefined) continue;
-        run.results.push(...outcome.results);
-        run.skippedBinary += outcome.skippedBinary;
-        run.skippedLarge += outcome.skippedLarge;
-        run.unreadable += outcome.unreadable;
-      }
-      return run;
-    },
-  };
+  const pool: PoolState = { threads, idle: [], idleTimer: undefined, workersUnavailable: false };
+  return { run: (job, files, options) => runSearch(pool, job, files, options) };
 }
