@@ -196,6 +196,132 @@ interface Part {
   segmentEnd: boolean;
 }
 
+/** One translation of `pattern[from, to)`: what every step reads. */
+interface Translation {
+  pattern: string;
+  from: number;
+  to: number;
+  part: Part;
+  syntax: Syntax;
+  budget: { members: number };
+}
+
+/** A translated piece of the pattern and the index just past it. */
+interface Step {
+  source: string;
+  next: number;
+}
+
+function atSegmentStart(t: Translation, index: number): boolean {
+  return index === t.from ? t.part.segmentStart : t.pattern[index - 1] === "/";
+}
+
+function atSegmentEnd(t: Translation, index: number): boolean {
+  return index === t.to ? t.part.segmentEnd : t.pattern[index] === "/";
+}
+
+/** The group `pattern[open] … pattern[close]` as alternatives split at `separator`, then `quantifier`. */
+function translateGroup(
+  t: Translation,
+  open: number,
+  close: number,
+  separator: string,
+  quantifier: string,
+): Step {
+  const alternatives = splitTopLevel(t.pattern, open + 1, close, separator).map(([start, stop]) =>
+    translate(
+      t.pattern,
+      start,
+      stop,
+      { segmentStart: atSegmentStart(t, open), segmentEnd: atSegmentEnd(t, close + 1) },
+      t.syntax,
+      t.budget,
+    ),
+  );
+  return { source: `(?:${alternatives.join("|")})${quantifier}`, next: close + 1 };
+}
+
+/** An extglob `@(…)`, `?(…)`, `*(…)` or `+(…)` at `index`, or undefined when the group is not closed. */
+function translateExtglob(t: Translation, index: number, character: string): Step | undefined {
+  const close = closingIndex(t.pattern, index + 1, t.to);
+  if (close === -1) return undefined;
+  if (character === "!") {
+    throw unsupported(
+      t.pattern,
+      `a negated group "!(…)" is not supported; match what you want positively (Grep's glob also takes "!pattern" to leave files out).`,
+    );
+  }
+  return translateGroup(t, index + 1, close, "|", character === "@" ? "" : character);
+}
+
+/** A run of `*` at `index`: `**` as a whole segment crosses folders, anything else stays within one. */
+function translateStars(t: Translation, index: number): Step {
+  let stars = index;
+  while (t.pattern[stars] === "*" && stars < t.to) stars++;
+  if (stars - index >= 2 && atSegmentStart(t, index)) {
+    if (atSegmentEnd(t, stars)) {
+      // `**/`: any number of folders, none included.
+      return stars < t.to ? { source: "(?:.*/)?", next: stars + 1 } : { source: ".*", next: stars };
+    }
+    if (t.syntax.globstarPrefix) return { source: "(?:.*/)?[^/]*", next: stars };
+  }
+  return { source: "[^/]*", next: stars };
+}
+
+/** A `/` at `index`, with a trailing `/**` after it. */
+function translateSlash(t: Translation, index: number): Step {
+  let stars = index + 1;
+  while (t.pattern[stars] === "*" && stars < t.to) stars++;
+  if (stars - index - 1 >= 2 && stars === t.to && t.part.segmentEnd) {
+    // A trailing `/**`: everything inside the folder (and, for picomatch, the folder itself).
+    return { source: t.syntax.trailingGlobstarMatchesFolder ? "(?:/.*)?" : "/.+", next: stars };
+  }
+  return { source: "/", next: index + 1 };
+}
+
+/** Braces at `index`: alternatives `{a,b}` or a range `{1..3}`, or undefined when they are neither. */
+function translateBraces(t: Translation, index: number): Step | undefined {
+  const close = closingIndex(t.pattern, index, t.to);
+  if (close === -1) return undefined;
+  if (splitTopLevel(t.pattern, index + 1, close, ",").length > 1)
+    return translateGroup(t, index, close, ",", "");
+  const members = rangeMembers(t.pattern.slice(index + 1, close), t.budget, t.pattern);
+  if (members === undefined) return undefined;
+  return {
+    source: `(?:${members.map((member) => [...member].map(literal).join("")).join("|")})`,
+    next: close + 1,
+  };
+}
+
+/** The special piece at `index`, or undefined when the character there stands for itself. */
+function translateSpecial(t: Translation, index: number): Step | undefined {
+  const { pattern, syntax } = t;
+  const character = pattern[index] ?? "";
+  if (character === "\\") {
+    return { source: index + 1 < t.to ? literal(pattern[index + 1] ?? "") : "\\\\", next: index + 2 };
+  }
+  if (syntax.extglobs && "@?*+!".includes(character) && pattern[index + 1] === "(") {
+    const step = translateExtglob(t, index, character);
+    if (step !== undefined) return step;
+  }
+  if (character === "*") return translateStars(t, index);
+  if (character === "/") return translateSlash(t, index);
+  if (character === "?") return { source: "[^/]", next: index + 1 };
+  if (character === "[") {
+    const translated = bracket(pattern, index, t.to);
+    if (translated !== undefined) return translated;
+  }
+  if (syntax.braces && character === "{") {
+    const step = translateBraces(t, index);
+    if (step !== undefined) return step;
+  }
+  if (syntax.extglobs && character === "(") {
+    const close = closingIndex(pattern, index, t.to);
+    if (close !== -1) return translateGroup(t, index, close, "|", "");
+  }
+  return undefined;
+}
+
 /** `pattern[from, to)` in RE2's syntax. */
 function translate(
   pattern: string,
@@ -205,120 +331,17 @@ function translate(
   syntax: Syntax,
   budget: { members: number },
 ): string {
+  const t: Translation = { pattern, from, to, part, syntax, budget };
   let source = "";
-  const atSegmentStart = (index: number) => (index === from ? part.segmentStart : pattern[index - 1] === "/");
-  const atSegmentEnd = (index: number) => (index === to ? part.segmentEnd : pattern[index] === "/");
-  const group = (open: number, close: number, separator: string, quantifier: string) => {
-    const alternatives = splitTopLevel(pattern, open + 1, close, separator).map(([start, stop]) =>
-      translate(
-        pattern,
-        start,
-        stop,
-        { segmentStart: atSegmentStart(open), segmentEnd: atSegmentEnd(close + 1) },
-        syntax,
-        budget,
-      ),
-    );
-    return `(?:${alternatives.join("|")})${quantifier}`;
-  };
   let index = from;
   while (index < to) {
+    const step = translateSpecial(t, index);
+    if (step !== undefined) {
+      source += step.source;
+      index = step.next;
+      continue;
+    }
     const character = pattern[index] ?? "";
-    const next = pattern[index + 1];
-    if (character === "\\") {
-      source += index + 1 < to ? literal(pattern[index + 1] ?? "") : "\\\\";
-      index += 2;
-      continue;
-    }
-    if (syntax.extglobs && "@?*+!".includes(character) && next === "(") {
-      const close = closingIndex(pattern, index + 1, to);
-      if (close !== -1) {
-        if (character === "!") {
-          throw unsupported(
-            pattern,
-            `a negated group "!(…)" is not supported; match what you want positively (Grep's glob also takes "!pattern" to leave files out).`,
-          );
-        }
-        source += group(index + 1, close, "|", character === "@" ? "" : character);
-        index = close + 1;
-        continue;
-      }
-    }
-    if (character === "*") {
-      let stars = index;
-      while (pattern[stars] === "*" && stars < to) stars++;
-      if (stars - index >= 2 && atSegmentStart(index)) {
-        if (atSegmentEnd(stars)) {
-          if (stars < to) {
-            // `**/`: any number of folders, none included.
-            source += "(?:.*/)?";
-            index = stars + 1;
-          } else {
-            source += ".*";
-            index = stars;
-          }
-          continue;
-        }
-        if (syntax.globstarPrefix) {
-          source += "(?:.*/)?[^/]*";
-          index = stars;
-          continue;
-        }
-      }
-      source += "[^/]*";
-      index = stars;
-      continue;
-    }
-    if (character === "/") {
-      let stars = index + 1;
-      while (pattern[stars] === "*" && stars < to) stars++;
-      if (stars - index - 1 >= 2 && stars === to && part.segmentEnd) {
-        // A trailing `/**`: everything inside the folder (and, for picomatch, the folder itself).
-        source += syntax.trailingGlobstarMatchesFolder ? "(?:/.*)?" : "/.+";
-        index = stars;
-        continue;
-      }
-      source += "/";
-      index++;
-      continue;
-    }
-    if (character === "?") {
-      source += "[^/]";
-      index++;
-      continue;
-    }
-    if (character === "[") {
-      const translated = bracket(pattern, index, to);
-      if (translated !== undefined) {
-        source += translated.source;
-        index = translated.next;
-        continue;
-      }
-    }
-    if (syntax.braces && character === "{") {
-      const close = closingIndex(pattern, index, to);
-      if (close !== -1) {
-        if (splitTopLevel(pattern, index + 1, close, ",").length > 1) {
-          source += group(index, close, ",", "");
-          index = close + 1;
-          continue;
-        }
-        const members = rangeMembers(pattern.slice(index + 1, close), budget, pattern);
-        if (members !== undefined) {
-          source += `(?:${members.map((member) => [...member].map(literal).join("")).join("|")})`;
-          index = close + 1;
-          continue;
-        }
-      }
-    }
-    if (syntax.extglobs && character === "(") {
-      const close = closingIndex(pattern, index, to);
-      if (close !== -1) {
-        source += group(index, close, "|", "");
-        index = close + 1;
-        continue;
-      }
-    }
     const code = character.codePointAt(0) ?? 0;
     const whole = code > 0xffff ? pattern.slice(index, index + 2) : character;
     source += literal(whole);

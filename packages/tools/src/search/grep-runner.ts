@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import { ToolCallError } from "../tool-errors.ts";
-import { type GrepScanJob, type GrepScanResult, scanFiles } from "./grep-scan.ts";
+import { type GrepScanJob, type GrepScanResult, SCAN_HELPERS, scanFiles } from "./grep-scan.ts";
 
 const BATCH_FILES = 256;
 /** Idle workers are ended after this long without a search (they hold 10–20 MB each). */
@@ -51,12 +51,13 @@ function readBounded(
 
 const MAIN_THREAD_IO = { read: (path: string, maxBytes: number) => readBounded(nodeFs, path, maxBytes) };
 
-/** The workers' program: `scanFiles` and `readBounded` sent as text, fed batches of files. */
+/** The workers' program: `scanFiles`, its helpers and `readBounded` sent as text, fed batches of files. */
 const WORKER_SOURCE = `"use strict";
 const { parentPort } = require("node:worker_threads");
 const fs = require("node:fs");
 // A transform that keeps function names (esbuild's keepNames) may have put calls to this helper in the source.
 var __name = (target) => target;
+${SCAN_HELPERS.map((helper) => helper.toString()).join("\n")}
 const scanFiles = (${scanFiles.toString()});
 const readBounded = (${readBounded.toString()});
 const io = { read: (path, maxBytes) => readBounded(fs, path, maxBytes) };
