@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createRecordingBus } from "./__fixtures__/recording-bus.ts";
-import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
-import type { HookError } from "./hook-error.ts";
-import type { PreCompactEvent } from "./hook-events.ts";
+import { createRecordingBus } from "../__fixtures__/recording-bus.ts";
+import { getTaskHooks } from "../__fixtures__/task-hooks.ts";
+import type { HookError } from "../hook-error.ts";
+import type { PreCompactEvent } from "../hook-events.ts";
 import { applyPlugins, type HookPlugin } from "./hook-plugin.ts";
 import { createSessionHooks } from "./session-hooks.ts";
 

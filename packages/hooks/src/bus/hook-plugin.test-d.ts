@@ -1,19 +1,19 @@
 import type { Attachment } from "@unforget/core";
 import { describe, expectTypeOf, it } from "vitest";
-import { getTaskHooks, type TaskSettledEvent } from "./__fixtures__/task-hooks.ts";
-import { createGateHook, type GateDecision } from "./gate-hook.ts";
+import { getTaskHooks, type TaskSettledEvent } from "../__fixtures__/task-hooks.ts";
 import type {
   PreCompactEvent,
   PreCompactResult,
   PreToolUseDecision,
   PreToolUseEvent,
   SessionEventBase,
-} from "./hook-events.ts";
+} from "../hook-events.ts";
+import { createGateHook, type GateDecision } from "../kinds/gate-hook.ts";
+import type { PreToolUseHook } from "../kinds/pre-tool-use-hook.ts";
+import { createTransformHook } from "../kinds/transform-hook.ts";
 import { defineHookGroup } from "./hook-group.ts";
 import type { HookPlugin, PluginHooks } from "./hook-plugin.ts";
-import type { PreToolUseHook } from "./pre-tool-use-hook.ts";
 import { createSessionHooks, type SessionHooks } from "./session-hooks.ts";
-import { createTransformHook } from "./transform-hook.ts";
 
 describe("plugin types", () => {
   it("a plugin sees only tap methods: it cannot fire, intercept or read taps", () => {

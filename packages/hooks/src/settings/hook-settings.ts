@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { describeError } from "../describe-error.ts";
+import { HookSettingsError } from "../hook-error.ts";
+import { CLAUDE_CODE_ONLY_EVENT_NAMES, HOOK_EVENT_NAMES } from "../hook-event-names.ts";
+import { isRecord } from "../is-record.ts";
 import { closestName } from "./closest-name.ts";
-import { describeError } from "./describe-error.ts";
-import { HookSettingsError } from "./hook-error.ts";
-import { CLAUDE_CODE_ONLY_EVENT_NAMES, HOOK_EVENT_NAMES } from "./hook-event-names.ts";
-import { isRecord } from "./is-record.ts";
 
 /** One hook command, as written in a settings file. */
 export interface CommandHookDefinition {

@@ -1,7 +1,7 @@
 import type { HookResultEntry } from "@unforget/transcript";
+import { describeError } from "../describe-error.ts";
+import { isRecord } from "../is-record.ts";
 import { launchFailure } from "./command-launch-failure.ts";
-import { describeError } from "./describe-error.ts";
-import { isRecord } from "./is-record.ts";
 import type { HookCommandRun } from "./run-hook-command.ts";
 
 /** What one command run means for the event. */

@@ -1,10 +1,10 @@
 import type { HookResultEntry } from "@unforget/transcript";
+import { describeError } from "../describe-error.ts";
+import { HookError } from "../hook-error.ts";
+import { createHookResultEntry } from "../hook-result-entry.ts";
+import type { BusSinks } from "../kinds/tap-guard.ts";
 import type { CommandVerdict } from "./command-verdict.ts";
-import { describeError } from "./describe-error.ts";
-import { HookError } from "./hook-error.ts";
-import { createHookResultEntry } from "./hook-result-entry.ts";
 import type { HookCommandRun } from "./run-hook-command.ts";
-import type { BusSinks } from "./tap-guard.ts";
 
 /** One finished command run, as the reporter receives it. */
 export interface CommandRunReport {

@@ -1,8 +1,8 @@
+import { describeError } from "../describe-error.ts";
+import { HookError } from "../hook-error.ts";
+import { HOOK_EVENT_NAMES } from "../hook-event-names.ts";
+import { declarationOf } from "../kinds/hook-declaration.ts";
 import { addDeclaredHooks, type BusState, type DeclaredHookEntry, resolveBus } from "./bus-registry.ts";
-import { describeError } from "./describe-error.ts";
-import { declarationOf } from "./hook-declaration.ts";
-import { HookError } from "./hook-error.ts";
-import { HOOK_EVENT_NAMES } from "./hook-event-names.ts";
 import { type PluginHooks, type TapOnly, tapOnlyView } from "./hook-plugin.ts";
 import type { SessionHooks } from "./session-hooks.ts";
 

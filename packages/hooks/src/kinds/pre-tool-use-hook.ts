@@ -1,6 +1,6 @@
+import type { PreToolUseDecision, PreToolUseEvent } from "../hook-events.ts";
+import { isRecord } from "../is-record.ts";
 import { acceptGateDecision, failClosed, type GateHook, type GateRun, seriesGate } from "./gate-hook.ts";
-import type { PreToolUseDecision, PreToolUseEvent } from "./hook-events.ts";
-import { isRecord } from "./is-record.ts";
 import type { HookBinding, TapPolicy } from "./tap-guard.ts";
 import { UnusableTapResult } from "./tap-guard.ts";
 

@@ -1,9 +1,8 @@
 import type { Attachment } from "@unforget/core";
 import type { HookResultEntry } from "@unforget/transcript";
 import type { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
-import { registerBus } from "./bus-registry.ts";
-import type { HookError } from "./hook-error.ts";
-import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
+import type { HookError } from "../hook-error.ts";
+import { HOOK_EVENT_NAMES, type HookName } from "../hook-event-names.ts";
 import type {
   PostCompactEvent,
   PostSamplingEvent,
@@ -13,12 +12,18 @@ import type {
   SessionEndEvent,
   SessionStartEvent,
   UserPromptSubmitEvent,
-} from "./hook-events.ts";
-import { observerHook } from "./observer-hook.ts";
-import { createPreCompactHook } from "./pre-compact-hook.ts";
-import { createPreToolUseHook, type PreToolUseHook } from "./pre-tool-use-hook.ts";
-import { emitHookWarning, type GuardSpec, type HookBinding, type TapGuardContext } from "./tap-guard.ts";
-import { type TransformWording, transformHook } from "./transform-hook.ts";
+} from "../hook-events.ts";
+import { observerHook } from "../kinds/observer-hook.ts";
+import { createPreCompactHook } from "../kinds/pre-compact-hook.ts";
+import { createPreToolUseHook, type PreToolUseHook } from "../kinds/pre-tool-use-hook.ts";
+import {
+  emitHookWarning,
+  type GuardSpec,
+  type HookBinding,
+  type TapGuardContext,
+} from "../kinds/tap-guard.ts";
+import { type TransformWording, transformHook } from "../kinds/transform-hook.ts";
+import { registerBus } from "./bus-registry.ts";
 
 /**
  * The per-session hook bus. Fire with `await hooks.name.promise(...)`; plugins tap through `applyPlugins`.

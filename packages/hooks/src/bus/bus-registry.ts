@@ -1,5 +1,5 @@
-import type { HookDeclaration } from "./hook-declaration.ts";
-import type { TapGuardContext } from "./tap-guard.ts";
+import type { HookDeclaration } from "../kinds/hook-declaration.ts";
+import type { TapGuardContext } from "../kinds/tap-guard.ts";
 
 /** A hook a group declared on a bus, with what the hooks package knows about it. */
 export interface DeclaredHookEntry {

@@ -1,11 +1,11 @@
 import { AsyncSeriesBailHook } from "tapable";
+import { isRecord } from "../is-record.ts";
 import {
   type DeclaredHookOptions,
   declaredHook,
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
-import { isRecord } from "./is-record.ts";
 import {
   type GuardSpec,
   installTapGuard,

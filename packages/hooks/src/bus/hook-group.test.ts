@@ -1,15 +1,15 @@
 import { AsyncParallelHook } from "tapable";
 import { describe, expect, it } from "vitest";
-import { createRecordingBus } from "./__fixtures__/recording-bus.ts";
-import { getTaskHooks, type TaskSettledEvent } from "./__fixtures__/task-hooks.ts";
-import { createGateHook } from "./gate-hook.ts";
-import { HookError } from "./hook-error.ts";
-import type { SessionEventBase } from "./hook-events.ts";
+import { createRecordingBus } from "../__fixtures__/recording-bus.ts";
+import { getTaskHooks, type TaskSettledEvent } from "../__fixtures__/task-hooks.ts";
+import { HookError } from "../hook-error.ts";
+import type { SessionEventBase } from "../hook-events.ts";
+import { createGateHook } from "../kinds/gate-hook.ts";
+import { createObserverHook } from "../kinds/observer-hook.ts";
+import { createTransformHook } from "../kinds/transform-hook.ts";
 import { defineHookGroup } from "./hook-group.ts";
 import { applyPlugins, type HookPlugin } from "./hook-plugin.ts";
-import { createObserverHook } from "./observer-hook.ts";
 import { createSessionHooks } from "./session-hooks.ts";
-import { createTransformHook } from "./transform-hook.ts";
 
 const settled: TaskSettledEvent = { sessionId: "session-1", taskId: "task-1", status: "completed" };
 

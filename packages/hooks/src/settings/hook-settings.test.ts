@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
+import { getTaskHooks } from "../__fixtures__/task-hooks.ts";
 import { loadHookSettings, parseHookSettings } from "./hook-settings.ts";
 
 const group = (command: string) => [{ hooks: [{ type: "command", command }] }];

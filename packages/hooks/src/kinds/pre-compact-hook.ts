@@ -1,6 +1,6 @@
 import { AsyncSeriesWaterfallHook } from "tapable";
-import type { HookVeto, PreCompactEvent, PreCompactResult } from "./hook-events.ts";
-import { isRecord } from "./is-record.ts";
+import type { HookVeto, PreCompactEvent, PreCompactResult } from "../hook-events.ts";
+import { isRecord } from "../is-record.ts";
 import {
   type HookBinding,
   installTapGuard,

@@ -1,7 +1,7 @@
+import { describeError } from "../describe-error.ts";
+import { HookError } from "../hook-error.ts";
+import { HOOK_EVENT_NAMES, type HookName } from "../hook-event-names.ts";
 import { registerPluginView } from "./bus-registry.ts";
-import { describeError } from "./describe-error.ts";
-import { HookError } from "./hook-error.ts";
-import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
 import type { SessionHooks } from "./session-hooks.ts";
 
 type TapMethodName = "tap" | "tapAsync" | "tapPromise";

@@ -3,16 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HookResultEntry } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getTaskHooks } from "./__fixtures__/task-hooks.ts";
+import { getTaskHooks } from "../__fixtures__/task-hooks.ts";
+import { defineHookGroup } from "../bus/hook-group.ts";
+import { applyPlugins } from "../bus/hook-plugin.ts";
+import { createSessionHooks } from "../bus/session-hooks.ts";
+import type { HookError } from "../hook-error.ts";
+import { PROMPT_BLOCK_ATTACHMENT_KIND, type PreCompactEvent, type SessionEventBase } from "../hook-events.ts";
+import { createGateHook } from "../kinds/gate-hook.ts";
+import { createTransformHook } from "../kinds/transform-hook.ts";
+import type { HookCommandSettings } from "../settings/hook-settings.ts";
 import { createCommandHooksPlugin } from "./command-hooks-plugin.ts";
-import { createGateHook } from "./gate-hook.ts";
-import type { HookError } from "./hook-error.ts";
-import { PROMPT_BLOCK_ATTACHMENT_KIND, type PreCompactEvent, type SessionEventBase } from "./hook-events.ts";
-import { defineHookGroup } from "./hook-group.ts";
-import { applyPlugins } from "./hook-plugin.ts";
-import type { HookCommandSettings } from "./hook-settings.ts";
-import { createSessionHooks } from "./session-hooks.ts";
-import { createTransformHook } from "./transform-hook.ts";
 
 let projectDir: string;
 
@@ -481,7 +481,7 @@ describe("command hooks on other events", () => {
 
 describe("settings files", () => {
   it("loads user and project files, ours and Claude Code's, merged in order", async () => {
-    const { loadHookSettings } = await import("./hook-settings.ts");
+    const { loadHookSettings } = await import("../settings/hook-settings.ts");
     const home = join(projectDir, "home");
     const project = join(projectDir, "project");
     const write = async (path: string, value: unknown) => {

@@ -1,7 +1,19 @@
 import type { Attachment } from "@unforget/core";
 import type { HookResultEntry } from "@unforget/transcript";
 import type { AsyncParallelHook, AsyncSeriesWaterfallHook } from "tapable";
-import { type DeclaredHookEntry, onDeclaredHooks } from "./bus-registry.ts";
+import { type DeclaredHookEntry, onDeclaredHooks } from "../bus/bus-registry.ts";
+import type { HookPlugin, PluginHooks, TapOnly } from "../bus/hook-plugin.ts";
+import { HOOK_EVENT_NAMES, type HookName } from "../hook-event-names.ts";
+import {
+  PROMPT_BLOCK_ATTACHMENT_KIND,
+  type PreCompactResult,
+  type PreToolUseDecision,
+  type SessionEventBase,
+} from "../hook-events.ts";
+import type { GateDecision } from "../kinds/gate-hook.ts";
+import type { CommandContext } from "../kinds/hook-declaration.ts";
+import { type BusSinks, markSelfRecording } from "../kinds/tap-guard.ts";
+import type { HookCommandSettings } from "../settings/hook-settings.ts";
 import { commandEnvironment } from "./command-environment.ts";
 import {
   type CommandPayload,
@@ -17,19 +29,7 @@ import {
 } from "./command-payloads.ts";
 import { createCommandReporter } from "./command-reporter.ts";
 import type { CommandVerdict } from "./command-verdict.ts";
-import type { GateDecision } from "./gate-hook.ts";
-import type { CommandContext } from "./hook-declaration.ts";
-import { HOOK_EVENT_NAMES, type HookName } from "./hook-event-names.ts";
-import {
-  PROMPT_BLOCK_ATTACHMENT_KIND,
-  type PreCompactResult,
-  type PreToolUseDecision,
-  type SessionEventBase,
-} from "./hook-events.ts";
-import type { HookPlugin, PluginHooks, TapOnly } from "./hook-plugin.ts";
-import type { HookCommandSettings } from "./hook-settings.ts";
 import { type CommandEvent, createEventCommandRunner } from "./run-event-commands.ts";
-import { type BusSinks, markSelfRecording } from "./tap-guard.ts";
 
 export interface CommandHooksPluginOptions {
   /** Event name → matcher groups, usually `(await loadHookSettings(...)).hooks`. */

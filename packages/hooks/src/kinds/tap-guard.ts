@@ -1,7 +1,7 @@
 import type { HookResultEntry } from "@unforget/transcript";
-import { describeError } from "./describe-error.ts";
-import { HookError } from "./hook-error.ts";
-import { createHookResultEntry } from "./hook-result-entry.ts";
+import { describeError } from "../describe-error.ts";
+import { HookError } from "../hook-error.ts";
+import { createHookResultEntry } from "../hook-result-entry.ts";
 
 /** Where a bus reports plugin failures and records hook results; shared by the bus's own and declared hooks. */
 export interface TapGuardContext {

@@ -1,5 +1,5 @@
+import type { CommandHookDefinition, HookCommandSettings } from "../settings/hook-settings.ts";
 import { matchesEveryValue, matchesHookMatcher } from "./hook-matcher.ts";
-import type { CommandHookDefinition, HookCommandSettings } from "./hook-settings.ts";
 
 /**
  * The commands configured for an event whose group matcher matches one of `values` (every group when

@@ -1,8 +1,8 @@
+import type { SessionEventBase } from "../hook-events.ts";
+import type { HookCommandSettings } from "../settings/hook-settings.ts";
 import type { CommandPayload } from "./command-payloads.ts";
 import type { CommandRunReport } from "./command-reporter.ts";
 import { type CommandVerdict, readCommandRun } from "./command-verdict.ts";
-import type { SessionEventBase } from "./hook-events.ts";
-import type { HookCommandSettings } from "./hook-settings.ts";
 import { matchingCommands } from "./matching-commands.ts";
 import { runHookCommand } from "./run-hook-command.ts";
 

@@ -8,8 +8,8 @@ import type {
   SessionEndEvent,
   SessionStartEvent,
   UserPromptSubmitEvent,
-} from "./hook-events.ts";
-import { isRecord } from "./is-record.ts";
+} from "../hook-events.ts";
+import { isRecord } from "../is-record.ts";
 
 /** What command hooks get from one event: what their matchers are tested against, and their stdin fields. */
 export interface CommandPayload {
