@@ -6,14 +6,8 @@ import {
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
-import {
-  type GuardSpec,
-  installTapGuard,
-  type Rejected,
-  type Settled,
-  type TapPolicy,
-  UnusableTapResult,
-} from "./tap-guard.ts";
+import { type GuardSpec, guardedHook } from "./tap-guard.ts";
+import { type Rejected, type Settled, type TapPolicy, tapFailed, UnusableTapResult } from "./tap-policy.ts";
 
 /** What a gate tap decides, and what a gate resolves to: `undefined` is "no opinion". */
 export type GateDecision = { behavior: "allow" } | { behavior: "deny"; reason: string; by?: string };
@@ -70,11 +64,7 @@ export function failClosed(
   failure: { handler: string; message: string; denyReason: string; consequence: string },
 ): Rejected {
   run.denied = { reason: failure.denyReason, by: failure.handler };
-  return {
-    value: true,
-    note: { outcome: "error", reason: failure.message },
-    consequence: failure.consequence,
-  };
+  return tapFailed(true, failure.message, failure.consequence);
 }
 
 function gatePolicy(name: string): TapPolicy {
@@ -108,8 +98,11 @@ export function seriesGate<Args extends unknown[], Decision, Run extends GateRun
   startRun: (args: Args) => Run,
   decide: (run: Run) => Decision | undefined,
 ): GateHook<Args, Decision> {
-  const series = new AsyncSeriesBailHook<[Run], true | undefined>(["run"], spec.hook);
-  installTapGuard(series, spec, policy);
+  const series = guardedHook(
+    new AsyncSeriesBailHook<[Run], true | undefined>(["run"], spec.hook),
+    spec,
+    policy,
+  );
   // The plugin's function is typed for the caller's arguments; the guard turns it into one that takes the run.
   const asTaps = series as unknown as GateTaps<Args, Decision>;
   return Object.freeze({

@@ -5,16 +5,13 @@ import {
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
-import { type GuardSpec, installTapGuard, type TapPolicy } from "./tap-guard.ts";
+import { type GuardSpec, guardedHook } from "./tap-guard.ts";
+import { type TapPolicy, tapFailed } from "./tap-policy.ts";
 
 /** Observers contribute nothing; a failing one is recorded and reported, and the others still run. */
 const observerPolicy: TapPolicy = {
   accept: () => ({ value: undefined }),
-  reject: (message) => ({
-    value: undefined,
-    note: { outcome: "error", reason: message },
-    consequence: "the other observers still ran and the session goes on",
-  }),
+  reject: (message) => tapFailed(undefined, message, "the other observers still ran and the session goes on"),
 };
 
 /** An `AsyncParallelHook` whose taps are guarded as observers, reporting through `spec`. */
@@ -22,9 +19,7 @@ export function observerHook<Args extends unknown[]>(
   argNames: HookArgumentNames<Args>,
   spec: GuardSpec,
 ): AsyncParallelHook<Args> {
-  const hook = new AsyncParallelHook<Args>(argNames as never, spec.hook);
-  installTapGuard(hook, spec, observerPolicy);
-  return hook;
+  return guardedHook(new AsyncParallelHook<Args>(argNames as never, spec.hook), spec, observerPolicy);
 }
 
 /**

@@ -1,14 +1,8 @@
 import { AsyncSeriesWaterfallHook } from "tapable";
 import type { HookVeto, PreCompactEvent, PreCompactResult } from "../hook-events.ts";
 import { isRecord } from "../is-record.ts";
-import {
-  type HookBinding,
-  installTapGuard,
-  type Settled,
-  type TapNote,
-  type TapPolicy,
-  UnusableTapResult,
-} from "./tap-guard.ts";
+import { guardedHook, type HookBinding } from "./tap-guard.ts";
+import { type Settled, type TapNote, type TapPolicy, tapFailed, UnusableTapResult } from "./tap-policy.ts";
 
 /**
  * A value the guard hands on in a `preCompact` waterfall. It carries the user's own instructions in a private
@@ -129,14 +123,14 @@ const preCompactPolicy: TapPolicy = {
   },
   // Blocking a compaction is the dangerous direction (the context then grows until the emergency path), so a
   // failing tap only loses its own contribution: only an explicit veto vetoes.
-  reject: (message, args) => ({
-    value: undefined,
-    note: { outcome: "error", reason: message },
-    consequence:
+  reject: (message, args) =>
+    tapFailed(
+      undefined,
+      message,
       (args[1] as PreCompactEvent).trigger === "reactive"
         ? "its instructions were left out and the reactive compaction goes on"
         : "its instructions were left out and the compaction goes on (only an explicit veto stops a compaction)",
-  }),
+    ),
 };
 
 /**
@@ -146,10 +140,9 @@ const preCompactPolicy: TapPolicy = {
 export function createPreCompactHook(
   binding: HookBinding,
 ): AsyncSeriesWaterfallHook<[PreCompactResult, PreCompactEvent]> {
-  const hook = new AsyncSeriesWaterfallHook<[PreCompactResult, PreCompactEvent]>(
-    ["result", "event"],
-    "preCompact",
+  return guardedHook(
+    new AsyncSeriesWaterfallHook<[PreCompactResult, PreCompactEvent]>(["result", "event"], "preCompact"),
+    { hook: "preCompact", event: "PreCompact", binding },
+    preCompactPolicy,
   );
-  installTapGuard(hook, { hook: "preCompact", event: "PreCompact", binding }, preCompactPolicy);
-  return hook;
 }

@@ -1,8 +1,8 @@
 import type { PreToolUseDecision, PreToolUseEvent } from "../hook-events.ts";
 import { isRecord } from "../is-record.ts";
 import { acceptGateDecision, failClosed, type GateHook, type GateRun, seriesGate } from "./gate-hook.ts";
-import type { HookBinding, TapPolicy } from "./tap-guard.ts";
-import { UnusableTapResult } from "./tap-guard.ts";
+import type { HookBinding } from "./tap-guard.ts";
+import { type TapPolicy, UnusableTapResult } from "./tap-policy.ts";
 
 /**
  * The `preToolUse` gate. Taps are registered and ordered as on any tapable hook (`stage`, `before`), but a

@@ -2,6 +2,8 @@ import type { HookResultEntry } from "@unforget/transcript";
 import { describeError } from "../describe-error.ts";
 import { HookError } from "../hook-error.ts";
 import { createHookResultEntry } from "../hook-result-entry.ts";
+import type { Rejected, Settled, TapPolicy } from "./tap-policy.ts";
+import { UnusableTapResult } from "./tap-policy.ts";
 
 /** Where a bus reports plugin failures and records hook results; shared by the bus's own and declared hooks. */
 export interface TapGuardContext {
@@ -30,44 +32,6 @@ export interface BusSinks {
   /** Reports through the bus's `onHookError`; never throws. */
   reportError(error: HookError): void;
 }
-
-/** What the guard records about one tap. */
-export interface TapNote {
-  outcome: HookResultEntry["outcome"];
-  output?: string;
-  reason?: string;
-}
-
-/** What a policy made of one tap's result. */
-export interface Settled {
-  /** What the tap hands to tapable (undefined: pass the previous value on / no decision). */
-  value: unknown;
-  /** What to record about it, if anything. */
-  note?: TapNote;
-  /** A rule the tap broke without throwing (reported; the policy already repaired its result). */
-  problem?: string;
-}
-
-/** What a policy made of a failed tap: the value to go on with, and what that means, for the report. */
-export interface Rejected extends Settled {
-  /** Completes "Plugin X threw in hook; …": what happened because of the failure ("the call was denied"). */
-  consequence: string;
-}
-
-/** How one kind of hook treats a tap's result and a tap's failure. */
-export interface TapPolicy {
-  /** Skips the tap entirely (a vetoed compaction does not ask later plugins for instructions). */
-  skip?(args: readonly unknown[]): boolean;
-  /** The arguments the plugin's function receives, when they differ from what tapable passes the guard. */
-  pluginArgs?(args: readonly unknown[]): readonly unknown[];
-  /** Turns the tap's result into the value for tapable; throws `UnusableTapResult` for a wrong shape. */
-  accept(result: unknown, args: readonly unknown[], handler: string): Settled;
-  /** Decides what a failed tap means: pass through (observers, transforms) or refuse (gates). */
-  reject(message: string, args: readonly unknown[], handler: string): Rejected;
-}
-
-/** Thrown by a policy's `accept` when a tap returned something of the wrong shape; never leaves the guard. */
-export class UnusableTapResult extends Error {}
 
 /** One hook as its guard sees it. */
 export interface GuardSpec {
@@ -213,11 +177,16 @@ function createTapGuard(spec: GuardSpec, policy: TapPolicy): (tap: RegisteredTap
   };
 }
 
-/** Installs the guard on a tapable hook: its register interceptor sees every tap before it is stored. */
-export function installTapGuard(
-  hook: { intercept(interceptor: { register?: (tap: RegisteredTap) => RegisteredTap }): void },
-  spec: GuardSpec,
-  policy: TapPolicy,
-): void {
+/** A tapable hook as the guard needs it: one that takes a register interceptor. */
+interface InterceptableHook {
+  intercept(interceptor: { register?: (tap: RegisteredTap) => RegisteredTap }): void;
+}
+
+/**
+ * Installs the guard on a tapable hook (its register interceptor sees every tap before it is stored) and
+ * returns the hook: every kind of hook is a tapable hook built this way, guarded by its kind's policy.
+ */
+export function guardedHook<H extends InterceptableHook>(hook: H, spec: GuardSpec, policy: TapPolicy): H {
   hook.intercept({ register: createTapGuard(spec, policy) });
+  return hook;
 }

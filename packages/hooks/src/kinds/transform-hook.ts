@@ -7,15 +7,8 @@ import {
   type EventOf,
   type HookArgumentNames,
 } from "./hook-declaration.ts";
-import {
-  type GuardSpec,
-  installTapGuard,
-  type Rejected,
-  type Settled,
-  type TapNote,
-  type TapPolicy,
-  UnusableTapResult,
-} from "./tap-guard.ts";
+import { type GuardSpec, guardedHook } from "./tap-guard.ts";
+import { type Settled, type TapNote, type TapPolicy, tapFailed, UnusableTapResult } from "./tap-policy.ts";
 
 export interface TransformHookOptions<Value, Event> extends DeclaredHookOptions<Event> {
   /**
@@ -48,12 +41,6 @@ const defaultWording: TransformWording = {
 function sameItem(left: unknown, right: unknown): boolean {
   return left === right || isDeepStrictEqual(left, right);
 }
-
-const passOnUnchanged = (message: string): Rejected => ({
-  value: undefined,
-  note: { outcome: "error", reason: message },
-  consequence: "what it received was passed on unchanged",
-});
 
 /** A tap may add items after the ones it received; removing or replacing them is undone and reported. */
 function appendOnlyArray(result: unknown, received: readonly unknown[], wording: TransformWording): Settled {
@@ -95,7 +82,7 @@ function transformPolicy<Value>(
       if (Array.isArray(received)) return appendOnlyArray(result, received, wording);
       return { value: result };
     },
-    reject: passOnUnchanged,
+    reject: (message) => tapFailed(undefined, message, "what it received was passed on unchanged"),
   };
 }
 
@@ -106,9 +93,11 @@ export function transformHook<Args extends [unknown, ...unknown[]]>(
   merge?: (received: Args[0], returned: Args[0]) => Args[0],
   wording: TransformWording = defaultWording,
 ): AsyncSeriesWaterfallHook<Args> {
-  const hook = new AsyncSeriesWaterfallHook<Args>(argNames as never, spec.hook);
-  installTapGuard(hook, spec, transformPolicy(merge, wording));
-  return hook;
+  return guardedHook(
+    new AsyncSeriesWaterfallHook<Args>(argNames as never, spec.hook),
+    spec,
+    transformPolicy(merge, wording),
+  );
 }
 
 /**
