@@ -3,7 +3,7 @@
 // patterns against one name of `a`s (picomatch's time grows as a power of the name's length; it is measured on
 // short names and on the 250-character one only where it ends within a minute).
 import picomatch from "picomatch";
-import { compileGlob } from "../src/glob-pattern.ts";
+import { compileGlob } from "../src/search/glob-pattern.ts";
 
 const PATHS = Array.from(
   { length: 100_000 },

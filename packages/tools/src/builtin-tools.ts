@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@unforget/core";
-import { type BashToolOptions, createBashTool } from "./bash-tool.ts";
-import { createEditTool } from "./edit-tool.ts";
-import type { FileAccessOptions } from "./file-access.ts";
-import { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
-import { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
-import { createReadTool, type ReadToolOptions } from "./read-tool.ts";
-import { createTodoWriteTool } from "./todo-write-tool.ts";
-import { createWriteTool, type WriteToolOptions } from "./write-tool.ts";
+import { type BashToolOptions, createBashTool } from "./bash/bash-tool.ts";
+import { createEditTool } from "./files/edit-tool.ts";
+import { createReadTool, type ReadToolOptions } from "./files/read-tool.ts";
+import { createWriteTool, type WriteToolOptions } from "./files/write-tool.ts";
+import type { FileAccessOptions } from "./paths/file-access.ts";
+import { createGlobTool, type SearchToolOptions } from "./search/glob-tool.ts";
+import { createGrepTool, type GrepToolOptions } from "./search/grep-tool.ts";
+import { createTodoWriteTool } from "./todo/todo-write-tool.ts";
 
 type Own<T> = Omit<T, keyof FileAccessOptions>;
 

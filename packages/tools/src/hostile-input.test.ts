@@ -6,8 +6,8 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type * as HostileCalls from "./__fixtures__/hostile-calls.ts";
 import type { HostileToolName } from "./__fixtures__/hostile-calls.ts";
 import { createToolHarness, type ToolHarness } from "./__fixtures__/tool-harness.ts";
-import { createBashTool } from "./bash-tool.ts";
-import { createGlobTool } from "./glob-tool.ts";
+import { createBashTool } from "./bash/bash-tool.ts";
+import { createGlobTool } from "./search/glob-tool.ts";
 
 // Inputs a model (or a repository it works in) controls: a pattern, a path, a size. Each call runs in a worker
 // behind a hang guard: the synchronous work a hostile input sets off (a pattern matched against long names, a

@@ -5,25 +5,25 @@ export {
   type BashBackgroundTasks,
   type BashToolOptions,
   createBashTool,
-} from "./bash-tool.ts";
+} from "./bash/bash-tool.ts";
+export { CREDENTIAL_VARIABLES } from "./bash/shell-environment.ts";
 export { type BuiltinToolsOptions, createBuiltinTools } from "./builtin-tools.ts";
-export { createEditTool, type EditToolOptions } from "./edit-tool.ts";
-export type { FileAccessOptions } from "./file-access.ts";
-export { compileGitignore, type GitignoreRules } from "./glob-pattern.ts";
-export { createGlobTool, type SearchToolOptions } from "./glob-tool.ts";
-export { createGrepTool, type GrepToolOptions } from "./grep-tool.ts";
+export { createEditTool, type EditToolOptions } from "./files/edit-tool.ts";
 export {
   type FileReadRecord,
   forgetReadContents,
   readFilesOf,
   readStateChanges,
   restoreReadState,
-} from "./read-state.ts";
-export { createReadTool, type ReadToolOptions } from "./read-tool.ts";
-export { allowDirectories } from "./session-directories.ts";
-export { CREDENTIAL_VARIABLES } from "./shell-environment.ts";
-export { type TodoItem, todosOf } from "./todo-state.ts";
-export { createTodoWriteTool } from "./todo-write-tool.ts";
+} from "./files/read-state.ts";
+export { createReadTool, type ReadToolOptions } from "./files/read-tool.ts";
+export { createWriteTool, type WriteToolOptions } from "./files/write-tool.ts";
+export type { FileAccessOptions } from "./paths/file-access.ts";
+export { allowDirectories } from "./paths/session-directories.ts";
+export { compileGitignore, type GitignoreRules } from "./search/glob-pattern.ts";
+export { createGlobTool, type SearchToolOptions } from "./search/glob-tool.ts";
+export { createGrepTool, type GrepToolOptions } from "./search/grep-tool.ts";
+export { type TodoItem, todosOf } from "./todo/todo-state.ts";
+export { createTodoWriteTool } from "./todo/todo-write-tool.ts";
 export { ToolsConfigurationError } from "./tool-errors.ts";
 export { BUILTIN_TOOL_NAMES } from "./tool-names.ts";
-export { createWriteTool, type WriteToolOptions } from "./write-tool.ts";

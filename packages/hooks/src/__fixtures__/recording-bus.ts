@@ -1,6 +1,6 @@
 import type { HookResultEntry } from "@unforget/transcript";
+import { createSessionHooks } from "../bus/session-hooks.ts";
 import type { HookError } from "../hook-error.ts";
-import { createSessionHooks } from "../session-hooks.ts";
 
 /** A bus whose reported failures and recorded entries a test can read (tests only). */
 export function createRecordingBus() {

@@ -1,6 +1,6 @@
+import { defineHookGroup } from "../bus/hook-group.ts";
 import type { SessionEventBase } from "../hook-events.ts";
-import { defineHookGroup } from "../hook-group.ts";
-import { createObserverHook } from "../observer-hook.ts";
+import { createObserverHook } from "../kinds/observer-hook.ts";
 
 /** A group declared the way the tasks package declares its own (tests only). */
 export interface TaskSettledEvent extends SessionEventBase {

@@ -2,12 +2,12 @@
 // (`@unforget/testing/guard`): the synchronous work a hostile pattern or size sets off (matching a glob against
 // long names, scanning a large file) holds the worker's thread, never the test's, so a hang fails the test.
 import type { Tool } from "@unforget/core";
-import { createEditTool } from "../edit-tool.ts";
-import { createGlobTool } from "../glob-tool.ts";
-import { createGrepTool } from "../grep-tool.ts";
-import { createReadTool } from "../read-tool.ts";
-import { createTodoWriteTool } from "../todo-write-tool.ts";
-import { createWriteTool } from "../write-tool.ts";
+import { createEditTool } from "../files/edit-tool.ts";
+import { createReadTool } from "../files/read-tool.ts";
+import { createWriteTool } from "../files/write-tool.ts";
+import { createGlobTool } from "../search/glob-tool.ts";
+import { createGrepTool } from "../search/grep-tool.ts";
+import { createTodoWriteTool } from "../todo/todo-write-tool.ts";
 import { createToolHarness, type ToolHarness } from "./tool-harness.ts";
 
 const TOOLS = {
