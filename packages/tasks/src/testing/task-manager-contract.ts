@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { UnforgetError } from "@unforget/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { TaskManager } from "../manager/task-manager.ts";
 import type { TaskNotification } from "../task/task-notification.ts";
+import { fixturePerTest } from "./fixture-per-test.ts";
 
 /** One scenario's managers: the agent's, and a second one (another process or machine) on the same backend. */
 export interface TaskManagerFixture {
@@ -58,16 +59,10 @@ async function readAll(manager: TaskManager, id: string, maxBytes?: number): Pro
  */
 export function describeTaskManagerContract(options: TaskManagerContractOptions): void {
   describe(`task manager contract: ${options.name}`, () => {
-    let fixture: TaskManagerFixture;
-    beforeEach(async () => {
-      fixture = await options.setup();
-    });
-    afterEach(async () => {
-      await fixture.teardown();
-    });
+    const fixture = fixturePerTest(() => options.setup());
 
     it("runs a command, notifies its end once, and any manager reads its output with exact offsets", async () => {
-      const { manager, peer } = fixture;
+      const { manager, peer } = fixture();
       const id = await manager.start({
         type: "local_bash",
         command: "printf 'héllo\\n'; printf 'wörld ✓\\n' >&2",
@@ -87,17 +82,17 @@ export function describeTaskManagerContract(options: TaskManagerContractOptions)
     });
 
     it("a failing command notifies failed with its exit code and the tail of its output", async () => {
-      const id = await fixture.manager.start({
+      const id = await fixture().manager.start({
         type: "local_bash",
         command: "echo 'cannot find module x' >&2; exit 3",
       });
-      const failed = await nextNotification(fixture.manager, (n) => n.taskId === id);
+      const failed = await nextNotification(fixture().manager, (n) => n.taskId === id);
       expect(failed).toMatchObject({ kind: "failed", reason: "exit", exitCode: 3 });
       expect(failed.kind === "failed" && failed.tail).toContain("cannot find module x");
     });
 
     it("a prompt is noticed, and answered through a command from another manager", async () => {
-      const { manager, peer } = fixture;
+      const { manager, peer } = fixture();
       const id = await manager.start({
         type: "local_bash",
         command: "printf 'Continue? [y/N] '; read answer; echo \"answer=$answer\"",
@@ -110,7 +105,7 @@ export function describeTaskManagerContract(options: TaskManagerContractOptions)
     });
 
     it("another manager stops a running task: it ends as killed, and nobody is notified", async () => {
-      const { manager, peer } = fixture;
+      const { manager, peer } = fixture();
       const id = await manager.start({ type: "local_bash", command: "echo started; sleep 60" });
       const until = Date.now() + 60_000;
       while ((await peer.get(id)).outputBytes === 0 && Date.now() < until) await sleep(25);
@@ -122,7 +117,7 @@ export function describeTaskManagerContract(options: TaskManagerContractOptions)
     });
 
     it("bad input gets typed errors, and nothing is started", async () => {
-      const { manager } = fixture;
+      const { manager } = fixture();
       const before = (await manager.list()).length;
       const errors = await Promise.all([
         manager.start({ type: "local_bash", command: "" }).catch((e: unknown) => e),
