@@ -54,6 +54,7 @@ import {
 import { SessionTranscript, transcriptPathOf } from "../transcript/session-transcript.ts";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
 import { systemPrompt, toolDefinitions, withLastMessageBreakpoint } from "./prompt-caching.ts";
+import { errorText } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
 
 /** The output limit of a model call when the options set none, at most (Claude Code's default cap). */
@@ -187,7 +188,7 @@ export class SessionRuntime {
         transcript.appendEntry(entry).catch((error: unknown) => {
           runtime?.emit({
             type: "hook-error",
-            message: `A hook result could not be written: ${describe(error)}`,
+            message: `A hook result could not be written: ${errorText(error)}`,
           });
         });
       },
@@ -217,7 +218,7 @@ export class SessionRuntime {
             getMessages: () => conversation,
             ...(typeof options.system === "string" ? { system: options.system } : {}),
             onError: (error) =>
-              runtime?.emit({ type: "hook-error", message: `Session notes: ${describe(error)}` }),
+              runtime?.emit({ type: "hook-error", message: `Session notes: ${errorText(error)}` }),
           })
         : memory?.sessionNotes || undefined;
     runtime = new SessionRuntime(options, init, {
@@ -486,8 +487,4 @@ export class SessionRuntime {
       ),
     );
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

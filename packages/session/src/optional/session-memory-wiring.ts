@@ -2,6 +2,7 @@ import type { Message } from "@unforget/core";
 import type { DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
 import type { TranscriptEntry } from "@unforget/transcript";
 import type { AgentSessionOptions } from "../loop/agent-session-options.ts";
+import { errorText } from "../loop/session-errors.ts";
 import type { SessionRuntime } from "../loop/session-runtime.ts";
 
 // Memory on a session's hook bus (`attachMemory` of `@unforget/memory`, loaded when the session has memory), and
@@ -35,7 +36,7 @@ export function attachSessionMemory(
     ...(memory.recall ? { recall: memory.recall } : {}),
     ...(memory.dream ? { dream: memory.dream as DreamJob } : {}),
     ...(runtime.notes ? { sessionMemory: runtime.notes as SessionMemory } : {}),
-    onError: (error) => runtime.emit({ type: "hook-error", message: `Memory: ${describe(error)}` }),
+    onError: (error) => runtime.emit({ type: "hook-error", message: `Memory: ${errorText(error)}` }),
   });
 }
 
@@ -58,8 +59,4 @@ export function extractedThrough(
     if (furthest === undefined || position.get(id)! > position.get(furthest)!) furthest = id;
   }
   return furthest;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
