@@ -1,20 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { CompactionPreview, ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
-import {
-  ConfigurationError,
-  type ContentBlock,
-  getMessageText,
-  InvalidMessageError,
-  type Message,
-  type Tool,
-} from "@unforget/core";
+import { ConfigurationError, type ContentBlock, type Message, type Tool } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
-import type { McpServerConfig } from "@unforget/mcp";
-import type { TaskManager } from "@unforget/tasks";
-import { type ContextBreakdown, contextBreakdown } from "../context/context-breakdown.ts";
-import { loadOptionalPackage } from "../optional/optional-packages.ts";
+import type { ContextBreakdown } from "../context/context-breakdown.ts";
 import type { SessionMcpServers } from "../optional/session-capabilities.ts";
+import { connectMcp, followUpTaskTools } from "../optional/session-peers.ts";
 import type { PermissionGate } from "../permissions/permission-gate.ts";
 import { sessionAuthorization } from "../permissions/session-permissions.ts";
 import {
@@ -27,14 +18,19 @@ import {
 import { sessionHistoryTools, withHistoryNote } from "../tools/history-tools.ts";
 import { readSessionEntries } from "../transcript/session-transcript.ts";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
-import { EventChannel } from "./event-channel.ts";
-import { runTurn, type TurnResult } from "./run-turn.ts";
-import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
+import type { TurnResult } from "./run-turn.ts";
+import {
+  clearSession,
+  closeSession,
+  compactSession,
+  type OpenRuntime,
+  type SessionState,
+  sendTurn,
+  sessionStatus,
+  setSessionModel,
+} from "./session-control.ts";
 import type { SessionEvent } from "./session-events.ts";
 import { SessionRuntime } from "./session-runtime.ts";
-
-/** Names the providers accept for tools (Anthropic's and Bedrock's rule). */
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /** One `send`: iterate it for events as they happen, or await `result()`. */
 export interface SessionTurn extends AsyncIterable<SessionEvent> {
@@ -123,19 +119,21 @@ async function openSession(
   link: ChildSessionLink | undefined,
 ): Promise<AgentSession> {
   checkOptions(given);
-  // The runtime of the current session id (a /clear replaces it); assigned once the first one is open.
-  let current: SessionRuntime;
-  const historyTools = sessionHistoryTools(given, link, () => current);
+  // Set once the first runtime is open; its `current` is the runtime of the current session id (a /clear
+  // replaces it).
+  let state: SessionState | undefined;
+  const current = () => state!.current;
+  const historyTools = sessionHistoryTools(given, link, current);
   const options = { ...given, system: withHistoryNote(given.system, historyTools.length > 0) };
   // Events that come before it (an MCP server connecting) have no turn to go to.
-  const emitter = () => (event: SessionEvent) => current?.emit(event);
+  const emitter = () => (event: SessionEvent) => state?.current.emit(event);
   const depth = link?.depth ?? 0;
   const agents = options.agents ?? {};
   const agentTool =
     Object.keys(agents).length > 0 && depth < (options.maxAgentDepth ?? 1)
       ? createAgentTool({
           agents,
-          run: (run) => runSubAgent(options, current, depth, directories, run),
+          run: (run) => runSubAgent(options, current(), depth, directories, run),
           ...(options.tasks ? { tasks: options.tasks } : {}),
         })
       : undefined;
@@ -152,7 +150,7 @@ async function openSession(
   // One authorization per session: "always allow" answers outlive a /clear and reach sub-agents.
   const authorization = sessionAuthorization(options, options.cwd ?? process.cwd(), emitter);
   const directories = link?.directories ?? (() => authorization.gate?.directories() ?? []);
-  const open = async (sessionId: string, source: "startup" | "resume" | "clear", model: string) => {
+  const open: OpenRuntime = async (sessionId, source, model) => {
     const resume = source === "resume" ? await readSessionEntries(options.sessionsDir, sessionId) : undefined;
     return SessionRuntime.open(options, {
       sessionId,
@@ -167,8 +165,9 @@ async function openSession(
     });
   };
 
+  let first: SessionRuntime;
   try {
-    current = await open(
+    first = await open(
       options.resume ?? options.sessionId ?? randomUUID(),
       options.resume ? "resume" : "startup",
       options.model,
@@ -179,7 +178,7 @@ async function openSession(
     throw error;
   }
   if (link) {
-    await current.manager.recordMetadata({
+    await first.manager.recordMetadata({
       data: {
         sidechain: true,
         parentSessionId: link.parentSessionId,
@@ -189,175 +188,49 @@ async function openSession(
       },
     });
   }
-  let running: { controller: AbortController; done: Promise<unknown> } | undefined;
-  let closed = false;
+  state = { current: first, running: undefined, closed: false, options, tools, authorization, mcp, open };
+  return sessionOf(state);
+}
 
-  const guard = (operation: string) => {
-    if (closed) throw new SessionClosedError(operation);
-    if (running) throw new SessionBusyError(operation);
-  };
-  /** Runs work that no turn may overlap (a compaction, a clear); `interrupt()` aborts it. */
-  const exclusive = async <T>(operation: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    guard(operation);
-    const controller = new AbortController();
-    const done = work(controller.signal);
-    running = { controller, done: done.catch(() => undefined) };
-    try {
-      return await done;
-    } finally {
-      running = undefined;
-    }
-  };
-
-  const session: AgentSession = {
+/** The `AgentSession` over an open session's state. */
+function sessionOf(state: SessionState): AgentSession {
+  return {
     get sessionId() {
-      return current.sessionId;
+      return state.current.sessionId;
     },
     get transcriptPath() {
-      return current.transcript.path;
+      return state.current.transcript.path;
     },
     get model() {
-      return current.model;
+      return state.current.model;
     },
     get messages() {
-      return current.conversation;
+      return state.current.conversation;
     },
     get hooks() {
-      return current.hooks;
+      return state.current.hooks;
     },
     get permissions() {
-      return authorization.gate;
+      return state.authorization.gate;
     },
     get tools() {
-      return tools();
+      return state.tools();
     },
     get mcpServers() {
-      return mcp?.servers;
+      return state.mcp?.servers;
     },
-
-    send(prompt, sendOptions = {}) {
-      guard("send()");
-      if (typeof prompt === "string" ? prompt.trim() === "" : prompt.length === 0) {
-        throw new InvalidMessageError(
-          "send() needs a prompt, and it was empty (providers refuse empty messages). Pass the user's words, or blocks with content.",
-        );
-      }
-      const controller = new AbortController();
-      const outer = sendOptions.signal;
-      const onAbort = () => controller.abort(outer?.reason);
-      if (outer?.aborted) controller.abort(outer.reason);
-      else outer?.addEventListener("abort", onAbort, { once: true });
-      const channel = new EventChannel<SessionEvent>(() => controller.abort());
-      const runtime = current;
-      runtime.emit = (event) => channel.push(event);
-      runtime.turnSpan = startTurnSpan(runtime);
-      runtime.emit({
-        type: "turn-start",
-        sessionId: runtime.sessionId,
-        prompt: typeof prompt === "string" ? prompt : getMessageText({ content: prompt }),
-      });
-      const cleanup = () => {
-        outer?.removeEventListener("abort", onAbort);
-        runtime.emit = () => {};
-        runtime.turnSpan = undefined;
-        running = undefined;
-      };
-      // The session is free again before the outcome is visible (result() or the end of the iteration).
-      const done = runTurn(runtime, prompt, {
-        signal: controller.signal,
-        ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
-      }).then(
-        (result) => {
-          endTurnSpan(runtime, { stopReason: result.stopReason, turns: result.turns, usage: result.usage });
-          cleanup();
-          channel.close();
-          return result;
-        },
-        (error: unknown) => {
-          endTurnSpan(runtime, { error, isError: true });
-          cleanup();
-          channel.fail(error);
-          throw error;
-        },
-      );
-      running = { controller, done: done.catch(() => undefined) };
-      // The outcome is read through result() or the iteration; an unread failure is not an unhandled rejection.
-      done.catch(() => {});
-      return {
-        [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
-        result: () => {
-          channel.discardUnread();
-          return done;
-        },
-      };
-    },
-
+    send: (prompt, sendOptions = {}) => sendTurn(state, prompt, sendOptions),
     interrupt() {
-      running?.controller.abort();
+      state.running?.controller.abort();
     },
-
-    compact(instructions, options = {}) {
-      return exclusive("compact()", async (signal) => {
-        const runtime = current;
-        await runtime.beginTurn();
-        const result = await runtime.manager.compact(runtime.conversation, {
-          ...runtime.prepareOptions(signal),
-          ...(instructions ? { instructions } : {}),
-          ...(options.preview ? { preview: true } : {}),
-        });
-        runtime.lastPrepared = result;
-        return {
-          tokensBefore: result.tokensBefore,
-          tokensAfter: result.tokens,
-          actions: result.actions,
-          declined: result.declined ?? [],
-          ...(result.preview ? { preview: result.preview } : {}),
-        };
-      });
-    },
-
-    status() {
-      const runtime = current;
-      return {
-        ...runtime.manager.status(),
-        sessionId: runtime.sessionId,
-        model: runtime.model,
-        providerId: runtime.options.provider.providerId,
-        transcriptPath: runtime.transcript.path,
-        busy: running !== undefined,
-        breakdown: contextBreakdown(runtime),
-      };
-    },
-
+    compact: (instructions, options = {}) => compactSession(state, instructions, options),
+    status: () => sessionStatus(state),
     setModel(model) {
-      guard("setModel()");
-      if (model.trim() === "") {
-        throw new ConfigurationError("setModel() needs a model id; it was empty.", { setting: "model" });
-      }
-      current.setModel(model);
+      setSessionModel(state, model);
     },
-
-    clear() {
-      return exclusive("clear()", async () => {
-        const previous = current;
-        await previous.close("clear");
-        current = await open(randomUUID(), "clear", previous.model);
-      });
-    },
-
-    async close(reason = "other") {
-      if (closed) return;
-      running?.controller.abort();
-      await running?.done;
-      closed = true;
-      try {
-        await current.close(reason);
-      } finally {
-        if (mcp?.owned) await mcp.servers.close();
-      }
-    },
+    clear: () => clearSession(state),
+    close: (reason = "other") => closeSession(state, reason),
   };
-  return session;
 }
 
 /** Runs one sub-agent in a child session beside the parent's transcript and returns its report. */
@@ -422,62 +295,13 @@ async function runSubAgent(
   }
 }
 
-/**
- * The tools that follow background tasks up (read output, answer a prompt, stop, list), for a session that has
- * a task manager: its notifications, the task status after a compaction and Bash's `run_in_background` result
- * tell the model to use them, so they are offered whenever tasks can run. Starting a task is Bash's
- * `run_in_background` (or the caller's own `task_start`); a tool of the same name the caller gave wins.
- * Sub-agents get them, like any tool, from the parent's list.
- */
-async function followUpTaskTools(
-  options: AgentSessionOptions,
-  link: ChildSessionLink | undefined,
-): Promise<Tool[]> {
-  if (!options.tasks || link) return [];
-  const { createTaskTools, TASK_TOOL_NAMES } = await loadOptionalPackage(
-    "@unforget/tasks",
-    "tasks",
-    () => import("@unforget/tasks"),
-  );
-  const given = new Set((options.tools ?? []).map((tool) => tool.name));
-  // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
-  return createTaskTools(options.tasks as TaskManager).filter(
-    (tool) => tool.name !== TASK_TOOL_NAMES.start && !given.has(tool.name),
-  );
-}
+/** Names the providers accept for tools (Anthropic's and Bedrock's rule). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * The session's MCP servers: connected here from their configs with `@unforget/mcp` (and closed with the
- * session), or the app's own, connected already.
+ * Refuses options no session can run with: a tool name the providers refuse, two tools of one name, a bad
+ * `maxTurns`, a resume under another id, an empty sessions folder.
  */
-async function connectMcp(
-  options: AgentSessionOptions,
-  emitter: () => (event: SessionEvent) => void,
-): Promise<{ servers: SessionMcpServers; owned: boolean } | undefined> {
-  const given = options.mcpServers;
-  if (given === undefined) return undefined;
-  if (isMcpServers(given)) return { servers: given, owned: false };
-  if (Object.keys(given).length === 0) return undefined;
-  const { connectMcpServers } = await loadOptionalPackage(
-    "@unforget/mcp",
-    "mcpServers",
-    () => import("@unforget/mcp"),
-  );
-  const servers: SessionMcpServers = connectMcpServers({
-    servers: given satisfies Record<string, McpServerConfig>,
-    cwd: options.cwd ?? process.cwd(),
-    onEvent: (event) => emitter()({ type: "mcp", event }),
-  });
-  return { servers, owned: true };
-}
-
-function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is SessionMcpServers {
-  return (
-    typeof (value as SessionMcpServers).tools === "function" &&
-    typeof (value as SessionMcpServers).ready === "function"
-  );
-}
-
 function checkOptions(options: AgentSessionOptions): void {
   const seen = new Set<string>();
   for (const tool of options.tools ?? []) {
@@ -517,29 +341,5 @@ function checkOptions(options: AgentSessionOptions): void {
     throw new ConfigurationError("sessionsDir is empty; give the folder where transcripts are kept.", {
       setting: "sessionsDir",
     });
-  }
-}
-
-function startTurnSpan(runtime: SessionRuntime) {
-  try {
-    return runtime.tracer.startSpan({
-      kind: "turn",
-      sessionId: runtime.sessionId,
-      model: runtime.model,
-      providerId: runtime.options.provider.providerId,
-    });
-  } catch {
-    return undefined;
-  }
-}
-
-function endTurnSpan(
-  runtime: SessionRuntime,
-  outcome: Parameters<NonNullable<SessionRuntime["turnSpan"]>["end"]>[0],
-) {
-  try {
-    runtime.turnSpan?.end(outcome);
-  } catch {
-    // A tracer that throws must not break the loop.
   }
 }

@@ -63,3 +63,8 @@ export class SessionPackageMissingError extends UnforgetError {
     this.option = option;
   }
 }
+
+/** An error's message, or what was thrown as text, for the messages that say what failed. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -10,12 +10,10 @@ import {
 } from "@unforget/compact";
 import {
   type Attachment,
-  contentBlocks,
   createMessage,
   getToolUses,
   type Message,
   type ModelRequest,
-  type RequestMessage,
   type TextBlock,
   type Tool,
   type ToolDefinition,
@@ -29,7 +27,6 @@ import {
   type SessionHooks,
   type SessionStartSource,
 } from "@unforget/hooks";
-import type { DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
 import type { TaskManager, TaskNotification } from "@unforget/tasks";
 import { type Calibrator, createCalibrator } from "@unforget/tokens";
 import {
@@ -43,6 +40,7 @@ import type { TranscriptEntry } from "@unforget/transcript";
 import { attachmentToMessage } from "../context/attachment-message.ts";
 import { loadOptionalPackage } from "../optional/optional-packages.ts";
 import type { SessionNotes } from "../optional/session-capabilities.ts";
+import { attachSessionMemory, extractedThrough } from "../optional/session-memory-wiring.ts";
 import type { SessionSpan, SessionTracer } from "../telemetry/session-tracer.ts";
 import { createGlobalOpenTelemetryTracer } from "../telemetry/telemetry.ts";
 import type { ToolCallAuthorizer } from "../tools/tool-authorization.ts";
@@ -55,6 +53,8 @@ import {
 } from "../tools/tool-runner.ts";
 import { SessionTranscript, transcriptPathOf } from "../transcript/session-transcript.ts";
 import type { AgentSessionOptions, ChildSessionLink } from "./agent-session-options.ts";
+import { systemPrompt, toolDefinitions, withLastMessageBreakpoint } from "./prompt-caching.ts";
+import { errorText } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
 
 /** The output limit of a model call when the options set none, at most (Claude Code's default cap). */
@@ -188,7 +188,7 @@ export class SessionRuntime {
         transcript.appendEntry(entry).catch((error: unknown) => {
           runtime?.emit({
             type: "hook-error",
-            message: `A hook result could not be written: ${describe(error)}`,
+            message: `A hook result could not be written: ${errorText(error)}`,
           });
         });
       },
@@ -218,7 +218,7 @@ export class SessionRuntime {
             getMessages: () => conversation,
             ...(typeof options.system === "string" ? { system: options.system } : {}),
             onError: (error) =>
-              runtime?.emit({ type: "hook-error", message: `Session notes: ${describe(error)}` }),
+              runtime?.emit({ type: "hook-error", message: `Session notes: ${errorText(error)}` }),
           })
         : memory?.sessionNotes || undefined;
     runtime = new SessionRuntime(options, init, {
@@ -229,7 +229,8 @@ export class SessionRuntime {
       ...(tasksPackage ? { taskAttachment: tasksPackage.createTaskNotificationAttachment } : {}),
     });
     if (memory && memoryPackage) {
-      runtime.#attachMemory(
+      runtime.memory = attachSessionMemory(
+        runtime,
         memoryPackage.attachMemory,
         memory,
         extractedThrough(init.resume ?? [], conversation),
@@ -469,33 +470,6 @@ export class SessionRuntime {
     }
   }
 
-  #attachMemory(
-    attachMemory: typeof import("@unforget/memory").attachMemory,
-    memory: NonNullable<AgentSessionOptions["memory"]>,
-    through: string | undefined,
-  ): void {
-    // The options' types are what the session itself needs; what it is given are @unforget/memory's objects.
-    this.memory = attachMemory(this.hooks, {
-      ...(through === undefined ? {} : { extractedThrough: through }),
-      // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
-      onExtracted: (id) =>
-        this.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } }),
-      // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
-      extractionInputTokens: () => Math.floor(this.manager.status().threshold / 2),
-      sessionId: this.sessionId,
-      store: memory.store as MemoryStore,
-      getMessages: () => this.conversation,
-      provider: this.options.provider,
-      model: memory.model ?? this.model,
-      ...(memory.consent ? { consent: memory.consent } : {}),
-      ...(memory.proposals ? { proposals: memory.proposals as ProposalQueue } : {}),
-      ...(memory.recall ? { recall: memory.recall } : {}),
-      ...(memory.dream ? { dream: memory.dream as DreamJob } : {}),
-      ...(this.notes ? { sessionMemory: this.notes as SessionMemory } : {}),
-      onError: (error) => this.emit({ type: "hook-error", message: `Memory: ${describe(error)}` }),
-    });
-  }
-
   async #answerDanglingToolUses(): Promise<void> {
     const last = this.conversation.at(-1);
     if (last?.role !== "assistant") return;
@@ -513,80 +487,4 @@ export class SessionRuntime {
       ),
     );
   }
-}
-
-/** The metadata key of the memory extraction's cursor (the id of the last message it read). */
-const EXTRACTED_THROUGH = "memoryExtractedThrough";
-
-/**
- * Where a resumed session's memory extraction stopped: the furthest message any cursor entry names (entries
- * re-appended after a compaction may repeat an older one).
- */
-function extractedThrough(
-  entries: readonly TranscriptEntry[],
-  conversation: readonly Message[],
-): string | undefined {
-  const position = new Map(conversation.map((message, index) => [message.id, index]));
-  let furthest: string | undefined;
-  for (const entry of entries) {
-    const id = entry.type === "metadata" ? entry.data?.[EXTRACTED_THROUGH] : undefined;
-    if (typeof id !== "string" || !position.has(id)) continue;
-    if (furthest === undefined || position.get(id)! > position.get(furthest)!) furthest = id;
-  }
-  return furthest;
-}
-
-/** Every tool's definition for the request; with caching, the last one carries the tools' cache breakpoint. */
-function toolDefinitions(tools: readonly Tool[], caching: boolean): ToolDefinition[] {
-  return tools.map((tool, index) => {
-    const definition: ToolDefinition = {
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    };
-    if (caching && index === tools.length - 1) definition.cache_control = { type: "ephemeral" };
-    return definition;
-  });
-}
-
-/** The system prompt as sent; with caching, its last block carries a cache breakpoint. */
-function systemPrompt(
-  system: AgentSessionOptions["system"],
-  caching: boolean,
-): string | TextBlock[] | undefined {
-  if (system === undefined || !caching) return system;
-  const blocks: TextBlock[] = typeof system === "string" ? [{ type: "text", text: system }] : [...system];
-  const last = blocks.at(-1);
-  if (!last || last.text === "") return system;
-  blocks[blocks.length - 1] = { ...last, cache_control: { type: "ephemeral" } };
-  return blocks;
-}
-
-/**
- * The moving breakpoint: the last block of the last message is marked, so the next call reads everything
- * before it from the cache. The manager's messages are never modified (it reuses them).
- */
-function withLastMessageBreakpoint(messages: RequestMessage[]): RequestMessage[] {
-  const last = messages.at(-1);
-  const content = last === undefined ? [] : contentBlocks(last.content);
-  const block = content.at(-1);
-  if (
-    !last ||
-    !block ||
-    block.type === "thinking" ||
-    block.type === "redacted_thinking" ||
-    block.type === "unknown"
-  ) {
-    return messages;
-  }
-  const marked = [...messages];
-  marked[marked.length - 1] = {
-    ...last,
-    content: [...content.slice(0, -1), { ...block, cache_control: { type: "ephemeral" } }],
-  };
-  return marked;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

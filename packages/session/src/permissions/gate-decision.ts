@@ -6,7 +6,7 @@ import { isInsideDirectories } from "./permission-path.ts";
 import type { PermissionRule } from "./permission-rule.ts";
 import type { PermissionDecision, PermissionDecisionReason, PermissionResponse } from "./permission-types.ts";
 import { allowing, type Caught, catching, firstUnallowed } from "./rule-matching.ts";
-import { clip } from "./shell/shell-analyzer.ts";
+import { clip } from "./shell/shell-words.ts";
 import { suggestionsFor } from "./suggestions.ts";
 
 // The gate's decision about one call, in Claude Code's order: a deny rule refuses; plan mode refuses what is not

@@ -1,6 +1,7 @@
 import type { PermissionBehavior } from "./permission-rule.ts";
-import { programName, type ShellCommand } from "./shell/shell-analyzer.ts";
-import { knowsWhatItRuns } from "./shell/wrappers.ts";
+import type { ShellCommand } from "./shell/shell-analyzer.ts";
+import { programName } from "./shell/shell-words.ts";
+import { knowsWhatItRuns } from "./shell/wrapper-table.ts";
 
 /** `yes` and `no` are known before the command runs; `maybe` is not (a word only known then). */
 export type CommandMatch = "yes" | "no" | "maybe";

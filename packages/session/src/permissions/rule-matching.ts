@@ -3,7 +3,8 @@ import type { GateState } from "./gate-state.ts";
 import { type CommandPattern, commandMatches, readCommandPattern } from "./permission-command.ts";
 import { isInsideDirectories, pathMatches } from "./permission-path.ts";
 import type { PermissionBehavior, PermissionRule } from "./permission-rule.ts";
-import { clip, type ShellAnalyzer, type ShellCommand } from "./shell/shell-analyzer.ts";
+import type { ShellAnalyzer, ShellCommand } from "./shell/shell-analyzer.ts";
+import { clip } from "./shell/shell-words.ts";
 
 // Which rules catch a call (deny and ask rules: any part of it; allow rules: all of it), as Claude Code reads
 // them: by tool name, then by the specifier, a command pattern, a path pattern or a `domain:` for URLs.

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { isUnforgetError } from "@unforget/core";
+import { errorText } from "../loop/session-errors.ts";
 import {
   noopTracer,
   type SessionSpan,
@@ -208,7 +209,7 @@ export function createOpenTelemetryTracer(options: OpenTelemetryTracerOptions = 
               span.setAttributes({ "error.type": errorType(error) });
               span.setStatus({
                 code: STATUS_ERROR,
-                message: error instanceof Error ? error.message : String(error),
+                message: errorText(error),
               });
             } else if (outcome.isError === true) {
               span.setAttributes({ "error.type": "tool_error" });

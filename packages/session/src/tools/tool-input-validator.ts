@@ -1,6 +1,7 @@
 import type { Tool } from "@unforget/core";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Ajv2020 } from "ajv/dist/2020.js";
+import { errorText } from "../loop/session-errors.ts";
 
 /** The outcome of checking one call's input against its tool's schema. */
 export type InputCheck = { ok: true; input: Record<string, unknown> } | { ok: false; problem: string };
@@ -60,7 +61,7 @@ export class ToolInputValidator {
     try {
       compiled = (await this.#ajvFor(tool.inputSchema)).compile(tool.inputSchema);
     } catch (error) {
-      compiled = { error: error instanceof Error ? error.message : String(error) };
+      compiled = { error: errorText(error) };
     }
     this.#compiled.set(tool, compiled);
     return compiled;

@@ -7,6 +7,7 @@ import type {
   ToolUseBlock,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
+import { errorText } from "../loop/session-errors.ts";
 import type { SessionEvent, ToolCallStatus } from "../loop/session-events.ts";
 import type { SessionSpan, SessionTracer } from "../telemetry/session-tracer.ts";
 import type { ToolCallAuthorizer } from "./tool-authorization.ts";
@@ -173,7 +174,7 @@ async function check(call: Call, context: ToolRunnerContext, signal: AbortSignal
   } catch (error) {
     permission = {
       behavior: "deny",
-      message: `The permission check failed (${describe(error)}), so the call was not run.`,
+      message: `The permission check failed (${errorText(error)}), so the call was not run.`,
       reason: "permission check failed",
     };
   }
@@ -264,7 +265,7 @@ async function execute(
       };
     } else if (result.kind === "rejected") {
       status = "failed";
-      output = { content: `${tool.name} failed: ${describe(result.error)}`, isError: true };
+      output = { content: `${tool.name} failed: ${errorText(result.error)}`, isError: true };
     } else {
       const normalized = normalizeOutput(result.value);
       if (normalized === undefined) {
@@ -399,10 +400,6 @@ function settle(call: Call, context: ToolRunnerContext, status: ToolCallStatus, 
 
 function lowerFirst(text: string): string {
   return text.length === 0 ? text : text[0]!.toLowerCase() + text.slice(1);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function startSpan(

@@ -1,0 +1,97 @@
+import { posix } from "node:path";
+
+// What bash does with names, as its manual says: variables that make it run code, builtins that assign variables
+// or read text a second time, files that are not files, redirections that write. The walk of a command
+// (shell-walk.ts) checks every name it meets against these.
+
+/** Variables that make bash or the programs it starts run code or load files not in the command. */
+const CODE_VARIABLES = new Set([
+  "PATH",
+  "BASH_ENV",
+  "ENV",
+  // bash's own tables: assigning `BASH_CMDS[name]` is `hash -p`, assigning `BASH_ALIASES[name]` is `alias`.
+  "BASH_CMDS",
+  "BASH_ALIASES",
+  // Prompts, expanded (and so their substitutions run) by an interactive shell, `select` and `set -x`.
+  "PS0",
+  "PS1",
+  "PS2",
+  "PS3",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "PS4",
+  "PROMPT_COMMAND",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "LD_AUDIT",
+  "DYLD_INSERT_LIBRARIES",
+  "DYLD_LIBRARY_PATH",
+  "NODE_OPTIONS",
+  "PYTHONSTARTUP",
+  "PERL5OPT",
+  "RUBYOPT",
+  "PAGER",
+  "MANPAGER",
+  "EDITOR",
+  "VISUAL",
+  "LESSOPEN",
+  "LESSCLOSE",
+  "SSH_ASKPASS",
+  "SUDO_ASKPASS",
+  "GIT_SSH",
+  "GIT_SSH_COMMAND",
+  "GIT_PAGER",
+  "GIT_EDITOR",
+  "GIT_SEQUENCE_EDITOR",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_ASKPASS",
+  "GIT_PROXY_COMMAND",
+  "GIT_EXEC_PATH",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+]);
+export const isCodeVariable = (name: string) =>
+  CODE_VARIABLES.has(name) || /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name);
+
+/** The options that take a value, of the builtins that assign the variables named by their operands (bash's manual). */
+export const ASSIGNING_OPTIONS: Record<string, string> = {
+  read: "adinNptu",
+  mapfile: "dnOsuCc",
+  readarray: "dnOsuCc",
+  wait: "p",
+};
+/** The option whose value is a variable the builtin assigns (`read -a NAME`, `wait -p NAME`). */
+export const NAMING_OPTION: Record<string, string> = { read: "a", wait: "p" };
+export const DECLARING_BUILTINS = new Set(["declare", "typeset", "local", "export", "readonly"]);
+
+/** Builtins that read text as arithmetic or as a variable name, where bash may expand `a[$(…)]` a second time. */
+export const REEVALUATING_BUILTINS = new Set([
+  "let",
+  "declare",
+  "typeset",
+  "local",
+  "export",
+  "readonly",
+  "unset",
+  "printf",
+  "read",
+  "mapfile",
+  "readarray",
+  "test",
+  "[",
+  "wait",
+  "getopts",
+]);
+
+/** Files that are not files: writing to them writes nowhere on disk. */
+export const NOT_A_FILE = /^\/dev\/(null|stdout|stderr|tty|zero|full|fd\/\d+)$|^\/proc\/self\/fd\/\d+$/;
+
+/**
+ * A script path that is the command's own input (or another open descriptor) rather than a file, tested after
+ * `.`, `..` and repeated slashes are resolved (`/dev/./stdin`, `//dev/stdin`, `/proc/thread-self/fd/0`).
+ */
+const READS_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|thread-self|\d+)(\/task\/\d+)?\/fd\/\d+)$/;
+export const readsInput = (file: string) => READS_INPUT.test(posix.normalize(file));
+
+/** Redirection operators that open their destination for writing. */
+export const WRITING_REDIRECTS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"]);

@@ -1,0 +1,461 @@
+import type { Assignment, Command, ParsedScript, Redirect, SyntaxNode, Word } from "unbash";
+import {
+  ASSIGNING_OPTIONS,
+  DECLARING_BUILTINS,
+  isCodeVariable,
+  NAMING_OPTION,
+  NOT_A_FILE,
+  REEVALUATING_BUILTINS,
+  readsInput,
+  WRITING_REDIRECTS,
+} from "./bash-tables.ts";
+import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
+import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
+import { unwrapCommand } from "./wrappers.ts";
+
+/** The unbash module, loaded with the first Bash call (see shell-analyzer.ts). */
+export type Unbash = typeof import("unbash");
+
+/**
+ * How many times text may be parsed again inside itself (`bash -c "bash -c '…'"`, `eval`, `trap`, an alias body)
+ * and how many wrappers may stack (`nice nohup timeout 9 …`). No real command comes near either; past them the
+ * command is unresolved rather than partly checked.
+ */
+const MAX_NESTING = 8;
+const MAX_WRAPPERS = 32;
+
+/** What the walk has found so far in one command. */
+export interface Found {
+  commands: ShellCommand[];
+  writes: ShellWrite[];
+  unresolved: string[];
+  /** Paths run as programs or scripts (`./x`, `bash x`, `source x`), as written. */
+  executed: string[];
+  /** The command changes the shell's directory somewhere (`cd`, `pushd`, `popd`). */
+  changesDirectory: boolean;
+  /** Some part makes bash evaluate text again (arithmetic, subscripts, `${!x}`, `${x@P}`, …). */
+  reevaluates: boolean;
+  /** Some literal text contains `$(` or a backquote. */
+  literalSubstitution: boolean;
+}
+
+/** Where the walk is: the script's text, and whether what it meets runs every time (for function definitions). */
+interface Place {
+  readonly source: string;
+  readonly depth: number;
+  /** The subshell (or script) a function defined here lasts in, as a range of `source`; undefined: not recorded. */
+  readonly scope: { from: number; to: number } | undefined;
+  /** False inside `if`, loops, `case`, `&&`/`||` after the first, pipelines and function bodies. */
+  readonly always: boolean;
+}
+
+const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
+
+/** Walks a command's syntax tree (and the text it runs in turn) the way bash will run it, recording into `found`. */
+export class Walk {
+  /** Functions defined where they always run, with where the definition ends and the scope it lasts in. */
+  private functions: { name: string; end: number; from: number; to: number }[] = [];
+  /** Every function name the script being walked defines, wherever. */
+  private functionNames = new Set<string>();
+  private readonly unbash: Unbash;
+  private readonly options: ShellAnalysisOptions;
+  private readonly found: Found;
+
+  constructor(unbash: Unbash, options: ShellAnalysisOptions, found: Found) {
+    this.unbash = unbash;
+    this.options = options;
+    this.found = found;
+  }
+
+  /** Parses `text` (the command, or text it runs: `bash -c`, `eval`, …) and walks it. */
+  script(text: string, depth: number): void {
+    if (depth > MAX_NESTING) {
+      this.found.unresolved.push(`it nests commands in strings more than ${MAX_NESTING} levels deep`);
+      return;
+    }
+    const tree = this.unbash.parse(text);
+    const outer = this.functions;
+    const outerNames = this.functionNames;
+    this.functions = [];
+    this.functionNames = new Set();
+    try {
+      if (!this.parsed(tree, text)) return;
+      this.collectFunctionNames(tree);
+      this.visit(tree, { source: text, depth, scope: { from: 0, to: text.length }, always: true });
+    } finally {
+      this.functions = outer;
+      this.functionNames = outerNames;
+    }
+  }
+
+  /** False (and why, in unresolved) when the parser reported a syntax error in the script. */
+  private parsed(script: ParsedScript | undefined, source: string): boolean {
+    if (script === undefined) {
+      this.found.unresolved.push("a substitution in it could not be parsed");
+      return false;
+    }
+    const error = script.errors?.[0];
+    if (error === undefined) return true;
+    this.found.unresolved.push(
+      `bash would stop at a syntax error (${error.message}, near \`${clip((script.source ?? source).slice(error.pos, error.pos + 20))}\`)`,
+    );
+    return false;
+  }
+
+  private visit(node: SyntaxNode, place: Place): void {
+    switch (node.type) {
+      case "Command":
+        this.command(node, place);
+        return;
+      case "Function": {
+        if (place.always && place.scope !== undefined)
+          this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      }
+      case "Subshell":
+        this.visitChildren(node, { ...place, scope: { from: node.pos, to: node.end } });
+        return;
+      case "CommandExpansion":
+      case "ProcessSubstitution":
+      case "ArithmeticCommandExpansion": {
+        const script = node.script;
+        if (!this.parsed(script, place.source)) return;
+        // Backquotes with escapes are parsed from their own unescaped text: positions index that text.
+        const source = script?.source ?? place.source;
+        const scope = script?.source === undefined ? { from: node.pos, to: node.end } : undefined;
+        if (node.type === "ArithmeticCommandExpansion") this.found.reevaluates = true;
+        this.visitChildren(node, { ...place, source, scope, always: true });
+        return;
+      }
+      case "Coproc":
+        // `coproc NAME …` assigns the array NAME (and NAME_PID).
+        {
+          const name = node.name;
+          if (name !== undefined) this.assigns(this.decode(name), () => `\`coproc ${name.text}\``);
+        }
+        break;
+      case "For":
+      case "Select":
+        this.assigns(
+          this.decode(node.name),
+          () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
+        );
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      case "If":
+      case "While":
+      case "Case":
+        this.visitChildren(node, { ...place, always: false });
+        return;
+      case "ArithmeticFor":
+      case "ArithmeticCommand":
+      case "ArithmeticExpansion":
+      case "TestCommand":
+        this.found.reevaluates = true;
+        if (node.type !== "TestCommand") this.arithmetic(place.source.slice(node.pos, node.end));
+        this.visitChildren(node, { ...place, always: place.always && node.type !== "ArithmeticFor" });
+        return;
+      case "AndOr":
+        for (const [index, command] of node.commands.entries())
+          this.visit(command, { ...place, always: place.always && index === 0 });
+        return;
+      case "Pipeline":
+        if (node.commands.length > 1) {
+          for (const command of node.commands)
+            this.visit(command, { ...place, scope: undefined, always: false });
+          return;
+        }
+        break;
+      case "ParameterExpansion":
+        if (node.prefix === "!" || node.index !== undefined) this.found.reevaluates = true;
+        if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
+          this.found.reevaluates = true;
+        if (node.operation?.type === "Default" && node.operation.operator.endsWith("="))
+          this.assigns(
+            node.prefix === undefined ? node.parameter : undefined,
+            () => `\`${clip(node.text)}\``,
+          );
+        break;
+      case "Assignment":
+        if (isCodeVariable(node.name))
+          this.found.unresolved.push(
+            `it sets ${node.name}, which makes bash or the programs it starts run code the command does not show`,
+          );
+        if (node.index !== undefined) this.found.reevaluates = true;
+        break;
+      case "Redirect":
+        this.redirect(node);
+        break;
+      case "HereDocBody":
+        if (hasSubstitutionText(node.text)) this.found.literalSubstitution = true;
+        break;
+      case "Literal":
+      case "SingleQuoted":
+      case "AnsiCQuoted":
+        if (hasSubstitutionText(node.value)) this.found.literalSubstitution = true;
+        break;
+    }
+    this.visitChildren(node, place);
+  }
+
+  private visitChildren(node: SyntaxNode, place: Place): void {
+    this.unbash.forEachChild(node, (child) => this.visit(child, place));
+  }
+
+  /** Every function name a script defines, at any depth (substitutions included). */
+  private collectFunctionNames(node: SyntaxNode): void {
+    if (node.type === "Function") this.functionNames.add(node.name.value);
+    this.unbash.forEachChild(node, (child) => this.collectFunctionNames(child));
+  }
+
+  private redirect(node: Redirect): void {
+    // `{name}>file` assigns the descriptor's number to `name`.
+    const descriptor = node.descriptor;
+    if (descriptor?.type === "FileDescriptorVariable")
+      this.assigns(descriptor.name, () => `the redirection \`{${descriptor.name}}\``);
+    if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
+    // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
+    if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
+    // `> >(…)` writes to a process substitution, no file: the commands in it are walked as commands.
+    if (node.target.parts?.length === 1 && node.target.parts[0]?.type === "ProcessSubstitution") return;
+    this.write(this.decode(node.target), node.target.text);
+  }
+
+  /** A file written: its path, or undefined when only known at run time. */
+  private write(path: string | undefined, text: string): void {
+    if (path === undefined) {
+      this.found.writes.push({ path: undefined, relative: false, text });
+      return;
+    }
+    if (NOT_A_FILE.test(path)) return;
+    this.found.writes.push({ path, relative: !path.startsWith("/"), text });
+  }
+
+  private command(node: Command, place: Place): void {
+    const text = place.source.slice(node.pos, node.end);
+    if (node.name !== undefined) {
+      const nodes = [node.name, ...node.args];
+      const words = nodes.map((word) =>
+        word.type === "Assignment" ? this.assignmentWord(word) : this.decode(word),
+      );
+      // An assignment given as a word names its variable even when its value is only known at run time.
+      const names = nodes.map((word) => (word.type === "Assignment" ? word.name : undefined));
+      this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node), names);
+    }
+    this.visitChildren(node, place);
+  }
+
+  /** An assignment given as an argument (`declare x=1`), as the word bash passes. */
+  private assignmentWord(node: Assignment): string | undefined {
+    if (node.index !== undefined || node.value.type === "ArrayValue") return undefined;
+    const value = this.decode(node.value);
+    return value === undefined ? undefined : `${node.name}${node.append === true ? "+=" : "="}${value}`;
+  }
+
+  /**
+   * Records one command that runs and what it runs in turn: a function it calls, the text a shell or `eval` runs,
+   * the command a wrapper runs.
+   */
+  run(
+    words: readonly (string | undefined)[],
+    more: boolean,
+    text: string,
+    at: number,
+    depth: number,
+    wrappers: number,
+    stdin: string | undefined | null,
+    names: readonly (string | undefined)[] = [],
+  ): void {
+    const name = words[0];
+    if (name === undefined) {
+      this.found.unresolved.push(`the command name in \`${clip(text)}\` is only known when it runs`);
+      return;
+    }
+    const program = programName(name);
+    if (name.includes("/")) this.found.executed.push(name);
+    if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
+    // printf reads a variable name only after `-v`; its other arguments are printed, never evaluated.
+    if (
+      REEVALUATING_BUILTINS.has(program) &&
+      (program !== "printf" || words[1] === undefined || words[1].startsWith("-v"))
+    )
+      this.found.reevaluates = true;
+    const isFunction =
+      wrappers === 0 &&
+      this.functions.some(
+        (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
+      );
+    if (!isFunction && this.functionNames.has(name))
+      this.found.unresolved.push(
+        `\`${name}\` may run the function the command defines only under a condition, or a program of that name`,
+      );
+    const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, words.slice(1), more);
+    this.found.commands.push({
+      words,
+      more,
+      text,
+      transparent: isFunction || (inner.kind !== "none" && inner.transparent),
+    });
+    if (isFunction) return;
+    this.assignedBy(program, words, names, text);
+    if (wrappers > MAX_WRAPPERS) {
+      this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
+      return;
+    }
+    switch (inner.kind) {
+      case "none":
+        break;
+      case "unresolved":
+        this.found.unresolved.push(`\`${clip(text)}\`: ${inner.why}`);
+        break;
+      case "command":
+        for (const assignment of inner.assignments)
+          if (isCodeVariable(assignment))
+            this.found.unresolved.push(
+              `it sets ${assignment}, which makes bash or the programs it starts run code the command does not show`,
+            );
+        for (const write of inner.writes) this.write(write, text);
+        if (inner.words.length > 0)
+          this.run(inner.words, inner.more, spelled(inner.words, inner.more), at, depth, wrappers + 1, stdin);
+        break;
+      case "commands":
+        for (const write of inner.writes) this.write(write, text);
+        for (const command of inner.commands)
+          this.run(
+            command.words,
+            command.more,
+            spelled(command.words, command.more),
+            at,
+            depth,
+            wrappers + 1,
+            null,
+          );
+        break;
+      case "script":
+        for (const write of inner.writes) this.write(write, text);
+        if (inner.text !== undefined) this.script(inner.text, depth + 1);
+        else if (inner.file !== undefined) {
+          if (readsInput(inner.file))
+            this.found.unresolved.push(
+              `\`${clip(text)}\` runs commands from its input, which is not checked`,
+            );
+          else this.found.executed.push(inner.file);
+        } else if (typeof stdin === "string") this.script(stdin, depth + 1);
+        else
+          this.found.unresolved.push(`\`${clip(text)}\` runs commands from its input, which is not checked`);
+        break;
+      case "scripts":
+        for (const part of inner.texts) {
+          if (part === undefined)
+            this.found.unresolved.push(`\`${clip(text)}\` runs text that is only known when it runs`);
+          else this.script(part, depth + 1);
+        }
+        break;
+      case "writes":
+        for (const target of inner.targets) this.write(target, text);
+        break;
+    }
+  }
+
+  /**
+   * A variable the command sets other than by a plain assignment (which `visit` checks): one that makes bash run
+   * code, or one whose name is only known when it runs, leaves what later commands run unknown.
+   */
+  private assigns(name: string | undefined, described: () => string): void {
+    if (name === undefined)
+      this.found.unresolved.push(
+        `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
+      );
+    else {
+      const variable = name.replace(/(\+?=|\[).*$/s, "");
+      if (isCodeVariable(variable))
+        this.found.unresolved.push(
+          `${described()} sets ${variable}, which makes bash or the programs it starts run code the command does not show`,
+        );
+    }
+  }
+
+  /** The variables a builtin assigns: `read`, `mapfile`, `printf -v`, `getopts`, `let`, `declare` and its kin. */
+  private assignedBy(
+    program: string,
+    words: readonly (string | undefined)[],
+    names: readonly (string | undefined)[],
+    text: string,
+  ): void {
+    const how = () => `\`${clip(text)}\``;
+    const args = words.slice(1);
+    if (program === "printf") {
+      const first = args[0];
+      if (first === undefined) this.assigns(undefined, how);
+      else if (first === "-v") this.assigns(args[1], how);
+      else if (first.startsWith("-v")) this.assigns(first.slice(2), how);
+    } else if (program === "getopts") {
+      if (args.length >= 2) this.assigns(args[1], how);
+    } else if (program === "let") {
+      for (const word of args) if (word !== undefined) this.arithmetic(word);
+    } else if (ASSIGNING_OPTIONS[program] !== undefined) {
+      const valued = ASSIGNING_OPTIONS[program];
+      const operands: (string | undefined)[] = [];
+      for (let index = 0; index < args.length; index++) {
+        const word = args[index];
+        if (word === undefined || operands.length > 0 || word === "--" || !/^-./.test(word)) {
+          operands.push(...(word === "--" ? [] : [word]));
+          continue;
+        }
+        for (let at = 1; at < word.length; at++) {
+          if (!valued.includes(word[at] ?? "")) continue;
+          const value = at + 1 < word.length ? word.slice(at + 1) : args[++index];
+          if (word[at] === NAMING_OPTION[program]) this.assigns(value, how);
+          break;
+        }
+      }
+      // read assigns every operand, mapfile its first; wait's operands are processes.
+      const named = program === "read" ? operands : program === "wait" ? [] : operands.slice(0, 1);
+      for (const operand of named) this.assigns(operand, how);
+    } else if (DECLARING_BUILTINS.has(program)) {
+      for (const [index, word] of args.entries()) {
+        const name = names[index + 1];
+        if (name !== undefined) continue;
+        if (word !== undefined && /^[-+]/.test(word)) {
+          if (/^[-+]\w*n/.test(word))
+            this.found.unresolved.push(
+              `${how} makes a name refer to another variable, which later assignments then set`,
+            );
+          continue;
+        }
+        this.assigns(word, how);
+      }
+    }
+  }
+
+  /** Arithmetic text, which can assign any variable it names (`let PATH=1`, `((PS4=…))`). */
+  private arithmetic(text: string): void {
+    for (const [identifier] of text.matchAll(/[A-Za-z_]\w*/g))
+      if (isCodeVariable(identifier)) this.assigns(identifier, () => `the arithmetic \`${clip(text)}\``);
+  }
+
+  /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */
+  decode(word: Word): string | undefined {
+    let value: string;
+    if (word.parts === undefined) value = word.value;
+    else {
+      value = "";
+      for (const part of word.parts) {
+        const piece = partValue(part);
+        if (piece === undefined) return undefined;
+        value += piece;
+      }
+    }
+    if (hasSubstitutionText(value)) this.found.literalSubstitution = true;
+    // `~` and `~/…` unquoted at the start are the home folder; `~user`, `~+`, `~-` are not known here.
+    if (word.text.startsWith("~")) {
+      const slash = value.indexOf("/");
+      if ((slash === -1 ? value : value.slice(0, slash)) !== "~") return undefined;
+      return this.options.homeDir + (slash === -1 ? "" : value.slice(slash));
+    }
+    // zsh expands `=name` to the program's path.
+    if (/^=[\w.-]/.test(word.text)) return undefined;
+    return value;
+  }
+}
