@@ -15,7 +15,7 @@ import {
 } from "@unforget/memory";
 import { createSqlClient, type SqlClient } from "@unforget/postgres";
 import { storedEntry } from "../src/memory-rows.ts";
-import { memorySql } from "../src/memory-sql.ts";
+import { memorySqlScope, writeStatement } from "../src/memory-sql.ts";
 import { createPostgresMemoryStore, type PostgresMemoryStore } from "../src/postgres-memory-store.ts";
 
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 1_500);
@@ -210,12 +210,13 @@ async function main(): Promise<void> {
       namespaces: [casNamespace],
       actor: "agent:bench",
     });
-    const statements = memorySql(client, casNamespace, "agent:bench");
+    const statements = memorySqlScope(client, casNamespace, "agent:bench");
     let hash = (await store.write("m.md", note("m", "start\n"))).hash;
     const cas = async (round: number) => {
       const content = note("m", `${round}\n`);
       const next = hashContent(content);
-      const written = await statements.writeStatement(
+      const written = await writeStatement(
+        statements,
         { expected: hash },
         {
           name: "m.md",

@@ -13,6 +13,9 @@ export interface MemoryRow {
 /** What a catalog entry keeps in the `entry` column: everything derived from the content. */
 type StoredEntry = Omit<MemoryEntry, "name" | "hash" | "size" | "changedAtMs" | "supersededBy">;
 
+/** Each lone surrogate (in a `u` regex a well-formed pair is one code point, so only an unpaired half matches). */
+const LONE_SURROGATES = /\p{Cs}/gu;
+
 /** The `entry` column of a memory: its frontmatter summary and search terms, derived once at write time. */
 export function storedEntry(name: string, content: string): string {
   const {
@@ -26,7 +29,7 @@ export function storedEntry(name: string, content: string): string {
   // YAML escapes (a "\udc00" in the frontmatter) can decode to a lone surrogate, which JSON in the database
   // refuses: the derived entry is for search and display, so such a character becomes U+FFFD there.
   return JSON.stringify(rest, (_key, value: unknown) =>
-    typeof value === "string" ? (value as unknown as { toWellFormed(): string }).toWellFormed() : value,
+    typeof value === "string" ? value.replace(LONE_SURROGATES, "\uFFFD") : value,
   );
 }
 

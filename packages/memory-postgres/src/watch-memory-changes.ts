@@ -58,8 +58,9 @@ export async function currentCursor(client: SqlClient): Promise<string> {
 }
 
 function parseCursor(cursor: string): Cursor {
-  const match = CURSOR.exec(cursor);
-  if (!match) {
+  const [, xact, id, xmin, xmax, running] = CURSOR.exec(cursor) ?? [];
+  // The pattern makes both present when it matches.
+  if (xact === undefined || id === undefined) {
     throw new MemoryArgumentError(
       `Cursor ${JSON.stringify(cursor)} is not one a change or currentCursor() gave.`,
       {
@@ -67,14 +68,6 @@ function parseCursor(cursor: string): Cursor {
       },
     );
   }
-  const [, xact, id, xmin, xmax, running] = match as unknown as [
-    string,
-    string,
-    string,
-    string?,
-    string?,
-    string?,
-  ];
   return {
     xact,
     id,
@@ -115,111 +108,151 @@ export function watchMemoryChanges(
   client: SqlClient,
   options: WatchOptions & { namespaces: readonly string[] },
 ): AsyncIterable<MemoryChange> {
-  let cursor = options.after === undefined ? undefined : parseCursor(options.after);
+  // Shared by every iterator of this feed: a second iteration continues where the first one read to.
+  const feed: FeedPosition = { cursor: options.after === undefined ? undefined : parseCursor(options.after) };
   const watched = new Set(options.namespaces);
   return {
     [Symbol.asyncIterator]() {
-      const queue: MemoryChange[] = [];
-      let wake: (() => void) | undefined;
-      let reading: Promise<void> | undefined;
-      let again = false;
-      let stopped = false;
-      let timer: NodeJS.Timeout | undefined;
-      const subscriptions: SqlSubscription[] = [];
-      let started: Promise<void> | undefined;
-
-      const read = async (): Promise<void> => {
-        if (reading) {
-          again = true;
-          return reading;
-        }
-        reading = (async () => {
-          try {
-            do {
-              again = false;
-              cursor ??= parseCursor(await currentCursor(client));
-              const { rows } = await client.query<ChangeRow>(
-                `SELECT namespace, path, version, op, actor, xact_id::text AS xact, id::text AS id
-                 FROM memory_version
-                 WHERE namespace = ANY($1::text[]) AND (xact_id, id) > ($2::text::xid8, $3::bigint)
-                   AND xact_id < pg_snapshot_xmin(pg_current_snapshot())
-                   AND ($4::text IS NULL OR NOT pg_visible_in_snapshot(xact_id, $4::text::pg_snapshot))
-                 ORDER BY xact_id, id LIMIT ${PAGE}`,
-                [[...watched], cursor.xact, cursor.id, cursor.seen?.text ?? null],
-              );
-              for (const row of rows) {
-                cursor = advance(cursor, row.xact, row.id);
-                queue.push({
-                  namespace: row.namespace,
-                  path: row.path,
-                  version: Number(row.version),
-                  op: row.op,
-                  actor: row.actor,
-                  cursor: formatCursor(cursor),
-                });
-              }
-              if (rows.length === PAGE) again = true;
-            } while (again && !stopped);
-          } catch (error) {
-            options.onError?.(error);
-          } finally {
-            reading = undefined;
-            wake?.();
-          }
-        })();
-        return reading;
+      const watch: WatchState = {
+        client,
+        options,
+        watched,
+        feed,
+        queue: [],
+        wake: undefined,
+        reading: undefined,
+        again: false,
+        stopped: false,
+        timer: undefined,
+        subscriptions: [],
+        started: undefined,
       };
-
-      const start = async () => {
-        // One channel per namespace: a notice names nothing, it only says "read".
-        for (const namespace of watched) {
-          subscriptions.push(
-            await client.listen(changeChannel(namespace), () => void read(), {
-              onReconnect: () => void read(),
-            }),
-          );
-        }
-        if (subscriptions.some((subscription) => !subscription.live)) {
-          options.onWarning?.(
-            `Change notices cannot arrive on ${client.location} (LISTEN is unavailable, e.g. behind PgBouncer transaction pooling): the watch polls every ${options.pollIntervalMs ?? 5_000} ms instead.`,
-          );
-        }
-        timer = setInterval(() => void read(), options.pollIntervalMs ?? 5_000);
-        timer.unref();
-        await read();
-      };
-
-      const stop = async () => {
-        if (stopped) return;
-        stopped = true;
-        if (timer) clearInterval(timer);
-        wake?.();
-        for (const subscription of subscriptions) await subscription.close();
-      };
-      options.signal?.addEventListener("abort", () => void stop(), { once: true });
-
+      options.signal?.addEventListener("abort", () => void stopWatch(watch), { once: true });
       return {
-        async next(): Promise<IteratorResult<MemoryChange>> {
-          started ??= start();
-          await started;
-          for (;;) {
-            const change = queue.shift();
-            if (change) return { value: change, done: false };
-            if (stopped || options.signal?.aborted) {
-              await stop();
-              return { value: undefined, done: true };
-            }
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-            });
-            wake = undefined;
-          }
-        },
+        next: () => nextChange(watch),
         async return(): Promise<IteratorResult<MemoryChange>> {
-          await stop();
+          await stopWatch(watch);
           return { value: undefined, done: true };
         },
       };
     },
   };
+}
+
+/** Where a feed has read to (undefined until its first read takes the current cursor). */
+interface FeedPosition {
+  cursor: Cursor | undefined;
+}
+
+/** One iterator of the feed: the changes read and not yet taken, the read in flight, the subscriptions. */
+interface WatchState {
+  readonly client: SqlClient;
+  readonly options: WatchOptions;
+  readonly watched: ReadonlySet<string>;
+  readonly feed: FeedPosition;
+  readonly queue: MemoryChange[];
+  /** Wakes a `next` waiting for changes. */
+  wake: (() => void) | undefined;
+  reading: Promise<void> | undefined;
+  /** Whether another read was asked for while one ran (a notice, or a full page). */
+  again: boolean;
+  stopped: boolean;
+  timer: NodeJS.Timeout | undefined;
+  readonly subscriptions: SqlSubscription[];
+  started: Promise<void> | undefined;
+}
+
+/** Reads the new changes into the queue, page by page; a read asked for while one runs joins it and runs again. */
+function readChanges(watch: WatchState): Promise<void> {
+  if (watch.reading) {
+    watch.again = true;
+    return watch.reading;
+  }
+  watch.reading = (async () => {
+    try {
+      do {
+        watch.again = false;
+        if (await readPage(watch)) watch.again = true;
+      } while (watch.again && !watch.stopped);
+    } catch (error) {
+      watch.options.onError?.(error);
+    } finally {
+      watch.reading = undefined;
+      watch.wake?.();
+    }
+  })();
+  return watch.reading;
+}
+
+/** One page of changes after the cursor, into the queue; whether the page was full (more may follow). */
+async function readPage(watch: WatchState): Promise<boolean> {
+  const { client, feed } = watch;
+  let cursor = feed.cursor ?? parseCursor(await currentCursor(client));
+  feed.cursor = cursor;
+  const { rows } = await client.query<ChangeRow>(
+    `SELECT namespace, path, version, op, actor, xact_id::text AS xact, id::text AS id
+     FROM memory_version
+     WHERE namespace = ANY($1::text[]) AND (xact_id, id) > ($2::text::xid8, $3::bigint)
+       AND xact_id < pg_snapshot_xmin(pg_current_snapshot())
+       AND ($4::text IS NULL OR NOT pg_visible_in_snapshot(xact_id, $4::text::pg_snapshot))
+     ORDER BY xact_id, id LIMIT ${PAGE}`,
+    [[...watch.watched], cursor.xact, cursor.id, cursor.seen?.text ?? null],
+  );
+  for (const row of rows) {
+    cursor = advance(cursor, row.xact, row.id);
+    feed.cursor = cursor;
+    watch.queue.push({
+      namespace: row.namespace,
+      path: row.path,
+      version: Number(row.version),
+      op: row.op,
+      actor: row.actor,
+      cursor: formatCursor(cursor),
+    });
+  }
+  return rows.length === PAGE;
+}
+
+/** Subscribes to each namespace's channel, starts the poll, and reads once. */
+async function startWatch(watch: WatchState): Promise<void> {
+  const { client, options } = watch;
+  const read = () => void readChanges(watch);
+  // One channel per namespace: a notice names nothing, it only says "read".
+  for (const namespace of watch.watched) {
+    watch.subscriptions.push(await client.listen(changeChannel(namespace), read, { onReconnect: read }));
+  }
+  if (watch.subscriptions.some((subscription) => !subscription.live)) {
+    options.onWarning?.(
+      `Change notices cannot arrive on ${client.location} (LISTEN is unavailable, e.g. behind PgBouncer transaction pooling): the watch polls every ${options.pollIntervalMs ?? 5_000} ms instead.`,
+    );
+  }
+  watch.timer = setInterval(read, options.pollIntervalMs ?? 5_000);
+  watch.timer.unref();
+  await readChanges(watch);
+}
+
+async function stopWatch(watch: WatchState): Promise<void> {
+  if (watch.stopped) return;
+  watch.stopped = true;
+  if (watch.timer) clearInterval(watch.timer);
+  watch.wake?.();
+  for (const subscription of watch.subscriptions) await subscription.close();
+}
+
+/** The next change: from the queue, or after the next read that finds one; done once stopped. */
+async function nextChange(watch: WatchState): Promise<IteratorResult<MemoryChange>> {
+  watch.started ??= startWatch(watch);
+  await watch.started;
+  for (;;) {
+    const change = watch.queue.shift();
+    if (change) return { value: change, done: false };
+    if (watch.stopped || watch.options.signal?.aborted) {
+      await stopWatch(watch);
+      return { value: undefined, done: true };
+    }
+    await new Promise<void>((resolve) => {
+      watch.wake = resolve;
+    });
+    watch.wake = undefined;
+  }
 }

@@ -34,8 +34,12 @@ export interface MemoryHead {
   author?: string;
 }
 
+/** A lone surrogate: in a `u` regex a well-formed pair is one code point, so only an unpaired half matches. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** `String.prototype.isWellFormed`: no lone surrogate (what UTF-8, and so every store, cannot hold). */
 function isWellFormed(text: string): boolean {
-  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+  return !LONE_SURROGATE.test(text);
 }
 
 /** Checks `expectedHash` and `writeId` by their shape alone; throws `MemoryArgumentError` naming the bad one. */

@@ -88,6 +88,24 @@ export interface RememberedWrite {
   hash: string | null;
 }
 
+/** Every memory name under the versions folder whose folder holds version files, sorted. */
+async function namesWithVersions(versionsDir: string): Promise<string[]> {
+  const found: string[] = [];
+  const visit = async (folder: string, prefix: string): Promise<void> => {
+    const children = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
+      if (isAbsent(error)) return [];
+      throw storeFileError("The versions folder", folder, error);
+    });
+    if (children.some((child) => child.isFile() && child.name.endsWith(".json"))) found.push(prefix);
+    for (const child of children) {
+      if (child.isDirectory())
+        await visit(join(folder, child.name), prefix === "" ? child.name : `${prefix}/${child.name}`);
+    }
+  };
+  await visit(versionsDir, "");
+  return found.filter((name) => name !== "").sort();
+}
+
 /**
  * Keeps every version of every memory under `<store>/.unforget/versions/<name>/`, a hidden folder that
  * listing and the memory tool never show, and the outcome of every write that carried a `writeId` under
@@ -141,20 +159,7 @@ export function createVersionLog(storeFolder: string, tempDir: string) {
     },
     /** Every name with at least one version (its folder holds version files), sorted. */
     async names(): Promise<string[]> {
-      const found: string[] = [];
-      const visit = async (folder: string, prefix: string): Promise<void> => {
-        const children = await readdir(folder, { withFileTypes: true }).catch((error: unknown) => {
-          if (isAbsent(error)) return [];
-          throw storeFileError("The versions folder", folder, error);
-        });
-        if (children.some((child) => child.isFile() && child.name.endsWith(".json"))) found.push(prefix);
-        for (const child of children) {
-          if (child.isDirectory())
-            await visit(join(folder, child.name), prefix === "" ? child.name : `${prefix}/${child.name}`);
-        }
-      };
-      await visit(versionsDir, "");
-      return found.filter((name) => name !== "").sort();
+      return namesWithVersions(versionsDir);
     },
     /** Every version of `name`, newest first; empty when it never had one. */
     async list(name: string): Promise<MemoryVersion[]> {

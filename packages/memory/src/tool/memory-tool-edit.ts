@@ -7,6 +7,7 @@ import {
   MEMORY_TOOL_ROOT,
   numbered,
   ok,
+  type Resolved,
   readToolFile,
   resolveToolPath,
   splitLines,
@@ -14,6 +15,25 @@ import {
   type TextOutput,
   type ToolContext,
 } from "./memory-tool-paths.ts";
+
+/** The file a `str_replace` or `insert` edits: its name and what it holds now, or undefined when there is none. */
+async function readExistingFile(context: ToolContext, path: string) {
+  const name = fileName(resolveToolPath(path), path);
+  const file = name === undefined ? undefined : await readToolFile(context, name);
+  return file === undefined || name === undefined ? undefined : { name, file };
+}
+
+/** The refusal of a file name that is not markdown (`create`, a rename's destination); undefined when it is. */
+function refuseNonMarkdown(
+  target: Extract<Resolved, { kind: "name" }>,
+  path: string,
+): TextOutput | undefined {
+  fileName(target, path);
+  if (target.name.endsWith(".md")) return undefined;
+  return fail(
+    `Error: The path ${path} is not allowed: memory files are markdown and their names end in .md.`,
+  );
+}
 
 /** `create`: a new file only (the reference behaviour), compare-and-swap on "does not exist". */
 export async function createCommand(
@@ -25,12 +45,8 @@ export async function createCommand(
   const target = resolveToolPath(path);
   if (target.kind === "root" || (await isFolder(context, target.name)))
     return fail(`Error: File ${path} already exists`);
-  fileName(target, path);
-  if (!target.name.endsWith(".md")) {
-    return fail(
-      `Error: The path ${path} is not allowed: memory files are markdown and their names end in .md.`,
-    );
-  }
+  const refused = refuseNonMarkdown(target, path);
+  if (refused) return refused;
   try {
     await context.store.write(target.name, text, { expectedHash: null, author: context.author });
   } catch (error) {
@@ -48,11 +64,9 @@ export async function strReplaceCommand(
   const path = stringField(input, "path");
   const oldText = stringField(input, "old_str");
   const newText = input.new_str === undefined ? "" : stringField(input, "new_str");
-  const target = resolveToolPath(path);
-  const name = fileName(target, path);
-  const file = name === undefined ? undefined : await readToolFile(context, name);
-  if (!file || name === undefined)
-    return fail(`Error: The path ${path} does not exist. Please provide a valid path.`);
+  const existing = await readExistingFile(context, path);
+  if (!existing) return fail(`Error: The path ${path} does not exist. Please provide a valid path.`);
+  const { name, file } = existing;
   const occurrences: number[] = [];
   for (
     let at = file.content.indexOf(oldText);
@@ -88,9 +102,9 @@ export async function insertCommand(
   const path = stringField(input, "path");
   const text = stringField(input, "insert_text");
   const line = input.insert_line;
-  const name = fileName(resolveToolPath(path), path);
-  const file = name === undefined ? undefined : await readToolFile(context, name);
-  if (!file || name === undefined) return fail(`Error: The path ${path} does not exist`);
+  const existing = await readExistingFile(context, path);
+  if (!existing) return fail(`Error: The path ${path} does not exist`);
+  const { name, file } = existing;
   const lines = splitLines(file.content);
   const lineCount = file.content === "" ? 0 : lines.length;
   if (typeof line !== "number" || !Number.isInteger(line) || line < 0 || line > lineCount) {
@@ -170,12 +184,8 @@ export async function renameCommand(
   }
   if (source.folderOnly || !(await readToolFile(context, source.name)))
     return fail(`Error: The path ${oldPath} does not exist`);
-  fileName(target, newPath);
-  if (!target.name.endsWith(".md")) {
-    return fail(
-      `Error: The path ${newPath} is not allowed: memory files are markdown and their names end in .md.`,
-    );
-  }
+  const refused = refuseNonMarkdown(target, newPath);
+  if (refused) return refused;
   try {
     await context.store.rename(source.name, target.name, { author: context.author });
   } catch (error) {
