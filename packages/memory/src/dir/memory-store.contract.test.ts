@@ -25,3 +25,22 @@ describeMemoryStoreContract({
   cleanup,
   propertyRuns: 8,
 });
+
+// A store the application gives, with secret scanning put in front of it: every member must reach the store.
+const roots = new WeakMap<object, string>();
+describeMemoryStoreContract({
+  name: "team memory over a given store",
+  createStore: async () => {
+    const root = await temporaryRoot();
+    const store = await createTeamMemory({ store: await createMemoryDir({ root }) });
+    roots.set(store, root);
+    return store;
+  },
+  openSecondClient: async (store) => {
+    const second = await createTeamMemory({ store: await createMemoryDir({ root: roots.get(store)! }) });
+    roots.set(second, roots.get(store)!);
+    return second;
+  },
+  cleanup: async (store) => rm(dirname(roots.get(store)!), { recursive: true, force: true }),
+  propertyRuns: 8,
+});

@@ -65,25 +65,26 @@ function scanningWrites(store: MemoryStore, scanner: SecretScanner): MemoryStore
   } satisfies MemoryStore);
 }
 
-/** The store's members bound to it, so that spreading them keeps them working. */
+/**
+ * The store's members bound to it, so that spreading them keeps them working. Written out member by member: the
+ * compiler then names any member a new version of `MemoryStore` adds (a key list once left out `versionedNames`).
+ */
 function bindAll(store: MemoryStore): MemoryStore {
-  const bound: Record<string, unknown> = {};
-  for (const key of [
-    "read",
-    "write",
-    "delete",
-    "rename",
-    "list",
-    "catalog",
-    "search",
-    "loadIndex",
-    "restore",
-    "listVersions",
-    "readVersion",
-    "redactVersion",
-    "pruneVersions",
-  ] as const) {
-    bound[key] = (store[key] as (...args: unknown[]) => unknown).bind(store);
-  }
-  return bound as unknown as MemoryStore;
+  return {
+    location: store.location,
+    read: (name) => store.read(name),
+    write: (name, content, options) => store.write(name, content, options),
+    delete: (name, options) => store.delete(name, options),
+    rename: (from, to, options) => store.rename(from, to, options),
+    list: () => store.list(),
+    catalog: () => store.catalog(),
+    search: (query, options) => store.search(query, options),
+    loadIndex: () => store.loadIndex(),
+    restore: (name, versionId, options) => store.restore(name, versionId, options),
+    versionedNames: () => store.versionedNames(),
+    listVersions: (name) => store.listVersions(name),
+    readVersion: (name, versionId) => store.readVersion(name, versionId),
+    redactVersion: (name, versionId, options) => store.redactVersion(name, versionId, options),
+    pruneVersions: (name, options) => store.pruneVersions(name, options),
+  };
 }
