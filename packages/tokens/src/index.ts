@@ -1,14 +1,19 @@
 export type { TokenCount, TokenCounter, TokenCountMethod } from "@unforget/core";
 export type { CalibrationKey, Calibrator, CalibratorOptions } from "./calibrator.ts";
 export { createCalibrator } from "./calibrator.ts";
-export type { ContextPolicy, ContextPolicyOptions, ContextState, GaugeLevel } from "./context-policy.ts";
-export { createContextPolicy } from "./context-policy.ts";
+export type {
+  ContextPolicy,
+  ContextPolicyOptions,
+  ContextState,
+  GaugeLevel,
+} from "./context/context-policy.ts";
+export { createContextPolicy } from "./context/context-policy.ts";
 export type {
   AutoCompactThresholdSetting,
   ContextThresholdOptions,
   ContextThresholds,
   ModelOrLimits,
-} from "./context-thresholds.ts";
+} from "./context/context-thresholds.ts";
 export {
   AUTO_COMPACT_BUFFER_TOKENS,
   AUTO_COMPACT_PERCENT_ENV,
@@ -21,8 +26,8 @@ export {
   MINIMUM_CONTEXT_WINDOW_TOKENS,
   SUMMARY_OUTPUT_RESERVE_TOKENS,
   WARNING_BUFFER_TOKENS,
-} from "./context-thresholds.ts";
-export { ContextWindowTooSmallError } from "./context-window-too-small-error.ts";
+} from "./context/context-thresholds.ts";
+export { ContextWindowTooSmallError } from "./context/context-window-too-small-error.ts";
 export type { MessageTokenBreakdown } from "./estimate-message-tokens.ts";
 export {
   estimateImageTokens,

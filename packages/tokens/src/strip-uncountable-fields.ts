@@ -29,9 +29,10 @@ export function stripUncountableFields(request: CountTokensRequest): CountTokens
       continue;
     }
     if (BETA_ONLY_TOOL_FIELDS.some((field) => field in tool)) {
-      const copy: Record<string, unknown> = { ...tool };
-      for (const field of BETA_ONLY_TOOL_FIELDS) delete copy[field];
-      kept.push(copy as unknown as ToolDefinition);
+      // The copy is still a tool definition: the beta-only fields are extras a caller added beyond its type.
+      const copy: ToolDefinition = { ...tool };
+      for (const field of BETA_ONLY_TOOL_FIELDS) Reflect.deleteProperty(copy, field);
+      kept.push(copy);
       changed = true;
     } else {
       kept.push(tool);

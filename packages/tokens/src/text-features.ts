@@ -158,293 +158,294 @@ const STATE_WIDE = 7;
 const STATE_NONE = 8;
 
 /**
+ * One scan in progress: the text, the counts it adds into, the class of the character at the scan's position,
+ * and what the characters before it left for run detection. One object serves every scan (a scan never starts
+ * another), so scanning allocates nothing.
+ */
+interface FeatureScan {
+  text: string;
+  length: number;
+  counts: Float64Array;
+  /** Class of the code unit at the index the next collector starts at. */
+  unit: number;
+  /** What the previous character was (a `STATE_…`). */
+  previous: number;
+  wordLength: number;
+  digitLength: number;
+  /** Length of the punctuation run just before the current character (runs are consumed whole). */
+  punctuationLength: number;
+  // Current run of letters and digits: its length and whether it mixed letters and digits.
+  alphanumericLength: number;
+  alphanumericMixed: boolean;
+}
+
+const SCAN_IDLE_COUNTS = new Float64Array(0);
+
+const SCAN: FeatureScan = {
+  text: "",
+  length: 0,
+  counts: SCAN_IDLE_COUNTS,
+  unit: UNIT_LOWER,
+  previous: STATE_NONE,
+  wordLength: 0,
+  digitLength: 0,
+  punctuationLength: 0,
+  alphanumericLength: 0,
+  alphanumericMixed: false,
+};
+
+/** The feature each single wide character counts toward, by class; the other classes have their collectors. */
+const WIDE_FEATURES = new Uint8Array(UNIT_RARE_SCRIPT + 1);
+WIDE_FEATURES[UNIT_HIGH_SURROGATE] = ASTRAL;
+WIDE_FEATURES[UNIT_CJK_PUNCTUATION] = CJK_PUNCTUATION;
+WIDE_FEATURES[UNIT_KANA] = KANA;
+WIDE_FEATURES[UNIT_SYMBOL] = SYMBOLS;
+WIDE_FEATURES[UNIT_OTHER_NON_ASCII] = OTHER_NON_ASCII;
+WIDE_FEATURES[UNIT_RARE_SCRIPT] = RARE_SCRIPT;
+
+/** Moves past `width` code units and reads the class of the character there. */
+function advance(scan: FeatureScan, index: number, width: number): number {
+  const next = index + width;
+  if (next < scan.length) scan.unit = CODE_UNIT_CLASSES[scan.text.charCodeAt(next)]!;
+  return next;
+}
+
+/** The end of the run of `unitClass` that starts at `index`; `scan.unit` is left the class of the character there. */
+function runEnd(scan: FeatureScan, index: number, unitClass: number): number {
+  const { text, length } = scan;
+  let end = index + 1;
+  while (end < length) {
+    const unit = CODE_UNIT_CLASSES[text.charCodeAt(end)]!;
+    scan.unit = unit;
+    if (unit !== unitClass) break;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * Adds a letter or a digit to the current letter-and-digit run (starting a new run after anything else) and
+ * tells whether the character is inside a long mixed run, where it counts as opaque data.
+ */
+function extendAlphanumeric(scan: FeatureScan, isDigit: boolean): boolean {
+  const previous = scan.previous;
+  if (previous <= STATE_DIGIT) {
+    if ((previous === STATE_DIGIT) !== isDigit) scan.alphanumericMixed = true;
+  } else {
+    scan.alphanumericLength = 0;
+    scan.alphanumericMixed = false;
+  }
+  scan.alphanumericLength++;
+  // Inside a long hash-like run: the letter/digit/case structure no longer predicts tokens.
+  return scan.alphanumericMixed && scan.alphanumericLength > OPAQUE_START;
+}
+
+/**
+ * Adds the `rest` of a lower-case or digit run (after its first character) to the letter-and-digit run and
+ * returns how many of them still count as letters or digits: in a mixed run, those past `OPAQUE_START` are opaque.
+ */
+function plainRest(scan: FeatureScan, rest: number): number {
+  let plain = rest;
+  if (scan.alphanumericMixed) {
+    plain = OPAQUE_START - scan.alphanumericLength;
+    if (plain < 0) plain = 0;
+    else if (plain > rest) plain = rest;
+    scan.counts[OPAQUE_CHARACTERS]! += rest - plain;
+  }
+  scan.alphanumericLength += rest;
+  return plain;
+}
+
+/** A letter that follows no letter starts a word (attached to a single punctuation mark before it, if any). */
+function startWord(scan: FeatureScan): void {
+  const { counts, previous } = scan;
+  if (previous === STATE_PUNCTUATION && scan.punctuationLength === 1) counts[ATTACHED_WORDS]!++;
+  else counts[WORDS]!++;
+  if (previous === STATE_DIGIT) counts[ALPHANUMERIC_SWITCHES]!++;
+  scan.wordLength = 0;
+}
+
+/** A run of lower-case letters: the first may start a word, each continues it, until a mixed run turns opaque. */
+function collectLowerRun(scan: FeatureScan, index: number): number {
+  const counts = scan.counts;
+  if (extendAlphanumeric(scan, false)) {
+    counts[OPAQUE_CHARACTERS]!++;
+  } else {
+    counts[LETTERS]!++;
+    if (scan.previous > STATE_LATIN_LETTER) startWord(scan);
+    scan.wordLength++;
+    if (scan.wordLength > LONG_WORD_START) counts[LONG_WORD_LETTERS]!++;
+  }
+  scan.previous = STATE_LOWER;
+  const end = runEnd(scan, index, UNIT_LOWER);
+  const rest = end - index - 1;
+  if (rest > 0) {
+    const plain = plainRest(scan, rest);
+    counts[LETTERS]! += plain;
+    scan.wordLength += plain;
+    const beyond = scan.wordLength - LONG_WORD_START;
+    if (beyond > 0) counts[LONG_WORD_LETTERS]! += Math.min(beyond, plain);
+  }
+  return end;
+}
+
+/**
+ * A run of digits: the first may start a number, and a new group of three starts at every digit whose index in
+ * the run is a multiple of three, until a mixed run turns opaque.
+ */
+function collectDigitRun(scan: FeatureScan, index: number): number {
+  const counts = scan.counts;
+  if (extendAlphanumeric(scan, true)) {
+    counts[OPAQUE_CHARACTERS]!++;
+  } else {
+    counts[DIGITS]!++;
+    const previous = scan.previous;
+    if (previous !== STATE_DIGIT) {
+      counts[DIGIT_RUNS]!++;
+      if (previous <= STATE_LATIN_LETTER) counts[ALPHANUMERIC_SWITCHES]!++;
+      else if (previous === STATE_SPACE) counts[DIGIT_RUNS_AFTER_SPACE]!++;
+      scan.digitLength = 0;
+    }
+    if (scan.digitLength % 3 === 0) counts[DIGIT_GROUPS]!++;
+    scan.digitLength++;
+  }
+  scan.previous = STATE_DIGIT;
+  const end = runEnd(scan, index, UNIT_DIGIT);
+  const rest = end - index - 1;
+  if (rest > 0) {
+    const plain = plainRest(scan, rest);
+    const digitLength = scan.digitLength;
+    counts[DIGITS]! += plain;
+    // Multiples of three in [digitLength, digitLength + plain − 1].
+    counts[DIGIT_GROUPS]! += (((digitLength + plain + 2) / 3) | 0) - (((digitLength + 2) / 3) | 0);
+    scan.digitLength = digitLength + plain;
+  }
+  return end;
+}
+
+/** One capital letter: it starts a word, changes case within one, or continues a run of capitals. */
+function collectUpper(scan: FeatureScan, index: number): number {
+  const counts = scan.counts;
+  if (extendAlphanumeric(scan, false)) {
+    counts[OPAQUE_CHARACTERS]!++;
+  } else {
+    const previous = scan.previous;
+    counts[LETTERS]!++;
+    counts[UPPER_LETTERS]!++;
+    if (previous === STATE_UPPER) counts[CAPITAL_RUN_LETTERS]!++;
+    if (previous > STATE_LATIN_LETTER) startWord(scan);
+    else if (previous !== STATE_UPPER) counts[CASE_CHANGES]!++;
+    scan.wordLength++;
+    if (scan.wordLength > LONG_WORD_START) counts[LONG_WORD_LETTERS]!++;
+  }
+  scan.previous = STATE_UPPER;
+  return advance(scan, index, 1);
+}
+
+/** A run of spaces and tabs; two or more are an indent run. */
+function collectSpaceRun(scan: FeatureScan, index: number): number {
+  const end = runEnd(scan, index, UNIT_SPACE);
+  const counts = scan.counts;
+  counts[SPACES]! += end - index;
+  counts[WHITESPACE_RUNS]!++;
+  if (end - index >= 2) counts[INDENT_RUNS]!++;
+  scan.previous = STATE_SPACE;
+  return end;
+}
+
+/** A run of ASCII punctuation; its length decides whether a word after it is attached. */
+function collectPunctuationRun(scan: FeatureScan, index: number): number {
+  const end = runEnd(scan, index, UNIT_PUNCTUATION);
+  scan.punctuationLength = end - index;
+  scan.counts[PUNCTUATION]! += scan.punctuationLength;
+  scan.counts[PUNCTUATION_RUNS]!++;
+  scan.previous = STATE_PUNCTUATION;
+  return end;
+}
+
+/** A run of line feeds and carriage returns: one run, each line feed a newline. */
+function collectNewlineRun(scan: FeatureScan, index: number): number {
+  const { text, length, counts } = scan;
+  counts[NEWLINE_RUNS]!++;
+  let end = index;
+  for (; end < length; end++) {
+    const unit = CODE_UNIT_CLASSES[text.charCodeAt(end)]!;
+    scan.unit = unit;
+    if (unit === UNIT_LINE_FEED) counts[NEWLINES]!++;
+    else if (unit !== UNIT_CARRIAGE_RETURN) break;
+  }
+  scan.previous = STATE_NEWLINE;
+  return end;
+}
+
+/** A run of CJK ideographs. */
+function collectCjkRun(scan: FeatureScan, index: number): number {
+  const end = runEnd(scan, index, UNIT_CJK);
+  scan.counts[CJK]! += end - index;
+  scan.previous = STATE_WIDE;
+  return end;
+}
+
+/** An accented Latin letter: it continues a word, or starts one after anything but a letter. */
+function collectLatinExtended(scan: FeatureScan, index: number): number {
+  scan.counts[LATIN_EXTENDED]!++;
+  if (scan.previous > STATE_LATIN_LETTER) {
+    scan.counts[WORDS]!++;
+    scan.wordLength = 0;
+  }
+  scan.previous = STATE_LATIN_LETTER;
+  return advance(scan, index, 1);
+}
+
+/** One wide character counted on its own: kana, CJK punctuation, a symbol, another script, or an astral one. */
+function collectWide(scan: FeatureScan, index: number, unit: number): number {
+  scan.counts[WIDE_FEATURES[unit]!]!++;
+  scan.previous = STATE_WIDE;
+  // A surrogate pair is one astral code point: count it once and skip its second half.
+  return advance(scan, index, unit === UNIT_HIGH_SURROGATE ? 2 : 1);
+}
+
+/**
  * Scans `text` once and adds its feature counts into `into` (length ≥ `TEXT_FEATURE_COUNT`), which the caller
  * zeroes. Allocates nothing; linear in the text length.
  *
- * Written for speed (it is the estimator's whole cost): one table read per character, one branch chain on the
- * class (most frequent classes first) per run of characters, counts kept in local variables and added into
- * `into` once at the end. `text-features.test.ts` checks that it counts exactly like a plain reference scanner,
- * on generated strings and on the corpus texts.
+ * Written for speed (it is the estimator's whole cost): one table read per character, and one branch chain on
+ * the class (most frequent classes first) per run of characters, which hands the run to its collector. Runs of
+ * spaces, punctuation, line breaks and CJK are consumed whole by their collector, and so is the rest of a
+ * lower-case or digit run once its first character is counted: the chain never sees a character of the same
+ * space, punctuation or line-break run as the previous one. Each code unit is read once: the collector that
+ * ends a run leaves the class of the character after it in the scan's `unit`. `text-features.test.ts` checks
+ * that it counts exactly like a plain reference scanner, on generated strings and on the corpus texts.
  */
 export function collectTextFeatures(text: string, into: Float64Array): void {
-  let letters = 0;
-  let words = 0;
-  let caseChanges = 0;
-  let digits = 0;
-  let digitRuns = 0;
-  let punctuation = 0;
-  let punctuationRuns = 0;
-  let spaces = 0;
-  let whitespaceRuns = 0;
-  let newlines = 0;
-  let latinExtended = 0;
-  let cjk = 0;
-  let otherNonAscii = 0;
-  let astral = 0;
-  let upperLetters = 0;
-  let longWordLetters = 0;
-  let alphanumericSwitches = 0;
-  let kana = 0;
-  let cjkPunctuation = 0;
-  let digitGroups = 0;
-  let digitRunsAfterSpace = 0;
-  let attachedWords = 0;
-  let newlineRuns = 0;
-  let indentRuns = 0;
-  let opaqueCharacters = 0;
-  let rareScript = 0;
-  let capitalRunLetters = 0;
-  let symbols = 0;
-
-  let previous = STATE_NONE;
-  let wordLength = 0;
-  let digitLength = 0;
-  /** Length of the punctuation run just before the current character (runs are consumed whole). */
-  let punctuationLength = 0;
-  // Current run of letters and digits: its length and whether it mixed letters and digits.
-  let alphanumericLength = 0;
-  let alphanumericMixed = false;
-  const classes = CODE_UNIT_CLASSES;
+  const scan = SCAN;
   const length = text.length;
-  // Runs of spaces, punctuation, line breaks and CJK are consumed whole by an inner loop, and so is the rest of a
-  // lower-case or digit run once its first character is counted: the branch chain runs once per run, not per
-  // character. So it never sees a character of the same space, punctuation or line-break run as the previous one.
-  // Each code unit is read once: the loop that ends a run leaves the class of the character after it in `unit`.
+  scan.text = text;
+  scan.length = length;
+  scan.counts = into;
+  scan.unit = length === 0 ? UNIT_LOWER : CODE_UNIT_CLASSES[text.charCodeAt(0)]!;
+  scan.previous = STATE_NONE;
+  scan.wordLength = 0;
+  scan.digitLength = 0;
+  scan.punctuationLength = 0;
+  scan.alphanumericLength = 0;
+  scan.alphanumericMixed = false;
   let index = 0;
-  let unit = length === 0 ? UNIT_LOWER : classes[text.charCodeAt(0)]!;
   while (index < length) {
-    if (unit === UNIT_LOWER) {
-      if (previous <= STATE_DIGIT) {
-        if (previous === STATE_DIGIT) alphanumericMixed = true;
-      } else {
-        alphanumericLength = 0;
-        alphanumericMixed = false;
-      }
-      alphanumericLength++;
-      if (alphanumericMixed && alphanumericLength > OPAQUE_START) {
-        // Inside a long hash-like run: the letter/digit/case structure no longer predicts tokens.
-        opaqueCharacters++;
-      } else {
-        letters++;
-        if (previous > STATE_LATIN_LETTER) {
-          if (previous === STATE_PUNCTUATION && punctuationLength === 1) attachedWords++;
-          else words++;
-          if (previous === STATE_DIGIT) alphanumericSwitches++;
-          wordLength = 0;
-        }
-        wordLength++;
-        if (wordLength > LONG_WORD_START) longWordLetters++;
-      }
-      previous = STATE_LOWER;
-      // The rest of the lower-case run: each letter continues the word, until a mixed run turns opaque.
-      let end = index + 1;
-      while (end < length) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit !== UNIT_LOWER) break;
-        end++;
-      }
-      const rest = end - index - 1;
-      if (rest > 0) {
-        let plain = rest;
-        if (alphanumericMixed) {
-          plain = OPAQUE_START - alphanumericLength;
-          if (plain < 0) plain = 0;
-          else if (plain > rest) plain = rest;
-          opaqueCharacters += rest - plain;
-        }
-        alphanumericLength += rest;
-        letters += plain;
-        wordLength += plain;
-        const beyond = wordLength - LONG_WORD_START;
-        if (beyond > 0) longWordLetters += Math.min(beyond, plain);
-      }
-      index = end;
-    } else if (unit === UNIT_SPACE) {
-      let end = index + 1;
-      while (end < length) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit !== UNIT_SPACE) break;
-        end++;
-      }
-      spaces += end - index;
-      whitespaceRuns++;
-      if (end - index >= 2) indentRuns++;
-      previous = STATE_SPACE;
-      index = end;
-    } else if (unit === UNIT_PUNCTUATION) {
-      let end = index + 1;
-      while (end < length) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit !== UNIT_PUNCTUATION) break;
-        end++;
-      }
-      punctuationLength = end - index;
-      punctuation += punctuationLength;
-      punctuationRuns++;
-      previous = STATE_PUNCTUATION;
-      index = end;
-    } else if (unit === UNIT_DIGIT) {
-      if (previous <= STATE_DIGIT) {
-        if (previous !== STATE_DIGIT) alphanumericMixed = true;
-      } else {
-        alphanumericLength = 0;
-        alphanumericMixed = false;
-      }
-      alphanumericLength++;
-      if (alphanumericMixed && alphanumericLength > OPAQUE_START) {
-        opaqueCharacters++;
-      } else {
-        digits++;
-        if (previous !== STATE_DIGIT) {
-          digitRuns++;
-          if (previous <= STATE_LATIN_LETTER) alphanumericSwitches++;
-          else if (previous === STATE_SPACE) digitRunsAfterSpace++;
-          digitLength = 0;
-        }
-        if (digitLength % 3 === 0) digitGroups++;
-        digitLength++;
-      }
-      previous = STATE_DIGIT;
-      // The rest of the digit run: a new group of three starts at every digit whose index in the run is a
-      // multiple of three, until a mixed run turns opaque.
-      let end = index + 1;
-      while (end < length) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit !== UNIT_DIGIT) break;
-        end++;
-      }
-      const rest = end - index - 1;
-      if (rest > 0) {
-        let plain = rest;
-        if (alphanumericMixed) {
-          plain = OPAQUE_START - alphanumericLength;
-          if (plain < 0) plain = 0;
-          else if (plain > rest) plain = rest;
-          opaqueCharacters += rest - plain;
-        }
-        alphanumericLength += rest;
-        digits += plain;
-        // Multiples of three in [digitLength, digitLength + plain − 1].
-        digitGroups += (((digitLength + plain + 2) / 3) | 0) - (((digitLength + 2) / 3) | 0);
-        digitLength += plain;
-      }
-      index = end;
-    } else if (unit === UNIT_UPPER) {
-      if (previous <= STATE_DIGIT) {
-        if (previous === STATE_DIGIT) alphanumericMixed = true;
-      } else {
-        alphanumericLength = 0;
-        alphanumericMixed = false;
-      }
-      alphanumericLength++;
-      if (alphanumericMixed && alphanumericLength > OPAQUE_START) {
-        opaqueCharacters++;
-      } else {
-        letters++;
-        upperLetters++;
-        if (previous === STATE_UPPER) capitalRunLetters++;
-        if (previous > STATE_LATIN_LETTER) {
-          if (previous === STATE_PUNCTUATION && punctuationLength === 1) attachedWords++;
-          else words++;
-          if (previous === STATE_DIGIT) alphanumericSwitches++;
-          wordLength = 0;
-        } else if (previous !== STATE_UPPER) caseChanges++;
-        wordLength++;
-        if (wordLength > LONG_WORD_START) longWordLetters++;
-      }
-      previous = STATE_UPPER;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_LINE_FEED || unit === UNIT_CARRIAGE_RETURN) {
-      newlineRuns++;
-      let end = index;
-      for (; end < length; end++) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit === UNIT_LINE_FEED) newlines++;
-        else if (unit !== UNIT_CARRIAGE_RETURN) break;
-      }
-      previous = STATE_NEWLINE;
-      index = end;
-    } else if (unit === UNIT_CJK) {
-      let end = index + 1;
-      while (end < length) {
-        unit = classes[text.charCodeAt(end)]!;
-        if (unit !== UNIT_CJK) break;
-        end++;
-      }
-      cjk += end - index;
-      previous = STATE_WIDE;
-      index = end;
-    } else if (unit === UNIT_LATIN_EXTENDED) {
-      latinExtended++;
-      if (previous > STATE_LATIN_LETTER) {
-        words++;
-        wordLength = 0;
-      }
-      previous = STATE_LATIN_LETTER;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_HIGH_SURROGATE) {
-      // A surrogate pair is one astral code point: count it once and skip its second half.
-      astral++;
-      previous = STATE_WIDE;
-      index += 2;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_CJK_PUNCTUATION) {
-      cjkPunctuation++;
-      previous = STATE_WIDE;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_KANA) {
-      kana++;
-      previous = STATE_WIDE;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_SYMBOL) {
-      symbols++;
-      previous = STATE_WIDE;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else if (unit === UNIT_OTHER_NON_ASCII) {
-      otherNonAscii++;
-      previous = STATE_WIDE;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    } else {
-      rareScript++;
-      previous = STATE_WIDE;
-      index++;
-      if (index < length) unit = classes[text.charCodeAt(index)]!;
-    }
+    const unit = scan.unit;
+    if (unit === UNIT_LOWER) index = collectLowerRun(scan, index);
+    else if (unit === UNIT_SPACE) index = collectSpaceRun(scan, index);
+    else if (unit === UNIT_PUNCTUATION) index = collectPunctuationRun(scan, index);
+    else if (unit === UNIT_DIGIT) index = collectDigitRun(scan, index);
+    else if (unit === UNIT_UPPER) index = collectUpper(scan, index);
+    else if (unit === UNIT_LINE_FEED || unit === UNIT_CARRIAGE_RETURN) index = collectNewlineRun(scan, index);
+    else if (unit === UNIT_CJK) index = collectCjkRun(scan, index);
+    else if (unit === UNIT_LATIN_EXTENDED) index = collectLatinExtended(scan, index);
+    else index = collectWide(scan, index, unit);
   }
-  into[LETTERS]! += letters;
-  into[WORDS]! += words;
-  into[CASE_CHANGES]! += caseChanges;
-  into[DIGITS]! += digits;
-  into[DIGIT_RUNS]! += digitRuns;
-  into[PUNCTUATION]! += punctuation;
-  into[PUNCTUATION_RUNS]! += punctuationRuns;
-  into[SPACES]! += spaces;
-  into[WHITESPACE_RUNS]! += whitespaceRuns;
-  into[NEWLINES]! += newlines;
-  into[LATIN_EXTENDED]! += latinExtended;
-  into[CJK]! += cjk;
-  into[OTHER_NON_ASCII]! += otherNonAscii;
-  into[ASTRAL]! += astral;
-  into[UPPER_LETTERS]! += upperLetters;
-  into[LONG_WORD_LETTERS]! += longWordLetters;
-  into[ALPHANUMERIC_SWITCHES]! += alphanumericSwitches;
-  into[KANA]! += kana;
-  into[CJK_PUNCTUATION]! += cjkPunctuation;
-  into[DIGIT_GROUPS]! += digitGroups;
-  into[DIGIT_RUNS_AFTER_SPACE]! += digitRunsAfterSpace;
-  into[ATTACHED_WORDS]! += attachedWords;
-  into[NEWLINE_RUNS]! += newlineRuns;
-  into[INDENT_RUNS]! += indentRuns;
-  into[OPAQUE_CHARACTERS]! += opaqueCharacters;
-  into[RARE_SCRIPT]! += rareScript;
-  into[CAPITAL_RUN_LETTERS]! += capitalRunLetters;
-  into[SYMBOLS]! += symbols;
+  // Let go of the text and the caller's array until the next scan.
+  scan.text = "";
+  scan.counts = SCAN_IDLE_COUNTS;
 }
 
 // Prime the scanner at load on two short texts that take every branch, one-byte and two-byte (a few dozen

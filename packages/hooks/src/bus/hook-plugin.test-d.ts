@@ -70,7 +70,9 @@ describe("plugin types", () => {
     };
     expectTypeOf(plugin.name).toBeString();
   });
+});
 
+describe("the app's side and declared groups", () => {
   it("the app fires hooks and gets typed results", () => {
     const hooks: SessionHooks = createSessionHooks();
     expectTypeOf(hooks.preCompact.promise).returns.resolves.toEqualTypeOf<PreCompactResult>();

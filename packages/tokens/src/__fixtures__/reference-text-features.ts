@@ -1,48 +1,46 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { collectTextFeatures, TEXT_FEATURE_COUNT, TEXT_FEATURE_NAMES } from "../text-features.ts";
+import {
+  collectTextFeatures,
+  TEXT_FEATURE_COUNT,
+  TEXT_FEATURE_NAMES,
+  type TextFeatureName,
+} from "../text-features.ts";
 
 // A plain reference scanner: the straightforward per-character branch chain the estimator's weights were first
 // fitted with (before the table-driven, run-skipping scanner in text-features.ts). The optimised scanner must
 // produce exactly the same counts on every input, so the optimisation cannot change any estimate.
 
-const LETTERS = 0;
-const WORDS = 1;
-const CASE_CHANGES = 2;
-const DIGITS = 3;
-const DIGIT_RUNS = 4;
-const PUNCTUATION = 5;
-const PUNCTUATION_RUNS = 6;
-const SPACES = 7;
-const WHITESPACE_RUNS = 8;
-const NEWLINES = 9;
-const LATIN_EXTENDED = 10;
-const CJK = 11;
-const OTHER_NON_ASCII = 12;
-const ASTRAL = 13;
-const UPPER_LETTERS = 14;
-const LONG_WORD_LETTERS = 15;
-const ALPHANUMERIC_SWITCHES = 16;
-const KANA = 17;
-const CJK_PUNCTUATION = 18;
-/** Digits in groups of three: BPE pre-tokenizers split long numbers into runs of at most three digits. */
-const DIGIT_GROUPS = 19;
-/** A number right after a space or tab: the space cannot join the number and becomes a token of its own. */
-const DIGIT_RUNS_AFTER_SPACE = 20;
-/** Words that start right after a single punctuation mark (`"key`, `_name`, `.method`): the mark joins the word. */
-const ATTACHED_WORDS = 21;
-/** Runs of line breaks (`\n`, `\r\n`, blank lines): one token each, whatever their length. */
-const NEWLINE_RUNS = 22;
-/** Runs of two or more spaces or tabs (indentation, column padding). */
-const INDENT_RUNS = 23;
-/** Characters of long mixed letter-and-digit runs (hashes, hex, base64, ids) beyond the first `OPAQUE_START`. */
-const OPAQUE_CHARACTERS = 24;
-/** Characters of rarely trained scripts (three UTF-8 bytes outside CJK and kana, CJK extension A): byte tokens. */
-const RARE_SCRIPT = 25;
-/** Capital letters following a capital letter (acronyms, upper-case text, upper-case hex). */
-const CAPITAL_RUN_LETTERS = 26;
-/** General punctuation, arrows, box drawing, math and other symbols (U+2000–U+2BFF): “ ” – … → ─ ✓. */
-const SYMBOLS = 27;
+// Where each feature goes in the counts, by its name (what each one counts: `text-features.ts`).
+const featureIndex = (name: TextFeatureName): number => TEXT_FEATURE_NAMES.indexOf(name);
+const LETTERS = featureIndex("letters");
+const WORDS = featureIndex("words");
+const CASE_CHANGES = featureIndex("caseChanges");
+const DIGITS = featureIndex("digits");
+const DIGIT_RUNS = featureIndex("digitRuns");
+const PUNCTUATION = featureIndex("punctuation");
+const PUNCTUATION_RUNS = featureIndex("punctuationRuns");
+const SPACES = featureIndex("spaces");
+const WHITESPACE_RUNS = featureIndex("whitespaceRuns");
+const NEWLINES = featureIndex("newlines");
+const LATIN_EXTENDED = featureIndex("latinExtended");
+const CJK = featureIndex("cjk");
+const OTHER_NON_ASCII = featureIndex("otherNonAscii");
+const ASTRAL = featureIndex("astral");
+const UPPER_LETTERS = featureIndex("upperLetters");
+const LONG_WORD_LETTERS = featureIndex("longWordLetters");
+const ALPHANUMERIC_SWITCHES = featureIndex("alphanumericSwitches");
+const KANA = featureIndex("kana");
+const CJK_PUNCTUATION = featureIndex("cjkPunctuation");
+const DIGIT_GROUPS = featureIndex("digitGroups");
+const DIGIT_RUNS_AFTER_SPACE = featureIndex("digitRunsAfterSpace");
+const ATTACHED_WORDS = featureIndex("attachedWords");
+const NEWLINE_RUNS = featureIndex("newlineRuns");
+const INDENT_RUNS = featureIndex("indentRuns");
+const OPAQUE_CHARACTERS = featureIndex("opaqueCharacters");
+const RARE_SCRIPT = featureIndex("rareScript");
+const CAPITAL_RUN_LETTERS = featureIndex("capitalRunLetters");
+const SYMBOLS = featureIndex("symbols");
 
 /** Letters of a word beyond this many cost extra: long words and identifiers split into several tokens. */
 const LONG_WORD_START = 8;
