@@ -48,8 +48,11 @@ describe("process groups", () => {
       // The parent puts its child in a group of its own and never reaps it, as a slow first process of a
       // container does with orphans: the kernel still finds the group, but nothing in it runs.
       // bash with job control puts the background job in a group of its own; `exec sleep` then replaces the
-      // shell with a program that never waits for it.
-      const parent = spawn("bash", ["-c", "set -m; true & echo $!; exec sleep 60"], {
+      // shell with a program that never waits for it. The job ends only once the shell is gone (`$$` is the
+      // shell's pid in the job too): had it ended first, bash would have reaped it.
+      const script =
+        'set -m; (while [ "$(cat /proc/$$/comm)" != sleep ]; do sleep 0.02; done) & echo $!; exec sleep 60';
+      const parent = spawn("bash", ["-c", script], {
         stdio: ["ignore", "pipe", "inherit"],
       });
       try {
@@ -57,7 +60,11 @@ describe("process groups", () => {
           await new Promise<string>((resolve) => parent.stdout.once("data", (data) => resolve(String(data)))),
         );
         const stat = () => readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-        while (!/\) Z /.test(await stat())) await sleep(20);
+        for (let state = await stat(); !/\) Z /.test(state); state = await stat()) {
+          if (state === "")
+            throw new Error(`process ${pid} is gone: it was reaped before it could be a zombie`);
+          await sleep(20);
+        }
         expect(signalGroup(pid, 0)).toBe(true);
         expect(groupExists(pid)).toBe(false);
         expect(await terminateGroup(pid, 60_000)).toBe("gone");
