@@ -37,6 +37,7 @@ import {
   toolOutputRecord,
   withSavedPath,
 } from "../tool-outputs/tool-output-record.ts";
+import { clearedRecord, savedNote, type ToolResultOptions, toolResultContext } from "./clearable-outputs.ts";
 import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
 import {
   isoTime,
@@ -45,7 +46,6 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import { clearedRecord, savedNote, type ToolResultOptions, toolResultContext } from "./microcompact.ts";
 import { withSavedOutputs } from "./saved-outputs.ts";
 
 export interface CollapseOptions extends LayerTimeOptions, ToolResultOptions {
