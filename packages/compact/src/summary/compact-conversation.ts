@@ -9,10 +9,10 @@ import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import {
   type CarriedUserMessage,
-  collectCarriedUserMessages,
-  fitCarriedUserMessages,
+  carryUserMessages,
   readCarriedUserMessages,
   renderCarriedUserMessages,
+  userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
 import { estimateTextTokens, estimateTokens, userText } from "../conversation/conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "../conversation/keep-window.ts";
@@ -27,8 +27,6 @@ import {
   SUMMARY_MAX_PIECES,
   SUMMARY_MIN_KEEP_TOKENS,
   SUMMARY_MIN_TOKENS,
-  USER_MESSAGES_MIN_TOKENS,
-  USER_MESSAGES_SHARE,
   USER_MESSAGES_SHARE_OF_SUMMARIZED,
   USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE,
 } from "../defaults.ts";
@@ -120,20 +118,19 @@ export async function compactConversation(
     );
   }
   const input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
-  const carried = await fitCarriedUserMessages(
-    collectCarriedUserMessages(opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [], summarized),
+  const carried = await carryUserMessages(
+    opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [],
+    summarized,
     {
-      budgetTokens: Math.min(
-        options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
-        Math.floor(
-          estimateTokens(summarized) *
-            (options.trigger === "reactive"
-              ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
-              : USER_MESSAGES_SHARE_OF_SUMMARIZED),
-        ),
-      ),
+      ...(options.userMessageBudgetTokens !== undefined
+        ? { budgetTokens: options.userMessageBudgetTokens }
+        : {}),
+      shareOfSummarized:
+        options.trigger === "reactive"
+          ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+          : USER_MESSAGES_SHARE_OF_SUMMARIZED,
       // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
-      keepLast: summarized.some((message) => message.id === turn.userMessageId),
+      ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
       ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
       ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
     },
@@ -451,11 +448,6 @@ function reactiveRange(messages: readonly Message[], context: LadderState): Comp
   const keepFrom = Math.max(0, messages.length - REACTIVE_KEEP_MESSAGES);
   const tail = estimateTokens(messages.slice(keepFrom));
   return { upTo: tail > messagesTarget(messages, context) ? messages.length : keepFrom };
-}
-
-/** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
-export function userMessageBudget(summaryMaxTokens: number): number {
-  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(summaryMaxTokens * USER_MESSAGES_SHARE));
 }
 
 export interface SummaryLayerOptions {
