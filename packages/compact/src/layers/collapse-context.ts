@@ -207,6 +207,18 @@ function isRecordMessage(message: Message): boolean {
 }
 
 /**
+ * The calls a fold of tool runs or its digest records with their outcomes (`call → outcome`), oldest first: what
+ * the collapse layer wrote, read back (a projection keeps only its text). Undefined for a text it did not write.
+ */
+export function foldedCallRecords(text: string): { call: string; outcome: string }[] | undefined {
+  if (!text.startsWith(RECORD_HEADER) && !text.startsWith(DIGEST_HEADER)) return undefined;
+  return recordLines(text).records.flatMap((record) => {
+    const at = record.indexOf(" → ");
+    return at < 0 ? [] : [{ call: record.slice(0, at), outcome: record.slice(at + 3) }];
+  });
+}
+
+/**
  * The call records of a record message (the assistant's thoughts and the "… more …" line left out), or of a
  * digest (its failed and last calls; the other actions, without outcomes), and how many calls it stands for.
  */
