@@ -99,7 +99,6 @@ export {
   compactConversation,
   createSummaryLayer,
   prepareForSummary,
-  summaryMessageText,
 } from "./summary/compact-conversation.ts";
 export type { CompactPromptOptions } from "./summary/compact-prompt.ts";
 export { buildCompactPrompt } from "./summary/compact-prompt.ts";
@@ -131,6 +130,7 @@ export type {
   SummaryScope,
 } from "./summary/summarizer.ts";
 export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary/summary-format.ts";
+export { summaryMessageText } from "./summary/summary-message.ts";
 export type { CompactableTools, ResultRetentionSetting } from "./tool-outputs/compactable-tools.ts";
 export {
   compactablePredicate,
