@@ -3,6 +3,7 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { findNewestTurn } from "../conversation/newest-turn.ts";
+import { STALL_FRACTION } from "../defaults.ts";
 import type { SummaryLayer } from "../layers/layer.ts";
 import type { LayerReport, SummaryFallback } from "../manager/context-events.ts";
 import type { BoundaryInput } from "../manager/context-view.ts";
@@ -255,4 +256,28 @@ export function newestTurnDropped(
     return "the user's newest message";
   }
   return undefined;
+}
+
+/**
+ * Why a summary would not help, or undefined when it does: the context it leaves (`measuredAfter`, counted as the
+ * next request will be) must be smaller than `tokens` now, and it must free more than the stall rule asks.
+ */
+export function unhelpfulReason(
+  layer: SummaryLayer,
+  tokens: number,
+  measuredAfter: number,
+  after: number,
+  estimatedBefore: number,
+): string | undefined {
+  if (measuredAfter >= tokens) {
+    return `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`;
+  }
+  return after >= estimatedBefore * STALL_FRACTION ? stallReason(layer, after, estimatedBefore) : undefined;
+}
+
+/** Why a summary that frees too little of the plain estimate (the stall rule) is not applied. */
+function stallReason(layer: SummaryLayer, after: number, before: number): string {
+  return after >= before
+    ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${before} now).`
+    : `The ${layer.label.toLowerCase()} was not applied: it would free only ${before - after} of about ${before} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`;
 }

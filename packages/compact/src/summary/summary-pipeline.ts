@@ -1,3 +1,4 @@
+import type { Message } from "@unforget/core";
 import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
@@ -9,7 +10,6 @@ import {
   IRREDUCIBLE_MARGIN,
   POST_COMPACT_TOTAL_TOKENS,
   REHYDRATION_SHARE,
-  STALL_FRACTION,
   SUMMARY_MAX_TOKENS,
   SUMMARY_MIN_INPUT_TOKENS,
   SUMMARY_MIN_TOKENS,
@@ -28,7 +28,15 @@ import {
 import type { CompactionOutcome } from "./compaction-outcome.ts";
 import { compactedSessionStart, estimateAttachment } from "./rehydration.ts";
 import type { Summarizer } from "./summarizer.ts";
-import { newestTurnDropped, previewView, record, restore, splice, summaryReport } from "./summary-outcome.ts";
+import {
+  newestTurnDropped,
+  previewView,
+  record,
+  restore,
+  splice,
+  summaryReport,
+  unhelpfulReason,
+} from "./summary-outcome.ts";
 
 /** The summary part of the manager: PreCompact, background summaries, session notes, model, fallback, guards. */
 export interface SummaryPipeline extends SummaryStage {
@@ -284,12 +292,7 @@ async function apply(
     previewView(p.core, layer, trigger, outcome, summarized, kept, restored),
   );
   const after = outcome.tokensAfter + restoredTokens;
-  const why =
-    measuredAfter >= call.state.tokens
-      ? `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${call.state.tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`
-      : after >= estimatedBefore * STALL_FRACTION
-        ? stallReason(layer, after, estimatedBefore)
-        : undefined;
+  const why = unhelpfulReason(layer, call.state.tokens, measuredAfter, after, estimatedBefore);
   if (call.preview === "asked") {
     // A preview: what it would do; nothing is applied, recorded or counted against the layer.
     call.preview = {
@@ -332,6 +335,38 @@ async function apply(
   call.state.tokens = tokensAfter;
   call.state.acted.add(layer.name);
   call.summarized = true;
+  judgeApplied(p, call, layer, trigger, outcome, kept, attachmentTokens, primary);
+  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason, fallback);
+  await p.core.events.publish(
+    call.reports,
+    {
+      ...report,
+      tokensBefore,
+      tokensAfter,
+      tokensFreed: Math.max(0, tokensBefore - tokensAfter),
+      durationMs: p.core.timer() - started,
+    },
+    outcome.summary,
+  );
+  return true;
+}
+
+/**
+ * The breakers after a summary was applied: one that left the context above half the threshold (and well above
+ * what no compaction can remove) counts as a failure (the thrash guard); otherwise the session's summariser's
+ * success closes its breaker. Either way the other layers may try again.
+ */
+function judgeApplied(
+  p: Pipeline,
+  call: LadderCall,
+  layer: SummaryLayer,
+  trigger: CompactTrigger,
+  outcome: CompactionOutcome,
+  kept: readonly Message[],
+  attachmentTokens: number,
+  primary: boolean,
+): void {
+  const tokensAfter = call.state.tokens;
   // What no compaction can remove: the system prompt and tools, a summary of its budget (a longer one is the
   // summariser's fault), the last round, the attachments.
   const irreducible =
@@ -358,26 +393,6 @@ async function apply(
   // The conversation the other layers failed on is gone: they may try again. The fallback's success says
   // nothing of the summariser's health, so its breaker waits out its cool-down.
   p.core.breakers.resetAll(layer.name);
-  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason, fallback);
-  await p.core.events.publish(
-    call.reports,
-    {
-      ...report,
-      tokensBefore,
-      tokensAfter,
-      tokensFreed: Math.max(0, tokensBefore - tokensAfter),
-      durationMs: p.core.timer() - started,
-    },
-    outcome.summary,
-  );
-  return true;
-}
-
-/** Why a summary that frees too little of the plain estimate (the stall rule) is not applied. */
-function stallReason(layer: SummaryLayer, after: number, before: number): string {
-  return after >= before
-    ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${before} now).`
-    : `The ${layer.label.toLowerCase()} was not applied: it would free only ${before - after} of about ${before} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`;
 }
 
 /**
