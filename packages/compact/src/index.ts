@@ -19,6 +19,7 @@ export type {
   HostPrepared,
 } from "./host/host-conversation.ts";
 export { createHostConversation } from "./host/host-conversation.ts";
+export { CLEARED_RESULT_PREFIX, isClearedResult } from "./layers/clearable-outputs.ts";
 export type { CollapseLayerOptions, CollapseOptions } from "./layers/collapse-context.ts";
 export { collapseContext, createCollapseLayer } from "./layers/collapse-context.ts";
 export type {
@@ -34,12 +35,7 @@ export { defineLayer, messagesTarget, SUMMARY_REQUEST, summaryDue } from "./laye
 export type { LayerResult, LayerTimeOptions } from "./layers/layer-result.ts";
 export { resultFromEdits } from "./layers/layer-result.ts";
 export type { MicrocompactLayerOptions, MicrocompactOptions } from "./layers/microcompact.ts";
-export {
-  CLEARED_RESULT_PREFIX,
-  createMicrocompactLayer,
-  isClearedResult,
-  microcompact,
-} from "./layers/microcompact.ts";
+export { createMicrocompactLayer, microcompact } from "./layers/microcompact.ts";
 export type { ObservationMaskingOptions } from "./layers/observation-masking.ts";
 export { createObservationMaskingLayer, maskObservations } from "./layers/observation-masking.ts";
 export type {
@@ -103,7 +99,6 @@ export {
   compactConversation,
   createSummaryLayer,
   prepareForSummary,
-  summaryMessageText,
 } from "./summary/compact-conversation.ts";
 export type { CompactPromptOptions } from "./summary/compact-prompt.ts";
 export { buildCompactPrompt } from "./summary/compact-prompt.ts";
@@ -135,6 +130,7 @@ export type {
   SummaryScope,
 } from "./summary/summarizer.ts";
 export { formatSummaryReply, missingSections, SUMMARY_SECTIONS } from "./summary/summary-format.ts";
+export { summaryMessageText } from "./summary/summary-message.ts";
 export type { CompactableTools, ResultRetentionSetting } from "./tool-outputs/compactable-tools.ts";
 export {
   compactablePredicate,

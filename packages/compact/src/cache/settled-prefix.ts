@@ -1,7 +1,7 @@
 import type { Message } from "@unforget/core";
 import { isTextObservation, resultText, userText } from "../conversation/conversation.ts";
+import { isClearedResult } from "../layers/clearable-outputs.ts";
 import { isFoldableRound } from "../layers/collapse-context.ts";
-import { isClearedResult } from "../layers/microcompact.ts";
 import { clearablePredicate, retentionLookup } from "../tool-outputs/compactable-tools.ts";
 
 /** Which messages a cheap layer could still change, for one rule of which tools' results may be cleared. */

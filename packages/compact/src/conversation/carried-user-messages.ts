@@ -1,9 +1,14 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Message } from "@unforget/core";
-import { CARRIED_USER_MESSAGE_FLOOR_CHARS, CARRIED_USER_MESSAGE_LEVELS } from "../defaults.ts";
+import {
+  CARRIED_USER_MESSAGE_FLOOR_CHARS,
+  CARRIED_USER_MESSAGE_LEVELS,
+  USER_MESSAGES_MIN_TOKENS,
+  USER_MESSAGES_SHARE,
+} from "../defaults.ts";
 import { persistOutput } from "../tool-outputs/persist-output.ts";
-import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
+import { estimateTextTokens, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
 
 /**
  * One user message as a summary message carries it: verbatim, or — when the carried messages outgrew their
@@ -158,6 +163,41 @@ export async function fitCarriedUserMessages(
     }
   }
   return fitted;
+}
+
+/** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
+export function userMessageBudget(summaryMaxTokens: number): number {
+  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(summaryMaxTokens * USER_MESSAGES_SHARE));
+}
+
+export interface CarryOptions extends Omit<FitCarriedOptions, "budgetTokens" | "keepLast"> {
+  /** The summary layer's budget for them (`userMessageBudget`); default none. */
+  budgetTokens?: number;
+  /** The share of the summarised part's tokens they may take at most. */
+  shareOfSummarized: number;
+  /** The user's newest message: carried whole when the summary stands for it (the newest turn stays). */
+  newestUserMessageId?: string;
+}
+
+/**
+ * The user's messages a summary (or the session notes) standing for `summarized` carries: those `previous`
+ * carried, then every one of the summarised part (`collectCarriedUserMessages`), fitted into the smaller of the
+ * layer's budget and their share of the summarised part (`fitCarriedUserMessages`).
+ */
+export function carryUserMessages(
+  previous: readonly CarriedUserMessage[],
+  summarized: readonly Message[],
+  options: CarryOptions,
+): Promise<CarriedUserMessage[]> {
+  const { budgetTokens, shareOfSummarized, newestUserMessageId, ...fit } = options;
+  return fitCarriedUserMessages(collectCarriedUserMessages(previous, summarized), {
+    ...fit,
+    budgetTokens: Math.min(
+      budgetTokens ?? Number.POSITIVE_INFINITY,
+      Math.floor(estimateTokens(summarized) * shareOfSummarized),
+    ),
+    keepLast: summarized.some((message) => message.id === newestUserMessageId),
+  });
 }
 
 /** A message cut to about `chars` characters: three quarters from its head, a quarter from its tail, the head never under the floor. */

@@ -1,5 +1,6 @@
 import type { Message, ToolResultBlock, ToolUseBlock } from "@unforget/core";
 import { SUMMARY_ERROR_LINE_CHARS } from "../defaults.ts";
+import { foldedCallRecords } from "../layers/collapse-context.ts";
 import {
   describeOutcome,
   findErrorLines,
@@ -302,15 +303,9 @@ function recordOutcome(
   });
 }
 
-/** A record line of a fold or digest: `- call → outcome`, `- failed: call → outcome`, `- last: call → outcome`. */
-const RECORD_LINE = /^- (?:failed: |last: )?(.+?) → (.+)$/;
-
 /** The failures the records of folded tool runs show: each is a failed call, with its outcome as its error line. */
 function noteRecords(facts: ConversationFacts, turn: Turn, text: string, position: number): void {
-  for (const line of text.split("\n")) {
-    const match = RECORD_LINE.exec(line);
-    if (!match) continue;
-    const [, call, outcome] = match as unknown as [string, string, string];
+  for (const { call, outcome } of foldedCallRecords(text) ?? []) {
     const status = /^exit (-?\d+)/.exec(outcome)?.[1];
     const failed =
       (status !== undefined && status !== "0") ||

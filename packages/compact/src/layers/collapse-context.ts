@@ -37,6 +37,7 @@ import {
   toolOutputRecord,
   withSavedPath,
 } from "../tool-outputs/tool-output-record.ts";
+import { clearedRecord, savedNote, type ToolResultOptions, toolResultContext } from "./clearable-outputs.ts";
 import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
 import {
   isoTime,
@@ -45,7 +46,6 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import { clearedRecord, savedNote, type ToolResultOptions, toolResultContext } from "./microcompact.ts";
 import { withSavedOutputs } from "./saved-outputs.ts";
 
 export interface CollapseOptions extends LayerTimeOptions, ToolResultOptions {
@@ -204,6 +204,18 @@ function isRecordMessage(message: Message): boolean {
   return (
     block.type === "text" && (block.text.startsWith(RECORD_HEADER) || block.text.startsWith(DIGEST_HEADER))
   );
+}
+
+/**
+ * The calls a fold of tool runs or its digest records with their outcomes (`call → outcome`), oldest first: what
+ * the collapse layer wrote, read back (a projection keeps only its text). Undefined for a text it did not write.
+ */
+export function foldedCallRecords(text: string): { call: string; outcome: string }[] | undefined {
+  if (!text.startsWith(RECORD_HEADER) && !text.startsWith(DIGEST_HEADER)) return undefined;
+  return recordLines(text).records.flatMap((record) => {
+    const at = record.indexOf(" → ");
+    return at < 0 ? [] : [{ call: record.slice(0, at), outcome: record.slice(at + 3) }];
+  });
 }
 
 /**

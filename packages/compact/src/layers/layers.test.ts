@@ -15,8 +15,9 @@ import {
   findExitStatus,
   toolOutputRecord,
 } from "../tool-outputs/tool-output-record.ts";
+import { isClearedResult } from "./clearable-outputs.ts";
 import { collapseContext } from "./collapse-context.ts";
-import { isClearedResult, microcompact } from "./microcompact.ts";
+import { microcompact } from "./microcompact.ts";
 import { maskObservations } from "./observation-masking.ts";
 import { createSnipLayer, snipCompact } from "./snip-compact.ts";
 import { applyToolResultBudget } from "./tool-result-budget.ts";

@@ -1,15 +1,17 @@
 import type { Message } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
-import {
-  estimateTextTokens,
-  indexToolUses,
-  isTextObservation,
-  resultText,
-  userText,
-} from "../conversation/conversation.ts";
+import { estimateTextTokens } from "../conversation/conversation.ts";
 import { MASK_KEEP_LAST } from "../defaults.ts";
-import { retentionLookup, withCompactableTools } from "../tool-outputs/compactable-tools.ts";
 import { describeOutcome, toolOutputRecord } from "../tool-outputs/tool-output-record.ts";
+import {
+  type ClearableOutput,
+  collectClearableOutputs,
+  isClearedResult,
+  replaceOutputEdit,
+  savedNote,
+  type ToolResultOptions,
+  toolResultContext,
+} from "./clearable-outputs.ts";
 import { defineLayer, type EditLayer, plural } from "./layer.ts";
 import {
   isoTime,
@@ -18,7 +20,6 @@ import {
   resultFromEdits,
   unchanged,
 } from "./layer-result.ts";
-import { isClearedResult, savedNote, type ToolResultOptions, toolResultContext } from "./microcompact.ts";
 import { withSavedOutputs } from "./saved-outputs.ts";
 
 const MASK_PREFIX = "[Output omitted to save context:";
@@ -43,57 +44,19 @@ export function maskObservations(
   options: ObservationMaskingOptions = {},
 ): LayerResult {
   const keepLast = Math.max(0, options.keepLast ?? MASK_KEEP_LAST);
-  const retention = withCompactableTools(options.retention ?? retentionLookup(), options.compactableTools);
-  const calls = indexToolUses(messages);
   const outputs: { edit: ContextEdit; tokens: number; stubTokens: number }[] = [];
-  let seen = 0;
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!;
-    if (message.role !== "user") continue;
-    if (isTextObservation(message)) {
-      const text = userText(message);
-      if (isMasked(text)) continue;
-      seen++;
-      if (seen <= keepLast) continue;
-      const stub = `${MASK_PREFIX} ${describeOutcome(text)}]`;
-      outputs.push({
-        edit: {
-          kind: "replace_message",
-          messageIds: [message.id],
-          details: { content: stub, reason: "masked" },
-        },
-        tokens: estimateTextTokens(text),
-        stubTokens: estimateTextTokens(stub),
-      });
-      continue;
-    }
-    for (let blockIndex = message.content.length - 1; blockIndex >= 0; blockIndex--) {
-      const block = message.content[blockIndex]!;
-      if (block.type !== "tool_result") continue;
-      const call = calls.get(block.tool_use_id);
-      if (!call) continue;
-      const kind = retention(call.use.name);
-      if (kind === "keep" || (kind === "persist" && !options.saveOutput)) continue;
-      const text = resultText(block);
-      if (isMasked(text)) continue;
-      seen++;
-      if (seen <= keepLast) continue;
-      const original = options.originalOutput?.(block.tool_use_id) ?? text;
-      const savedPath = kind === "persist" ? options.saveOutput?.(block.tool_use_id, original) : undefined;
-      if (kind === "persist" && savedPath === undefined) continue;
-      const record = toolOutputRecord(call.use, original, block.is_error === true, savedPath);
-      const stub = `${MASK_PREFIX} ${record}; ${savedPath === undefined ? "run it again" : "read it back from there"} if you need it.]`;
-      outputs.push({
-        edit: {
-          kind: "replace_tool_result",
-          toolUseIds: [block.tool_use_id],
-          details: { content: stub, reason: "masked" },
-        },
-        tokens: estimateTextTokens(text),
-        stubTokens: estimateTextTokens(stub),
-      });
-    }
-  }
+  // Newest first: the first `keepLast` stay.
+  const clearable = collectClearableOutputs(messages, options, isMasked).reverse();
+  clearable.forEach((output, index) => {
+    if (index < keepLast) return;
+    const stub = maskedText(output, options);
+    if (stub === undefined) return;
+    outputs.push({
+      edit: replaceOutputEdit(output, stub, "masked"),
+      tokens: output.tokens,
+      stubTokens: estimateTextTokens(stub),
+    });
+  });
   const worthIt = outputs.filter((output) => output.tokens > output.stubTokens);
   if (worthIt.length === 0) return unchanged(messages);
   const tokensFreed = worthIt.reduce((sum, output) => sum + output.tokens - output.stubTokens, 0);
@@ -105,6 +68,19 @@ export function maskObservations(
     tokensFreed,
     { masked: worthIt.length },
   );
+}
+
+/**
+ * What a masked output says: an observation's outcome, or a tool result's record and where to get it back; undefined
+ * for an output that must be saved first and could not be.
+ */
+function maskedText(output: ClearableOutput, options: ObservationMaskingOptions): string | undefined {
+  if (output.toolUseId === undefined) return `${MASK_PREFIX} ${describeOutcome(output.text)}]`;
+  const original = options.originalOutput?.(output.toolUseId) ?? output.text;
+  const savedPath = output.save ? options.saveOutput?.(output.toolUseId, original) : undefined;
+  if (output.save && savedPath === undefined) return undefined;
+  const record = toolOutputRecord(output.use, original, output.isError, savedPath);
+  return `${MASK_PREFIX} ${record}; ${savedPath === undefined ? "run it again" : "read it back from there"} if you need it.]`;
 }
 
 function isMasked(text: string): boolean {

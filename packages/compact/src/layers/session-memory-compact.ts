@@ -1,9 +1,9 @@
 import type { Message, SessionMemorySource } from "@unforget/core";
 import {
   type CarriedUserMessage,
-  collectCarriedUserMessages,
-  fitCarriedUserMessages,
+  carryUserMessages,
   renderCarriedUserMessages,
+  userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "../conversation/keep-window.ts";
@@ -16,7 +16,6 @@ import {
   NOTES_KEEP_MIN_TOKENS,
   USER_MESSAGES_SHARE_OF_SUMMARIZED,
 } from "../defaults.ts";
-import { userMessageBudget } from "../summary/compact-conversation.ts";
 import type { CompactionOutcome, ContinuationStyle } from "../summary/compaction-outcome.ts";
 import { defineLayer, plural, SUMMARY_REQUEST, type SummaryLayer, scaleFor, summaryDue } from "./layer.ts";
 
@@ -71,12 +70,12 @@ export async function sessionMemoryCompact(
   const summarized = messages.slice(0, start);
   if (summarized.length === 0) return undefined;
   const kept = messages.slice(start);
-  const carried = await fitCarriedUserMessages(collectCarriedUserMessages([], summarized), {
-    budgetTokens: Math.min(
-      options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
-      Math.floor(estimateTokens(summarized) * USER_MESSAGES_SHARE_OF_SUMMARIZED),
-    ),
-    keepLast: summarized.some((message) => message.id === turn.userMessageId),
+  const carried = await carryUserMessages([], summarized, {
+    ...(options.userMessageBudgetTokens !== undefined
+      ? { budgetTokens: options.userMessageBudgetTokens }
+      : {}),
+    shareOfSummarized: USER_MESSAGES_SHARE_OF_SUMMARIZED,
+    ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
     ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
   });
   const messageText = notesMessageText(

@@ -8,11 +8,10 @@ import {
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import {
-  type CarriedUserMessage,
-  collectCarriedUserMessages,
-  fitCarriedUserMessages,
+  carryUserMessages,
   readCarriedUserMessages,
   renderCarriedUserMessages,
+  userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
 import { estimateTextTokens, estimateTokens, userText } from "../conversation/conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "../conversation/keep-window.ts";
@@ -22,13 +21,10 @@ import {
   MAX_PTL_RETRIES,
   PTL_SPLIT_MARGIN,
   REACTIVE_KEEP_MESSAGES,
-  REPLACED_IDS_SHOWN_AT_EACH_END,
   SUMMARY_KEEP_TOKENS,
   SUMMARY_MAX_PIECES,
   SUMMARY_MIN_KEEP_TOKENS,
   SUMMARY_MIN_TOKENS,
-  USER_MESSAGES_MIN_TOKENS,
-  USER_MESSAGES_SHARE,
   USER_MESSAGES_SHARE_OF_SUMMARIZED,
   USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE,
 } from "../defaults.ts";
@@ -46,6 +42,7 @@ import type { CompactionOutcome, CompactRange, ContinuationStyle } from "./compa
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import type { CacheSafeParameters, Summarizer, SummaryScope } from "./summarizer.ts";
 import { formatSummaryReply } from "./summary-format.ts";
+import { replacedToolUseIds, summaryMessageText } from "./summary-message.ts";
 
 export interface CompactConversationOptions extends LayerTimeOptions {
   summarizer: Summarizer;
@@ -120,20 +117,19 @@ export async function compactConversation(
     );
   }
   const input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
-  const carried = await fitCarriedUserMessages(
-    collectCarriedUserMessages(opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [], summarized),
+  const carried = await carryUserMessages(
+    opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [],
+    summarized,
     {
-      budgetTokens: Math.min(
-        options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
-        Math.floor(
-          estimateTokens(summarized) *
-            (options.trigger === "reactive"
-              ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
-              : USER_MESSAGES_SHARE_OF_SUMMARIZED),
-        ),
-      ),
+      ...(options.userMessageBudgetTokens !== undefined
+        ? { budgetTokens: options.userMessageBudgetTokens }
+        : {}),
+      shareOfSummarized:
+        options.trigger === "reactive"
+          ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+          : USER_MESSAGES_SHARE_OF_SUMMARIZED,
       // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
-      keepLast: summarized.some((message) => message.id === turn.userMessageId),
+      ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
       ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
       ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
     },
@@ -383,66 +379,6 @@ function withoutMedia(block: ContentBlock): ContentBlock {
   return replaced;
 }
 
-/** The tool_use ids of the calls in a summarised span, in order (the ids history_read and history_search use). */
-function replacedToolUseIds(messages: readonly Message[]): string[] {
-  return messages.flatMap((message) =>
-    message.role === "assistant" && Array.isArray(message.content)
-      ? message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []))
-      : [],
-  );
-}
-
-/** The line naming the calls a summary replaced: every id, or the first and last few and a count. */
-function replacedCallsLine(ids: readonly string[]): string {
-  const shown = REPLACED_IDS_SHOWN_AT_EACH_END;
-  const list =
-    ids.length <= shown * 2
-      ? ids.join(", ")
-      : `${ids.slice(0, shown).join(", ")}, … ${ids.length - shown * 2} more …, ${ids.slice(-shown).join(", ")}`;
-  return `It replaced ${ids.length} tool call${ids.length === 1 ? "" : "s"} (history_read ids ${list}): read any of them back byte-exact with history_read, or find one with history_search.`;
-}
-
-/**
- * The user message that carries a summary: what it is, the summary, the user's messages of the part it stands
- * for (carried by the ladder, whatever the summary says), and how to go on.
- */
-export function summaryMessageText(
-  summary: string,
-  continuation: ContinuationStyle,
-  transcriptPath?: string,
-  userMessages: readonly CarriedUserMessage[] = [],
-  sessionDir?: string,
-  toolUseIds: readonly string[] = [],
-): string {
-  const parts = [
-    "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
-    "",
-    "<summary>",
-    summary,
-    "</summary>",
-  ];
-  if (toolUseIds.length > 0) parts.push("", replacedCallsLine(toolUseIds));
-  if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
-  if (transcriptPath) {
-    parts.push(
-      "",
-      `The full earlier transcript is at ${transcriptPath}; read it if you need an exact detail (a code snippet, an error message) that the summary does not have.`,
-    );
-  }
-  if (continuation === "interactive") {
-    parts.push(
-      "",
-      "Continue from where the conversation stopped without asking the user anything further. Do not acknowledge or recap this summary; go on with the last task as if there had been no break.",
-    );
-  } else if (continuation === "autonomous") {
-    parts.push(
-      "",
-      "You are running autonomously and this is not a fresh start: continue the work loop from where it stopped. Do not greet anyone and do not ask what to work on.",
-    );
-  }
-  return parts.join("\n");
-}
-
 /**
  * A reactive summary keeps the last messages, unless they alone are over the size the request must get under:
  * then only the newest tool round stays.
@@ -451,11 +387,6 @@ function reactiveRange(messages: readonly Message[], context: LadderState): Comp
   const keepFrom = Math.max(0, messages.length - REACTIVE_KEEP_MESSAGES);
   const tail = estimateTokens(messages.slice(keepFrom));
   return { upTo: tail > messagesTarget(messages, context) ? messages.length : keepFrom };
-}
-
-/** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
-export function userMessageBudget(summaryMaxTokens: number): number {
-  return Math.max(USER_MESSAGES_MIN_TOKENS, Math.floor(summaryMaxTokens * USER_MESSAGES_SHARE));
 }
 
 export interface SummaryLayerOptions {

@@ -1,9 +1,8 @@
 import type { Message } from "@unforget/core";
 import { DEFAULT_PADDING } from "@unforget/tokens";
-import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
+import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
-import { findNewestTurn } from "../conversation/newest-turn.ts";
 import {
   ATTACHMENT_SHARE_OF_FREED,
   BACKGROUND_MINIMUM_SHARE,
@@ -11,7 +10,6 @@ import {
   IRREDUCIBLE_MARGIN,
   POST_COMPACT_TOTAL_TOKENS,
   REHYDRATION_SHARE,
-  STALL_FRACTION,
   SUMMARY_MAX_TOKENS,
   SUMMARY_MIN_INPUT_TOKENS,
   SUMMARY_MIN_TOKENS,
@@ -19,8 +17,7 @@ import {
   THRASH_FRACTION,
 } from "../defaults.ts";
 import type { SummaryLayer, SummaryLayerContext } from "../layers/layer.ts";
-import type { LayerReport, SummaryFallback } from "../manager/context-events.ts";
-import type { BoundaryInput } from "../manager/context-view.ts";
+import type { SummaryFallback } from "../manager/context-events.ts";
 import {
   contextFor,
   type LadderCall,
@@ -29,8 +26,17 @@ import {
   type SummaryStage,
 } from "../manager/ladder.ts";
 import type { CompactionOutcome } from "./compaction-outcome.ts";
-import { compactedSessionStart, estimateAttachment, rehydrate } from "./rehydration.ts";
+import { compactedSessionStart, estimateAttachment } from "./rehydration.ts";
 import type { Summarizer } from "./summarizer.ts";
+import {
+  newestTurnDropped,
+  previewView,
+  record,
+  restore,
+  splice,
+  summaryReport,
+  unhelpfulReason,
+} from "./summary-outcome.ts";
 
 /** The summary part of the manager: PreCompact, background summaries, session notes, model, fallback, guards. */
 export interface SummaryPipeline extends SummaryStage {
@@ -83,7 +89,7 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
         call.state.minimumFreedTokens,
         call.state.threshold * BACKGROUND_MINIMUM_SHARE,
       );
-      if (typeof splice(p, result, minimum, call.state.threshold) !== "object") return false;
+      if (typeof splice(p.core, result, minimum, call.state.threshold) !== "object") return false;
       return applyBackground(
         p,
         call,
@@ -278,20 +284,15 @@ async function apply(
     rehydrationBudget(p.core.config, call.state.threshold),
     Math.floor(freed * ATTACHMENT_SHARE_OF_FREED),
   );
-  const restored = await restore(p, layer, trigger, summarized, kept, budget);
+  const restored = await restore(p.core, layer, trigger, summarized, kept, budget);
   const restoredTokens = restored.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   // Never larger: the context it would leave, measured as the next request will be (the provider's count of the
   // context now when a response gave one, the estimate otherwise), must be smaller than the context now.
   const measuredAfter = p.core.size.measure(
-    previewView(p, layer, trigger, outcome, summarized, kept, restored),
+    previewView(p.core, layer, trigger, outcome, summarized, kept, restored),
   );
   const after = outcome.tokensAfter + restoredTokens;
-  const why =
-    measuredAfter >= call.state.tokens
-      ? `The ${layer.label.toLowerCase()} was not applied: the context would grow from ${call.state.tokens} to about ${measuredAfter} tokens (the summary and what it brings back are larger than what it replaces).`
-      : after >= estimatedBefore * STALL_FRACTION
-        ? stallReason(layer, after, estimatedBefore)
-        : undefined;
+  const why = unhelpfulReason(layer, call.state.tokens, measuredAfter, after, estimatedBefore);
   if (call.preview === "asked") {
     // A preview: what it would do; nothing is applied, recorded or counted against the layer.
     call.preview = {
@@ -316,13 +317,56 @@ async function apply(
   const attachmentTokens = attachments.reduce((sum, attachment) => sum + estimateAttachment(attachment), 0);
   const projectedAfter = outcome.tokensAfter + attachmentTokens;
   const tokensBefore = call.state.tokens;
-  record(p, layer, trigger, outcome, summarized, kept, attachments, tokensBefore, projectedAfter, fallback);
+  record(
+    p.core,
+    layer,
+    trigger,
+    outcome,
+    summarized,
+    kept,
+    attachments,
+    tokensBefore,
+    projectedAfter,
+    fallback,
+  );
   p.background = undefined;
   const chain = p.onCompaction();
   const tokensAfter = p.core.size.tokens();
   call.state.tokens = tokensAfter;
   call.state.acted.add(layer.name);
   call.summarized = true;
+  judgeApplied(p, call, layer, trigger, outcome, kept, attachmentTokens, primary);
+  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason, fallback);
+  await p.core.events.publish(
+    call.reports,
+    {
+      ...report,
+      tokensBefore,
+      tokensAfter,
+      tokensFreed: Math.max(0, tokensBefore - tokensAfter),
+      durationMs: p.core.timer() - started,
+    },
+    outcome.summary,
+  );
+  return true;
+}
+
+/**
+ * The breakers after a summary was applied: one that left the context above half the threshold (and well above
+ * what no compaction can remove) counts as a failure (the thrash guard); otherwise the session's summariser's
+ * success closes its breaker. Either way the other layers may try again.
+ */
+function judgeApplied(
+  p: Pipeline,
+  call: LadderCall,
+  layer: SummaryLayer,
+  trigger: CompactTrigger,
+  outcome: CompactionOutcome,
+  kept: readonly Message[],
+  attachmentTokens: number,
+  primary: boolean,
+): void {
+  const tokensAfter = call.state.tokens;
   // What no compaction can remove: the system prompt and tools, a summary of its budget (a longer one is the
   // summariser's fault), the last round, the attachments.
   const irreducible =
@@ -349,26 +393,6 @@ async function apply(
   // The conversation the other layers failed on is gone: they may try again. The fallback's success says
   // nothing of the summariser's health, so its breaker waits out its cool-down.
   p.core.breakers.resetAll(layer.name);
-  const report = summaryReport(layer, trigger, outcome, attachments.length, chain, reason, fallback);
-  await p.core.events.publish(
-    call.reports,
-    {
-      ...report,
-      tokensBefore,
-      tokensAfter,
-      tokensFreed: Math.max(0, tokensBefore - tokensAfter),
-      durationMs: p.core.timer() - started,
-    },
-    outcome.summary,
-  );
-  return true;
-}
-
-/** Why a summary that frees too little of the plain estimate (the stall rule) is not applied. */
-function stallReason(layer: SummaryLayer, after: number, before: number): string {
-  return after >= before
-    ? `The ${layer.label.toLowerCase()} was not applied: it would not make the context smaller (about ${after} tokens with the files it brings back, against ${before} now).`
-    : `The ${layer.label.toLowerCase()} was not applied: it would free only ${before - after} of about ${before} tokens (less than ${Math.round((1 - STALL_FRACTION) * 100)}%).`;
 }
 
 /**
@@ -390,183 +414,6 @@ function decline(
   );
 }
 
-/** The attachments that come back after a compaction (a failing provider is reported, not fatal). */
-function restore(
-  p: Pipeline,
-  layer: SummaryLayer,
-  trigger: CompactTrigger,
-  summarized: readonly Message[],
-  kept: readonly Message[],
-  budgetTokens: number,
-): ReturnType<typeof rehydrate> {
-  const { options, events } = p.core;
-  return rehydrate(
-    options.attachments ?? [],
-    { trigger, summarized, kept, budgetTokens },
-    {
-      onError: (provider, error) =>
-        events.emit({
-          type: "layer-failed",
-          layer: layer.name,
-          trigger,
-          error: `Attachment provider ${provider}: ${error instanceof Error ? error.message : String(error)}`,
-          consecutiveFailures: 0,
-        }),
-    },
-  );
-}
-
-/** A summary's report, but for its sizes and duration. */
-function summaryReport(
-  layer: SummaryLayer,
-  trigger: CompactTrigger,
-  outcome: CompactionOutcome,
-  attachments: number,
-  chain: number,
-  reason: string,
-  fallback: SummaryFallback | undefined,
-): Omit<LayerReport, "tokensBefore" | "tokensAfter" | "tokensFreed" | "durationMs"> {
-  return {
-    layer: layer.name,
-    trigger,
-    stats: {
-      summarizerCalls: outcome.summarizer.calls,
-      summarizerInputTokens: outcome.summarizer.inputTokens,
-      summarizerOutputTokens: outcome.summarizer.outputTokens,
-      kept: outcome.keptMessageIds.length,
-      attachments,
-      ptlRetries: outcome.ptlRetries,
-      summaryPieces: outcome.pieces,
-      recompactionChain: chain,
-    },
-    summarizer: outcome.summarizer.name,
-    ...(fallback ? { fallback } : {}),
-    messagesSummarized: outcome.summarizedMessageIds.length,
-    reason,
-  };
-}
-
-/** Which summariser wrote a summary, kept with it in the transcript. */
-function writtenBy(outcome: CompactionOutcome, fallback: SummaryFallback | undefined) {
-  return { summarizer: outcome.summarizer.name, ...(fallback ? { fallback: fallback.reason } : {}) };
-}
-
-/** The edit of a partial compaction: the summarised range replaced in place by the summary. */
-function replaceEdit(
-  layer: SummaryLayer,
-  outcome: CompactionOutcome,
-  summarized: readonly Message[],
-  fallback: SummaryFallback | undefined,
-) {
-  return {
-    kind: "replace_messages" as const,
-    messageIds: outcome.summarizedMessageIds,
-    details: {
-      replacement: {
-        id: `${layer.name}_${summarized[0]?.id ?? "summary"}`,
-        role: "user" as const,
-        text: outcome.messageText,
-      },
-      reason: layer.name,
-      ...writtenBy(outcome, fallback),
-    },
-  };
-}
-
-/** What a boundary compaction records (the sizes are the report's). */
-function boundaryInput(
-  p: Pipeline,
-  layer: SummaryLayer,
-  trigger: CompactTrigger,
-  outcome: CompactionOutcome,
-  kept: readonly Message[],
-  attachments: Awaited<ReturnType<typeof rehydrate>>,
-  tokensBefore: number,
-  tokensAfter: number,
-  fallback: SummaryFallback | undefined,
-): BoundaryInput {
-  return {
-    trigger,
-    layer: layer.name,
-    summaryText: outcome.messageText,
-    keptMessageIds: kept.map((message) => message.id),
-    messagesSummarized: outcome.summarizedMessageIds.length,
-    tokensBefore,
-    tokensAfter,
-    attachments,
-    discoveredTools: [...p.core.shape.discoveredTools],
-    ...writtenBy(outcome, fallback),
-  };
-}
-
-/** The view a compaction would leave, recording nothing (what `apply` measures before it records). */
-function previewView(
-  p: Pipeline,
-  layer: SummaryLayer,
-  trigger: CompactTrigger,
-  outcome: CompactionOutcome,
-  summarized: readonly Message[],
-  kept: readonly Message[],
-  attachments: Awaited<ReturnType<typeof rehydrate>>,
-): Message[] {
-  if (outcome.mode !== "replace")
-    return p.core.view.previewBoundary(
-      boundaryInput(p, layer, trigger, outcome, kept, attachments, 0, 0, undefined),
-    );
-  return p.core.view.preview([
-    {
-      type: "layer_decision",
-      id: "preview_layer",
-      layer: layer.name,
-      edits: [replaceEdit(layer, outcome, summarized, undefined)],
-      tokensBefore: 0,
-      tokensAfter: 0,
-      reason: "preview",
-    },
-    ...attachments.map((attachment, index) => ({
-      type: "attachment" as const,
-      id: `preview_attachment_${index}`,
-      attachment,
-    })),
-  ]);
-}
-
-/** Writes a compaction into the view and the transcript: a boundary, or a range replaced in place. */
-function record(
-  p: Pipeline,
-  layer: SummaryLayer,
-  trigger: CompactTrigger,
-  outcome: CompactionOutcome,
-  summarized: readonly Message[],
-  kept: readonly Message[],
-  attachments: Awaited<ReturnType<typeof rehydrate>>,
-  tokensBefore: number,
-  projectedAfter: number,
-  fallback: SummaryFallback | undefined,
-): void {
-  if (outcome.mode === "replace") {
-    const edit = replaceEdit(layer, outcome, summarized, fallback);
-    const messages = applyLayerEdits(p.core.view.view, [
-      { edit, timestamp: new Date(p.core.clock()).toISOString() },
-    ]);
-    p.core.view.applyLayer(
-      layer.name,
-      messages,
-      [edit],
-      tokensBefore,
-      projectedAfter,
-      `partial ${trigger} compaction`,
-    );
-    p.core.view.appendAttachments(attachments);
-  } else {
-    p.core.view.applyBoundary(
-      boundaryInput(p, layer, trigger, outcome, kept, attachments, tokensBefore, projectedAfter, fallback),
-    );
-  }
-  p.core.size.afterBoundary();
-  p.core.cacheBreaks.resetBaseline();
-}
-
 /** Awaits the background summary (the wait at the threshold) and splices it in; false when it does not fit any more. */
 async function applyBackground(
   p: Pipeline,
@@ -586,7 +433,7 @@ async function applyBackground(
     return false;
   }
   const spliced = result
-    ? splice(p, result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
+    ? splice(p.core, result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
     : undefined;
   if (typeof spliced !== "object") {
     p.core.events.emit({
@@ -610,58 +457,6 @@ async function applyBackground(
     messagesSummarized: spliced.outcome.summarizedMessageIds.length,
   });
   return true;
-}
-
-/**
- * A background summary stands for a prefix of the conversation as it was. It applies to the view as it is
- * now when the messages it covers — or replacements (folds, placeholders) of only such messages — still form
- * a prefix: the cheap layers' edits to that prefix are superseded by the summary, their edits after it kept.
- * And only while it frees enough (at the threshold a tenth of it; when spliced in early, as much as a cheap
- * layer must): short of that, the conversation has outgrown it.
- */
-function splice(
-  p: Pipeline,
-  outcome: CompactionOutcome,
-  minimumFreed: number,
-  threshold: number,
-): { outcome: CompactionOutcome } | "changed" | "outgrown" {
-  const covered = new Set(outcome.summarizedMessageIds);
-  const current = p.core.view.view;
-  // A message is covered when the summary read it, or read everything it stands for (a fold made since). A
-  // fold or digest made since of messages on both sides of the summary's end stays, after it, with what follows
-  // it: the summary repeats part of what they say, which loses nothing.
-  const isCovered = (message: Message) =>
-    covered.has(message.id) || p.core.view.originalsOf(message.id).every((id) => covered.has(id));
-  let cut = 0;
-  while (cut < current.length && isCovered(current[cut]!)) cut++;
-  if (cut === 0) return "changed";
-  const kept = current.slice(cut);
-  const keptUses = new Set(
-    kept.flatMap((message) =>
-      message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])),
-    ),
-  );
-  const orphan = kept.some((message) =>
-    message.content.some((block) => block.type === "tool_result" && !keptUses.has(block.tool_use_id)),
-  );
-  if (orphan) return "changed";
-  const tokensAfter = estimateTextTokens(outcome.messageText) + estimateTokens(kept);
-  // Freeing too little, or not getting under the threshold, the conversation has outgrown it: a summary
-  // written now does better. Under the threshold is judged by the estimate, as for a summary written at the
-  // threshold: with the estimate's padding on top, background summaries that left about as much as a fresh one
-  // would were thrown away, and the call waited for the fresh one (background benchmark, 16K: 6 of 8 applied
-  // instead of 3 of 8).
-  if ((estimateTokens(current) - tokensAfter) * DEFAULT_PADDING < Math.max(1, minimumFreed))
-    return "outgrown";
-  if (tokensAfter + p.core.view.preambleTokens >= threshold) return "outgrown";
-  return {
-    outcome: {
-      ...outcome,
-      summarizedMessageIds: current.slice(0, cut).map((message) => message.id),
-      keptMessageIds: kept.map((message) => message.id),
-      tokensAfter,
-    },
-  };
 }
 
 async function startBackground(p: Pipeline, call: LadderCall): Promise<void> {
@@ -693,19 +488,4 @@ async function startBackground(p: Pipeline, call: LadderCall): Promise<void> {
   };
   p.background = entry;
   p.core.events.emit({ type: "background-started", messages: snapshot.length, tokens: call.state.tokens });
-}
-
-/** What of the newest turn a compaction would drop, or undefined when it keeps it (the user's message may be quoted). */
-function newestTurnDropped(messages: readonly Message[], outcome: CompactionOutcome): string | undefined {
-  const turn = findNewestTurn(messages);
-  const summarized = new Set(outcome.summarizedMessageIds);
-  if ([...turn.outputMessageIds].some((id) => summarized.has(id))) return "the newest tool result";
-  if (
-    turn.userMessageId &&
-    summarized.has(turn.userMessageId) &&
-    !outcome.messageText.includes(turn.userText ?? "")
-  ) {
-    return "the user's newest message";
-  }
-  return undefined;
 }
