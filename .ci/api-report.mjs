@@ -52,13 +52,19 @@ function entries() {
 
 /**
  * The report as committed: API Extractor's text without the lines that say only whether a declaration has a
- * doc comment (`// @public`, `// (undocumented)`): documenting code does not change the API.
+ * doc comment (`// @public`, `// (undocumented)`): documenting code does not change the API; and each import of
+ * a dependency's type written the one way.
  */
 function normalise(text) {
-  return text
-    .split("\n")
-    .filter((line) => !/^\s*\/\/ (@public|@beta|@alpha|@internal)?\s*(\(undocumented\))?\s*$/.test(line))
-    .join("\n");
+  return (
+    text
+      .split("\n")
+      .filter((line) => !/^\s*\/\/ (@public|@beta|@alpha|@internal)?\s*(\(undocumented\))?\s*$/.test(line))
+      // Whether the declarations import a dependency's type with `import type` or a plain `import` follows how
+      // the source files happen to be split; a user imports the same names either way.
+      .map((line) => line.replace(/^import type \{ /, "import { "))
+      .join("\n")
+  );
 }
 
 function report(entry, scratch) {
