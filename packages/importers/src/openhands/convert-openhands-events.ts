@@ -1,14 +1,14 @@
 import type { ContentBlock, Message } from "@unforget/core";
 import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
-import { appendAll } from "./append-all.ts";
-import { parseArguments, textBlocks, textOf, toolUses } from "./convert-openai-chat.ts";
-import { finishImport } from "./finish-import.ts";
-import { acceptNesting, convertItem } from "./guard-import.ts";
-import type { ImportDraft, ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
-import { countSkipped, createImportDraft, reportProblem } from "./import-result.ts";
-import { isRecord } from "./is-record.ts";
-import { EPOCH, readTimestamp } from "./source-timestamp.ts";
-import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
+import { appendAll } from "../shared/append-all.ts";
+import { parseArguments, textBlocks, textOf, toolUses } from "../shared/convert-openai-chat.ts";
+import { finishImport } from "../shared/finish-import.ts";
+import { acceptNesting, convertItem } from "../shared/guard-import.ts";
+import type { ImportDraft, ImportLocation, ImportProblem, ImportResult } from "../shared/import-result.ts";
+import { countSkipped, createImportDraft, reportProblem } from "../shared/import-result.ts";
+import { isRecord } from "../shared/is-record.ts";
+import { EPOCH, readTimestamp } from "../shared/source-timestamp.ts";
+import { stopReasonFromSource, usageFromSource } from "../shared/source-usage.ts";
 
 /** Event kinds that carry no conversation: bookkeeping of the runtime, counted in `skippedByType`. */
 const BOOKKEEPING: ReadonlySet<string> = new Set([

@@ -2,15 +2,15 @@ import type { ContentBlock, Message } from "@unforget/core";
 import { normalizeContent } from "@unforget/core";
 import type { AttachmentEntry, CompactBoundaryEntry, CompactTrigger } from "@unforget/transcript";
 import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
-import { appendAll } from "./append-all.ts";
-import { finishImport } from "./finish-import.ts";
-import { acceptNesting, convertItem, guardImport } from "./guard-import.ts";
-import type { ImportDraft, ImportLocation, ImportResult } from "./import-result.ts";
-import { countSkipped, createImportDraft, describeLocation, reportProblem } from "./import-result.ts";
-import { isRecord } from "./is-record.ts";
-import { ImportError } from "./session-errors.ts";
-import { EPOCH, readTimestamp } from "./source-timestamp.ts";
-import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
+import { appendAll } from "../shared/append-all.ts";
+import { finishImport } from "../shared/finish-import.ts";
+import { acceptNesting, convertItem, guardImport } from "../shared/guard-import.ts";
+import type { ImportDraft, ImportLocation, ImportResult } from "../shared/import-result.ts";
+import { countSkipped, createImportDraft, describeLocation, reportProblem } from "../shared/import-result.ts";
+import { isRecord } from "../shared/is-record.ts";
+import { ImportError } from "../shared/session-errors.ts";
+import { EPOCH, readTimestamp } from "../shared/source-timestamp.ts";
+import { stopReasonFromSource, usageFromSource } from "../shared/source-usage.ts";
 
 interface SourceLine {
   location: ImportLocation;
