@@ -69,9 +69,8 @@ function usageFromLangChain(message: BaseMessage & { usage_metadata?: UsageMetad
 
 function fieldsOf(message: BaseMessage): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
-  const record = message as unknown as Record<string, unknown>;
   for (const key of MESSAGE_FIELDS) {
-    const value = record[key];
+    const value: unknown = Reflect.get(message, key);
     if (value === undefined) continue;
     if (isRecord(value) && Object.keys(value).length === 0 && key !== "artifact") continue;
     if (Array.isArray(value) && value.length === 0 && key === "invalid_tool_calls") continue;

@@ -144,7 +144,8 @@ export function stashOf(block: ContentBlock | ToolResultContentBlock): LangChain
 
 /** The block without the adapter's stash (what LangChain gets back for a block that was Unforget-shaped). */
 export function withoutStash(block: ContentBlock | ToolResultContentBlock): Block {
-  const { langchain: _stash, ...rest } = block as unknown as Block & { langchain?: unknown };
+  const rest: Record<string, unknown> = { ...block };
+  delete rest.langchain;
   return rest as Block;
 }
 
