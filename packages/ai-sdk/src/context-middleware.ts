@@ -101,15 +101,13 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
   const middleware = {
     specificationVersion: "v4",
     async transformParams({ params }) {
-      const added = conversation.append(params.prompt as unknown as ModelMessage[]);
+      const added = conversation.append(params.prompt as ModelMessage[]);
       const assistant = added.find((message) => message.role === "assistant");
       if (assistant && pendingUsage) assistant.usage = pendingUsage;
       pendingUsage = undefined;
       const prepared = await conversation.prepare(prepareOptions(params));
       lastResult = prepared.result;
-      return prepared.changed
-        ? { ...params, prompt: prepared.messages as unknown as CallParams["prompt"] }
-        : params;
+      return prepared.changed ? { ...params, prompt: prepared.messages as CallParams["prompt"] } : params;
     },
     async wrapGenerate({ doGenerate, params, model }) {
       const result = await withRecovery(params, (current) =>
@@ -142,5 +140,5 @@ export function createContextMiddleware(options: AiSdkContextOptions): ContextMi
     on: (listener: HostConversationListener) => conversation.on(listener),
   } satisfies Omit<ContextMiddleware, "specificationVersion"> & { specificationVersion: string };
   // The AI SDK reads the hooks, not the version tag; the same object serves the AI SDK 6 and 7.
-  return middleware as unknown as ContextMiddleware;
+  return middleware as ContextMiddleware;
 }

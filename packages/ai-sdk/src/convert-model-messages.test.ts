@@ -6,7 +6,8 @@ import { modelMessageSchema as modelMessageSchemaV6 } from "ai-v6";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { arbitraryModelMessages } from "./__fixtures__/model-message-arbitraries.ts";
-import { DENIED_TOOL_RESULT, fromModelMessages, toModelMessages } from "./convert-model-messages.ts";
+import { fromModelMessages, toModelMessages } from "./convert-model-messages.ts";
+import { DENIED_TOOL_RESULT } from "./model-message-parts.ts";
 
 /** The blocks of a conversation in order, without what only the adapter adds (the `aiSdk` stash). */
 function blocks(messages: readonly Message[]): unknown[] {

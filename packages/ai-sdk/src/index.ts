@@ -4,5 +4,6 @@ export type { AiSdkSummarizerOptions } from "./ai-sdk-summarizer.ts";
 export { createAiSdkSummarizer } from "./ai-sdk-summarizer.ts";
 export type { ContextMiddleware } from "./context-middleware.ts";
 export { createContextMiddleware } from "./context-middleware.ts";
-export type { ConvertOptions, MessageStash, PartStash } from "./convert-model-messages.ts";
-export { DENIED_TOOL_RESULT, fromModelMessages, toModelMessages } from "./convert-model-messages.ts";
+export { fromModelMessages, toModelMessages } from "./convert-model-messages.ts";
+export type { ConvertOptions, MessageStash, PartStash } from "./model-message-parts.ts";
+export { DENIED_TOOL_RESULT } from "./model-message-parts.ts";

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import type { HostCodec } from "@unforget/compact";
 import type { ModelMessage } from "ai";
-import { decodeModelMessage, encodeModelMessage } from "./convert-model-messages.ts";
+import { decodeModelMessage } from "./decode-model-message.ts";
+import { encodeModelMessage } from "./encode-model-message.ts";
 
 /**
  * The AI SDK's messages for a host conversation: converted losslessly both ways; two messages are the same

@@ -1,8 +1,8 @@
 import { findToolPairViolations } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
-import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
+import { importClaudeCodeTranscript } from "./claude-code/import-claude-code-transcript.ts";
+import { importOpenHandsTrajectory } from "./openhands/import-openhands-trajectory.ts";
+import { importUnforgetTranscript } from "./unforget/import-unforget-transcript.ts";
 
 // Shapes that made an importer quadratic. Each import must finish (the quadratic versions took 20 s to over a
 // minute at this size, past the test timeout) and its output must stay linear in the input. Speed itself is

@@ -1,11 +1,11 @@
 import { UnforgetError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
-import { importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
-import type { ImportResult } from "./import-result.ts";
-import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
-import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
+import { importClaudeCodeTranscript } from "./claude-code/import-claude-code-transcript.ts";
+import { importOpenHandsTrajectory } from "./openhands/import-openhands-trajectory.ts";
+import type { ImportResult } from "./shared/import-result.ts";
+import { importMiniSweAgentTrajectory } from "./swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "./swe-agent/import-swe-agent-trajectory.ts";
+import { importUnforgetTranscript } from "./unforget/import-unforget-transcript.ts";
 
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 const deepArray = (depth: number): string => `${"[".repeat(depth)}"core"${"]".repeat(depth)}`;

@@ -2,10 +2,13 @@ import { findToolPairViolations, getMessageText } from "@unforget/core";
 import { loadCorpusFile, sampleCorpus } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
 import { describeObservationsAsUserText } from "./__fixtures__/corpus-checks.ts";
-import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
-import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
-import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
-import { ImportError } from "./session-errors.ts";
+import {
+  importOpenHandsEvaluationOutput,
+  importOpenHandsTrajectory,
+} from "./openhands/import-openhands-trajectory.ts";
+import { ImportError } from "./shared/session-errors.ts";
+import { importMiniSweAgentTrajectory } from "./swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "./swe-agent/import-swe-agent-trajectory.ts";
 
 const call = (id: string, name: string, args: string) => ({
   id,

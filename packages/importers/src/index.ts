@@ -1,18 +1,23 @@
-export type { SessionFormat, SessionFormatAttempt } from "./detect-session-format.ts";
 export type {
   ClaudeCodeSessionImport,
   ClaudeCodeSessionSource,
   ClaudeCodeSubagentImport,
   ClaudeCodeSubagentSource,
-} from "./import-claude-code-session.ts";
-export { importClaudeCodeSession } from "./import-claude-code-session.ts";
-export { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-export { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
-export type { OpenHandsInstanceImport } from "./import-openhands-trajectory.ts";
+} from "./claude-code/import-claude-code-session.ts";
+export { importClaudeCodeSession } from "./claude-code/import-claude-code-session.ts";
+export { importClaudeCodeTranscript } from "./claude-code/import-claude-code-transcript.ts";
+export type { ReadClaudeCodeSessionDirOptions } from "./claude-code/read-claude-code-session-dir.ts";
+export { readClaudeCodeSessionDir } from "./claude-code/read-claude-code-session-dir.ts";
+export type { OpenHandsInstanceImport } from "./openhands/import-openhands-trajectory.ts";
 export {
   importOpenHandsEvaluationOutput,
   importOpenHandsTrajectory,
-} from "./import-openhands-trajectory.ts";
+} from "./openhands/import-openhands-trajectory.ts";
+export type { SessionFormat, SessionFormatAttempt } from "./session/detect-session-format.ts";
+export type { ImportSessionFileOptions } from "./session/import-session-file.ts";
+export { importSessionFile } from "./session/import-session-file.ts";
+export type { ImportSessionOptions, SessionImport } from "./session/import-session-text.ts";
+export { importSessionText } from "./session/import-session-text.ts";
 export type {
   ImportCounts,
   ImportFormat,
@@ -22,14 +27,9 @@ export type {
   ImportReport,
   ImportResult,
   ImportViolation,
-} from "./import-result.ts";
-export type { ImportSessionFileOptions } from "./import-session-file.ts";
-export { importSessionFile } from "./import-session-file.ts";
-export type { ImportSessionOptions, SessionImport } from "./import-session-text.ts";
-export { importSessionText } from "./import-session-text.ts";
-export { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
-export { importUnforgetTranscript } from "./import-unforget-transcript.ts";
-export type { ReadClaudeCodeSessionDirOptions } from "./read-claude-code-session-dir.ts";
-export { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
-export type { SessionFileErrorKind } from "./session-errors.ts";
-export { ImportError, SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
+} from "./shared/import-result.ts";
+export type { SessionFileErrorKind } from "./shared/session-errors.ts";
+export { ImportError, SessionFileError, UnrecognizedSessionError } from "./shared/session-errors.ts";
+export { importMiniSweAgentTrajectory } from "./swe-agent/import-mini-swe-agent-trajectory.ts";
+export { importSweAgentTrajectory } from "./swe-agent/import-swe-agent-trajectory.ts";
+export { importUnforgetTranscript } from "./unforget/import-unforget-transcript.ts";

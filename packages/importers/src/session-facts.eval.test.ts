@@ -1,9 +1,9 @@
 import { findToolPairViolations, getMessageText } from "@unforget/core";
 import { evaluationCorpus, loadCorpusFile } from "@unforget/testing/corpus";
 import { describe, expect, it } from "vitest";
-import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { importOpenHandsEvaluationOutput } from "./import-openhands-trajectory.ts";
-import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
+import { importClaudeCodeTranscript } from "./claude-code/import-claude-code-transcript.ts";
+import { importOpenHandsEvaluationOutput } from "./openhands/import-openhands-trajectory.ts";
+import { importSweAgentTrajectory } from "./swe-agent/import-swe-agent-trajectory.ts";
 
 // What the third-party corpus's sessions are known to hold (session-facts.test.ts and
 // import-trajectories.test.ts check the same on the sample corpus).

@@ -5,11 +5,11 @@ import { createMessage } from "@unforget/core";
 import { loadCorpusFile, sampleCorpus } from "@unforget/testing/corpus";
 import { TranscriptWriter } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
-import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
-import { importOpenHandsEvaluationOutput } from "./import-openhands-trajectory.ts";
-import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
-import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
+import { importClaudeCodeTranscript } from "./claude-code/import-claude-code-transcript.ts";
+import { importOpenHandsEvaluationOutput } from "./openhands/import-openhands-trajectory.ts";
+import { importMiniSweAgentTrajectory } from "./swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "./swe-agent/import-swe-agent-trajectory.ts";
+import { importUnforgetTranscript } from "./unforget/import-unforget-transcript.ts";
 
 const sample = sampleCorpus();
 const corpus = (relativePath: string) => loadCorpusFile(relativePath, sample.dir);

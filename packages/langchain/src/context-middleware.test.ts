@@ -19,7 +19,7 @@ import {
 } from "./__fixtures__/scripted-chat-model.ts";
 import { createContextMiddleware, REMOVE_ALL_MESSAGES } from "./context-middleware.ts";
 import { createContextTrimmer } from "./context-trimmer.ts";
-import { fromLangChainMessages } from "./convert-langchain-messages.ts";
+import { fromLangChainMessages } from "./decode-langchain-message.ts";
 
 const WINDOW = 32_000;
 const TURNS = 12;

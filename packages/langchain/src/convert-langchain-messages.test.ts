@@ -10,7 +10,8 @@ import { arbitraryConversation } from "@unforget/testing/arbitraries";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { arbitraryLangChainMessages } from "./__fixtures__/langchain-arbitraries.ts";
-import { fromLangChainMessages, toLangChainMessages } from "./convert-langchain-messages.ts";
+import { fromLangChainMessages } from "./decode-langchain-message.ts";
+import { toLangChainMessages } from "./encode-langchain-message.ts";
 
 const FIELDS = [
   "content",

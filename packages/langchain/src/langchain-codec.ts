@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
 import type { HostCodec } from "@unforget/compact";
-import { decodeLangChainMessage, encodeLangChainMessage } from "./convert-langchain-messages.ts";
+import { decodeLangChainMessage } from "./decode-langchain-message.ts";
+import { encodeLangChainMessage } from "./encode-langchain-message.ts";
 
 /**
  * LangChain's messages for a host conversation: converted losslessly both ways; two messages are the same when

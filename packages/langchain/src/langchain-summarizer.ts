@@ -3,7 +3,8 @@ import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import { createRequestSummarizer, type Summarizer } from "@unforget/compact";
 import { createUsage, type Message, PromptTooLongError, ProviderRequestError } from "@unforget/core";
 import { parsePromptTooLongMessage } from "@unforget/provider-runtime";
-import { fromLangChainMessages, toLangChainMessages } from "./convert-langchain-messages.ts";
+import { fromLangChainMessages } from "./decode-langchain-message.ts";
+import { toLangChainMessages } from "./encode-langchain-message.ts";
 import { isRecord } from "./is-record.ts";
 
 /** The chat model a summary is asked of: anything with LangChain's `invoke`. */

@@ -1,7 +1,8 @@
 import { type BaseMessage, isBaseMessage } from "@langchain/core/messages";
 import type { HostBreakpoints } from "@unforget/compact";
 import type { CacheControl, ContentBlock, Message, ToolResultContentBlock } from "@unforget/core";
-import { decodeLangChainMessage, encodeLangChainMessage } from "./convert-langchain-messages.ts";
+import { decodeLangChainMessage } from "./decode-langchain-message.ts";
+import { encodeLangChainMessage } from "./encode-langchain-message.ts";
 import { isRecord } from "./is-record.ts";
 
 /** Blocks a `cache_control` marker may go on (thinking cannot carry one, nor an empty text). */

@@ -3,11 +3,11 @@ import type { Corpus, CorpusFormat, CorpusSession } from "@unforget/testing/corp
 import { loadCorpusFile } from "@unforget/testing/corpus";
 import { projectMessages } from "@unforget/transcript";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import type { SessionFormat } from "../detect-session-format.ts";
-import { importMiniSweAgentTrajectory } from "../import-mini-swe-agent-trajectory.ts";
-import type { ImportResult } from "../import-result.ts";
-import { importSessionFile } from "../import-session-file.ts";
-import { importSweAgentTrajectory } from "../import-swe-agent-trajectory.ts";
+import type { SessionFormat } from "../session/detect-session-format.ts";
+import { importSessionFile } from "../session/import-session-file.ts";
+import type { ImportResult } from "../shared/import-result.ts";
+import { importMiniSweAgentTrajectory } from "../swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "../swe-agent/import-swe-agent-trajectory.ts";
 
 /** Imports a corpus session by content (one result per run of an evaluation output). */
 async function importCorpusSession(

@@ -6,18 +6,18 @@ import { type Corpus, loadCorpusFile } from "@unforget/testing/corpus";
 import { parseTranscript, readTranscript, streamTranscript } from "@unforget/transcript";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { importClaudeCodeSession } from "../import-claude-code-session.ts";
-import { importClaudeCodeTranscript } from "../import-claude-code-transcript.ts";
-import { importMiniSweAgentTrajectory } from "../import-mini-swe-agent-trajectory.ts";
+import { importClaudeCodeSession } from "../claude-code/import-claude-code-session.ts";
+import { importClaudeCodeTranscript } from "../claude-code/import-claude-code-transcript.ts";
 import {
   importOpenHandsEvaluationOutput,
   importOpenHandsTrajectory,
-} from "../import-openhands-trajectory.ts";
-import { importSessionFile } from "../import-session-file.ts";
-import { importSessionText } from "../import-session-text.ts";
-import { importSweAgentTrajectory } from "../import-swe-agent-trajectory.ts";
-import { importUnforgetTranscript } from "../import-unforget-transcript.ts";
-import { exceedsNesting, MAX_NESTING } from "../nesting.ts";
+} from "../openhands/import-openhands-trajectory.ts";
+import { importSessionFile } from "../session/import-session-file.ts";
+import { importSessionText } from "../session/import-session-text.ts";
+import { exceedsNesting, MAX_NESTING } from "../shared/nesting.ts";
+import { importMiniSweAgentTrajectory } from "../swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "../swe-agent/import-swe-agent-trajectory.ts";
+import { importUnforgetTranscript } from "../unforget/import-unforget-transcript.ts";
 
 // Mutated sessions fed to every reader and importer: each must return (its problems reported) or throw an
 // UnforgetError, and what it returns must stay linear in the input. Sizes are bounded so a run takes seconds.

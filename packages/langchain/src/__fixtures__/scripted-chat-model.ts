@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { estimateMessageTokens } from "@unforget/tokens";
-import { fromLangChainMessages } from "../convert-langchain-messages.ts";
+import { fromLangChainMessages } from "../decode-langchain-message.ts";
 
 /** One call the model received. */
 export interface ScriptedCall {

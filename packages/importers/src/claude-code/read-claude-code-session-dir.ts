@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { checkMaxBytes } from "../session/read-session-bytes.ts";
+import { ImportError } from "../shared/session-errors.ts";
 import type { ClaudeCodeSessionSource, ClaudeCodeSubagentSource } from "./import-claude-code-session.ts";
-import { checkMaxBytes } from "./read-session-bytes.ts";
-import { ImportError } from "./session-errors.ts";
 
 const SUBAGENT_FILE = /^agent-(.+)\.jsonl$/;
 

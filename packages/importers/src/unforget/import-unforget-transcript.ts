@@ -2,10 +2,10 @@ import type { Message } from "@unforget/core";
 import { findToolPairViolations, repairToolPairs } from "@unforget/core";
 import type { TranscriptEntry } from "@unforget/transcript";
 import { parseTranscript, projectMessages, TranscriptCorruptError } from "@unforget/transcript";
-import { guardImport } from "./guard-import.ts";
-import type { ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
-import { ImportError } from "./session-errors.ts";
-import { parseSourceTimestamp } from "./source-timestamp.ts";
+import { guardImport } from "../shared/guard-import.ts";
+import type { ImportLocation, ImportProblem, ImportResult } from "../shared/import-result.ts";
+import { ImportError } from "../shared/session-errors.ts";
+import { parseSourceTimestamp } from "../shared/source-timestamp.ts";
 
 /**
  * Imports our own JSONL transcript text. `entries` are the valid entries exactly as written (an append-only

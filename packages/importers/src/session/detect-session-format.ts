@@ -1,4 +1,4 @@
-import { isRecord } from "./is-record.ts";
+import { isRecord } from "../shared/is-record.ts";
 import { isCutOffJson } from "./json-cut-off.ts";
 
 /**

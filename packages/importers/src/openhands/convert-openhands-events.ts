@@ -1,14 +1,23 @@
 import type { ContentBlock, Message } from "@unforget/core";
-import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
-import { appendAll } from "./append-all.ts";
-import { parseArguments, textBlocks, textOf, toolUses } from "./convert-openai-chat.ts";
-import { finishImport } from "./finish-import.ts";
-import { acceptNesting, convertItem } from "./guard-import.ts";
-import type { ImportDraft, ImportLocation, ImportProblem, ImportResult } from "./import-result.ts";
-import { countSkipped, createImportDraft, reportProblem } from "./import-result.ts";
-import { isRecord } from "./is-record.ts";
-import { EPOCH, readTimestamp } from "./source-timestamp.ts";
-import { stopReasonFromSource, usageFromSource } from "./source-usage.ts";
+import { appendAll } from "../shared/append-all.ts";
+import { parseArguments, textBlocks, textOf, toolUses } from "../shared/convert-openai-chat.ts";
+import { finishImport } from "../shared/finish-import.ts";
+import { acceptNesting, convertItem } from "../shared/guard-import.ts";
+import type { ImportDraft, ImportLocation, ImportProblem, ImportResult } from "../shared/import-result.ts";
+import { countSkipped, createImportDraft, reportProblem } from "../shared/import-result.ts";
+import { isRecord } from "../shared/is-record.ts";
+import { EPOCH, readTimestamp } from "../shared/source-timestamp.ts";
+import { stopReasonFromSource, usageFromSource } from "../shared/source-usage.ts";
+import { convertCondensation } from "./openhands-condensation.ts";
+import {
+  type AnswerIndex,
+  type EventEnvelope,
+  type EventStreamState,
+  observationText,
+  type PendingCalls,
+  startMessage,
+  type Turn,
+} from "./openhands-event-stream.ts";
 
 /** Event kinds that carry no conversation: bookkeeping of the runtime, counted in `skippedByType`. */
 const BOOKKEEPING: ReadonlySet<string> = new Set([
@@ -29,66 +38,6 @@ export interface EventStreamFacts {
   configuredModel: string | undefined;
   /** Problems of the file as a whole (unreadable lines of evaluation output), reported with this stream. */
   problems: ImportProblem[];
-}
-
-interface Turn {
-  message: Message;
-  location: ImportLocation;
-  /** Position in the segment, to list forgotten messages in conversation order. */
-  position: number;
-}
-
-/** Synthetic tool_uses of older logs waiting for an observation: per action kind, oldest first. */
-interface PendingCalls {
-  byAction: Map<string, { toolUseIds: string[]; next: number }>;
-  /** Answered ids, skipped when met in a queue (removing them from the middle would cost a scan). */
-  answered: Set<string>;
-}
-
-/** Where later events answer earlier actions, computed once per stream so no action scans the rest. */
-interface AnswerIndex {
-  /** The last position of an event with each `cause`. */
-  lastCause: Map<unknown, number>;
-  /** The last position of a cause-less observation of each kind (older logs pair by kind and order). */
-  lastUncausedObservation: Map<string, number>;
-}
-
-/** What the conversion of one event stream keeps between events. */
-interface EventStreamState {
-  draft: ImportDraft;
-  /** Every event of the stream, for older logs whose observations must be looked up ahead. */
-  events: unknown[];
-  /** Built on the first action without tool call metadata. */
-  answers: AnswerIndex | undefined;
-  /** Messages of the current segment, in order; reset at a compact boundary. */
-  turns: Turn[];
-  /** The current segment's messages by the id (as text) of the event that started them. */
-  turnsByEventId: Map<string, Turn[]>;
-  /** Messages a summary-less condensation already forgot, so none is listed twice. */
-  forgottenTurns: Set<Turn>;
-  /** The summary of the condensation converted last, to skip the observation that repeats it. */
-  lastSummary: string | undefined;
-  /** tool_use id of each converted action, by event id: how an observation's `cause` finds its call. */
-  actionToolIds: Map<string | number, string>;
-  pending: PendingCalls;
-  lastTimestamp: string | undefined;
-  seenUserMessage: boolean;
-}
-
-/** One event's envelope, read once: where it is, when, what kind, and the fields the converters use. */
-interface EventEnvelope {
-  raw: Record<string, unknown>;
-  index: number;
-  eventId: string | number;
-  location: ImportLocation;
-  timestamp: string;
-  /** `args` when the event has them (newer logs), else the event itself (older logs keep fields at the top). */
-  args: Record<string, unknown>;
-  action: string | undefined;
-  observation: string | undefined;
-  source: string;
-  /** Prefix of the ids of what this event becomes (`openhands-[<line>-]<event id>`). */
-  idBase: string;
 }
 
 /** Converts one OpenHands event stream into an import result. */
@@ -192,20 +141,6 @@ function appendSystemPrompt(draft: ImportDraft, { args, raw }: EventEnvelope): v
   const text =
     typeof args.content === "string" ? args.content : typeof raw.message === "string" ? raw.message : "";
   draft.system = draft.system === undefined ? text : `${draft.system}\n\n${text}`;
-}
-
-/** Starts a new message of the current segment and puts it in the draft in source order. */
-function startMessage(state: EventStreamState, role: "user" | "assistant", event: EventEnvelope): Message {
-  const { location, timestamp, idBase } = event;
-  const message: Message = { id: idBase, role, content: [], timestamp, metadata: { source: location } };
-  const turn: Turn = { message, location, position: state.turns.length };
-  state.turns.push(turn);
-  const key = String(event.eventId);
-  const sameEvent = state.turnsByEventId.get(key);
-  if (sameEvent) sameEvent.push(turn);
-  else state.turnsByEventId.set(key, [turn]);
-  state.draft.items.push({ kind: "message", message, location });
-  return message;
 }
 
 /** The message a new item of this role joins: the last message when it has the same role, else a new one. */
@@ -346,199 +281,6 @@ function fillFromModelResponse(
   if (stopReason) message.stopReason = stopReason;
 }
 
-/**
- * A condensation that carries a summary becomes a compact boundary, a compact summary entry and the summary
- * as a meta user message opening the next segment. Events OpenHands keeps in its view (the first events, those
- * after the forgotten range) are listed by message id in the boundary's `preservedSegment`, not copied. A
- * condensation without a summary only forgets events: it becomes a `layer_decision`. Returns false when the
- * event is neither (it is then counted as bookkeeping).
- */
-function convertCondensation(state: EventStreamState, event: EventEnvelope): boolean {
-  const isAction = event.action !== undefined;
-  const summary = isAction
-    ? typeof event.args.summary === "string"
-      ? event.args.summary
-      : undefined
-    : observationText(event.raw, event.args);
-  const forgotten = forgottenEvents(state.draft, event);
-  if (summary === undefined || summary.trim().length === 0) {
-    if (!isAction || forgotten === undefined) return false;
-    recordForgetting(state, event, forgotten);
-    return true;
-  }
-  if (!isAction && summary === state.lastSummary) {
-    // The observation that repeats the summary of the condensation action just converted.
-    state.draft.counts.mergedSourceItems++;
-    return true;
-  }
-  state.lastSummary = summary;
-  startSegmentAfterSummary(state, event, summary, forgotten);
-  return true;
-}
-
-/**
- * A condensation without a summary: a `layer_decision` naming the forgotten events and the messages they
- * started that no earlier decision forgot (each message is listed once, so the entries stay linear in size).
- */
-function recordForgetting(state: EventStreamState, event: EventEnvelope, forgotten: ForgottenEvents): void {
-  const messageIds = newlyForgottenTurns(state, forgotten).map((turn) => turn.message.id);
-  state.draft.items.push({
-    kind: "entry",
-    entry: {
-      v: TRANSCRIPT_FORMAT_VERSION,
-      type: "layer_decision",
-      id: `${event.idBase}-condensation`,
-      timestamp: event.timestamp,
-      layer: "openhands-condenser",
-      edits: [
-        {
-          kind: "forget_events",
-          ...(messageIds.length > 0 ? { messageIds } : {}),
-          details: {
-            ...(forgotten.ids === undefined ? {} : { eventIds: forgotten.ids }),
-            ...(forgotten.range === undefined ? {} : { eventRange: forgotten.range }),
-            source: event.location,
-          },
-        },
-      ],
-    },
-  });
-  countSkipped(state.draft, "agent:action:condensation(no summary)");
-}
-
-/**
- * The current segment's messages a condensation forgets that no earlier one did, in conversation order. An id
- * list is looked up; a range is walked when it is shorter than the segment, else the segment is scanned.
- */
-function newlyForgottenTurns(state: EventStreamState, forgotten: ForgottenEvents): Turn[] {
-  const found = new Set<Turn>();
-  const add = (turn: Turn) => {
-    if (!state.forgottenTurns.has(turn)) found.add(turn);
-  };
-  if (forgotten.ids !== undefined) {
-    for (const id of forgotten.ids) for (const turn of state.turnsByEventId.get(id) ?? []) add(turn);
-  } else if (
-    forgotten.range !== undefined &&
-    forgotten.range.end - forgotten.range.start < state.turns.length
-  ) {
-    for (let id = forgotten.range.start; id <= forgotten.range.end; id++) {
-      for (const turn of state.turnsByEventId.get(String(id)) ?? []) add(turn);
-    }
-  } else {
-    for (const turn of state.turns) {
-      if (turn.location.eventId !== undefined && forgotten.has(turn.location.eventId)) add(turn);
-    }
-  }
-  for (const turn of found) state.forgottenTurns.add(turn);
-  return [...found].sort((a, b) => a.position - b.position);
-}
-
-/** A condensation with a summary: boundary, summary entry, and the summary message that opens the next segment. */
-function startSegmentAfterSummary(
-  state: EventStreamState,
-  event: EventEnvelope,
-  summary: string,
-  forgotten: ForgottenEvents | undefined,
-): void {
-  const { turns, draft } = state;
-  const { idBase, timestamp } = event;
-  const kept =
-    forgotten === undefined
-      ? []
-      : turns.filter((turn) => turn.location.eventId === undefined || !forgotten.has(turn.location.eventId));
-  const previous = turns[turns.length - 1];
-  const boundaryId = `${idBase}-boundary`;
-  draft.items.push({
-    kind: "entry",
-    entry: {
-      v: TRANSCRIPT_FORMAT_VERSION,
-      type: "compact_boundary",
-      id: boundaryId,
-      timestamp,
-      trigger: "auto",
-      layer: "openhands",
-      tokensBefore: 0,
-      messagesSummarized: turns.length - kept.length,
-      logicalParentId: previous?.message.id ?? null,
-      ...(kept.length > 0
-        ? { preservedSegment: { anchorId: idBase, messageIds: kept.map((turn) => turn.message.id) } }
-        : {}),
-    },
-  });
-  draft.items.push({
-    kind: "entry",
-    entry: {
-      v: TRANSCRIPT_FORMAT_VERSION,
-      type: "summary",
-      id: `${idBase}-summary`,
-      timestamp,
-      kind: "compact",
-      text: summary,
-      boundaryId,
-      ...(previous === undefined ? {} : { leafId: previous.message.id }),
-    },
-  });
-  turns.length = 0;
-  state.turnsByEventId.clear();
-  state.forgottenTurns.clear();
-  const message = startMessage(state, "user", event);
-  message.content.push({ type: "text", text: summary });
-  message.isMeta = true;
-  message.isCompactSummary = true;
-}
-
-/** The events a condensation forgets: an explicit id list, or a range of numeric ids. */
-interface ForgottenEvents {
-  ids?: string[];
-  range?: { start: number; end: number };
-  has(eventId: string | number): boolean;
-}
-
-/**
- * Reads `forgotten_event_ids` (ids that are not a string or a number are reported and left out), or the range
- * `forgotten_events_start_id`..`forgotten_events_end_id` (kept as a range, never expanded); undefined when
- * neither is there.
- */
-function forgottenEvents(draft: ImportDraft, event: EventEnvelope): ForgottenEvents | undefined {
-  const { args } = event;
-  if (Array.isArray(args.forgotten_event_ids)) {
-    const ids: string[] = [];
-    let invalid = 0;
-    for (const id of args.forgotten_event_ids) {
-      if (typeof id === "string" || typeof id === "number") ids.push(String(id));
-      else invalid++;
-    }
-    if (invalid > 0) {
-      reportProblem(
-        draft,
-        "invalid_event_id",
-        event.location,
-        `${invalid} of the condensation's forgotten_event_ids are neither numbers nor strings; they were left out.`,
-      );
-    }
-    const set = new Set(ids);
-    return { ids: [...set], has: (eventId) => set.has(String(eventId)) };
-  }
-  const start = args.forgotten_events_start_id;
-  const end = args.forgotten_events_end_id;
-  if (
-    typeof start === "number" &&
-    typeof end === "number" &&
-    Number.isInteger(start) &&
-    Number.isInteger(end) &&
-    end >= start
-  ) {
-    return {
-      range: { start, end },
-      has: (eventId) => {
-        const id = typeof eventId === "number" ? eventId : Number(eventId);
-        return Number.isInteger(id) && id >= start && id <= end;
-      },
-    };
-  }
-  return undefined;
-}
-
 function newestAssistant(turns: Turn[]): Message | undefined {
   for (let index = turns.length - 1; index >= 0; index--) {
     const message = turns[index]!.message;
@@ -578,12 +320,6 @@ function positionalMatch(pending: PendingCalls, observation: string): string | u
   while (queue.next < queue.toolUseIds.length && pending.answered.has(queue.toolUseIds[queue.next]!))
     queue.next++;
   return queue.toolUseIds[queue.next];
-}
-
-function observationText(raw: Record<string, unknown>, args: Record<string, unknown>): string {
-  if (typeof raw.content === "string" && raw.content.length > 0) return raw.content;
-  if (typeof args.content === "string" && args.content.length > 0) return args.content;
-  return typeof raw.message === "string" ? raw.message : "";
 }
 
 function finalText(args: Record<string, unknown>, raw: Record<string, unknown>): string {

@@ -1,5 +1,5 @@
 import { UnforgetError } from "@unforget/core";
-import type { SessionFormatAttempt } from "./detect-session-format.ts";
+import type { SessionFormatAttempt } from "../session/detect-session-format.ts";
 
 /** An importer could not read its input at all (as opposed to repairable defects, which are reported). */
 export class ImportError extends UnforgetError {

@@ -6,10 +6,10 @@ import { ConfigurationError, createMessage } from "@unforget/core";
 import { sampleCorpus } from "@unforget/testing/corpus";
 import { TranscriptWriter } from "@unforget/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeFormatRecognition } from "./__fixtures__/corpus-checks.ts";
+import { describeFormatRecognition } from "../__fixtures__/corpus-checks.ts";
+import { ImportError, SessionFileError, UnrecognizedSessionError } from "../shared/session-errors.ts";
 import { importSessionFile } from "./import-session-file.ts";
 import { importSessionText } from "./import-session-text.ts";
-import { ImportError, SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
 
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 let dir: string;

@@ -2,7 +2,7 @@ import { constants } from "node:buffer";
 import type { Stats } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { ConfigurationError } from "@unforget/core";
-import { SessionFileError } from "./session-errors.ts";
+import { SessionFileError } from "../shared/session-errors.ts";
 
 /** The default `maxBytes`: larger than any session file we have seen, small enough to parse in memory. */
 export const DEFAULT_MAX_SESSION_BYTES = 256 * 1024 * 1024;

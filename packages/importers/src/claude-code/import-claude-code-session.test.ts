@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findToolPairViolations } from "@unforget/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { ImportError } from "../shared/session-errors.ts";
 import { importClaudeCodeSession } from "./import-claude-code-session.ts";
 import { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
-import { ImportError } from "./session-errors.ts";
 
 const jsonl = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join("\n")}\n`;
 let second = 0;

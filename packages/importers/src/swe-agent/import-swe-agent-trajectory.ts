@@ -1,11 +1,11 @@
-import { convertOpenAiChatMessages } from "./convert-openai-chat.ts";
-import { finishImport } from "./finish-import.ts";
-import { guardImport } from "./guard-import.ts";
-import type { ImportDraft, ImportResult } from "./import-result.ts";
-import { createImportDraft } from "./import-result.ts";
-import { isRecord } from "./is-record.ts";
+import { convertOpenAiChatMessages } from "../shared/convert-openai-chat.ts";
+import { finishImport } from "../shared/finish-import.ts";
+import { guardImport } from "../shared/guard-import.ts";
+import type { ImportDraft, ImportResult } from "../shared/import-result.ts";
+import { createImportDraft } from "../shared/import-result.ts";
+import { isRecord } from "../shared/is-record.ts";
+import { ImportError } from "../shared/session-errors.ts";
 import { parseJsonInput } from "./parse-json-input.ts";
-import { ImportError } from "./session-errors.ts";
 
 const EXPECTED =
   "a SWE-agent trajectory: a JSON object with a `history` array of chat messages (or a `trajectory` array of steps)";

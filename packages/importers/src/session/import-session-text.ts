@@ -1,14 +1,17 @@
+import type { ClaudeCodeSubagentImport } from "../claude-code/import-claude-code-session.ts";
+import { importClaudeCodeTranscript } from "../claude-code/import-claude-code-transcript.ts";
+import type { OpenHandsInstanceImport } from "../openhands/import-openhands-trajectory.ts";
+import {
+  importOpenHandsEvaluationOutput,
+  importOpenHandsTrajectory,
+} from "../openhands/import-openhands-trajectory.ts";
+import type { ImportResult } from "../shared/import-result.ts";
+import { UnrecognizedSessionError } from "../shared/session-errors.ts";
+import { importMiniSweAgentTrajectory } from "../swe-agent/import-mini-swe-agent-trajectory.ts";
+import { importSweAgentTrajectory } from "../swe-agent/import-swe-agent-trajectory.ts";
+import { importUnforgetTranscript } from "../unforget/import-unforget-transcript.ts";
 import type { SessionFormat } from "./detect-session-format.ts";
 import { detectSessionFormat } from "./detect-session-format.ts";
-import type { ClaudeCodeSubagentImport } from "./import-claude-code-session.ts";
-import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { importMiniSweAgentTrajectory } from "./import-mini-swe-agent-trajectory.ts";
-import type { OpenHandsInstanceImport } from "./import-openhands-trajectory.ts";
-import { importOpenHandsEvaluationOutput, importOpenHandsTrajectory } from "./import-openhands-trajectory.ts";
-import type { ImportResult } from "./import-result.ts";
-import { importSweAgentTrajectory } from "./import-swe-agent-trajectory.ts";
-import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
-import { UnrecognizedSessionError } from "./session-errors.ts";
 
 /** A session imported by `importSessionFile` or `importSessionText`: the import, and what it was read as. */
 export interface SessionImport extends ImportResult {

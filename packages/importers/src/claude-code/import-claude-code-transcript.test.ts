@@ -1,8 +1,8 @@
 import { findToolPairViolations } from "@unforget/core";
 import { projectMessages } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
+import { ImportError } from "../shared/session-errors.ts";
 import { importClaudeCodeTranscript } from "./import-claude-code-transcript.ts";
-import { ImportError } from "./session-errors.ts";
 
 const jsonl = (lines: unknown[]) =>
   `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`;

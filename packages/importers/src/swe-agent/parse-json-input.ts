@@ -1,5 +1,5 @@
-import type { ImportFormat } from "./import-result.ts";
-import { ImportError } from "./session-errors.ts";
+import type { ImportFormat } from "../shared/import-result.ts";
+import { ImportError } from "../shared/session-errors.ts";
 
 /** Parses a JSON string (or passes a parsed value through), throwing `ImportError` naming the expected format. */
 export function parseJsonInput(json: unknown, format: ImportFormat, expected: string): unknown {

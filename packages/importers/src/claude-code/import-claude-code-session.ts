@@ -1,10 +1,10 @@
 import type { Message } from "@unforget/core";
 import { TRANSCRIPT_FORMAT_VERSION } from "@unforget/transcript";
-import { guardImport } from "./guard-import.ts";
+import { guardImport } from "../shared/guard-import.ts";
+import type { ImportResult } from "../shared/import-result.ts";
+import { ImportError } from "../shared/session-errors.ts";
+import { EPOCH } from "../shared/source-timestamp.ts";
 import { importClaudeCodeLines } from "./import-claude-code-transcript.ts";
-import type { ImportResult } from "./import-result.ts";
-import { ImportError } from "./session-errors.ts";
-import { EPOCH } from "./source-timestamp.ts";
 
 /** One subagent file of a Claude Code session: `<sessionId>/subagents/agent-<agentId>.jsonl`. */
 export interface ClaudeCodeSubagentSource {

@@ -1,8 +1,8 @@
+import { guardImport } from "../shared/guard-import.ts";
+import type { ImportProblem, ImportResult } from "../shared/import-result.ts";
+import { isRecord } from "../shared/is-record.ts";
+import { ImportError } from "../shared/session-errors.ts";
 import { convertOpenHandsEvents } from "./convert-openhands-events.ts";
-import { guardImport } from "./guard-import.ts";
-import type { ImportProblem, ImportResult } from "./import-result.ts";
-import { isRecord } from "./is-record.ts";
-import { ImportError } from "./session-errors.ts";
 
 const EXPECTED =
   "an OpenHands event stream: a JSON array of events, an object with a `history` (or `trajectory`) event array, or evaluation-output JSONL whose lines hold `history`";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { createMessage } from "@unforget/core";
 import { TranscriptWriter } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
+import { ImportError } from "../shared/session-errors.ts";
 import { importUnforgetTranscript } from "./import-unforget-transcript.ts";
-import { ImportError } from "./session-errors.ts";
 
 describe("importUnforgetTranscript", () => {
   it("returns the written entries unchanged and the projection after the last boundary as messages", async () => {

@@ -1,13 +1,13 @@
 import { access } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { importClaudeCodeSession } from "../claude-code/import-claude-code-session.ts";
+import { readClaudeCodeSessionDir } from "../claude-code/read-claude-code-session-dir.ts";
+import { SessionFileError, UnrecognizedSessionError } from "../shared/session-errors.ts";
 import type { SessionFormat } from "./detect-session-format.ts";
 import { detectSessionFormat } from "./detect-session-format.ts";
-import { importClaudeCodeSession } from "./import-claude-code-session.ts";
 import type { ImportSessionOptions, SessionImport } from "./import-session-text.ts";
 import { importAs } from "./import-session-text.ts";
-import { readClaudeCodeSessionDir } from "./read-claude-code-session-dir.ts";
 import { checkMaxBytes, readSessionText, statSource } from "./read-session-bytes.ts";
-import { SessionFileError, UnrecognizedSessionError } from "./session-errors.ts";
 
 export interface ImportSessionFileOptions extends ImportSessionOptions {
   /**
