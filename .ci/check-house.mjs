@@ -65,9 +65,9 @@ export function measureFile(path, source = readFileSync(path, "utf8")) {
   return { lines: source.split("\n").length - (source.endsWith("\n") ? 1 : 0), functions };
 }
 
-/** The "Size exceptions" section of AGENTS.md: each `- \`target\` — reason` line. */
+/** The "Size exceptions" section of AGENTS.md (a `##` or `###` heading): each `- \`target\` — reason` line. */
 export function readExceptions(agents) {
-  const section = /^## Size exceptions\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(agents)?.[1] ?? "";
+  const section = /^#{2,3} Size exceptions\n([\s\S]*?)(?=^#{1,3} |(?![\s\S]))/m.exec(agents)?.[1] ?? "";
   const exceptions = new Map();
   for (const match of section.matchAll(/^- `([^`]+)`\s*(?:—|-|:)\s*(.+)$/gm))
     exceptions.set(match[1], match[2]);
