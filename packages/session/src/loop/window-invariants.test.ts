@@ -59,19 +59,41 @@ function measured(events: readonly SessionEvent[]) {
   return { sizes, counted };
 }
 
+/**
+ * A model that asks for part 0, 1, … of the report, one call a turn, until thirty; its summaries lack their sections
+ * (the model summariser rejects them).
+ */
+function fetchThirtyParts(): void {
+  let calls = 0;
+  suite.fake.setResponder((request): FakeStep => {
+    if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
+    if (calls >= 30) return { kind: "reply", text: "All parts fetched." };
+    return {
+      kind: "reply",
+      text: `Part ${calls}.`,
+      toolCalls: [{ name: "fetch_report", input: { part: calls++ } }],
+    };
+  });
+}
+
+/** One turn's events, and the error it ended with (undefined when it ended normally). */
+async function sendCollecting(
+  agent: Awaited<ReturnType<typeof session>>,
+  prompt: string,
+): Promise<{ events: SessionEvent[]; outcome: unknown }> {
+  const events: SessionEvent[] = [];
+  const outcome = await (async () => {
+    for await (const event of agent.send(prompt)) events.push(event);
+  })().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  return { events, outcome };
+}
+
 describe("every compaction path ends under the window, or ends the turn with a typed error", () => {
   it("a model whose summaries are rejected: the offline fallback takes over, and no request goes over the window", async () => {
-    let calls = 0;
-    suite.fake.setResponder((request): FakeStep => {
-      // A summary without its sections: the model summariser rejects it.
-      if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
-      if (calls >= 30) return { kind: "reply", text: "All parts fetched." };
-      return {
-        kind: "reply",
-        text: `Part ${calls}.`,
-        toolCalls: [{ name: "fetch_report", input: { part: calls++ } }],
-      };
-    });
+    fetchThirtyParts();
     const agent = await session([reportTool(2_500)]);
     const events = await collect(agent.send("Fetch the thirty parts of the report."));
     const end = events.at(-1);
@@ -98,24 +120,9 @@ describe("every compaction path ends under the window, or ends the turn with a t
         }));
       },
     };
-    let calls = 0;
-    suite.fake.setResponder((request): FakeStep => {
-      if (isSummaryRequest(request.body)) return { kind: "reply", text: "Everything went fine." };
-      if (calls >= 30) return { kind: "reply", text: "All parts fetched." };
-      return {
-        kind: "reply",
-        text: `Part ${calls}.`,
-        toolCalls: [{ name: "fetch_report", input: { part: calls++ } }],
-      };
-    });
+    fetchThirtyParts();
     const agent = await session([reportTool(2_500)], { hooks: { plugins: [veto] } });
-    const events: SessionEvent[] = [];
-    const outcome = await (async () => {
-      for await (const event of agent.send("Fetch the thirty parts of the report.")) events.push(event);
-    })().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const { events, outcome } = await sendCollecting(agent, "Fetch the thirty parts of the report.");
     const { sizes, counted } = measured(events);
     if (outcome !== undefined) expect(outcome).toBeInstanceOf(ContextOverflowError);
     else expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
@@ -133,13 +140,7 @@ describe("every compaction path ends under the window, or ends the turn with a t
     });
     const table = Array.from({ length: rows }, (_, row) => `row ${row}: value ${row * 7}`).join("\n");
     const agent = await session([reportTool(500)], { system: `Answer from these rows.\n${table}` });
-    const events: SessionEvent[] = [];
-    const outcome = await (async () => {
-      for await (const event of agent.send("Read the rows.")) events.push(event);
-    })().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const { events, outcome } = await sendCollecting(agent, "Read the rows.");
     const status = agent.status();
     await agent.close();
     return { outcome, events, status, ...measured(events) };
@@ -186,13 +187,7 @@ describe("every compaction path ends under the window, or ends the turn with a t
     });
     // Each output just under the size at which a single result is cut: only the ladder keeps room for them.
     const agent = await session([reportTool(2_300)]);
-    const events: SessionEvent[] = [];
-    const outcome = await (async () => {
-      for await (const event of agent.send("Fetch the report, eight parts at a time.")) events.push(event);
-    })().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const { events, outcome } = await sendCollecting(agent, "Fetch the report, eight parts at a time.");
     const { sizes, counted } = measured(events);
     if (outcome !== undefined) expect(outcome).toBeInstanceOf(ContextOverflowError);
     for (const size of sizes) expect(size).toBeLessThanOrEqual(WINDOW);
