@@ -34,7 +34,7 @@ import {
   type TrustState,
   trustState,
 } from "./project-trust.ts";
-import { type LoadedSettings, loadSettings, unforgetHome } from "./settings.ts";
+import { type LoadedSettings, loadSettings, unforgetHome } from "./settings/settings.ts";
 import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./system-prompt.ts";
 
 /** The agent's command-line flags (Claude Code's names). */
