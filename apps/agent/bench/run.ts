@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { importSessionFile } from "@unforget/importers";
 import { listCorpusSessions } from "@unforget/testing/corpus";
 import { loadSession } from "../src/load-session.ts";
-import { replaySession } from "../src/replay-session.ts";
+import { replaySession } from "../src/replay/replay-session.ts";
 import { CLI_PATH } from "../test-support/run-cli.ts";
 
 const RUNS = 7;

@@ -1,16 +1,16 @@
 // Compiles the settings schema ahead of time with ajv's standalone code generation, into
-// src/agent/settings-validator.generated.ts: the CLI then checks settings files without loading ajv or compiling a
+// src/agent/settings/settings-validator.generated.ts: the CLI then checks settings files without loading ajv or compiling a
 // schema at start-up (BENCHMARKS.md, "unforget -p start-up"). Run `pnpm generate` in apps/agent after changing
-// src/agent/settings-json-schema.ts; a test fails while the generated file is out of date.
+// src/agent/settings/settings-json-schema.ts; a test fails while the generated file is out of date.
 import { writeFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Ajv } from "ajv";
 import standalone from "ajv/dist/standalone/index.js";
-import { SETTINGS_SCHEMA } from "../src/agent/settings-json-schema.ts";
+import { SETTINGS_SCHEMA } from "../src/agent/settings/settings-json-schema.ts";
 
 /** Where the generated validator lives. */
 export const GENERATED_VALIDATOR = fileURLToPath(
-  new URL("../src/agent/settings-validator.generated.ts", import.meta.url),
+  new URL("../src/agent/settings/settings-validator.generated.ts", import.meta.url),
 );
 
 /** The text of the generated module: one named export, `validate`, with ajv's `errors` on failure. */

@@ -104,7 +104,7 @@ export function createProgram(output: AgentIO): Command {
     .addHelpText("after", REPLAY_HELP)
     .action(async (session: string | undefined, options: Record<string, unknown>) => {
       // Loaded only for replay: the agent's start-up does not pay for it.
-      const { runReplayCommand } = await import("./replay-command.ts");
+      const { runReplayCommand } = await import("./replay/replay-command.ts");
       output.exitCode = await runReplayCommand(
         session,
         {

@@ -1,7 +1,7 @@
 import type { MigrationSet } from "@unforget/postgres";
 import type { Command } from "commander";
-import type { CommandOutput } from "./replay-command.ts";
-import { OptionValueError } from "./replay-errors.ts";
+import type { CommandOutput } from "./replay/replay-command.ts";
+import { OptionValueError } from "./replay/replay-errors.ts";
 
 /**
  * The schemas `unforget db sql` prints: one loader per server store (tasks adds its own line here). The stores'

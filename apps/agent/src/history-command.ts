@@ -3,9 +3,9 @@ import { dirname, join, resolve } from "node:path";
 import { openHistory, type SessionHistory } from "@unforget/history";
 import { defaultMemoryRoot } from "@unforget/memory";
 import type { Command } from "commander";
-import { unforgetHome } from "./agent/settings.ts";
-import type { CommandOutput } from "./replay-command.ts";
-import { OptionValueError } from "./replay-errors.ts";
+import { unforgetHome } from "./agent/settings/settings.ts";
+import type { CommandOutput } from "./replay/replay-command.ts";
+import { OptionValueError } from "./replay/replay-errors.ts";
 
 /**
  * `unforget history search SESSION QUERY` and `unforget history show SESSION ID`: the session's whole history

@@ -9,7 +9,7 @@ import {
   type SessionImport,
   UnrecognizedSessionError,
 } from "@unforget/importers";
-import { SessionInputError } from "./replay-errors.ts";
+import { SessionInputError } from "./replay/replay-errors.ts";
 
 /** The largest session file read (a larger one is refused before it is read). */
 export const MAX_SESSION_BYTES = 256 * 1024 * 1024;

@@ -3,8 +3,8 @@ import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { createMemoryDir } from "@unforget/memory";
 import type { Command } from "commander";
-import type { CommandOutput } from "./replay-command.ts";
-import { OptionValueError } from "./replay-errors.ts";
+import type { CommandOutput } from "./replay/replay-command.ts";
+import { OptionValueError } from "./replay/replay-errors.ts";
 
 interface ImportOptions {
   from: string;

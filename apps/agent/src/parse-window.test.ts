@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatWindow, parseWindow } from "./parse-window.ts";
-import { OptionValueError } from "./replay-errors.ts";
+import { OptionValueError } from "./replay/replay-errors.ts";
 
 describe("parseWindow", () => {
   it("reads plain numbers and K / M suffixes", () => {

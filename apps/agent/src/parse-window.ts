@@ -1,4 +1,4 @@
-import { OptionValueError } from "./replay-errors.ts";
+import { OptionValueError } from "./replay/replay-errors.ts";
 
 /** The smallest window the thresholds support (the tokens package refuses smaller ones). */
 export const MIN_WINDOW = 8_000;

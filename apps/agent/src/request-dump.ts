@@ -2,7 +2,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
 import type { WireObject } from "@unforget/provider-anthropic";
-import { OutputError } from "./replay-errors.ts";
+import { OutputError } from "./replay/replay-errors.ts";
 
 /** Writes each replayed request as `DIR/000001.json`, and summariser requests under `DIR/summarizer/`. */
 export interface RequestDump {

@@ -3,7 +3,7 @@ import { readdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { appPath } from "./app-path.ts";
-import { SessionInputError } from "./replay-errors.ts";
+import { SessionInputError } from "./replay/replay-errors.ts";
 
 /** Where the session to replay came from. */
 export interface ResolvedSession {

@@ -1,6 +1,6 @@
 import { PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import type { CommandOutput } from "../replay-command.ts";
+import type { CommandOutput } from "../replay/replay-command.ts";
 import { type AgentFlags, createAgentEnvironment } from "./agent-environment.ts";
 import { AgentUsageError } from "./agent-errors.ts";
 import { OUTPUT_FORMATS, type OutputFormat, runPrintMode } from "./print-mode.ts";

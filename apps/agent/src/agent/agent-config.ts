@@ -6,7 +6,7 @@ import { parseWindow } from "../parse-window.ts";
 import { SettingsError } from "./agent-errors.ts";
 import type { ModelLimitSettings } from "./model-names.ts";
 import type { ProjectRunnables } from "./project-trust.ts";
-import { type AgentSettings, type LoadedSettings, resolvePath, sourceOf } from "./settings.ts";
+import { type AgentSettings, type LoadedSettings, resolvePath, sourceOf } from "./settings/settings.ts";
 
 /** What the settings files add up to, for this run. */
 export interface AgentConfig {

@@ -34,7 +34,7 @@ import {
   type TrustState,
   trustState,
 } from "./project-trust.ts";
-import { type LoadedSettings, loadSettings, unforgetHome } from "./settings.ts";
+import { type LoadedSettings, loadSettings, unforgetHome } from "./settings/settings.ts";
 import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./system-prompt.ts";
 
 /** The agent's command-line flags (Claude Code's names). */
@@ -145,31 +145,14 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   const sessionsDir = join(dataDir, "sessions");
   const resumeId = await resumeTarget(flags, sessionsDir);
 
-  const state = trustState(loaded, projectDir, project);
-  const trusted = await settleTrust(
-    state,
-    project,
-    {
-      ...options,
-      userFile: loaded.userFile,
-      projectDir,
-      added: state === "changed" ? (newSinceTrusted(loaded, projectDir, project) ?? []) : [],
-    },
-    notices,
-  );
+  const { state, trusted } = await decideTrust(options, loaded, projectDir, project, notices);
   const config = trusted ? resolveAgentConfig(loaded, { trusted, project }) : untrusted;
   const provider =
     config.contextWindow === undefined
       ? chosen.provider
       : withContextWindow(chosen.provider, config.contextWindow);
 
-  const loadedPlugins = await loadPluginFiles(config.plugins);
-  const pluginFiles = loadedPlugins.files.map((file) => ({
-    ...file,
-    path: relativeTo(projectDir, file.path),
-  }));
-  for (const failure of loadedPlugins.failures)
-    notices.push(`Plugin ${failure.path} failed to load (${failure.message}); unforget goes on without it.`);
+  const { loadedPlugins, pluginFiles } = await loadPlugins(config, projectDir, notices);
 
   const mcpServers = { ...config.mcpServers, ...mcpFlagServers };
 
@@ -182,16 +165,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   const memoryRoot = join(dataDir, "memory");
   const store = await createMemoryDir({ root: memoryRoot });
   const proposals = createProposalQueue(join(memoryRoot, ".unforget", "proposals"));
-  const system = buildSystemPrompt(
-    {
-      cwd: projectDir,
-      platform: `${process.platform} (${process.arch})`,
-      date: new Date().toISOString().slice(0, 10),
-      additionalDirectories,
-    },
-    instructions,
-  );
-  const mode = flags.permissionMode ?? config.defaultMode;
+  const system = systemPromptFor(projectDir, additionalDirectories, instructions);
 
   const environment: AgentEnvironment = {
     projectDir,
@@ -213,44 +187,138 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     notices,
     resumeId,
     openSession: (open = {}) =>
-      createAgentSession({
-        provider,
-        model,
-        system,
-        tools: createBuiltinTools({ additionalDirectories, bash: { tasks } }),
-        sessionsDir,
-        cwd: projectDir,
-        ...(open.resume ? { resume: open.resume } : {}),
-        hooks: {
-          plugins: loadedPlugins.plugins,
-          ...(Object.keys(config.hooks).length > 0 ? { commands: config.hooks } : {}),
-        },
-        context: { config: config.compaction },
-        memory: {
-          store,
-          proposals,
-          consent: config.memory.consent ?? (options.interactive ? "propose" : "off"),
-          ...(config.memory.recall ? { recall: config.memory.recall } : {}),
-          ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
-        },
-        tasks,
-        permissions: {
-          ...(mode ? { mode } : {}),
-          sources: config.permissionSources,
-          rules: {
-            ...(flags.allowedTools?.length ? { allow: flags.allowedTools } : {}),
-            ...(flags.disallowedTools?.length ? { deny: flags.disallowedTools } : {}),
-          },
+      openAgentSession(
+        {
+          options,
+          provider,
+          model,
+          system,
           additionalDirectories,
+          tasks,
+          sessionsDir,
+          projectDir,
           homeDir,
+          plugins: loadedPlugins.plugins,
+          config,
+          memory: { store, proposals },
+          mcpServers,
         },
-        ...(options.canUseTool ? { canUseTool: options.canUseTool } : {}),
-        ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
-        ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
-      }),
+        open,
+      ),
     close: () => tasks.close(),
   };
   return environment;
+}
+
+/** Whether the project folder is trusted: asks (or says why not) when its runnable settings are new or changed. */
+async function decideTrust(
+  options: AgentEnvironmentOptions,
+  loaded: LoadedSettings,
+  projectDir: string,
+  project: Awaited<ReturnType<typeof projectRunnables>>,
+  notices: string[],
+) {
+  const state = trustState(loaded, projectDir, project);
+  const trusted = await settleTrust(
+    state,
+    project,
+    {
+      ...options,
+      userFile: loaded.userFile,
+      projectDir,
+      added: state === "changed" ? (newSinceTrusted(loaded, projectDir, project) ?? []) : [],
+    },
+    notices,
+  );
+  return { state, trusted };
+}
+
+/** The system prompt for the project folder, with today's date, the platform and the instruction files. */
+function systemPromptFor(
+  projectDir: string,
+  additionalDirectories: string[],
+  instructions: Parameters<typeof buildSystemPrompt>[1],
+): ReturnType<typeof buildSystemPrompt> {
+  return buildSystemPrompt(
+    {
+      cwd: projectDir,
+      platform: `${process.platform} (${process.arch})`,
+      date: new Date().toISOString().slice(0, 10),
+      additionalDirectories,
+    },
+    instructions,
+  );
+}
+
+/** Loads the configured plugin files; each one that fails becomes a notice, and the agent goes on without it. */
+async function loadPlugins(config: AgentConfig, projectDir: string, notices: string[]) {
+  const loadedPlugins = await loadPluginFiles(config.plugins);
+  const pluginFiles = loadedPlugins.files.map((file) => ({
+    ...file,
+    path: relativeTo(projectDir, file.path),
+  }));
+  for (const failure of loadedPlugins.failures)
+    notices.push(`Plugin ${failure.path} failed to load (${failure.message}); unforget goes on without it.`);
+  return { loadedPlugins, pluginFiles };
+}
+
+/** What every session an environment opens shares, settled once by `createAgentEnvironment`. */
+interface SessionParts {
+  options: AgentEnvironmentOptions;
+  provider: ModelProvider;
+  model: AgentEnvironment["model"];
+  system: ReturnType<typeof buildSystemPrompt>;
+  additionalDirectories: string[];
+  tasks: TaskManager;
+  sessionsDir: string;
+  projectDir: string;
+  homeDir: string;
+  plugins: AgentEnvironment["plugins"];
+  config: AgentConfig;
+  memory: AgentEnvironment["memory"];
+  mcpServers: Record<string, McpServerConfig>;
+}
+
+/** Opens a new session (or resumes one) with the environment's provider, tools, hooks, memory and permissions. */
+function openAgentSession(parts: SessionParts, open: { resume?: string }): Promise<AgentSession> {
+  const { options, config, tasks, additionalDirectories, mcpServers } = parts;
+  const { flags } = options;
+  const mode = flags.permissionMode ?? config.defaultMode;
+  return createAgentSession({
+    provider: parts.provider,
+    model: parts.model,
+    system: parts.system,
+    tools: createBuiltinTools({ additionalDirectories, bash: { tasks } }),
+    sessionsDir: parts.sessionsDir,
+    cwd: parts.projectDir,
+    ...(open.resume ? { resume: open.resume } : {}),
+    hooks: {
+      plugins: parts.plugins,
+      ...(Object.keys(config.hooks).length > 0 ? { commands: config.hooks } : {}),
+    },
+    context: { config: config.compaction },
+    memory: {
+      store: parts.memory.store,
+      proposals: parts.memory.proposals,
+      consent: config.memory.consent ?? (options.interactive ? "propose" : "off"),
+      ...(config.memory.recall ? { recall: config.memory.recall } : {}),
+      ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
+    },
+    tasks,
+    permissions: {
+      ...(mode ? { mode } : {}),
+      sources: config.permissionSources,
+      rules: {
+        ...(flags.allowedTools?.length ? { allow: flags.allowedTools } : {}),
+        ...(flags.disallowedTools?.length ? { deny: flags.disallowedTools } : {}),
+      },
+      additionalDirectories,
+      homeDir: parts.homeDir,
+    },
+    ...(options.canUseTool ? { canUseTool: options.canUseTool } : {}),
+    ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
+    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+  });
 }
 
 /** A path inside the project as the user reads it (`.unforget/plugins/x.js`); any other as it is. */

@@ -7,7 +7,7 @@ import {
   type ModelProvider,
 } from "@unforget/core";
 import { formatWindow } from "../parse-window.ts";
-import { closestName } from "./settings-schema.ts";
+import { closestName } from "./settings/settings-schema.ts";
 
 /** Limits the settings give models (`models`), by model id or family. */
 export type ModelLimitSettings = Record<

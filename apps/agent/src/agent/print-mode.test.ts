@@ -17,7 +17,7 @@ import {
 } from "../../test-support/agent-fixture.ts";
 import { startMetadataServer } from "../../test-support/metadata-server.ts";
 import { projectRunnables, rememberTrust } from "./project-trust.ts";
-import { loadSettings } from "./settings.ts";
+import { loadSettings } from "./settings/settings.ts";
 
 let fake: AnthropicFakeServer;
 let folders: AgentFolders;

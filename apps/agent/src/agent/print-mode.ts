@@ -130,21 +130,71 @@ export async function runPrintMode(
   environment: AgentEnvironment,
   session: AgentSession,
   prompt: string,
-  options: { format: OutputFormat; verbose: boolean; stdout: Writer; stderr: Writer; signal: AbortSignal },
+  options: PrintOptions,
 ): Promise<number> {
-  const { stdout, stderr, format } = options;
-  const line = (value: unknown) => stdout.write(`${JSON.stringify(value)}\n`);
+  const { stdout, format } = options;
   const started = performance.now();
-  let apiStarted: number | undefined;
-  const outcome: PrintOutcome = {
-    result: undefined,
-    error: undefined,
-    durationMs: 0,
-    apiDurationMs: 0,
-    denials: [],
-    interrupted: false,
+  const run: PrintRun = {
+    outcome: {
+      result: undefined,
+      error: undefined,
+      durationMs: 0,
+      apiDurationMs: 0,
+      denials: [],
+      interrupted: false,
+    },
+    inputs: new Map(),
+    apiStarted: undefined,
   };
-  const inputs = new Map<string, Record<string, unknown>>();
+  const { outcome } = run;
+  await reportMcpServers(environment, session, options);
+  try {
+    const turn = session.send(prompt, { signal: options.signal });
+    for await (const event of turn) handlePrintEvent(run, event, session, options);
+    outcome.result = await turn.result();
+    outcome.interrupted = outcome.result.stopReason === "aborted";
+  } catch (error) {
+    outcome.error = error;
+  }
+  outcome.durationMs = performance.now() - started;
+  if (format === "text") writeTextOutcome(outcome, session, options);
+  else writeJsonLine(stdout, resultObject(outcome, session));
+  return exitCodeOf(outcome);
+}
+
+/** How `runPrintMode` writes: the output format, verbosity, the two streams and the signal that interrupts. */
+interface PrintOptions {
+  format: OutputFormat;
+  verbose: boolean;
+  stdout: Writer;
+  stderr: Writer;
+  signal: AbortSignal;
+}
+
+/** What one print-mode run gathers while its events arrive. */
+interface PrintRun {
+  outcome: PrintOutcome;
+  /** Each tool call's input by its id, for the denials of the result object. */
+  inputs: Map<string, Record<string, unknown>>;
+  /** When the model request in flight started, for the API duration. */
+  apiStarted: number | undefined;
+}
+
+/** Writes one value as a line of JSON. */
+function writeJsonLine(stdout: Writer, value: unknown): void {
+  stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * Waits for the MCP servers, says on stderr how each one that did not connect ended (all of them with
+ * `--verbose`), and in stream-json writes the init line.
+ */
+async function reportMcpServers(
+  environment: AgentEnvironment,
+  session: AgentSession,
+  options: PrintOptions,
+): Promise<void> {
+  const { stderr, format } = options;
   // The servers are settled before the first request anyway: waiting here costs nothing, and the init line
   // and stderr say how each one ended (a command that does not exist is "failed", not "connecting").
   const servers = (await session.mcpServers?.ready()) ?? [];
@@ -152,7 +202,7 @@ export async function runPrintMode(
     if (server.state !== "connected" || options.verbose)
       stderr.write(`unforget: ${describeMcpOutcome(server)}\n`);
   if (format === "stream-json") {
-    line({
+    writeJsonLine(options.stdout, {
       type: "system",
       subtype: "init",
       cwd: environment.projectDir,
@@ -168,69 +218,69 @@ export async function runPrintMode(
       provider: environment.providerName,
     });
   }
-  const onEvent = (event: SessionEvent) => {
-    switch (event.type) {
-      case "model-request":
-        apiStarted = performance.now();
-        break;
-      case "model-response":
-        if (apiStarted !== undefined) outcome.apiDurationMs += performance.now() - apiStarted;
-        apiStarted = undefined;
-        break;
-      case "message":
-        if (format === "stream-json") {
-          const wire = streamJsonMessage(event.message, session.sessionId);
-          if (wire) line(wire);
-        }
-        for (const block of event.message.content)
-          if (block.type === "tool_use") inputs.set(block.id, block.input as Record<string, unknown>);
-        break;
-      case "permission-decision":
-        if (event.behavior === "deny")
-          outcome.denials.push({
-            tool_name: event.name,
-            tool_use_id: event.toolUseId,
-            tool_input: inputs.get(event.toolUseId) ?? {},
-          });
-        break;
-      case "prompt-blocked":
+}
+
+/** Takes one session event in: timing, stream-json messages, denials, and what stderr reports. */
+function handlePrintEvent(
+  run: PrintRun,
+  event: SessionEvent,
+  session: AgentSession,
+  options: PrintOptions,
+): void {
+  const { stderr, format, stdout } = options;
+  switch (event.type) {
+    case "model-request":
+      run.apiStarted = performance.now();
+      break;
+    case "model-response":
+      if (run.apiStarted !== undefined) run.outcome.apiDurationMs += performance.now() - run.apiStarted;
+      run.apiStarted = undefined;
+      break;
+    case "message":
+      if (format === "stream-json") {
+        const wire = streamJsonMessage(event.message, session.sessionId);
+        if (wire) writeJsonLine(stdout, wire);
+      }
+      for (const block of event.message.content)
+        if (block.type === "tool_use") run.inputs.set(block.id, block.input as Record<string, unknown>);
+      break;
+    case "permission-decision":
+      if (event.behavior === "deny")
+        run.outcome.denials.push({
+          tool_name: event.name,
+          tool_use_id: event.toolUseId,
+          tool_input: run.inputs.get(event.toolUseId) ?? {},
+        });
+      break;
+    case "prompt-blocked":
+      stderr.write(`unforget: the prompt was blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}\n`);
+      break;
+    case "hook-error":
+      stderr.write(`unforget: ${event.message}\n`);
+      break;
+    case "context":
+      if (options.verbose && event.event.type === "layer")
         stderr.write(
-          `unforget: the prompt was blocked${event.by ? ` by ${event.by}` : ""}: ${event.reason}\n`,
+          `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})${describeSummaryWriter(event.event)}\n`,
         );
-        break;
-      case "hook-error":
-        stderr.write(`unforget: ${event.message}\n`);
-        break;
-      case "context":
-        if (options.verbose && event.event.type === "layer")
-          stderr.write(
-            `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})${describeSummaryWriter(event.event)}\n`,
-          );
-        break;
-      case "tool-end":
-        if (options.verbose) stderr.write(`unforget: ${event.name} ${event.status}\n`);
-        break;
-    }
-  };
-  try {
-    const turn = session.send(prompt, { signal: options.signal });
-    for await (const event of turn) onEvent(event);
-    outcome.result = await turn.result();
-    outcome.interrupted = outcome.result.stopReason === "aborted";
-  } catch (error) {
-    outcome.error = error;
+      break;
+    case "tool-end":
+      if (options.verbose) stderr.write(`unforget: ${event.name} ${event.status}\n`);
+      break;
   }
-  outcome.durationMs = performance.now() - started;
-  if (format === "text") {
-    if (outcome.error !== undefined) stderr.write(`unforget: ${describeError(outcome.error)}\n`);
-    else {
-      const text = outcome.result?.text ?? "";
-      if (text !== "") stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-      if (outcome.result?.stopReason === "max_turns")
-        stderr.write(
-          `unforget: stopped after --max-turns ${outcome.result.turns} model calls; unforget --resume ${session.sessionId} goes on.\n`,
-        );
-    }
-  } else line(resultObject(outcome, session));
-  return exitCodeOf(outcome);
+}
+
+/** The text format's output: the answer on stdout, an error or the max-turns note on stderr. */
+function writeTextOutcome(outcome: PrintOutcome, session: AgentSession, options: PrintOptions): void {
+  const { stdout, stderr } = options;
+  if (outcome.error !== undefined) {
+    stderr.write(`unforget: ${describeError(outcome.error)}\n`);
+    return;
+  }
+  const text = outcome.result?.text ?? "";
+  if (text !== "") stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  if (outcome.result?.stopReason === "max_turns")
+    stderr.write(
+      `unforget: stopped after --max-turns ${outcome.result.turns} model calls; unforget --resume ${session.sessionId} goes on.\n`,
+    );
 }

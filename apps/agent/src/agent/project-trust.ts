@@ -5,7 +5,7 @@ import { writeFileAtomic } from "@unforget/files";
 import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
 import { SettingsError } from "./agent-errors.ts";
 import { mcpFileError } from "./json-text.ts";
-import type { LoadedSettings, SettingsLayer } from "./settings.ts";
+import type { LoadedSettings, SettingsLayer } from "./settings/settings.ts";
 
 /** File names a plugin in `.unforget/plugins/` may have. */
 export const PLUGIN_EXTENSIONS = [".js", ".mjs", ".ts", ".mts"] as const;

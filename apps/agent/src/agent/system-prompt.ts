@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { unforgetHome } from "./settings.ts";
+import { unforgetHome } from "./settings/settings.ts";
 
 /** One instructions file that goes into the system prompt. */
 export interface InstructionsFile {

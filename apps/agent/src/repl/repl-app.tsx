@@ -1,4 +1,4 @@
-import { Box, Text, useInput, useStdout } from "ink";
+import { Box, type Key, Text, useInput, useStdout } from "ink";
 import { useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from "react";
 import { LineEditor, splitTyped } from "./line-editor.ts";
 import { renderMarkdown } from "./render-markdown.ts";
@@ -37,6 +37,104 @@ function PromptLine({ editor, placeholder }: { editor: LineEditor; placeholder: 
       <Text inverse>{value.slice(cursor, cursor + 1) || " "}</Text>
       {value.slice(cursor + 1)}
     </Text>
+  );
+}
+
+/** The REPL's state as the store holds it. */
+type ReplState = ReturnType<ReplController["store"]["getState"]>;
+
+/** A key while the trust or permission question is open answers it; true when there was a question. */
+function answerQuestion(now: ReplState, input: string, key: Key): boolean {
+  if (now.trust) {
+    if (input === "1") now.trust.answer(true);
+    else if (input === "2" || key.escape) now.trust.answer(false);
+    return true;
+  }
+  if (now.permission) {
+    const always = now.permission.alwaysLabel !== undefined;
+    if (input === "1" || key.return) now.permission.answer("once");
+    else if (always && input === "2") now.permission.answer("always");
+    else if (input === (always ? "3" : "2") || key.escape) now.permission.answer("deny");
+    return true;
+  }
+  return false;
+}
+
+/**
+ * An editing key or typed text applied to the line: "redraw" when the line changed, "submit" when the text
+ * ended with Enter, "ignore" for a key the prompt does not use.
+ */
+function editLine(editor: LineEditor, input: string, key: Key): "redraw" | "submit" | "ignore" {
+  if (key.backspace || key.delete) editor.deleteBackward();
+  else if (key.leftArrow) editor.move(-1);
+  else if (key.rightArrow) editor.move(1);
+  else if (key.home || (key.ctrl && input === "a")) editor.jump("start");
+  else if (key.end || (key.ctrl && input === "e")) editor.jump("end");
+  else if (key.ctrl && input === "u") editor.set("");
+  else if (key.ctrl || key.meta || input === "") return "ignore";
+  else {
+    const typed = splitTyped(input);
+    editor.insert(typed.text);
+    if (typed.enter) return "submit";
+  }
+  return "redraw";
+}
+
+/** Tab on a slash command's first letters: the line completed to the first command that starts with them. */
+function completeSlashCommand(value: string): string | undefined {
+  if (!value.startsWith("/") || value.includes(" ")) return undefined;
+  const match = SLASH_COMMANDS.find((command) => command.name.startsWith(value.slice(1)));
+  return match ? `/${match.name} ` : undefined;
+}
+
+/**
+ * Up or down through the prompts sent before: the index of the entry to show (the entries' length is the empty
+ * line after the last one), or undefined when nothing was sent yet.
+ */
+function historyStep(
+  entries: readonly string[],
+  index: number | undefined,
+  step: -1 | 1,
+): number | undefined {
+  if (entries.length === 0) return undefined;
+  const current = index ?? entries.length;
+  return Math.max(0, Math.min(entries.length, current + step));
+}
+
+/** The calls running now, one line each. */
+function RunningCalls({ running }: { running: ReplState["running"] }) {
+  return running.map((call) => (
+    <Box key={call.id} marginTop={1}>
+      <Text color="yellow">{"⏺ "}</Text>
+      <Text bold>{call.title}</Text>
+      <Text color="gray">{" running…"}</Text>
+    </Box>
+  ));
+}
+
+/** The prompt's box, with the prompts queued while a turn runs above it. */
+function PromptBox({
+  editor,
+  queued,
+  busy,
+  width,
+}: {
+  editor: LineEditor;
+  queued: readonly string[];
+  busy: boolean;
+  width: number;
+}) {
+  return (
+    <Box flexDirection="column" marginTop={1}>
+      {queued.length > 0 ? <Text color="gray">{`queued: ${queued.join(" · ")}`}</Text> : null}
+      <Box borderStyle="round" borderColor="gray" paddingX={1} width={width}>
+        <Text color={busy ? "gray" : "cyan"}>{"> "}</Text>
+        <PromptLine
+          editor={editor}
+          placeholder={busy ? "working… (Esc to stop; type to queue)" : "ask, or /help"}
+        />
+      </Box>
+    </Box>
   );
 }
 
@@ -81,18 +179,7 @@ export function ReplApp({ controller }: { controller: ReplController }) {
       return;
     }
     controller.disarm();
-    if (now.trust) {
-      if (input === "1") now.trust.answer(true);
-      else if (input === "2" || key.escape) now.trust.answer(false);
-      return;
-    }
-    if (now.permission) {
-      const always = now.permission.alwaysLabel !== undefined;
-      if (input === "1" || key.return) now.permission.answer("once");
-      else if (always && input === "2") now.permission.answer("always");
-      else if (input === (always ? "3" : "2") || key.escape) now.permission.answer("deny");
-      return;
-    }
+    if (answerQuestion(now, input, key)) return;
     if (key.ctrl && input === "d") {
       if (editor.value === "") void controller.exit();
       return;
@@ -104,42 +191,24 @@ export function ReplApp({ controller }: { controller: ReplController }) {
     // Keys typed before the prompt is drawn (while starting or exiting) have no line to go to.
     if (now.phase !== "ready") return;
     if (key.tab) {
-      const value = editor.value;
-      if (value.startsWith("/") && !value.includes(" ")) {
-        const match = SLASH_COMMANDS.find((command) => command.name.startsWith(value.slice(1)));
-        if (match) setLine(`/${match.name} `);
-      }
+      const completed = completeSlashCommand(editor.value);
+      if (completed !== undefined) setLine(completed);
       return;
     }
     if (key.upArrow || key.downArrow) {
-      const entries = history.current;
-      if (entries.length === 0) return;
-      const current = historyIndex.current ?? entries.length;
-      const next = Math.max(0, Math.min(entries.length, current + (key.upArrow ? -1 : 1)));
+      const next = historyStep(history.current, historyIndex.current, key.upArrow ? -1 : 1);
+      if (next === undefined) return;
       historyIndex.current = next;
-      setLine(entries[next] ?? "");
+      setLine(history.current[next] ?? "");
       return;
     }
     if (key.return) {
       submit();
       return;
     }
-    if (key.backspace || key.delete) editor.deleteBackward();
-    else if (key.leftArrow) editor.move(-1);
-    else if (key.rightArrow) editor.move(1);
-    else if (key.home || (key.ctrl && input === "a")) editor.jump("start");
-    else if (key.end || (key.ctrl && input === "e")) editor.jump("end");
-    else if (key.ctrl && input === "u") editor.set("");
-    else if (key.ctrl || key.meta || input === "") return;
-    else {
-      const typed = splitTyped(input);
-      editor.insert(typed.text);
-      if (typed.enter) {
-        submit();
-        return;
-      }
-    }
-    redraw();
+    const edit = editLine(editor, input, key);
+    if (edit === "submit") submit();
+    else if (edit === "redraw") redraw();
   });
 
   // A key press redraws too: the streaming reply is parsed again only when it grew (or the screen was resized).
@@ -158,25 +227,10 @@ export function ReplApp({ controller }: { controller: ReplController }) {
           <Text>{live}</Text>
         </Box>
       ) : null}
-      {state.running.map((call) => (
-        <Box key={call.id} marginTop={1}>
-          <Text color="yellow">{"⏺ "}</Text>
-          <Text bold>{call.title}</Text>
-          <Text color="gray">{" running…"}</Text>
-        </Box>
-      ))}
+      <RunningCalls running={state.running} />
       {state.permission ? <PermissionPrompt question={state.permission} /> : null}
       {state.phase === "ready" && !state.permission ? (
-        <Box flexDirection="column" marginTop={1}>
-          {state.queued.length > 0 ? <Text color="gray">{`queued: ${state.queued.join(" · ")}`}</Text> : null}
-          <Box borderStyle="round" borderColor="gray" paddingX={1} width={width}>
-            <Text color={state.busy ? "gray" : "cyan"}>{"> "}</Text>
-            <PromptLine
-              editor={editor}
-              placeholder={state.busy ? "working… (Esc to stop; type to queue)" : "ask, or /help"}
-            />
-          </Box>
-        </Box>
+        <PromptBox editor={editor} queued={state.queued} busy={state.busy} width={width} />
       ) : null}
       {state.status ? <StatusLine status={state.status} width={width} /> : null}
       {state.exitArmed ? <Text color="gray">Press Ctrl-C again to exit.</Text> : null}

@@ -160,23 +160,9 @@ export class ReplController {
           running: [...state.running, { id: event.toolUseId, title: describeCall(event.name, event.input) }],
         }));
         break;
-      case "tool-end": {
-        const running = this.store.getState().running.find((call) => call.id === event.toolUseId);
-        const input = this.#inputOf(event.toolUseId);
-        this.store.update((state) => ({
-          running: state.running.filter((call) => call.id !== event.toolUseId),
-        }));
-        this.store.print(
-          toolItem(
-            running?.title ?? describeCall(event.name, input),
-            event.status,
-            event.status === "completed" && !event.output.isError,
-            input,
-            event.output.content,
-          ),
-        );
+      case "tool-end":
+        this.#onToolEnd(event);
         break;
-      }
       case "model-request":
       case "model-response":
         this.refreshStatus();
@@ -193,29 +179,9 @@ export class ReplController {
           text: "The provider said the prompt was too long: compacted and sent again",
         });
         break;
-      case "task-notification": {
-        // An end drawn already when it happened is not drawn again; the model reads it now either way.
-        const fresh = event.notifications.filter(
-          (notification) =>
-            !(
-              (notification.kind === "finished" || notification.kind === "failed") &&
-              this.#endedTasks.has(notification.taskId)
-            ),
-        );
-        if (fresh.length > 0)
-          this.store.print({
-            kind: "notice",
-            tone: "info",
-            text: fresh
-              .map(
-                (notification) =>
-                  `Task ${notification.taskId} (${notification.description}): ${notification.kind}`,
-              )
-              .join("\n"),
-          });
-        void this.refreshTasks();
+      case "task-notification":
+        this.#onTaskNotification(event);
         break;
-      }
       case "prompt-blocked":
         this.store.print({
           kind: "notice",
@@ -247,6 +213,48 @@ export class ReplController {
           });
         break;
     }
+  }
+
+  /** A call ended: off the running list, and its result drawn. */
+  #onToolEnd(event: Extract<SessionEvent, { type: "tool-end" }>): void {
+    const running = this.store.getState().running.find((call) => call.id === event.toolUseId);
+    const input = this.#inputOf(event.toolUseId);
+    this.store.update((state) => ({
+      running: state.running.filter((call) => call.id !== event.toolUseId),
+    }));
+    this.store.print(
+      toolItem(
+        running?.title ?? describeCall(event.name, input),
+        event.status,
+        event.status === "completed" && !event.output.isError,
+        input,
+        event.output.content,
+      ),
+    );
+  }
+
+  /** Background tasks changed: what is new is drawn, and the task list refreshed. */
+  #onTaskNotification(event: Extract<SessionEvent, { type: "task-notification" }>): void {
+    // An end drawn already when it happened is not drawn again; the model reads it now either way.
+    const fresh = event.notifications.filter(
+      (notification) =>
+        !(
+          (notification.kind === "finished" || notification.kind === "failed") &&
+          this.#endedTasks.has(notification.taskId)
+        ),
+    );
+    if (fresh.length > 0)
+      this.store.print({
+        kind: "notice",
+        tone: "info",
+        text: fresh
+          .map(
+            (notification) =>
+              `Task ${notification.taskId} (${notification.description}): ${notification.kind}`,
+          )
+          .join("\n"),
+      });
+    void this.refreshTasks();
   }
 
   /** The gauge: read from the session (cheap) whenever something may have moved it. */

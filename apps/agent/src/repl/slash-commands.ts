@@ -2,7 +2,7 @@ import { isProposalId } from "@unforget/memory";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
-import { closestName } from "../agent/settings-schema.ts";
+import { closestName } from "../agent/settings/settings-schema.ts";
 import { describeSummaryWriter } from "../agent/summary-writer.ts";
 import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";

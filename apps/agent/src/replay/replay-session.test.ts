@@ -1,6 +1,6 @@
 import { createMessage } from "@unforget/core";
 import { describe, expect, it } from "vitest";
-import type { LoadedSession } from "./load-session.ts";
+import type { LoadedSession } from "../load-session.ts";
 import { replayOutcome } from "./replay-command.ts";
 import { replaySession, requestShape, windowAdvice } from "./replay-session.ts";
 import { renderReplayTable } from "./replay-table.ts";

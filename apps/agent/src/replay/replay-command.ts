@@ -4,9 +4,11 @@ import { createExtractiveSummarizer, createModelSummarizer, type Summarizer } fr
 import type { ModelRequest } from "@unforget/core";
 import { writeFileAtomic } from "@unforget/files";
 import { convertToAnthropicRequest } from "@unforget/provider-anthropic";
-import { loadSession } from "./load-session.ts";
-import { formatWindow, parseWindow } from "./parse-window.ts";
-import { recordingProvider } from "./recording-provider.ts";
+import { loadSession } from "../load-session.ts";
+import { formatWindow, parseWindow } from "../parse-window.ts";
+import { recordingProvider } from "../recording-provider.ts";
+import { openRequestDump, type RequestDump } from "../request-dump.ts";
+import { resolveSession } from "../resolve-session.ts";
 import { OptionValueError, OutputError } from "./replay-errors.ts";
 import { createReplayProgress } from "./replay-progress.ts";
 import { renderReplayReport } from "./replay-report.ts";
@@ -19,8 +21,6 @@ import {
   type SessionReplay,
 } from "./replay-session.ts";
 import { renderReplayTable } from "./replay-table.ts";
-import { openRequestDump, type RequestDump } from "./request-dump.ts";
-import { resolveSession } from "./resolve-session.ts";
 
 /** The options of `unforget replay`, as the command line gives them. */
 export interface ReplayCommandOptions {

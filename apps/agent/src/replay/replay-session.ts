@@ -16,9 +16,9 @@ import {
   type WireObject,
 } from "@unforget/provider-anthropic";
 import { getModelPricing, type ResolvedModelPricing } from "@unforget/tokens";
-import type { LoadedSession } from "./load-session.ts";
-import { formatWindow, MIN_WINDOW } from "./parse-window.ts";
-import { inferToolDefinitions } from "./session-tools.ts";
+import type { LoadedSession } from "../load-session.ts";
+import { formatWindow, MIN_WINDOW } from "../parse-window.ts";
+import { inferToolDefinitions } from "../session-tools.ts";
 
 /** The window a replay uses when none is given: the standard Claude window, where Claude Code compacts. */
 export const DEFAULT_WINDOW = 200_000;

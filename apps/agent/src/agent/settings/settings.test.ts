@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
-import { suggestCommand } from "../repl/slash-commands.ts";
-import { resolveAgentConfig } from "./agent-config.ts";
-import { SettingsError } from "./agent-errors.ts";
-import { loadPluginFiles } from "./plugin-loader.ts";
-import { fingerprint, projectRunnables, trustState } from "./project-trust.ts";
+import { type AgentFolders, agentFolders } from "../../../test-support/agent-fixture.ts";
+import { suggestCommand } from "../../repl/slash-commands.ts";
+import { resolveAgentConfig } from "../agent-config.ts";
+import { SettingsError } from "../agent-errors.ts";
+import { loadPluginFiles } from "../plugin-loader.ts";
+import { fingerprint, projectRunnables, trustState } from "../project-trust.ts";
 import { loadSettings } from "./settings.ts";
 
 let folders: AgentFolders;

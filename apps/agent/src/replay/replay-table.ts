@@ -1,5 +1,5 @@
 import Table from "cli-table3";
-import { formatWindow } from "./parse-window.ts";
+import { formatWindow } from "../parse-window.ts";
 import { countCompactions, type SessionReplay, windowAdvice } from "./replay-session.ts";
 
 const number = (value: number) => Math.round(value).toLocaleString("en-US");

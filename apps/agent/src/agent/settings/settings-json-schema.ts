@@ -1,6 +1,6 @@
 // The JSON Schema of the settings files: data only. `scripts/settings-validator.ts` compiles it ahead of time into
 // `settings-validator.generated.ts`, so that start-up neither loads ajv nor compiles a schema.
-import { MAX_WINDOW, MIN_WINDOW } from "../parse-window.ts";
+import { MAX_WINDOW, MIN_WINDOW } from "../../parse-window.ts";
 
 const THRESHOLD = {
   oneOf: [

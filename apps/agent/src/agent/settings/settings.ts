@@ -5,8 +5,8 @@ import type { ThresholdSetting } from "@unforget/compact";
 import { type HookCommandSettings, parseHookSettings } from "@unforget/hooks";
 import { type McpServerConfig, parseMcpConfig } from "@unforget/mcp";
 import { type PermissionMode, type PermissionRuleSource, parsePermissionRule } from "@unforget/session";
-import { SettingsError } from "./agent-errors.ts";
-import { describeJsonError } from "./json-text.ts";
+import { SettingsError } from "../agent-errors.ts";
+import { describeJsonError } from "../json-text.ts";
 import { checkSettings } from "./settings-schema.ts";
 
 /** Whose file it is: the user's own (always applies), the project's (needs trust), or the command line's. */

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { appPath } from "./app-path.ts";
-import { formatWindow } from "./parse-window.ts";
+import { appPath } from "../app-path.ts";
+import { formatWindow } from "../parse-window.ts";
 import { countCompactions, type LayerAction, type SessionReplay, windowAdvice } from "./replay-session.ts";
 import { describePricing, formatUsd } from "./replay-table.ts";
 

@@ -7,8 +7,8 @@ import {
   chromiumInstalled,
   type OpenedPage,
   openInChromium,
-} from "../test-support/chromium.ts";
-import { runCliProcess } from "../test-support/run-cli.ts";
+} from "../../test-support/chromium.ts";
+import { runCliProcess } from "../../test-support/run-cli.ts";
 
 /** Set to a path (e.g. docs/replay-report.png at the repository root) to keep the screenshot for the README. */
 const KEEP_SCREENSHOT = process.env.UNFORGET_REPORT_SCREENSHOT;

@@ -1,7 +1,7 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { distance as editDistance } from "fastest-levenshtein";
-import { MAX_WINDOW, MIN_WINDOW } from "../parse-window.ts";
-import { SettingsError } from "./agent-errors.ts";
+import { MAX_WINDOW, MIN_WINDOW } from "../../parse-window.ts";
+import { SettingsError } from "../agent-errors.ts";
 import { SETTINGS_SCHEMA } from "./settings-json-schema.ts";
 import { validate as generatedValidate } from "./settings-validator.generated.ts";
 
