@@ -262,111 +262,136 @@ interface Listening {
   onReconnect: (() => void) | undefined;
 }
 
+/** What the client's one LISTEN connection holds: the subscriptions, the connection and its retry state. */
+interface ListenerState {
+  readonly options: ServerClientOptions;
+  readonly location: string;
+  readonly listening: Set<Listening>;
+  connection: pg.Client | undefined;
+  connecting: Promise<void> | undefined;
+  retryTimer: NodeJS.Timeout | undefined;
+  failures: number;
+  stopped: boolean;
+}
+
 /** The client's one LISTEN connection (outside the pool), set up again after it is lost. */
 function createListener(options: ServerClientOptions, location: string) {
-  const listening = new Set<Listening>();
-  let connection: pg.Client | undefined;
-  let connecting: Promise<void> | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let failures = 0;
-  let stopped = false;
-
-  const quote = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
-
-  const connect = async (afterLoss: boolean): Promise<void> => {
-    const config = options.pool?.options ?? connectionConfig(options);
-    const client = new pg.Client({ ...(config as pg.ClientConfig), query_timeout: undefined });
-    client.on("notification", (message) => {
-      for (const entry of listening) {
-        if (entry.channel === message.channel) entry.onNotice(message.payload ?? "");
-      }
-    });
-    client.on("error", () => lost(client));
-    client.on("end", () => lost(client));
-    await client.connect();
-    for (const channel of new Set([...listening].map((entry) => entry.channel))) {
-      await client.query(`LISTEN ${quote(channel)}`);
-    }
-    connection = client;
-    failures = 0;
-    if (afterLoss) for (const entry of listening) entry.onReconnect?.();
+  const state: ListenerState = {
+    options,
+    location,
+    listening: new Set(),
+    connection: undefined,
+    connecting: undefined,
+    retryTimer: undefined,
+    failures: 0,
+    stopped: false,
   };
-
-  const lost = (client: pg.Client) => {
-    if (connection !== client) return;
-    connection = undefined;
-    client.removeAllListeners("end");
-    client.end().catch(() => undefined);
-    schedule();
-  };
-
-  const schedule = () => {
-    if (stopped || retryTimer || listening.size === 0) return;
-    const delay = Math.min(5_000, 100 * 2 ** failures);
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      connecting = connect(true).catch(() => {
-        failures++;
-        schedule();
-      });
-    }, delay);
-    retryTimer.unref();
-  };
-
   return {
-    async add(
-      channel: string,
-      onNotice: (payload: string) => void,
-      listenOptions?: ListenOptions,
-    ): Promise<SqlSubscription> {
-      const entry: Listening = { channel, onNotice, onReconnect: listenOptions?.onReconnect };
-      if (options.notifications === false) {
-        return { live: false, close: async () => undefined };
-      }
-      listening.add(entry);
-      await connecting?.catch(() => undefined);
-      if (connection) await connection.query(`LISTEN ${quote(channel)}`);
-      else if (retryTimer) {
-        // The connection was lost and is being set up again: it will LISTEN on every channel, this one too.
-      } else {
-        connecting = connect(false);
-        try {
-          await connecting;
-        } catch (error) {
-          listening.delete(entry);
-          throw failureError(
-            error,
-            location,
-            classifyFailure(error),
-            options.retryDeadlineMs ?? DEFAULT_RETRY_DEADLINE_MS,
-          );
-        }
-      }
-      return {
-        live: true,
-        close: async () => {
-          listening.delete(entry);
-          const stillWanted = [...listening].some((other) => other.channel === channel);
-          if (!stillWanted) await connection?.query(`UNLISTEN ${quote(channel)}`).catch(() => undefined);
-          if (listening.size === 0) await closeConnection();
-        },
-      };
-    },
+    add: (channel: string, onNotice: (payload: string) => void, listenOptions?: ListenOptions) =>
+      addListening(state, channel, onNotice, listenOptions),
     closeAll: async () => {
-      stopped = true;
-      listening.clear();
-      await closeConnection();
+      state.stopped = true;
+      state.listening.clear();
+      await closeConnection(state);
     },
   };
+}
 
-  async function closeConnection(): Promise<void> {
-    if (retryTimer) clearTimeout(retryTimer);
-    retryTimer = undefined;
-    const client = connection;
-    connection = undefined;
-    if (client) {
-      client.removeAllListeners("end");
-      await client.end().catch(() => undefined);
+function quoteChannel(channel: string): string {
+  return `"${channel.replace(/"/g, '""')}"`;
+}
+
+/** Opens the LISTEN connection and listens on every channel wanted; after a loss, tells each subscription. */
+async function connectListener(state: ListenerState, afterLoss: boolean): Promise<void> {
+  const config = state.options.pool?.options ?? connectionConfig(state.options);
+  const client = new pg.Client({ ...(config as pg.ClientConfig), query_timeout: undefined });
+  client.on("notification", (message) => {
+    for (const entry of state.listening) {
+      if (entry.channel === message.channel) entry.onNotice(message.payload ?? "");
     }
+  });
+  client.on("error", () => listenerLost(state, client));
+  client.on("end", () => listenerLost(state, client));
+  await client.connect();
+  for (const channel of new Set([...state.listening].map((entry) => entry.channel))) {
+    await client.query(`LISTEN ${quoteChannel(channel)}`);
+  }
+  state.connection = client;
+  state.failures = 0;
+  if (afterLoss) for (const entry of state.listening) entry.onReconnect?.();
+}
+
+function listenerLost(state: ListenerState, client: pg.Client): void {
+  if (state.connection !== client) return;
+  state.connection = undefined;
+  client.removeAllListeners("end");
+  client.end().catch(() => undefined);
+  scheduleReconnect(state);
+}
+
+/** Tries the connection again after a delay that doubles with each failure, up to five seconds. */
+function scheduleReconnect(state: ListenerState): void {
+  if (state.stopped || state.retryTimer || state.listening.size === 0) return;
+  const delay = Math.min(5_000, 100 * 2 ** state.failures);
+  state.retryTimer = setTimeout(() => {
+    state.retryTimer = undefined;
+    state.connecting = connectListener(state, true).catch(() => {
+      state.failures++;
+      scheduleReconnect(state);
+    });
+  }, delay);
+  state.retryTimer.unref();
+}
+
+async function addListening(
+  state: ListenerState,
+  channel: string,
+  onNotice: (payload: string) => void,
+  listenOptions?: ListenOptions,
+): Promise<SqlSubscription> {
+  const { options, listening } = state;
+  const entry: Listening = { channel, onNotice, onReconnect: listenOptions?.onReconnect };
+  if (options.notifications === false) {
+    return { live: false, close: async () => undefined };
+  }
+  listening.add(entry);
+  await state.connecting?.catch(() => undefined);
+  if (state.connection) await state.connection.query(`LISTEN ${quoteChannel(channel)}`);
+  else if (state.retryTimer) {
+    // The connection was lost and is being set up again: it will LISTEN on every channel, this one too.
+  } else {
+    state.connecting = connectListener(state, false);
+    try {
+      await state.connecting;
+    } catch (error) {
+      listening.delete(entry);
+      throw failureError(
+        error,
+        state.location,
+        classifyFailure(error),
+        options.retryDeadlineMs ?? DEFAULT_RETRY_DEADLINE_MS,
+      );
+    }
+  }
+  return {
+    live: true,
+    close: async () => {
+      listening.delete(entry);
+      const stillWanted = [...listening].some((other) => other.channel === channel);
+      if (!stillWanted)
+        await state.connection?.query(`UNLISTEN ${quoteChannel(channel)}`).catch(() => undefined);
+      if (listening.size === 0) await closeConnection(state);
+    },
+  };
+}
+
+async function closeConnection(state: ListenerState): Promise<void> {
+  if (state.retryTimer) clearTimeout(state.retryTimer);
+  state.retryTimer = undefined;
+  const client = state.connection;
+  state.connection = undefined;
+  if (client) {
+    client.removeAllListeners("end");
+    await client.end().catch(() => undefined);
   }
 }

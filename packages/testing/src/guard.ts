@@ -148,6 +148,17 @@ function rebuilt(error: WorkerError): Error {
   return copy;
 }
 
+/** What one hang guard holds: the module it runs, its worker (while one runs) and its queue of calls. */
+interface GuardState {
+  readonly url: string;
+  readonly loader: string | undefined;
+  readonly deadlineMs: number;
+  worker: Worker | undefined;
+  loaded: Promise<void> | undefined;
+  queue: Promise<unknown>;
+  nextId: number;
+}
+
 /**
  * A hang guard over one module's exports: `await guard.call("matchAll", pattern, names)` runs `matchAll` in a
  * worker thread, so a call that never settles fails the test with a `HangError` after the deadline instead of
@@ -158,155 +169,162 @@ export function createHangGuard<M = Record<string, Callable>>(
   options: HangGuardOptions = {},
 ): HangGuard<M> {
   const url = moduleUrl(module);
-  const loader = loaderFor(url);
-  const deadlineMs = options.deadlineMs ?? DEFAULT_HANG_DEADLINE_MS;
-  let worker: Worker | undefined;
-  let loaded: Promise<void> | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  let nextId = 0;
-
-  const stop = async (): Promise<void> => {
-    const running = worker;
-    worker = undefined;
-    loaded = undefined;
-    if (running !== undefined) await running.terminate();
+  const state: GuardState = {
+    url,
+    loader: loaderFor(url),
+    deadlineMs: options.deadlineMs ?? DEFAULT_HANG_DEADLINE_MS,
+    worker: undefined,
+    loaded: undefined,
+    queue: Promise.resolve(),
+    nextId: 0,
   };
-
-  const start = (): { worker: Worker; loaded: Promise<void> } => {
-    if (worker !== undefined && loaded !== undefined) return { worker, loaded };
-    const started = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: url, loader } });
-    // A worker waiting for calls must not keep the process alive; one running a call does (see `run`).
-    started.unref();
-    // Loading has no deadline of its own: it runs beside the test's thread, under the test's own timeout.
-    const ready = new Promise<void>((resolve, reject) => {
-      const onMessage = (message: FromWorker) => {
-        if (message.kind === "loaded") {
-          cleanup();
-          resolve();
-        } else if (message.kind === "load-failed") {
-          cleanup();
-          void stop();
-          reject(
-            new GuardedCallError(`${url} could not be loaded: ${message.error.message}`, {
-              cause: rebuilt(message.error),
-            }),
-          );
-        }
-      };
-      const onError = (cause: Error) => {
-        cleanup();
-        void stop();
-        reject(new GuardedCallError(`The worker loading ${url} failed: ${cause.message}`, { cause }));
-      };
-      const onExit = () => {
-        cleanup();
-        reject(new GuardedCallError(`The worker loading ${url} was stopped before it loaded.`));
-      };
-      const cleanup = () => {
-        started.off("message", onMessage);
-        started.off("error", onError);
-        started.off("exit", onExit);
-      };
-      started.on("message", onMessage);
-      started.on("error", onError);
-      started.on("exit", onExit);
-    });
-    // Nobody may be waiting yet (the guard starts loading when it is created): a failure is reported to the call.
-    ready.catch(() => undefined);
-    worker = started;
-    loaded = ready;
-    return { worker: started, loaded: ready };
-  };
-
-  const run = async (name: string, args: unknown[]): Promise<unknown> => {
-    const current = start();
-    await current.loaded;
-    const id = nextId++;
-    current.worker.ref();
-    return new Promise((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (outcome: () => void) => {
-        clearTimeout(timer);
-        current.worker.off("message", onMessage);
-        current.worker.off("error", onError);
-        current.worker.off("exit", onExit);
-        current.worker.unref();
-        outcome();
-      };
-      const onMessage = (message: FromWorker) => {
-        if (!("id" in message) || message.id !== id) return;
-        switch (message.kind) {
-          case "started":
-            timer = setTimeout(() => {
-              settle(() => reject(new HangError(url, name, deadlineMs)));
-              void stop();
-            }, deadlineMs);
-            return;
-          case "done":
-            return settle(() => resolve(message.value));
-          case "threw":
-            return settle(() => reject(rebuilt(message.error)));
-          case "missing":
-            return settle(() => reject(new GuardedCallError(`${url} has no exported function ${name}.`)));
-          case "uncloneable":
-            return settle(() =>
-              reject(
-                new GuardedCallError(
-                  `${name}() in ${url} returned a value that cannot be copied out of its worker (${message.error.message}): return plain data.`,
-                ),
-              ),
-            );
-        }
-      };
-      const onError = (cause: Error) => {
-        settle(() =>
-          reject(new GuardedCallError(`The worker running ${name}() failed: ${cause.message}`, { cause })),
-        );
-        void stop();
-      };
-      const onExit = (code: number) => {
-        settle(() =>
-          reject(
-            new GuardedCallError(`The worker running ${name}() exited (code ${code}) before it finished.`),
-          ),
-        );
-        if (worker === current.worker) {
-          worker = undefined;
-          loaded = undefined;
-        }
-      };
-      current.worker.on("message", onMessage);
-      current.worker.on("error", onError);
-      current.worker.on("exit", onExit);
-      try {
-        current.worker.postMessage({ id, name, args });
-      } catch (cause) {
-        settle(() =>
-          reject(
-            new GuardedCallError(
-              `The arguments of ${name}() cannot be copied into its worker: pass plain data.`,
-              {
-                cause,
-              },
-            ),
-          ),
-        );
-      }
-    });
-  };
-
   // Loading starts now, beside whatever the test prepares before its first call.
-  start();
+  startWorker(state);
   return {
     call(name, ...args) {
-      const result = queue.then(() => run(name, args));
-      queue = result.catch(() => undefined);
+      const result = state.queue.then(() => runCall(state, name, args));
+      state.queue = result.catch(() => undefined);
       return result as never;
     },
     async close() {
       // A call still running is stopped with its worker (it rejects with a GuardedCallError).
-      await stop();
-      await queue;
+      await stopWorker(state);
+      await state.queue;
     },
   };
+}
+
+async function stopWorker(state: GuardState): Promise<void> {
+  const running = state.worker;
+  state.worker = undefined;
+  state.loaded = undefined;
+  if (running !== undefined) await running.terminate();
+}
+
+/** The guard's worker, started (and its module loading) if none runs. */
+function startWorker(state: GuardState): { worker: Worker; loaded: Promise<void> } {
+  if (state.worker !== undefined && state.loaded !== undefined)
+    return { worker: state.worker, loaded: state.loaded };
+  const { url, loader } = state;
+  const started = new Worker(WORKER_SOURCE, { eval: true, workerData: { module: url, loader } });
+  // A worker waiting for calls must not keep the process alive; one running a call does (see `runCall`).
+  started.unref();
+  // Loading has no deadline of its own: it runs beside the test's thread, under the test's own timeout.
+  const ready = new Promise<void>((resolve, reject) => {
+    const onMessage = (message: FromWorker) => {
+      if (message.kind === "loaded") {
+        cleanup();
+        resolve();
+      } else if (message.kind === "load-failed") {
+        cleanup();
+        void stopWorker(state);
+        reject(
+          new GuardedCallError(`${url} could not be loaded: ${message.error.message}`, {
+            cause: rebuilt(message.error),
+          }),
+        );
+      }
+    };
+    const onError = (cause: Error) => {
+      cleanup();
+      void stopWorker(state);
+      reject(new GuardedCallError(`The worker loading ${url} failed: ${cause.message}`, { cause }));
+    };
+    const onExit = () => {
+      cleanup();
+      reject(new GuardedCallError(`The worker loading ${url} was stopped before it loaded.`));
+    };
+    const cleanup = () => {
+      started.off("message", onMessage);
+      started.off("error", onError);
+      started.off("exit", onExit);
+    };
+    started.on("message", onMessage);
+    started.on("error", onError);
+    started.on("exit", onExit);
+  });
+  // Nobody may be waiting yet (the guard starts loading when it is created): a failure is reported to the call.
+  ready.catch(() => undefined);
+  state.worker = started;
+  state.loaded = ready;
+  return { worker: started, loaded: ready };
+}
+
+/** Runs one call in the guard's worker; past the deadline it rejects with a `HangError` and stops the worker. */
+async function runCall(state: GuardState, name: string, args: unknown[]): Promise<unknown> {
+  const { url, deadlineMs } = state;
+  const current = startWorker(state);
+  await current.loaded;
+  const id = state.nextId++;
+  current.worker.ref();
+  return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settle = (outcome: () => void) => {
+      clearTimeout(timer);
+      current.worker.off("message", onMessage);
+      current.worker.off("error", onError);
+      current.worker.off("exit", onExit);
+      current.worker.unref();
+      outcome();
+    };
+    const onMessage = (message: FromWorker) => {
+      if (!("id" in message) || message.id !== id) return;
+      switch (message.kind) {
+        case "started":
+          timer = setTimeout(() => {
+            settle(() => reject(new HangError(url, name, deadlineMs)));
+            void stopWorker(state);
+          }, deadlineMs);
+          return;
+        case "done":
+          return settle(() => resolve(message.value));
+        case "threw":
+          return settle(() => reject(rebuilt(message.error)));
+        case "missing":
+          return settle(() => reject(new GuardedCallError(`${url} has no exported function ${name}.`)));
+        case "uncloneable":
+          return settle(() =>
+            reject(
+              new GuardedCallError(
+                `${name}() in ${url} returned a value that cannot be copied out of its worker (${message.error.message}): return plain data.`,
+              ),
+            ),
+          );
+      }
+    };
+    const onError = (cause: Error) => {
+      settle(() =>
+        reject(new GuardedCallError(`The worker running ${name}() failed: ${cause.message}`, { cause })),
+      );
+      void stopWorker(state);
+    };
+    const onExit = (code: number) => {
+      settle(() =>
+        reject(
+          new GuardedCallError(`The worker running ${name}() exited (code ${code}) before it finished.`),
+        ),
+      );
+      if (state.worker === current.worker) {
+        state.worker = undefined;
+        state.loaded = undefined;
+      }
+    };
+    current.worker.on("message", onMessage);
+    current.worker.on("error", onError);
+    current.worker.on("exit", onExit);
+    try {
+      current.worker.postMessage({ id, name, args });
+    } catch (cause) {
+      settle(() =>
+        reject(
+          new GuardedCallError(
+            `The arguments of ${name}() cannot be copied into its worker: pass plain data.`,
+            {
+              cause,
+            },
+          ),
+        ),
+      );
+    }
+  });
 }

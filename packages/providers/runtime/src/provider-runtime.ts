@@ -15,17 +15,21 @@ import {
   type UnforgetError,
 } from "@unforget/core";
 import { connectOnce } from "./connect-once.ts";
-import { describeError } from "./describe-error.ts";
-import { heuristicTokenCount } from "./heuristic-token-count.ts";
-import { checkSettingNames } from "./known-keys.ts";
+import { describeError } from "./errors/describe-error.ts";
+import { noticeDeprecatedModel } from "./errors/notices.ts";
 import { createLearnedModelLimits, type LearnedModelLimits } from "./learned-model-limits.ts";
-import { createModelStream } from "./model-stream.ts";
-import { noticeDeprecatedModel } from "./notices.ts";
-import { type PreparedRequest, prepareRequest, type UnsignedThinkingPolicy } from "./prepare-request.ts";
-import type { AttemptContext, ErrorContext } from "./provider-attempt.ts";
 import { type ProviderRuntimeSettings, SHARED_SETTING_NAMES } from "./provider-settings.ts";
-import { contextWindowExceeded, createRetriedCalls } from "./retried-calls.ts";
-import { throwIfAborted } from "./retry.ts";
+import { heuristicTokenCount } from "./request/heuristic-token-count.ts";
+import { checkSettingNames } from "./request/known-keys.ts";
+import { createModelStream } from "./request/model-stream.ts";
+import {
+  type PreparedRequest,
+  prepareRequest,
+  type UnsignedThinkingPolicy,
+} from "./request/prepare-request.ts";
+import type { AttemptContext, ErrorContext } from "./retry/provider-attempt.ts";
+import { contextWindowExceeded, createRetriedCalls } from "./retry/retried-calls.ts";
+import { throwIfAborted } from "./retry/retry.ts";
 
 /**
  * What makes a provider a provider: its settings, how it connects, how it sends a request and translates the

@@ -4,15 +4,15 @@ import {
   type RequestOptions,
   UnforgetError,
 } from "@unforget/core";
+import { truncatedStreamError } from "../errors/unexpected-response.ts";
+import type { ProviderRuntimeSettings } from "../provider-settings.ts";
 import {
   type AttemptContext,
   type AttemptOwner,
   type ProviderAttempt,
   startProviderAttempt,
 } from "./provider-attempt.ts";
-import type { ProviderRuntimeSettings } from "./provider-settings.ts";
 import { DEFAULT_MAX_RETRIES, type RetryOptions, throwIfAborted, withRetries } from "./retry.ts";
-import { truncatedStreamError } from "./unexpected-response.ts";
 
 /** Who calls: the provider as messages name it, its settings and its error mapping. */
 export interface RetriedCallOwner extends AttemptOwner {
