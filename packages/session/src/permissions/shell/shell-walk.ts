@@ -9,6 +9,7 @@ import {
   readsInput,
   WRITING_REDIRECTS,
 } from "./bash-tables.ts";
+import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand } from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
 import { unwrapCommand } from "./wrappers.ts";
@@ -57,6 +58,8 @@ export class Walk {
   private functions: { name: string; end: number; from: number; to: number }[] = [];
   /** Every function name the script being walked defines, wherever. */
   private functionNames = new Set<string>();
+  /** The script's text evaluated a second time, and the variables it reads there. */
+  private twice = new EvaluatedTwice();
   private readonly unbash: Unbash;
   private readonly options: ShellAnalysisOptions;
   private readonly found: Found;
@@ -76,15 +79,19 @@ export class Walk {
     const tree = this.unbash.parse(text);
     const outer = this.functions;
     const outerNames = this.functionNames;
+    const outerTwice = this.twice;
     this.functions = [];
     this.functionNames = new Set();
+    this.twice = new EvaluatedTwice();
     try {
       if (!this.parsed(tree, text)) return;
       this.collectFunctionNames(tree);
       this.visit(tree, { source: text, depth, scope: { from: 0, to: text.length }, always: true });
+      this.found.unresolved.push(...this.twice.finish());
     } finally {
       this.functions = outer;
       this.functionNames = outerNames;
+      this.twice = outerTwice;
     }
   }
 
@@ -103,6 +110,7 @@ export class Walk {
   }
 
   private visit(node: SyntaxNode, place: Place): void {
+    noteEvaluatedTwice(this.twice, node, place, (word) => this.decode(word));
     switch (node.type) {
       case "Command":
         this.command(node, place);
@@ -241,6 +249,7 @@ export class Walk {
       );
       // An assignment given as a word names its variable even when its value is only known at run time.
       const names = nodes.map((word) => (word.type === "Assignment" ? word.name : undefined));
+      noteEvaluatingCommand(this.twice, words, names, node.pos, place);
       this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node), names);
     }
     this.visitChildren(node, place);
@@ -363,6 +372,7 @@ export class Walk {
    * code, or one whose name is only known when it runs, leaves what later commands run unknown.
    */
   private assigns(name: string | undefined, described: () => string): void {
+    if (name !== undefined) this.twice.assign(name, undefined, 0, false, undefined);
     if (name === undefined)
       this.found.unresolved.push(
         `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
