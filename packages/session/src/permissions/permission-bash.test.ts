@@ -320,6 +320,9 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["d='$'; v=\"x[${d}(rm y)]\"; echo $(($v))", Q, Q],
   ["d='$'; v=\"x[${d}(rm y)]\"; for ((i=v; i<1; i++)); do :; done", Q, Q],
   ["d='$'; v=\"x[${d}(rm y)]\"; echo $((1 + v))", Q, Q],
+  ['d=\'$\'; v="x[${d}(rm y)]"; test -v "$v"', Q, Q],
+  ['d=\'$\'; v="x[${d}(rm y)]"; [ -v "$v" ]', Q, Q],
+  ['d=\'$\'; v="x[${d}(rm y)]"; x[0]=1; unset "$v"', Q, Q],
   ["echo $((n + 1))", Q, Q],
   ["echo ${!name}", Q, Q],
   // Literal arithmetic, and variables the script sets to numbers first, stay allowed.
@@ -334,6 +337,8 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["a[0]=1; echo ${a[1]}", A, A],
   ["p='\\u'; echo \"${p@P}\"", A, A],
   ["[[ 3 -eq 3 ]] && echo ok", A, A],
+  ["for i in 1 2 3; do echo $((i * 2)); done", A, A],
+  ["declare -A m; d='$'; v=\"x[${d}(rm y)]\"; m[$v]=1; echo ${m[$v]}", Q, A],
   // Benign: printf without -v assigns nothing, a word ending in a slash is no program, `> >(…)` writes no file.
   ["printf '%s\\n' '$(rm x)'", Q, A],
   ["perl -ne 'print if /rm/' rm.txt", Q, A],

@@ -62,6 +62,16 @@ export class EvaluatedTwice {
   private readonly assigned: Assigned[] = [];
   private readonly reads: Read[] = [];
   private readonly integers = new Set<string>();
+  private readonly associative = new Set<string>();
+  /** Subscripts, judged at the end: an associative array's subscript is a key, not arithmetic. */
+  private readonly subscripts: {
+    array: string;
+    text: string;
+    at: number;
+    always: boolean;
+    scope: Scope | undefined;
+    what: string;
+  }[] = [];
   /** Why the script is unresolved, for reasons known while walking. */
   readonly unresolved: string[] = [];
 
@@ -79,6 +89,23 @@ export class EvaluatedTwice {
   /** A variable declared integer (`declare -i x`): every value later assigned to it is evaluated as arithmetic. */
   integer(name: string): void {
     this.integers.add(name);
+  }
+
+  /** An array declared associative (`declare -A m`). */
+  associate(name: string): void {
+    this.associative.add(name);
+  }
+
+  /** The subscript of `array` (`a[…]=`, `${a[…]}`), arithmetic unless the array is associative. */
+  subscript(
+    array: string,
+    text: string,
+    at: number,
+    always: boolean,
+    scope: Scope | undefined,
+    what: string,
+  ): void {
+    this.subscripts.push({ array, text, at, always, scope, what });
   }
 
   /** A variable whose value bash evaluates again as `reading`. */
@@ -136,6 +163,8 @@ export class EvaluatedTwice {
 
   /** The reasons the script is unresolved, once it has been walked whole. */
   finish(): string[] {
+    for (const { array, text, at, always, scope, what } of this.subscripts)
+      if (!this.associative.has(array)) this.arithmetic(text, at, always, scope, what);
     const reasons = [...this.unresolved];
     for (const read of this.reads) {
       if (
@@ -226,13 +255,24 @@ export function noteEvaluatedTwice(
       const { operation, index } = node;
       if (node.prefix === "!" && !/[@*]\]?\}$/.test(node.text) && /^[A-Za-z_]\w*$/.test(node.parameter))
         twice.read(node.parameter, "name", node.pos, node.text);
-      if (index !== undefined && !/^[@*]$/.test(index.text)) arithmetic(unquoted(index.text), node.text);
+      if (index !== undefined && !/^[@*]$/.test(index.text))
+        twice.subscript(node.parameter, unquoted(index.text), node.pos, place.always, place.scope, node.text);
       if (operation?.type === "Slice") {
         arithmetic(unquoted(operation.offset.text), node.text);
         if (operation.length !== undefined) arithmetic(unquoted(operation.length.text), node.text);
       }
       if (operation?.type === "Transform" && /P/.test(operation.operand.value))
         twice.read(node.parameter, "prompt", node.pos, node.text);
+      return;
+    }
+    case "For": {
+      // A loop over numbers written out sets its variable to a number each time.
+      const words = node.wordlist?.map(decode);
+      const numbers =
+        words !== undefined &&
+        words.length > 0 &&
+        words.every((word) => word !== undefined && /^\d+$/.test(word));
+      twice.assign(decode(node.name) ?? "", numbers ? "0" : undefined, node.pos, place.always, place.scope);
       return;
     }
     case "Assignment": {
@@ -254,7 +294,8 @@ export function noteEvaluatedTwice(
         place.always,
         place.scope,
       );
-      if (node.index !== undefined) arithmetic(unquoted(node.index.text), node.text);
+      if (node.index !== undefined)
+        twice.subscript(node.name, unquoted(node.index.text), node.pos, place.always, place.scope, node.text);
       return;
     }
   }
@@ -293,7 +334,23 @@ export function noteEvaluatingCommand(
     for (const word of args) twice.arithmetic(word, at, place.always, place.scope, `let ${word ?? "…"}`);
     return;
   }
+  const arithmetic = (text: string | undefined, what: string) =>
+    twice.arithmetic(text, at, place.always, place.scope, what);
+  if (program === "test" || program === "[" || program === "unset") {
+    // `test -v NAME` and `unset NAME` read a subscript in NAME as arithmetic.
+    for (const [index, word] of args.entries()) {
+      if (program !== "unset" && args[index - 1] !== "-v") continue;
+      const subscript = word === undefined ? undefined : /\[(.*)\]$/s.exec(word)?.[1];
+      if (word === undefined || subscript !== undefined) arithmetic(subscript, `${program} ${word ?? "…"}`);
+    }
+    return;
+  }
   if (program === undefined || !DECLARING_BUILTINS.has(program)) return;
+  if (args.some((word) => word !== undefined && /^-\w*A/.test(word)))
+    for (const [index, word] of args.entries()) {
+      const name = names[index + 1] ?? word;
+      if (name !== undefined && !name.startsWith("-")) twice.associate(name);
+    }
   if (!args.some((word) => word !== undefined && /^-\w*i/.test(word))) return;
   for (const [index, word] of args.entries()) {
     const name = names[index + 1];

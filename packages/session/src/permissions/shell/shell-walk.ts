@@ -148,6 +148,7 @@ export class Walk {
         this.assigns(
           this.decode(node.name),
           () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
+          node.type === "Select",
         );
         this.visitChildren(node, { ...place, always: false });
         return;
@@ -371,8 +372,8 @@ export class Walk {
    * A variable the command sets other than by a plain assignment (which `visit` checks): one that makes bash run
    * code, or one whose name is only known when it runs, leaves what later commands run unknown.
    */
-  private assigns(name: string | undefined, described: () => string): void {
-    if (name !== undefined) this.twice.assign(name, undefined, 0, false, undefined);
+  private assigns(name: string | undefined, described: () => string, recorded = true): void {
+    if (name !== undefined && recorded) this.twice.assign(name, undefined, 0, false, undefined);
     if (name === undefined)
       this.found.unresolved.push(
         `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
