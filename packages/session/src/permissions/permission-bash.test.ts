@@ -338,6 +338,10 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["p='\\u'; echo \"${p@P}\"", A, A],
   ["[[ 3 -eq 3 ]] && echo ok", A, A],
   ["for i in 1 2 3; do echo $((i * 2)); done", A, A],
+  ["f() { i=0; ((i++)); echo $i; }; f", A, A],
+  ["f() { local i=0; ((i++)); echo $i; }; f", Q, A],
+  ["(n=1); echo $((n))", Q, Q],
+  ["f() { n=1; }; echo $((n))", Q, Q],
   ["declare -A m; d='$'; v=\"x[${d}(rm y)]\"; m[$v]=1; echo ${m[$v]}", Q, A],
   // Benign: printf without -v assigns nothing, a word ending in a slash is no program, `> >(…)` writes no file.
   ["printf '%s\\n' '$(rm x)'", Q, A],

@@ -9,7 +9,12 @@ import {
   readsInput,
   WRITING_REDIRECTS,
 } from "./bash-tables.ts";
-import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand } from "./evaluated-twice.ts";
+import {
+  EvaluatedTwice,
+  noteEvaluatedTwice,
+  noteEvaluatingCommand,
+  type TwicePlace,
+} from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
 import { unwrapCommand } from "./wrappers.ts";
@@ -48,6 +53,17 @@ interface Place {
   readonly scope: { from: number; to: number } | undefined;
   /** False inside `if`, loops, `case`, `&&`/`||` after the first, pipelines and function bodies. */
   readonly always: boolean;
+  /** Like `always`, but true again at the start of a function body: runs whenever the body it is in runs. */
+  readonly settled: boolean;
+  /** The function body the walk is in, if any. */
+  readonly body: { from: number; to: number } | undefined;
+}
+
+/** For text evaluated twice: an assignment counts where it runs whenever its function body (or script) runs. */
+function twicePlace(place: Place): TwicePlace {
+  const { scope, body } = place;
+  const inner = scope !== undefined && body !== undefined && scope.from <= body.from ? body : scope;
+  return { source: place.source, always: place.settled, scope: inner };
 }
 
 const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
@@ -86,7 +102,14 @@ export class Walk {
     try {
       if (!this.parsed(tree, text)) return;
       this.collectFunctionNames(tree);
-      this.visit(tree, { source: text, depth, scope: { from: 0, to: text.length }, always: true });
+      this.visit(tree, {
+        source: text,
+        depth,
+        scope: { from: 0, to: text.length },
+        always: true,
+        settled: true,
+        body: undefined,
+      });
       this.found.unresolved.push(...this.twice.finish());
     } finally {
       this.functions = outer;
@@ -110,7 +133,7 @@ export class Walk {
   }
 
   private visit(node: SyntaxNode, place: Place): void {
-    noteEvaluatedTwice(this.twice, node, place, (word) => this.decode(word));
+    noteEvaluatedTwice(this.twice, node, twicePlace(place), (word) => this.decode(word));
     switch (node.type) {
       case "Command":
         this.command(node, place);
@@ -118,7 +141,12 @@ export class Walk {
       case "Function": {
         if (place.always && place.scope !== undefined)
           this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
-        this.visitChildren(node, { ...place, always: false });
+        this.visitChildren(node, {
+          ...place,
+          always: false,
+          settled: true,
+          body: { from: node.pos, to: node.end },
+        });
         return;
       }
       case "Subshell":
@@ -133,7 +161,7 @@ export class Walk {
         const source = script?.source ?? place.source;
         const scope = script?.source === undefined ? { from: node.pos, to: node.end } : undefined;
         if (node.type === "ArithmeticCommandExpansion") this.found.reevaluates = true;
-        this.visitChildren(node, { ...place, source, scope, always: true });
+        this.visitChildren(node, { ...place, source, scope, always: true, settled: true });
         return;
       }
       case "Coproc":
@@ -150,12 +178,12 @@ export class Walk {
           () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
           node.type === "Select",
         );
-        this.visitChildren(node, { ...place, always: false });
+        this.visitChildren(node, { ...place, always: false, settled: false });
         return;
       case "If":
       case "While":
       case "Case":
-        this.visitChildren(node, { ...place, always: false });
+        this.visitChildren(node, { ...place, always: false, settled: false });
         return;
       case "ArithmeticFor":
       case "ArithmeticCommand":
@@ -163,16 +191,24 @@ export class Walk {
       case "TestCommand":
         this.found.reevaluates = true;
         if (node.type !== "TestCommand") this.arithmetic(place.source.slice(node.pos, node.end));
-        this.visitChildren(node, { ...place, always: place.always && node.type !== "ArithmeticFor" });
+        this.visitChildren(node, {
+          ...place,
+          always: place.always && node.type !== "ArithmeticFor",
+          settled: place.settled && node.type !== "ArithmeticFor",
+        });
         return;
       case "AndOr":
         for (const [index, command] of node.commands.entries())
-          this.visit(command, { ...place, always: place.always && index === 0 });
+          this.visit(command, {
+            ...place,
+            always: place.always && index === 0,
+            settled: place.settled && index === 0,
+          });
         return;
       case "Pipeline":
         if (node.commands.length > 1) {
           for (const command of node.commands)
-            this.visit(command, { ...place, scope: undefined, always: false });
+            this.visit(command, { ...place, scope: undefined, always: false, settled: false });
           return;
         }
         break;
@@ -250,7 +286,7 @@ export class Walk {
       );
       // An assignment given as a word names its variable even when its value is only known at run time.
       const names = nodes.map((word) => (word.type === "Assignment" ? word.name : undefined));
-      noteEvaluatingCommand(this.twice, words, names, node.pos, place);
+      noteEvaluatingCommand(this.twice, words, names, node.pos, twicePlace(place));
       this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node), names);
     }
     this.visitChildren(node, place);
