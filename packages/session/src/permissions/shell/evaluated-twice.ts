@@ -214,6 +214,18 @@ export interface TwicePlace {
   readonly scope: Scope | undefined;
 }
 
+/** For text evaluated twice: an assignment counts where it runs whenever its function body (or script) runs. */
+export function twicePlace(place: {
+  readonly source: string;
+  readonly settled: boolean;
+  readonly scope: Scope | undefined;
+  readonly body: Scope | undefined;
+}): TwicePlace {
+  const { scope, body } = place;
+  const inner = scope !== undefined && body !== undefined && scope.from <= body.from ? body : scope;
+  return { source: place.source, always: place.settled, scope: inner };
+}
+
 const ARITHMETIC_TESTS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 const unquoted = (text: string) => text.replace(/["']/g, "");
 

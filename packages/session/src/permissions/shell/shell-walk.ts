@@ -9,12 +9,7 @@ import {
   readsInput,
   WRITING_REDIRECTS,
 } from "./bash-tables.ts";
-import {
-  EvaluatedTwice,
-  noteEvaluatedTwice,
-  noteEvaluatingCommand,
-  type TwicePlace,
-} from "./evaluated-twice.ts";
+import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand, twicePlace } from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
 import { unwrapCommand } from "./wrappers.ts";
@@ -59,12 +54,19 @@ interface Place {
   readonly body: { from: number; to: number } | undefined;
 }
 
-/** For text evaluated twice: an assignment counts where it runs whenever its function body (or script) runs. */
-function twicePlace(place: Place): TwicePlace {
-  const { scope, body } = place;
-  const inner = scope !== undefined && body !== undefined && scope.from <= body.from ? body : scope;
-  return { source: place.source, always: place.settled, scope: inner };
-}
+/** The place inside a construct whose parts run only when `runs` (a branch, a loop, `&&` after the first). */
+const unsure = (place: Place, runs: boolean): Place => ({
+  ...place,
+  always: place.always && runs,
+  settled: place.settled && runs,
+});
+
+/** The place inside a function body: nothing in it always runs, but its start runs whenever the body does. */
+const inBody = (place: Place, body: { pos: number; end: number }): Place => ({
+  ...unsure(place, false),
+  settled: true,
+  body: { from: body.pos, to: body.end },
+});
 
 const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
 
@@ -141,12 +143,7 @@ export class Walk {
       case "Function": {
         if (place.always && place.scope !== undefined)
           this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
-        this.visitChildren(node, {
-          ...place,
-          always: false,
-          settled: true,
-          body: { from: node.pos, to: node.end },
-        });
+        this.visitChildren(node, inBody(place, node));
         return;
       }
       case "Subshell":
@@ -178,12 +175,12 @@ export class Walk {
           () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
           node.type === "Select",
         );
-        this.visitChildren(node, { ...place, always: false, settled: false });
+        this.visitChildren(node, unsure(place, false));
         return;
       case "If":
       case "While":
       case "Case":
-        this.visitChildren(node, { ...place, always: false, settled: false });
+        this.visitChildren(node, unsure(place, false));
         return;
       case "ArithmeticFor":
       case "ArithmeticCommand":
@@ -191,24 +188,16 @@ export class Walk {
       case "TestCommand":
         this.found.reevaluates = true;
         if (node.type !== "TestCommand") this.arithmetic(place.source.slice(node.pos, node.end));
-        this.visitChildren(node, {
-          ...place,
-          always: place.always && node.type !== "ArithmeticFor",
-          settled: place.settled && node.type !== "ArithmeticFor",
-        });
+        this.visitChildren(node, unsure(place, node.type !== "ArithmeticFor"));
         return;
       case "AndOr":
         for (const [index, command] of node.commands.entries())
-          this.visit(command, {
-            ...place,
-            always: place.always && index === 0,
-            settled: place.settled && index === 0,
-          });
+          this.visit(command, unsure(place, index === 0));
         return;
       case "Pipeline":
         if (node.commands.length > 1) {
           for (const command of node.commands)
-            this.visit(command, { ...place, scope: undefined, always: false, settled: false });
+            this.visit(command, { ...unsure(place, false), scope: undefined });
           return;
         }
         break;
