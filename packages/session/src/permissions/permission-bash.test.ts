@@ -325,6 +325,7 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ['d=\'$\'; v="x[${d}(rm y)]"; x[0]=1; unset "$v"', Q, Q],
   ["echo $((n + 1))", Q, Q],
   ["echo ${!name}", Q, Q],
+  ["for ((i=i; i<1; i++)); do :; done", Q, Q],
   // Literal arithmetic, and variables the script sets to numbers first, stay allowed.
   ["echo $((1+2))", A, A],
   ["i=0; ((i++)); echo $i", A, A],

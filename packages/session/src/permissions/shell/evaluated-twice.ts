@@ -142,8 +142,14 @@ export class EvaluatedTwice {
       } else if (bare !== undefined) {
         const after = text.slice(end);
         const before = text.slice(0, match.index).trimEnd();
-        // `i=…` first in the text (or after `,`, `;`, `(`) sets i before anything reads it.
-        if (/^\s*=(?!=)/.test(after) && /(^|[,;(])$/.test(before) && !local.has(bare)) {
+        // `i=…` first in the text (or after `,`, `;`, `(`) sets i before anything reads it, unless it reads i.
+        const value = after.split(/[,;]/)[0] ?? "";
+        const first = /^\s*=(?!=)/.test(after) && /(^|[,;(])$/.test(before);
+        if (
+          first &&
+          !local.has(bare) &&
+          !new RegExp(`\\b${bare}\\b`).test(value.slice(value.indexOf("=") + 1))
+        ) {
           local.add(bare);
           this.assign(bare, "0", at, always, scope);
           continue;
