@@ -10,7 +10,9 @@ export async function temporaryDirectory(
   prefix = "tasks-",
 ): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  // A manager killed just before (SIGKILL is delivered, not awaited) may still write a lease while the folder is
+  // removed: rm retries on ENOTEMPTY instead of failing the test that ran fine.
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /** Reads a task's output from the start until `done`, checking on every chunk that offsets count bytes. */
