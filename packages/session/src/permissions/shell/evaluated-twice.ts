@@ -47,13 +47,16 @@ const NUMERIC = new Set([
   "!",
 ]);
 
+/** True for a shell variable's name (what `${!v}` and a bare word in arithmetic refer to). */
+const isName = (value: string) => /^[A-Za-z_]\w*$/.test(value);
+
 /** True for text arithmetic evaluates without reading any variable: numbers and operators only. */
 export const isPlainNumber = (value: string) =>
   /^[\s\d+\-*/%()<>=!&|^~?:,]*$/.test(value.replace(/\b(?:\d+#[\w@]+|0[xX][0-9a-fA-F]+)\b/g, "0"));
 
 const fits: Record<Reading, (value: string) => boolean> = {
   number: isPlainNumber,
-  name: (value) => /^[A-Za-z_]\w*$/.test(value),
+  name: isName,
   prompt: (value) => !/[$`]/.test(value),
 };
 
@@ -134,7 +137,7 @@ export class EvaluatedTwice {
       if (token === "$(" || token === "`") this.opaque(what);
       else if (braced !== undefined) {
         if (/^#[A-Za-z_]\w*$|^[#?$!]$/.test(braced)) continue;
-        if (/^[A-Za-z_]\w*$/.test(braced)) this.read(braced, "number", at, what);
+        if (isName(braced)) this.read(braced, "number", at, what);
         else this.opaque(what);
       } else if (simple !== undefined) this.read(simple, "number", at, what);
       else if (special !== undefined) {
@@ -271,7 +274,7 @@ export function noteEvaluatedTwice(
       return;
     case "ParameterExpansion": {
       const { operation, index } = node;
-      if (node.prefix === "!" && !/[@*]\]?\}$/.test(node.text) && /^[A-Za-z_]\w*$/.test(node.parameter))
+      if (node.prefix === "!" && !/[@*]\]?\}$/.test(node.text) && isName(node.parameter))
         twice.read(node.parameter, "name", node.pos, node.text);
       if (index !== undefined && !/^[@*]$/.test(index.text))
         twice.subscript(node.parameter, unquoted(index.text), node.pos, place.always, place.scope, node.text);
@@ -376,6 +379,6 @@ export function noteEvaluatingCommand(
       twice.integer(name);
       const value = word?.slice(word.indexOf("=") + 1);
       twice.arithmetic(value, at, place.always, place.scope, `${program} -i ${word ?? name}`);
-    } else if (word !== undefined && /^[A-Za-z_]\w*$/.test(word)) twice.integer(word);
+    } else if (word !== undefined && isName(word)) twice.integer(word);
   }
 }
