@@ -6,6 +6,8 @@ import { join } from "node:path";
 import type { Tool } from "@unforget/core";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
+import { FAMILIES } from "./__fixtures__/bash-table/families.ts";
+import { A, D, type Outcome, Q, type Row } from "./__fixtures__/bash-table/row.ts";
 import { createPermissionGate } from "./permission-gate.ts";
 import type { PermissionMode, PermissionRuleLists } from "./permission-types.ts";
 
@@ -17,11 +19,6 @@ import type { PermissionMode, PermissionRuleLists } from "./permission-types.ts"
  * `@OUT@` is a folder outside the working directory. The ground-truth test runs every row in bash with `rm` and
  * `git` replaced by recorders, and checks that no row that reaches them is allowed.
  */
-const A = "allow";
-const Q = "ask";
-const D = "deny";
-type Outcome = typeof A | typeof Q | typeof D;
-
 const DENY = ["Bash(rm:*)", "Bash(git push:*)", "Edit(.env)"];
 const NARROW: PermissionRuleLists = {
   allow: [
@@ -38,7 +35,7 @@ const NARROW: PermissionRuleLists = {
 };
 const BYPASS: PermissionRuleLists = { deny: DENY };
 
-const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
+const MAIN_TABLE: Row[] = [
   // The issue's reproductions: a comment, an escaped quote in $'…', substitutions and groupings.
   ["ls # don't\nrm important.txt", D, D],
   ["ls $'\\''; rm x", D, D],
@@ -482,6 +479,13 @@ const TABLE: [command: string, narrow: Outcome, bypass: Outcome][] = [
   ["ls > .env", D, D],
 ];
 
+/** The main table, then each family's rows (see `__fixtures__/bash-table/`). */
+const TABLE: Row[] = [...MAIN_TABLE, ...FAMILIES.flatMap((family) => family.rows)];
+/** Rows that bash must be seen to reach rm or git push with, whatever their answer (each family's control). */
+const MUST_REACH = new Map(
+  FAMILIES.flatMap((family) => family.reaches.map((command) => [command, family.name])),
+);
+
 let cwd: string;
 let home: string;
 let outside: string;
@@ -540,6 +544,8 @@ describe("the Bash gate's table", () => {
   it(`has at least 200 rows, each once (${TABLE.length})`, () => {
     expect(TABLE.length).toBeGreaterThanOrEqual(200);
     expect(new Set(TABLE.map(([command]) => command)).size).toBe(TABLE.length);
+    const rows = new Set(TABLE.map(([command]) => command));
+    expect(FAMILIES.flatMap((family) => family.reaches.filter((command) => !rows.has(command)))).toEqual([]);
   });
 
   it.each(TABLE)("%j: narrow %s, bypass %s", async (command, narrow, bypass) => {
@@ -693,6 +699,11 @@ describe("the table against bash", () => {
     TABLE.forEach(([command, narrow, bypass], row) => {
       if (reached[row] && (narrow === A || bypass === A))
         wrong.push(`allowed, yet reaches rm or git push: ${JSON.stringify(command)}`);
+      const family = MUST_REACH.get(command);
+      if (family !== undefined && !reached[row])
+        wrong.push(
+          `${family}: bash did not reach rm, so the row proves no bypass: ${JSON.stringify(command)}`,
+        );
       const control = (narrow === D || bypass === D) && command.includes("rm x") && !NOT_REACHED.has(command);
       if (!control || reached[row]) return;
       const program = NEEDS[command];
@@ -756,6 +767,7 @@ const CHANGING_LEAVES = [
   "export 'BASH_ENV'=x",
   "getopts a PS4",
   "for PATH in .; do ls; done",
+  ...FAMILIES.flatMap((family) => family.changing),
 ];
 
 const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
