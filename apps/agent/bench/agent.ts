@@ -1,5 +1,6 @@
 // The agent's speed as a user feels it: start-up of `unforget -p` until its first request reaches the Anthropic
-// fake (the bundle, the unbundled modules, and bare `node` as the same-run baseline), and keystroke-to-screen
+// fake (the bundle, the unbundled modules, the bundle with two MCP servers configured with and without
+// `--mcp-nonblocking`, and bare `node` as the same-run baseline), and keystroke-to-screen
 // latency in the REPL while a reply streams. Run with `npx tsx bench/agent.ts [start-up] [keys]` in apps/agent after
 // a build (both parts by default). `BEFORE_CLI=/other/checkout/apps/agent/dist/bundle/cli.js` adds that build's
 // start-up to the same run, for a before/after under the same load; `NODE22=/path/to/node` adds the baseline and the
@@ -16,6 +17,9 @@ import { CLI_PATH } from "../test-support/run-cli.ts";
 
 const RUNS = Number(process.env.RUNS ?? 15);
 const UNBUNDLED = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
+const MCP_TEST_SERVER = fileURLToPath(
+  new URL("../../../packages/mcp/src/__fixtures__/test-server.mjs", import.meta.url),
+);
 const root = mkdtempSync(join(tmpdir(), "unforget-bench-"));
 const home = join(root, "home");
 const project = join(root, "project");
@@ -211,6 +215,23 @@ if (runs("start-up")) {
     unforget(`\`unforget -p\` (the esbuild bundle, as installed, ${version})`, node, version, CLI_PATH),
     unforget(`\`unforget -p\` (tsc output, unbundled, ${version})`, node, version, UNBUNDLED),
   );
+  // Two MCP servers configured: one written with the MCP SDK (as most are), one whose command does not exist.
+  const mcp = JSON.stringify({
+    mcpServers: {
+      tester: { command: node, args: [MCP_TEST_SERVER] },
+      missing: { command: join(project, "no-such-mcp-server"), args: [] },
+    },
+  });
+  for (const nonblocking of [false, true])
+    cases.push({
+      ...unforget(
+        `\`unforget -p\` with two MCP servers${nonblocking ? ", `--mcp-nonblocking`" : ""} (the bundle, ${version})`,
+        node,
+        version,
+        CLI_PATH,
+      ),
+      argv: [CLI_PATH, "-p", "hi", "--mcp-config", mcp, ...(nonblocking ? ["--mcp-nonblocking"] : [])],
+    });
   const node22 = process.env.NODE22;
   if (node22) {
     const other = execFileSync(node22, ["--version"], { encoding: "utf8" }).trim();

@@ -80,6 +80,10 @@ export function addAgentCommand(program: Command, io: AgentIO): void {
     .option("--disallowedTools <rules...>", "rules always denied", list)
     .option("--add-dir <dirs...>", "folders the tools may use besides this one")
     .option("--mcp-config <files...>", "MCP servers from these .mcp.json files (or JSON text)")
+    .option(
+      "--mcp-nonblocking",
+      "send the first request without waiting for MCP servers to connect; each server's tools join once it has",
+    )
     .option("--settings <file>", "one more settings file (or JSON text), above the others", collect)
     .option(
       "--trust-project",
@@ -121,6 +125,7 @@ async function runAgent(
     ...(options.verbose === true ? { verbose: true } : {}),
     ...(typeof options.maxTurns === "number" ? { maxTurns: options.maxTurns } : {}),
     ...(options.trustProject === true ? { trustProject: true } : {}),
+    ...(options.mcpNonblocking === true ? { mcpNonblocking: true } : {}),
   };
   const stdin = io.stdin ?? process.stdin;
   const piped = stdin.isTTY !== true;
@@ -162,6 +167,7 @@ async function printOnce(
       return await runPrintMode(environment, session, prompt, {
         format,
         verbose: flags.verbose === true,
+        waitForMcp: flags.mcpNonblocking !== true,
         stdout: io.stdout,
         stderr: io.stderr,
         signal: controller.signal,

@@ -52,6 +52,8 @@ export interface AgentFlags {
   verbose?: boolean;
   maxTurns?: number;
   trustProject?: boolean;
+  /** `--mcp-nonblocking`: the first request does not wait for MCP servers; their tools join once connected. */
+  mcpNonblocking?: boolean;
 }
 
 /** How the app asks whether to trust the folder; `-p` passes none (it never asks). */
@@ -317,6 +319,7 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
     },
     ...(options.canUseTool ? { canUseTool: options.canUseTool } : {}),
     ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
+    ...(flags.mcpNonblocking ? { waitForMcpServers: false } : {}),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
   });
 }

@@ -138,6 +138,32 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(init.tools).toEqual(expect.arrayContaining(["Bash", "task_output", "task_stop"]));
   });
 
+  it("with --mcp-nonblocking, answers while a server is still connecting, and says so in init and on stderr", async () => {
+    // A server that never answers MCP's handshake: without the flag, the first request would wait for it.
+    const mcp = JSON.stringify({
+      mcpServers: { silent: { command: process.execPath, args: ["-e", "process.stdin.resume()"] } },
+    });
+    fake.enqueue({ kind: "reply", text: "Answered at once." });
+    const streamed = await run([
+      "-p",
+      "hi",
+      "--mcp-config",
+      mcp,
+      "--mcp-nonblocking",
+      "--output-format",
+      "stream-json",
+    ]);
+    expect(streamed.code).toBe(0);
+    const lines = streamed.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines[0].mcp_servers).toEqual([{ name: "silent", status: "connecting" }]);
+    expect(lines.at(-1)).toMatchObject({ type: "result", result: "Answered at once." });
+    expect(streamed.stderr).toContain('MCP server "silent" is still connecting.');
+    expect(modelCalls()).toHaveLength(1);
+  });
+
   it("stops at --max-turns with exit code 3 and error_max_turns", async () => {
     fake.enqueue({ kind: "reply", toolCalls: [{ name: "Glob", input: { pattern: "*" } }] });
     const result = await run(["-p", "look around", "--max-turns", "1", "--output-format", "json"]);

@@ -1,5 +1,5 @@
 import type { ContentBlock, Message, Usage } from "@unforget/core";
-import type { AgentSession, SessionEvent, TurnResult } from "@unforget/session";
+import type { AgentSession, SessionEvent, SessionMcpServerStatus, TurnResult } from "@unforget/session";
 import type { AgentEnvironment } from "./agent-environment.ts";
 import { describeMcpOutcome } from "./mcp-outcome.ts";
 import { describeSummaryWriter } from "./summary-writer.ts";
@@ -156,6 +156,7 @@ export async function runPrintMode(
   } catch (error) {
     outcome.error = error;
   }
+  if (!options.waitForMcp) reportMcpOutcomes(session.mcpServers?.status() ?? [], options);
   outcome.durationMs = performance.now() - started;
   if (format === "text") writeTextOutcome(outcome, session, options);
   else writeJsonLine(stdout, resultObject(outcome, session));
@@ -166,6 +167,8 @@ export async function runPrintMode(
 interface PrintOptions {
   format: OutputFormat;
   verbose: boolean;
+  /** Whether the first request waited for the MCP servers (false with `--mcp-nonblocking`). */
+  waitForMcp: boolean;
   stdout: Writer;
   stderr: Writer;
   signal: AbortSignal;
@@ -185,22 +188,30 @@ function writeJsonLine(stdout: Writer, value: unknown): void {
   stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** Says on stderr how each MCP server that did not connect stands (all of them with `--verbose`). */
+function reportMcpOutcomes(servers: readonly SessionMcpServerStatus[], options: PrintOptions): void {
+  for (const server of servers)
+    if (server.state !== "connected" || options.verbose)
+      options.stderr.write(`unforget: ${describeMcpOutcome(server)}\n`);
+}
+
 /**
- * Waits for the MCP servers, says on stderr how each one that did not connect ended (all of them with
- * `--verbose`), and in stream-json writes the init line.
+ * Waits for the MCP servers (unless the first request does not), says on stderr how each one that did not
+ * connect ended, and in stream-json writes the init line. Without waiting, the init line lists each server as
+ * it stands ("connecting" for one that has not yet), and stderr says after the turn how each one ended.
  */
 async function reportMcpServers(
   environment: AgentEnvironment,
   session: AgentSession,
   options: PrintOptions,
 ): Promise<void> {
-  const { stderr, format } = options;
+  const { format } = options;
   // The servers are settled before the first request anyway: waiting here costs nothing, and the init line
   // and stderr say how each one ended (a command that does not exist is "failed", not "connecting").
-  const servers = (await session.mcpServers?.ready()) ?? [];
-  for (const server of servers)
-    if (server.state !== "connected" || options.verbose)
-      stderr.write(`unforget: ${describeMcpOutcome(server)}\n`);
+  const servers = options.waitForMcp
+    ? ((await session.mcpServers?.ready()) ?? [])
+    : (session.mcpServers?.status() ?? []);
+  if (options.waitForMcp) reportMcpOutcomes(servers, options);
   if (format === "stream-json") {
     writeJsonLine(options.stdout, {
       type: "system",

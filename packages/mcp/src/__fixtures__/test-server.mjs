@@ -1,5 +1,6 @@
 // An MCP server written with the SDK, for the tests. `node test-server.mjs [mode]`, modes: serve (default),
-// exit-at-start, hang. Also served over streamable HTTP by test-http-server.ts through createTestServer().
+// exit-at-start, hang, wait-for FILE (serves once FILE exists). Also served over streamable HTTP by test-http-server.ts through createTestServer().
+import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -92,6 +93,7 @@ if (mode !== undefined || process.argv[1]?.endsWith("test-server.mjs")) {
   } else if (mode === "hang") {
     process.stdin.resume();
   } else {
+    if (mode === "wait-for") while (!existsSync(process.argv[3])) await sleep(20);
     const server = createTestServer({ writeRaw: (text) => process.stdout.write(text) });
     await server.connect(new StdioServerTransport());
   }

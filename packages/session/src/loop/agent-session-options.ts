@@ -138,6 +138,12 @@ export interface AgentSessionOptions {
    */
   mcpServers?: Record<string, SessionMcpServerConfig> | SessionMcpServers;
   /**
+   * Whether the first model request waits until every MCP server has connected or failed (default true), so that
+   * it offers every server's tools. With false it goes out at once with the tools connected by then, and each
+   * server's tools join the first request after it connects (at the cost of one change to the cached prefix).
+   */
+  waitForMcpServers?: boolean;
+  /**
    * Spans for each turn, model call, tool call and compaction; default OpenTelemetry's global tracer when
    * `@opentelemetry/api` is installed (no-ops without an SDK), else none.
    */

@@ -159,7 +159,7 @@ async function openSession(
       tools,
       authorize: authorization.authorize,
       directories,
-      ...(mcp ? { ready: () => mcp.servers.ready() } : {}),
+      ...(mcp && options.waitForMcpServers !== false ? { ready: () => mcp.servers.ready() } : {}),
       ...(resume ? { resume } : {}),
       ...(link ? { link } : {}),
     });

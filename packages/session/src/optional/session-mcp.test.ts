@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { anthropicSuite, collect, modelCalls, toolNames } from "../__fixtures__/session-kit.ts";
@@ -38,6 +41,52 @@ describe("MCP servers", () => {
     expect(calls[2]?.tools).toBeUndefined();
     expect(events.at(-1)).toMatchObject({ type: "turn-end", stopReason: "end_turn" });
     expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["failed"]);
+    await session.close();
+  });
+
+  it("with waitForMcpServers false, the first request goes out while a server connects, and its tools join the first request after it has", async () => {
+    const go = join(suite.dir.path, "go");
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+      // The server answers MCP's handshake only once the test writes `go`: it is connecting until then.
+      mcpServers: {
+        tester: { type: "stdio", command: process.execPath, args: [SERVER, "wait-for", go], env: {} },
+      },
+      waitForMcpServers: false,
+      permissions: { mode: "bypassPermissions" },
+    });
+    suite.fake.enqueue({ kind: "reply", text: "First answer." }, { kind: "reply", text: "Second answer." });
+    await collect(session.send("Hello."));
+    expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["connecting"]);
+    expect(toolNames(modelCalls(suite.fake)[0])).not.toContain("mcp__tester__echo");
+    await writeFile(go, "");
+    while (session.mcpServers?.status()[0]?.state === "connecting") await sleep(20);
+    await collect(session.send("And now?"));
+    expect(toolNames(modelCalls(suite.fake)[1])).toContain("mcp__tester__echo");
+    await session.close();
+  });
+
+  it("by default, the first request waits for a server that is still connecting and offers its tools", async () => {
+    const go = join(suite.dir.path, "go");
+    const session = await createAgentSession({
+      provider: suite.provider,
+      model: "claude-sonnet-4-6",
+      sessionsDir: suite.dir.path,
+      mcpServers: {
+        tester: { type: "stdio", command: process.execPath, args: [SERVER, "wait-for", go], env: {} },
+      },
+      permissions: { mode: "bypassPermissions" },
+    });
+    suite.fake.enqueue({ kind: "reply", text: "First answer." });
+    const turn = collect(session.send("Hello."));
+    // However long the test waits, nothing is sent while the server connects; then the request offers its tools.
+    await sleep(200);
+    expect(modelCalls(suite.fake)).toEqual([]);
+    await writeFile(go, "");
+    await turn;
+    expect(toolNames(modelCalls(suite.fake)[0])).toContain("mcp__tester__echo");
     await session.close();
   });
 
