@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMessage, type Message } from "@unforget/core";
@@ -176,5 +176,72 @@ describe("openHistory", () => {
     const history = await openHistory({ transcriptPath: path });
     const [hit] = await history.search("kiwi");
     expect((await history.read(hit!.id)).text).toBe("plain string kiwi");
+  });
+});
+
+describe("the saved index", () => {
+  /** A session of `count` tool calls, each result holding one unique key. */
+  function manyCalls(count: number, from = 0): Message[] {
+    const messages: Message[] = [createMessage("user", `Check the keys from ${from}.`)];
+    for (let n = from; n < from + count; n++)
+      messages.push(
+        ...toolCall("Bash", { command: `cat key${n}.txt` }, `alpha beta\nthe key is k${n}q\ngamma`),
+      );
+    return messages;
+  }
+
+  /** The same as `write`, without a sync per line: six hundred calls are written in a moment. */
+  async function writeFast(path: string, messages: Message[]): Promise<void> {
+    const writer = await TranscriptWriter.open(path, { sessionId: "s1", fsync: "never" });
+    for (const message of messages) await writer.appendMessage(message);
+    await writer.close();
+  }
+
+  it("is saved by an open that read many items, and the next open loads it and reads only what was appended", async () => {
+    const { dir, path } = await newSession();
+    await writeFast(path, manyCalls(600));
+    const first = await openHistory({ transcriptPath: path });
+    expect(first.opened).toEqual({ loaded: 0, read: 601 });
+    const transcript = await readFile(path);
+    expect((await stat(join(dir, "s1", "history-index.json"))).isFile()).toBe(true);
+    await writeFast(path, manyCalls(3, 600));
+    const second = await openHistory({ transcriptPath: path });
+    expect(second.opened).toEqual({ loaded: 601, read: 4 });
+    // Old and new items are found and read back as before.
+    for (const key of [0, 299, 599, 601]) {
+      const [hit] = await second.search(`k${key}q`, { limit: 3 });
+      expect((await second.read(hit!.id)).text).toBe(`alpha beta\nthe key is k${key}q\ngamma`);
+    }
+    expect(second.size).toBe(605);
+    expect((await readFile(path)).subarray(0, transcript.length)).toEqual(transcript);
+  });
+
+  it("is ignored when the transcript was replaced by another, even of the same length, or when it is broken", async () => {
+    const { dir, path } = await newSession();
+    await writeFast(path, manyCalls(600));
+    await openHistory({ transcriptPath: path });
+    // The same length, one key changed near the start: what was indexed is no longer what the file holds.
+    const text = await readFile(path, "utf8");
+    await writeFile(path, text.replace("k30q", "k99q"));
+    const replaced = await openHistory({ transcriptPath: path });
+    expect(replaced.opened.loaded).toBe(0);
+    expect(await replaced.search("k30q")).toEqual([]);
+    expect((await replaced.search("k99q", { limit: 3 })).map((hit) => hit.id)).toHaveLength(2);
+    await writeFile(join(dir, "s1", "history-index.json"), "{ not json");
+    const broken = await openHistory({ transcriptPath: path });
+    expect(broken.opened).toEqual({ loaded: 0, read: 601 });
+    expect((await broken.search("k10q"))[0]?.id).toBeDefined();
+  });
+
+  it("is neither read nor written with savedIndex: false, and a folder it cannot write into only costs the save", async () => {
+    const { dir, path } = await newSession();
+    await writeFast(path, manyCalls(600));
+    await openHistory({ transcriptPath: path, savedIndex: false });
+    await expect(stat(join(dir, "s1", "history-index.json"))).rejects.toMatchObject({ code: "ENOENT" });
+    // A file where the session's folder should be: the save fails, the history works.
+    await writeFile(join(dir, "s1"), "not a folder");
+    const history = await openHistory({ transcriptPath: path });
+    expect(history.opened.read).toBe(601);
+    expect((await history.search("k5q"))[0]?.id).toBeDefined();
   });
 });

@@ -1,7 +1,7 @@
 import { open, readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { streamTranscript, TranscriptNotFoundError } from "@unforget/transcript";
-import MiniSearch from "minisearch";
+import MiniSearch, { type Options } from "minisearch";
 import {
   HistoryItemNotFoundError,
   HistoryRangeError,
@@ -16,6 +16,7 @@ import {
   type ItemLocation,
   type ItemRecord,
 } from "./history-items.ts";
+import { loadIndex, savedIndexPath, saveIndex } from "./saved-index.ts";
 
 /** The history tools' own names: their results are never indexed, so a restored result is not found twice. */
 export const HISTORY_TOOL_NAMES: readonly string[] = ["history_search", "history_read", "context_status"];
@@ -27,6 +28,8 @@ const MAX_HITS = 50;
 const EXCERPT_CHARS = 240;
 /** Characters of a page when `read` is given no limit: about 5K tokens, a fifth of what a file read returns. */
 const DEFAULT_PAGE_CHARS = 20_000;
+/** Items an open must read from the transcripts before it saves the index: below this, reading is quick anyway. */
+const SAVE_AFTER_ITEMS = 500;
 
 export interface OpenHistoryOptions {
   /** The session's transcript (`<sessionsDir>/<sessionId>.jsonl`). */
@@ -35,6 +38,12 @@ export interface OpenHistoryOptions {
   sessionDir?: string;
   /** Tools whose calls are not indexed (default `HISTORY_TOOL_NAMES`). */
   skipTools?: readonly string[];
+  /**
+   * Whether to load and save the index in the session's folder (`history-index.json`; default true). An open that
+   * had to read many items saves what it built, so the next open of a long session reads only what was appended
+   * since; a saved index whose transcript changed is ignored and rebuilt.
+   */
+  savedIndex?: boolean;
 }
 
 export interface HistorySearchOptions {
@@ -101,6 +110,8 @@ export interface SessionHistory {
   read(id: string, options?: HistoryReadOptions): Promise<HistoryPage>;
   /** How many items are indexed. */
   readonly size: number;
+  /** What the open cost: items loaded from the saved index, and items read from the transcripts. */
+  readonly opened: { loaded: number; read: number };
 }
 
 /** One transcript followed: the session's own or a sub-agent's. */
@@ -121,9 +132,10 @@ interface HistoryState {
 }
 
 const tokenize = MiniSearch.getDefault("tokenize") as (text: string) => string[];
+const INDEX_OPTIONS: Options<ItemDocument> = { fields: ["call", "text"], storeFields: [] };
 
 function createIndex(): MiniSearch<ItemDocument> {
-  return new MiniSearch<ItemDocument>({ fields: ["call", "text"], storeFields: [] });
+  return new MiniSearch<ItemDocument>(INDEX_OPTIONS);
 }
 
 /**
@@ -144,7 +156,15 @@ export async function openHistory(options: OpenHistoryOptions): Promise<SessionH
   } catch (error) {
     throw new HistorySessionNotFoundError(options.transcriptPath, { cause: error });
   }
+  const file = options.savedIndex === false ? undefined : savedIndexPath(sessionDir);
+  const loaded =
+    file === undefined ? undefined : await loadIndex(file, options.transcriptPath, INDEX_OPTIONS);
+  if (loaded !== undefined) Object.assign(state, loaded);
+  const opened = { loaded: state.items.size, read: 0 };
   await refresh(state);
+  opened.read = state.items.size - opened.loaded;
+  if (file !== undefined && opened.read >= SAVE_AFTER_ITEMS)
+    await saveIndex(file, state.index, state.items, state.sources);
   return {
     refresh: () => refresh(state),
     search: (query, searchOptions) => search(state, query, searchOptions ?? {}),
@@ -152,6 +172,7 @@ export async function openHistory(options: OpenHistoryOptions): Promise<SessionH
     get size() {
       return state.items.size;
     },
+    opened,
   };
 }
 
