@@ -1,5 +1,6 @@
 import { none, type Unwrapped, unresolved, type Words } from "./unwrapped.ts";
-import { type OptionSpec, parseOptions, valuesOf } from "./wrapper-options.ts";
+import { each, type OptionSpec, parseOptions, valuesOf } from "./wrapper-options.ts";
+import { ENV, FLOCK, SCRIPT, XARGS } from "./wrapper-usage.ts";
 
 // The programs whose words say what they run in a way of their own: shells (`-c text`, a script file, their
 // input), `trap`, `xargs`, `find -exec`, `env`, `watch`, `flock`, `su`/`runuser`, `script` and `tee`.
@@ -57,22 +58,14 @@ export function unwrapTrap(args: Words): Unwrapped {
 
 /** `xargs cmd…` runs cmd with words from its input (`echo` when none is given); `-I` marks words only known then. */
 export function unwrapXargs(args: Words): Unwrapped {
-  const spec: OptionSpec = {
-    flags: [
-      ...["-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "--interactive"],
-      ...["-x", "--exit", "-o", "--open-tty", "--show-limits"],
-    ],
-    values: [
-      ...["-a", "--arg-file", "-d", "--delimiter", "-E", "-L", "--max-lines", "-n", "--max-args"],
-      ...["-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "-I", "--replace", "--eof"],
-    ],
-    attached: ["-e", "-i", "-l"],
-  };
-  const parsed = parseOptions("xargs", args, spec);
+  const parsed = parseOptions("xargs", args, XARGS);
   if (parsed.why !== undefined) return unresolved(parsed.why);
-  const replace = [...(parsed.values.get("-I") ?? []), ...(parsed.values.get("--replace") ?? [])].concat(
-    (parsed.values.get("-i") ?? []).map((value) => (value === "" ? "{}" : value)),
-  );
+  if (parsed.noCommand) return none;
+  // `-i` and `--replace` without a value replace `{}`.
+  const replace = [
+    ...(parsed.values.get("-I") ?? []),
+    ...(parsed.values.get("-i") ?? []).map((value) => (value === "" ? "{}" : value)),
+  ];
   if (replace.includes(undefined))
     return unresolved("the text `xargs -I` replaces is only known when it runs");
   const words: Words =
@@ -112,35 +105,21 @@ export function unwrapFind(args: Words): Unwrapped {
 
 /** `env [NAME=value…] cmd`: the command, and the variables set for it (`-S` splits simple text only). */
 export function unwrapEnv(args: Words, more: boolean): Unwrapped {
-  const spec: OptionSpec = {
-    flags: ["-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "--list-signal-handling"],
-    values: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
-    longFlags: true,
-  };
-  // `-` alone is `-i`.
-  const parsed = parseOptions(
-    "env",
-    args.map((word) => (word === "-" ? "-i" : word)),
-    spec,
-  );
+  const parsed = parseOptions("env", args, ENV);
   if (parsed.why !== undefined) return unresolved(parsed.why);
+  if (parsed.noCommand) return none;
+  // A `-` after the options is `-i`.
+  const rest = parsed.rest[0] === "-" ? parsed.rest.slice(1) : parsed.rest;
   const assignments: string[] = [];
   let index = 0;
-  for (; index < parsed.rest.length; index++) {
-    const word = parsed.rest[index];
+  for (; index < rest.length; index++) {
+    const word = rest[index];
     if (word === undefined) return unresolved("a word of `env` is only known when it runs");
     const equals = word.indexOf("=");
     if (equals <= 0) break;
     assignments.push(word.slice(0, equals));
   }
-  const split = [...(parsed.values.get("-S") ?? []), ...(parsed.values.get("--split-string") ?? [])];
-  let words: Words = parsed.rest.slice(index);
-  if (split.length > 0) {
-    const text = split[0];
-    if (text === undefined || /['"\\$]/.test(text))
-      return unresolved("`env -S` splits text the gate does not read");
-    words = [...text.split(/[ \t\n]+/).filter((word) => word !== ""), ...words];
-  }
+  const words = rest.slice(index);
   if (words.length === 0)
     return assignments.length === 0
       ? none
@@ -148,20 +127,22 @@ export function unwrapEnv(args: Words, more: boolean): Unwrapped {
   return { kind: "command", words, more, assignments, writes: [], transparent: true };
 }
 
+/** watch (procps), as the gate first listed its options. */
+const WATCH: OptionSpec = {
+  options: [
+    ...each("none", "-b", "-c", "-C", "-e", "-g", "-p", "-r", "-t", "-w", "-x", "-d"),
+    ...each("none", "--beep", "--color", "--no-color", "--errexit", "--chgexit", "--precise", "--no-rerun"),
+    ...each("none", "--no-title", "--no-wrap", "--exec", "--differences", "--no-linewrap"),
+    ...each("required", "-n", "--interval", "-q", "--equexit"),
+  ],
+};
+
 /** `watch cmd…` runs its words joined as shell text, or as a command with `-x`. */
 export function unwrapWatch(args: Words): Unwrapped {
-  const spec: OptionSpec = {
-    flags: [
-      ...["-b", "-c", "-C", "-e", "-g", "-p", "-r", "-t", "-w", "-x", "-d"],
-      ...["--beep", "--color", "--no-color", "--errexit", "--chgexit", "--precise", "--no-rerun"],
-      ...["--no-title", "--no-wrap", "--exec", "--differences", "--no-linewrap"],
-    ],
-    values: ["-n", "--interval", "-q", "--equexit"],
-  };
   const exec = args.some(
     (word) => word === "-x" || word === "--exec" || (word !== undefined && /^-[a-z]*x/.test(word)),
   );
-  const parsed = parseOptions("watch", args, spec);
+  const parsed = parseOptions("watch", args, WATCH);
   if (parsed.why !== undefined) return unresolved(parsed.why);
   if (parsed.rest.length === 0) return none;
   if (exec)
@@ -181,27 +162,17 @@ export function unwrapWatch(args: Words): Unwrapped {
 
 /** `flock file cmd…` or `flock file -c text`. */
 export function unwrapFlock(args: Words, more: boolean): Unwrapped {
-  const spec: OptionSpec = {
-    flags: [
-      ...["-s", "-x", "-e", "-n", "-u", "-o", "-F", "--shared", "--exclusive", "--nonblock", "--nb"],
-      ...["--unlock", "--close", "--no-fork", "--verbose"],
-    ],
-    values: ["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"],
-    scripts: ["-c", "--command"],
-  };
-  const parsed = parseOptions("flock", args, spec);
+  const parsed = parseOptions("flock", args, FLOCK);
   if (parsed.why !== undefined) return unresolved(parsed.why);
-  let scripts = valuesOf(parsed, spec, "scripts");
-  let rest = parsed.rest.slice(1);
-  // `flock file -c text`: the command may follow the file.
+  if (parsed.noCommand) return none;
+  const rest = parsed.rest.slice(1);
+  // `flock file -c text` (exactly these words) runs the text with the shell; `-c` is no option before the file.
   if (rest[0] === "-c" || rest[0] === "--command") {
-    scripts = [...scripts, rest[1]];
-    rest = [];
-  }
-  if (scripts.length > 0)
-    return scripts[0] === undefined
+    if (rest.length !== 2) return none;
+    return rest[1] === undefined
       ? unresolved("`flock -c` runs text that is only known when it runs")
-      : { kind: "script", text: scripts[0], writes: [], transparent: true };
+      : { kind: "script", text: rest[1], writes: [], transparent: true };
+  }
   return rest.length === 0
     ? none
     : { kind: "command", words: rest, more, assignments: [], writes: [], transparent: true };
@@ -234,32 +205,36 @@ export function unwrapSu(program: string, args: Words): Unwrapped {
 
 /** `script -c text [file]`: the text it runs and the log files it writes. */
 export function unwrapScript(args: Words): Unwrapped {
-  const spec: OptionSpec = {
-    flags: ["-a", "--append", "-e", "--return", "-f", "--flush", "-q", "--quiet"],
-    values: ["-E", "--echo", "-m", "--logging-format", "-o", "--output-limit", "-T", "-t", "--timing"],
-    writes: ["-B", "--log-io", "-I", "--log-in", "-O", "--log-out"],
-    scripts: ["-c", "--command"],
-  };
-  const parsed = parseOptions("script", args, spec);
+  const parsed = parseOptions("script", args, SCRIPT);
   if (parsed.why !== undefined) return unresolved(parsed.why);
-  const text = valuesOf(parsed, spec, "scripts")[0];
+  if (parsed.noCommand) return none;
+  const text = valuesOf(parsed, SCRIPT, "script")[0];
+  // `-t` alone writes its timing to standard error.
   const writes = [
-    ...valuesOf(parsed, spec, "writes"),
+    ...valuesOf(parsed, SCRIPT, "writes").filter((file) => file !== ""),
     parsed.rest.length === 0 ? "typescript" : parsed.rest[0],
   ];
-  if (!parsed.values.has("-c") && !parsed.values.has("--command"))
-    return unresolved("`script` without -c starts a shell that reads its input");
+  if (!parsed.values.has("-c")) return unresolved("`script` without -c starts a shell that reads its input");
   return text === undefined
     ? unresolved("`script -c` runs text that is only known when it runs")
     : { kind: "script", text, writes, transparent: true };
 }
 
+/** tee (GNU coreutils 9.1). */
+const TEE: OptionSpec = {
+  options: [
+    ["-a --append", "none"],
+    ["-i --ignore-interrupts", "none"],
+    ["-p", "none"],
+    ["--output-error", "optional"],
+    ["--help", "none", "noCommand"],
+    ["--version", "none", "noCommand"],
+  ],
+};
+
 /** `tee file…` writes its files. */
 export function unwrapTee(args: Words): Unwrapped {
-  const spec: OptionSpec = {
-    flags: ["-a", "--append", "-i", "--ignore-interrupts", "-p", "--output-error"],
-  };
-  const parsed = parseOptions("tee", args, spec);
+  const parsed = parseOptions("tee", args, TEE);
   if (parsed.why !== undefined) return { kind: "writes", targets: [undefined], transparent: false };
   return parsed.rest.length === 0 ? none : { kind: "writes", targets: [...parsed.rest], transparent: false };
 }

@@ -1,152 +1,112 @@
-import type { OptionSpec } from "./wrapper-options.ts";
+import { each, type OptionRow, type OptionSpec } from "./wrapper-options.ts";
+import {
+  CHROOT,
+  CHRT,
+  DOAS,
+  IONICE,
+  NICE,
+  NOHUP,
+  SETSID,
+  STDBUF,
+  SUDO,
+  TASKSET,
+  TIMEOUT,
+} from "./wrapper-usage.ts";
 
 // The commands the gate knows by name: wrappers with their options (a new wrapper is an entry in WRAPPERS), the
 // shells, the programs that never run an argument, and the programs read apart one by one (wrapped-programs.ts).
 
-/** Wrappers that run their command with options first, then positional words, then the command. */
-export const WRAPPERS: Record<string, OptionSpec & { transparent: boolean }> = {
-  command: { flags: ["-p"], noCommand: ["-v", "-V"], transparent: true },
-  builtin: { transparent: true },
-  exec: { flags: ["-c", "-l"], values: ["-a"], transparent: true },
-  nohup: { transparent: true },
-  noglob: { transparent: true },
-  nocorrect: { transparent: true },
-  catchsegv: { transparent: true },
-  eatmydata: { transparent: true },
-  nice: { values: ["-n", "--adjustment"], numberFlags: true, transparent: true },
-  timeout: {
-    values: ["-s", "--signal", "-k", "--kill-after"],
-    flags: ["--preserve-status", "--foreground", "-v", "--verbose", "-f"],
-    positional: 1,
-    transparent: true,
-  },
+/** A wrapper: its options, the positional words before its command, and whether rules see through it. */
+export type WrapperSpec = OptionSpec & {
+  transparent: boolean;
+  /** Positional words before the command (timeout's duration, chrt's priority, chroot's folder). */
+  positional?: number;
+  /** `NAME=value` words before the command set variables for it (sudo's). */
+  assignments?: boolean;
+};
+
+const noOptions = { options: [] };
+
+/**
+ * Wrappers that run their command with options first, then positional words, then the command. The tables of
+ * wrapper-usage.ts come from the programs' usage texts; the others are bash builtins and programs kept as the
+ * gate first listed them.
+ */
+export const WRAPPERS: Record<string, WrapperSpec> = {
+  command: { options: [["-p", "none"], ...each("none", "-v", "-V").map(noCommand)], transparent: true },
+  builtin: { ...noOptions, transparent: true },
+  exec: { options: [...each("none", "-c", "-l"), ["-a", "required"]], transparent: true },
+  nohup: { ...NOHUP, transparent: true },
+  noglob: { ...noOptions, transparent: true },
+  nocorrect: { ...noOptions, transparent: true },
+  catchsegv: { ...noOptions, transparent: true },
+  eatmydata: { ...noOptions, transparent: true },
+  nice: { ...NICE, transparent: true },
+  timeout: { ...TIMEOUT, positional: 1, transparent: true },
+  // bash's `time` keyword reads `-p` only; these are GNU time's, for `command time` and /usr/bin/time.
   time: {
-    flags: ["-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability"],
-    values: ["-f", "--format"],
-    writes: ["-o", "--output"],
-    transparent: true,
-  },
-  stdbuf: { values: ["-i", "-o", "-e", "--input", "--output", "--error"], transparent: true },
-  ionice: {
-    values: ["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"],
-    flags: ["-t", "--ignore"],
-    noCommand: ["-p", "--pid", "-P", "--pgid", "-u", "--uid"],
-    transparent: true,
-  },
-  chrt: {
-    flags: [
-      ...["-a", "-b", "-d", "-f", "-i", "-o", "-r", "-R", "-v", "-e"],
-      ...["--all-tasks", "--batch", "--deadline", "--fifo", "--idle", "--other", "--rr", "--reset-on-fork"],
-      ...["--verbose", "--ext"],
+    options: [
+      ...each("none", "-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability"),
+      ...each("required", "-f", "--format"),
+      ["-o --output", "required", "writes"],
     ],
-    values: ["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"],
-    noCommand: ["-p", "--pid", "-m", "--max"],
-    positional: 1,
     transparent: true,
   },
-  setsid: { flags: ["-c", "-f", "-w", "--ctty", "--fork", "--wait"], transparent: true },
-  taskset: {
-    flags: ["-c", "--cpu-list", "-a", "--all-tasks"],
-    noCommand: ["-p", "--pid"],
-    positional: 1,
-    transparent: true,
-  },
-  unbuffer: { flags: ["-p"], transparent: true },
+  stdbuf: { ...STDBUF, transparent: true },
+  ionice: { ...IONICE, transparent: true },
+  chrt: { ...CHRT, positional: 1, transparent: true },
+  setsid: { ...SETSID, transparent: true },
+  taskset: { ...TASKSET, positional: 1, transparent: true },
+  unbuffer: { options: [["-p", "none"]], transparent: true },
   fakeroot: {
-    values: ["-l", "--lib", "--faked", "-s", "-i", "-b"],
-    flags: ["-u", "--unknown-is-real"],
-    noCommand: ["-h", "-v", "--version", "--help"],
+    options: [
+      ...each("required", "-l", "--lib", "--faked", "-s", "-i", "-b"),
+      ...each("none", "-u", "--unknown-is-real"),
+      ...each("none", "-h", "-v", "--version", "--help").map(noCommand),
+    ],
     transparent: true,
   },
-  "dbus-run-session": { values: ["--config-file", "--dbus-daemon"], transparent: true },
-  caffeinate: { flags: ["-d", "-i", "-m", "-s", "-u"], values: ["-t", "-w"], transparent: true },
-  valgrind: { flags: ["-q", "-v"], longFlags: true, noCommand: ["-h"], transparent: true },
+  "dbus-run-session": { options: each("required", "--config-file", "--dbus-daemon"), transparent: true },
+  caffeinate: {
+    options: [...each("none", "-d", "-i", "-m", "-s", "-u"), ...each("required", "-t", "-w")],
+    transparent: true,
+  },
+  valgrind: {
+    options: [...each("none", "-q", "-v"), ["-h", "none", "noCommand"]],
+    longFlags: true,
+    transparent: true,
+  },
   strace: {
-    flags: [
-      ...[
-        "-f",
-        "-F",
-        "-c",
-        "-C",
-        "-d",
-        "-D",
-        "-i",
-        "-k",
-        "-n",
-        "-q",
-        "-r",
-        "-t",
-        "-T",
-        "-v",
-        "-w",
-        "-x",
-        "-y",
-        "-z",
-        "-Z",
-      ],
-      "--follow-forks",
-      "--summary-only",
+    options: [
+      ...each("none", ..."fFcCdDiknqrtTvwxyzZ".split("").map((letter) => `-${letter}`)),
+      ...each("none", "--follow-forks", "--summary-only"),
+      ...each("required", ..."esuEabIOPSXU".split("").map((letter) => `-${letter}`)),
+      ...each("required", "--trace", "--string-limit"),
+      ["-o --output", "required", "writes"],
+      ...each("required", "-p", "--attach").map(noCommand),
+      ...each("none", "-h", "-V").map(noCommand),
     ],
-    values: [
-      "-e",
-      "-s",
-      "-u",
-      "-E",
-      "-a",
-      "-b",
-      "-I",
-      "-O",
-      "-P",
-      "-S",
-      "-X",
-      "-U",
-      "--trace",
-      "--string-limit",
-    ],
-    writes: ["-o", "--output"],
-    noCommand: ["-p", "--attach", "-h", "-V"],
     transparent: true,
   },
   ltrace: {
-    flags: ["-b", "-c", "-C", "-f", "-i", "-L", "-r", "-S", "-t", "-T", "-w"],
-    values: ["-e", "-s", "-u", "-a", "-A", "-D", "-F", "-l", "-n", "-x"],
-    writes: ["-o", "--output"],
-    noCommand: ["-p", "-h", "-V"],
+    options: [
+      ...each("none", ..."bcCfiLrStTw".split("").map((letter) => `-${letter}`)),
+      ...each("required", ..."esuaADFlnx".split("").map((letter) => `-${letter}`)),
+      ["-o --output", "required", "writes"],
+      ["-p", "required", "noCommand"],
+      ...each("none", "-h", "-V").map(noCommand),
+    ],
     transparent: true,
   },
-  sudo: {
-    flags: ["-A", "-b", "-E", "-H", "-n", "-P", "-S", "-s", "-i", "--preserve-env", "--login", "--shell"],
-    values: [
-      ...["-C", "-D", "-g", "-h", "-p", "-R", "-r", "-t", "-T", "-U", "-u"],
-      ...["--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type"],
-      ...["--command-timeout", "--other-user", "--user"],
-    ],
-    noCommand: [
-      "-l",
-      "--list",
-      "-v",
-      "--validate",
-      "-k",
-      "--reset-timestamp",
-      "-K",
-      "--remove-timestamp",
-      "-V",
-    ],
-    refuse: {
-      "-e": "`sudo -e` edits files as another user",
-      "--edit": "`sudo -e` edits files as another user",
-    },
-    transparent: false,
-  },
-  doas: {
-    flags: ["-n", "-L"],
-    values: ["-u"],
-    noCommand: ["-C"],
-    refuse: { "-s": "`doas -s` starts a shell that reads commands from its input" },
-    transparent: false,
-  },
-  chroot: { flags: ["--skip-chdir"], values: ["--userspec", "--groups"], positional: 1, transparent: false },
+  sudo: { ...SUDO, assignments: true, transparent: false },
+  doas: { ...DOAS, transparent: false },
+  chroot: { ...CHROOT, positional: 1, transparent: false },
 };
+
+/** The row of an option after which the wrapper runs nothing. */
+function noCommand([names, arity]: OptionRow): OptionRow {
+  return [names, arity, "noCommand"];
+}
 
 export const SHELLS = new Set([
   "sh",

@@ -19,7 +19,7 @@ import {
   unwrapXargs,
 } from "./wrapped-programs.ts";
 import { parseOptions, valuesOf } from "./wrapper-options.ts";
-import { OTHER_SHELLS, RESERVED, SHELLS, WRAPPERS } from "./wrapper-table.ts";
+import { OTHER_SHELLS, RESERVED, SHELLS, WRAPPERS, type WrapperSpec } from "./wrapper-table.ts";
 
 /** What `program` (a command's name, path removed) runs when called with `args`. */
 export function unwrapCommand(program: string, args: Words, more: boolean): Unwrapped {
@@ -109,21 +109,27 @@ function unwrap(program: string, args: Words, more: boolean): Unwrapped {
 }
 
 /** A wrapper of the table: its options, then its positional words, then the command it runs. */
-function unwrapListed(
-  program: string,
-  spec: (typeof WRAPPERS)[string],
-  args: Words,
-  more: boolean,
-): Unwrapped {
+function unwrapListed(program: string, spec: WrapperSpec, args: Words, more: boolean): Unwrapped {
   const parsed = parseOptions(program, args, spec);
   if (parsed.why !== undefined) return unresolved(parsed.why);
   if (parsed.noCommand) return none;
   const positional = spec.positional ?? 0;
-  const words = parsed.rest.slice(positional);
   if (parsed.rest.slice(0, positional).includes(undefined))
     return unresolved(`an argument of ${program} is only known when it runs`);
+  let words = parsed.rest.slice(positional);
+  // `sudo NAME=value cmd` sets NAME for cmd.
+  const assignments: string[] = [];
+  while (spec.assignments === true && words.length > 0) {
+    const word = words[0];
+    if (word === undefined) return unresolved(`a word of ${program} is only known when it runs`);
+    const equals = word.indexOf("=");
+    if (equals <= 0) break;
+    assignments.push(word.slice(0, equals));
+    words = words.slice(1);
+  }
   if (words.length === 0) {
-    // `chroot dir` starts an interactive shell; the others without a command run nothing.
+    // `sudo -s` reads commands from its input; `chroot dir` starts an interactive shell.
+    if (parsed.shell) return { kind: "script", writes: [], transparent: false };
     return program === "chroot" && parsed.rest.length > 0
       ? unresolved("`chroot` without a command starts a shell that reads its input")
       : none;
@@ -132,7 +138,7 @@ function unwrapListed(
     kind: "command",
     words,
     more,
-    assignments: [],
+    assignments,
     writes: valuesOf(parsed, spec, "writes"),
     transparent: spec.transparent,
   };
