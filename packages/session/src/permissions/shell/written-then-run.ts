@@ -37,6 +37,8 @@ const WRITE_NOTHING = new Set([
   ...["cd", "pushd", "popd", "dirs", "read", "mapfile", "readarray", "exit", "return", "shift", "break"],
   ...["continue", "unset", "export", "declare", "local", "readonly", "typeset", "let", "set", "shopt"],
   ...["getopts", "umask", "ulimit", "jobs", "wait", "times", "command", "hash"],
+  // Wrappers given no command: `exec` with redirections only (read as writes), `env` printing the environment.
+  ...["exec", "env"],
 ]);
 
 /** `sort -o file` (and `--output`, `--compress-program`, which runs a program) writes; without them it prints. */

@@ -66,6 +66,7 @@ const BENIGN: Row[] = [
   ["timeout 5 ./build.sh", Q, A],
   ["bash -c 'ls'; ./build.sh", Q, A],
   ["/bin/ls; /usr/bin/cat x", Q, A],
+  ["exec > log.txt; ./build.sh", Q, A],
 ];
 
 /**
