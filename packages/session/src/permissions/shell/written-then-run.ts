@@ -14,7 +14,7 @@ export interface RunFile {
 }
 
 /** What the check reads of the walk's findings. */
-export interface RunsAndWrites {
+interface RunsAndWrites {
   readonly commands: readonly ShellCommand[];
   readonly writes: readonly ShellWrite[];
   readonly executed: readonly RunFile[];
@@ -83,8 +83,10 @@ interface Changes {
    * any run, and any write may be a relative run.
    */
   readonly moved: { relativeWrite?: ShellWrite; anyWrite?: ShellWrite };
-  /** The first two commands that may write files (two: one of them may be the run itself). */
-  readonly writers: number[];
+  /** The first command that may write files and runs no file itself, by index. */
+  readonly writer: number | undefined;
+  /** The first commands that run a file (which may write another), for the first two files they run. */
+  readonly runners: { at: string; index: number }[];
 }
 
 function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
@@ -98,12 +100,15 @@ function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
   const moved = found.changesDirectory
     ? { relativeWrite: found.writes.find((write) => write.relative), anyWrite: found.writes[0] }
     : {};
-  const writers: number[] = [];
-  for (let index = 0; index < found.commands.length && writers.length < 2; index++) {
+  const runs = new Map(found.executed.map((run) => [run.command, located(run.path, cwd)]));
+  const writer = found.commands.findIndex((command, index) => !runs.has(index) && mayWrite(command));
+  const runners: { at: string; index: number }[] = [];
+  for (const [index, at] of runs) {
     const command = found.commands[index];
-    if (command !== undefined && mayWrite(command)) writers.push(index);
+    if (runners.length >= 2 || runners.some((runner) => runner.at === at) || command === undefined) continue;
+    if (mayWrite(command)) runners.push({ at, index });
   }
-  return { written, anywhere, moved, writers };
+  return { written, anywhere, moved, writer: writer === -1 ? undefined : writer, runners };
 }
 
 /** Why a run of `run.path` is unresolvable, or undefined when nothing the command does may have changed it. */
@@ -119,8 +124,9 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
     return `${named}, a file the same command writes (\`${clip(write.text)}\`), whose content is not checked`;
   if (changes.anywhere !== undefined)
     return `${named} after writing to \`${clip(changes.anywhere.text)}\`, a path known only when it runs, which may be that file`;
-  // Another run of a file is a writer too: it is a path as the program, or a shell or `source` given a file.
-  const writer = changes.writers.find((index) => index !== run.command);
+  // Another run of a file is a writer too (a script may write the next one), but not a run of the same file: what
+  // that file does is not checked either way (`./gradlew clean && ./gradlew build`).
+  const writer = changes.writer ?? changes.runners.find((runner) => runner.at !== at)?.index;
   if (writer === undefined) return undefined;
   return `${named}, and \`${clip(found.commands[writer]?.text ?? "")}\` in the same command may write, copy or link that file first, so what runs is not what the command shows`;
 }
@@ -133,7 +139,9 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
 export function writtenThenRun(found: RunsAndWrites, cwd: string | undefined): string[] {
   if (found.executed.length === 0) return [];
   const changes = changesOf(found, cwd);
-  for (const run of found.executed) {
+  // A program in a system folder last: the reason then names the file the command most likely wrote.
+  const system = (run: RunFile) => Number(SYSTEM_FOLDER.test(run.path));
+  for (const run of [...found.executed].sort((a, b) => system(a) - system(b))) {
     const why = whyUnresolvable(run, found, changes, cwd);
     if (why !== undefined) return [why];
   }

@@ -28,6 +28,7 @@ const BYPASSES: Row[] = [
   ["ln -s /bin/rm l; ./l x", Q, Q],
   ["cp /bin/rm sub/ls; sub/ls x", Q, Q],
   ["cp /bin/rm l; env ./l x", Q, Q],
+  ["/bin/cp /bin/rm l; ./l x", Q, Q],
   // A file written, then run by another spelling of its path.
   ["echo 'rm x' > s; bash ../project/s", Q, Q],
   ["echo 'rm x' > s; chmod +x s; ../project/s", Q, Q],
@@ -67,6 +68,7 @@ const BENIGN: Row[] = [
   ["bash -c 'ls'; ./build.sh", Q, A],
   ["/bin/ls; /usr/bin/cat x", Q, A],
   ["exec > log.txt; ./build.sh", Q, A],
+  ["./build.sh clean && ./build.sh all", Q, A],
 ];
 
 /**
