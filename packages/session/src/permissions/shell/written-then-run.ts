@@ -33,7 +33,7 @@ const WRITE_NOTHING = new Set([
   ...["diff", "cmp", "comm", "cut", "tr", "nl", "tac", "rev", "fold", "paste", "join", "expand", "unexpand"],
   ...["seq", "sleep", "expr", "printenv", "id", "whoami", "uname", "date", "du", "df", "nproc", "tty", "yes"],
   ...["md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "base64", "od", "hexdump", "jq"],
-  // Builtins that change only the shell's state (what changes the directory is read apart, see below).
+  // Builtins that change only the shell's state (a change of directory is read apart: `Changes.moved`).
   ...["cd", "pushd", "popd", "dirs", "read", "mapfile", "readarray", "exit", "return", "shift", "break"],
   ...["continue", "unset", "export", "declare", "local", "readonly", "typeset", "let", "set", "shopt"],
   ...["getopts", "umask", "ulimit", "jobs", "wait", "times", "command", "hash"],
@@ -61,8 +61,8 @@ function mayWrite(command: ShellCommand): boolean {
   if (program === "sort") return sortWrites(args);
   if (WRITE_NOTHING.has(program)) return false;
   const inner = unwrapCommand(program, args, command.more);
-  // A wrapper, `trap`, `su -c`…: the commands they run are walked, the files they write are recorded.
-  if (inner.kind === "command" || inner.kind === "commands" || inner.kind === "writes") return false;
+  // A wrapper, `trap`, `su -c`, `alias`…: the commands they run are walked, the files they write are recorded.
+  if (["command", "commands", "writes", "scripts"].includes(inner.kind)) return false;
   return !(inner.kind === "script" && inner.text !== undefined);
 }
 
