@@ -45,7 +45,7 @@ export async function readCallFacts(
 /** Reads a command subject: what it runs (every simple command) and the files it writes. */
 async function readShellFacts(command: string, cwd: string, homeDir: string): Promise<ShellFacts> {
   const analyze = await shellAnalyzer();
-  const analysis = analyze(command, { homeDir });
+  const analysis = analyze(command, { homeDir, cwd });
   const writes = await Promise.all(
     analysis.writes.map(async (write) => ({
       text: write.text,

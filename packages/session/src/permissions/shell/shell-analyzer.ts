@@ -1,5 +1,5 @@
-import { posix } from "node:path";
 import { type Found, type Unbash, Walk } from "./shell-walk.ts";
+import { writtenThenRun } from "./written-then-run.ts";
 
 /** One command bash starts: a program or a builtin, with its words as bash passes them. */
 export interface ShellCommand {
@@ -41,6 +41,8 @@ export interface ShellAnalysis {
 export interface ShellAnalysisOptions {
   /** For `~` and `~/…`. */
   readonly homeDir: string;
+  /** The working directory, to compare the paths a command writes and runs; without it they compare as written. */
+  readonly cwd?: string;
 }
 
 /** Reads one command the way bash will run it. Never throws: what cannot be read is in `unresolved`. */
@@ -84,20 +86,12 @@ function analyze(unbash: Unbash, command: string, options: ShellAnalysisOptions)
     // Deep nesting can exhaust the stack; whatever the cause, the command is not resolved.
     found.unresolved.push(`the command could not be analysed (${(error as Error).message})`);
   }
-  return finish(found);
+  return finish(found, options.cwd);
 }
 
 /** Checks that need the whole command: written files that are then run, `cd` before a relative write, re-evaluation. */
-function finish(found: Found): ShellAnalysis {
-  const normal = (path: string) => posix.normalize(path).replace(/^\.\//, "");
-  const written = new Set(
-    found.writes.flatMap((write) => (write.path === undefined ? [] : [normal(write.path)])),
-  );
-  for (const path of found.executed)
-    if (written.has(normal(path)))
-      found.unresolved.push(
-        `it runs \`${path}\`, a file the same command writes, whose content is not checked`,
-      );
+function finish(found: Found, cwd: string | undefined): ShellAnalysis {
+  found.unresolved.push(...writtenThenRun(found, cwd));
   const writes = found.writes.map((write) => {
     if (write.path === undefined || !write.relative) return write;
     if (found.changesDirectory || write.path.split("/").includes("..")) return { ...write, path: undefined };

@@ -13,6 +13,7 @@ import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand, twicePlace }
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
 import { unwrapCommand } from "./wrappers.ts";
+import type { RunFile } from "./written-then-run.ts";
 
 /** The unbash module, loaded with the first Bash call (see shell-analyzer.ts). */
 export type Unbash = typeof import("unbash");
@@ -30,8 +31,8 @@ export interface Found {
   commands: ShellCommand[];
   writes: ShellWrite[];
   unresolved: string[];
-  /** Paths run as programs or scripts (`./x`, `bash x`, `source x`), as written. */
-  executed: string[];
+  /** Paths run as programs or scripts (`./x`, `bash x`, `source x`), as written, with the command that runs them. */
+  executed: RunFile[];
   /** The command changes the shell's directory somewhere (`cd`, `pushd`, `popd`). */
   changesDirectory: boolean;
   /** Some part makes bash evaluate text again (arithmetic, subscripts, `${!x}`, `${x@P}`, …). */
@@ -308,7 +309,7 @@ export class Walk {
       return;
     }
     const program = programName(name);
-    if (name.includes("/")) this.found.executed.push(name);
+    if (name.includes("/")) this.found.executed.push({ path: name, command: this.found.commands.length });
     if (program === "cd" || program === "pushd" || program === "popd") this.found.changesDirectory = true;
     // printf reads a variable name only after `-v`; its other arguments are printed, never evaluated.
     if (
@@ -375,7 +376,7 @@ export class Walk {
             this.found.unresolved.push(
               `\`${clip(text)}\` runs commands from its input, which is not checked`,
             );
-          else this.found.executed.push(inner.file);
+          else this.found.executed.push({ path: inner.file, command: this.found.commands.length - 1 });
         } else if (typeof stdin === "string") this.script(stdin, depth + 1);
         else
           this.found.unresolved.push(`\`${clip(text)}\` runs commands from its input, which is not checked`);
