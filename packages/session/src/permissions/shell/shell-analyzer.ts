@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import { type Found, type Unbash, Walk } from "./shell-walk.ts";
+import { startupReasons } from "./startup-files.ts";
 
 /** One command bash starts: a program or a builtin, with its words as bash passes them. */
 export interface ShellCommand {
@@ -77,6 +78,7 @@ function analyze(unbash: Unbash, command: string, options: ShellAnalysisOptions)
     changesDirectory: false,
     reevaluates: false,
     literalSubstitution: false,
+    startup: { changed: [], shells: [] },
   };
   try {
     new Walk(unbash, options, found).script(command, 0);
@@ -103,6 +105,7 @@ function finish(found: Found): ShellAnalysis {
     if (found.changesDirectory || write.path.split("/").includes("..")) return { ...write, path: undefined };
     return write;
   });
+  found.unresolved.push(...startupReasons(found));
   if (found.reevaluates && found.literalSubstitution)
     found.unresolved.push(
       "bash evaluates some of its text a second time (arithmetic, an array subscript or a variable name), and a literal in it holds `$(` or a backquote that would then run",
