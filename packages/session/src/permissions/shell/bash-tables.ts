@@ -53,6 +53,9 @@ const CODE_VARIABLES = new Set([
 export const isCodeVariable = (name: string) =>
   CODE_VARIABLES.has(name) || /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name);
 
+/** Variables that say where a shell reads its start-up files from (see startup-files.ts). */
+export const isStartupVariable = (name: string) => name === "HOME" || name === "ZDOTDIR";
+
 /** The options that take a value, of the builtins that assign the variables named by their operands (bash's manual). */
 export const ASSIGNING_OPTIONS: Record<string, string> = {
   read: "adinNptu",

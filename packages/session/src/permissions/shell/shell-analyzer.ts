@@ -1,4 +1,5 @@
 import { type Found, type Unbash, Walk } from "./shell-walk.ts";
+import { startupReasons } from "./startup-files.ts";
 import { writtenThenRun } from "./written-then-run.ts";
 
 /** One command bash starts: a program or a builtin, with its words as bash passes them. */
@@ -79,6 +80,7 @@ function analyze(unbash: Unbash, command: string, options: ShellAnalysisOptions)
     changesDirectory: false,
     reevaluates: false,
     literalSubstitution: false,
+    startup: { changed: [], shells: [] },
   };
   try {
     new Walk(unbash, options, found).script(command, 0);
@@ -97,6 +99,7 @@ function finish(found: Found, cwd: string | undefined): ShellAnalysis {
     if (found.changesDirectory || write.path.split("/").includes("..")) return { ...write, path: undefined };
     return write;
   });
+  found.unresolved.push(...startupReasons(found));
   if (found.reevaluates && found.literalSubstitution)
     found.unresolved.push(
       "bash evaluates some of its text a second time (arithmetic, an array subscript or a variable name), and a literal in it holds `$(` or a backquote that would then run",

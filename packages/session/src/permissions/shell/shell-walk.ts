@@ -1,17 +1,19 @@
 import type { Assignment, Command, ParsedScript, Redirect, SyntaxNode, Word } from "unbash";
 import {
-  ASSIGNING_OPTIONS,
-  DECLARING_BUILTINS,
-  isCodeVariable,
-  NAMING_OPTION,
-  NOT_A_FILE,
-  REEVALUATING_BUILTINS,
-  readsInput,
-  WRITING_REDIRECTS,
-} from "./bash-tables.ts";
+  type Assigning,
+  arithmetic,
+  assignedBy,
+  assigns,
+  onlyDeclares,
+  setsVariable,
+} from "./assigned-variables.ts";
+import { NOT_A_FILE, REEVALUATING_BUILTINS, readsInput, WRITING_REDIRECTS } from "./bash-tables.ts";
+import { definitions, type RunsText, textRunBy } from "./builtin-text.ts";
 import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand, twicePlace } from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
+import { noteShellStart, type Startup } from "./startup-files.ts";
+import { SHELLS } from "./wrapper-table.ts";
 import { unwrapCommand } from "./wrappers.ts";
 import type { RunFile } from "./written-then-run.ts";
 
@@ -39,6 +41,8 @@ export interface Found {
   reevaluates: boolean;
   /** Some literal text contains `$(` or a backquote. */
   literalSubstitution: boolean;
+  /** Shells the command starts, and how it changes where they read their start-up files. */
+  startup: Startup;
 }
 
 /** Where the walk is: the script's text, and whether what it meets runs every time (for function definitions). */
@@ -75,8 +79,9 @@ const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
 export class Walk {
   /** Functions defined where they always run, with where the definition ends and the scope it lasts in. */
   private functions: { name: string; end: number; from: number; to: number }[] = [];
-  /** Every function name the script being walked defines, wherever. */
+  /** Every function name the script being walked defines, wherever; and those it unsets (`*`: any). */
   private functionNames = new Set<string>();
+  private unsetFunctions = new Set<string>();
   /** The script's text evaluated a second time, and the variables it reads there. */
   private twice = new EvaluatedTwice();
   private readonly unbash: Unbash;
@@ -97,14 +102,15 @@ export class Walk {
     }
     const tree = this.unbash.parse(text);
     const outer = this.functions;
-    const outerNames = this.functionNames;
+    const [outerNames, outerUnset] = [this.functionNames, this.unsetFunctions];
     const outerTwice = this.twice;
     this.functions = [];
     this.functionNames = new Set();
+    this.unsetFunctions = new Set();
     this.twice = new EvaluatedTwice();
     try {
       if (!this.parsed(tree, text)) return;
-      this.collectFunctionNames(tree);
+      definitions(this.unbash, tree, this.functionNames, this.unsetFunctions, (word) => this.decode(word));
       this.visit(tree, {
         source: text,
         depth,
@@ -116,7 +122,7 @@ export class Walk {
       this.found.unresolved.push(...this.twice.finish());
     } finally {
       this.functions = outer;
-      this.functionNames = outerNames;
+      [this.functionNames, this.unsetFunctions] = [outerNames, outerUnset];
       this.twice = outerTwice;
     }
   }
@@ -166,12 +172,13 @@ export class Walk {
         // `coproc NAME …` assigns the array NAME (and NAME_PID).
         {
           const name = node.name;
-          if (name !== undefined) this.assigns(this.decode(name), () => `\`coproc ${name.text}\``);
+          if (name !== undefined) assigns(this.vars, this.decode(name), () => `\`coproc ${name.text}\``);
         }
         break;
       case "For":
       case "Select":
-        this.assigns(
+        assigns(
+          this.vars,
           this.decode(node.name),
           () => `\`${node.type === "For" ? "for" : "select"} ${node.name.text}\``,
           node.type === "Select",
@@ -188,7 +195,7 @@ export class Walk {
       case "ArithmeticExpansion":
       case "TestCommand":
         this.found.reevaluates = true;
-        if (node.type !== "TestCommand") this.arithmetic(place.source.slice(node.pos, node.end));
+        if (node.type !== "TestCommand") arithmetic(this.vars, place.source.slice(node.pos, node.end));
         this.visitChildren(node, unsure(place, node.type !== "ArithmeticFor"));
         return;
       case "AndOr":
@@ -207,16 +214,14 @@ export class Walk {
         if (node.operation?.type === "Transform" && /P/.test(node.operation.operand.value))
           this.found.reevaluates = true;
         if (node.operation?.type === "Default" && node.operation.operator.endsWith("="))
-          this.assigns(
+          assigns(
+            this.vars,
             node.prefix === undefined ? node.parameter : undefined,
             () => `\`${clip(node.text)}\``,
           );
         break;
       case "Assignment":
-        if (isCodeVariable(node.name))
-          this.found.unresolved.push(
-            `it sets ${node.name}, which makes bash or the programs it starts run code the command does not show`,
-          );
+        setsVariable(this.found, node.name, "it");
         if (node.index !== undefined) this.found.reevaluates = true;
         break;
       case "Redirect":
@@ -238,17 +243,38 @@ export class Walk {
     this.unbash.forEachChild(node, (child) => this.visit(child, place));
   }
 
-  /** Every function name a script defines, at any depth (substitutions included). */
-  private collectFunctionNames(node: SyntaxNode): void {
-    if (node.type === "Function") this.functionNames.add(node.name.value);
-    this.unbash.forEachChild(node, (child) => this.collectFunctionNames(child));
+  /** Where assignments are recorded. */
+  private get vars(): Assigning {
+    return { found: this.found, twice: this.twice };
+  }
+
+  /** True when `name`, called at `at`, runs the function the script defines (always, before, in scope, not unset). */
+  private defines(name: string, at: number): boolean {
+    if (this.unsetFunctions.has(name) || this.unsetFunctions.has("*")) return false;
+    return this.functions.some(
+      (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
+    );
+  }
+
+  /** What a builtin runs as shell text (`compgen -C`, `mapfile -C`, `fc -e`, `bind -x`), and the functions it calls. */
+  private runText(runs: RunsText, depth: number, at: number): void {
+    this.found.unresolved.push(...runs.unresolved);
+    for (const script of runs.scripts) this.script(script, depth + 1);
+    for (const words of runs.words) {
+      // Expanded as the words of a command: walked as the arguments of `:`, which itself runs nothing.
+      const first = this.found.commands.length;
+      this.script(`: ${words}`, depth + 1);
+      const colon = this.found.commands[first];
+      if (colon?.words[0] === ":") this.found.commands[first] = { ...colon, transparent: true };
+    }
+    for (const [name, why] of runs.functions) if (!this.defines(name, at)) this.found.unresolved.push(why);
   }
 
   private redirect(node: Redirect): void {
     // `{name}>file` assigns the descriptor's number to `name`.
     const descriptor = node.descriptor;
     if (descriptor?.type === "FileDescriptorVariable")
-      this.assigns(descriptor.name, () => `the redirection \`{${descriptor.name}}\``);
+      assigns(this.vars, descriptor.name, () => `the redirection \`{${descriptor.name}}\``);
     if (!WRITING_REDIRECTS.has(node.operator) || node.target === undefined) return;
     // `>&2` duplicates a descriptor and `>&-` closes one; `>&file` writes stdout and stderr to a file.
     if (node.operator === ">&" && /^(\d+|-)$/.test(node.target.text)) return;
@@ -317,24 +343,24 @@ export class Walk {
       (program !== "printf" || words[1] === undefined || words[1].startsWith("-v"))
     )
       this.found.reevaluates = true;
-    const isFunction =
-      wrappers === 0 &&
-      this.functions.some(
-        (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
-      );
+    const isFunction = wrappers === 0 && this.defines(name, at);
     if (!isFunction && this.functionNames.has(name))
       this.found.unresolved.push(
-        `\`${name}\` may run the function the command defines only under a condition, or a program of that name`,
+        `\`${name}\` may run the function the command defines ${this.unsetFunctions.has(name) ? "and unsets" : "only under a condition"}, or a program of that name`,
       );
     const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, words.slice(1), more);
     this.found.commands.push({
       words,
       more,
       text,
-      transparent: isFunction || (inner.kind !== "none" && inner.transparent),
+      transparent:
+        isFunction || onlyDeclares(program, words, names) || (inner.kind !== "none" && inner.transparent),
     });
     if (isFunction) return;
-    this.assignedBy(program, words, names, text);
+    assignedBy(this.vars, program, words, names, text);
+    const runs = textRunBy(program, words.slice(1));
+    if (runs !== undefined) this.runText(runs, depth, at);
+    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text);
     if (wrappers > MAX_WRAPPERS) {
       this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
       return;
@@ -346,11 +372,7 @@ export class Walk {
         this.found.unresolved.push(`\`${clip(text)}\`: ${inner.why}`);
         break;
       case "command":
-        for (const assignment of inner.assignments)
-          if (isCodeVariable(assignment))
-            this.found.unresolved.push(
-              `it sets ${assignment}, which makes bash or the programs it starts run code the command does not show`,
-            );
+        for (const assignment of inner.assignments) setsVariable(this.found, assignment, "it");
         for (const write of inner.writes) this.write(write, text);
         if (inner.words.length > 0)
           this.run(inner.words, inner.more, spelled(inner.words, inner.more), at, depth, wrappers + 1, stdin);
@@ -392,84 +414,6 @@ export class Walk {
         for (const target of inner.targets) this.write(target, text);
         break;
     }
-  }
-
-  /**
-   * A variable the command sets other than by a plain assignment (which `visit` checks): one that makes bash run
-   * code, or one whose name is only known when it runs, leaves what later commands run unknown.
-   */
-  private assigns(name: string | undefined, described: () => string, recorded = true): void {
-    if (name !== undefined && recorded) this.twice.assign(name, undefined, 0, false, undefined);
-    if (name === undefined)
-      this.found.unresolved.push(
-        `${described()} sets a variable whose name is only known when it runs, which may be one that makes bash run code`,
-      );
-    else {
-      const variable = name.replace(/(\+?=|\[).*$/s, "");
-      if (isCodeVariable(variable))
-        this.found.unresolved.push(
-          `${described()} sets ${variable}, which makes bash or the programs it starts run code the command does not show`,
-        );
-    }
-  }
-
-  /** The variables a builtin assigns: `read`, `mapfile`, `printf -v`, `getopts`, `let`, `declare` and its kin. */
-  private assignedBy(
-    program: string,
-    words: readonly (string | undefined)[],
-    names: readonly (string | undefined)[],
-    text: string,
-  ): void {
-    const how = () => `\`${clip(text)}\``;
-    const args = words.slice(1);
-    if (program === "printf") {
-      const first = args[0];
-      if (first === undefined) this.assigns(undefined, how);
-      else if (first === "-v") this.assigns(args[1], how);
-      else if (first.startsWith("-v")) this.assigns(first.slice(2), how);
-    } else if (program === "getopts") {
-      if (args.length >= 2) this.assigns(args[1], how);
-    } else if (program === "let") {
-      for (const word of args) if (word !== undefined) this.arithmetic(word);
-    } else if (ASSIGNING_OPTIONS[program] !== undefined) {
-      const valued = ASSIGNING_OPTIONS[program];
-      const operands: (string | undefined)[] = [];
-      for (let index = 0; index < args.length; index++) {
-        const word = args[index];
-        if (word === undefined || operands.length > 0 || word === "--" || !/^-./.test(word)) {
-          operands.push(...(word === "--" ? [] : [word]));
-          continue;
-        }
-        for (let at = 1; at < word.length; at++) {
-          if (!valued.includes(word[at] ?? "")) continue;
-          const value = at + 1 < word.length ? word.slice(at + 1) : args[++index];
-          if (word[at] === NAMING_OPTION[program]) this.assigns(value, how);
-          break;
-        }
-      }
-      // read assigns every operand, mapfile its first; wait's operands are processes.
-      const named = program === "read" ? operands : program === "wait" ? [] : operands.slice(0, 1);
-      for (const operand of named) this.assigns(operand, how);
-    } else if (DECLARING_BUILTINS.has(program)) {
-      for (const [index, word] of args.entries()) {
-        const name = names[index + 1];
-        if (name !== undefined) continue;
-        if (word !== undefined && /^[-+]/.test(word)) {
-          if (/^[-+]\w*n/.test(word))
-            this.found.unresolved.push(
-              `${how} makes a name refer to another variable, which later assignments then set`,
-            );
-          continue;
-        }
-        this.assigns(word, how);
-      }
-    }
-  }
-
-  /** Arithmetic text, which can assign any variable it names (`let PATH=1`, `((PS4=…))`). */
-  private arithmetic(text: string): void {
-    for (const [identifier] of text.matchAll(/[A-Za-z_]\w*/g))
-      if (isCodeVariable(identifier)) this.assigns(identifier, () => `the arithmetic \`${clip(text)}\``);
   }
 
   /** A word's value after expansion, or undefined when bash would expand something only known when it runs. */

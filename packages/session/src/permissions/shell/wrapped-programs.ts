@@ -53,7 +53,8 @@ export function unwrapTrap(args: Words): Unwrapped {
   if (action === undefined) return unresolved("`trap` runs text that is only known when it runs");
   if (action.startsWith("-") && action !== "-") return none;
   if (action === "-" || action === "") return none;
-  return { kind: "script", text: action, writes: [], transparent: false };
+  // The action is read as the script it is: `trap 'ls' EXIT` needs no rule beyond `ls`'s.
+  return { kind: "script", text: action, writes: [], transparent: true };
 }
 
 /** `xargs cmd…` runs cmd with words from its input (`echo` when none is given); `-I` marks words only known then. */

@@ -169,6 +169,8 @@ const NEVER_RUN_ARGUMENTS = new Set([
 const UNWRAPPED_PROGRAMS = new Set([
   ...["eval", "source", ".", "trap", "alias", "coproc", "xargs", "find", "env", "watch", "flock", "su"],
   ...["runuser", "script", "busybox", "toybox", "tee", "hash", "enable"],
+  // Builtins whose text the walk reads (builtin-text.ts).
+  ...["compgen", "complete", "mapfile", "readarray", "fc", "bind"],
 ]);
 
 /** True when the gate knows what `program` runs (a wrapper listed here, a shell, or a builtin that runs nothing). */

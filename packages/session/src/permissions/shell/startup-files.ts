@@ -1,0 +1,52 @@
+import type { Found } from "./shell-walk.ts";
+import { clip } from "./shell-words.ts";
+
+// A shell reads start-up files before the command it is given: an interactive one `~/.bashrc` (or its
+// `--rcfile`/`--init-file`), a login one (`-l`, `--login`, or started as `-bash`) `/etc/profile` and
+// `~/.bash_profile`, `~/.bash_login` or `~/.profile`; bash run with SSH_CLIENT set reads `~/.bashrc` even to run
+// `-c`; zsh reads `~/.zshenv` always. So a shell the command starts runs those files, from HOME as the command
+// leaves it.
+
+/** What the command does to the start-up files of the shells it starts. */
+export interface Startup {
+  /** How the command changes where they are read from (`HOME=…`, `read HOME`, `unset HOME`), one each. */
+  readonly changed: string[];
+  /** The shells it starts, as written. */
+  readonly shells: string[];
+}
+
+/** Start-up files, relative to HOME, that a shell may read (bash, sh, zsh, ksh), and the system's own. */
+const HOME_FILES = [".bashrc", ".bash_profile", ".bash_login", ".profile", ".bash_logout", ".zshenv"];
+const OTHER_HOME_FILES = [".zprofile", ".zshrc", ".zlogin", ".kshrc", ".mkshrc", ".inputrc"];
+const SYSTEM_FILES = ["/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshenv", "/etc/zsh/zshenv"];
+
+/**
+ * A shell the command starts, given `args`: its start-up files are run (so a write to one in the same command is
+ * a file written then run), and a file named by `--rcfile`/`--init-file` is one the gate does not read.
+ */
+export function noteShellStart(
+  found: Found,
+  args: readonly (string | undefined)[],
+  homeDir: string,
+  text: string,
+): void {
+  found.startup.shells.push(text);
+  for (const file of [...HOME_FILES, ...OTHER_HOME_FILES]) found.executed.push(`${homeDir}/${file}`);
+  found.executed.push(...SYSTEM_FILES);
+  for (const [index, word] of args.entries()) {
+    if (word !== "--rcfile" && word !== "--init-file") continue;
+    found.unresolved.push(
+      `\`${clip(text)}\` runs \`${args[index + 1] ?? "…"}\` as its start-up file, whose content is not checked`,
+    );
+  }
+}
+
+/** Why the command is unresolved when it starts a shell after changing where its start-up files are read from. */
+export function startupReasons({ startup }: Found): string[] {
+  const [changed] = startup.changed;
+  const [shell] = startup.shells;
+  if (changed === undefined || shell === undefined) return [];
+  return [
+    `${changed} and starts a shell (\`${clip(shell)}\`), which runs start-up files from there that the gate does not read`,
+  ];
+}
