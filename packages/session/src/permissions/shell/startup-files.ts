@@ -31,8 +31,11 @@ export function noteShellStart(
   text: string,
 ): void {
   found.startup.shells.push(text);
-  for (const file of [...HOME_FILES, ...OTHER_HOME_FILES]) found.executed.push(`${homeDir}/${file}`);
-  found.executed.push(...SYSTEM_FILES);
+  // The shell is the command the walk noted last: a write before it to one of these files is written then run.
+  const command = found.commands.length - 1;
+  for (const file of [...HOME_FILES, ...OTHER_HOME_FILES])
+    found.executed.push({ path: `${homeDir}/${file}`, command, startup: true });
+  for (const path of SYSTEM_FILES) found.executed.push({ path, command, startup: true });
   for (const [index, word] of args.entries()) {
     if (word !== "--rcfile" && word !== "--init-file") continue;
     found.unresolved.push(

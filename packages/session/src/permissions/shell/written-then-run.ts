@@ -11,6 +11,8 @@ import { unwrapCommand } from "./wrappers.ts";
 export interface RunFile {
   readonly path: string;
   readonly command: number;
+  /** A start-up file of a shell the command starts (it may read it): only a write that names it changes it. */
+  readonly startup?: boolean;
 }
 
 /** What the check reads of the walk's findings. */
@@ -100,7 +102,9 @@ function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
   const moved = found.changesDirectory
     ? { relativeWrite: found.writes.find((write) => write.relative), anyWrite: found.writes[0] }
     : {};
-  const runs = new Map(found.executed.map((run) => [run.command, located(run.path, cwd)]));
+  const runs = new Map(
+    found.executed.filter((run) => !run.startup).map((run) => [run.command, located(run.path, cwd)]),
+  );
   const writer = found.commands.findIndex((command, index) => !runs.has(index) && mayWrite(command));
   const runners: { at: string; index: number }[] = [];
   for (const [index, at] of runs) {
@@ -124,11 +128,26 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
     return `${named}, a file the same command writes (\`${clip(write.text)}\`), whose content is not checked`;
   if (changes.anywhere !== undefined)
     return `${named} after writing to \`${clip(changes.anywhere.text)}\`, a path known only when it runs, which may be that file`;
+  if (run.startup) return startupWriter(run, found, named);
   // Another run of a file is a writer too (a script may write the next one), but not a run of the same file: what
   // that file does is not checked either way (`./gradlew clean && ./gradlew build`).
   const writer = changes.writer ?? changes.runners.find((runner) => runner.at !== at)?.index;
   if (writer === undefined) return undefined;
   return `${named}, and \`${clip(found.commands[writer]?.text ?? "")}\` in the same command may write, copy or link that file first, so what runs is not what the command shows`;
+}
+
+/**
+ * A shell's start-up file is changed only by a command that names it (`cp r ~/.bashrc`, `sed -i … .profile`) or
+ * whose words are known only when it runs: any program that may write files would make every shell start
+ * unresolvable, where most shells the command starts read none of them.
+ */
+function startupWriter(run: RunFile, found: RunsAndWrites, named: string): string | undefined {
+  const name = posix.basename(run.path);
+  const writer = found.commands.find(
+    (command) => mayWrite(command) && command.words.some((word) => word === undefined || word.includes(name)),
+  );
+  if (writer === undefined) return undefined;
+  return `${named} as a start-up file of a shell it starts, and \`${clip(writer.text)}\` in the same command may write it first`;
 }
 
 /**
