@@ -668,6 +668,11 @@ const NEEDS: Record<string, string> = {
   "ionice --class=3 rm x": "ionice",
   "ionice --cl 3 rm x": "ionice",
   "ionice --classd=4 -c2 rm x": "ionice",
+  "flock -o --verbose lockfile rm x": "flock",
+  "flock -s -E 3 lockfile rm x": "flock",
+  "command time -o /dev/null rm x": "time",
+  "/usr/bin/time -qv rm x": "time",
+  "/usr/bin/time --verb rm x": "time",
   "ionice -n7 -c2 rm x": "ionice",
 };
 

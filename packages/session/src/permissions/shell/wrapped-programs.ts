@@ -1,6 +1,6 @@
 import { none, type Unwrapped, unresolved, type Words } from "./unwrapped.ts";
-import { each, type OptionSpec, parseOptions, valuesOf } from "./wrapper-options.ts";
-import { ENV, FLOCK, SCRIPT, XARGS } from "./wrapper-usage.ts";
+import { type OptionSpec, parseOptions, valuesOf } from "./wrapper-options.ts";
+import { ENV, FLOCK, SCRIPT, WATCH, XARGS } from "./wrapper-usage.ts";
 
 // The programs whose words say what they run in a way of their own: shells (`-c text`, a script file, their
 // input), `trap`, `xargs`, `find -exec`, `env`, `watch`, `flock`, `su`/`runuser`, `script` and `tee`.
@@ -128,25 +128,12 @@ export function unwrapEnv(args: Words, more: boolean): Unwrapped {
   return { kind: "command", words, more, assignments, writes: [], transparent: true };
 }
 
-/** watch (procps), as the gate first listed its options. */
-const WATCH: OptionSpec = {
-  options: [
-    ...each("none", "-b", "-c", "-C", "-e", "-g", "-p", "-r", "-t", "-w", "-x", "-d"),
-    ...each("none", "--beep", "--color", "--no-color", "--errexit", "--chgexit", "--precise", "--no-rerun"),
-    ...each("none", "--no-title", "--no-wrap", "--exec", "--differences", "--no-linewrap"),
-    ...each("required", "-n", "--interval", "-q", "--equexit"),
-  ],
-};
-
 /** `watch cmd…` runs its words joined as shell text, or as a command with `-x`. */
 export function unwrapWatch(args: Words): Unwrapped {
-  const exec = args.some(
-    (word) => word === "-x" || word === "--exec" || (word !== undefined && /^-[a-z]*x/.test(word)),
-  );
   const parsed = parseOptions("watch", args, WATCH);
   if (parsed.why !== undefined) return unresolved(parsed.why);
-  if (parsed.rest.length === 0) return none;
-  if (exec)
+  if (parsed.noCommand || parsed.rest.length === 0) return none;
+  if (parsed.values.has("-x"))
     return {
       kind: "command",
       words: parsed.rest,

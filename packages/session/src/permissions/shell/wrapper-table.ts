@@ -10,6 +10,7 @@ import {
   STDBUF,
   SUDO,
   TASKSET,
+  TIME,
   TIMEOUT,
 } from "./wrapper-usage.ts";
 
@@ -43,15 +44,7 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   eatmydata: { ...noOptions, transparent: true },
   nice: { ...NICE, transparent: true },
   timeout: { ...TIMEOUT, positional: 1, transparent: true },
-  // bash's `time` keyword reads `-p` only; these are GNU time's, for `command time` and /usr/bin/time.
-  time: {
-    options: [
-      ...each("none", "-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability"),
-      ...each("required", "-f", "--format"),
-      ["-o --output", "required", "writes"],
-    ],
-    transparent: true,
-  },
+  time: { ...TIME, transparent: true },
   stdbuf: { ...STDBUF, transparent: true },
   ionice: { ...IONICE, transparent: true },
   chrt: { ...CHRT, positional: 1, transparent: true },

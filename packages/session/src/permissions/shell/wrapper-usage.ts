@@ -1,8 +1,8 @@
 import type { OptionSpec } from "./wrapper-options.ts";
 
 // The options of the wrappers the gate reads most, one row per option, each table taken from the program's usage
-// text (`--help`) and its getopt option string (in the binary) on Debian 12: GNU coreutils 9.1, GNU findutils 4.9.0,
-// util-linux 2.38.1, sudo 1.9.13p3, OpenBSD doas 6.8 (opendoas). A short and a long name share a row only when
+// text (`--help`) and its getopt option string (in the binary) on Debian 12: GNU coreutils 9.1, GNU findutils 4.9.0, GNU time 1.9,
+// util-linux 2.38.1, procps-ng 4.0.2, sudo 1.9.13p3, OpenBSD doas 6.8 (opendoas). A short and a long name share a row only when
 // getopt_long gives both the same arity. An option missing here makes the call unresolved.
 
 /** `--help` and `--version` of GNU and util-linux programs: they print and exit. */
@@ -95,6 +95,23 @@ export const CHROOT: OptionSpec = {
   options: [["--groups", "required"], ["--userspec", "required"], ["--skip-chdir", "none"], ...HELP_VERSION],
 };
 
+/**
+ * GNU time 1.9 (`/usr/bin/time`, `command time`), `+af:o:pqvV`. bash's `time` keyword reads `-p` only, and a
+ * word after it that is not `-p` or `--` is the command; reading GNU time's options there asks or denies more.
+ */
+export const TIME: OptionSpec = {
+  options: [
+    ["-a --append", "none"],
+    ["-f --format", "required"],
+    ["-o --output", "required", "writes"],
+    ["-p --portability", "none"],
+    ["-q --quiet", "none"],
+    ["-v --verbose", "none"],
+    ["-h --help", "none", "noCommand"],
+    ["-V --version", "none", "noCommand"],
+  ],
+};
+
 /** setsid (util-linux 2.38.1), `+Vhcfw`. */
 export const SETSID: OptionSpec = {
   options: [["-c --ctty", "none"], ["-f --fork", "none"], ["-w --wait", "none"], ...UTIL_LINUX_HELP_VERSION],
@@ -180,6 +197,25 @@ export const IONICE: OptionSpec = {
     ["-t --ignore", "none"],
     ["-u --uid", "required", "noCommand"],
     ...UTIL_LINUX_HELP_VERSION,
+  ],
+};
+
+/** watch (procps-ng 4.0.2), `+bced::ghq:n:pvtwx`; without `-x` it joins its words and runs them with `sh -c`. */
+export const WATCH: OptionSpec = {
+  options: [
+    ["-b --beep", "none"],
+    ["-c --color", "none"],
+    ["-d --differences", "optional"],
+    ["-e --errexit", "none"],
+    ["-g --chgexit", "none"],
+    ["-q --equexit", "required"],
+    ["-n --interval", "required"],
+    ["-p --precise", "none"],
+    ["-t --no-title", "none"],
+    ["-w --no-wrap", "none"],
+    ["-x --exec", "none"],
+    ["-h --help", "none", "noCommand"],
+    ["-v --version", "none", "noCommand"],
   ],
 };
 

@@ -34,6 +34,8 @@ export const WRAPPER_ARITY: RowFamily = {
     ["echo x | xargs -I{} -- rm {}", D, D],
     ["xargs -a /dev/null rm x", D, D],
     ["xargs --arg-file=/dev/null rm x", D, D],
+    ["echo x | xargs --no-run rm", D, D],
+    ["echo x | xargs -x -L1 rm", D, D],
     // env: -S splits its text into words read again as options; --*-signal take their value only after `=`.
     ["env -S'-u HOME rm x'", D, D],
     ["env -vS 'rm x'", D, D],
@@ -47,6 +49,7 @@ export const WRAPPER_ARITY: RowFamily = {
     ["env -uHOME rm x", D, D],
     ["env --uns HOME rm x", D, D],
     ["env -v -- rm x", D, D],
+    ["env --list-signal-handling --debug rm x", D, D],
     ["env --frobnicate rm x", Q, Q],
     // timeout (+k:s:v): no -f; prefixes of long options.
     ["timeout --kill-after=1 5 rm x", D, D],
@@ -77,6 +80,8 @@ export const WRAPPER_ARITY: RowFamily = {
     ["flock --conf 1 lockfile rm x", D, D],
     ["flock lockfile --command 'rm x'", D, D],
     ["flock -c 'rm x' lockfile", Q, Q],
+    ["flock -o --verbose lockfile rm x", D, D],
+    ["flock -s -E 3 lockfile rm x", D, D],
     ["script -q /dev/null -c 'rm x'", D, D],
     ["script --command='rm x' -q /dev/null", D, D],
     ["script --comm 'rm x' /dev/null", D, D],
@@ -114,6 +119,16 @@ export const WRAPPER_ARITY: RowFamily = {
     ["doas -nu root rm x", D, D],
     ["doas -uroot rm x", D, D],
     ["doas -C /etc/doas.conf rm x", Q, A],
+    ["doas -L", Q, A],
+    ["sudo -g root -C 3 -T 10 rm x", D, D],
+    ["sudo --host=localhost rm x", D, D],
+    ["sudo -i rm x", D, D],
+    ["sudo -K rm x", Q, A],
+    // GNU time (the program, not bash's keyword) and watch (procps-ng 4.0.2, which has no -C).
+    ["command time -o /dev/null rm x", D, D],
+    ["/usr/bin/time -qv rm x", D, D],
+    ["/usr/bin/time --verb rm x", D, D],
+    ["watch -C rm x", Q, Q],
   ],
   reaches: [
     "echo x | xargs --max-lines rm ls",
