@@ -49,6 +49,9 @@ const BYPASSES: Row[] = [
   ["bash /proc/thread-self/fd/0 <<< 'rm x'", Q, Q],
   ["source /dev/../dev/fd/0 <<< 'rm x'", Q, Q],
   [". /proc/self/root/dev/stdin <<< 'rm x'", Q, Q],
+  // A start-up file written, copied in or edited, then read by an interactive shell.
+  ["echo 'rm x' > r; cp r ~/.bashrc; bash -ic ls", Q, Q],
+  ["echo 'rm x' >> ~/.bashrc; bash -ic ls", Q, Q],
 ];
 
 /** Rows the gate must keep answering as before: nothing written is run, or nothing is run. */
@@ -69,6 +72,9 @@ const BENIGN: Row[] = [
   ["/bin/ls; /usr/bin/cat x", Q, A],
   ["exec > log.txt; ./build.sh", Q, A],
   ["./build.sh clean && ./build.sh all", Q, A],
+  // A shell's start-up files are changed only by a command that names them: a program that may write elsewhere
+  // leaves `bash -c` alone.
+  ["npm test; bash -c ls", A, A],
 ];
 
 /**
