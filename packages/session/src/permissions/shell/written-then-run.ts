@@ -89,6 +89,8 @@ interface Changes {
   readonly writer: number | undefined;
   /** The first commands that run a file (which may write another), for the first two files they run. */
   readonly runners: { at: string; index: number }[];
+  /** Every command that may write files, in order: what may change a start-up file that it names. */
+  readonly writers: readonly ShellCommand[];
 }
 
 function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
@@ -105,14 +107,22 @@ function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
   const runs = new Map(
     found.executed.filter((run) => !run.startup).map((run) => [run.command, located(run.path, cwd)]),
   );
-  const writer = found.commands.findIndex((command, index) => !runs.has(index) && mayWrite(command));
+  const writers = found.commands.map(mayWrite);
+  const writer = found.commands.findIndex((_, index) => !runs.has(index) && writers[index]);
   const runners: { at: string; index: number }[] = [];
   for (const [index, at] of runs) {
     const command = found.commands[index];
     if (runners.length >= 2 || runners.some((runner) => runner.at === at) || command === undefined) continue;
-    if (mayWrite(command)) runners.push({ at, index });
+    if (writers[index]) runners.push({ at, index });
   }
-  return { written, anywhere, moved, writer: writer === -1 ? undefined : writer, runners };
+  return {
+    written,
+    anywhere,
+    moved,
+    writer: writer === -1 ? undefined : writer,
+    runners,
+    writers: found.commands.filter((_, index) => writers[index]),
+  };
 }
 
 /** Why a run of `run.path` is unresolvable, or undefined when nothing the command does may have changed it. */
@@ -128,7 +138,7 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
     return `${named}, a file the same command writes (\`${clip(write.text)}\`), whose content is not checked`;
   if (changes.anywhere !== undefined)
     return `${named} after writing to \`${clip(changes.anywhere.text)}\`, a path known only when it runs, which may be that file`;
-  if (run.startup) return startupWriter(run, found, named);
+  if (run.startup) return startupWriter(run, changes.writers, named);
   // Another run of a file is a writer too (a script may write the next one), but not a run of the same file: what
   // that file does is not checked either way (`./gradlew clean && ./gradlew build`).
   const writer = changes.writer ?? changes.runners.find((runner) => runner.at !== at)?.index;
@@ -141,10 +151,10 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
  * whose words are known only when it runs: any program that may write files would make every shell start
  * unresolvable, where most shells the command starts read none of them.
  */
-function startupWriter(run: RunFile, found: RunsAndWrites, named: string): string | undefined {
+function startupWriter(run: RunFile, writers: readonly ShellCommand[], named: string): string | undefined {
   const name = posix.basename(run.path);
-  const writer = found.commands.find(
-    (command) => mayWrite(command) && command.words.some((word) => word === undefined || word.includes(name)),
+  const writer = writers.find((command) =>
+    command.words.some((word) => word === undefined || word.includes(name)),
   );
   if (writer === undefined) return undefined;
   return `${named} as a start-up file of a shell it starts, and \`${clip(writer.text)}\` in the same command may write it first`;
@@ -160,7 +170,13 @@ export function writtenThenRun(found: RunsAndWrites, cwd: string | undefined): s
   const changes = changesOf(found, cwd);
   // A program in a system folder last: the reason then names the file the command most likely wrote.
   const system = (run: RunFile) => Number(SYSTEM_FOLDER.test(run.path));
+  // Each shell started adds the same start-up files: one look at each path is enough.
+  const seen = new Set<string>();
   for (const run of [...found.executed].sort((a, b) => system(a) - system(b))) {
+    if (run.startup) {
+      if (seen.has(run.path)) continue;
+      seen.add(run.path);
+    }
     const why = whyUnresolvable(run, found, changes, cwd);
     if (why !== undefined) return [why];
   }
