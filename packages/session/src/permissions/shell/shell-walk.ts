@@ -359,7 +359,7 @@ export class Walk {
     assignedBy(this.vars, program, words, names, text);
     const runs = textRunBy(program, words.slice(1));
     if (runs !== undefined) this.runText(runs, depth, at);
-    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text);
+    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text, stdin);
     if (wrappers > MAX_WRAPPERS) {
       this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
       return;

@@ -29,8 +29,15 @@ export function noteShellStart(
   args: readonly (string | undefined)[],
   homeDir: string,
   text: string,
+  stdin: string | undefined | null,
 ): void {
   found.startup.shells.push(text);
+  // An interactive shell reading its commands from its input expands history in them (`!!`, `^old^new`).
+  const flags = shellFlags(args);
+  if (/i/.test(flags) && !/c/.test(flags) && typeof stdin === "string" && /!|^\s*\^/m.test(stdin))
+    found.unresolved.push(
+      `\`${clip(text)}\` is interactive, so it expands history (\`!!\`, \`^old^new\`) in the lines it reads, which the gate does not follow`,
+    );
   for (const file of [...HOME_FILES, ...OTHER_HOME_FILES]) found.executed.push(`${homeDir}/${file}`);
   found.executed.push(...SYSTEM_FILES);
   for (const [index, word] of args.entries()) {
@@ -39,6 +46,18 @@ export function noteShellStart(
       `\`${clip(text)}\` runs \`${args[index + 1] ?? "…"}\` as its start-up file, whose content is not checked`,
     );
   }
+}
+
+/** The one-letter options a shell is given (`-ic`, `+x`), up to its first operand. */
+function shellFlags(args: readonly (string | undefined)[]): string {
+  let flags = "";
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index];
+    if (word === undefined || !/^[-+]./.test(word) || word === "--") break;
+    if (/^[-+][^-]/.test(word)) flags += word.slice(1);
+    if (/^[-+]\w*[oO]$/.test(word) || word === "--rcfile" || word === "--init-file") index++;
+  }
+  return flags;
 }
 
 /** Why the command is unresolved when it starts a shell after changing where its start-up files are read from. */

@@ -91,6 +91,11 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     ["echo 'rm x' >> ~/.bashrc; bash -i -c ls", Q, Q],
     ["echo 'rm x' > e; ENV=e sh -i < /dev/null", Q, Q],
     ["read -r HOME <<< .; bash -l -c ls", Q, Q],
+    // An interactive shell reading its input expands history in the lines it reads.
+    ["bash -i <<< $'echo rm x\\n!!:1-2'", Q, Q],
+    ["bash -i <<< $'echo rm x\\n^echo ^'", Q, Q],
+    ["bash --posix -i <<< $'echo rm x\\n!!:1-2'", Q, Q],
+    ["bash -i <<< ls", A, A],
     ["bash -i -c ls", A, A],
     ["bash -l -c 'echo hi'", A, A],
     ["HOME=/tmp npm test", A, A],
@@ -155,6 +160,9 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     "echo 'rm x' >> ~/.bashrc; bash -i -c ls",
     "echo 'rm x' > e; ENV=e sh -i < /dev/null",
     "echo 'rm x' > t; chmod +x t; unset PATH; t",
+    "bash -i <<< $'echo rm x\\n!!:1-2'",
+    "bash -i <<< $'echo rm x\\n^echo ^'",
+    "bash --posix -i <<< $'echo rm x\\n!!:1-2'",
   ],
   changing: [
     'trap "$v" EXIT',
