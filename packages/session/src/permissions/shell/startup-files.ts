@@ -1,3 +1,4 @@
+import { EXTDEBUG } from "./builtin-text.ts";
 import type { Found } from "./shell-walk.ts";
 import { clip } from "./shell-words.ts";
 
@@ -41,6 +42,9 @@ export function noteShellStart(
   for (const file of [...HOME_FILES, ...OTHER_HOME_FILES]) found.executed.push(`${homeDir}/${file}`);
   found.executed.push(...SYSTEM_FILES);
   for (const [index, word] of args.entries()) {
+    const option = /^-\w*O$/.test(word ?? "") ? args[index + 1] : null;
+    if (word === "--debugger" || option === undefined || option === "extdebug")
+      found.unresolved.push(EXTDEBUG);
     if (word !== "--rcfile" && word !== "--init-file") continue;
     found.unresolved.push(
       `\`${clip(text)}\` runs \`${args[index + 1] ?? "…"}\` as its start-up file, whose content is not checked`,

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the literal text ${VAR} is the shell syntax under test.
 import { A, D, Q, type RowFamily } from "./row.ts";
 
 // Builtins whose arguments bash runs as commands or expands as words (bash's manual: `trap`, `compgen`/`complete`
@@ -111,6 +112,19 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     ["f() { local v=1; unset v; ((v)); }; f", Q, Q],
     ["unset -f ls; ls", Q, A],
     ["unset x; echo hi", Q, A],
+    // extdebug lets a DEBUG trap skip a command, such as the assignment that gave a variable its value.
+    [
+      "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'shopt -s extdebug; trap \"[[ \\$BASH_COMMAND != i=0 ]]\" DEBUG; i=0; ((i))'",
+      Q,
+      Q,
+    ],
+    ["shopt -s extglob extdebug", Q, Q],
+    ["shopt -s $o", Q, Q],
+    ["bash -O extdebug -c ls", Q, Q],
+    ["bash --debugger -c ls", Q, Q],
+    ["shopt -s extglob", Q, A],
+    // A variable made readonly keeps its value when the script assigns it.
+    ["d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'", Q, Q],
     // Refusals that name what they cannot read, and locals the script sets to numbers.
     ['printf "$fmt" x', Q, Q],
     ["read $v", Q, Q],
@@ -163,8 +177,11 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     "bash -i <<< $'echo rm x\\n!!:1-2'",
     "bash -i <<< $'echo rm x\\n^echo ^'",
     "bash --posix -i <<< $'echo rm x\\n!!:1-2'",
+    "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'shopt -s extdebug; trap \"[[ \\$BASH_COMMAND != i=0 ]]\" DEBUG; i=0; ((i))'",
+    "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'",
   ],
   changing: [
+    "shopt -s extdebug",
     'trap "$v" EXIT',
     'compgen -W "$w" a',
     'complete -C "$c" ls',
