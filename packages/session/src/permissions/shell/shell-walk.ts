@@ -119,6 +119,7 @@ export class Walk {
         body: undefined,
       });
       this.found.unresolved.push(...this.twice.finish());
+      if (depth > 0) this.twice.carryInto(outerTwice);
     } finally {
       this.functions = outer;
       [this.functionNames, this.unsetFunctions] = [outerNames, outerUnset];

@@ -125,6 +125,11 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     ["shopt -s extglob", Q, A],
     // A variable made readonly keeps its value when the script assigns it.
     ["d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'", Q, Q],
+    // Text run in the shell itself (a trap, eval) sets variables whenever it runs: what it sets is not known.
+    ["d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'trap \"i=\\$v\" DEBUG; i=0; ((i))'", Q, Q],
+    ["d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'i=0; eval \"i=\\$v\"; ((i))'", Q, Q],
+    ["d='$'; eval 'declare -i i'; i=\"a[${d}(rm x)]\"", Q, Q],
+    ["i=0; eval 'echo hi'; ((i++)); echo $i", A, A],
     // Refusals that name what they cannot read, and locals the script sets to numbers.
     ['printf "$fmt" x', Q, Q],
     ["read $v", Q, Q],
@@ -179,6 +184,9 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     "bash --posix -i <<< $'echo rm x\\n!!:1-2'",
     "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'shopt -s extdebug; trap \"[[ \\$BASH_COMMAND != i=0 ]]\" DEBUG; i=0; ((i))'",
     "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'",
+    "d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'trap \"i=\\$v\" DEBUG; i=0; ((i))'",
+    "d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'i=0; eval \"i=\\$v\"; ((i))'",
+    "d='$'; eval 'declare -i i'; i=\"a[${d}(rm x)]\"",
   ],
   changing: [
     "shopt -s extdebug",
