@@ -111,7 +111,7 @@ function assignedByReading(
 /**
  * `declare` and its kin: a quoted or computed assignment, and a bare name. In a function, `local i` (and `declare
  * i`) makes i a new variable with no value (counted as nothing, never as the one that sets it first); `-I` and `-g`
- * keep the value it had.
+ * keep the value it had, and `-r` outside a function keeps it too, with later assignments failing.
  */
 function declared(
   at: Assigning,
@@ -132,7 +132,7 @@ function declared(
       continue;
     }
     const bare = word !== undefined && /^[A-Za-z_]\w*$/.test(word);
-    assigns(at, word, how, true, bare && empties && !/[gI]/.test(options) ? "" : undefined);
+    assigns(at, word, how, true, bare && empties && !/[gIr]/.test(options) ? "" : undefined);
   }
 }
 

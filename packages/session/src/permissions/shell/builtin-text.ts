@@ -17,6 +17,10 @@ export interface RunsText {
   readonly unresolved: string[];
 }
 
+/** Why `shopt -s extdebug` (and `bash -O extdebug`, `--debugger`) is unresolved. */
+export const EXTDEBUG =
+  "`extdebug` lets a DEBUG trap skip the command it runs before, so the gate cannot tell which assignments run";
+
 /** The words bash appends to a command it builds (a completion's words, mapfile's index and line, fc's file). */
 const APPENDED = ' "$@"';
 
@@ -82,6 +86,15 @@ export function textRunBy(program: string, args: readonly (string | undefined)[]
     case "bind":
       bindings(options("mfqurx"), runs);
       return runs;
+    case "shopt": {
+      const { given, operands } = options("");
+      if (
+        given.some(([letter]) => letter === "s") &&
+        operands.some((name) => name === undefined || name === "extdebug")
+      )
+        runs.unresolved.push(EXTDEBUG);
+      return runs;
+    }
   }
   return undefined;
 }

@@ -170,6 +170,15 @@ export class EvaluatedTwice {
     );
   }
 
+  /**
+   * Text run inside the script (`eval`, a trap, a callback) may set a variable at any point: each one it sets is
+   * set to a value not known in `outer`, and one it declares integer is integer there too.
+   */
+  carryInto(outer: EvaluatedTwice): void {
+    for (const { name } of this.assigned) outer.assign(name, undefined, 0, false, undefined);
+    for (const name of this.integers) outer.integer(name);
+  }
+
   /** The reasons the script is unresolved, once it has been walked whole. */
   finish(): string[] {
     for (const { array, text, at, always, scope, what } of this.subscripts)

@@ -120,6 +120,7 @@ export class Walk {
         body: undefined,
       });
       this.found.unresolved.push(...this.twice.finish());
+      if (depth > 0) this.twice.carryInto(outerTwice);
     } finally {
       this.functions = outer;
       [this.functionNames, this.unsetFunctions] = [outerNames, outerUnset];
@@ -360,7 +361,7 @@ export class Walk {
     assignedBy(this.vars, program, words, names, text);
     const runs = textRunBy(program, words.slice(1));
     if (runs !== undefined) this.runText(runs, depth, at);
-    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text);
+    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text, stdin);
     if (wrappers > MAX_WRAPPERS) {
       this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
       return;

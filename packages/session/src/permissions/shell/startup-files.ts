@@ -1,3 +1,4 @@
+import { EXTDEBUG } from "./builtin-text.ts";
 import type { Found } from "./shell-walk.ts";
 import { clip } from "./shell-words.ts";
 
@@ -29,19 +30,41 @@ export function noteShellStart(
   args: readonly (string | undefined)[],
   homeDir: string,
   text: string,
+  stdin: string | undefined | null,
 ): void {
   found.startup.shells.push(text);
+  // An interactive shell reading its commands from its input expands history in them (`!!`, `^old^new`).
+  const flags = shellFlags(args);
+  if (/i/.test(flags) && !/c/.test(flags) && typeof stdin === "string" && /!|^\s*\^/m.test(stdin))
+    found.unresolved.push(
+      `\`${clip(text)}\` is interactive, so it expands history (\`!!\`, \`^old^new\`) in the lines it reads, which the gate does not follow`,
+    );
   // The shell is the command the walk noted last: a write before it to one of these files is written then run.
   const command = found.commands.length - 1;
   for (const file of [...HOME_FILES, ...OTHER_HOME_FILES])
     found.executed.push({ path: `${homeDir}/${file}`, command, startup: true });
   for (const path of SYSTEM_FILES) found.executed.push({ path, command, startup: true });
   for (const [index, word] of args.entries()) {
+    const option = /^-\w*O$/.test(word ?? "") ? args[index + 1] : null;
+    if (word === "--debugger" || option === undefined || option === "extdebug")
+      found.unresolved.push(EXTDEBUG);
     if (word !== "--rcfile" && word !== "--init-file") continue;
     found.unresolved.push(
       `\`${clip(text)}\` runs \`${args[index + 1] ?? "…"}\` as its start-up file, whose content is not checked`,
     );
   }
+}
+
+/** The one-letter options a shell is given (`-ic`, `+x`), up to its first operand. */
+function shellFlags(args: readonly (string | undefined)[]): string {
+  let flags = "";
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index];
+    if (word === undefined || !/^[-+]./.test(word) || word === "--") break;
+    if (/^[-+][^-]/.test(word)) flags += word.slice(1);
+    if (/^[-+]\w*[oO]$/.test(word) || word === "--rcfile" || word === "--init-file") index++;
+  }
+  return flags;
 }
 
 /** Why the command is unresolved when it starts a shell after changing where its start-up files are read from. */

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the literal text ${VAR} is the shell syntax under test.
 import { A, D, Q, type RowFamily } from "./row.ts";
 
 // Builtins whose arguments bash runs as commands or expands as words (bash's manual: `trap`, `compgen`/`complete`
@@ -91,6 +92,11 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     ["echo 'rm x' >> ~/.bashrc; bash -i -c ls", Q, Q],
     ["echo 'rm x' > e; ENV=e sh -i < /dev/null", Q, Q],
     ["read -r HOME <<< .; bash -l -c ls", Q, Q],
+    // An interactive shell reading its input expands history in the lines it reads.
+    ["bash -i <<< $'echo rm x\\n!!:1-2'", Q, Q],
+    ["bash -i <<< $'echo rm x\\n^echo ^'", Q, Q],
+    ["bash --posix -i <<< $'echo rm x\\n!!:1-2'", Q, Q],
+    ["bash -i <<< ls", A, A],
     ["bash -i -c ls", A, A],
     ["bash -l -c 'echo hi'", A, A],
     ["HOME=/tmp npm test", A, A],
@@ -106,6 +112,24 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     ["f() { local v=1; unset v; ((v)); }; f", Q, Q],
     ["unset -f ls; ls", Q, A],
     ["unset x; echo hi", Q, A],
+    // extdebug lets a DEBUG trap skip a command, such as the assignment that gave a variable its value.
+    [
+      "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'shopt -s extdebug; trap \"[[ \\$BASH_COMMAND != i=0 ]]\" DEBUG; i=0; ((i))'",
+      Q,
+      Q,
+    ],
+    ["shopt -s extglob extdebug", Q, Q],
+    ["shopt -s $o", Q, Q],
+    ["bash -O extdebug -c ls", Q, Q],
+    ["bash --debugger -c ls", Q, Q],
+    ["shopt -s extglob", Q, A],
+    // A variable made readonly keeps its value when the script assigns it.
+    ["d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'", Q, Q],
+    // Text run in the shell itself (a trap, eval) sets variables whenever it runs: what it sets is not known.
+    ["d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'trap \"i=\\$v\" DEBUG; i=0; ((i))'", Q, Q],
+    ["d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'i=0; eval \"i=\\$v\"; ((i))'", Q, Q],
+    ["d='$'; eval 'declare -i i'; i=\"a[${d}(rm x)]\"", Q, Q],
+    ["i=0; eval 'echo hi'; ((i++)); echo $i", A, A],
     // Refusals that name what they cannot read, and locals the script sets to numbers.
     ['printf "$fmt" x', Q, Q],
     ["read $v", Q, Q],
@@ -155,8 +179,17 @@ export const BUILTINS_RUNNING_TEXT: RowFamily = {
     "echo 'rm x' >> ~/.bashrc; bash -i -c ls",
     "echo 'rm x' > e; ENV=e sh -i < /dev/null",
     "echo 'rm x' > t; chmod +x t; unset PATH; t",
+    "bash -i <<< $'echo rm x\\n!!:1-2'",
+    "bash -i <<< $'echo rm x\\n^echo ^'",
+    "bash --posix -i <<< $'echo rm x\\n!!:1-2'",
+    "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'shopt -s extdebug; trap \"[[ \\$BASH_COMMAND != i=0 ]]\" DEBUG; i=0; ((i))'",
+    "d='$'; export i=\"a[${d}(rm x)]\"; bash -c 'declare -r i\ni=0\n((i))'",
+    "d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'trap \"i=\\$v\" DEBUG; i=0; ((i))'",
+    "d='$'; export v=\"a[${d}(rm x)]\"; bash -c 'i=0; eval \"i=\\$v\"; ((i))'",
+    "d='$'; eval 'declare -i i'; i=\"a[${d}(rm x)]\"",
   ],
   changing: [
+    "shopt -s extdebug",
     'trap "$v" EXIT',
     'compgen -W "$w" a',
     'complete -C "$c" ls',
