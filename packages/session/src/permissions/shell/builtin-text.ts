@@ -168,6 +168,9 @@ const RUN_HERE = new Set([
  * Every function name a script defines, at any depth (substitutions included), and every one it unsets (`unset -f
  * f`, or `unset f` when no variable f is set); `*` when a name it unsets is only known when it runs.
  */
+/** Command names after which a function may be unset. */
+const MAY_UNSET = new Set(["unset", "builtin", "command"]);
+
 export function definitions(
   unbash: Unbash,
   node: SyntaxNode,
@@ -176,10 +179,17 @@ export function definitions(
   decode: (word: Word) => string | undefined,
 ): void {
   if (node.type === "Function") defined.add(node.name.value);
-  if (node.type === "Command" && node.name !== undefined) {
-    const words = [node.name, ...node.args].map((word) =>
-      word.type === "Assignment" ? undefined : decode(word),
-    );
+  // Only `unset` (maybe behind `builtin`/`command`) and text run here can unset a function: other commands'
+  // words need no decoding.
+  const name = node.type === "Command" ? node.name : undefined;
+  const first = name === undefined ? undefined : decode(name);
+  if (
+    node.type === "Command" &&
+    name !== undefined &&
+    first !== undefined &&
+    (MAY_UNSET.has(first) || RUN_HERE.has(first))
+  ) {
+    const words = [name, ...node.args].map((word) => (word.type === "Assignment" ? undefined : decode(word)));
     while (words[0] === "builtin" || words[0] === "command") words.shift();
     if (words[0] === "unset") {
       const options = readOptions(words.slice(1), "");
