@@ -1,9 +1,11 @@
 import {
   CONTINUATION_DONE_SHOWN,
+  CONTINUATION_ERROR_LINES,
   CONTINUATION_OPEN_ERRORS_SHOWN,
+  ERROR_LINE_CHARS,
   REPLACED_IDS_SHOWN_AT_EACH_END,
 } from "../defaults.ts";
-import { estimateTextTokens } from "./conversation.ts";
+import { clip, estimateTextTokens } from "./conversation.ts";
 
 /** One action the replaced part ran: its user turn, its history id (when it has one) and its record. */
 export interface DoneAction {
@@ -75,6 +77,8 @@ interface Shape {
   errors: number;
   errorLines: number;
   input: boolean;
+  /** Characters each error line keeps (default: as found, the first up to 500). */
+  lineChars?: number;
 }
 
 /** The `<continuation>` block, in the given shape (how much of each part is shown). */
@@ -121,8 +125,10 @@ function render(continuation: Continuation, shape: Shape): string {
       parts.push(`- turn ${error.turn}${error.id ? ` [${error.id}]` : ""} ${error.call} → ${error.status}`);
       // The most recent errors keep their lines; older ones past the shape are named by call and id.
       const withLines = index >= continuation.openErrors.length - shape.errors;
-      if (withLines)
-        parts.push(...error.lines.slice(0, shape.errorLines).map((line) => `${ERROR_DETAIL}${line}`));
+      if (!withLines) return;
+      for (const line of error.lines.slice(0, shape.errorLines)) {
+        parts.push(`${ERROR_DETAIL}${shape.lineChars ? clip(line, shape.lineChars) : line}`);
+      }
     });
   }
   parts.push(CONTINUATION_CLOSE);
@@ -131,8 +137,9 @@ function render(continuation: Continuation, shape: Shape): string {
 
 /**
  * The `<continuation>` block within `budgetTokens`: everything when it fits, else fewer done actions listed
- * (the rest counted with their ids), fewer error lines, then the older open errors named by call and id only,
- * and the latest call without its input. Undefined when there is nothing to say.
+ * (the rest counted with their ids), fewer error lines, and the latest call without its input — down to a floor
+ * that may pass the budget: every open error with its first line (past a dozen, the older ones by call and id).
+ * Undefined when there is nothing to say.
  */
 export function renderContinuation(continuation: Continuation, budgetTokens: number): string | undefined {
   const empty =
@@ -143,12 +150,14 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     continuation.pending.length === 0 &&
     continuation.openErrors.length === 0;
   if (empty) return undefined;
+  // Done actions give way first, then error lines beyond the first, then the input. The floor, like the user's
+  // messages' floor, is every open error (the most recent dozen) with its first line: they are never dropped.
+  const all = CONTINUATION_OPEN_ERRORS_SHOWN;
   const shapes: Shape[] = [
-    { done: CONTINUATION_DONE_SHOWN, errors: CONTINUATION_OPEN_ERRORS_SHOWN, errorLines: 5, input: true },
-    { done: 4, errors: CONTINUATION_OPEN_ERRORS_SHOWN, errorLines: 3, input: true },
-    { done: 2, errors: CONTINUATION_OPEN_ERRORS_SHOWN, errorLines: 1, input: false },
-    { done: 0, errors: 3, errorLines: 1, input: false },
-    { done: 0, errors: 0, errorLines: 0, input: false },
+    { done: CONTINUATION_DONE_SHOWN, errors: all, errorLines: CONTINUATION_ERROR_LINES, input: true },
+    { done: 4, errors: all, errorLines: 3, input: true },
+    { done: 2, errors: all, errorLines: 1, input: true },
+    { done: 0, errors: all, errorLines: 1, input: false, lineChars: ERROR_LINE_CHARS },
   ];
   let text = "";
   for (const shape of shapes) {
