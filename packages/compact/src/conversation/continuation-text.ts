@@ -138,8 +138,8 @@ function render(continuation: Continuation, shape: Shape): string {
 /**
  * The `<continuation>` block within `budgetTokens`: everything when it fits, else fewer done actions listed
  * (the rest counted with their ids), fewer error lines, and the latest call without its input — down to a floor
- * that may pass the budget: every open error with its first line (past a dozen, the older ones by call and id).
- * Undefined when there is nothing to say.
+ * that may pass the budget: every open error with its first line. Undefined when there is nothing to say, or
+ * when even the floor is over the budget and there is neither an open error nor a last user message to carry.
  */
 export function renderContinuation(continuation: Continuation, budgetTokens: number): string | undefined {
   const empty =
@@ -164,7 +164,9 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     text = render(continuation, shape);
     if (estimateTextTokens(text) <= budgetTokens) return text;
   }
-  return text;
+  // Over the budget even at the floor: what must stay (open errors, the user's last message) stays; without
+  // them a small span gets no block, so that its summary still shrinks it.
+  return continuation.openErrors.length > 0 || continuation.lastUser ? text : undefined;
 }
 
 /** The last `<continuation>` block in a message (its tags included), or undefined. */
