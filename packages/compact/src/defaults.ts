@@ -349,3 +349,24 @@ export const FIRST_ERROR_LINE_CHARS = 500;
  * (so the model can go to history_read). Judgement call: ten ids cost about 100 tokens, a fixed cost per summary.
  */
 export const REPLACED_IDS_SHOWN_AT_EACH_END = 5;
+
+// ── The continuation a removing layer carries (decision 0040, "The continuation contract") ────────────
+
+/**
+ * Share of a summary's budget the continuation (last user message, execution point, done actions, pending work,
+ * open errors) may take; it comes out of the summary's budget, as the carried user messages do. Judgement call:
+ * nine open errors with five lines each and a dozen done actions fit in about 1,500 tokens.
+ */
+export const CONTINUATION_SHARE = 0.25;
+/** Smallest continuation budget, however small the window. Judgement call: a dozen errors named by call and id. */
+export const CONTINUATION_MIN_TOKENS = 400;
+/** Share of the replaced part the continuation may take at most, so a short span still shrinks. Judgement call, as the user messages' share. */
+export const CONTINUATION_SHARE_OF_REPLACED = 0.25;
+/** Done actions shown one a line (the most recent); older ones are counted with their history ids. Judgement call. */
+export const CONTINUATION_DONE_SHOWN = 12;
+/** Open errors shown with their lines; past that, named by call and id. Judgement call: a failing build rarely has more distinct failing calls. */
+export const CONTINUATION_OPEN_ERRORS_SHOWN = 12;
+/** Error lines an open error keeps. Judgement call: the message, its frame and a few assertion lines. */
+export const CONTINUATION_ERROR_LINES = 5;
+/** Characters of the latest call's input the continuation shows. Judgement call: a command or a small JSON object. */
+export const CONTINUATION_INPUT_CHARS = 300;

@@ -16,6 +16,7 @@ import {
   readCarriedUserMessages,
   renderCarriedUserMessages,
 } from "./carried-user-messages.ts";
+import { continuationIn } from "./continuation-text.ts";
 import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
 
 /** A weak summariser: whatever it is given, one fixed sentence, quoting no user message. */
@@ -227,7 +228,9 @@ describe("the carried messages' budget", () => {
     expect(carried[0]).toMatchObject({ chars: long(1).length });
     const tokens = estimateTextTokens(renderCarriedUserMessages(carried));
     expect(tokens).toBeLessThanOrEqual(800);
-    expect(budgets).toEqual([2_000 - tokens]);
+    // The continuation the ladder derives comes out of it too.
+    const continuation = estimateTextTokens(continuationIn(outcome.messageText)!);
+    expect(budgets).toEqual([2_000 - tokens - continuation]);
   });
 
   it("takes at most a quarter of what the summary stands for (a tenth in a recovery): a part of mostly the user's words still shrinks", async () => {
@@ -311,7 +314,9 @@ describe("a summary names the calls it replaced", () => {
     expect(text).toContain(
       `It replaced 14 tool calls (history_read ids ${ids.slice(0, 5).join(", ")}, … 4 more …, ${ids.slice(-5).join(", ")})`,
     );
-    for (const hidden of ids.slice(5, -5)) expect(text).not.toContain(hidden);
+    // The continuation lists the most recent calls as done; the line naming the span shows only its ends.
+    const named = text.slice(0, text.indexOf("<continuation>"));
+    for (const hidden of ids.slice(5, -5)) expect(named).not.toContain(hidden);
     // The block the next summary reads back keeps its shape.
     expect(JSON.stringify(readCarriedUserMessages(text))).toContain("Read the fourteen files.");
   });

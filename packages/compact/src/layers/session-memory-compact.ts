@@ -5,10 +5,12 @@ import {
   renderCarriedUserMessages,
   userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
+import { continuationBlock, continuationBudget } from "../conversation/continuation.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "../conversation/keep-window.ts";
 import { findNewestTurn, newestRoundStart } from "../conversation/newest-turn.ts";
 import {
+  CONTINUATION_MIN_TOKENS,
   EXTRACTION_WAIT_MS,
   NOTES_KEEP_FLOOR_TOKENS,
   NOTES_KEEP_MAX_TOKENS,
@@ -36,6 +38,8 @@ export interface SessionMemoryCompactOptions {
   userMessageBudgetTokens?: number;
   /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
   sessionDir?: string;
+  /** The summary's budget, of which the continuation (`<continuation>`) may take its share; default 1,600 tokens. */
+  summaryMaxTokens?: number;
 }
 
 /**
@@ -78,12 +82,20 @@ export async function sessionMemoryCompact(
     ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
     ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
   });
+  // Where the work stands, derived from the replaced messages whatever the notes say.
+  const standing = continuationBlock(
+    summarized,
+    kept,
+    continuationBudget(options.summaryMaxTokens ?? CONTINUATION_MIN_TOKENS * 4, summarized),
+    { carriedVerbatim: carried.flatMap((message) => ("text" in message ? [message.text] : [])) },
+  );
   const messageText = notesMessageText(
     notes.text,
     notes.path,
     options.continuation ?? "interactive",
     carried,
     options.sessionDir,
+    standing,
   );
   const tokensAfter = estimateTextTokens(messageText) + estimateTokens(kept);
   if (tokensAfter + (options.reservedTokens ?? 0) >= options.threshold) return undefined;
@@ -107,6 +119,7 @@ function notesMessageText(
   continuation: ContinuationStyle,
   userMessages: readonly CarriedUserMessage[],
   sessionDir: string | undefined,
+  standing: string | undefined,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. These are the session notes that were kept up to date during it; they stand for the earlier part.",
@@ -117,6 +130,7 @@ function notesMessageText(
   ];
   // Every message the user wrote in the part the notes stand for, whatever the notes say of it.
   if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
+  if (standing) parts.push("", standing);
   if (path) parts.push("", `The full notes are at ${path}.`);
   if (continuation === "interactive") {
     parts.push("", "Continue from where the conversation stopped without asking the user anything further.");
@@ -158,6 +172,7 @@ export function createSessionMemoryLayer(options: SessionMemoryLayerOptions): Su
         continuation: context.continuation,
         reservedTokens: context.reservedTokens,
         userMessageBudgetTokens: userMessageBudget(context.summaryMaxTokens),
+        summaryMaxTokens: context.summaryMaxTokens,
         ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
         keep: {
           minTokens: Math.round(NOTES_KEEP_MIN_TOKENS * scale),

@@ -1,5 +1,6 @@
 import type { Message } from "@unforget/core";
 import type { ContextEdit } from "@unforget/transcript";
+import { continuationBlock, continuationBudget } from "../conversation/continuation.ts";
 import {
   clip,
   estimateTextTokens,
@@ -10,7 +11,7 @@ import {
   userText,
 } from "../conversation/conversation.ts";
 import { findNewestTurn, newestRoundStart } from "../conversation/newest-turn.ts";
-import { QUOTE_CHARS, SNIP_KEEP_HEAD, SNIP_MAX_MESSAGES } from "../defaults.ts";
+import { CONTINUATION_MIN_TOKENS, QUOTE_CHARS, SNIP_KEEP_HEAD, SNIP_MAX_MESSAGES } from "../defaults.ts";
 import { defineLayer, type EditLayer, messagesTarget, plural } from "./layer.ts";
 import {
   isoTime,
@@ -77,7 +78,10 @@ export function snipCompact(messages: readonly Message[], options: SnipOptions =
   if (removed.length === 0 || (removed.length === 1 && isPlaceholder(removed[0]!)))
     return unchanged(messages);
 
-  const text = placeholderText(removed, turn.userMessageId);
+  const text = placeholderText(removed, turn.userMessageId, {
+    before: messages.slice(0, headEnd),
+    kept: messages.slice(tailStart),
+  });
   const tokensFreed = estimateTokens(removed) - estimateTextTokens(text);
   if (tokensFreed <= 0) return unchanged(messages);
   const edits: ContextEdit[] = [
@@ -120,7 +124,11 @@ function isPlaceholder(message: Message): boolean {
   return message.isMeta === true && message.metadata?.reason === "snip";
 }
 
-function placeholderText(removed: readonly Message[], newestUserMessageId: string | undefined): string {
+function placeholderText(
+  removed: readonly Message[],
+  newestUserMessageId: string | undefined,
+  around: { before: readonly Message[]; kept: readonly Message[] },
+): string {
   // The user's words quoted by an earlier snip placeholder are carried into the new one; the newest whole.
   const quotes = removed.flatMap((message) =>
     isUserAuthored(message)
@@ -134,9 +142,25 @@ function placeholderText(removed: readonly Message[], newestUserMessageId: strin
         : [],
   );
   const header = `[${removed.length} earlier messages were snipped from the middle of this conversation to save context; the full transcript is kept on disk.]`;
-  return quotes.length === 0
-    ? header
-    : `${header}\nThe user's messages among them, verbatim:\n${quotes.join("\n")}`;
+  // Where the work stands (done calls, open errors, the latest call), derived from what was snipped.
+  const whole = removed.flatMap((message) =>
+    isUserAuthored(message) && (message.id === newestUserMessageId || userText(message).length <= QUOTE_CHARS)
+      ? [userText(message)]
+      : [],
+  );
+  const standing = continuationBlock(
+    removed,
+    around.kept,
+    continuationBudget(CONTINUATION_MIN_TOKENS * 4, removed),
+    {
+      before: around.before,
+      carriedVerbatim: whole,
+    },
+  );
+  const parts = [header];
+  if (quotes.length > 0) parts.push(`The user's messages among them, verbatim:\n${quotes.join("\n")}`);
+  if (standing) parts.push(standing);
+  return parts.join("\n");
 }
 
 /**

@@ -88,67 +88,109 @@ export async function applyToolResultBudget(
     calls ??= indexToolUses(messages);
     return calls.get(id)?.use.name ?? "";
   };
-  const edits: ContextEdit[] = [];
-  const stats = { persisted: 0, truncated: 0, persistFailed: 0, userCut: 0 };
-  let tokensFreed = 0;
-
+  const run: BudgetRun = {
+    edits: [],
+    stats: { persisted: 0, truncated: 0, persistFailed: 0, userCut: 0 },
+    tokensFreed: 0,
+    limits: { maxMessageChars, maxResultChars, previewChars, capChars, truncateChars },
+    truncates,
+    toolName,
+    options,
+  };
+  // The results of one round (every result after an assistant message, in one message or several) share the
+  // message's limit: K parallel calls' outputs together keep the room of one message, however they arrive.
+  let round: Candidate[] = [];
+  let total = 0;
   for (let index = Math.max(0, options.fromIndex ?? 0); index < messages.length; index++) {
     const message = messages[index]!;
-    if (message.role !== "user") continue;
-    const userCut = cutUserMessage(message, options.maxUserMessageChars);
-    if (userCut) {
-      edits.push(userCut.edit);
-      tokensFreed += userCut.freed;
-      stats.userCut++;
+    if (message.role !== "user") {
+      await budgetRound(run, round, total);
+      round = [];
+      total = 0;
       continue;
     }
-    const candidates: Candidate[] = [];
-    let total = 0;
+    const userCut = cutUserMessage(message, options.maxUserMessageChars);
+    if (userCut) {
+      run.edits.push(userCut.edit);
+      run.tokensFreed += userCut.freed;
+      run.stats.userCut++;
+      continue;
+    }
     for (const block of message.content) {
       if (block.type !== "tool_result") continue;
       const chars = resultChars(block);
       total += chars;
       // A result already saved or cut stays as it is (saving a marker would overwrite the saved output).
-      if (isTextResult(block) && !isBudgeted(resultText(block))) candidates.push({ block, chars });
-    }
-    if (candidates.length === 0) continue;
-    candidates.sort((a, b) => b.chars - a.chars);
-    for (const candidate of candidates) {
-      const overCap = capChars !== undefined && candidate.chars > capChars;
-      if (candidate.chars <= maxResultChars && total <= maxMessageChars && !overCap) break;
-      const text = resultText(candidate.block);
-      let replacement: string | undefined;
-      let reason = "truncated";
-      let path: string | undefined;
-      const persist = candidate.chars > maxResultChars || total > maxMessageChars;
-      if (persist && options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
-        path = persistedOutputPath(options.sessionDir, candidate.block.tool_use_id);
-        try {
-          await persistOutput(path, text);
-          replacement = persistedOutputMarker(options.displayPath?.(path) ?? path, text, previewChars);
-          reason = "persisted";
-        } catch {
-          stats.persistFailed++;
-          path = undefined;
-        }
-      }
-      replacement ??= cutKeepingFirstError(text, truncateChars);
-      if (replacement.length >= text.length) continue;
-      const details: ContextEdit["details"] = { content: replacement, reason, originalChars: text.length };
-      if (path !== undefined) details.path = path;
-      edits.push({
-        kind: "replace_tool_result",
-        toolUseIds: [candidate.block.tool_use_id],
-        details: details as { content: string; reason: string },
-      });
-      stats[reason === "persisted" ? "persisted" : "truncated"]++;
-      tokensFreed += estimateTextTokens(text) - estimateTextTokens(replacement);
-      total -= candidate.chars - replacement.length;
+      if (isTextResult(block) && !isBudgeted(resultText(block))) round.push({ block, chars });
     }
   }
+  await budgetRound(run, round, total);
+  const { edits, stats, tokensFreed } = run;
   return resultFromEdits(messages, edits, isoTime(options.now), tokensFreed, stats, {
     newestTurn: "may-cut",
   });
+}
+
+interface BudgetRun {
+  edits: ContextEdit[];
+  stats: { persisted: number; truncated: number; persistFailed: number; userCut: number };
+  tokensFreed: number;
+  limits: {
+    maxMessageChars: number;
+    maxResultChars: number;
+    previewChars: number;
+    capChars: number | undefined;
+    truncateChars: number;
+  };
+  truncates: (toolName: string) => boolean;
+  toolName: (id: string) => string;
+  options: ToolResultBudgetOptions;
+}
+
+/** One round's results within the limits: the largest first, saved (or cut) until the rest fits. */
+async function budgetRound(run: BudgetRun, round: readonly Candidate[], roundChars: number): Promise<void> {
+  if (round.length === 0) return;
+  const { maxMessageChars, maxResultChars, previewChars, capChars, truncateChars } = run.limits;
+  const { options, truncates, toolName } = run;
+  const candidates = [...round].sort((a, b) => b.chars - a.chars);
+  let total = roundChars;
+  for (const candidate of candidates) {
+    const overCap = capChars !== undefined && candidate.chars > capChars;
+    if (candidate.chars <= maxResultChars && total <= maxMessageChars && !overCap) break;
+    const text = resultText(candidate.block);
+    let replacement: string | undefined;
+    let reason = "truncated";
+    let path: string | undefined;
+    const persist = candidate.chars > maxResultChars || total > maxMessageChars;
+    if (persist && options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
+      path = persistedOutputPath(options.sessionDir, candidate.block.tool_use_id);
+      try {
+        await persistOutput(path, text);
+        replacement = persistedOutputMarker(options.displayPath?.(path) ?? path, text, previewChars);
+        reason = "persisted";
+      } catch {
+        run.stats.persistFailed++;
+        path = undefined;
+      }
+    }
+    // Over the round's limit with nowhere to save it: each result keeps its share of the limit (cap × K ≤ limit).
+    const share =
+      total > maxMessageChars
+        ? Math.max(PREVIEW_CHARS, Math.floor(maxMessageChars / round.length))
+        : truncateChars;
+    replacement ??= cutKeepingFirstError(text, Math.min(truncateChars, share));
+    if (replacement.length >= text.length) continue;
+    const details: ContextEdit["details"] = { content: replacement, reason, originalChars: text.length };
+    if (path !== undefined) details.path = path;
+    run.edits.push({
+      kind: "replace_tool_result",
+      toolUseIds: [candidate.block.tool_use_id],
+      details: details as { content: string; reason: string },
+    });
+    run.stats[reason === "persisted" ? "persisted" : "truncated"]++;
+    run.tokensFreed += estimateTextTokens(text) - estimateTextTokens(replacement);
+    total -= candidate.chars - replacement.length;
+  }
 }
 
 /**

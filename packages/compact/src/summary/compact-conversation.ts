@@ -13,6 +13,7 @@ import {
   renderCarriedUserMessages,
   userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
+import { continuationBlock, continuationBudget } from "../conversation/continuation.ts";
 import { estimateTextTokens, estimateTokens, userText } from "../conversation/conversation.ts";
 import { calculateKeepStart, type KeepWindowOptions } from "../conversation/keep-window.ts";
 import { findNewestTurn, newestRoundStart } from "../conversation/newest-turn.ts";
@@ -137,9 +138,23 @@ export async function compactConversation(
   // The carried messages come out of the summary's budget: the summary message is no larger for carrying them.
   const carriedTokens =
     carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried, options.sessionDir)) : 0;
+  // So does the continuation the ladder derives from the replaced messages, whatever the summariser writes.
+  const continuation = continuationBlock(
+    opening ? [opening, ...summarized] : summarized,
+    tail,
+    continuationBudget(options.summaryMaxTokens, summarized),
+    {
+      before: head,
+      carriedVerbatim: carried.flatMap((message) => ("text" in message ? [message.text] : [])),
+    },
+  );
+  const continuationTokens = continuation ? estimateTextTokens(continuation) : 0;
   const result = await summarizeInPieces(input, scope, previousSummary, {
     ...options,
-    summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, options.summaryMaxTokens - carriedTokens),
+    summaryMaxTokens: Math.max(
+      SUMMARY_MIN_TOKENS,
+      options.summaryMaxTokens - carriedTokens - continuationTokens,
+    ),
   });
   const messageText = summaryMessageText(
     result.text,
@@ -148,6 +163,7 @@ export async function compactConversation(
     carried,
     options.sessionDir,
     replacedToolUseIds(summarized),
+    continuation,
   );
   const kept = [...head, ...tail];
   return {

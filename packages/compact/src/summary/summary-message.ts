@@ -24,7 +24,7 @@ function replacedCallsLine(ids: readonly string[]): string {
 
 /**
  * The user message that carries a summary: what it is, the summary, the user's messages of the part it stands
- * for (carried by the ladder, whatever the summary says), and how to go on.
+ * for and where the work stands (both carried by the ladder, whatever the summary says), and how to go on.
  */
 export function summaryMessageText(
   summary: string,
@@ -33,6 +33,7 @@ export function summaryMessageText(
   userMessages: readonly CarriedUserMessage[] = [],
   sessionDir?: string,
   toolUseIds: readonly string[] = [],
+  continuationBlock?: string,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -43,6 +44,8 @@ export function summaryMessageText(
   ];
   if (toolUseIds.length > 0) parts.push("", replacedCallsLine(toolUseIds));
   if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
+  // Where the work stands (`<continuation>`), derived by the ladder from the replaced messages.
+  if (continuationBlock) parts.push("", continuationBlock);
   if (transcriptPath) {
     parts.push(
       "",

@@ -85,8 +85,9 @@ export interface AgentSession {
   readonly mcpServers: SessionMcpServers | undefined;
   /**
    * Sends a prompt and runs the turn: the model is called, and its tools run, until it ends its turn, `maxTurns`
-   * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs. Breaking out of the
-   * iteration interrupts the turn.
+   * is reached or `signal` aborts. Throws `SessionBusyError` while another turn runs; sent while a compaction
+   * or clear runs, the turn waits for it (and for the prompts sent before it), so it lands after the summary, in
+   * order. Breaking out of the iteration interrupts the turn.
    */
   send(prompt: string | ContentBlock[], options?: { signal?: AbortSignal }): SessionTurn;
   /** Interrupts the running turn (as its signal would); does nothing between turns. */

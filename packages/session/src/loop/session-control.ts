@@ -31,7 +31,9 @@ export type OpenRuntime = (
 export interface SessionState {
   current: SessionRuntime;
   /** The turn, compaction or clear running now; `interrupt()` aborts it. */
-  running: { controller: AbortController; done: Promise<unknown> } | undefined;
+  running: { controller: AbortController; done: Promise<unknown>; exclusive?: string } | undefined;
+  /** Prompts sent while a compaction or clear ran, waiting for it (and each for the one before), in order. */
+  queue?: { waiting: number; last: Promise<unknown> };
   closed: boolean;
   readonly options: AgentSessionOptions;
   /** The tools of the next model call. */
@@ -56,7 +58,7 @@ async function exclusive<T>(
   guard(state, operation);
   const controller = new AbortController();
   const done = work(controller.signal);
-  state.running = { controller, done: done.catch(() => undefined) };
+  state.running = { controller, done: done.catch(() => undefined), exclusive: operation };
   try {
     return await done;
   } finally {
@@ -70,12 +72,26 @@ export function sendTurn(
   prompt: string | ContentBlock[],
   sendOptions: { signal?: AbortSignal },
 ): SessionTurn {
-  guard(state, "send()");
+  if (state.closed) throw new SessionClosedError("send()");
   if (typeof prompt === "string" ? prompt.trim() === "" : prompt.length === 0) {
     throw new InvalidMessageError(
       "send() needs a prompt, and it was empty (providers refuse empty messages). Pass the user's words, or blocks with content.",
     );
   }
+  // Sent while a compaction runs (or behind prompts that were): it goes after it, in order.
+  if (state.running?.exclusive !== undefined || (state.queue?.waiting ?? 0) > 0) {
+    return queuedTurn(state, prompt, sendOptions);
+  }
+  return startTurn(state, prompt, sendOptions);
+}
+
+/** Starts a turn now: refused while other work runs. */
+function startTurn(
+  state: SessionState,
+  prompt: string | ContentBlock[],
+  sendOptions: { signal?: AbortSignal },
+): SessionTurn {
+  guard(state, "send()");
   const controller = new AbortController();
   const outer = sendOptions.signal;
   const onAbort = () => controller.abort(outer?.reason);
@@ -116,6 +132,43 @@ export function sendTurn(
   );
   state.running = { controller, done: done.catch(() => undefined) };
   // The outcome is read through result() or the iteration; an unread failure is not an unhandled rejection.
+  done.catch(() => {});
+  return {
+    [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
+    result: () => {
+      channel.discardUnread();
+      return done;
+    },
+  };
+}
+
+/**
+ * A prompt sent while a compaction or clear runs: its turn starts once that work and the prompts queued before
+ * it are done, so it lands after the summary (and its continuation), in the order the prompts were sent.
+ */
+function queuedTurn(
+  state: SessionState,
+  prompt: string | ContentBlock[],
+  sendOptions: { signal?: AbortSignal },
+): SessionTurn {
+  const queue = state.queue ?? { waiting: 0, last: Promise.resolve() };
+  state.queue = queue;
+  queue.waiting++;
+  const channel = new EventChannel<SessionEvent>(() => {});
+  const before = Promise.all([queue.last, state.running?.done]);
+  const done = before.then(async () => {
+    queue.waiting--;
+    try {
+      const turn = startTurn(state, prompt, sendOptions);
+      for await (const event of turn) channel.push(event);
+      channel.close();
+      return await turn.result();
+    } catch (error) {
+      channel.fail(error);
+      throw error;
+    }
+  });
+  queue.last = done.catch(() => undefined);
   done.catch(() => {});
   return {
     [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator](),
