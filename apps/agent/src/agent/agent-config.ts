@@ -18,6 +18,8 @@ export interface AgentConfig {
   models: ModelLimitSettings;
   compaction: ContextManagerConfig;
   memory: NonNullable<AgentSettings["memory"]>;
+  /** The history tools and their paragraph in the system prompt (`history`, default true). */
+  history: boolean;
   hooks: HookCommandSettings;
   permissionSources: (PermissionRuleLists & { source: PermissionRuleSource })[];
   defaultMode?: PermissionMode;
@@ -53,6 +55,7 @@ export function resolveAgentConfig(
     models: {},
     compaction: {},
     memory: {},
+    history: true,
     hooks: {},
     permissionSources: [],
     additionalDirectories: [],
@@ -69,6 +72,7 @@ export function resolveAgentConfig(
     for (const [model, limits] of Object.entries(settings.models ?? {}))
       config.models[model] = { ...config.models[model], ...limits };
     if (settings.memory) config.memory = { ...config.memory, ...settings.memory };
+    if (settings.history !== undefined) config.history = settings.history;
     if (settings.compaction) mergeCompaction(config.compaction, settings.compaction, layer.file);
     const permissions = settings.permissions ?? {};
     const lists: PermissionRuleLists = {};

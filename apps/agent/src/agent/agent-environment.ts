@@ -305,6 +305,7 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
       ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
     },
     tasks,
+    history: config.history,
     permissions: {
       ...(mode ? { mode } : {}),
       sources: config.permissionSources,

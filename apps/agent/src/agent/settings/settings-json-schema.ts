@@ -84,6 +84,7 @@ export const SETTINGS_SCHEMA = {
         sessionNotes: { type: "boolean" },
       },
     },
+    history: { type: "boolean" },
     mcpServers: { type: "object" },
     plugins: STRING_LIST,
     trustedProjects: {

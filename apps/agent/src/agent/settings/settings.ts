@@ -41,6 +41,11 @@ export interface AgentSettings {
     recall?: "every-prompt" | "first-prompt" | "off";
     sessionNotes?: boolean;
   };
+  /**
+   * The history tools (`context_status`, `history_search`, `history_read`) and their paragraph in the system
+   * prompt; default true, `false` turns them off.
+   */
+  history?: boolean;
   mcpServers?: unknown;
   plugins?: string[];
   trustedProjects?: Record<string, { fingerprint: string; trustedAt?: string; items?: string[] }>;
