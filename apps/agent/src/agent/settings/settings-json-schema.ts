@@ -85,6 +85,15 @@ export const SETTINGS_SCHEMA = {
       },
     },
     history: { type: "boolean" },
+    summarizer: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        model: { type: "string", minLength: 1 },
+        provider: { enum: ["anthropic", "bedrock", "vertex"] },
+      },
+      required: ["model"],
+    },
     mcpServers: { type: "object" },
     plugins: STRING_LIST,
     trustedProjects: {
