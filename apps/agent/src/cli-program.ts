@@ -87,6 +87,10 @@ export function createProgram(output: AgentIO): Command {
         .choices(["offline", "model"])
         .default("offline"),
     )
+    .option(
+      "--summarizer-model <model>",
+      "the model that writes the summaries (with --summarizer model) and whose prices they are billed at (default: the session's)",
+    )
     .addOption(
       new Option(
         "--cache-ttl <lifetime>",
@@ -111,6 +115,9 @@ export function createProgram(output: AgentIO): Command {
           demo: options.demo === true,
           window: options.window as string,
           summarizer: options.summarizer as string,
+          ...(typeof options.summarizerModel === "string"
+            ? { summarizerModel: options.summarizerModel }
+            : {}),
           cacheTtl: options.cacheTtl as string,
           json: options.json === true,
           ...(typeof options.report === "string" ? { report: options.report } : {}),

@@ -14,6 +14,7 @@ import {
 import type { Message, ToolDefinition, ToolResultRetention } from "@unforget/core";
 import { asSchema, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { createAiSdkSummarizer } from "./ai-sdk-summarizer.ts";
+import { aiSdkHistory } from "./history-tool-set.ts";
 import { isRecord } from "./is-record.ts";
 import { createModelMessageCodec } from "./model-message-codec.ts";
 import {
@@ -46,6 +47,11 @@ export interface AiSdkContextOptions extends Omit<ContextManagerOptions, "model"
    * request's breakpoints to you.
    */
   settledBreakpoint?: false | PartProviderOptions;
+  /**
+   * The history tools (`context_status`, `history_search`, `history_read`) as `context.historyTools`, indexing the
+   * `transcript` (or, without one, `<sessionDir>/transcript.jsonl`, which the adapter then writes); default false.
+   */
+  history?: boolean;
 }
 
 /** What `prepareStep` receives from `generateText` / `streamText` (the fields the adapter reads, in AI SDK 6 and 7). */
@@ -76,6 +82,11 @@ export interface AiSdkContext {
   status(): ContextStatus;
   /** Subscribes to every event; returns the unsubscribe function. */
   on(listener: HostConversationListener): () => void;
+  /**
+   * With `history: true`, the history tools as AI SDK tools (`context_status`, `history_search`,
+   * `history_read`): give them to the loop with yours, and `HISTORY_TOOLS_NOTE` in the system prompt. Empty otherwise.
+   */
+  readonly historyTools: ToolSet;
 }
 
 export function modelIdOf(model: LanguageModel): string {
@@ -106,6 +117,7 @@ export function managerOptions(options: AiSdkContextOptions): ContextManagerOpti
     tools,
     onEvent: _onEvent,
     settledBreakpoint: _breakpoint,
+    history: _history,
     resultRetention,
     ...rest
   } = options;
@@ -165,7 +177,15 @@ export function instructionsText(instructions: unknown): string | undefined {
  * room, PreCompact / PostCompact hooks around it), and the step sends the projection. Works with the AI SDK 6
  * (which passes the whole history each step) and 7 (which carries the returned messages forward).
  */
-export function createAiSdkContext(options: AiSdkContextOptions): AiSdkContext {
+export function createAiSdkContext(given: AiSdkContextOptions): AiSdkContext {
+  let historyTools: ToolSet = {};
+  let options = given;
+  if (given.history) {
+    const history = aiSdkHistory(given, () => conversation.manager);
+    historyTools = history.tools;
+    // Counted with the loop's tools, and their results are reproducible (read again from the transcript).
+    options = { ...given, transcript: history.transcript, tools: { ...given.tools, ...historyTools } };
+  }
   const conversation: HostConversation<ModelMessage> = createHostConversation({
     codec: createModelMessageCodec(),
     createManager: () => createContextManager(managerOptions(options)),
@@ -211,6 +231,7 @@ export function createAiSdkContext(options: AiSdkContextOptions): AiSdkContext {
     },
     status: () => conversation.status(),
     on: (listener) => conversation.on(listener),
+    historyTools,
   };
 }
 

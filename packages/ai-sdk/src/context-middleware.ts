@@ -56,7 +56,7 @@ function callTools(tools: unknown): ToolDefinition[] | undefined {
  * reports anchors the next call's count; and when the provider refuses a prompt as too long, the middleware
  * compacts reactively and retries once.
  */
-export function createContextMiddleware(options: AiSdkContextOptions): ContextMiddleware {
+export function createContextMiddleware(options: Omit<AiSdkContextOptions, "history">): ContextMiddleware {
   const conversation = createHostConversation<ModelMessage>({
     codec: createModelMessageCodec(),
     createManager: () => createContextManager(managerOptions(options)),

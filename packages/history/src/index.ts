@@ -4,6 +4,13 @@ export {
   HistorySessionNotFoundError,
 } from "./history-errors.ts";
 export type { HistoryItemKind } from "./history-items.ts";
+export type { HostHistory, HostHistoryOptions, TranscriptFile } from "./history-source.ts";
+export {
+  createHistorySource,
+  createHostHistory,
+  createTranscriptFile,
+  HISTORY_TOOLS_NOTE,
+} from "./history-source.ts";
 export type { HistorySource } from "./history-tools.ts";
 export { createHistoryTools } from "./history-tools.ts";
 export type {

@@ -1,4 +1,5 @@
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import {
   type ContextManagerOptions,
   type ContextStatus,
@@ -15,7 +16,9 @@ import {
   type ToolDefinition,
   type ToolResultRetention,
 } from "@unforget/core";
+import { HISTORY_TOOLS_NOTE } from "@unforget/history";
 import { createMiddleware } from "langchain";
+import { langChainHistory } from "./history-tools.ts";
 import { isRecord } from "./is-record.ts";
 import { langChainCodec } from "./langchain-codec.ts";
 import {
@@ -57,6 +60,12 @@ export interface ContextMiddlewareOptions extends LangChainContextOptions {
    * state keeps every message.
    */
   mode?: "state" | "request";
+  /**
+   * The history tools (`context_status`, `history_search`, `history_read`), which the middleware gives the agent
+   * itself, with a paragraph about them after the system prompt. They index the `transcript` (or, without one,
+   * `<sessionDir>/transcript.jsonl`, which the middleware then writes); default false.
+   */
+  history?: boolean;
 }
 
 /** What the middleware exposes besides being one. */
@@ -171,8 +180,15 @@ function requestTools(tools: unknown): ToolDefinition[] | undefined {
  * count. When the provider refuses a prompt as too long, it compacts reactively and retries the call once.
  */
 export function createContextMiddleware(options: ContextMiddlewareOptions) {
-  const { mode = "state", ...contextOptions } = options;
+  const { mode = "state", history: withHistory = false, ...given } = options;
   const tools = createToolRetentions();
+  let contextOptions: LangChainContextOptions = given;
+  let historyTools: StructuredToolInterface[] = [];
+  if (withHistory) {
+    const history = langChainHistory(given, () => conversation.manager);
+    historyTools = history.tools;
+    contextOptions = { ...given, transcript: history.transcript };
+  }
   const conversation = createLangChainConversation(contextOptions, tools);
   const providerId = `langchain:${chatModelId(options.model) ?? "model"}`;
   let lastResult: PrepareResult | undefined;
@@ -186,6 +202,7 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
 
   const middleware = createMiddleware({
     name: "UnforgetContextMiddleware",
+    ...(withHistory ? { tools: historyTools } : {}),
     ...(mode === "state"
       ? {
           beforeModel: async (state: { messages: BaseMessage[] }) => {
@@ -199,8 +216,13 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
       : {}),
     wrapModelCall: async (request, handler) => {
       tools.observe(request.tools);
-      const systemText = typeof request.systemPrompt === "string" ? request.systemPrompt : undefined;
-      let current = request;
+      let current = withHistory ? withHistoryNote(request) : request;
+      const given = typeof request.systemPrompt === "string" ? request.systemPrompt : undefined;
+      const systemText = withHistory
+        ? given
+          ? `${given}\n\n${HISTORY_TOOLS_NOTE}`
+          : HISTORY_TOOLS_NOTE
+        : given;
       if (mode === "request") {
         conversation.append(request.messages);
         const prepared = await conversation.prepare(prepareOptions(systemText, request.tools));
@@ -215,7 +237,7 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
         // The model's limit is below what the ladder thought: compact reactively and send once more.
         const recovered = await conversation.recover(typed, prepareOptions(systemText, request.tools));
         lastResult = recovered.result;
-        return handler({ ...request, messages: recovered.messages });
+        return handler({ ...current, messages: recovered.messages });
       }
     },
   });
@@ -231,4 +253,13 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
   };
   return Object.defineProperties(middleware, Object.getOwnPropertyDescriptors(extra)) as typeof middleware &
     ContextMiddlewareState;
+}
+
+/** The request with the history tools' paragraph after its system prompt (once). */
+function withHistoryNote<
+  T extends { systemMessage: { concat(text: string): unknown }; systemPrompt?: string },
+>(request: T): T {
+  if (request.systemPrompt?.includes(HISTORY_TOOLS_NOTE)) return request;
+  const systemMessage = request.systemMessage.concat(`\n\n${HISTORY_TOOLS_NOTE}`) as T["systemMessage"];
+  return { ...request, systemMessage };
 }

@@ -67,6 +67,10 @@ export function addAgentCommand(program: Command, io: AgentIO): void {
     )
     .option("--max-turns <n>", "most model calls for the prompt", positiveInteger)
     .option("--model <model>", "the model (default: settings, UNFORGET_MODEL, the provider's default)")
+    .option(
+      "--summarizer-model <model>",
+      "the model that writes summaries and session notes, e.g. a cheaper one (default: settings, the model)",
+    )
     .addOption(
       new Option(
         "--provider <name>",
@@ -110,6 +114,7 @@ async function runAgent(
   const flags: AgentFlags = {
     ...(typeof options.model === "string" ? { model: options.model } : {}),
     ...(typeof options.provider === "string" ? { provider: options.provider } : {}),
+    ...(typeof options.summarizerModel === "string" ? { summarizerModel: options.summarizerModel } : {}),
     ...(typeof options.resume === "string" ? { resume: options.resume } : {}),
     ...(options.continue === true ? { continue: true } : {}),
     ...(typeof options.permissionMode === "string"

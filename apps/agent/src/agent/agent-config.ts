@@ -18,6 +18,10 @@ export interface AgentConfig {
   models: ModelLimitSettings;
   compaction: ContextManagerConfig;
   memory: NonNullable<AgentSettings["memory"]>;
+  /** The history tools and their paragraph in the system prompt (`history`, default true). */
+  history: boolean;
+  /** The model (and provider) that writes summaries and session notes (`summarizer`), when not the session's. */
+  summarizer?: { model: string; provider?: string };
   hooks: HookCommandSettings;
   permissionSources: (PermissionRuleLists & { source: PermissionRuleSource })[];
   defaultMode?: PermissionMode;
@@ -53,6 +57,7 @@ export function resolveAgentConfig(
     models: {},
     compaction: {},
     memory: {},
+    history: true,
     hooks: {},
     permissionSources: [],
     additionalDirectories: [],
@@ -69,6 +74,8 @@ export function resolveAgentConfig(
     for (const [model, limits] of Object.entries(settings.models ?? {}))
       config.models[model] = { ...config.models[model], ...limits };
     if (settings.memory) config.memory = { ...config.memory, ...settings.memory };
+    if (settings.history !== undefined) config.history = settings.history;
+    if (settings.summarizer !== undefined) config.summarizer = settings.summarizer;
     if (settings.compaction) mergeCompaction(config.compaction, settings.compaction, layer.file);
     const permissions = settings.permissions ?? {};
     const lists: PermissionRuleLists = {};

@@ -41,6 +41,8 @@ import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./sy
 export interface AgentFlags {
   model?: string;
   provider?: string;
+  /** `--summarizer-model`: the model that writes summaries and session notes (on the session's provider). */
+  summarizerModel?: string;
   resume?: string;
   continue?: boolean;
   permissionMode?: PermissionMode;
@@ -95,6 +97,8 @@ export interface AgentEnvironment {
   /** Where requests go, when that is not the provider's own service (`ANTHROPIC_BASE_URL`, …). */
   providerEndpoint: string | undefined;
   model: string;
+  /** The model (and provider, when another) that writes summaries and session notes, when not the session's. */
+  summarizer: { model: string; provider?: ModelProvider } | undefined;
   config: AgentConfig;
   trust: TrustState;
   trusted: boolean;
@@ -141,6 +145,11 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   });
   const model = flags.model ?? untrusted.model ?? chosen.model;
   checkModel(model, flags, untrusted, loaded);
+  const summarizer = await summarizerFor(flags, untrusted, chosen.providerName, (name) =>
+    chooseProvider(env, name, {
+      ...(Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {}),
+    }),
+  );
   const mcpFlagServers: Record<string, McpServerConfig> = {};
   for (const file of flags.mcpConfig ?? []) Object.assign(mcpFlagServers, await readMcpFlag(file, env));
   const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
@@ -177,6 +186,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     providerReason: chosen.reason,
     providerEndpoint: chosen.endpoint,
     model,
+    summarizer,
     config,
     trust: state,
     trusted,
@@ -194,6 +204,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
           options,
           provider,
           model,
+          summarizer,
           system,
           additionalDirectories,
           tasks,
@@ -269,6 +280,7 @@ interface SessionParts {
   options: AgentEnvironmentOptions;
   provider: ModelProvider;
   model: AgentEnvironment["model"];
+  summarizer: AgentEnvironment["summarizer"];
   system: ReturnType<typeof buildSystemPrompt>;
   additionalDirectories: string[];
   tasks: TaskManager;
@@ -289,6 +301,7 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
   return createAgentSession({
     provider: parts.provider,
     model: parts.model,
+    ...(parts.summarizer ? { summarizer: parts.summarizer } : {}),
     system: parts.system,
     tools: createBuiltinTools({ additionalDirectories, bash: { tasks } }),
     sessionsDir: parts.sessionsDir,
@@ -307,6 +320,7 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
       ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
     },
     tasks,
+    history: config.history,
     permissions: {
       ...(mode ? { mode } : {}),
       sources: config.permissionSources,
@@ -367,6 +381,23 @@ function checkModel(model: string, flags: AgentFlags, config: AgentConfig, loade
   const layer = loaded.layers.findLast((candidate) => candidate.settings.model === model);
   if (layer) throw new SettingsError(`${layer.file}: model ${problem}`, { file: layer.file, key: "model" });
   throw new ConfigurationError(`UNFORGET_MODEL: ${problem}`, { setting: "UNFORGET_MODEL" });
+}
+
+/**
+ * The summariser model: `--summarizer-model` (on the session's provider), else the settings' `summarizer`, on its
+ * own provider when it names another.
+ */
+async function summarizerFor(
+  flags: AgentFlags,
+  config: AgentConfig,
+  sessionProvider: string,
+  providerNamed: (name: string) => Promise<{ provider: ModelProvider }>,
+): Promise<AgentEnvironment["summarizer"]> {
+  if (flags.summarizerModel !== undefined) return { model: flags.summarizerModel };
+  const setting = config.summarizer;
+  if (setting === undefined) return undefined;
+  if (setting.provider === undefined || setting.provider === sessionProvider) return { model: setting.model };
+  return { model: setting.model, provider: (await providerNamed(setting.provider)).provider };
 }
 
 async function chooseProvider(

@@ -299,6 +299,23 @@ describe("unforget -p on the Anthropic fake", () => {
     expect(modelCalls()).toHaveLength(0);
   });
 
+  it("offers the history tools and says so in the system prompt, unless the settings turn them off", async () => {
+    fake.enqueue({ kind: "reply", text: "ok" });
+    expect((await run(["-p", "hi"])).code).toBe(0);
+    const names = (call: number) =>
+      ((modelCalls()[call]?.body as { tools?: { name: string }[] } | undefined)?.tools ?? []).map(
+        (tool) => tool.name,
+      );
+    expect(names(0)).toEqual(expect.arrayContaining(["context_status", "history_search", "history_read"]));
+    expect(systemText(modelCalls()[0]!)).toContain("history_search finds anything");
+    folders.write("home/.unforget/settings.json", { history: false });
+    fake.enqueue({ kind: "reply", text: "ok" });
+    expect((await run(["-p", "hi"])).code).toBe(0);
+    expect(names(1)).not.toContain("history_search");
+    expect(names(1)).not.toContain("context_status");
+    expect(systemText(modelCalls()[1]!)).not.toContain("history_search");
+  });
+
   it("refuses a settings file with a bad key, naming the file and the key", async () => {
     const file = folders.write("home/.unforget/settings.json", { compaction: { treshold: { percent: 50 } } });
     const result = await run(["-p", "hi"]);

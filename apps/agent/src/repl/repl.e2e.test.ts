@@ -161,7 +161,16 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     );
     from = agent.mark();
     await agent.send("/compact keep the file names");
-    await agent.waitFor(/Compacted \((summary|full|session-memory)\): [\d.]+K? → [\d.]+K? tokens/, { from });
+    const compacted = await agent.waitFor(
+      /Compacted \((summary|full|session-memory)\): [\d.]+K? → [\d.]+K? tokens/,
+      { from },
+    );
+    // The gauge shows the compacted size at once, before any request.
+    const after = /→ ([\d.]+K?) tokens/.exec(compacted)?.[1] ?? "none";
+    await agent.waitFor(new RegExp(` ${after.replace(".", "\\.")}/[\\d.]+K? \\(`), { from });
+    expect(fake.requests.filter((request) => request.operation !== "count_tokens").at(-1)).toSatisfy(
+      isSummaryRequest,
+    );
     const summaryCall = fake.requests.find(isSummaryRequest);
     expect(JSON.stringify(summaryCall?.body)).toContain("keep the file names");
     from = agent.mark();

@@ -4,6 +4,7 @@ import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings/settings-schema.ts";
 import { describeSummaryWriter } from "../agent/summary-writer.ts";
+import { compactToTarget, parseCompactArguments, type TargetOutcome } from "./compact-target.ts";
 import { describeProposal } from "./describe-proposal.ts";
 import type { ReplController } from "./repl-controller.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
@@ -46,16 +47,29 @@ function table(rows: readonly (readonly string[])[]): string {
 
 const compact: SlashCommand = {
   name: "compact",
-  usage: "[--preview] [instructions]",
+  usage: "[--preview] [--target SIZE] [instructions]",
   summary:
-    "compacts the conversation now (instructions steer the summary; --preview shows the summary and applies nothing)",
+    "compacts the conversation now (instructions steer the summary; --target 20K compacts until the context is at or under 20K tokens; --preview shows the summary and applies nothing)",
   whileIdle: true,
   async run(controller, args) {
     const { session } = needSession(controller);
-    const preview = /^--preview(\s|$)/.test(args);
-    const instructions = (preview ? args.replace(/^--preview/, "") : args).trim();
+    const { preview, target, instructions } = parseCompactArguments(args);
+    if (preview && target !== undefined) {
+      print(
+        controller,
+        "--preview shows one summary and applies nothing, so it takes no --target: drop one of them.",
+      );
+      return;
+    }
     controller.store.update({ busy: true });
     try {
+      if (target !== undefined) {
+        print(
+          controller,
+          describeTargetOutcome(await compactToTarget(session, target, instructions || undefined), target),
+        );
+        return;
+      }
       const report = await session.compact(instructions || undefined, preview ? { preview: true } : {});
       if (preview) {
         const shown = report.preview;
@@ -88,6 +102,18 @@ const compact: SlashCommand = {
     }
   },
 };
+
+/** `/compact --target`'s line: where the context went, and why it stopped above the target when it did. */
+function describeTargetOutcome(outcome: TargetOutcome, target: number): string {
+  const { reports, tokensBefore, tokensAfter } = outcome;
+  if (reports.length === 0)
+    return `Nothing to do: the context is ${formatTokens(tokensBefore)} tokens, at or under the ${formatTokens(target)} target.`;
+  const rounds = reports.length === 1 ? "one compaction" : `${reports.length} compactions`;
+  const writers = reports.flatMap((report) => report.actions.map(describeSummaryWriter)).join("");
+  if (outcome.reached)
+    return `Compacted to the target with ${rounds}: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} tokens (target ${formatTokens(target)})${writers}.`;
+  return `Could not reach ${formatTokens(target)} tokens: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} with ${rounds}${writers}. ${outcome.reason}`;
+}
 
 const context: SlashCommand = {
   name: "context",

@@ -30,6 +30,8 @@ export interface ReplayCommandOptions {
   /** The prompt cache's lifetime: "5m" (default) or "1h". */
   cacheTtl?: string;
   summarizer?: string;
+  /** The model that writes the summaries (with `summarizer: "model"`) and whose prices they are billed at. */
+  summarizerModel?: string;
   json?: boolean;
   report?: string;
   dumpRequests?: string;
@@ -96,9 +98,14 @@ export async function runReplayCommand(
     );
   }
   const pendingSummaries: ModelRequest[] = [];
-  const summarizer = await chooseSummarizer(summarizerChoice, output.env, (request) => {
-    pendingSummaries.push(request);
-  });
+  const summarizer = await chooseSummarizer(
+    summarizerChoice,
+    output.env,
+    (request) => {
+      pendingSummaries.push(request);
+    },
+    options.summarizerModel,
+  );
   if (options.report !== undefined) await checkReportFolder(options.report);
   const dump = options.dumpRequests === undefined ? undefined : await openRequestDump(options.dumpRequests);
   // Said once everything the replay needs is in place, so that a failure before it stays one line.
@@ -109,6 +116,7 @@ export async function runReplayCommand(
     replay = await replaySession(session, {
       window,
       summarizer,
+      ...(options.summarizerModel !== undefined ? { summarizerModel: options.summarizerModel } : {}),
       cacheTtl,
       onCall: async (call, done, total) => {
         progress.update(done, total);
@@ -152,13 +160,17 @@ async function chooseSummarizer(
   choice: "offline" | "model",
   env: Record<string, string | undefined>,
   record: (request: ModelRequest) => void,
+  summarizerModel: string | undefined,
 ): Promise<Summarizer> {
   if (choice === "offline") return createExtractiveSummarizer();
   // Loaded only here: the provider SDKs are large and an offline replay never needs them.
   const { createProviderFromEnv } = await import("@unforget/providers");
   // Throws ConfigurationError saying what to set when no provider is configured.
   const { provider, model } = await createProviderFromEnv({ env });
-  return createModelSummarizer({ provider: recordingProvider(provider, record), model });
+  return createModelSummarizer({
+    provider: recordingProvider(provider, record),
+    model: summarizerModel ?? model,
+  });
 }
 
 async function writeSummaryRequests(
@@ -227,6 +239,12 @@ export function jsonSummary(replay: SessionReplay): Record<string, unknown> {
       cacheWrite: replay.cacheTtl === "1h" ? replay.pricing.cacheWrite1h : replay.pricing.cacheWrite5m,
       cacheRead: replay.pricing.cacheRead,
       cacheTtl: replay.cacheTtl,
+      summaries: {
+        model: replay.summaryPricing.model,
+        known: replay.summaryPricing.known,
+        input: replay.summaryPricing.input,
+        output: replay.summaryPricing.output,
+      },
     },
     violations: stats.violations,
     compactions: countCompactions(replay),

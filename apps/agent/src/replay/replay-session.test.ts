@@ -70,3 +70,31 @@ describe("a replay in which no layer acts", () => {
     expect(table).not.toMatch(/Not needed: .*Snip/);
   });
 });
+
+describe("a summariser model of its own", () => {
+  it("bills the summaries at the summariser model's prices, the requests at the session model's", async () => {
+    const long: LoadedSession = {
+      ...session("claude-sonnet-4-6"),
+      messages: Array.from({ length: 80 }, (_, index) =>
+        createMessage(
+          index % 2 === 0 ? "user" : "assistant",
+          `Step ${index}: ${"the release notes name every module and its owner. ".repeat(40)}`,
+        ),
+      ),
+    };
+    const sum = (
+      replay: Awaited<ReturnType<typeof replaySession>>,
+      key: "summarizerCostUsd" | "inputCostUsd",
+    ) => replay.calls.reduce((total, call) => total + call[key], 0);
+    const same = await replaySession(long, { window: 16_000 });
+    const cheaper = await replaySession(long, { window: 16_000, summarizerModel: "claude-haiku-4-5" });
+    expect(sum(same, "summarizerCostUsd")).toBeGreaterThan(0);
+    // Haiku 4.5 costs a third of Sonnet 4.6, input and output alike.
+    expect(sum(cheaper, "summarizerCostUsd")).toBeCloseTo(sum(same, "summarizerCostUsd") / 3, 10);
+    expect(sum(cheaper, "inputCostUsd")).toBe(sum(same, "inputCostUsd"));
+    expect(renderReplayTable(cheaper, "long")).toContain(
+      "summaries by claude-haiku-4-5: $1 input, $5 output",
+    );
+    expect(renderReplayTable(same, "long")).not.toContain("summaries by");
+  });
+});

@@ -35,6 +35,8 @@ export interface ReplaySessionOptions {
   summarizer?: Summarizer;
   /** How long the prompt cache lives: "5m" (default) or "1h" (cache writes then cost 2× input). */
   cacheTtl?: "5m" | "1h";
+  /** The model that writes the summaries, when not the session's: the summaries are billed at its prices. */
+  summarizerModel?: string;
   /** Called after each replayed call with its position; `done` counts from 1 to `total`. */
   onCall?: (call: ReplayCall, done: number, total: number) => void | Promise<void>;
 }
@@ -112,6 +114,8 @@ export interface SessionReplay extends RequestShape {
   summarizer: string;
   /** The prices the requests were billed at (the requests' model's, or the Sonnet tier's for a model not in the table). */
   pricing: ResolvedModelPricing;
+  /** The prices the summaries were billed at (the summariser model's; `pricing` when it is the session's). */
+  summaryPricing: ResolvedModelPricing;
   /** The prompt cache's lifetime. */
   cacheTtl: "5m" | "1h";
 }
@@ -129,6 +133,8 @@ export async function replaySession(
   const { model, maxTokens, system, tools } = shape;
   const summarizer = options.summarizer ?? createExtractiveSummarizer();
   const pricing = getModelPricing(model);
+  const summaryPricing =
+    options.summarizerModel === undefined ? pricing : getModelPricing(options.summarizerModel);
   const cacheTtl = options.cacheTtl ?? "5m";
   const total = countModelCalls(session.messages);
   let manager: ContextManager | undefined;
@@ -140,6 +146,7 @@ export async function replaySession(
     system,
     tools,
     pricing,
+    summaryPricing,
     cache: { ttl: cacheTtl },
     createManager: (clock) => {
       manager = createContextManager({
@@ -184,6 +191,7 @@ export async function replaySession(
     actions,
     summarizer: summarizer.name,
     pricing,
+    summaryPricing,
     cacheTtl,
   };
 }

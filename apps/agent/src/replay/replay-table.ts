@@ -11,13 +11,20 @@ export function formatUsd(value: number): string {
 }
 
 /** The prices a replay was billed at, in one line. */
-export function describePricing(replay: Pick<SessionReplay, "pricing" | "cacheTtl">): string {
+export function describePricing(
+  replay: Pick<SessionReplay, "pricing" | "cacheTtl"> & Partial<Pick<SessionReplay, "summaryPricing">>,
+): string {
   const { pricing, cacheTtl } = replay;
+  const summaries = replay.summaryPricing;
+  const ownSummaries =
+    summaries !== undefined && summaries.model !== pricing.model
+      ? `; summaries by ${summaries.model}: $${summaries.input} input, $${summaries.output} output`
+      : "";
   const write = cacheTtl === "1h" ? pricing.cacheWrite1h : pricing.cacheWrite5m;
   const name = pricing.known
     ? pricing.model
     : `${pricing.model} (not in the price table: Sonnet-tier prices)`;
-  return `${name}: $${pricing.input} input, $${write} cache write (${cacheTtl}), $${pricing.cacheRead} cache read, $${pricing.output} output per million tokens`;
+  return `${name}: $${pricing.input} input, $${write} cache write (${cacheTtl}), $${pricing.cacheRead} cache read, $${pricing.output} output per million tokens${ownSummaries}`;
 }
 
 /** The end-of-run table: what the replay did, in two tables (totals, then the ladder's layers). */

@@ -16,6 +16,8 @@ export interface ReplayBillingOptions {
   tools?: ToolDefinition[];
   /** The model's prices; default the Sonnet tier. */
   pricing?: ModelPricing;
+  /** The prices of the model that writes the summaries, when it is another (a cheaper one); default `pricing`. */
+  summaryPricing?: ModelPricing;
   /** The cache's rules, or false for no breakpoints (everything uncached). */
   cache?: PromptCacheOptions | false;
 }
@@ -32,7 +34,7 @@ export interface ReplayBilling {
   reference(messages: RequestMessage[], time: number): CachedInput;
   /** Dollars of a billed input. */
   inputUsd(input: CachedInput): number;
-  /** Dollars of a summary: its input read uncached (the summary call carries no breakpoint), its output. */
+  /** Dollars of a summary at the summariser model's prices: its input read uncached (no breakpoint), its output. */
   summaryUsd(input: number, output: number): number;
   /** Dollars as input tokens at the input price (the Sonnet tier's when the model's input is free). */
   inTokens(usd: number): number;
@@ -44,6 +46,7 @@ export function createReplayBilling(
   countMessage: (message: RequestMessage) => number,
 ): ReplayBilling {
   const rates = resolvePricing(options.pricing ?? UNKNOWN_MODEL_PRICING);
+  const summaryRates = options.summaryPricing ? resolvePricing(options.summaryPricing) : rates;
   const caching = options.cache !== false;
   const cacheOptions = options.cache === false ? {} : (options.cache ?? {});
   const ttl = cacheOptions.ttl === "1h" ? { ttl: "1h" as const } : {};
@@ -70,7 +73,7 @@ export function createReplayBilling(
         input.cacheWriteTokens * writeRate +
         input.cacheReadTokens * rates.cacheRead) /
       1_000_000,
-    summaryUsd: (input, output) => (input * rates.input + output * rates.output) / 1_000_000,
+    summaryUsd: (input, output) => (input * summaryRates.input + output * summaryRates.output) / 1_000_000,
     inTokens: (usd) => Math.round((usd * 1_000_000) / inputRate),
   };
 }

@@ -6,6 +6,7 @@ import { ContextOverflowError } from "../compact-error.ts";
 import { type ContextManager, createContextManager } from "../manager/context-manager.ts";
 import { createFixedLevelPolicy } from "../policy/compaction-policy.ts";
 import { replayConversation } from "./replay-conversation.ts";
+import type { ReplayCall } from "./replay-types.ts";
 
 /** A long tool-heavy conversation that makes the ladder act at a 16K window. */
 function conversation(turns: number, tool = "Read"): Message[] {
@@ -321,5 +322,34 @@ describe("replayConversation", () => {
         }),
     });
     expect(kept.stats.clearedThenNeeded).toEqual({ results: 0, tokens: 0, costUsd: 0 });
+  });
+});
+
+describe("a summariser model of its own", () => {
+  it("prices the summaries at the summariser model's rates and the requests at the session model's", async () => {
+    const run = (summaryPricing?: ReturnType<typeof getModelPricing>) => {
+      let counter = 0;
+      return replayConversation(conversation(120), {
+        window: 16_000,
+        pricing: getModelPricing("claude-sonnet-4-5"),
+        ...(summaryPricing ? { summaryPricing } : {}),
+        createManager: (clock) =>
+          createContextManager({
+            model: "claude-sonnet-4-5",
+            limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
+            config: { collapse: false, microcompact: false, observationMasking: false, snip: false },
+            clock,
+            idFactory: (kind) => `${kind}-${++counter}`,
+          }),
+      });
+    };
+    const sum = (calls: ReplayCall[], key: "summarizerCostUsd" | "inputCostUsd") =>
+      calls.reduce((total, call) => total + call[key], 0);
+    const same = await run();
+    const cheaper = await run(getModelPricing("claude-haiku-4-5"));
+    expect(sum(same.calls, "summarizerCostUsd")).toBeGreaterThan(0);
+    // Haiku 4.5 is a third of Sonnet's price, input and output alike; the requests cost the same.
+    expect(sum(cheaper.calls, "summarizerCostUsd")).toBeCloseTo(sum(same.calls, "summarizerCostUsd") / 3, 10);
+    expect(sum(cheaper.calls, "inputCostUsd")).toBe(sum(same.calls, "inputCostUsd"));
   });
 });

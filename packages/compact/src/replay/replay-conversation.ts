@@ -35,6 +35,8 @@ export interface ReplayOptions {
   countRequest?: (messages: readonly RequestMessage[]) => number;
   /** Prices of the model the requests go to (`getModelPricing(model)`); default the Sonnet tier, $3 / $15 per million tokens. */
   pricing?: ModelPricing;
+  /** Prices of the model that writes the summaries, when it is another; default `pricing`. */
+  summaryPricing?: ModelPricing;
   /**
    * The prompt cache: every request carries breakpoints where a live loop puts them (system and tools, and a
    * moving one on the last message) and is billed by the cache's rules; `ttl` "1h" writes cost 2× input.

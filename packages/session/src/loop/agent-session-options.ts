@@ -41,7 +41,7 @@ export interface SessionMemoryOptions {
   proposals?: SessionProposalQueue;
   /** Recall relevant memories on every prompt (default), on the first only, or never. */
   recall?: "every-prompt" | "first-prompt" | "off";
-  /** A smaller model for retrieval and extraction; default the session's model. */
+  /** A smaller model (on the session's provider) for retrieval, extraction and session notes; default `summarizer`'s, else the session's model. */
   model?: string;
   /**
    * Session notes kept up to date in the background, which compaction then uses without a model call: `true`
@@ -82,6 +82,12 @@ export interface AgentSessionOptions {
     "model" | "provider" | "hooks" | "sessionId" | "transcript" | "resume" | "sessionMemory"
   >;
   memory?: SessionMemoryOptions;
+  /**
+   * The model (and its provider, default the session's) that writes compaction summaries, session notes and
+   * memory extraction — typically a cheaper one; default the session's model. A summary call on another model
+   * reads none of the session's prompt cache. `context.summarizer` wins for summaries, `memory.model` for memory.
+   */
+  summarizer?: { provider?: ModelProvider; model: string };
   /**
    * The history tools (`context_status`, `history_search`, `history_read`) and a paragraph about them after the
    * system prompt (about 600 tokens on every request); default false. A tool the caller gives under one of those

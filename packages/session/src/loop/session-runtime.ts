@@ -38,6 +38,7 @@ import {
 } from "@unforget/tools";
 import type { TranscriptEntry } from "@unforget/transcript";
 import { attachmentToMessage } from "../context/attachment-message.ts";
+import { backgroundModel, summarizerOf } from "../context/summarizer-model.ts";
 import { loadOptionalPackage } from "../optional/optional-packages.ts";
 import type { SessionNotes } from "../optional/session-capabilities.ts";
 import { attachSessionMemory, extractedThrough } from "../optional/session-memory-wiring.ts";
@@ -213,8 +214,7 @@ export class SessionRuntime {
       memory?.sessionNotes === true
         ? await memoryPackage!.createSessionMemory({
             directory: join(options.sessionsDir, init.sessionId, "session-memory"),
-            provider: options.provider,
-            model: memory.model ?? init.model,
+            ...backgroundModel(options, init.model),
             getMessages: () => conversation,
             ...(typeof options.system === "string" ? { system: options.system } : {}),
             onError: (error) =>
@@ -431,6 +431,7 @@ export class SessionRuntime {
         }),
         createTodosProvider({ todos: () => todosOf(state) }),
       ],
+      ...summarizerOf(this.options),
       ...context,
       model: this.model,
       provider: this.options.provider,

@@ -1,6 +1,7 @@
 import type { Message } from "@unforget/core";
 import type { DreamJob, MemoryStore, ProposalQueue, SessionMemory } from "@unforget/memory";
 import type { TranscriptEntry } from "@unforget/transcript";
+import { backgroundModel } from "../context/summarizer-model.ts";
 import type { AgentSessionOptions } from "../loop/agent-session-options.ts";
 import { errorText } from "../loop/session-errors.ts";
 import type { SessionRuntime } from "../loop/session-runtime.ts";
@@ -29,8 +30,7 @@ export function attachSessionMemory(
     sessionId: runtime.sessionId,
     store: memory.store as MemoryStore,
     getMessages: () => runtime.conversation,
-    provider: runtime.options.provider,
-    model: memory.model ?? runtime.model,
+    ...backgroundModel(runtime.options, runtime.model),
     ...(memory.consent ? { consent: memory.consent } : {}),
     ...(memory.proposals ? { proposals: memory.proposals as ProposalQueue } : {}),
     ...(memory.recall ? { recall: memory.recall } : {}),

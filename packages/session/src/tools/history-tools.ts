@@ -1,13 +1,12 @@
 import { join } from "node:path";
 import { createContextStatusTool } from "@unforget/compact";
 import type { TextBlock, Tool } from "@unforget/core";
-import { createHistoryTools, openHistory, type SessionHistory } from "@unforget/history";
+import { createHistoryTools, HISTORY_TOOLS_NOTE, openHistory, type SessionHistory } from "@unforget/history";
 import type { AgentSessionOptions, ChildSessionLink } from "../loop/agent-session-options.ts";
 import type { SessionRuntime } from "../loop/session-runtime.ts";
 
 /** What the system prompt says about the history tools, so the model reaches for them instead of re-running. */
-export const HISTORY_SYSTEM_NOTE =
-  "Nothing of this session is lost when the context is compacted. context_status tells you how full the context is and what was cleared or summarised; history_search finds anything said, run or read earlier in this session (even what was cleared), and history_read returns it byte-exact by the id a search hit, a cleared result's marker or a summary names.";
+export const HISTORY_SYSTEM_NOTE = HISTORY_TOOLS_NOTE;
 
 /**
  * The session's built-in history tools (`context_status`, `history_search`, `history_read`), unless the caller

@@ -84,6 +84,16 @@ export const SETTINGS_SCHEMA = {
         sessionNotes: { type: "boolean" },
       },
     },
+    history: { type: "boolean" },
+    summarizer: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        model: { type: "string", minLength: 1 },
+        provider: { enum: ["anthropic", "bedrock", "vertex"] },
+      },
+      required: ["model"],
+    },
     mcpServers: { type: "object" },
     plugins: STRING_LIST,
     trustedProjects: {

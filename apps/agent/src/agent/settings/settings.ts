@@ -41,6 +41,16 @@ export interface AgentSettings {
     recall?: "every-prompt" | "first-prompt" | "off";
     sessionNotes?: boolean;
   };
+  /**
+   * The history tools (`context_status`, `history_search`, `history_read`) and their paragraph in the system
+   * prompt; default true, `false` turns them off.
+   */
+  history?: boolean;
+  /**
+   * The model (and provider, default the session's) that writes compaction summaries and session notes,
+   * typically a cheaper one; default the session's model.
+   */
+  summarizer?: { model: string; provider?: "anthropic" | "bedrock" | "vertex" };
   mcpServers?: unknown;
   plugins?: string[];
   trustedProjects?: Record<string, { fingerprint: string; trustedAt?: string; items?: string[] }>;

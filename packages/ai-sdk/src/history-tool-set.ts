@@ -1,0 +1,54 @@
+import { type ContextManager, type ContextManagerOptions, createContextStatusTool } from "@unforget/compact";
+import type { Tool, ToolOutput } from "@unforget/core";
+import { createHostHistory } from "@unforget/history";
+import { jsonSchema, type ToolSet, tool } from "ai";
+
+/**
+ * The history tools as an AI SDK tool set (`context_status`, `history_search`, `history_read`), and the transcript
+ * the manager must write for them: the caller's `transcript`, else `<sessionDir>/transcript.jsonl`.
+ */
+export function aiSdkHistory(
+  options: Pick<ContextManagerOptions, "transcript" | "sessionDir" | "sessionId">,
+  manager: () => Pick<ContextManager, "status" | "entries">,
+): { tools: ToolSet; transcript: NonNullable<ContextManagerOptions["transcript"]> } {
+  const history = createHostHistory(options);
+  const status = createContextStatusTool({
+    status: () => manager().status(),
+    get entries() {
+      return manager().entries;
+    },
+  });
+  return {
+    tools: toAiSdkTools([status, ...history.tools], options.sessionId ?? "aisdk"),
+    transcript: history.transcript,
+  };
+}
+
+/** A tool output as the text the model reads (an error result says what to do, so it is text too). */
+function outputText(output: ToolOutput): string {
+  if (typeof output.content === "string") return output.content;
+  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
+}
+
+/** Core tools as an AI SDK tool set, each marked with what compaction may do with its results. */
+function toAiSdkTools(tools: readonly Tool[], sessionId: string): ToolSet {
+  const set: ToolSet = {};
+  for (const core of tools) {
+    set[core.name] = tool({
+      description: core.description,
+      inputSchema: jsonSchema<Record<string, unknown>>(core.inputSchema as Parameters<typeof jsonSchema>[0]),
+      ...(core.resultRetention ? { metadata: { resultRetention: core.resultRetention } } : {}),
+      execute: async (input, { toolCallId, abortSignal }) =>
+        outputText(
+          await core.execute(input, {
+            signal: abortSignal ?? new AbortController().signal,
+            sessionId,
+            toolUseId: toolCallId,
+            cwd: process.cwd(),
+            sessionState: new Map(),
+          }),
+        ),
+    });
+  }
+  return set;
+}

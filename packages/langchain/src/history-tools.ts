@@ -1,0 +1,54 @@
+import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { type ContextManager, type ContextManagerOptions, createContextStatusTool } from "@unforget/compact";
+import type { Tool, ToolOutput } from "@unforget/core";
+import { createHostHistory } from "@unforget/history";
+
+/**
+ * The history tools as LangChain tools (`context_status`, `history_search`, `history_read`), and the transcript
+ * the manager must write for them: the caller's `transcript`, else `<sessionDir>/transcript.jsonl`.
+ */
+export function langChainHistory(
+  options: Pick<ContextManagerOptions, "transcript" | "sessionDir" | "sessionId">,
+  manager: () => Pick<ContextManager, "status" | "entries">,
+): { tools: StructuredToolInterface[]; transcript: NonNullable<ContextManagerOptions["transcript"]> } {
+  const history = createHostHistory(options);
+  const status = createContextStatusTool({
+    status: () => manager().status(),
+    get entries() {
+      return manager().entries;
+    },
+  });
+  const sessionId = options.sessionId ?? "langchain";
+  return {
+    tools: [status, ...history.tools].map((core) => toLangChainTool(core, sessionId)),
+    transcript: history.transcript,
+  };
+}
+
+/** A tool output as the text the model reads (an error result says what to do, so it is text too). */
+function outputText(output: ToolOutput): string {
+  if (typeof output.content === "string") return output.content;
+  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
+}
+
+/** A core tool as a LangChain tool (JSON schema input), marked with what compaction may do with its results. */
+function toLangChainTool(core: Tool, sessionId: string): StructuredToolInterface {
+  return tool(
+    async (input: Record<string, unknown>, config) =>
+      outputText(
+        await core.execute(input, {
+          signal: config?.signal ?? new AbortController().signal,
+          sessionId,
+          toolUseId: typeof config?.toolCall?.id === "string" ? config.toolCall.id : "",
+          cwd: process.cwd(),
+          sessionState: new Map(),
+        }),
+      ),
+    {
+      name: core.name,
+      description: core.description,
+      schema: core.inputSchema as Record<string, unknown>,
+      ...(core.resultRetention ? { metadata: { resultRetention: core.resultRetention } } : {}),
+    },
+  ) as unknown as StructuredToolInterface;
+}
