@@ -93,7 +93,13 @@ if (mode !== undefined || process.argv[1]?.endsWith("test-server.mjs")) {
   } else if (mode === "hang") {
     process.stdin.resume();
   } else {
-    if (mode === "wait-for") while (!existsSync(process.argv[3])) await sleep(20);
+    // Waits for the file; a parent that died meanwhile (a failed test that never wrote it) ends the wait too.
+    const parent = process.ppid;
+    if (mode === "wait-for")
+      while (!existsSync(process.argv[3])) {
+        if (process.ppid !== parent) process.exit(0);
+        await sleep(20);
+      }
     const server = createTestServer({ writeRaw: (text) => process.stdout.write(text) });
     await server.connect(new StdioServerTransport());
   }
