@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { SUMMARY_SECTIONS } from "@unforget/compact";
-import type { FakeStep, RecordedRequest } from "@unforget/testing/fakes";
+import {
+  type AnthropicFakeServer,
+  type FakeStep,
+  type RecordedRequest,
+  startAnthropicFake,
+} from "@unforget/testing/fakes";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { type CliRun, runCliProcess } from "./run-cli.ts";
 
 /** A user's home and a project folder, both fresh: no settings, no sessions, no trust. */
@@ -71,3 +77,24 @@ export const SUMMARY_STEP: FakeStep = {
   kind: "reply",
   text: `<summary>\n${SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\nwork so far`).join("\n\n")}\n</summary>`,
 };
+
+/**
+ * One Anthropic fake for the file (reset before each test) and fresh folders for each test, removed after it:
+ * read `suite.fake` and `suite.folders` inside the tests.
+ */
+export function anthropicSuite(prefix: string): {
+  readonly fake: AnthropicFakeServer;
+  readonly folders: AgentFolders;
+} {
+  const state = {} as { fake: AnthropicFakeServer; folders: AgentFolders };
+  beforeAll(async () => {
+    state.fake = await startAnthropicFake();
+  });
+  afterAll(() => state.fake.close());
+  beforeEach(() => {
+    state.fake.reset();
+    state.folders = agentFolders(prefix);
+  });
+  afterEach(() => state.folders.cleanup());
+  return state;
+}

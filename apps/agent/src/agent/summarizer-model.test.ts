@@ -1,20 +1,9 @@
 import { SUMMARY_SECTIONS } from "@unforget/compact";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite } from "../../test-support/agent-fixture.ts";
 import { createAgentEnvironment } from "./agent-environment.ts";
 
-let fake: AnthropicFakeServer;
-let folders: AgentFolders;
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  folders = agentFolders("summarizer");
-});
-afterEach(() => folders.cleanup());
+const suite = anthropicSuite("summarizer");
 
 const SUMMARY = `<summary>\n${SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\nThe part is done.`).join("\n\n")}\n</summary>`;
 
@@ -22,16 +11,16 @@ const SUMMARY = `<summary>\n${SUMMARY_SECTIONS.map((title, index) => `${index + 
 async function modelsOfCalls(flags: { summarizerModel?: string } = {}): Promise<string[]> {
   const environment = await createAgentEnvironment({
     flags: { model: "claude-sonnet-4-6", ...flags },
-    env: { HOME: folders.home, ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: fake.url },
-    cwd: folders.project,
+    env: { HOME: suite.folders.home, ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: suite.fake.url },
+    cwd: suite.folders.project,
   });
   const session = await environment.openSession();
-  fake.enqueue({ kind: "reply", text: "Done." }, { kind: "reply", text: SUMMARY });
+  suite.fake.enqueue({ kind: "reply", text: "Done." }, { kind: "reply", text: SUMMARY });
   await session.send("Do the part.").result();
   await session.compact();
   await session.close();
   await environment.tasks.close?.();
-  return fake.requests
+  return suite.fake.requests
     .filter((request) => request.operation !== "count_tokens")
     .map((request) => (request.body as { model: string }).model);
 }
@@ -42,9 +31,9 @@ describe("the summariser model in the app", () => {
   });
 
   it("is the settings' summarizer.model, and --summarizer-model over it", async () => {
-    folders.write("home/.unforget/settings.json", { summarizer: { model: "claude-haiku-4-5" } });
+    suite.folders.write("home/.unforget/settings.json", { summarizer: { model: "claude-haiku-4-5" } });
     expect(await modelsOfCalls()).toEqual(["claude-sonnet-4-6", "claude-haiku-4-5"]);
-    fake.reset();
+    suite.fake.reset();
     expect(await modelsOfCalls({ summarizerModel: "claude-3-5-haiku" })).toEqual([
       "claude-sonnet-4-6",
       "claude-3-5-haiku",

@@ -1,22 +1,11 @@
 import { SUMMARY_SECTIONS } from "@unforget/compact";
 import type { AgentSession } from "@unforget/session";
-import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { anthropicSuite } from "../../test-support/agent-fixture.ts";
 import { createAgentEnvironment } from "../agent/agent-environment.ts";
 import { compactToTarget, parseCompactArguments } from "./compact-target.ts";
 
-let fake: AnthropicFakeServer;
-let folders: AgentFolders;
-beforeAll(async () => {
-  fake = await startAnthropicFake();
-});
-afterAll(() => fake.close());
-beforeEach(() => {
-  fake.reset();
-  folders = agentFolders("compact-target");
-});
-afterEach(() => folders.cleanup());
+const suite = anthropicSuite("compact-target");
 
 const SUMMARY = `<summary>\n${SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\nThe parts are done.`).join("\n\n")}\n</summary>`;
 
@@ -24,15 +13,18 @@ const SUMMARY = `<summary>\n${SUMMARY_SECTIONS.map((title, index) => `${index + 
 async function longSession(): Promise<AgentSession> {
   const environment = await createAgentEnvironment({
     flags: { model: "claude-sonnet-4-6" },
-    env: { HOME: folders.home, ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: fake.url },
-    cwd: folders.project,
+    env: { HOME: suite.folders.home, ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: suite.fake.url },
+    cwd: suite.folders.project,
   });
   const session = await environment.openSession();
   for (let part = 0; part < 6; part++) {
-    fake.enqueue({ kind: "reply", text: `Part ${part}: ${"every module was read and noted. ".repeat(120)}` });
+    suite.fake.enqueue({
+      kind: "reply",
+      text: `Part ${part}: ${"every module was read and noted. ".repeat(120)}`,
+    });
     await session.send(`Do part ${part}.`).result();
   }
-  fake.enqueue(
+  suite.fake.enqueue(
     { kind: "reply", text: SUMMARY },
     { kind: "reply", text: SUMMARY },
     { kind: "reply", text: SUMMARY },

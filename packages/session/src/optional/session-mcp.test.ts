@@ -13,6 +13,25 @@ const SERVER = fileURLToPath(new URL("../../../mcp/src/__fixtures__/test-server.
 
 const suite = anthropicSuite("mcp");
 
+/**
+ * A session with one MCP server that answers MCP's handshake only once the test writes the file `go`: it is
+ * connecting until then.
+ */
+async function withHeldServer(options: { waitForMcpServers?: boolean }) {
+  const go = join(suite.dir.path, "go");
+  const session = await createAgentSession({
+    provider: suite.provider,
+    model: "claude-sonnet-4-6",
+    sessionsDir: suite.dir.path,
+    mcpServers: {
+      tester: { type: "stdio", command: process.execPath, args: [SERVER, "wait-for", go], env: {} },
+    },
+    ...options,
+    permissions: { mode: "bypassPermissions" },
+  });
+  return { go, session };
+}
+
 describe("MCP servers", () => {
   it("their tools join the session; a server that dies is reported, its tools removed, and the session goes on", async () => {
     const session = await createAgentSession({
@@ -45,18 +64,7 @@ describe("MCP servers", () => {
   });
 
   it("with waitForMcpServers false, the first request goes out while a server connects, and its tools join the first request after it has", async () => {
-    const go = join(suite.dir.path, "go");
-    const session = await createAgentSession({
-      provider: suite.provider,
-      model: "claude-sonnet-4-6",
-      sessionsDir: suite.dir.path,
-      // The server answers MCP's handshake only once the test writes `go`: it is connecting until then.
-      mcpServers: {
-        tester: { type: "stdio", command: process.execPath, args: [SERVER, "wait-for", go], env: {} },
-      },
-      waitForMcpServers: false,
-      permissions: { mode: "bypassPermissions" },
-    });
+    const { go, session } = await withHeldServer({ waitForMcpServers: false });
     suite.fake.enqueue({ kind: "reply", text: "First answer." }, { kind: "reply", text: "Second answer." });
     await collect(session.send("Hello."));
     expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["connecting"]);
@@ -69,16 +77,7 @@ describe("MCP servers", () => {
   });
 
   it("by default, the first request waits for a server that is still connecting and offers its tools", async () => {
-    const go = join(suite.dir.path, "go");
-    const session = await createAgentSession({
-      provider: suite.provider,
-      model: "claude-sonnet-4-6",
-      sessionsDir: suite.dir.path,
-      mcpServers: {
-        tester: { type: "stdio", command: process.execPath, args: [SERVER, "wait-for", go], env: {} },
-      },
-      permissions: { mode: "bypassPermissions" },
-    });
+    const { go, session } = await withHeldServer({});
     suite.fake.enqueue({ kind: "reply", text: "First answer." });
     const turn = collect(session.send("Hello."));
     // However long the test waits, nothing is sent while the server connects; then the request offers its tools.
