@@ -1,5 +1,5 @@
 import { type ContextManager, type ContextManagerOptions, createContextStatusTool } from "@unforget/compact";
-import type { Tool, ToolOutput } from "@unforget/core";
+import { type Tool, toolOutputText } from "@unforget/core";
 import { createHostHistory } from "@unforget/history";
 import { jsonSchema, type ToolSet, tool } from "ai";
 
@@ -24,12 +24,6 @@ export function aiSdkHistory(
   };
 }
 
-/** A tool output as the text the model reads (an error result says what to do, so it is text too). */
-function outputText(output: ToolOutput): string {
-  if (typeof output.content === "string") return output.content;
-  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
-}
-
 /** Core tools as an AI SDK tool set, each marked with what compaction may do with its results. */
 function toAiSdkTools(tools: readonly Tool[], sessionId: string): ToolSet {
   const set: ToolSet = {};
@@ -39,7 +33,7 @@ function toAiSdkTools(tools: readonly Tool[], sessionId: string): ToolSet {
       inputSchema: jsonSchema<Record<string, unknown>>(core.inputSchema as Parameters<typeof jsonSchema>[0]),
       ...(core.resultRetention ? { metadata: { resultRetention: core.resultRetention } } : {}),
       execute: async (input, { toolCallId, abortSignal }) =>
-        outputText(
+        toolOutputText(
           await core.execute(input, {
             signal: abortSignal ?? new AbortController().signal,
             sessionId,

@@ -102,6 +102,7 @@ export type {
   ToolResultRetention,
   ToolSessionState,
 } from "./tool.ts";
+export { toolOutputText } from "./tool.ts";
 export type {
   ApiRoundGroup,
   RepairToolPairsOptions,

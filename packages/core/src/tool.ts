@@ -8,6 +8,12 @@ export interface ToolOutput {
   isError: boolean;
 }
 
+/** A tool's output as the text a host that takes only text passes on (an image is named, not inlined). */
+export function toolOutputText(output: ToolOutput): string {
+  if (typeof output.content === "string") return output.content;
+  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
+}
+
 /**
  * State a session keeps for its tools across calls, turns and compactions (the files read and when, the todo
  * list, …). Each package owns its keys (symbols) and reads and writes its entries through its own accessors.

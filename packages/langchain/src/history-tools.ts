@@ -1,6 +1,6 @@
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import { type ContextManager, type ContextManagerOptions, createContextStatusTool } from "@unforget/compact";
-import type { Tool, ToolOutput } from "@unforget/core";
+import { type Tool, toolOutputText } from "@unforget/core";
 import { createHostHistory } from "@unforget/history";
 
 /**
@@ -25,17 +25,11 @@ export function langChainHistory(
   };
 }
 
-/** A tool output as the text the model reads (an error result says what to do, so it is text too). */
-function outputText(output: ToolOutput): string {
-  if (typeof output.content === "string") return output.content;
-  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
-}
-
 /** A core tool as a LangChain tool (JSON schema input), marked with what compaction may do with its results. */
 function toLangChainTool(core: Tool, sessionId: string): StructuredToolInterface {
   return tool(
     async (input: Record<string, unknown>, config) =>
-      outputText(
+      toolOutputText(
         await core.execute(input, {
           signal: config?.signal ?? new AbortController().signal,
           sessionId,

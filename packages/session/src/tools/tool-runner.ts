@@ -1,10 +1,11 @@
-import type {
-  Tool,
-  ToolOutput,
-  ToolResultBlock,
-  ToolResultContentBlock,
-  ToolSessionState,
-  ToolUseBlock,
+import {
+  type Tool,
+  type ToolOutput,
+  type ToolResultBlock,
+  type ToolResultContentBlock,
+  type ToolSessionState,
+  type ToolUseBlock,
+  toolOutputText,
 } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
 import { errorText } from "../loop/session-errors.ts";
@@ -302,7 +303,7 @@ async function execute(
     toolName: tool.name,
     toolUseId: call.use.id,
     input,
-    output: outputText(output),
+    output: toolOutputText(output),
     isError: output.isError,
   });
 }
@@ -372,12 +373,6 @@ function resultContent(output: ToolOutput): string | ToolResultContentBlock[] {
 function prefixContent(prefix: string, content: ToolOutput["content"]): ToolOutput["content"] {
   if (typeof content === "string") return `${prefix}${content}`;
   return [{ type: "text", text: prefix }, ...content];
-}
-
-/** The result as text, for PostToolUse (images are named, not inlined). */
-export function outputText(output: ToolOutput): string {
-  if (typeof output.content === "string") return output.content;
-  return output.content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n");
 }
 
 export function interruptedText(name: string): string {
