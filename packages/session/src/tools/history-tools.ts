@@ -1,7 +1,13 @@
 import { join } from "node:path";
 import { createContextStatusTool } from "@unforget/compact";
 import type { TextBlock, Tool } from "@unforget/core";
-import { createHistoryTools, HISTORY_TOOLS_NOTE, openHistory, type SessionHistory } from "@unforget/history";
+import {
+  createHistorySource,
+  createHistoryTools,
+  HISTORY_TOOLS_NOTE,
+  type HistorySource,
+  type SessionHistory,
+} from "@unforget/history";
 import type { AgentSessionOptions, ChildSessionLink } from "../loop/agent-session-options.ts";
 import type { SessionRuntime } from "../loop/session-runtime.ts";
 
@@ -19,22 +25,16 @@ export function sessionHistoryTools(
   current: () => SessionRuntime,
 ): Tool[] {
   if (options.history !== true || link) return [];
-  let opened: { path: string; history: Promise<SessionHistory> } | undefined;
+  // One source per transcript: a /clear starts a new one. The source retries an open that failed.
+  let opened: { path: string; source: HistorySource } | undefined;
   const history = (): Promise<SessionHistory> => {
     const runtime = current();
     const path = runtime.transcript.path;
     if (opened?.path !== path) {
-      const pending = openHistory({
-        transcriptPath: path,
-        sessionDir: join(options.sessionsDir, runtime.sessionId),
-      });
-      // A failed open (no transcript written yet) is tried again on the next call.
-      pending.catch(() => {
-        if (opened?.history === pending) opened = undefined;
-      });
-      opened = { path, history: pending };
+      const sessionDir = join(options.sessionsDir, runtime.sessionId);
+      opened = { path, source: createHistorySource({ transcriptPath: path, sessionDir }) };
     }
-    return opened.history;
+    return opened.source();
   };
   const manager = {
     status: () => current().manager.status(),
