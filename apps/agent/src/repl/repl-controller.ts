@@ -133,11 +133,19 @@ export class ReplController {
       this.refreshStatus();
       void this.refreshTasks();
     }
+    await this.#runQueued();
+  }
+
+  /**
+   * Runs the oldest prompt typed while the session was busy (a turn, or a command such as `/compact`), and through
+   * it the rest in order: a prompt typed during a compaction lands after it, never waits for a later prompt.
+   */
+  async #runQueued(): Promise<void> {
+    if (this.store.getState().busy) return;
     const [next, ...rest] = this.store.getState().queued;
-    if (next !== undefined) {
-      this.store.update({ queued: rest });
-      await this.runTurn(next);
-    }
+    if (next === undefined) return;
+    this.store.update({ queued: rest });
+    await this.runTurn(next);
   }
 
   onEvent(event: SessionEvent): void {
@@ -356,6 +364,7 @@ export class ReplController {
       this.store.print({ kind: "notice", tone: "error", text: `/${command.name}: ${describe(error)}` });
     }
     this.refreshStatus();
+    await this.#runQueued();
   }
 
   /** Draws the last turns of the session (after `--resume`, `--continue` or `/resume`): the context is theirs. */

@@ -178,6 +178,48 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     await agent.waitFor("Read file 6.", { from });
   });
 
+  // Prompts typed while /compact runs used to wait in the queue until the next prompt's turn ended, and then ran
+  // after it: out of order, and not at all when nothing else was typed.
+  it("prompts typed during /compact run after it, in the order typed", async () => {
+    writeDataFiles(3);
+    const lastPrompt = (request: RecordedRequest) => prompts(request).at(-1) ?? "";
+    let release: () => void = () => undefined;
+    const held = new Promise((resolve) => (release = resolve));
+    fake.setResponder((request) => {
+      // The summary is held until two prompts have been typed while it is written.
+      if (isSummaryRequest(request)) return { ...SUMMARY_STEP, holdUntil: held };
+      const typed = /^after (one|two)$/.exec(lastPrompt(request));
+      if (typed) return { kind: "reply", text: `Answered after ${typed[1]}.` };
+      return readingModel(request);
+    });
+    const agent = await start();
+    for (let index = 0; index < 3; index++) {
+      const from = agent.mark();
+      await agent.send(`read file ${index}`);
+      await agent.waitFor(`Read file ${index}.`, { from });
+      await agent.waitFor("ask, or /help", { from });
+    }
+    const from = agent.mark();
+    await agent.send("/compact");
+    await expect.poll(() => fake.requests.some(isSummaryRequest), { timeout: 30_000 }).toBe(true);
+    await agent.send("after one");
+    // Each prompt lands before the next is typed: typed at once, the two read as one pasted prompt of two lines.
+    await agent.waitFor("queued: after one", { from });
+    await agent.send("after two");
+    await agent.waitFor("queued: after one · after two", { from });
+    release();
+    const screen = await agent.waitFor("Answered after two.", { from });
+    expect(screen.indexOf("Compacted (")).toBeGreaterThan(-1);
+    expect(screen.indexOf("Compacted (")).toBeLessThan(screen.indexOf("Answered after one."));
+    expect(screen.indexOf("Answered after one.")).toBeLessThan(screen.indexOf("Answered after two."));
+    const calls = fake.requests.filter((request) => request.operation !== "count_tokens");
+    const summaryAt = calls.findIndex(isSummaryRequest);
+    const oneAt = calls.findIndex((request) => lastPrompt(request) === "after one");
+    const twoAt = calls.findIndex((request) => lastPrompt(request) === "after two");
+    expect(summaryAt).toBeGreaterThan(-1);
+    expect([summaryAt < oneAt, oneAt < twoAt]).toEqual([true, true]);
+  });
+
   it("/compact with nothing to compact says so in words and calls no model", async () => {
     const agent = await start();
     const from = agent.mark();

@@ -172,6 +172,25 @@ describe("startAnthropicFake", () => {
     expect(answered.content[0]?.text).toBe("kept for the next request");
   });
 
+  it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
+    let release: () => void = () => undefined;
+    fake.enqueue({
+      kind: "reply",
+      text: "Released.",
+      holdUntil: new Promise((resolve) => (release = resolve)),
+    });
+    let settled = false;
+    const answer = post("/v1/messages", BODY).then(async (response) => {
+      settled = true;
+      return (await response.json()) as { content: { text: string }[] };
+    });
+    await expect.poll(() => fake.requests.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    release();
+    expect((await answer).content[0]?.text).toBe("Released.");
+  });
+
   it("asks the responder when the script is empty: never for a count, never before a queued step", async () => {
     const seen: string[] = [];
     fake.setResponder((request) => {

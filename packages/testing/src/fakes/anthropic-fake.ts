@@ -101,6 +101,7 @@ class AnthropicFakeHandler {
     const step =
       nextStep(this.queue, counting, this.responder, recorded) ?? (counting ? undefined : this.defaultReply);
     if (step?.kind === "hang") return hangUntilClosed(response, recorded);
+    if (step?.kind === "reply" && step.holdUntil) await step.holdUntil;
     if (step?.delayMs) await delay(step.delayMs);
     if (counting) return this.countTokens(wire, step, response);
     return this.modelCall(operation === "stream", wire, step ?? this.defaultReply, response, recorded);

@@ -93,6 +93,27 @@ describe("startBedrockFake", () => {
     expect(fake.requests[0]?.operation).toBe("messages");
   });
 
+  it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
+    let release: () => void = () => undefined;
+    fake.enqueue({
+      kind: "reply",
+      text: "Released.",
+      holdUntil: new Promise((resolve) => (release = resolve)),
+    });
+    let settled = false;
+    const answer = post(fake.url, `/model/${encodeURIComponent(MODEL)}/converse`, conversation).then(
+      (response) => {
+        settled = true;
+        return JSON.parse(response.body.toString("utf8"));
+      },
+    );
+    await expect.poll(() => fake.requests.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    release();
+    expect((await answer).output.message.content).toEqual([{ text: "Released." }]);
+  });
+
   it("streams binary event-stream frames in the real order, ending with metadata", async () => {
     fake.enqueue({
       kind: "reply",

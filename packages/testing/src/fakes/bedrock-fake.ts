@@ -254,6 +254,7 @@ class BedrockFakeHandler {
   }
 
   private async answer(isStream: boolean, reply: FakeReply, counted: number, response: Response) {
+    if (reply.holdUntil) await reply.holdUntil;
     if (isStream) {
       const events = this.replies.streamEvents(reply, counted);
       if (reply.hangAfterEvents !== undefined) {

@@ -43,6 +43,26 @@ describe("createFakeModelProvider", () => {
     ]);
   });
 
+  it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
+    const provider = createFakeModelProvider();
+    let release: () => void = () => undefined;
+    provider.enqueue({
+      kind: "reply",
+      text: "Released.",
+      holdUntil: new Promise((resolve) => (release = resolve)),
+    });
+    let settled = false;
+    const answer = provider.createMessage(request("hello")).then((response) => {
+      settled = true;
+      return response;
+    });
+    await expect.poll(() => provider.requests.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    release();
+    expect((await answer).content).toEqual([{ type: "text", text: "Released." }]);
+  });
+
   it("maps scripted errors to the typed errors a real provider throws", async () => {
     const provider = createFakeModelProvider({ providerId: "fake-x" });
     provider.enqueue(

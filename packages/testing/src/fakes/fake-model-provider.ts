@@ -279,6 +279,7 @@ async function fakeCall(
   }
   const step = takeStep(queue, false) ?? state.defaultReply;
   if (step.kind === "hang") return untilAborted(options.signal);
+  if (step.kind === "reply" && step.holdUntil) await step.holdUntil;
   if (step.delayMs !== undefined) await wait(step.delayMs, options.signal);
   if (step.kind === "error") throw errorOf(state, step, request);
   return respond(state, step, request);

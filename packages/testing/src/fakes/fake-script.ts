@@ -24,6 +24,11 @@ export interface FakeReply {
   /** Wait this long before answering (or between stream frames, for streams). */
   delayMs?: number;
   /**
+   * Answer only once this settles: the test holds the call while it acts (types a prompt, cancels, reads a
+   * state) and then releases it, without racing a timer. The request is recorded when it arrives.
+   */
+  holdUntil?: Promise<unknown>;
+  /**
    * For a stream: send this many of the reply's events, then hang until the client cancels (or the server
    * closes), so a test can abort in the middle of a stream without racing a timer. Ignored without a stream.
    */

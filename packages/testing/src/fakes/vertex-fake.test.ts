@@ -92,6 +92,25 @@ describe("Vertex fake", () => {
     expect(fake.requests[0]?.headers.authorization).toBe("Bearer token");
   });
 
+  it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
+    let release: () => void = () => undefined;
+    fake.enqueue({
+      kind: "reply",
+      text: "Released.",
+      holdUntil: new Promise((resolve) => (release = resolve)),
+    });
+    let settled = false;
+    const answer = call(fake, `${BASE}:generateContent`, BODY).then((response) => {
+      settled = true;
+      return JSON.parse(response.text);
+    });
+    await expect.poll(() => fake.requests.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(settled).toBe(false);
+    release();
+    expect((await answer).candidates[0].content.parts).toEqual([{ text: "Released." }]);
+  });
+
   it("counts only contents, system instruction and tools, the same way for every endpoint", () => {
     expect(fake.countTokens(BODY)).toBe(
       fakeTokenCount({ contents: BODY.contents, systemInstruction: BODY.systemInstruction, tools: [] }),

@@ -105,6 +105,7 @@ class VertexFakeHandler {
     const step: FakeStep = nextStep(this.queue, operation === "countTokens", this.responder, recorded) ??
       this.options.defaultReply ?? { kind: "reply", text: "Hello from the Vertex fake." };
     if (step.kind === "hang") return hangUntilClosed(response, recorded);
+    if (step.kind === "reply" && step.holdUntil) await step.holdUntil;
     if (step.delayMs && step.kind === "error") await delay(step.delayMs);
     if (operation === "countTokens") return this.countTokens(wire, step, response);
     const model = decodeURIComponent(match?.[5] ?? "gemini");
