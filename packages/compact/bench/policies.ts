@@ -12,6 +12,8 @@ import { maxOutput, type Policy, PRICING } from "./replay-corpus.ts";
 export const BASE_AGENT = "baseline: BaseAgent (prune, then summary at 85 %)";
 export const TEACHING = "baseline: teaching policy (learn-claude-code)";
 export const SIMPLE = "baseline: simple policy (ceiling, ski rental, floor)";
+/** The variants that clear earlier than the default; the tables print their cost per session against it. */
+export const SOONER = "unforget, clears sooner";
 
 /** Our ladder with a configuration (made afresh for each manager: a policy serves one), at the window's limits, with counter ids. */
 export function ours(
@@ -51,6 +53,17 @@ export function policies(cacheTtl: "5m" | "1h" = "5m"): Policy[] {
         toolResultBudget: { capChars: Number.POSITIVE_INFINITY },
         cheapLayers: { clearAtLeastShare: 0 },
       }),
+      cacheTtl,
+    ),
+    // Clearing sooner, now that a cleared result can be read back by id: does it lower the bill?
+    ours(
+      `${SOONER}: cheap layers from 0.75 of the threshold`,
+      () => ({ cheapLayers: { level: 0.75 } }),
+      cacheTtl,
+    ),
+    ours(
+      `${SOONER}: folds of half the size (clear_at_least 0.035)`,
+      () => ({ cheapLayers: { clearAtLeastShare: 0.035 } }),
       cacheTtl,
     ),
     {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { cpus } from "node:os";
 import { generateSessions } from "./generate-sessions.ts";
-import { BASE_AGENT, policies, SIMPLE, TEACHING } from "./policies.ts";
+import { BASE_AGENT, policies, SIMPLE, SOONER, TEACHING } from "./policies.ts";
 import { measureLayers, measurePrepare } from "./prepare-speed.ts";
 import {
   type CorpusSession,
@@ -159,6 +159,16 @@ function printReplay(
         )
         .join(", ")}.`,
     );
+    for (const [name, totals] of results.filter(([candidate]) => candidate.startsWith(SOONER))) {
+      console.log(
+        `Per session, "${name}" / ours: ${totals.perSession
+          .map(
+            (session, index) =>
+              `${session.name.split(" ")[0]} ${fmt(session.inputCostUsd / ours.perSession[index]!.inputCostUsd)}×`,
+          )
+          .join(", ")}.`,
+      );
+    }
   }
   printTargets(window, results);
 }
