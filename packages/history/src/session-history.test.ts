@@ -179,7 +179,8 @@ describe("openHistory", () => {
   });
 });
 
-describe("the saved index", () => {
+// Each test indexes six hundred items at least twice: seconds on an idle machine, far more beside other work.
+describe("the saved index", { timeout: 120_000 }, () => {
   /** A session of `count` tool calls, each result holding one unique key. */
   function manyCalls(count: number, from = 0): Message[] {
     const messages: Message[] = [createMessage("user", `Check the keys from ${from}.`)];

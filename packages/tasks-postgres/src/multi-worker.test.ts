@@ -187,7 +187,7 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
   it("SIGSTOP past the lease, then SIGCONT: the paused worker's child is killed and its writes are refused", async () => {
     const id = await manager.start({
       type: "local_bash",
-      command: 'for i in $(seq 1 400); do echo "tick $i"; sleep 0.05; done',
+      command: 'for i in $(seq 1 40000); do echo "tick $i"; sleep 0.05; done',
     });
     const first = await eventually(async () => {
       const record = await recordOf(id);
@@ -226,7 +226,7 @@ describe.skipIf(server === undefined)("three worker processes on one server", ()
     for (const worker of workers) worker.child.kill("SIGSTOP");
     const id = await manager.start({
       type: "local_bash",
-      command: 'for i in $(seq 1 400); do echo "tick $i"; sleep 0.05; done',
+      command: 'for i in $(seq 1 40000); do echo "tick $i"; sleep 0.05; done',
     });
     const first = await eventually(async () => {
       const record = await recordOf(id);
