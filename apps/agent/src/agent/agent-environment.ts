@@ -150,15 +150,10 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   checkModel(model, flags, untrusted, loaded);
   // Every call goes through the meter, so that `-p` prices the summariser's calls as well as the turn's.
   const meter = createUsageMeter();
-  const chosenSummarizer = await summarizerFor(flags, untrusted, chosen.providerName, (name) =>
-    chooseProvider(env, name, {
-      ...(Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {}),
-    }),
-  );
-  const summarizer =
-    chosenSummarizer?.provider === undefined
-      ? chosenSummarizer
-      : { ...chosenSummarizer, provider: meter.wrap(chosenSummarizer.provider) };
+  const summarizer = await summarizerFor(flags, untrusted, chosen.providerName, async (name) => {
+    const limits = Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {};
+    return meter.wrap((await chooseProvider(env, name, limits)).provider);
+  });
   const mcpFlagServers: Record<string, McpServerConfig> = {};
   for (const file of flags.mcpConfig ?? []) Object.assign(mcpFlagServers, await readMcpFlag(file, env));
   const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
@@ -167,11 +162,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
 
   const { state, trusted } = await decideTrust(options, loaded, projectDir, project, notices);
   const config = trusted ? resolveAgentConfig(loaded, { trusted, project }) : untrusted;
-  const provider = meter.wrap(
-    config.contextWindow === undefined
-      ? chosen.provider
-      : withContextWindow(chosen.provider, config.contextWindow),
-  );
+  const provider = meter.wrap(withContextWindow(chosen.provider, config.contextWindow));
 
   const { loadedPlugins, pluginFiles } = await loadPlugins(config, projectDir, notices);
 
@@ -402,13 +393,13 @@ async function summarizerFor(
   flags: AgentFlags,
   config: AgentConfig,
   sessionProvider: string,
-  providerNamed: (name: string) => Promise<{ provider: ModelProvider }>,
+  providerNamed: (name: string) => Promise<ModelProvider>,
 ): Promise<AgentEnvironment["summarizer"]> {
   if (flags.summarizerModel !== undefined) return { model: flags.summarizerModel };
   const setting = config.summarizer;
   if (setting === undefined) return undefined;
   if (setting.provider === undefined || setting.provider === sessionProvider) return { model: setting.model };
-  return { model: setting.model, provider: (await providerNamed(setting.provider)).provider };
+  return { model: setting.model, provider: await providerNamed(setting.provider) };
 }
 
 async function chooseProvider(
