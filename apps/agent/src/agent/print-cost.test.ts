@@ -94,10 +94,11 @@ describe("unforget -p: total_cost_usd", () => {
       object.total_cost_usd,
       6,
     );
-    const turnCalls = calls.filter((request) => !isSummaryRequest(request));
+    // modelUsage: each model's calls summed and priced (the summaries', and any notes or extraction, on Haiku).
+    const onModel = (model: string) => calls.filter((request) => modelOf(request) === model);
     expect(object.modelUsage).toEqual({
-      "claude-sonnet-4-6": summed(turnCalls),
-      "claude-haiku-4-5": summed(summaries),
+      "claude-sonnet-4-6": summed(onModel("claude-sonnet-4-6")),
+      "claude-haiku-4-5": summed(onModel("claude-haiku-4-5")),
     });
   });
 });
