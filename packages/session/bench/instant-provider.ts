@@ -10,8 +10,10 @@ import {
 } from "@unforget/core";
 import { createModelStream } from "@unforget/provider-runtime";
 
-/** What the provider answers to one request: a tool call, or the end of the turn. */
-export type InstantReply = { toolCall: { name: string; input: Record<string, unknown> } } | { text: string };
+/** What the provider answers to one request: a tool call (after a note, when `text` is given), or the end of the turn. */
+export type InstantReply =
+  | { toolCall: { name: string; input: Record<string, unknown> }; text?: string }
+  | { text: string };
 
 /** Streams `decide(request)` as a real provider's events would (start, blocks, deltas, stop), with usage. */
 export function createInstantProvider(decide: (request: ModelRequest) => InstantReply): ModelProvider {
@@ -47,6 +49,7 @@ export function createInstantProvider(decide: (request: ModelRequest) => Instant
       content:
         "toolCall" in reply
           ? [
+              ...(reply.text === undefined ? [] : [{ type: "text" as const, text: reply.text }]),
               {
                 type: "tool_use",
                 id: `toolu_instant_${counter}`,

@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { ConfigurationError, type ModelProvider } from "@unforget/core";
+import { ConfigurationError, type ModelProvider, type Usage } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
 import { createMcpStdioClient, type McpServerConfig, readMcpConfig } from "@unforget/mcp";
 import {
@@ -36,6 +36,7 @@ import {
 } from "./project-trust.ts";
 import { type LoadedSettings, loadSettings, unforgetHome } from "./settings/settings.ts";
 import { buildSystemPrompt, type InstructionsFile, readInstructions } from "./system-prompt.ts";
+import { createUsageMeter } from "./usage-meter.ts";
 
 /** The agent's command-line flags (Claude Code's names). */
 export interface AgentFlags {
@@ -99,6 +100,8 @@ export interface AgentEnvironment {
   model: string;
   /** The model (and provider, when another) that writes summaries and session notes, when not the session's. */
   summarizer: { model: string; provider?: ModelProvider } | undefined;
+  /** The usage of every model call of this run so far, by model: the turns', summaries', notes' and memory's. */
+  usageByModel(): ReadonlyMap<string, Usage>;
   config: AgentConfig;
   trust: TrustState;
   trusted: boolean;
@@ -145,11 +148,12 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
   });
   const model = flags.model ?? untrusted.model ?? chosen.model;
   checkModel(model, flags, untrusted, loaded);
-  const summarizer = await summarizerFor(flags, untrusted, chosen.providerName, (name) =>
-    chooseProvider(env, name, {
-      ...(Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {}),
-    }),
-  );
+  // Every call goes through the meter, so that `-p` prices the summariser's calls as well as the turn's.
+  const meter = createUsageMeter();
+  const summarizer = await summarizerFor(flags, untrusted, chosen.providerName, async (name) => {
+    const limits = Object.keys(untrusted.models).length > 0 ? { modelLimits: untrusted.models } : {};
+    return meter.wrap((await chooseProvider(env, name, limits)).provider);
+  });
   const mcpFlagServers: Record<string, McpServerConfig> = {};
   for (const file of flags.mcpConfig ?? []) Object.assign(mcpFlagServers, await readMcpFlag(file, env));
   const dataDir = dirname(defaultMemoryRoot(projectDir, { configHome: unforgetHome(homeDir) }));
@@ -158,10 +162,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
 
   const { state, trusted } = await decideTrust(options, loaded, projectDir, project, notices);
   const config = trusted ? resolveAgentConfig(loaded, { trusted, project }) : untrusted;
-  const provider =
-    config.contextWindow === undefined
-      ? chosen.provider
-      : withContextWindow(chosen.provider, config.contextWindow);
+  const provider = meter.wrap(withContextWindow(chosen.provider, config.contextWindow));
 
   const { loadedPlugins, pluginFiles } = await loadPlugins(config, projectDir, notices);
 
@@ -187,6 +188,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     providerEndpoint: chosen.endpoint,
     model,
     summarizer,
+    usageByModel: meter.byModel,
     config,
     trust: state,
     trusted,
@@ -391,13 +393,13 @@ async function summarizerFor(
   flags: AgentFlags,
   config: AgentConfig,
   sessionProvider: string,
-  providerNamed: (name: string) => Promise<{ provider: ModelProvider }>,
+  providerNamed: (name: string) => Promise<ModelProvider>,
 ): Promise<AgentEnvironment["summarizer"]> {
   if (flags.summarizerModel !== undefined) return { model: flags.summarizerModel };
   const setting = config.summarizer;
   if (setting === undefined) return undefined;
   if (setting.provider === undefined || setting.provider === sessionProvider) return { model: setting.model };
-  return { model: setting.model, provider: (await providerNamed(setting.provider)).provider };
+  return { model: setting.model, provider: await providerNamed(setting.provider) };
 }
 
 async function chooseProvider(

@@ -41,9 +41,11 @@ export function unknownModelNotice(model: string, assumed: ModelLimits): string 
 /**
  * The provider as the session sees it when the settings cap the context window (`contextWindow`): every model's
  * window is at most `window` tokens, so thresholds and compaction follow it; requests and output limits do not
- * change. Learned limits (a smaller window a prompt-too-long error stated) still apply below it.
+ * change. Learned limits (a smaller window a prompt-too-long error stated) still apply below it. Without a cap,
+ * the provider as it is.
  */
-export function withContextWindow(provider: ModelProvider, window: number): ModelProvider {
+export function withContextWindow(provider: ModelProvider, window: number | undefined): ModelProvider {
+  if (window === undefined) return provider;
   return {
     ...provider,
     getModelLimits(model) {

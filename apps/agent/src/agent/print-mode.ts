@@ -3,7 +3,7 @@ import type { AgentSession, SessionEvent, SessionMcpServerStatus, TurnResult } f
 import type { AgentEnvironment } from "./agent-environment.ts";
 import { describeMcpOutcome } from "./mcp-outcome.ts";
 import { describeSummaryWriter } from "./summary-writer.ts";
-import { usageCostUsd } from "./usage-cost.ts";
+import { modelUsageOf, totalCostUsd } from "./usage-meter.ts";
 
 /** `--output-format`: Claude Code's names. */
 export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
@@ -85,7 +85,11 @@ export interface PrintOutcome {
 }
 
 /** Claude Code's result object (`--output-format json`, and the last line of `stream-json`). */
-export function resultObject(outcome: PrintOutcome, session: AgentSession): Record<string, unknown> {
+export function resultObject(
+  outcome: PrintOutcome,
+  session: AgentSession,
+  byModel: ReadonlyMap<string, Usage>,
+): Record<string, unknown> {
   const { result } = outcome;
   const maxTurns = result?.stopReason === "max_turns";
   const failed = outcome.error !== undefined || result?.stopReason === "blocked";
@@ -104,8 +108,11 @@ export function resultObject(outcome: PrintOutcome, session: AgentSession): Reco
     result: outcome.error === undefined ? (result?.text ?? "") : describeError(outcome.error),
     stop_reason: result?.stopReason ?? null,
     session_id: session.sessionId,
-    total_cost_usd: usage ? usageCostUsd(session.model, usage) : 0,
+    // Every call of the run at its own model's price: the turn's, and the summaries, notes and memory extraction
+    // its compactions made (on the summariser model when there is one).
+    total_cost_usd: totalCostUsd(byModel),
     usage: wireUsage(usage),
+    modelUsage: modelUsageOf(byModel),
     permission_denials: outcome.denials,
   };
 }
@@ -159,7 +166,7 @@ export async function runPrintMode(
   if (!options.waitForMcp) reportMcpOutcomes(session.mcpServers?.status() ?? [], options);
   outcome.durationMs = performance.now() - started;
   if (format === "text") writeTextOutcome(outcome, session, options);
-  else writeJsonLine(stdout, resultObject(outcome, session));
+  else writeJsonLine(stdout, resultObject(outcome, session, environment.usageByModel()));
   return exitCodeOf(outcome);
 }
 
