@@ -3,6 +3,7 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
+import { keepPinned } from "../conversation/pinned.ts";
 import {
   ATTACHMENT_SHARE_OF_FREED,
   BACKGROUND_MINIMUM_SHARE,
@@ -256,12 +257,14 @@ async function apply(
   call: LadderCall,
   layer: SummaryLayer,
   trigger: CompactTrigger,
-  outcome: CompactionOutcome,
+  proposed: CompactionOutcome,
   started: number,
   reason: string,
   primary: boolean,
   fallback: SummaryFallback | undefined,
 ): Promise<boolean> {
+  // Pinned messages are kept verbatim, never summarised away (the summary may still mention them).
+  const outcome = keepPinned(p.core.view.view, proposed, p.core.pins.honoured());
   const byId = new Map(p.core.view.view.map((message) => [message.id, message]));
   const summarized = outcome.summarizedMessageIds.flatMap((id) => byId.get(id) ?? []);
   const kept = outcome.keptMessageIds.flatMap((id) => byId.get(id) ?? []);
