@@ -1,49 +1,15 @@
 import { isProposalId } from "@unforget/memory";
+import type { CompactReport } from "@unforget/session";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings/settings-schema.ts";
 import { describeSummaryWriter } from "../agent/summary-writer.ts";
-import { compactToTarget, parseCompactArguments, type TargetOutcome } from "./compact-target.ts";
+import { parseCompactArguments } from "./compact-target.ts";
 import { describeProposal } from "./describe-proposal.ts";
-import type { ReplController } from "./repl-controller.ts";
+import { PIN_COMMANDS } from "./pin-commands.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
-
-/** A slash command: what `/help` lists and what runs. */
-export interface SlashCommand {
-  name: string;
-  /** Other names it answers to. */
-  aliases?: readonly string[];
-  /** The arguments, for `/help`. */
-  usage?: string;
-  summary: string;
-  /** True when it cannot run while a turn runs (it changes the session). */
-  whileIdle?: boolean;
-  run(controller: ReplController, args: string): Promise<void>;
-}
-
-function print(controller: ReplController, text: string): void {
-  controller.store.print({ kind: "output", text });
-}
-
-function needSession(controller: ReplController) {
-  const { session, environment } = controller;
-  if (!session || !environment) throw new Error("the session is not open yet.");
-  return { session, environment };
-}
-
-function table(rows: readonly (readonly string[])[]): string {
-  const widths =
-    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
-}
+import { needSession, print, type SlashCommand, table } from "./slash-command.ts";
 
 const compact: SlashCommand = {
   name: "compact",
@@ -64,10 +30,8 @@ const compact: SlashCommand = {
     controller.store.update({ busy: true });
     try {
       if (target !== undefined) {
-        print(
-          controller,
-          describeTargetOutcome(await compactToTarget(session, target, instructions || undefined), target),
-        );
+        const report = await session.compact(instructions || undefined, { targetTokens: target });
+        print(controller, describeTargetOutcome(report, target));
         return;
       }
       const report = await session.compact(instructions || undefined, preview ? { preview: true } : {});
@@ -104,15 +68,16 @@ const compact: SlashCommand = {
 };
 
 /** `/compact --target`'s line: where the context went, and why it stopped above the target when it did. */
-function describeTargetOutcome(outcome: TargetOutcome, target: number): string {
-  const { reports, tokensBefore, tokensAfter } = outcome;
-  if (reports.length === 0)
+function describeTargetOutcome(report: CompactReport, target: number): string {
+  const { tokensBefore, tokensAfter } = report;
+  const rounds = report.target?.rounds ?? 0;
+  if (rounds === 0 && report.target?.reached)
     return `Nothing to do: the context is ${formatTokens(tokensBefore)} tokens, at or under the ${formatTokens(target)} target.`;
-  const rounds = reports.length === 1 ? "one compaction" : `${reports.length} compactions`;
-  const writers = reports.flatMap((report) => report.actions.map(describeSummaryWriter)).join("");
-  if (outcome.reached)
-    return `Compacted to the target with ${rounds}: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} tokens (target ${formatTokens(target)})${writers}.`;
-  return `Could not reach ${formatTokens(target)} tokens: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} with ${rounds}${writers}. ${outcome.reason}`;
+  const counted = rounds === 1 ? "one compaction" : `${rounds} compactions`;
+  const writers = report.actions.map(describeSummaryWriter).join("");
+  if (report.target?.reached)
+    return `Compacted to the target with ${counted}: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} tokens (target ${formatTokens(target)})${writers}.`;
+  return `Could not reach ${formatTokens(target)} tokens: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} with ${counted}${writers}. ${report.target?.reason ?? ""}`.trimEnd();
 }
 
 const context: SlashCommand = {
@@ -438,6 +403,7 @@ const exit: SlashCommand = {
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   help,
   compact,
+  ...PIN_COMMANDS,
   context,
   memory,
   tasks,
