@@ -4,6 +4,7 @@ import {
   PromptTooLongError,
   type SessionMemorySource,
 } from "@unforget/core";
+import { applyPlugins, createSessionHooks } from "@unforget/hooks";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
 import { PinLimitError, PinNotFoundError } from "../compact-error.ts";
@@ -174,6 +175,35 @@ describe("pins", () => {
     expect(notices[0]).toMatchObject({ capTokens: 5_000 });
     expect(resultOf(recovered.projected, useIds[1]!)).toBe(original(1, 3_000));
     expect(recovered.tokens).toBeLessThan(20_000);
+  });
+
+  it("can be asked for by a PreCompact plugin: kept by that compaction, refused ones reported", async () => {
+    const { c, useIds } = reads(20, 600);
+    c.assistant("Read them all.").user("Now summarise.");
+    const hooks = createSessionHooks({ onHookError: () => {} });
+    applyPlugins(hooks, [
+      {
+        name: "keep-the-schema",
+        apply(bus) {
+          bus.preCompact.tap("keep-the-schema", (result) => ({ ...result, pin: [useIds[7]!, "gone"] }));
+        },
+      },
+    ]);
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      hooks,
+      onEvent: (event) => events.push(event),
+    });
+    await manager.prepare(c.messages);
+    const compacted = await manager.compact(c.messages);
+    expect(compacted.actions.map((action) => action.layer)).toEqual(["summary"]);
+    expect(resultOf(compacted.projected, useIds[7]!)).toBe(original(7, 600));
+    expect(resultOf(compacted.projected, useIds[6]!)).toBeUndefined();
+    expect(manager.pins().items.map((item) => item.by)).toEqual(["plugin"]);
+    expect(events.filter((event) => event.type === "pin-refused").map((event) => event.type)).toHaveLength(1);
   });
 
   it("survive a resume: the pin entries are replayed, and the resumed manager keeps the message", async () => {
