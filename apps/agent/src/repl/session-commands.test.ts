@@ -3,7 +3,7 @@ import type { AgentSession } from "@unforget/session";
 import { describe, expect, it } from "vitest";
 import { anthropicSuite } from "../../test-support/agent-fixture.ts";
 import { createAgentEnvironment } from "../agent/agent-environment.ts";
-import { parseCompactArguments } from "./compact-target.ts";
+import { parseCompactArguments } from "./context-commands.ts";
 import { ReplController } from "./repl-controller.ts";
 import { ReplStore } from "./repl-state.ts";
 

@@ -1,84 +1,12 @@
 import { isProposalId } from "@unforget/memory";
-import type { CompactReport } from "@unforget/session";
 import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/session";
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings/settings-schema.ts";
-import { describeSummaryWriter } from "../agent/summary-writer.ts";
-import { parseCompactArguments } from "./compact-target.ts";
+import { COMPACT_COMMAND, PIN_COMMANDS } from "./context-commands.ts";
 import { describeProposal } from "./describe-proposal.ts";
-import { PIN_COMMANDS } from "./pin-commands.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
 import { needSession, print, type SlashCommand, table } from "./slash-command.ts";
-
-const compact: SlashCommand = {
-  name: "compact",
-  usage: "[--preview] [--target SIZE] [instructions]",
-  summary:
-    "compacts the conversation now (instructions steer the summary; --target 20K compacts until the context is at or under 20K tokens; --preview shows the summary and applies nothing)",
-  whileIdle: true,
-  async run(controller, args) {
-    const { session } = needSession(controller);
-    const { preview, target, instructions } = parseCompactArguments(args);
-    if (preview && target !== undefined) {
-      print(
-        controller,
-        "--preview shows one summary and applies nothing, so it takes no --target: drop one of them.",
-      );
-      return;
-    }
-    controller.store.update({ busy: true });
-    try {
-      if (target !== undefined) {
-        const report = await session.compact(instructions || undefined, { targetTokens: target });
-        print(controller, describeTargetOutcome(report, target));
-        return;
-      }
-      const report = await session.compact(instructions || undefined, preview ? { preview: true } : {});
-      if (preview) {
-        const shown = report.preview;
-        print(
-          controller,
-          shown
-            ? [
-                `Preview, nothing applied: the ${shown.layer} would take the context from ${formatTokens(shown.tokensBefore)} to ${formatTokens(shown.tokensAfter)} tokens, replacing ${shown.messagesSummarized} message${shown.messagesSummarized === 1 ? "" : "s"}.${shown.declined ? ` It would not be applied: ${shown.declined}` : ""}`,
-                shown.summary,
-              ].join("\n")
-            : `Nothing to preview (the context is ${formatTokens(report.tokensBefore)} tokens). ${
-                report.declined.map((declined) => declined.reason).join(" ") ||
-                "No layer had anything to compact."
-              }`,
-        );
-        return;
-      }
-      const layers = report.actions.map((action) => action.layer).join(", ");
-      print(
-        controller,
-        layers.length > 0
-          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens${report.actions.map(describeSummaryWriter).join("")}.`
-          : `Nothing was compacted (the context is ${formatTokens(report.tokensBefore)} tokens). ${
-              report.declined.map((declined) => declined.reason).join(" ") ||
-              "No layer had anything to compact."
-            }`,
-      );
-    } finally {
-      controller.store.update({ busy: false });
-    }
-  },
-};
-
-/** `/compact --target`'s line: where the context went, and why it stopped above the target when it did. */
-function describeTargetOutcome(report: CompactReport, target: number): string {
-  const { tokensBefore, tokensAfter } = report;
-  const rounds = report.target?.rounds ?? 0;
-  if (rounds === 0 && report.target?.reached)
-    return `Nothing to do: the context is ${formatTokens(tokensBefore)} tokens, at or under the ${formatTokens(target)} target.`;
-  const counted = rounds === 1 ? "one compaction" : `${rounds} compactions`;
-  const writers = report.actions.map(describeSummaryWriter).join("");
-  if (report.target?.reached)
-    return `Compacted to the target with ${counted}: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} tokens (target ${formatTokens(target)})${writers}.`;
-  return `Could not reach ${formatTokens(target)} tokens: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} with ${counted}${writers}. ${report.target?.reason ?? ""}`.trimEnd();
-}
 
 const context: SlashCommand = {
   name: "context",
@@ -402,7 +330,7 @@ const exit: SlashCommand = {
 /** Every command, in `/help` order. Adding one is a new object here. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   help,
-  compact,
+  COMPACT_COMMAND,
   ...PIN_COMMANDS,
   context,
   memory,

@@ -65,11 +65,6 @@ function toolIds(message: Message): string[] {
   );
 }
 
-/** Estimated tokens of the pinned messages of `messages`. */
-export function pinnedTokens(messages: readonly Message[], pinned: PinnedSet): number {
-  return estimateTokens(messages.filter((message) => pinned.messageIds.has(message.id)));
-}
-
 /**
  * A cheap layer's edits with the pinned messages left alone: an edit that replaces a pinned tool result or
  * message is dropped, and a removed run loses its pinned messages (they stay where they are, its replacement

@@ -81,7 +81,9 @@ const STATUS_IDS = 20;
  * compaction starts and in about how many turns, the compactions so far, and what was cleared or summarised with
  * the ids a history tool reads them back by (a cleared result's tool_use id, a summary's id). It only reads.
  */
-export function createContextStatusTool(manager: StatusSource): Tool {
+export function createContextStatusTool(
+  manager: Pick<ContextManager, "status" | "entries"> & Partial<Pick<ContextManager, "pins">>,
+): Tool {
   return {
     name: "context_status",
     description:

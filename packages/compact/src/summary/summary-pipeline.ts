@@ -1,7 +1,7 @@
 import type { Message } from "@unforget/core";
 import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
-import { CompactionFailedError, PinLimitError, PinNotFoundError } from "../compact-error.ts";
+import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { keepPinned } from "../conversation/pinned.ts";
 import {
@@ -159,7 +159,7 @@ async function clear(
       threshold: call.state.threshold,
     },
   );
-  pinForPlugins(p, result.pin ?? []);
+  p.core.pins.pinForPlugins(result.pin ?? []);
   const instructions = result.instructions.trim().length > 0 ? { instructions: result.instructions } : {};
   if (!result.veto || trigger === "reactive") return instructions;
   const by = result.veto.by ?? "a plugin";
@@ -176,18 +176,6 @@ async function clear(
   }
   p.core.events.emit({ type: "vetoed", layer: layer.name, by, reason: result.veto.reason });
   return undefined;
-}
-
-/** Pins what PreCompact plugins asked for; a pin that cannot be made is reported, and the compaction goes on. */
-function pinForPlugins(p: Pipeline, ids: readonly string[]): void {
-  for (const id of ids) {
-    try {
-      p.core.pins.pin(id, "plugin");
-    } catch (error) {
-      if (!(error instanceof PinLimitError || error instanceof PinNotFoundError)) throw error;
-      p.core.events.emit({ type: "pin-refused", id, by: "plugin", reason: error.message });
-    }
-  }
 }
 
 async function run(
@@ -276,8 +264,7 @@ async function apply(
   primary: boolean,
   fallback: SummaryFallback | undefined,
 ): Promise<boolean> {
-  // Pinned messages are kept verbatim, never summarised away (the summary may still mention them).
-  const outcome = keepPinned(p.core.view.view, proposed, p.core.pins.honoured());
+  const outcome = keepPinned(p.core.view.view, proposed, p.core.pins.honoured()); // pinned: kept verbatim
   const byId = new Map(p.core.view.view.map((message) => [message.id, message]));
   const summarized = outcome.summarizedMessageIds.flatMap((id) => byId.get(id) ?? []);
   const kept = outcome.keptMessageIds.flatMap((id) => byId.get(id) ?? []);
