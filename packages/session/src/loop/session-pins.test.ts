@@ -1,7 +1,6 @@
-import type { Tool } from "@unforget/core";
 import { readTranscript } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
-import { anthropicSuite, modelCalls, summaryText } from "../__fixtures__/session-kit.ts";
+import { anthropicSuite, echoTool, modelCalls, summaryText } from "../__fixtures__/session-kit.ts";
 import {
   type AgentSession,
   type AgentSessionOptions,
@@ -12,28 +11,11 @@ import {
 
 const suite = anthropicSuite("session-pins");
 
-/** Prints a long report whose first line names its part. */
-const reportTool: Tool = {
-  name: "report",
-  description: "Prints a long report.",
-  inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
-  readOnly: true,
-  concurrencySafe: true,
-  resultRetention: "reproducible",
-  async execute(input) {
-    const lines = Array.from(
-      { length: 150 },
-      (_, line) => `part ${String(input.part)} line ${line}: all good`,
-    );
-    return { content: `REPORT-${String(input.part)}\n${lines.join("\n")}`, isError: false };
-  },
-};
-
 function options(extra: Partial<AgentSessionOptions> = {}): AgentSessionOptions {
   return {
     provider: suite.provider,
     model: "claude-sonnet-4-6",
-    tools: [reportTool],
+    tools: [echoTool],
     sessionsDir: suite.dir.path,
     context: { limits: { contextWindow: 32_000, maxOutputTokens: 4_000 } },
     permissions: { mode: "bypassPermissions" },
@@ -41,11 +23,17 @@ function options(extra: Partial<AgentSessionOptions> = {}): AgentSessionOptions 
   };
 }
 
-/** Four turns, each reading one report (tool_use ids r0…r3). */
+/** A long report whose first line names its part. */
+function report(part: number): string {
+  const lines = Array.from({ length: 150 }, (_, line) => `part ${part} line ${line}: all good`);
+  return `REPORT-${part}\n${lines.join("\n")}`;
+}
+
+/** Four turns, each echoing one report (tool_use ids r0…r3). */
 async function fourReports(session: AgentSession): Promise<void> {
   for (let part = 0; part < 4; part++) {
     suite.fake.enqueue(
-      { kind: "reply", toolCalls: [{ id: `r${part}`, name: "report", input: { part } }] },
+      { kind: "reply", toolCalls: [{ id: `r${part}`, name: "echo", input: { text: report(part) } }] },
       { kind: "reply", text: `Part ${part} is fine.` },
     );
     await session.send(`Check part ${part}.`).result();
@@ -86,7 +74,7 @@ describe("session pins", () => {
       options({
         context: {
           limits: { contextWindow: 32_000, maxOutputTokens: 4_000 },
-          config: { pins: { maxShare: 0.05 } },
+          config: { pins: { maxShare: 0.1 } },
         },
       }),
     );
@@ -98,7 +86,7 @@ describe("session pins", () => {
     await session.pin("r0");
     const refused = await session.pin("r1").catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(PinLimitError);
-    expect((refused as PinLimitError).capTokens).toBe(1_600);
+    expect((refused as PinLimitError).capTokens).toBe(3_200);
     await session.close();
   });
 });
