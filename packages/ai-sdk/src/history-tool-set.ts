@@ -9,11 +9,12 @@ import { jsonSchema, type ToolSet, tool } from "ai";
  */
 export function aiSdkHistory(
   options: Pick<ContextManagerOptions, "transcript" | "sessionDir" | "sessionId">,
-  manager: () => Pick<ContextManager, "status" | "entries">,
+  manager: () => Pick<ContextManager, "status" | "entries" | "pins">,
 ): { tools: ToolSet; transcript: NonNullable<ContextManagerOptions["transcript"]> } {
   const history = createHostHistory(options);
   const status = createContextStatusTool({
     status: () => manager().status(),
+    pins: () => manager().pins(),
     get entries() {
       return manager().entries;
     },

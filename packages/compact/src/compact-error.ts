@@ -76,3 +76,40 @@ export class ContextOverflowError extends UnforgetError {
     this.tokensBefore = options?.tokensBefore;
   }
 }
+
+/** A pin that cannot be made: nothing in the context has that id. The message says where to find ids. */
+export class PinNotFoundError extends UnforgetError {
+  /** The id asked for. */
+  readonly id: string;
+
+  constructor(id: string, message: string, options?: UnforgetErrorOptions) {
+    super("pin_not_found", message, options);
+    this.id = id;
+  }
+}
+
+/**
+ * A pin refused because the pinned messages would take more than their share of the window
+ * (`config.pins.maxShare`). The message says what to do: unpin something, or pin something smaller.
+ */
+export class PinLimitError extends UnforgetError {
+  /** Tokens pinned now. */
+  readonly pinnedTokens: number;
+  /** Tokens the new pin would add. */
+  readonly itemTokens: number;
+  /** The most pinned messages may take, in tokens. */
+  readonly capTokens: number;
+
+  constructor(
+    pinnedTokens: number,
+    itemTokens: number,
+    capTokens: number,
+    message: string,
+    options?: UnforgetErrorOptions,
+  ) {
+    super("pin_limit", message, options);
+    this.pinnedTokens = pinnedTokens;
+    this.itemTokens = itemTokens;
+    this.capTokens = capTokens;
+  }
+}

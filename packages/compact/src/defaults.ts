@@ -280,6 +280,14 @@ export const REACTIVE_DRAIN_MARGIN = 0.1;
  */
 export const MAX_RECOVERIES_PER_TURN = 3;
 
+// ── Pins ───────────────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Share of the context window pinned messages may take. Judgement call: a quarter leaves the summary, the recent
+ * messages and the reply the rest, as the re-injected attachments' share does (`REHYDRATION_SHARE`).
+ */
+export const PIN_MAX_SHARE = 0.25;
+
 // ── Rehydration ────────────────────────────────────────────────────────────────────────────────────────
 
 /** Share of the threshold re-injected attachments may take after a compaction. Judgement call (a quarter of 167K is about Claude Code's 50K). */

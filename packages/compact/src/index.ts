@@ -3,7 +3,13 @@ export { createCacheBreakDetector } from "./cache/cache-break-detector.ts";
 export type { CachedInput, PromptCache, PromptCacheOptions } from "./cache/prompt-cache.ts";
 export { CACHE_TTL_MS, createPromptCache } from "./cache/prompt-cache.ts";
 export type { CompactionFailureReason } from "./compact-error.ts";
-export { CompactionDisabledError, CompactionFailedError, ContextOverflowError } from "./compact-error.ts";
+export {
+  CompactionDisabledError,
+  CompactionFailedError,
+  ContextOverflowError,
+  PinLimitError,
+  PinNotFoundError,
+} from "./compact-error.ts";
 export type { CarriedUserMessage } from "./conversation/carried-user-messages.ts";
 export type { KeepWindowOptions } from "./conversation/keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./conversation/keep-window.ts";
@@ -82,6 +88,7 @@ export {
   portableMessages,
   supportsNativeContext,
 } from "./manager/native-context.ts";
+export type { PinnedItem, PinsStatus } from "./manager/pins.ts";
 export type {
   CallPlan,
   CompactionPolicy,

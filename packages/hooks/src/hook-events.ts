@@ -43,6 +43,12 @@ export interface PreCompactResult {
   userInstructions?: string;
   /** Set to refuse a manual or auto compaction. Ignored (and reported) for a reactive one. */
   veto?: HookVeto;
+  /**
+   * Message ids (or tool_use ids) to pin before this compaction: kept verbatim by it and every later one, as the
+   * user's `/pin` does, within the pins' cap (a pin past it is refused and reported, the compaction goes on).
+   * Pins only accumulate: a tap returns the ones it received plus its own, and the bus keeps both either way.
+   */
+  pin?: string[];
 }
 
 /**

@@ -9,11 +9,12 @@ import { createHostHistory } from "@unforget/history";
  */
 export function langChainHistory(
   options: Pick<ContextManagerOptions, "transcript" | "sessionDir" | "sessionId">,
-  manager: () => Pick<ContextManager, "status" | "entries">,
+  manager: () => Pick<ContextManager, "status" | "entries" | "pins">,
 ): { tools: StructuredToolInterface[]; transcript: NonNullable<ContextManagerOptions["transcript"]> } {
   const history = createHostHistory(options);
   const status = createContextStatusTool({
     status: () => manager().status(),
+    pins: () => manager().pins(),
     get entries() {
       return manager().entries;
     },

@@ -1,9 +1,10 @@
-// The manager's class itself, so that a refusal from either the manager or the loop is one `instanceof`.
-export { ContextOverflowError } from "@unforget/compact";
+// The manager's classes themselves, so that a refusal from either the manager or the loop is one `instanceof`.
+export { ContextOverflowError, PinLimitError, PinNotFoundError } from "@unforget/compact";
 export type { ContextBreakdown } from "./context/context-breakdown.ts";
 export type {
   AgentSession,
   CompactReport,
+  CompactSessionOptions,
   SessionStatus,
   SessionTurn,
 } from "./loop/agent-session.ts";

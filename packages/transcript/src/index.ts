@@ -9,6 +9,7 @@ export type {
   LayerEdit,
   MessageEntry,
   MetadataEntry,
+  PinEntry,
   ReplaceMessageEdit,
   ReplaceMessagesEdit,
   ReplaceToolResultEdit,

@@ -146,8 +146,23 @@ export interface MetadataEntry extends EntryBase {
   data?: Record<string, unknown>;
 }
 
+/**
+ * A message pinned or unpinned by the user or a plugin: the compaction layers never clear, fold, snip or summarise
+ * a pinned message (within the manager's cap). Append-only: the last entry for a message wins.
+ */
+export interface PinEntry extends EntryBase {
+  type: "pin";
+  /** The messages pinned or unpinned (the ids of the messages as they were appended). */
+  messageIds: string[];
+  /** True to pin, false to unpin. */
+  pinned: boolean;
+  /** Who asked: "user", a plugin's name, … */
+  by?: string;
+}
+
 export type TranscriptEntry =
   | MessageEntry
+  | PinEntry
   | CompactBoundaryEntry
   | SummaryEntry
   | AttachmentEntry

@@ -41,6 +41,21 @@ describe("parseTranscript", () => {
     expect(parsed.problems[0]?.raw).toBe("{not json");
   });
 
+  it("reads pin entries and refuses one without its ids or its flag", () => {
+    const pin = createTranscriptEntry(
+      { type: "pin", messageIds: ["m1"], pinned: true },
+      { now: new Date(0) },
+    );
+    const parsed = parseTranscript(
+      `${line(pin)}${line({ ...pin, id: "p2", messageIds: "m1" })}${line({ ...pin, id: "p3", pinned: "yes" })}`,
+    );
+    expect(parsed.entries).toEqual([pin]);
+    expect(parsed.problems.map((problem) => [problem.kind, problem.line])).toEqual([
+      ["invalid_entry", 2],
+      ["invalid_entry", 3],
+    ]);
+  });
+
   it("reports a torn last line (no newline, not JSON) as torn_line", () => {
     const full = line(messageEntry);
     const parsed = parseTranscript(`${full}${full.slice(0, 20)}`);

@@ -173,6 +173,7 @@ const ENTRY_TYPES: ReadonlySet<string> = new Set([
   "layer_decision",
   "hook_result",
   "metadata",
+  "pin",
 ]);
 const COMPACT_TRIGGERS: ReadonlySet<string> = new Set(["manual", "auto", "reactive"]);
 const HOOK_OUTCOMES: ReadonlySet<string> = new Set(["success", "blocked", "error", "timeout"]);
@@ -263,6 +264,12 @@ function checkTypeFields(type: string, value: Record<string, unknown>): string |
       if (typeof value.outcome !== "string" || !HOOK_OUTCOMES.has(value.outcome)) {
         return "The hook_result's `outcome` is not one of success, blocked, error, timeout.";
       }
+      return undefined;
+    case "pin":
+      if (!Array.isArray(value.messageIds) || !value.messageIds.every((id) => typeof id === "string")) {
+        return "The pin entry's `messageIds` is not an array of strings.";
+      }
+      if (typeof value.pinned !== "boolean") return "The pin entry has no boolean `pinned`.";
       return undefined;
     default:
       return undefined;

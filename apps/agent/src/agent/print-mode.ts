@@ -277,6 +277,10 @@ function handlePrintEvent(
       stderr.write(`unforget: ${event.message}\n`);
       break;
     case "context":
+      if (event.event.type === "pins-unhonoured")
+        stderr.write(
+          `unforget: pinned ${event.event.messageIds.join(", ")} no longer fit the pins' cap (${event.event.capTokens} tokens): they are compacted like any message\n`,
+        );
       if (options.verbose && event.event.type === "layer")
         stderr.write(
           `unforget: ${event.event.layer} freed ${event.event.tokensFreed} tokens (${event.event.tokensBefore} → ${event.event.tokensAfter})${describeSummaryWriter(event.event)}\n`,

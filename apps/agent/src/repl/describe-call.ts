@@ -45,6 +45,10 @@ export function describeContextEvent(event: ContextEvent): string | undefined {
       return `Compaction layer ${event.layer} failed (${event.error}); the next layer takes over`;
     case "breaker-open":
       return `Compaction layer ${event.layer} is paused after ${event.consecutiveFailures} failures in a row; it is tried again in ${event.retryInCalls} model call${event.retryInCalls === 1 ? "" : "s"}`;
+    case "pins-unhonoured":
+      return `Pinned ${event.messageIds.join(", ")} no longer fit the pins' cap (${formatTokens(event.capTokens)} tokens, the window is smaller now): they are compacted like any message until /unpin makes room`;
+    case "pin-refused":
+      return `A plugin's pin of ${event.id} was refused: ${event.reason}`;
     case "background-applied":
       return `A summary written in the background replaced ${event.messagesSummarized} messages`;
     default:

@@ -3,117 +3,10 @@ import { listSessions, PERMISSION_MODES, type PermissionMode } from "@unforget/s
 import { describeMcpOutcome } from "../agent/mcp-outcome.ts";
 import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings/settings-schema.ts";
-import { describeSummaryWriter } from "../agent/summary-writer.ts";
-import { compactToTarget, parseCompactArguments, type TargetOutcome } from "./compact-target.ts";
+import { COMPACT_COMMAND, PIN_COMMANDS } from "./context-commands.ts";
 import { describeProposal } from "./describe-proposal.ts";
-import type { ReplController } from "./repl-controller.ts";
 import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
-
-/** A slash command: what `/help` lists and what runs. */
-export interface SlashCommand {
-  name: string;
-  /** Other names it answers to. */
-  aliases?: readonly string[];
-  /** The arguments, for `/help`. */
-  usage?: string;
-  summary: string;
-  /** True when it cannot run while a turn runs (it changes the session). */
-  whileIdle?: boolean;
-  run(controller: ReplController, args: string): Promise<void>;
-}
-
-function print(controller: ReplController, text: string): void {
-  controller.store.print({ kind: "output", text });
-}
-
-function needSession(controller: ReplController) {
-  const { session, environment } = controller;
-  if (!session || !environment) throw new Error("the session is not open yet.");
-  return { session, environment };
-}
-
-function table(rows: readonly (readonly string[])[]): string {
-  const widths =
-    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
-}
-
-const compact: SlashCommand = {
-  name: "compact",
-  usage: "[--preview] [--target SIZE] [instructions]",
-  summary:
-    "compacts the conversation now (instructions steer the summary; --target 20K compacts until the context is at or under 20K tokens; --preview shows the summary and applies nothing)",
-  whileIdle: true,
-  async run(controller, args) {
-    const { session } = needSession(controller);
-    const { preview, target, instructions } = parseCompactArguments(args);
-    if (preview && target !== undefined) {
-      print(
-        controller,
-        "--preview shows one summary and applies nothing, so it takes no --target: drop one of them.",
-      );
-      return;
-    }
-    controller.store.update({ busy: true });
-    try {
-      if (target !== undefined) {
-        print(
-          controller,
-          describeTargetOutcome(await compactToTarget(session, target, instructions || undefined), target),
-        );
-        return;
-      }
-      const report = await session.compact(instructions || undefined, preview ? { preview: true } : {});
-      if (preview) {
-        const shown = report.preview;
-        print(
-          controller,
-          shown
-            ? [
-                `Preview, nothing applied: the ${shown.layer} would take the context from ${formatTokens(shown.tokensBefore)} to ${formatTokens(shown.tokensAfter)} tokens, replacing ${shown.messagesSummarized} message${shown.messagesSummarized === 1 ? "" : "s"}.${shown.declined ? ` It would not be applied: ${shown.declined}` : ""}`,
-                shown.summary,
-              ].join("\n")
-            : `Nothing to preview (the context is ${formatTokens(report.tokensBefore)} tokens). ${
-                report.declined.map((declined) => declined.reason).join(" ") ||
-                "No layer had anything to compact."
-              }`,
-        );
-        return;
-      }
-      const layers = report.actions.map((action) => action.layer).join(", ");
-      print(
-        controller,
-        layers.length > 0
-          ? `Compacted (${layers}): ${formatTokens(report.tokensBefore)} → ${formatTokens(report.tokensAfter)} tokens${report.actions.map(describeSummaryWriter).join("")}.`
-          : `Nothing was compacted (the context is ${formatTokens(report.tokensBefore)} tokens). ${
-              report.declined.map((declined) => declined.reason).join(" ") ||
-              "No layer had anything to compact."
-            }`,
-      );
-    } finally {
-      controller.store.update({ busy: false });
-    }
-  },
-};
-
-/** `/compact --target`'s line: where the context went, and why it stopped above the target when it did. */
-function describeTargetOutcome(outcome: TargetOutcome, target: number): string {
-  const { reports, tokensBefore, tokensAfter } = outcome;
-  if (reports.length === 0)
-    return `Nothing to do: the context is ${formatTokens(tokensBefore)} tokens, at or under the ${formatTokens(target)} target.`;
-  const rounds = reports.length === 1 ? "one compaction" : `${reports.length} compactions`;
-  const writers = reports.flatMap((report) => report.actions.map(describeSummaryWriter)).join("");
-  if (outcome.reached)
-    return `Compacted to the target with ${rounds}: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} tokens (target ${formatTokens(target)})${writers}.`;
-  return `Could not reach ${formatTokens(target)} tokens: ${formatTokens(tokensBefore)} → ${formatTokens(tokensAfter)} with ${rounds}${writers}. ${outcome.reason}`;
-}
+import { needSession, print, type SlashCommand, table } from "./slash-command.ts";
 
 const context: SlashCommand = {
   name: "context",
@@ -437,7 +330,8 @@ const exit: SlashCommand = {
 /** Every command, in `/help` order. Adding one is a new object here. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   help,
-  compact,
+  COMPACT_COMMAND,
+  ...PIN_COMMANDS,
   context,
   memory,
   tasks,

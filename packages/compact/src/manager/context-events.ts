@@ -90,7 +90,14 @@ export type ContextEvent =
   | { type: "background-applied"; waitedMs: number; messagesSummarized: number }
   | { type: "background-discarded"; reason: string }
   | { type: "cache-break"; previousCacheRead: number; cacheRead: number; droppedTokens: number }
-  | { type: "keep-alive"; layer: string };
+  | { type: "keep-alive"; layer: string }
+  /**
+   * Pinned messages no longer fit their cap (the window shrank, or newer pins took it): from now on they are
+   * compacted like any message, until an unpin or a larger window makes room again.
+   */
+  | { type: "pins-unhonoured"; messageIds: string[]; tokens: number; capTokens: number }
+  /** A pin a PreCompact plugin asked for could not be made (no such id, or past the cap); the compaction went on. */
+  | { type: "pin-refused"; id: string; by: string; reason: string };
 
 export type ContextEventListener = (event: ContextEvent) => void;
 

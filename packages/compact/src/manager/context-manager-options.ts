@@ -103,6 +103,11 @@ export interface ContextManagerConfig {
   breakerThreshold?: number;
   /** Calls an open breaker waits before its layer is tried again; default 20. */
   breakerCoolDownCalls?: number;
+  /**
+   * Pinned messages (`ContextManager.pin`): never cleared, folded, snipped or summarised, within `maxShare` of the
+   * context window (default 0.25); a pin past it is refused with `PinLimitError`.
+   */
+  pins?: { maxShare?: number };
   /** Share of the threshold that re-injected attachments may take after a compaction; default 0.25 (at most 50,000 tokens). */
   rehydrationShare?: number;
 }

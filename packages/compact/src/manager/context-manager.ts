@@ -23,6 +23,7 @@ import { type LadderCall, type ManagerCore, runLadder, startCall, type WindowLev
 import { observe, prepareCall, recoverCall } from "./manager-calls.ts";
 import { changedByCheapLayers, createCore, type SessionState } from "./manager-core.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
+import type { PinnedItem, PinsStatus } from "./pins.ts";
 import { createSessionStats } from "./session-stats.ts";
 
 export interface ContextStatus {
@@ -114,6 +115,18 @@ export interface ContextManager {
    * never fails for being too long to summarise. The instructions apply to this compaction only.
    */
   compact(messages: readonly Message[], options?: CompactOptions & PrepareOptions): Promise<PrepareResult>;
+  /**
+   * Pins a message of the conversation (the same list `prepare` takes), by its id or a tool_use id it holds:
+   * no layer clears, folds, snips or summarises it (nor the other halves of its tool calls) while the pins fit
+   * `config.pins.maxShare` of the window; the pin is written to the transcript, so a resumed manager keeps it.
+   * Rejects with `PinNotFoundError` when the context holds no such message, and with `PinLimitError` when the
+   * pins would pass their cap (unpin one first). Pinning a pinned message resolves to its pin.
+   */
+  pin(messages: readonly Message[], id: string, options?: { by?: string }): Promise<PinnedItem>;
+  /** Unpins the pin holding this message or tool_use id; resolves to false when none did. */
+  unpin(messages: readonly Message[], id: string): Promise<boolean>;
+  /** The pins, oldest first, with their sizes and whether each is honoured now; cheap. */
+  pins(): PinsStatus;
   /** Asks for a compaction before the next model call (the model-callable compact tool uses this). */
   requestCompaction(instructions?: string): void;
   /** Asks for a snip before the next model call, keeping the most recent messages (the snip tool uses this). */
@@ -202,6 +215,19 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       await runLadder(core, pipeline, call, (layer) => core.policy.due(layer, call.state));
       return finish(call);
     },
+    async pin(messages, id, pinOptions = {}) {
+      observe(core, core.view.sync(messages));
+      const item = core.pins.pin(id, pinOptions.by);
+      await core.view.flush();
+      return item;
+    },
+    async unpin(messages, id) {
+      observe(core, core.view.sync(messages));
+      const removed = core.pins.unpin(id);
+      await core.view.flush();
+      return removed;
+    },
+    pins: () => core.pins.status(),
     requestCompaction(instructions) {
       session.pending.set(SUMMARY_REQUEST, instructions ? { instructions } : {});
     },

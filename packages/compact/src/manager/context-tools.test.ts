@@ -32,6 +32,21 @@ describe("context_status", () => {
     expect(after).toContain(summaryId!);
   });
 
+  it("lists the pinned messages with their size against the cap", async () => {
+    const c = conversationBuilder().user("Go.");
+    for (let index = 0; index < 4; index++) c.tool("Read", { file_path: `f${index}.ts` }, filler(800));
+    const manager = createContextManager({ model: "m", limits: LIMITS, clock: c.now });
+    const tool = createContextStatusTool(manager);
+    await manager.prepare(c.messages);
+    expect(String((await tool.execute({}, toolContext)).content)).toMatch(
+      /Pinned messages: 0 .*15,000 tokens/,
+    );
+    const item = await manager.pin(c.messages, c.messages[1]!.id);
+    const text = String((await tool.execute({}, toolContext)).content);
+    expect(text).toMatch(/Pinned messages: 1, [\d,]+ of 15,000 tokens/);
+    expect(text).toContain(item.messageId);
+  });
+
   it("names the cleared results' tool_use ids, the newest twenty of them", async () => {
     const manager = createContextManager({ model: "m", limits: LIMITS });
     const entries = Array.from({ length: 25 }, (_, index) =>

@@ -1,5 +1,6 @@
 import type { Tool } from "@unforget/core";
 import type { ContextManager } from "./context-manager.ts";
+import type { PinsStatus } from "./pins.ts";
 
 /**
  * The model-callable compact tool (core's `Tool` contract): the model asks for a compaction, optionally saying
@@ -80,7 +81,9 @@ const STATUS_IDS = 20;
  * compaction starts and in about how many turns, the compactions so far, and what was cleared or summarised with
  * the ids a history tool reads them back by (a cleared result's tool_use id, a summary's id). It only reads.
  */
-export function createContextStatusTool(manager: Pick<ContextManager, "status" | "entries">): Tool {
+export function createContextStatusTool(
+  manager: Pick<ContextManager, "status" | "entries"> & Partial<Pick<ContextManager, "pins">>,
+): Tool {
   return {
     name: "context_status",
     description:
@@ -95,7 +98,10 @@ export function createContextStatusTool(manager: Pick<ContextManager, "status" |
   };
 }
 
-function describeContextStatus(manager: Pick<ContextManager, "status" | "entries">): string {
+/** What context_status reads: the manager's status and entries, and its pins when it has them. */
+type StatusSource = Pick<ContextManager, "status" | "entries"> & Partial<Pick<ContextManager, "pins">>;
+
+function describeContextStatus(manager: StatusSource): string {
   const status = manager.status();
   const count = (value: number) => value.toLocaleString("en-US");
   const soon =
@@ -126,6 +132,17 @@ function describeContextStatus(manager: Pick<ContextManager, "status" | "entries
     `Tool results cleared, saved or cut: ${count(distinct.length)}${newest(distinct)}.`,
     `Messages folded or dropped (snip, collapse): ${count(removed.size)}.`,
     `Summaries: ${count(summaries.length)}${newest(summaries)}.`,
+    ...(manager.pins ? [describePins(manager.pins(), count)] : []),
     "Read anything listed back, byte-exact, with history_read (id), or find it with history_search.",
   ].join("\n");
+}
+
+/** The pins line: how many, their size against the cap, and each pinned message's id (unhonoured ones said so). */
+function describePins(pins: PinsStatus, count: (value: number) => string): string {
+  if (pins.items.length === 0)
+    return `Pinned messages: 0 (kept verbatim by every compaction; up to ${count(pins.capTokens)} tokens).`;
+  const ids = pins.items
+    .slice(-STATUS_IDS)
+    .map((item) => (item.honoured ? item.messageId : `${item.messageId} (over the cap: not kept)`));
+  return `Pinned messages: ${count(pins.items.length)}, ${count(pins.tokens)} of ${count(pins.capTokens)} tokens (kept verbatim by every compaction)${pins.items.length > STATUS_IDS ? "; newest" : ";"} ids: ${ids.join(", ")}.`;
 }

@@ -287,6 +287,16 @@ export class ContextView {
     );
   }
 
+  /** Appends a pin entry: messages pinned or unpinned (it does not change the projection). */
+  appendPin(messageIds: readonly string[], pinned: boolean, by: string | undefined): void {
+    this.#queue(
+      createTranscriptEntry(
+        { type: "pin", id: this.#id("pin"), messageIds: [...messageIds], pinned, ...(by ? { by } : {}) },
+        this.#defaults(),
+      ),
+    );
+  }
+
   /** Appends attachments after the current view (context added between turns). */
   appendAttachments(attachments: readonly Attachment[]): void {
     if (attachments.length === 0) return;

@@ -3,6 +3,7 @@ import type { CacheBreakDetector } from "../cache/cache-break-detector.ts";
 import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTokens } from "../conversation/conversation.ts";
 import { findNewestTurn, type NewestTurn, touchesNewestTurn } from "../conversation/newest-turn.ts";
+import { withoutPinned } from "../conversation/pinned.ts";
 import {
   type EditLayer,
   type LadderState,
@@ -26,6 +27,7 @@ import type {
 } from "./context-manager-options.ts";
 import type { ContextSize } from "./context-size.ts";
 import type { ContextView } from "./context-view.ts";
+import type { Pins } from "./pins.ts";
 import type { RequestShape } from "./request-shape.ts";
 
 /** The levels of the current window, in tokens. */
@@ -58,6 +60,8 @@ export interface ManagerCore {
   readonly timer: () => number;
   /** The levels of the current limits (re-read after a prompt-too-long error). */
   levels(): WindowLevels;
+  /** The pinned messages, which no layer may clear, fold, snip or summarise. */
+  readonly pins: Pins;
 }
 
 /** One `prepare`, `recover` or `compact` call as the ladder runs it. */
@@ -172,9 +176,11 @@ export async function runEditLayer(
   let stats: Record<string, number>;
   try {
     const result = await layer.run(current, context);
+    // Pinned messages stay as they are, whatever a layer proposes (the layer may not know them).
+    const unpinned = withoutPinned(result.edits, core.pins.honoured());
     edits = layer.cutsNewestTurn
-      ? result.edits
-      : result.edits.filter((edit) => !touchesNewestTurn(edit, context.newestTurn));
+      ? unpinned
+      : unpinned.filter((edit) => !touchesNewestTurn(edit, context.newestTurn));
     stats = result.stats;
   } catch (error) {
     core.breakers.fail(layer.name, context.trigger, error);

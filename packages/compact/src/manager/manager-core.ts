@@ -20,6 +20,7 @@ import { createContextSize } from "./context-size.ts";
 import { ContextView } from "./context-view.ts";
 import { createDefaultLayers } from "./default-ladder.ts";
 import type { ManagerCore, WindowLevels } from "./ladder.ts";
+import { createPins } from "./pins.ts";
 import { createRequestShape } from "./request-shape.ts";
 
 /** The default policy: the working set, told the ladder's settings, the cache's lifetime and the model's prices. */
@@ -118,6 +119,7 @@ export function createCore(
     clock,
     timer: options.timer ?? (() => performance.now()),
     levels: () => window.levels,
+    pins: createPins(view, events, () => window.levels.contextWindow, config.pins?.maxShare, options.resume),
   };
 }
 

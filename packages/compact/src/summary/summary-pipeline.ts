@@ -3,6 +3,7 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
+import { keepPinned } from "../conversation/pinned.ts";
 import {
   ATTACHMENT_SHARE_OF_FREED,
   BACKGROUND_MINIMUM_SHARE,
@@ -158,6 +159,7 @@ async function clear(
       threshold: call.state.threshold,
     },
   );
+  p.core.pins.pinForPlugins(result.pin ?? []);
   const instructions = result.instructions.trim().length > 0 ? { instructions: result.instructions } : {};
   if (!result.veto || trigger === "reactive") return instructions;
   const by = result.veto.by ?? "a plugin";
@@ -256,12 +258,13 @@ async function apply(
   call: LadderCall,
   layer: SummaryLayer,
   trigger: CompactTrigger,
-  outcome: CompactionOutcome,
+  proposed: CompactionOutcome,
   started: number,
   reason: string,
   primary: boolean,
   fallback: SummaryFallback | undefined,
 ): Promise<boolean> {
+  const outcome = keepPinned(p.core.view.view, proposed, p.core.pins.honoured()); // pinned: kept verbatim
   const byId = new Map(p.core.view.view.map((message) => [message.id, message]));
   const summarized = outcome.summarizedMessageIds.flatMap((id) => byId.get(id) ?? []);
   const kept = outcome.keptMessageIds.flatMap((id) => byId.get(id) ?? []);

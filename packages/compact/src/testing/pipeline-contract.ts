@@ -51,7 +51,8 @@ export interface PipelineContractOptions {
  * summariser (the thrash guard); a failing summariser opens its breaker, the fallback summarises in its place
  * (in the same call), the breaker closes again after its cool-down and a success, and a failure at the blocking
  * limit still sends a request that fits (the emergency summary, on the fallback summariser); every
- * message the user wrote survives many summaries by a summariser that quotes none.
+ * message the user wrote survives many summaries by a summariser that quotes none; a pinned tool result stays
+ * verbatim with its call through a summary.
  */
 export function describeContextManagerContract(options: PipelineContractOptions): void {
   const windows = options.windows ?? [16_000, 32_000, 200_000];
@@ -66,6 +67,7 @@ export function describeContextManagerContract(options: PipelineContractOptions)
     describeRecoverGuarantee(options);
     describeSummaryGuards(options);
     describeUserMessageGuarantee(options);
+    describePinGuarantee(options);
   });
 }
 
@@ -149,6 +151,36 @@ function describeWindowGuarantees(options: PipelineContractOptions): void {
     expect(JSON.stringify(result)).toContain("FAIL src/date.test.ts > parses ISO weeks");
     expect(text).toContain(JSON.stringify(request).slice(1, -1));
   });
+}
+
+/** A pinned message stays verbatim, with its tool partner, through a summary. */
+function describePinGuarantee(options: PipelineContractOptions): void {
+  it("keeps a pinned tool result verbatim, with its call, through a summary", async () => {
+    const session = growingSession(30, 800);
+    const clock = () => Date.parse(session.at(-1)!.timestamp);
+    const manager = options.createManager({ window: WINDOW, clock, options: { clock } });
+    await manager.prepare(session);
+    const before = await manager.prepare(session);
+    const pinned = JSON.stringify(findResult(before.messages, "toolu_3"));
+    expect(pinned).toContain("toolu_3");
+    const item = await manager.pin(session, "toolu_3");
+    expect(item.messageIds).toHaveLength(2);
+    const compacted = await manager.compact(session);
+    expect(manager.status().compactions).toBeGreaterThan(0);
+    expect(findResult(compacted.messages, "toolu_2"), "an unpinned result is summarised").toBeUndefined();
+    expect(JSON.stringify(findResult(compacted.messages, "toolu_3"))).toBe(pinned);
+    const uses = compacted.messages.flatMap((message) =>
+      contentBlocks(message.content).flatMap((block) => (block.type === "tool_use" ? [block.id] : [])),
+    );
+    expect(uses).toContain("toolu_3");
+    expect(manager.pins().items.map((pin) => pin.honoured)).toEqual([true]);
+  });
+}
+
+function findResult(messages: readonly { content: Message["content"] | string }[], id: string) {
+  return messages
+    .flatMap((message) => contentBlocks(message.content))
+    .find((block) => block.type === "tool_result" && block.tool_use_id === id);
 }
 
 /**

@@ -73,6 +73,28 @@ describe("preCompact", () => {
     });
   });
 
+  it("lets plugins pin messages: the pins accumulate over the taps, and a bad list is reported, not applied", async () => {
+    const { hooks, errors } = createRecordingBus();
+    const pinning = (name: string, pin: unknown) => ({
+      name,
+      apply(bus: typeof hooks) {
+        bus.preCompact.tap(name, (result) => ({ ...result, pin: pin as string[] }));
+      },
+    });
+    applyPlugins(hooks, [pinning("first", ["m1"]), pinning("second", ["toolu_2"]), pinning("forgetful", [])]);
+    await expect(hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U",
+      pin: ["m1", "toolu_2"],
+    });
+    const broken = createRecordingBus();
+    applyPlugins(broken.hooks, [pinning("broken", "m1")]);
+    await expect(broken.hooks.preCompact.promise({ instructions: "U" }, autoEvent)).resolves.toEqual({
+      instructions: "U",
+    });
+    expect(broken.errors[0]?.message).toMatch(/pin/);
+    expect(errors).toEqual([]);
+  });
+
   it("orders with `before` by plugin name", async () => {
     const { hooks } = createRecordingBus();
     applyPlugins(hooks, [

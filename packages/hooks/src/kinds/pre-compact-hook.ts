@@ -12,11 +12,13 @@ import { type Settled, type TapNote, type TapPolicy, tapFailed, UnusableTapResul
 class PreCompactValue implements PreCompactResult {
   instructions: string;
   declare veto?: HookVeto;
+  declare pin?: string[];
   readonly #userInstructions: string;
 
-  constructor(instructions: string, userInstructions: string, veto?: HookVeto) {
+  constructor(instructions: string, userInstructions: string, veto?: HookVeto, pin?: readonly string[]) {
     this.instructions = instructions;
     if (veto !== undefined) this.veto = veto;
+    if (pin !== undefined && pin.length > 0) this.pin = [...pin];
     this.#userInstructions = userInstructions;
   }
 
@@ -67,13 +69,13 @@ function replacedNote(added: string): TapNote {
 /** The result of a tap that vetoed: honoured for a manual or auto compaction, ignored for a reactive one. */
 function vetoed(
   veto: { reason: string; by?: unknown },
-  value: { instructions: string; userInstructions: string; problem?: string },
+  value: { instructions: string; userInstructions: string; pin?: string[]; problem?: string },
   event: PreCompactEvent,
   handler: string,
 ): Settled {
   if (event.trigger === "reactive") {
     return {
-      value: new PreCompactValue(value.instructions, value.userInstructions),
+      value: new PreCompactValue(value.instructions, value.userInstructions, undefined, value.pin),
       note: { outcome: "error", reason: "tried to veto a reactive compaction; the veto was ignored" },
       problem: `it tried to veto a reactive (emergency) compaction, which cannot be vetoed; the veto was ignored and the compaction goes on. Veto only when event.trigger is not 'reactive'${
         value.problem === undefined ? "" : `. Also, ${value.problem}`
@@ -82,7 +84,12 @@ function vetoed(
   }
   const by = typeof veto.by === "string" ? veto.by : handler;
   const settled: Settled = {
-    value: new PreCompactValue(value.instructions, value.userInstructions, { reason: veto.reason, by }),
+    value: new PreCompactValue(
+      value.instructions,
+      value.userInstructions,
+      { reason: veto.reason, by },
+      value.pin,
+    ),
     note: { outcome: "blocked", reason: veto.reason },
   };
   if (value.problem !== undefined) settled.problem = value.problem;
@@ -97,27 +104,37 @@ const preCompactPolicy: TapPolicy = {
     const forPlugin: PreCompactResult = {
       instructions: received.instructions,
       userInstructions: userInstructionsOf(received),
+      ...(received.pin ? { pin: [...received.pin] } : {}),
     };
     return [forPlugin, args[1]];
   },
   accept(result, args, handler) {
     if (result === undefined) return { value: undefined };
     if (!isRecord(result) || typeof result.instructions !== "string") {
-      throw new UnusableTapResult("it returned something other than { instructions: string, veto? }");
+      throw new UnusableTapResult("it returned something other than { instructions: string, veto?, pin? }");
     }
     const veto = result.veto;
     if (veto !== undefined && (!isRecord(veto) || typeof veto.reason !== "string")) {
       throw new UnusableTapResult("its veto is not { reason: string }");
     }
+    const returned = result.pin;
+    if (
+      returned !== undefined &&
+      (!Array.isArray(returned) || !returned.every((id) => typeof id === "string"))
+    ) {
+      throw new UnusableTapResult("its pin is not an array of message or tool_use ids (strings)");
+    }
     const previous = args[0] as PreCompactResult;
     // The user's instructions travel unchanged: a tap cannot rewrite what command hooks see as theirs.
     const userInstructions = userInstructionsOf(previous);
     const { instructions, added, problem } = appendOnly(previous.instructions, result.instructions);
+    // Pins only accumulate: what earlier taps pinned stays, whatever this one returned.
+    const pin = [...new Set([...(previous.pin ?? []), ...((returned as string[] | undefined) ?? [])])];
     if (veto !== undefined) {
-      const value = { instructions, userInstructions, ...(problem === undefined ? {} : { problem }) };
+      const value = { instructions, userInstructions, pin, ...(problem === undefined ? {} : { problem }) };
       return vetoed(veto as { reason: string; by?: unknown }, value, args[1] as PreCompactEvent, handler);
     }
-    const value = new PreCompactValue(instructions, userInstructions);
+    const value = new PreCompactValue(instructions, userInstructions, undefined, pin);
     if (problem !== undefined) return { value, note: replacedNote(added), problem };
     return added.length > 0 ? { value, note: { outcome: "success", output: added } } : { value };
   },

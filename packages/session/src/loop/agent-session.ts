@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { CompactionPreview, ContextStatus, DeclinedCompaction, LayerReport } from "@unforget/compact";
+import type {
+  CompactionPreview,
+  ContextStatus,
+  DeclinedCompaction,
+  LayerReport,
+  PinnedItem,
+  PinsStatus,
+} from "@unforget/compact";
 import { ConfigurationError, type ContentBlock, type Message, type Tool } from "@unforget/core";
 import type { SessionHooks } from "@unforget/hooks";
 import type { ContextBreakdown } from "../context/context-breakdown.ts";
@@ -24,10 +31,12 @@ import {
   closeSession,
   compactSession,
   type OpenRuntime,
+  pinMessage,
   type SessionState,
   sendTurn,
   sessionStatus,
   setSessionModel,
+  unpinMessage,
 } from "./session-control.ts";
 import type { SessionEvent } from "./session-events.ts";
 import { SessionRuntime } from "./session-runtime.ts";
@@ -63,6 +72,20 @@ export interface CompactReport {
   declined: DeclinedCompaction[];
   /** With `{ preview: true }`: the summary and the tokens before and after; nothing was applied. */
   preview?: CompactionPreview;
+  /** With `targetTokens`: the target, whether the context got there, in how many compactions, and why not. */
+  target?: { tokens: number; reached: boolean; rounds: number; reason?: string };
+}
+
+/** How `AgentSession.compact` runs. */
+export interface CompactSessionOptions {
+  /** Write and measure the summary, apply nothing (`CompactReport.preview`); takes no `targetTokens`. */
+  preview?: boolean;
+  /**
+   * Compact until the context is at or under this many tokens: another compaction while it is still over and
+   * the last one made it smaller, at most three (`CompactReport.target` says how it went). None when it is
+   * already there.
+   */
+  targetTokens?: number;
 }
 
 /** A running agent session. One turn at a time; everything it does is in its transcript. */
@@ -96,7 +119,19 @@ export interface AgentSession {
    * Compacts now (the user's `/compact`), with instructions for this compaction only; with `{ preview: true }` the
    * summary is written and measured, and nothing is applied (`CompactReport.preview`).
    */
-  compact(instructions?: string, options?: { preview?: boolean }): Promise<CompactReport>;
+  compact(instructions?: string, options?: CompactSessionOptions): Promise<CompactReport>;
+  /**
+   * Pins a message (its id, a tool_use id it holds, or "last" for the newest message): no compaction clears,
+   * folds, snips or summarises it, nor the other halves of its tool calls, while the pins fit their share of the
+   * window (`context.config.pins.maxShare`, default a quarter); kept across resume. Rejects with `PinLimitError`
+   * past the cap (unpin one first), `PinNotFoundError` for an id the context does not hold, and
+   * `SessionBusyError` while a turn runs.
+   */
+  pin(id: string, options?: { by?: string }): Promise<PinnedItem>;
+  /** Unpins the pin holding this message or tool_use id; false when none did. */
+  unpin(id: string): Promise<boolean>;
+  /** The pins, oldest first, with their sizes, their cap and whether each is honoured now; cheap. */
+  pins(): PinsStatus;
   /** The gauge (tokens, threshold, turns until compaction) and the breakdown; cheap. */
   status(): SessionStatus;
   /** Changes the model for the next calls; the context is unchanged (the manager continues from its entries). */
@@ -225,6 +260,9 @@ function sessionOf(state: SessionState): AgentSession {
       state.running?.controller.abort();
     },
     compact: (instructions, options = {}) => compactSession(state, instructions, options),
+    pin: (id, pinOptions = {}) => pinMessage(state, id, pinOptions.by),
+    unpin: (id) => unpinMessage(state, id),
+    pins: () => state.current.manager.pins(),
     status: () => sessionStatus(state),
     setModel(model) {
       setSessionModel(state, model);

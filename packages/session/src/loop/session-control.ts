@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { CompactionFailedError, PinNotFoundError, type PinnedItem } from "@unforget/compact";
 import {
   ConfigurationError,
   type ContentBlock,
@@ -9,7 +10,7 @@ import {
 import { contextBreakdown } from "../context/context-breakdown.ts";
 import type { ConnectedMcp } from "../optional/session-peers.ts";
 import type { SessionAuthorization } from "../permissions/session-permissions.ts";
-import type { CompactReport, SessionStatus, SessionTurn } from "./agent-session.ts";
+import type { CompactReport, CompactSessionOptions, SessionStatus, SessionTurn } from "./agent-session.ts";
 import type { AgentSessionOptions } from "./agent-session-options.ts";
 import { EventChannel } from "./event-channel.ts";
 import { runTurn } from "./run-turn.ts";
@@ -179,29 +180,118 @@ function queuedTurn(
   };
 }
 
-/** Compacts now (`AgentSession.compact`), or previews the summary. */
-export function compactSession(
+/** Most compactions one `compact(…, { targetTokens })` runs: each summarises the last summary and what came after it. */
+const MAX_TARGET_ROUNDS = 3;
+
+/** Compacts now (`AgentSession.compact`), or previews the summary, or compacts until the context is under a target. */
+export async function compactSession(
   state: SessionState,
   instructions: string | undefined,
-  options: { preview?: boolean },
+  options: CompactSessionOptions,
 ): Promise<CompactReport> {
+  const target = options.targetTokens;
+  if (target !== undefined && (!Number.isSafeInteger(target) || target <= 0)) {
+    throw new ConfigurationError(
+      `compact()'s targetTokens must be a whole number of tokens above 0 (e.g. 20000); it was ${target}.`,
+      { setting: "targetTokens" },
+    );
+  }
+  if (target !== undefined && options.preview) {
+    throw new ConfigurationError(
+      "compact() with preview writes one summary and applies nothing, so it takes no targetTokens: drop one of them.",
+      { setting: "targetTokens" },
+    );
+  }
   return exclusive(state, "compact()", async (signal) => {
     const runtime = state.current;
     await runtime.beginTurn();
-    const result = await runtime.manager.compact(runtime.conversation, {
-      ...runtime.prepareOptions(signal),
-      ...(instructions ? { instructions } : {}),
-      ...(options.preview ? { preview: true } : {}),
-    });
-    runtime.lastPrepared = result;
-    return {
-      tokensBefore: result.tokensBefore,
-      tokensAfter: result.tokens,
-      actions: result.actions,
-      declined: result.declined ?? [],
-      ...(result.preview ? { preview: result.preview } : {}),
+    const once = async (): Promise<CompactReport> => {
+      const result = await runtime.manager.compact(runtime.conversation, {
+        ...runtime.prepareOptions(signal),
+        ...(instructions ? { instructions } : {}),
+        ...(options.preview ? { preview: true } : {}),
+      });
+      runtime.lastPrepared = result;
+      return {
+        tokensBefore: result.tokensBefore,
+        tokensAfter: result.tokens,
+        actions: result.actions,
+        declined: result.declined ?? [],
+        ...(result.preview ? { preview: result.preview } : {}),
+      };
     };
+    return target === undefined ? once() : compactToTarget(runtime.manager.status().tokens, target, once);
   });
+}
+
+/**
+ * Compacts until the context is at or under `target` tokens: a compaction, then another while the context is
+ * still over it and the last one made it smaller (at most three). A compaction never makes the context larger,
+ * so this ends at or under where it started. The report sums the rounds; `target` says how it went.
+ */
+async function compactToTarget(
+  tokensBefore: number,
+  target: number,
+  once: () => Promise<CompactReport>,
+): Promise<CompactReport> {
+  const report: CompactReport = { tokensBefore, tokensAfter: tokensBefore, actions: [], declined: [] };
+  let rounds = 0;
+  let reason: string | undefined;
+  while (report.tokensAfter > target) {
+    if (rounds === MAX_TARGET_ROUNDS) {
+      reason = `${MAX_TARGET_ROUNDS} compactions in a row did not get there; what is left is the summary, the recent messages kept verbatim, the pinned ones and what every request carries (system prompt, tools).`;
+      break;
+    }
+    let round: CompactReport;
+    try {
+      round = await once();
+    } catch (error) {
+      // Everything left is the verbatim tail (and the pins): that is where it stops, as a reason, not a failure.
+      if (!(error instanceof CompactionFailedError && error.reason === "nothing-to-summarize")) throw error;
+      reason = error.message;
+      break;
+    }
+    rounds++;
+    report.actions.push(...round.actions);
+    report.declined.push(...round.declined);
+    if (round.actions.length === 0 || round.tokensAfter >= report.tokensAfter) {
+      const declined = round.declined.map((entry) => entry.reason).join(" ");
+      reason =
+        rounds > 1
+          ? `Nothing more can be summarised${declined ? ` (${declined.replace(/\.$/, "")})` : ""}: what is left is the summary, the recent messages kept verbatim, the pinned ones and what every request carries (system prompt, tools).`
+          : declined ||
+            "A compaction would not make it smaller: what is left is the recent messages kept verbatim, the pinned ones and what every request carries (system prompt, tools).";
+      report.tokensAfter = Math.min(report.tokensAfter, round.tokensAfter);
+      break;
+    }
+    report.tokensAfter = round.tokensAfter;
+  }
+  const reached = report.tokensAfter <= target;
+  report.target = { tokens: target, reached, rounds, ...(reason && !reached ? { reason } : {}) };
+  return report;
+}
+
+/** Pins a message of the session's context (`AgentSession.pin`): "last" is its newest message. */
+export async function pinMessage(
+  state: SessionState,
+  id: string,
+  by: string | undefined,
+): Promise<PinnedItem> {
+  guard(state, "pin()");
+  const runtime = state.current;
+  const conversation = runtime.conversation;
+  const target = id === "last" ? conversation.findLast((message) => !message.isMeta)?.id : id;
+  if (target === undefined) {
+    throw new PinNotFoundError(id, "There is no message to pin yet: send a prompt first.");
+  }
+  return runtime.manager.pin(conversation, target, by ? { by } : {});
+}
+
+/** Unpins (`AgentSession.unpin`): false when no pin held that message or tool_use id. */
+export async function unpinMessage(state: SessionState, id: string): Promise<boolean> {
+  guard(state, "unpin()");
+  const runtime = state.current;
+  return runtime.manager.unpin(runtime.conversation, id);
 }
 
 /** The gauge and the breakdown (`AgentSession.status`). */

@@ -38,6 +38,7 @@ export function sessionHistoryTools(
   };
   const manager = {
     status: () => current().manager.status(),
+    pins: () => current().manager.pins(),
     get entries() {
       return current().manager.entries;
     },
