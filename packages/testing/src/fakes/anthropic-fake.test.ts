@@ -177,7 +177,7 @@ describe("startAnthropicFake", () => {
     fake.enqueue({
       kind: "reply",
       text: "Released.",
-      holdUntil: new Promise((resolve) => (release = resolve)),
+      holdUntil: new Promise<void>((resolve) => (release = resolve)),
     });
     let settled = false;
     const answer = post("/v1/messages", BODY).then(async (response) => {

@@ -98,7 +98,7 @@ describe("startBedrockFake", () => {
     fake.enqueue({
       kind: "reply",
       text: "Released.",
-      holdUntil: new Promise((resolve) => (release = resolve)),
+      holdUntil: new Promise<void>((resolve) => (release = resolve)),
     });
     let settled = false;
     const answer = post(fake.url, `/model/${encodeURIComponent(MODEL)}/converse`, conversation).then(

@@ -49,7 +49,7 @@ describe("createFakeModelProvider", () => {
     provider.enqueue({
       kind: "reply",
       text: "Released.",
-      holdUntil: new Promise((resolve) => (release = resolve)),
+      holdUntil: new Promise<void>((resolve) => (release = resolve)),
     });
     let settled = false;
     const answer = provider.createMessage(request("hello")).then((response) => {

@@ -97,7 +97,7 @@ describe("Vertex fake", () => {
     fake.enqueue({
       kind: "reply",
       text: "Released.",
-      holdUntil: new Promise((resolve) => (release = resolve)),
+      holdUntil: new Promise<void>((resolve) => (release = resolve)),
     });
     let settled = false;
     const answer = call(fake, `${BASE}:generateContent`, BODY).then((response) => {
