@@ -184,7 +184,7 @@ describe("unforget, the REPL in a pseudo-terminal, on the Anthropic fake", { tim
     writeDataFiles(3);
     const lastPrompt = (request: RecordedRequest) => prompts(request).at(-1) ?? "";
     let release: () => void = () => undefined;
-    const held = new Promise((resolve) => (release = resolve));
+    const held = new Promise<void>((resolve) => (release = resolve));
     fake.setResponder((request) => {
       // The summary is held until two prompts have been typed while it is written.
       if (isSummaryRequest(request)) return { ...SUMMARY_STEP, holdUntil: held };
