@@ -1,9 +1,9 @@
 import { createMessage } from "@unforget/core";
 import { arbitraryConversation } from "@unforget/testing/arbitraries";
-import { estimateMessagesTokens } from "@unforget/tokens";
+import { estimateMessagesTokens, estimateMessageTokens } from "@unforget/tokens";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "./conversation.ts";
+import { estimateOneMessageTokens, estimateTokens } from "./conversation.ts";
 
 describe("estimateTokens", () => {
   it("is estimateMessagesTokens, counted once per message and again from what it remembers", () => {
@@ -12,6 +12,8 @@ describe("estimateTokens", () => {
         const expected = estimateMessagesTokens(messages);
         expect(estimateTokens(messages)).toBe(expected);
         expect(estimateTokens(messages)).toBe(expected);
+        for (const message of messages)
+          expect(estimateOneMessageTokens(message)).toBe(estimateMessageTokens(message));
         for (let end = 0; end <= messages.length; end += 3)
           expect(estimateTokens(messages.slice(0, end))).toBe(estimateMessagesTokens(messages.slice(0, end)));
       }),

@@ -88,6 +88,16 @@ export function estimateTokens(messages: readonly Message[]): number {
   if (!Array.isArray(messages)) return estimateMessagesTokens(messages);
   let total = 0;
   for (const message of messages) total += messageTokens(message);
+  return toCount(total);
+}
+
+/** `estimateMessageTokens` of one message, remembered like `estimateTokens`'s. */
+export function estimateOneMessageTokens(message: Message): number {
+  return toCount(messageTokens(message));
+}
+
+/** An unrounded estimate as a count, as the estimators of `@unforget/tokens` round theirs. */
+function toCount(total: number): number {
   if (!(total > 0)) return 0;
   return total >= MAX_COUNTED_TOKENS ? MAX_COUNTED_TOKENS : Math.ceil(total);
 }

@@ -53,8 +53,10 @@ function arrived(state: SaverState, added: readonly Message[]): void {
   }
 }
 
-function start(state: SaverState, path: string, text: string): Write {
-  const write: Write = { text, done: persistOutput(path, text) };
+function start(state: SaverState, path: string, text: string, now = false): Write {
+  // Begun after the step that saw the output has returned (its request is on its way), unless asked for now.
+  const done = now ? persistOutput(path, text) : afterStep().then(() => persistOutput(path, text));
+  const write: Write = { text, done };
   state.writes.set(path, write);
   // A write that fails in the background is forgotten; the layer that wants the file writes it again.
   write.done.catch(() => {
@@ -72,5 +74,9 @@ async function persist(state: SaverState, path: string, text: string): Promise<v
       // Tried once more below, as any write asked for now.
     }
   } else if (running) await running.done.catch(() => undefined);
-  return start(state, path, text).done;
+  return start(state, path, text, true).done;
+}
+
+function afterStep(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
