@@ -14,6 +14,8 @@ export interface OutputSaver {
   arrived(added: readonly Message[]): void;
   /** Resolves once `path` durably holds `text`; rejects (`TranscriptWriteError`) when it cannot be written. */
   persist(path: string, text: string): Promise<void>;
+  /** Resolves once every write started so far has finished (written or failed). */
+  flush(): Promise<void>;
 }
 
 interface Write {
@@ -27,6 +29,9 @@ export function createOutputSaver(sessionDir: string, retention: RetentionLookup
   return {
     arrived: (added) => arrived(state, added),
     persist: (path, text) => persist(state, path, text),
+    flush: async () => {
+      await Promise.allSettled([...state.writes.values()].map((write) => write.done));
+    },
   };
 }
 
