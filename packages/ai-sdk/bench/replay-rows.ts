@@ -326,3 +326,20 @@ export function printOverhead(
   console.log(`| ContextManager.prepare alone, same conversation | ${fmt(b.median)} ms | ${fmt(b.p95)} ms |`);
   console.log(`| the adapter's own overhead (difference of medians) | ${fmt(a.median - b.median)} ms | |`);
 }
+
+/** The per-step table of `custom-tool-steps.ts`: one row per clock, the steps whose request held 60K tokens or more. */
+export function printCustomToolSteps(
+  title: string,
+  step: string,
+  runs: readonly { clock: string; times: readonly number[]; saved: number; steps: number }[],
+): void {
+  console.log(`#### ${title}\n`);
+  console.log(`| clock | ${step} median | p95 | steps measured (of all) | outputs saved |`);
+  console.log("| --- | --- | --- | --- | --- |");
+  for (const run of runs) {
+    const { median, p95 } = percentiles(run.times);
+    console.log(
+      `| ${run.clock} | ${median.toFixed(3)} ms | ${p95.toFixed(3)} ms | ${run.times.length} (of ${run.steps}) | ${run.saved} |`,
+    );
+  }
+}

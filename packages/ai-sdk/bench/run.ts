@@ -11,9 +11,11 @@ import {
   fromModelMessages,
   toModelMessages,
 } from "../src/index.ts";
+import { measureCustomToolSteps } from "./custom-tool-steps.ts";
 import {
   type HostPolicy,
   nativeLadder,
+  printCustomToolSteps,
   printOverhead,
   printReplayTables,
   renamedRetention,
@@ -270,5 +272,18 @@ printOverhead(
   overhead.bare,
 );
 console.log(`\n(${overhead.messages} AI SDK messages at the start, 300 steps of one tool round each.)`);
+
+console.log();
+printCustomToolSteps(
+  "prepareStep per step on requests of 60K tokens or more with a custom tool and a session folder",
+  "prepareStep",
+  [
+    { clock: "warm (a response 1 s before each step)", ...(await measureCustomToolSteps(1_000)) },
+    { clock: "cold (an hour before each step)", ...(await measureCustomToolSteps(3_600_000)) },
+  ],
+);
+console.log(
+  "\n(`custom_Run`, a tool no list knows, nothing said about it: its old results are saved before they are cleared. 40 rounds of 1,500 tokens, then 200 steps of one 600-token round each, a 200K window; only the steps whose request held 60K tokens or more are counted.)\n",
+);
 
 await printReplayTables(policies);

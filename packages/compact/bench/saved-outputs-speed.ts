@@ -78,7 +78,7 @@ export async function measureSavedOutputSteps(idleMs: number, startTokens = 60_0
       tokens: manager.status().tokens,
     };
   } finally {
-    await rm(sessionDir, { recursive: true, force: true });
+    await rm(sessionDir, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 

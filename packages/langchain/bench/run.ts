@@ -17,6 +17,7 @@ import { countTokensApproximately, summarizationMiddleware } from "langchain";
 import {
   type HostPolicy,
   nativeLadder,
+  printCustomToolSteps,
   printOverhead,
   printReplayTables,
   renamedRetention,
@@ -29,6 +30,8 @@ import {
   fromLangChainMessages,
   toLangChainMessages,
 } from "../src/index.ts";
+import { applyUpdate, hookOf } from "./before-model.ts";
+import { measureCustomToolSteps } from "./custom-tool-steps.ts";
 
 /**
  * The LangChain adapter's benchmark: the middleware's own overhead per model call at a 100K-token context, and
@@ -91,22 +94,6 @@ function agentState(step: Step): ReturnType<HostPolicy["create"]> {
     },
   };
 }
-
-/** The update a `beforeModel` hook returned, applied as LangGraph's reducer applies it. */
-function applyUpdate(state: BaseMessage[], update: unknown): BaseMessage[] {
-  const messages = (update as { messages?: BaseMessage[] } | undefined)?.messages;
-  if (!messages) return state;
-  const removeAll = messages.findIndex(
-    (message) => message.getType() === "remove" && message.id === "__remove_all__",
-  );
-  return removeAll >= 0 ? messages.slice(removeAll + 1) : [...state, ...messages];
-}
-
-type BeforeModel = (state: { messages: BaseMessage[] }, runtime: unknown) => Promise<unknown>;
-const hookOf = (middleware: { beforeModel?: unknown }): BeforeModel => {
-  const hook = middleware.beforeModel;
-  return (typeof hook === "function" ? hook : (hook as { hook: BeforeModel }).hook) as BeforeModel;
-};
 
 /** A chat model that writes extractive summaries (the replay's other rows summarise the same way), counting its input. */
 class ExtractiveChatModel extends BaseChatModel {
@@ -280,6 +267,19 @@ printOverhead(
   "beforeModel",
   overhead.adapter,
   overhead.bare,
+);
+
+console.log();
+printCustomToolSteps(
+  "The createAgent middleware's beforeModel per model call on requests of 60K tokens or more with a custom tool and a session folder",
+  "beforeModel",
+  [
+    { clock: "warm (a response 1 s before each step)", ...(await measureCustomToolSteps(1_000)) },
+    { clock: "cold (an hour before each step)", ...(await measureCustomToolSteps(3_600_000)) },
+  ],
+);
+console.log(
+  "\n(`custom_Run`, a tool no list knows, nothing said about it: its old results are saved before they are cleared. 40 rounds of 1,500 tokens, then 200 steps of one 600-token round each, a 200K window; only the steps whose request held 60K tokens or more are counted.)\n",
 );
 
 await printReplayTables(policies);

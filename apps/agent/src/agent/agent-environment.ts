@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigurationError, type ModelProvider, type Usage } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
-import { createMcpStdioClient, type McpServerConfig, readMcpConfig } from "@unforget/mcp";
+import type { McpServerConfig } from "@unforget/mcp";
 import {
   createMemoryDir,
   createProposalQueue,
@@ -18,7 +18,7 @@ import {
   listSessions,
   type PermissionMode,
 } from "@unforget/session";
-import { createTaskManager, type TaskManager } from "@unforget/tasks";
+import { type ConnectMcp, createTaskManager, type TaskManager } from "@unforget/tasks";
 import { createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
@@ -173,7 +173,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     ...config.additionalDirectories,
     ...(flags.addDir ?? []).map((dir) => resolve(projectDir, dir)),
   ];
-  const tasks = await createTaskManager({ dir: join(dataDir, "tasks"), connectMcp: createMcpStdioClient });
+  const tasks = await createTaskManager({ dir: join(dataDir, "tasks"), connectMcp: connectMcpOnUse });
   const memoryRoot = join(dataDir, "memory");
   const store = await createMemoryDir({ root: memoryRoot });
   const proposals = createProposalQueue(join(memoryRoot, ".unforget", "proposals"));
@@ -481,6 +481,7 @@ async function readMcpFlag(
     }
   }
   const file = resolve(value);
+  const { readMcpConfig } = await import("@unforget/mcp");
   const servers = await readMcpConfig(file, { env }).catch(async (error: unknown) => {
     throw await mcpFileError(file, error);
   });
@@ -491,3 +492,19 @@ async function readMcpFlag(
     });
   return servers;
 }
+
+/**
+ * `createMcpStdioClient` of `@unforget/mcp` for the task manager's `monitor_mcp` tasks, loaded when such a task
+ * first opens its client (start-up stays without MCP's code). The client speaks first (`initialize`), so nothing
+ * the server writes is missed while it loads.
+ */
+const connectMcpOnUse: ConnectMcp = (input, output) => {
+  const client = import("@unforget/mcp").then(({ createMcpStdioClient }) =>
+    createMcpStdioClient(input, output),
+  );
+  client.catch(() => undefined);
+  return {
+    initialize: async (timeoutMs) => (await client).initialize(timeoutMs),
+    ping: async (timeoutMs) => (await client).ping(timeoutMs),
+  };
+};

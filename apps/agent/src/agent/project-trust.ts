@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { access, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "@unforget/files";
-import { type McpServerConfig, readMcpConfig } from "@unforget/mcp";
+import type { McpServerConfig } from "@unforget/mcp";
 import { SettingsError } from "./agent-errors.ts";
 import { mcpFileError } from "./json-text.ts";
 import type { LoadedSettings, SettingsLayer } from "./settings/settings.ts";
@@ -77,7 +77,16 @@ async function readProjectMcp(
   env: Record<string, string | undefined> | undefined,
 ): Promise<Record<string, McpServerConfig>> {
   const file = join(projectDir, ".mcp.json");
+  // Without the file MCP's code never loads (start-up stays without it).
+  if (
+    !(await access(file).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => error.code !== "ENOENT",
+    ))
+  )
+    return {};
   try {
+    const { readMcpConfig } = await import("@unforget/mcp");
     return await readMcpConfig(file, env ? { env } : {});
   } catch (error) {
     throw await mcpFileError(file, error);

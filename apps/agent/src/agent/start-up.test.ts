@@ -50,7 +50,7 @@ function loadedModules(
 
 /**
  * What `unforget -p` must not load when nothing asks for it: each costs start-up (BENCHMARKS.md, "unforget -p
- * start-up"). MCP (its SDK, zod, ajv) waits for a configured server, ajv for the first tool call (settings are
+ * start-up"). MCP (@unforget/mcp, its SDK, zod, ajv) waits for a configured server or an MCP configuration, ajv for the first tool call (settings are
  * checked by a validator compiled at build time), the other providers' SDKs for their provider, Ink, React and
  * the Markdown renderer for the REPL, image-size for the first image read, secretlint for the first memory
  * write, the PostgreSQL stores for `unforget db` and `unforget memory`,
@@ -58,6 +58,7 @@ function loadedModules(
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
+  "@unforget/mcp (its configuration parser and client)": /\/mcp\/dist\//,
   zod: /\/zod\//,
   ajv: /\/ajv\//,
   "the Bedrock SDK": /@aws-sdk\/client-bedrock-runtime/,

@@ -40,6 +40,9 @@ beforeEach(() => {
 });
 afterEach(async () => {
   for (const agent of agents) agent.kill();
+  // A killed agent may still be writing (a tool output it saves after a step, the transcript) until it exits.
+  const settled = new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+  await Promise.race([Promise.all(agents.map((agent) => agent.exited)), settled]);
   agents = [];
   folders.cleanup();
 });

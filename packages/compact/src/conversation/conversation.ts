@@ -1,5 +1,10 @@
 import type { ContentBlock, Message, ToolResultBlock, ToolUseBlock } from "@unforget/core";
-import { estimateMessagesTokens, estimateMessageTokens } from "@unforget/tokens";
+import {
+  estimateMessageBreakdown,
+  estimateMessagesTokens,
+  estimateMessageTokens,
+  MAX_COUNTED_TOKENS,
+} from "@unforget/tokens";
 
 /** Where a tool call sits in a message list. */
 export interface ToolCall {
@@ -54,9 +59,47 @@ export function isTextResult(block: ToolResultBlock): boolean {
   return typeof block.content === "string" || block.content.every((part) => part.type === "text");
 }
 
-/** Unpadded token estimate of messages (the calibrated heuristic; providers are not asked). */
+/**
+ * Each message's unrounded estimate, by message object: messages are never changed in place (a layer returns
+ * edits, and replacements are new objects), so the prefix a step did not change costs nothing to count again.
+ */
+const unroundedTokens = new WeakMap<Message, number>();
+
+/** `estimateMessagesTokens`'s per-message term with the default options: the breakdown's sum, capped. */
+function messageTokens(message: Message): number {
+  const cacheable = typeof message === "object" && message !== null;
+  let tokens = cacheable ? unroundedTokens.get(message) : undefined;
+  if (tokens === undefined) {
+    const parts = estimateMessageBreakdown(message);
+    tokens = Math.min(
+      parts.contentTokens + parts.thinkingTokens + parts.mediaTokens + parts.overheadTokens,
+      MAX_COUNTED_TOKENS,
+    );
+    if (cacheable) unroundedTokens.set(message, tokens);
+  }
+  return tokens;
+}
+
+/**
+ * Unpadded token estimate of messages (the calibrated heuristic; providers are not asked): the same number as
+ * `estimateMessagesTokens`, from estimates remembered per message.
+ */
 export function estimateTokens(messages: readonly Message[]): number {
-  return estimateMessagesTokens(messages);
+  if (!Array.isArray(messages)) return estimateMessagesTokens(messages);
+  let total = 0;
+  for (const message of messages) total += messageTokens(message);
+  return toCount(total);
+}
+
+/** `estimateMessageTokens` of one message, remembered like `estimateTokens`'s. */
+export function estimateOneMessageTokens(message: Message): number {
+  return toCount(messageTokens(message));
+}
+
+/** An unrounded estimate as a count, as the estimators of `@unforget/tokens` round theirs. */
+function toCount(total: number): number {
+  if (!(total > 0)) return 0;
+  return total >= MAX_COUNTED_TOKENS ? MAX_COUNTED_TOKENS : Math.ceil(total);
 }
 
 /** Unpadded token estimate of a plain text, as one user message would carry it. */

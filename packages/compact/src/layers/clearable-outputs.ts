@@ -75,6 +75,18 @@ export interface ClearableOutput {
   save?: boolean;
 }
 
+/** Each output's estimate, by the block (or observation message) that holds it: blocks are never changed in place. */
+const outputTokens = new WeakMap<object, number>();
+
+function textTokensOf(holder: object, text: string): number {
+  let tokens = outputTokens.get(holder);
+  if (tokens === undefined) {
+    tokens = estimateTextTokens(text);
+    outputTokens.set(holder, tokens);
+  }
+  return tokens;
+}
+
 /**
  * The outputs a cheap layer may replace, oldest first: every observation message, and every tool result whose
  * tool lets it go (never one of a tool that is kept; one of a tool that is not reproducible only with
@@ -100,7 +112,7 @@ export function collectClearableOutputs(
           ...(typeof action === "string" ? { use: { name: "action", input: action } } : {}),
           text,
           isError: false,
-          tokens: estimateTextTokens(text),
+          tokens: textTokensOf(message, text),
         });
       }
       return;
@@ -121,7 +133,7 @@ export function collectClearableOutputs(
         use: call.use,
         text,
         isError: block.is_error === true,
-        tokens: estimateTextTokens(text),
+        tokens: textTokensOf(block, text),
       });
     }
   });

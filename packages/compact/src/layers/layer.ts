@@ -61,6 +61,11 @@ export interface LayerContext extends LadderState {
   scale: number;
   /** The session folder, where large outputs are saved (`<sessionDir>/tool-results/`). */
   sessionDir?: string;
+  /**
+   * Saves an output to its file in the session folder, atomically and durably, awaiting the write already
+   * started when the output arrived: resolves once the file holds the text (nothing may point at it before).
+   */
+  persistOutput?: (path: string, text: string) => Promise<void>;
   /** What each tool's old results may become (the session's `resultRetention`, then the well-known names). */
   retention?: RetentionLookup;
   /** The output a tool result held when it arrived, before any layer replaced it (records describe that). */

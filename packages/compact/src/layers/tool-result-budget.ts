@@ -31,6 +31,8 @@ import { isoTime, type LayerResult, type LayerTimeOptions, resultFromEdits } fro
 export interface ToolResultBudgetOptions extends LayerTimeOptions {
   /** Session folder: large outputs are saved to `<sessionDir>/tool-results/<tool_use_id>`. Without it they are cut in the middle instead. */
   sessionDir?: string;
+  /** Writes a saved output (default `persistOutput`: atomic, durable); the ladder's awaits a write already running. */
+  persistOutput?: (path: string, text: string) => Promise<void>;
   /** Most characters of tool results one user message may carry; default 200,000. */
   maxMessageChars?: number;
   /** Most characters one tool result may keep in the context; default 50,000. */
@@ -165,7 +167,7 @@ async function budgetRound(run: BudgetRun, round: readonly Candidate[], roundCha
     if (persist && options.sessionDir && !truncates(toolName(candidate.block.tool_use_id))) {
       path = persistedOutputPath(options.sessionDir, candidate.block.tool_use_id);
       try {
-        await persistOutput(path, text);
+        await (options.persistOutput ?? persistOutput)(path, text);
         replacement = persistedOutputMarker(options.displayPath?.(path) ?? path, text, previewChars);
         reason = "persisted";
       } catch {
@@ -241,7 +243,10 @@ function cutUserMessage(
 }
 
 export interface ToolResultBudgetLayerOptions
-  extends Omit<ToolResultBudgetOptions, "now" | "fromIndex" | "sessionDir" | "maxUserMessageChars"> {}
+  extends Omit<
+    ToolResultBudgetOptions,
+    "now" | "fromIndex" | "sessionDir" | "persistOutput" | "maxUserMessageChars"
+  > {}
 
 /**
  * The tool-result budget as the ladder's first layer: due whenever a call adds messages, it looks at the new
@@ -272,6 +277,7 @@ export function createToolResultBudgetLayer(options: ToolResultBudgetLayerOption
         fromIndex: context.firstNew,
         now: context.now,
         ...(context.sessionDir ? { sessionDir: context.sessionDir } : {}),
+        ...(context.persistOutput ? { persistOutput: context.persistOutput } : {}),
       });
     },
     describe(report) {

@@ -145,6 +145,12 @@ export interface ContextManager {
   readonly entries: readonly TranscriptEntry[];
   /** Subscribes to events; returns the unsubscribe function. */
   on(listener: ContextEventListener): () => void;
+  /**
+   * Resolves once the outputs the manager saves in the background (with a `sessionDir`, each output of a tool
+   * that is not reproducible, as it arrives) are on disk or have failed: call it before exiting or removing the
+   * session folder.
+   */
+  flush?(): Promise<void>;
 }
 
 /**
@@ -244,6 +250,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
       return core.view.entries;
     },
     on: (listener) => core.events.on(listener),
+    flush: async () => core.outputs?.flush(),
   };
 }
 

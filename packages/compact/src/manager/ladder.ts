@@ -18,6 +18,7 @@ import { isoTime } from "../layers/layer-result.ts";
 import type { CompactionPolicy } from "../policy/compaction-policy.ts";
 import type { Summarizer } from "../summary/summarizer.ts";
 import type { RetentionLookup } from "../tool-outputs/compactable-tools.ts";
+import type { OutputSaver } from "../tool-outputs/output-saver.ts";
 import type { Breakers } from "./circuit-breaker.ts";
 import type { CompactionPreview, ContextEvents, DeclinedCompaction, LayerReport } from "./context-events.ts";
 import type {
@@ -54,6 +55,8 @@ export interface ManagerCore {
   readonly fallbackSummarizer: Summarizer;
   /** What each tool's old results may become (`ContextManagerOptions.resultRetention`, then the well-known names). */
   readonly retention: RetentionLookup;
+  /** With a session folder: the outputs of tools that are not reproducible, saved as they arrive. */
+  readonly outputs?: OutputSaver;
   /** Session time (ms since the epoch): timestamps, idle gaps. */
   readonly clock: () => number;
   /** Monotonic time (ms): durations and waits. */
@@ -140,6 +143,7 @@ export function contextFor(core: ManagerCore, call: LadderCall, layer: Layer, re
     now: call.now,
     scale: scaleFor(call.state.threshold),
     ...(core.options.sessionDir ? { sessionDir: core.options.sessionDir } : {}),
+    ...(core.outputs ? { persistOutput: core.outputs.persist } : {}),
     retention: core.retention,
     originalOutput: (toolUseId) => core.view.originalOutput(toolUseId),
     get staleMessageIds() {

@@ -30,6 +30,7 @@ export async function prepareCall(
   options: PrepareOptions,
 ): Promise<LadderCall> {
   const added = core.view.sync(messages);
+  core.outputs?.arrived(added);
   core.shape.set(options);
   if (added.some(isUserAuthored)) {
     session.recoveries = 0;

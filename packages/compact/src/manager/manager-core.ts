@@ -13,6 +13,7 @@ import {
   retentionLookup,
   withCompactableTools,
 } from "../tool-outputs/compactable-tools.ts";
+import { createOutputSaver } from "../tool-outputs/output-saver.ts";
 import { createBreakers } from "./circuit-breaker.ts";
 import { createContextEvents } from "./context-events.ts";
 import type { ContextManagerOptions } from "./context-manager-options.ts";
@@ -116,6 +117,7 @@ export function createCore(
     summarizer: primary === fallback ? primary : learningFromRefusals(primary, window),
     fallbackSummarizer: fallback,
     retention,
+    ...(options.sessionDir ? { outputs: createOutputSaver(options.sessionDir, retention) } : {}),
     clock,
     timer: options.timer ?? (() => performance.now()),
     levels: () => window.levels,

@@ -1,7 +1,8 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
+import { createMessage, findToolPairViolations, type Message, PromptTooLongError } from "@unforget/core";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
 import { CompactionFailedError, ContextOverflowError } from "../compact-error.ts";
@@ -542,3 +543,50 @@ describe("session-memory compaction's net", () => {
     ).toBeUndefined();
   });
 });
+
+describe("saved outputs' net", () => {
+  it("points at an output saved as it arrived only once its write has completed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "unforget-saved-"));
+    try {
+      // A tool no list knows (its results are saved before they are cleared), the cache cold: the outputs'
+      // writes start when they arrive, and the cheap layers clear them in the same call.
+      const messages: Message[] = [createMessage("user", "Run the checks.", { id: "u0", timestamp: iso(0) })];
+      for (let index = 0; index < 40; index++) {
+        const id = `toolu_${index}`;
+        messages.push(
+          createMessage("assistant", [{ type: "tool_use", id, name: "custom_Run", input: { n: index } }], {
+            id: `a${index}`,
+            timestamp: iso(index * 10_000),
+          }),
+          createMessage("user", [{ type: "tool_result", tool_use_id: id, content: filler(1_500, index) }], {
+            id: `r${index}`,
+            timestamp: iso(index * 10_000 + 500),
+          }),
+        );
+      }
+      const manager = createContextManager({
+        model: "test",
+        limits: { contextWindow: 50_000, maxOutputTokens: 8_000 },
+        sessionDir: dir,
+        clock: () => 400_000 + 3_600_000,
+      });
+      const result = await manager.prepare(messages);
+      expect(result.actions.some((action) => (action.stats.saved ?? 0) > 0)).toBe(true);
+      // Checked at once, before any other I/O could finish a write the edits did not wait for.
+      const paths = [...JSON.stringify(result.projected).matchAll(/tool-results\/(toolu_\d+)/g)].map(
+        (match) => match[1]!,
+      );
+      expect(paths.length).toBeGreaterThan(5);
+      for (const id of new Set(paths)) {
+        const index = Number(id.slice("toolu_".length));
+        expect(readFileSync(join(dir, "tool-results", id), "utf8")).toBe(filler(1_500, index));
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    }
+  });
+});
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

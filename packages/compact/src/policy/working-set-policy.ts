@@ -1,16 +1,12 @@
 import type { Message } from "@unforget/core";
-import {
-  estimateMessageTokens,
-  type ModelPricing,
-  resolvePricing,
-  UNKNOWN_MODEL_PRICING,
-} from "@unforget/tokens";
+import { type ModelPricing, resolvePricing, UNKNOWN_MODEL_PRICING } from "@unforget/tokens";
 import { CACHE_TTL_MS } from "../cache/prompt-cache.ts";
 import {
   type ChangeableMessages,
   createChangeableMessages,
   settledMessages,
 } from "../cache/settled-prefix.ts";
+import { estimateOneMessageTokens } from "../conversation/conversation.ts";
 import {
   COLLAPSE_PROTECT_SHARE,
   LADDER_COLLAPSE_PROTECT_ROUNDS,
@@ -85,7 +81,6 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
   const changeable = createChangeableMessages(
     options.compactableTools ? compactablePredicate(options.compactableTools) : undefined,
   );
-  const tokensOf = createTokenMemo();
   const ceilingShare = options.ceilingShare ?? WORKING_SET_CEILING_SHARE;
   const clearAtLeastShare = options.clearAtLeastShare ?? WORKING_SET_CLEAR_AT_LEAST_SHARE;
   let rent = 0;
@@ -108,7 +103,7 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
         protectRounds,
         protectTokens: state.threshold * protectShare,
         changeable,
-        tokensOf,
+        tokensOf: estimateOneMessageTokens,
       });
       // A cold cache makes every break free: the cheap layers then act on whatever they can (stale rounds, and
       // the finished turns' records the collapse layer condenses).
@@ -125,19 +120,6 @@ export function createWorkingSetPolicy(options: WorkingSetPolicyOptions = {}): C
     levels: () => levels ?? { ceiling: undefined, floor: undefined },
     due: (layer, state) => fixed.due(layer, state),
     startBackground: (state) => fixed.startBackground?.(state) ?? false,
-  };
-}
-
-/** Each message's estimate, once per message object (the view keeps unchanged messages as the same objects). */
-function createTokenMemo(): (message: Message) => number {
-  const known = new WeakMap<Message, number>();
-  return (message) => {
-    let tokens = known.get(message);
-    if (tokens === undefined) {
-      tokens = estimateMessageTokens(message);
-      known.set(message, tokens);
-    }
-    return tokens;
   };
 }
 

@@ -48,7 +48,7 @@ describe("tool results of any tool", () => {
     dir = await mkdtemp(join(tmpdir(), "unforget-retention-"));
   });
   afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   it("take the same number of summaries with a custom tool name as with read", async () => {

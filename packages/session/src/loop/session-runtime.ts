@@ -106,6 +106,8 @@ export class SessionRuntime {
   readonly tracer: SessionTracer;
   model: string;
   manager: ContextManager;
+  /** Managers a model change replaced: their outputs still being saved are waited for at `close`. */
+  #retired: ContextManager[] = [];
   /** Memory wired on the bus (`attachMemory` of `@unforget/memory`): its background work, awaited at close. */
   memory: { idle(): Promise<void> } | undefined;
   notes: SessionNotes | undefined;
@@ -399,10 +401,11 @@ export class SessionRuntime {
   /** Changes the model: a new manager continues from the current one's entries (the context is unchanged). */
   setModel(model: string): void {
     this.model = model;
+    this.#retired.push(this.manager);
     this.manager = this.#createManager(this.manager.entries);
   }
 
-  /** Fires SessionEnd, lets memory's background work finish, closes the transcript. */
+  /** Fires SessionEnd, lets memory's background work and the outputs being saved finish, closes the transcript. */
   async close(reason: string): Promise<void> {
     await this.hooks.sessionEnd.promise({
       sessionId: this.sessionId,
@@ -410,6 +413,7 @@ export class SessionRuntime {
       reason,
     });
     await this.memory?.idle();
+    await Promise.all([...this.#retired, this.manager].map((manager) => manager.flush?.()));
     await this.transcript.close();
   }
 

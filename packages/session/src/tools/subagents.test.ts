@@ -65,7 +65,8 @@ describe("the Agent tool", () => {
     expect(toolNames(child)).toEqual(["echo"]);
 
     const folder = join(suite.dir.path, "sessions", session.sessionId, "subagents");
-    const [file] = await readdir(folder);
+    // Beside the transcript, the child's folder holds the outputs it saved (its tool is not reproducible).
+    const file = (await readdir(folder)).find((name) => name.endsWith(".jsonl"));
     expect(file).toMatch(/^agent-.+\.jsonl$/);
     const imported = await importSessionFile(join(folder, file!));
     expect(imported.format).toBe("unforget");

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ThresholdSetting } from "@unforget/compact";
 import { type HookCommandSettings, parseHookSettings } from "@unforget/hooks";
-import { type McpServerConfig, parseMcpConfig } from "@unforget/mcp";
+import type { McpServerConfig } from "@unforget/mcp";
 import { type PermissionMode, type PermissionRuleSource, parsePermissionRule } from "@unforget/session";
 import { SettingsError } from "../agent-errors.ts";
 import { describeJsonError } from "../json-text.ts";
@@ -193,13 +193,18 @@ async function parseSettingsLayer(
     }
     throw new SettingsError(message, { file: spec.file, key: "", cause: error });
   }
-  return spec.claudeCode ? claudeCodeLayer(json, spec, warnings) : ownLayer(json, spec, env);
+  if (spec.claudeCode) return claudeCodeLayer(json, spec, warnings);
+  // MCP's configuration parser loads only for a file that lists servers (start-up stays without it).
+  const listsServers = typeof json === "object" && json !== null && "mcpServers" in json;
+  const mcp = listsServers ? await import("@unforget/mcp") : undefined;
+  return ownLayer(json, spec, env, mcp?.parseMcpConfig);
 }
 
 function ownLayer(
   json: unknown,
   spec: FileSpec,
   env: Record<string, string | undefined> | undefined,
+  parseMcpConfig: typeof import("@unforget/mcp").parseMcpConfig | undefined,
 ): SettingsLayer {
   checkSettings(json, spec.file);
   const settings = json as AgentSettings;
@@ -212,7 +217,7 @@ function ownLayer(
     });
   }
   let mcpServers: Record<string, McpServerConfig> = {};
-  if (settings.mcpServers !== undefined) {
+  if (settings.mcpServers !== undefined && parseMcpConfig) {
     try {
       mcpServers = parseMcpConfig(
         { mcpServers: settings.mcpServers },
