@@ -56,6 +56,7 @@ export function stdinOf(node: Command): string | undefined | null {
 
 /** The program a command name runs: the name itself, or the last part of a path. */
 export function programName(name: string): string {
+  if (!name.includes("/")) return name;
   const trimmed = name.replace(/\/+$/, "");
   return trimmed.slice(trimmed.lastIndexOf("/") + 1);
 }

@@ -21,6 +21,16 @@ const HOME_FILES = [".bashrc", ".bash_profile", ".bash_login", ".profile", ".bas
 const OTHER_HOME_FILES = [".zprofile", ".zshrc", ".zlogin", ".kshrc", ".mkshrc", ".inputrc"];
 const SYSTEM_FILES = ["/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshenv", "/etc/zsh/zshenv"];
 
+/** Any of their names (the last part of each path), in one pattern compiled once. */
+const ANY_NAME = new RegExp(
+  [...HOME_FILES, ...OTHER_HOME_FILES, ...SYSTEM_FILES.map((path) => path.slice(path.lastIndexOf("/") + 1))]
+    .map((name) => name.replaceAll(".", "\\."))
+    .join("|"),
+);
+
+/** True when `word` holds the name of a start-up file a shell may read (a cheap first look, before each file's own). */
+export const mayNameStartupFile = (word: string): boolean => ANY_NAME.test(word);
+
 /**
  * A shell the command starts, given `args`: its start-up files are run (so a write to one in the same command is
  * a file written then run), and a file named by `--rcfile`/`--init-file` is one the gate does not read.
