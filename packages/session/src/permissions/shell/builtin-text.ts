@@ -1,5 +1,6 @@
 import type { SyntaxNode, Word } from "unbash";
 import type { Unbash } from "./shell-walk.ts";
+import { plainArithmetic } from "./shell-words.ts";
 
 // Builtins whose arguments bash runs as shell text or expands as the words of a command, as its manual lists them:
 // `compgen`/`complete` (-C command, -F function, -W words), `mapfile`/`readarray -C` (a callback), `fc` (history
@@ -187,7 +188,7 @@ export function definitions(
   // One callback for the whole tree, not a closure per node.
   const visit = (node: SyntaxNode): void => {
     noteDefinition(node, defined, unset, decode);
-    unbash.forEachChild(node, visit);
+    if (!plainArithmetic(node)) unbash.forEachChild(node, visit);
   };
   visit(tree);
 }

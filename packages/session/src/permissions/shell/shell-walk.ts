@@ -17,7 +17,7 @@ import {
   twicePlace,
 } from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
-import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
+import { clip, partValue, plainArithmetic, programName, spelled, stdinOf } from "./shell-words.ts";
 import { noteShellStart, type Startup } from "./startup-files.ts";
 import { SHELLS } from "./wrapper-table.ts";
 import { unwrapCommand } from "./wrappers.ts";
@@ -172,17 +172,10 @@ export class Walk {
       case "Command":
         this.command(node, place);
         return;
-      case "Function": {
-        if (place.always && place.scope !== undefined) {
-          const name = node.name.value;
-          const defined = { end: node.end, ...place.scope };
-          const same = this.functions.get(name);
-          if (same === undefined) this.functions.set(name, [defined]);
-          else same.push(defined);
-        }
+      case "Function":
+        if (place.always && place.scope !== undefined) this.define(node.name.value, node.end, place.scope);
         this.visitChildren(node, inBody(place, node));
         return;
-      }
       case "Subshell":
         this.visitChildren(node, scoped(place, { from: node.pos, to: node.end }));
         return;
@@ -226,6 +219,7 @@ export class Walk {
       case "TestCommand":
         this.found.reevaluates = true;
         if (node.type !== "TestCommand") arithmetic(this.vars, place.source.slice(node.pos, node.end));
+        if (plainArithmetic(node)) return;
         this.visitChildren(node, unsure(place, node.type !== "ArithmeticFor"));
         return;
       case "AndOr":
@@ -274,6 +268,14 @@ export class Walk {
     this.childPlace = place;
     this.unbash.forEachChild(node, this.visitChild);
     this.childPlace = outer;
+  }
+
+  /** A function defined where it always runs: ending at `end`, lasting in `scope`. */
+  private define(name: string, end: number, scope: { from: number; to: number }): void {
+    const defined = { end, ...scope };
+    const same = this.functions.get(name);
+    if (same === undefined) this.functions.set(name, [defined]);
+    else same.push(defined);
   }
 
   /** True when `name`, called at `at`, runs the function the script defines (always, before, in scope, not unset). */
