@@ -51,6 +51,9 @@ export function assigns(
   else setsVariable(at.found, name.replace(/(\+?=|\[).*$/s, ""), described());
 }
 
+/** The builtins read by name below, beside the tables' (ASSIGNING_OPTIONS, DECLARING_BUILTINS). */
+const ASSIGNING = new Set(["printf", "getopts", "let", "unset"]);
+
 /** The variables a builtin assigns: `read`, `mapfile`, `printf -v`, `getopts`, `let`, `unset`, `declare` and kin. */
 export function assignedBy(
   at: Assigning,
@@ -59,6 +62,9 @@ export function assignedBy(
   names: readonly (string | undefined)[],
   text: string,
 ): void {
+  // Most commands assign nothing: nothing is made for them.
+  if (!ASSIGNING.has(program) && ASSIGNING_OPTIONS[program] === undefined && !DECLARING_BUILTINS.has(program))
+    return;
   const how = () => `\`${clip(text)}\``;
   const args = words.slice(1);
   if (program === "printf") {

@@ -1,5 +1,6 @@
 import type { SyntaxNode, Word } from "unbash";
 import type { Unbash } from "./shell-walk.ts";
+import { plainArithmetic } from "./shell-words.ts";
 
 // Builtins whose arguments bash runs as shell text or expands as the words of a command, as its manual lists them:
 // `compgen`/`complete` (-C command, -F function, -W words), `mapfile`/`readarray -C` (a callback), `fc` (history
@@ -62,41 +63,35 @@ const values = (options: Options, letter: string) =>
 
 /** What `program` runs as text when called with `args`; undefined for a builtin that runs none. */
 export function textRunBy(program: string, args: readonly (string | undefined)[]): RunsText | undefined {
+  const reader = READERS.get(program);
+  // Most commands are none of these: nothing is made for them.
+  if (reader === undefined) return undefined;
+  const [valued, read] = reader;
   const runs: RunsText = { scripts: [], words: [], functions: [], unresolved: [] };
-  const options = (valued: string) => {
-    const read = readOptions(args, valued);
-    if (read.unknown) runs.unresolved.push(`an option of \`${program}\` is only known when it runs`);
-    return read;
-  };
-  switch (program) {
-    case "compgen":
-    case "complete":
-      completion(program, options("oAGWFCXPS"), runs);
-      return runs;
-    case "mapfile":
-    case "readarray":
-      for (const callback of values(options("dnOsuCc"), "C"))
-        if (callback === undefined || callback === null)
-          runs.unresolved.push(`\`${program} -C\` runs a callback only known when it runs`);
-        else runs.scripts.push(callback + APPENDED);
-      return runs;
-    case "fc":
-      history(options("e"), runs);
-      return runs;
-    case "bind":
-      bindings(options("mfqurx"), runs);
-      return runs;
-    case "shopt": {
-      const { given, operands } = options("");
-      if (
-        given.some(([letter]) => letter === "s") &&
-        operands.some((name) => name === undefined || name === "extdebug")
-      )
-        runs.unresolved.push(EXTDEBUG);
-      return runs;
-    }
-  }
-  return undefined;
+  const options = readOptions(args, valued);
+  if (options.unknown) runs.unresolved.push(`an option of \`${program}\` is only known when it runs`);
+  read(program, options, runs);
+  return runs;
+}
+
+/** What one builtin runs, from its options read. */
+type Reader = (program: string, options: Options, runs: RunsText) => void;
+
+/** `mapfile`/`readarray -C callback`: the callback runs with the index and line appended. */
+function callbacks(program: string, options: Options, runs: RunsText): void {
+  for (const callback of values(options, "C"))
+    if (callback === undefined || callback === null)
+      runs.unresolved.push(`\`${program} -C\` runs a callback only known when it runs`);
+    else runs.scripts.push(callback + APPENDED);
+}
+
+/** `shopt -s extdebug`. */
+function shopt(_program: string, { given, operands }: Options, runs: RunsText): void {
+  if (
+    given.some(([letter]) => letter === "s") &&
+    operands.some((name) => name === undefined || name === "extdebug")
+  )
+    runs.unresolved.push(EXTDEBUG);
 }
 
 /** `compgen`/`complete`: -C text runs (with the words being completed), -F calls a function, -W words expand. */
@@ -120,7 +115,7 @@ function completion(program: string, options: Options, runs: RunsText): void {
 }
 
 /** `fc` re-runs history entries (after the -e editor, itself a command with a file appended), unless it lists. */
-function history(options: Options, runs: RunsText): void {
+function history(_program: string, options: Options, runs: RunsText): void {
   const letters = options.given.map(([letter]) => letter);
   if (letters.includes("l") && !letters.includes("s")) return;
   runs.unresolved.push("`fc` runs commands from the shell's history, which the command does not show");
@@ -132,7 +127,7 @@ function history(options: Options, runs: RunsText): void {
 const BINDING = /^\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^:\s]*)\s*:\s*(.*)$/s;
 
 /** `bind`: `-x` binds a key to a command, a quoted right side is a macro typed into the line, `-f` reads a file. */
-function bindings(options: Options, runs: RunsText): void {
+function bindings(_program: string, options: Options, runs: RunsText): void {
   for (const binding of values(options, "x")) {
     if (binding === undefined || binding === null) {
       runs.unresolved.push("`bind -x` binds a key to a command only known when it runs");
@@ -151,6 +146,17 @@ function bindings(options: Options, runs: RunsText): void {
       );
 }
 
+/** The builtins that run text, with the option letters that take a value (as `internal_getopt` reads them). */
+const READERS = new Map<string, [valued: string, read: Reader]>([
+  ["compgen", ["oAGWFCXPS", completion]],
+  ["complete", ["oAGWFCXPS", completion]],
+  ["mapfile", ["dnOsuCc", callbacks]],
+  ["readarray", ["dnOsuCc", callbacks]],
+  ["fc", ["e", history]],
+  ["bind", ["mfqurx", bindings]],
+  ["shopt", ["", shopt]],
+]);
+
 /** Builtins that run text in the shell itself, where it can unset the script's functions. */
 const RUN_HERE = new Set([
   "eval",
@@ -164,15 +170,31 @@ const RUN_HERE = new Set([
   "bind",
 ]);
 
+/** Command names after which a function may be unset. */
+const MAY_UNSET = new Set(["unset", "builtin", "command"]);
+
 /**
  * Every function name a script defines, at any depth (substitutions included), and every one it unsets (`unset -f
  * f`, or `unset f` when no variable f is set); `*` when a name it unsets is only known when it runs.
  */
-/** Command names after which a function may be unset. */
-const MAY_UNSET = new Set(["unset", "builtin", "command"]);
 
 export function definitions(
   unbash: Unbash,
+  tree: SyntaxNode,
+  defined: Set<string>,
+  unset: Set<string>,
+  decode: (word: Word) => string | undefined,
+): void {
+  // One callback for the whole tree, not a closure per node.
+  const visit = (node: SyntaxNode): void => {
+    noteDefinition(node, defined, unset, decode);
+    if (!plainArithmetic(node)) unbash.forEachChild(node, visit);
+  };
+  visit(tree);
+}
+
+/** A function `node` defines, or the functions it may unset. */
+function noteDefinition(
   node: SyntaxNode,
   defined: Set<string>,
   unset: Set<string>,
@@ -203,5 +225,4 @@ export function definitions(
       // Text run elsewhere (`eval 'unset -f f'`, a trap): any function may be unset.
       unset.add("*");
   }
-  unbash.forEachChild(node, (child) => definitions(unbash, child, defined, unset, decode));
 }

@@ -47,6 +47,43 @@ const NUMERIC = new Set([
   "!",
 ]);
 
+/** The tokens of arithmetic text: `${…}`, `$name`, `$((`, `$(`, a backquote, `$x`, a bare name, a number. */
+const ARITHMETIC_TOKENS = /\$\{([^}]*)\}|\$([A-Za-z_]\w*)|\$\(\(|\$\(|`|\$([^\s])|([A-Za-z_]\w*)|\d[\w#@]*/g;
+/** After a name: an assignment (`=`, not `==`), or any operator that changes it. Read at a position (sticky). */
+const ASSIGNED_NEXT = /\s*=(?!=)/y;
+const CHANGED_NEXT = /\s*(\+\+|--|[-+*/%&|^]?=(?!=)|<<=|>>=)/y;
+/** Where an assigned value ends: the next `,` or `;` (searched from a position). */
+const VALUE_END = /[,;]/g;
+
+const stickyAt = (pattern: RegExp, text: string, at: number): boolean => {
+  pattern.lastIndex = at;
+  return pattern.test(text);
+};
+
+/** The index of the last character before `at` that is not white space (as `trimEnd` reads it), or -1. */
+function lastNonSpace(text: string, at: number): number {
+  let index = at - 1;
+  while (index >= 0 && /\s/.test(text[index] ?? "")) index--;
+  return index;
+}
+
+const isWordCode = (code: number) =>
+  (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+
+/**
+ * Whether the value assigned to `name` at `end` (`name = value`, up to the next `,` or `;`) reads `name` itself:
+ * the name as a whole word, as `\bname\b` finds it, after the value's first `=`.
+ */
+function readsName(text: string, end: number, name: string): boolean {
+  VALUE_END.lastIndex = end;
+  const value = text.slice(end, VALUE_END.exec(text)?.index ?? text.length);
+  const assigned = value.slice(value.indexOf("=") + 1);
+  for (let at = assigned.indexOf(name); at !== -1; at = assigned.indexOf(name, at + 1))
+    if (!isWordCode(assigned.charCodeAt(at - 1)) && !isWordCode(assigned.charCodeAt(at + name.length)))
+      return true;
+  return false;
+}
+
 /** True for a shell variable's name (what `${!v}` and a bare word in arithmetic refer to). */
 const isName = (value: string) => /^[A-Za-z_]\w*$/.test(value);
 
@@ -129,8 +166,7 @@ export class EvaluatedTwice {
       return;
     }
     const local = new Set<string>();
-    const tokens = /\$\{([^}]*)\}|\$([A-Za-z_]\w*)|\$\(\(|\$\(|`|\$([^\s])|([A-Za-z_]\w*)|\d[\w#@]*/g;
-    for (const match of text.matchAll(tokens)) {
+    for (const match of text.matchAll(ARITHMETIC_TOKENS)) {
       const [token, braced, simple, special, bare] = match;
       const end = (match.index ?? 0) + token.length;
       if (token === "$((" || /^\d/.test(token)) continue;
@@ -143,22 +179,18 @@ export class EvaluatedTwice {
       else if (special !== undefined) {
         if (!NUMERIC.has(special)) this.opaque(what);
       } else if (bare !== undefined) {
-        const after = text.slice(end);
-        const before = text.slice(0, match.index).trimEnd();
+        // What stands before and after the name, read in place (no copies of the text around each name).
+        const last = lastNonSpace(text, match.index ?? 0);
+        const previous = last === -1 ? "" : text.slice(Math.max(0, last - 1), last + 1);
         // `i=…` first in the text (or after `,`, `;`, `(`) sets i before anything reads it, unless it reads i.
-        const value = after.split(/[,;]/)[0] ?? "";
-        const first = /^\s*=(?!=)/.test(after) && /(^|[,;(])$/.test(before);
-        if (
-          first &&
-          !local.has(bare) &&
-          !new RegExp(`\\b${bare}\\b`).test(value.slice(value.indexOf("=") + 1))
-        ) {
+        const first = stickyAt(ASSIGNED_NEXT, text, end) && (last === -1 || ",;(".includes(text[last] ?? ""));
+        if (first && !local.has(bare) && !readsName(text, end, bare)) {
           local.add(bare);
           this.assign(bare, "0", at, always, scope);
           continue;
         }
         if (!local.has(bare)) this.read(bare, "number", at, what);
-        if (/^\s*(\+\+|--|[-+*/%&|^]?=(?!=)|<<=|>>=)/.test(after) || /(\+\+|--)$/.test(before))
+        if (stickyAt(CHANGED_NEXT, text, end) || previous === "++" || previous === "--")
           this.assign(bare, "0", at, always, scope);
       }
     }
@@ -184,14 +216,30 @@ export class EvaluatedTwice {
     for (const { array, text, at, always, scope, what } of this.subscripts)
       if (!this.associative.has(array)) this.arithmetic(text, at, always, scope, what);
     const reasons = [...this.unresolved];
+    // Each variable's assignments, gathered once: a reading looks up its own, not every assignment of the script.
+    const byName = new Map<string, Assigned[]>();
+    for (const assignment of this.assigned) {
+      const same = byName.get(assignment.name);
+      if (same === undefined) byName.set(assignment.name, [assignment]);
+      else same.push(assignment);
+    }
+    // Whether every assignment of a variable fits a reading, judged once per variable and reading.
+    const fitting = new Map<string, boolean>();
+    const allFit = (read: Read, all: readonly Assigned[]) => {
+      const key = `${read.reading} ${read.name}`;
+      let fit = fitting.get(key);
+      if (fit === undefined) {
+        fit = all.every(
+          (assignment) => assignment.value !== undefined && fits[read.reading](assignment.value),
+        );
+        fitting.set(key, fit);
+      }
+      return fit;
+    };
     for (const read of this.reads) {
-      if (
-        read.reading === "number" &&
-        NUMERIC.has(read.name) &&
-        !this.assigned.some((a) => a.name === read.name)
-      )
-        continue;
-      if (this.known(read)) continue;
+      const all = byName.get(read.name);
+      if (read.reading === "number" && NUMERIC.has(read.name) && all === undefined) continue;
+      if (all !== undefined && allFit(read, all) && setBefore(read, all)) continue;
       reasons.push(
         `bash evaluates \`${clip(read.what)}\` a second time, reading ${read.name}, whose value is not known before it runs: a \`$(…)\` in it would run`,
       );
@@ -206,24 +254,21 @@ export class EvaluatedTwice {
         );
     return reasons;
   }
-
-  /** Every assignment of the variable fits, and one that always runs comes before the reading, where it lasts. */
-  private known(read: Read): boolean {
-    const all = this.assigned.filter((assignment) => assignment.name === read.name);
-    return (
-      all.length > 0 &&
-      all.every((assignment) => assignment.value !== undefined && fits[read.reading](assignment.value)) &&
-      all.some(
-        (assignment) =>
-          assignment.always &&
-          assignment.at < read.at &&
-          assignment.scope !== undefined &&
-          read.at >= assignment.scope.from &&
-          read.at < assignment.scope.to,
-      )
-    );
-  }
 }
+
+/**
+ * An assignment of the variable that always runs comes before the reading, where it lasts (with every assignment
+ * fitting the reading, the variable's value is then known there).
+ */
+const setBefore = (read: Read, all: readonly Assigned[]): boolean =>
+  all.some(
+    (assignment) =>
+      assignment.always &&
+      assignment.at < read.at &&
+      assignment.scope !== undefined &&
+      read.at >= assignment.scope.from &&
+      read.at < assignment.scope.to,
+  );
 
 /** Where a node is met: the script's text, whether it always runs, and the scope an assignment there lasts in. */
 export interface TwicePlace {
@@ -254,32 +299,33 @@ export function noteEvaluatedTwice(
   place: TwicePlace,
   decode: (word: Word) => string | undefined,
 ): void {
-  const arithmetic = (text: string | undefined, what = text ?? "") =>
-    twice.arithmetic(text, node.pos, place.always, place.scope, what);
   switch (node.type) {
     case "ArithmeticExpansion":
-      arithmetic(node.text);
+      twice.arithmetic(node.text, node.pos, place.always, place.scope, node.text);
       return;
     case "ArithmeticCommand":
-      arithmetic(node.body, `((${node.body}))`);
+      twice.arithmetic(node.body, node.pos, place.always, place.scope, `((${node.body}))`);
       return;
     case "ArithmeticFor": {
       const parts = [node.initialize, node.test, node.update].map((part) =>
         part === undefined ? "" : place.source.slice(part.pos, part.end),
       );
-      arithmetic(parts.join(";"), `for ((${parts.join("; ")}))`);
+      twice.arithmetic(parts.join(";"), node.pos, place.always, place.scope, `for ((${parts.join("; ")}))`);
       return;
     }
     case "TestBinary":
       if (ARITHMETIC_TESTS.has(node.operator))
         for (const side of [node.left, node.right])
-          arithmetic(
+          twice.arithmetic(
             unquoted(side.text),
+            node.pos,
+            place.always,
+            place.scope,
             `[[ ${clip(node.left.text)} ${node.operator} ${clip(node.right.text)} ]]`,
           );
       return;
     case "TestUnary":
-      if (node.operator === "-v") variableName(twice, node.operand.text, node.pos, arithmetic);
+      if (node.operator === "-v") variableName(twice, node.operand.text, node.pos, place);
       return;
     case "ParameterExpansion": {
       const { operation, index } = node;
@@ -288,8 +334,10 @@ export function noteEvaluatedTwice(
       if (index !== undefined && !/^[@*]$/.test(index.text))
         twice.subscript(node.parameter, unquoted(index.text), node.pos, place.always, place.scope, node.text);
       if (operation?.type === "Slice") {
-        arithmetic(unquoted(operation.offset.text), node.text);
-        if (operation.length !== undefined) arithmetic(unquoted(operation.length.text), node.text);
+        const { always, scope } = place;
+        twice.arithmetic(unquoted(operation.offset.text), node.pos, always, scope, node.text);
+        if (operation.length !== undefined)
+          twice.arithmetic(unquoted(operation.length.text), node.pos, always, scope, node.text);
       }
       if (operation?.type === "Transform" && /P/.test(operation.operand.value))
         twice.read(node.parameter, "prompt", node.pos, node.text);
@@ -332,19 +380,15 @@ export function noteEvaluatedTwice(
 }
 
 /** A variable name bash reads, subscript and all (`[[ -v name ]]`, `test -v name`). */
-function variableName(
-  twice: EvaluatedTwice,
-  text: string,
-  at: number,
-  arithmetic: (text: string | undefined, what?: string) => void,
-): void {
+function variableName(twice: EvaluatedTwice, text: string, at: number, place: TwicePlace): void {
   const name = unquoted(text);
   const expanded = /^\$\{?([A-Za-z_]\w*)\}?$/.exec(name);
   if (expanded?.[1] !== undefined) twice.read(expanded[1], "name", at, text);
-  else if (/[$`]/.test(name)) arithmetic(undefined, text);
+  else if (/[$`]/.test(name)) twice.arithmetic(undefined, at, place.always, place.scope, text);
   else {
     const subscript = /\[(.*)\]$/s.exec(name);
-    if (subscript !== undefined && subscript !== null) arithmetic(subscript[1], text);
+    if (subscript !== undefined && subscript !== null)
+      twice.arithmetic(subscript[1], at, place.always, place.scope, text);
   }
 }
 
@@ -359,7 +403,11 @@ export function noteEvaluatingCommand(
   at: number,
   place: TwicePlace,
 ): void {
-  const [program, ...args] = words;
+  const program = words[0];
+  if (program === undefined) return;
+  if (program !== "let" && program !== "test" && program !== "[" && program !== "unset")
+    if (!DECLARING_BUILTINS.has(program)) return;
+  const args = words.slice(1);
   if (program === "let") {
     for (const word of args) twice.arithmetic(word, at, place.always, place.scope, `let ${word ?? "…"}`);
     return;
@@ -375,7 +423,6 @@ export function noteEvaluatingCommand(
     }
     return;
   }
-  if (program === undefined || !DECLARING_BUILTINS.has(program)) return;
   if (args.some((word) => word !== undefined && /^-\w*A/.test(word)))
     for (const [index, word] of args.entries()) {
       const name = names[index + 1] ?? word;

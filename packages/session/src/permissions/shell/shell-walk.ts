@@ -9,9 +9,15 @@ import {
 } from "./assigned-variables.ts";
 import { NOT_A_FILE, REEVALUATING_BUILTINS, readsInput, WRITING_REDIRECTS } from "./bash-tables.ts";
 import { definitions, type RunsText, textRunBy } from "./builtin-text.ts";
-import { EvaluatedTwice, noteEvaluatedTwice, noteEvaluatingCommand, twicePlace } from "./evaluated-twice.ts";
+import {
+  EvaluatedTwice,
+  noteEvaluatedTwice,
+  noteEvaluatingCommand,
+  type TwicePlace,
+  twicePlace,
+} from "./evaluated-twice.ts";
 import type { ShellAnalysisOptions, ShellCommand, ShellWrite } from "./shell-analyzer.ts";
-import { clip, partValue, programName, spelled, stdinOf } from "./shell-words.ts";
+import { clip, partValue, plainArithmetic, programName, spelled, stdinOf } from "./shell-words.ts";
 import { noteShellStart, type Startup } from "./startup-files.ts";
 import { SHELLS } from "./wrapper-table.ts";
 import { unwrapCommand } from "./wrappers.ts";
@@ -57,33 +63,56 @@ interface Place {
   readonly settled: boolean;
   /** The function body the walk is in, if any. */
   readonly body: { from: number; to: number } | undefined;
+  /** The same place as text evaluated twice reads it: made once with the place, read at every node under it. */
+  readonly twice: TwicePlace;
+}
+
+/** A place, with its reading for text evaluated twice. */
+function placeAt(
+  source: string,
+  depth: number,
+  scope: Place["scope"],
+  always: boolean,
+  settled: boolean,
+  body: Place["body"],
+): Place {
+  return { source, depth, scope, always, settled, body, twice: twicePlace({ source, settled, scope, body }) };
 }
 
 /** The place inside a construct whose parts run only when `runs` (a branch, a loop, `&&` after the first). */
-const unsure = (place: Place, runs: boolean): Place => ({
-  ...place,
-  always: place.always && runs,
-  settled: place.settled && runs,
-});
+const unsure = (place: Place, runs: boolean): Place =>
+  runs ? place : placeAt(place.source, place.depth, place.scope, false, false, place.body);
+
+/** The same place in another scope (a subshell, a pipeline's part, a substitution's text). */
+const scoped = (place: Place, scope: Place["scope"], source = place.source): Place =>
+  placeAt(source, place.depth, scope, place.always, place.settled, place.body);
 
 /** The place inside a function body: nothing in it always runs, but its start runs whenever the body does. */
-const inBody = (place: Place, body: { pos: number; end: number }): Place => ({
-  ...unsure(place, false),
-  settled: true,
-  body: { from: body.pos, to: body.end },
-});
+const inBody = (place: Place, body: { pos: number; end: number }): Place =>
+  placeAt(place.source, place.depth, place.scope, false, true, { from: body.pos, to: body.end });
 
-const hasSubstitutionText = (text: string) => /\$\(|`/.test(text);
+const hasSubstitutionText = (text: string) => text.includes("$(") || text.includes("`");
 
 /** Walks a command's syntax tree (and the text it runs in turn) the way bash will run it, recording into `found`. */
 export class Walk {
-  /** Functions defined where they always run, with where the definition ends and the scope it lasts in. */
-  private functions: { name: string; end: number; from: number; to: number }[] = [];
+  /**
+   * Functions defined where they always run, by name: where each definition ends and the scope it lasts in (looked
+   * up by the name called, so a call costs the definitions of its own name, not of every function before it).
+   */
+  private functions = new Map<string, { end: number; from: number; to: number }[]>();
   /** Every function name the script being walked defines, wherever; and those it unsets (`*`: any). */
   private functionNames = new Set<string>();
   private unsetFunctions = new Set<string>();
   /** The script's text evaluated a second time, and the variables it reads there. */
   private twice = new EvaluatedTwice();
+  /** Where assignments are recorded: the findings and the current script's `twice`. */
+  private vars: Assigning;
+  /** The place of the children `visitChild` walks (one callback for every node, not a closure per node). */
+  private childPlace: Place | undefined;
+  private readonly visitChild = (child: SyntaxNode): void => {
+    this.visit(child, this.childPlace as Place);
+  };
+  private readonly decodeWord = (word: Word): string | undefined => this.decode(word);
   private readonly unbash: Unbash;
   private readonly options: ShellAnalysisOptions;
   private readonly found: Found;
@@ -92,6 +121,7 @@ export class Walk {
     this.unbash = unbash;
     this.options = options;
     this.found = found;
+    this.vars = { found, twice: this.twice };
   }
 
   /** Parses `text` (the command, or text it runs: `bash -c`, `eval`, …) and walks it. */
@@ -103,28 +133,22 @@ export class Walk {
     const tree = this.unbash.parse(text);
     const outer = this.functions;
     const [outerNames, outerUnset] = [this.functionNames, this.unsetFunctions];
-    const outerTwice = this.twice;
-    this.functions = [];
+    const [outerTwice, outerVars] = [this.twice, this.vars];
+    this.functions = new Map();
     this.functionNames = new Set();
     this.unsetFunctions = new Set();
     this.twice = new EvaluatedTwice();
+    this.vars = { found: this.found, twice: this.twice };
     try {
       if (!this.parsed(tree, text)) return;
-      definitions(this.unbash, tree, this.functionNames, this.unsetFunctions, (word) => this.decode(word));
-      this.visit(tree, {
-        source: text,
-        depth,
-        scope: { from: 0, to: text.length },
-        always: true,
-        settled: true,
-        body: undefined,
-      });
+      definitions(this.unbash, tree, this.functionNames, this.unsetFunctions, this.decodeWord);
+      this.visit(tree, placeAt(text, depth, { from: 0, to: text.length }, true, true, undefined));
       this.found.unresolved.push(...this.twice.finish());
       if (depth > 0) this.twice.carryInto(outerTwice);
     } finally {
       this.functions = outer;
       [this.functionNames, this.unsetFunctions] = [outerNames, outerUnset];
-      this.twice = outerTwice;
+      [this.twice, this.vars] = [outerTwice, outerVars];
     }
   }
 
@@ -143,19 +167,17 @@ export class Walk {
   }
 
   private visit(node: SyntaxNode, place: Place): void {
-    noteEvaluatedTwice(this.twice, node, twicePlace(place), (word) => this.decode(word));
+    noteEvaluatedTwice(this.twice, node, place.twice, this.decodeWord);
     switch (node.type) {
       case "Command":
         this.command(node, place);
         return;
-      case "Function": {
-        if (place.always && place.scope !== undefined)
-          this.functions.push({ name: node.name.value, end: node.end, ...place.scope });
+      case "Function":
+        if (place.always && place.scope !== undefined) this.define(node.name.value, node.end, place.scope);
         this.visitChildren(node, inBody(place, node));
         return;
-      }
       case "Subshell":
-        this.visitChildren(node, { ...place, scope: { from: node.pos, to: node.end } });
+        this.visitChildren(node, scoped(place, { from: node.pos, to: node.end }));
         return;
       case "CommandExpansion":
       case "ProcessSubstitution":
@@ -166,7 +188,7 @@ export class Walk {
         const source = script?.source ?? place.source;
         const scope = script?.source === undefined ? { from: node.pos, to: node.end } : undefined;
         if (node.type === "ArithmeticCommandExpansion") this.found.reevaluates = true;
-        this.visitChildren(node, { ...place, source, scope, always: true, settled: true });
+        this.visitChildren(node, placeAt(source, place.depth, scope, true, true, place.body));
         return;
       }
       case "Coproc":
@@ -197,6 +219,7 @@ export class Walk {
       case "TestCommand":
         this.found.reevaluates = true;
         if (node.type !== "TestCommand") arithmetic(this.vars, place.source.slice(node.pos, node.end));
+        if (plainArithmetic(node)) return;
         this.visitChildren(node, unsure(place, node.type !== "ArithmeticFor"));
         return;
       case "AndOr":
@@ -205,8 +228,8 @@ export class Walk {
         return;
       case "Pipeline":
         if (node.commands.length > 1) {
-          for (const command of node.commands)
-            this.visit(command, { ...unsure(place, false), scope: undefined });
+          const part = placeAt(place.source, place.depth, undefined, false, false, place.body);
+          for (const command of node.commands) this.visit(command, part);
           return;
         }
         break;
@@ -241,20 +264,26 @@ export class Walk {
   }
 
   private visitChildren(node: SyntaxNode, place: Place): void {
-    this.unbash.forEachChild(node, (child) => this.visit(child, place));
+    const outer = this.childPlace;
+    this.childPlace = place;
+    this.unbash.forEachChild(node, this.visitChild);
+    this.childPlace = outer;
   }
 
-  /** Where assignments are recorded. */
-  private get vars(): Assigning {
-    return { found: this.found, twice: this.twice };
+  /** A function defined where it always runs: ending at `end`, lasting in `scope`. */
+  private define(name: string, end: number, scope: { from: number; to: number }): void {
+    const defined = { end, ...scope };
+    const same = this.functions.get(name);
+    if (same === undefined) this.functions.set(name, [defined]);
+    else same.push(defined);
   }
 
   /** True when `name`, called at `at`, runs the function the script defines (always, before, in scope, not unset). */
   private defines(name: string, at: number): boolean {
-    if (this.unsetFunctions.has(name) || this.unsetFunctions.has("*")) return false;
-    return this.functions.some(
-      (defined) => defined.name === name && defined.end <= at && at >= defined.from && at < defined.to,
-    );
+    if (this.unsetFunctions.size > 0 && (this.unsetFunctions.has(name) || this.unsetFunctions.has("*")))
+      return false;
+    const defined = this.functions.get(name);
+    return defined?.some((one) => one.end <= at && at >= one.from && at < one.to) === true;
   }
 
   /** What a builtin runs as shell text (`compgen -C`, `mapfile -C`, `fc -e`, `bind -x`), and the functions it calls. */
@@ -297,13 +326,15 @@ export class Walk {
   private command(node: Command, place: Place): void {
     const text = place.source.slice(node.pos, node.end);
     if (node.name !== undefined) {
-      const nodes = [node.name, ...node.args];
-      const words = nodes.map((word) =>
-        word.type === "Assignment" ? this.assignmentWord(word) : this.decode(word),
-      );
+      const words: (string | undefined)[] = [this.decode(node.name)];
       // An assignment given as a word names its variable even when its value is only known at run time.
-      const names = nodes.map((word) => (word.type === "Assignment" ? word.name : undefined));
-      noteEvaluatingCommand(this.twice, words, names, node.pos, twicePlace(place));
+      const names: (string | undefined)[] = [undefined];
+      for (const word of node.args) {
+        const assignment = word.type === "Assignment";
+        words.push(assignment ? this.assignmentWord(word) : this.decode(word));
+        names.push(assignment ? word.name : undefined);
+      }
+      noteEvaluatingCommand(this.twice, words, names, node.pos, place.twice);
       this.run(words, false, text, node.pos, place.depth, 0, stdinOf(node), names);
     }
     this.visitChildren(node, place);
@@ -349,7 +380,8 @@ export class Walk {
       this.found.unresolved.push(
         `\`${name}\` may run the function the command defines ${this.unsetFunctions.has(name) ? "and unsets" : "only under a condition"}, or a program of that name`,
       );
-    const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, words.slice(1), more);
+    const args = words.slice(1);
+    const inner = isFunction ? { kind: "none" as const } : unwrapCommand(program, args, more);
     this.found.commands.push({
       words,
       more,
@@ -359,9 +391,9 @@ export class Walk {
     });
     if (isFunction) return;
     assignedBy(this.vars, program, words, names, text);
-    const runs = textRunBy(program, words.slice(1));
+    const runs = textRunBy(program, args);
     if (runs !== undefined) this.runText(runs, depth, at);
-    if (SHELLS.has(program)) noteShellStart(this.found, words.slice(1), this.options.homeDir, text, stdin);
+    if (SHELLS.has(program)) noteShellStart(this.found, args, this.options.homeDir, text, stdin);
     if (wrappers > MAX_WRAPPERS) {
       this.found.unresolved.push(`it stacks more than ${MAX_WRAPPERS} wrapper commands`);
       return;
@@ -437,7 +469,7 @@ export class Walk {
       return this.options.homeDir + (slash === -1 ? "" : value.slice(slash));
     }
     // zsh expands `=name` to the program's path.
-    if (/^=[\w.-]/.test(word.text)) return undefined;
+    if (word.text.startsWith("=") && /^=[\w.-]/.test(word.text)) return undefined;
     return value;
   }
 }

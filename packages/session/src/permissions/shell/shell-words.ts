@@ -1,4 +1,4 @@
-import type { Command, WordPart } from "unbash";
+import type { Command, SyntaxNode, WordPart } from "unbash";
 
 // Words as bash passes them: the value of a word's part, the text a command reads on its input, the program a
 // name runs, and commands written back out for messages.
@@ -54,8 +54,20 @@ export function stdinOf(node: Command): string | undefined | null {
   return stdin;
 }
 
+/**
+ * Arithmetic (`$((…))`, `((…))`) with no `$` or backquote inside: numbers, names and operators only, so its parsed
+ * expression holds no substitution, expansion or quoted `$(` for a walk to find, and need not be parsed or walked.
+ */
+export function plainArithmetic(node: SyntaxNode): boolean {
+  if (node.type === "ArithmeticExpansion")
+    return node.text.indexOf("$", 1) === -1 && !node.text.includes("`");
+  if (node.type === "ArithmeticCommand") return !node.body.includes("$") && !node.body.includes("`");
+  return false;
+}
+
 /** The program a command name runs: the name itself, or the last part of a path. */
 export function programName(name: string): string {
+  if (!name.includes("/")) return name;
   const trimmed = name.replace(/\/+$/, "");
   return trimmed.slice(trimmed.lastIndexOf("/") + 1);
 }

@@ -21,6 +21,18 @@ const HOME_FILES = [".bashrc", ".bash_profile", ".bash_login", ".profile", ".bas
 const OTHER_HOME_FILES = [".zprofile", ".zshrc", ".zlogin", ".kshrc", ".mkshrc", ".inputrc"];
 const SYSTEM_FILES = ["/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshenv", "/etc/zsh/zshenv"];
 
+/** Their names (the last part of each path): any of them in one pattern compiled once, and the shortest's length. */
+const NAMES = [
+  ...HOME_FILES,
+  ...OTHER_HOME_FILES,
+  ...SYSTEM_FILES.map((path) => path.slice(path.lastIndexOf("/") + 1)),
+];
+const ANY_NAME = new RegExp(NAMES.map((name) => name.replaceAll(".", "\\.")).join("|"));
+const SHORTEST = Math.min(...NAMES.map((name) => name.length));
+
+/** True when `word` holds the name of a start-up file a shell may read (a cheap first look, before each file's own). */
+export const mayNameStartupFile = (word: string): boolean => word.length >= SHORTEST && ANY_NAME.test(word);
+
 /**
  * A shell the command starts, given `args`: its start-up files are run (so a write to one in the same command is
  * a file written then run), and a file named by `--rcfile`/`--init-file` is one the gate does not read.
@@ -40,10 +52,14 @@ export function noteShellStart(
       `\`${clip(text)}\` is interactive, so it expands history (\`!!\`, \`^old^new\`) in the lines it reads, which the gate does not follow`,
     );
   // The shell is the command the walk noted last: a write before it to one of these files is written then run.
+  // Every shell started reads the same files (HOME as the command leaves it is checked apart), and a file is
+  // looked at once, where the first shell runs it: later shells add none.
   const command = found.commands.length - 1;
-  for (const file of [...HOME_FILES, ...OTHER_HOME_FILES])
-    found.executed.push({ path: `${homeDir}/${file}`, command, startup: true });
-  for (const path of SYSTEM_FILES) found.executed.push({ path, command, startup: true });
+  if (found.startup.shells.length === 1) {
+    for (const file of [...HOME_FILES, ...OTHER_HOME_FILES])
+      found.executed.push({ path: `${homeDir}/${file}`, command, startup: true });
+    for (const path of SYSTEM_FILES) found.executed.push({ path, command, startup: true });
+  }
   for (const [index, word] of args.entries()) {
     const option = /^-\w*O$/.test(word ?? "") ? args[index + 1] : null;
     if (word === "--debugger" || option === undefined || option === "extdebug")

@@ -1,6 +1,7 @@
 import { posix } from "node:path";
 import type { ShellCommand, ShellWrite } from "./shell-analyzer.ts";
 import { clip, programName } from "./shell-words.ts";
+import { mayNameStartupFile } from "./startup-files.ts";
 import { unwrapCommand } from "./wrappers.ts";
 
 // A file the command runs (`bash f`, `. f`, `./f`, a path as the program) whose content the same command may have
@@ -68,6 +69,14 @@ function mayWrite(command: ShellCommand): boolean {
   return !(inner.kind === "script" && inner.text !== undefined);
 }
 
+/** The indices of the commands with a word that holds the name of a start-up file run, or is only known at run time. */
+function namingStartupFiles(found: RunsAndWrites): number[] {
+  const naming: number[] = [];
+  for (const [index, command] of found.commands.entries())
+    if (command.words.some((word) => word === undefined || mayNameStartupFile(word))) naming.push(index);
+  return naming;
+}
+
 /** The path as bash opens it: relative to the working directory when known, `.`, `..` and `//` resolved. */
 function located(path: string, cwd: string | undefined): string {
   if (path.startsWith("/")) return posix.normalize(path).replace(/^\/\/+/, "/");
@@ -85,12 +94,15 @@ interface Changes {
    * any run, and any write may be a relative run.
    */
   readonly moved: { relativeWrite?: ShellWrite; anyWrite?: ShellWrite };
-  /** The first command that may write files and runs no file itself, by index. */
-  readonly writer: number | undefined;
+  /** The first command that may write files and runs no file itself, by index (read when first needed). */
+  writer(): number | undefined;
   /** The first commands that run a file (which may write another), for the first two files they run. */
-  readonly runners: { at: string; index: number }[];
-  /** Every command that may write files, in order: what may change a start-up file that it names. */
-  readonly writers: readonly ShellCommand[];
+  runners(): { at: string; index: number }[];
+  /**
+   * The commands that may write files and may name a start-up file the command's shells read (a word holds one of
+   * their names, or is known only at run time), in order: found in one look at each command for all those files.
+   */
+  naming(): readonly number[];
 }
 
 function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
@@ -104,24 +116,44 @@ function changesOf(found: RunsAndWrites, cwd: string | undefined): Changes {
   const moved = found.changesDirectory
     ? { relativeWrite: found.writes.find((write) => write.relative), anyWrite: found.writes[0] }
     : {};
-  const runs = new Map(
-    found.executed.filter((run) => !run.startup).map((run) => [run.command, located(run.path, cwd)]),
-  );
-  const writers = found.commands.map(mayWrite);
-  const writer = found.commands.findIndex((_, index) => !runs.has(index) && writers[index]);
-  const runners: { at: string; index: number }[] = [];
-  for (const [index, at] of runs) {
+  const judged: (boolean | undefined)[] = [];
+  const writes = (index: number): boolean => {
     const command = found.commands[index];
-    if (runners.length >= 2 || runners.some((runner) => runner.at === at) || command === undefined) continue;
-    if (writers[index]) runners.push({ at, index });
-  }
+    if (command === undefined) return false;
+    judged[index] ??= mayWrite(command);
+    return judged[index];
+  };
+  let runs: Map<number, string> | undefined;
+  const runsOf = () => {
+    runs ??= new Map(
+      found.executed.filter((run) => !run.startup).map((run) => [run.command, located(run.path, cwd)]),
+    );
+    return runs;
+  };
+  let naming: number[] | undefined;
   return {
     written,
     anywhere,
     moved,
-    writer: writer === -1 ? undefined : writer,
-    runners,
-    writers: found.commands.filter((_, index) => writers[index]),
+    naming: () => {
+      naming ??= namingStartupFiles(found).filter((index) => writes(index));
+      return naming;
+    },
+    writer: () => {
+      const running = runsOf();
+      const writer = found.commands.findIndex((_, index) => !running.has(index) && writes(index));
+      return writer === -1 ? undefined : writer;
+    },
+    runners: () => {
+      const runners: { at: string; index: number }[] = [];
+      for (const [index, at] of runsOf()) {
+        const command = found.commands[index];
+        if (runners.length >= 2 || runners.some((runner) => runner.at === at) || command === undefined)
+          continue;
+        if (writes(index)) runners.push({ at, index });
+      }
+      return runners;
+    },
   };
 }
 
@@ -138,10 +170,10 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
     return `${named}, a file the same command writes (\`${clip(write.text)}\`), whose content is not checked`;
   if (changes.anywhere !== undefined)
     return `${named} after writing to \`${clip(changes.anywhere.text)}\`, a path known only when it runs, which may be that file`;
-  if (run.startup) return startupWriter(run, changes.writers, named);
+  if (run.startup) return startupWriter(run, found.commands, changes, named);
   // Another run of a file is a writer too (a script may write the next one), but not a run of the same file: what
   // that file does is not checked either way (`./gradlew clean && ./gradlew build`).
-  const writer = changes.writer ?? changes.runners.find((runner) => runner.at !== at)?.index;
+  const writer = changes.writer() ?? changes.runners().find((runner) => runner.at !== at)?.index;
   if (writer === undefined) return undefined;
   return `${named}, and \`${clip(found.commands[writer]?.text ?? "")}\` in the same command may write, copy or link that file first, so what runs is not what the command shows`;
 }
@@ -151,11 +183,20 @@ function whyUnresolvable(run: RunFile, found: RunsAndWrites, changes: Changes, c
  * whose words are known only when it runs: any program that may write files would make every shell start
  * unresolvable, where most shells the command starts read none of them.
  */
-function startupWriter(run: RunFile, writers: readonly ShellCommand[], named: string): string | undefined {
+function startupWriter(
+  run: RunFile,
+  commands: readonly ShellCommand[],
+  changes: Changes,
+  named: string,
+): string | undefined {
   const name = posix.basename(run.path);
-  const writer = writers.find((command) =>
-    command.words.some((word) => word === undefined || word.includes(name)),
-  );
+  // The first command that names the file and may write files.
+  const index = changes
+    .naming()
+    .find(
+      (index) => commands[index]?.words.some((word) => word === undefined || word.includes(name)) === true,
+    );
+  const writer = index === undefined ? undefined : commands[index];
   if (writer === undefined) return undefined;
   return `${named} as a start-up file of a shell it starts, and \`${clip(writer.text)}\` in the same command may write it first`;
 }
@@ -168,11 +209,14 @@ function startupWriter(run: RunFile, writers: readonly ShellCommand[], named: st
 export function writtenThenRun(found: RunsAndWrites, cwd: string | undefined): string[] {
   if (found.executed.length === 0) return [];
   const changes = changesOf(found, cwd);
-  // A program in a system folder last: the reason then names the file the command most likely wrote.
-  const system = (run: RunFile) => Number(SYSTEM_FOLDER.test(run.path));
+  // A program in a system folder last: the reason then names the file the command most likely wrote (each path
+  // tested once; the order is otherwise kept, as a stable sort on that one key would).
+  const elsewhere: RunFile[] = [];
+  const system: RunFile[] = [];
+  for (const run of found.executed) (SYSTEM_FOLDER.test(run.path) ? system : elsewhere).push(run);
   // Each shell started adds the same start-up files: one look at each path is enough.
   const seen = new Set<string>();
-  for (const run of [...found.executed].sort((a, b) => system(a) - system(b))) {
+  for (const run of [...elsewhere, ...system]) {
     if (run.startup) {
       if (seen.has(run.path)) continue;
       seen.add(run.path);
