@@ -57,14 +57,24 @@ export const isCodeVariable = (name: string) =>
 export const isStartupVariable = (name: string) => name === "HOME" || name === "ZDOTDIR";
 
 /** The options that take a value, of the builtins that assign the variables named by their operands (bash's manual). */
-export const ASSIGNING_OPTIONS: Record<string, string> = {
+export const ASSIGNING_OPTIONS = byProgram({
   read: "adinNptu",
   mapfile: "dnOsuCc",
   readarray: "dnOsuCc",
   wait: "p",
-};
+});
 /** The option whose value is a variable the builtin assigns (`read -a NAME`, `wait -p NAME`). */
-export const NAMING_OPTION: Record<string, string> = { read: "a", wait: "p" };
+export const NAMING_OPTION = byProgram({ read: "a", wait: "p" });
+
+/**
+ * A table looked up by a command's program name, without a prototype: a program named `toString`, `constructor`
+ * or `__proto__` finds nothing in it, not an object's inherited member.
+ */
+export function byProgram<Value>(
+  entries: Record<string, Value>,
+): Readonly<Record<string, Value | undefined>> {
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, Value | undefined>, entries));
+}
 export const DECLARING_BUILTINS = new Set(["declare", "typeset", "local", "export", "readonly"]);
 
 /** Builtins that read text as arithmetic or as a variable name, where bash may expand `a[$(…)]` a second time. */

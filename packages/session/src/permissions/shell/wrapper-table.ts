@@ -1,3 +1,4 @@
+import { byProgram } from "./bash-tables.ts";
 import { each, type OptionRow, type OptionSpec } from "./wrapper-options.ts";
 import {
   CHROOT,
@@ -33,7 +34,7 @@ const noOptions = { options: [] };
  * wrapper-usage.ts come from the programs' usage texts; the others are bash builtins and programs kept as the
  * gate first listed them.
  */
-export const WRAPPERS: Record<string, WrapperSpec> = {
+export const WRAPPERS = byProgram<WrapperSpec>({
   command: { options: [["-p", "none"], ...each("none", "-v", "-V").map(noCommand)], transparent: true },
   builtin: { ...noOptions, transparent: true },
   exec: { options: [...each("none", "-c", "-l"), ["-a", "required"]], transparent: true },
@@ -94,7 +95,7 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   sudo: { ...SUDO, assignments: true, transparent: false },
   doas: { ...DOAS, transparent: false },
   chroot: { ...CHROOT, positional: 1, transparent: false },
-};
+});
 
 /** The row of an option after which the wrapper runs nothing. */
 function noCommand([names, arity]: OptionRow): OptionRow {

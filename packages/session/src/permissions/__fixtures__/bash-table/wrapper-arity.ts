@@ -9,6 +9,11 @@ import { A, D, Q, type RowFamily } from "./row.ts";
 export const WRAPPER_ARITY: RowFamily = {
   name: "Wrapper options read with their real arity",
   rows: [
+    // Program names that are members of every JavaScript object are looked up in tables without a prototype.
+    ["toString x", Q, A],
+    ["constructor x", Q, A],
+    ["__proto__ x", Q, A],
+    ["echo x | hasOwnProperty y", Q, A],
     // xargs: --eof, --replace and --max-lines take their value only after `=`; the next word is the command.
     ["echo x | xargs --max-lines rm ls", D, D],
     ["echo x | xargs --eof rm x", D, D],
