@@ -225,6 +225,9 @@ describe("createAiSdkContext with shapes it does not know", () => {
  * The same scripted run for any tool name: 81 steps of one call, each answered with ~600 tokens, at a 16K
  * window, through `generateText` and `prepareStep`. Returns the summaries the context made.
  */
+/** Contexts of the runs, flushed before their folder is removed: their outputs are saved after each step. */
+const running = new Set<{ flush(): Promise<void> }>();
+
 async function scriptedRun(
   major: (typeof majors)[number],
   tool: { name: string; metadata?: Record<string, unknown> },
@@ -250,6 +253,7 @@ async function scriptedRun(
     tools: tools as ai7.ToolSet,
     ...options,
   });
+  running.add(context);
   await api.generateText({
     model,
     tools,
@@ -283,6 +287,8 @@ describe("tool results of any tool", () => {
     dir = await mkdtemp(join(tmpdir(), "unforget-ai-sdk-"));
   });
   afterEach(async () => {
+    for (const context of running) await context.flush();
+    running.clear();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -324,8 +330,11 @@ describe("tool results of any tool", () => {
         }),
       ).toBe(read);
       expect(await scriptedRun(major, tool, { sessionDir: dir })).toBe(read);
+      for (const context of running) await context.flush();
+      // Flushed, every output is saved whole: no write is left half done.
       const saved = await readdir(join(dir, "tool-results"));
       expect(saved.length).toBeGreaterThan(0);
+      expect(saved.filter((name) => name.endsWith(".tmp"))).toEqual([]);
     },
     LOOP_TIMEOUT,
   );

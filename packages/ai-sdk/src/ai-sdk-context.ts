@@ -83,6 +83,11 @@ export interface AiSdkContext {
   /** Subscribes to every event; returns the unsubscribe function. */
   on(listener: HostConversationListener): () => void;
   /**
+   * Waits for the tool outputs still being saved to the session folder (written after the step that saw them):
+   * call it before removing the folder or ending the process.
+   */
+  flush(): Promise<void>;
+  /**
    * With `history: true`, the history tools as AI SDK tools (`context_status`, `history_search`,
    * `history_read`): give them to the loop with yours, and `HISTORY_TOOLS_NOTE` in the system prompt. Empty otherwise.
    */
@@ -231,6 +236,7 @@ export function createAiSdkContext(given: AiSdkContextOptions): AiSdkContext {
     },
     status: () => conversation.status(),
     on: (listener) => conversation.on(listener),
+    flush: () => conversation.flush(),
     historyTools,
   };
 }

@@ -78,6 +78,11 @@ export interface ContextMiddlewareState {
   status(): ContextStatus;
   /** Subscribes to every event; returns the unsubscribe function. */
   on(listener: HostConversationListener): () => void;
+  /**
+   * Waits for the tool outputs still being saved to the session folder (written after the step that saw them):
+   * call it before removing the folder or ending the process.
+   */
+  flush(): Promise<void>;
 }
 
 /** What the agent's tools say about their old results (`metadata.resultRetention`), learned from its requests. */
@@ -250,6 +255,7 @@ export function createContextMiddleware(options: ContextMiddlewareOptions) {
     },
     status: () => conversation.status(),
     on: (listener) => conversation.on(listener),
+    flush: () => conversation.flush(),
   };
   return Object.defineProperties(middleware, Object.getOwnPropertyDescriptors(extra)) as typeof middleware &
     ContextMiddlewareState;

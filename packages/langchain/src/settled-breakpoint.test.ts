@@ -14,6 +14,9 @@ import {
 } from "./__fixtures__/scripted-chat-model.ts";
 import { type ContextMiddlewareOptions, createContextMiddleware } from "./context-middleware.ts";
 
+/** Middlewares of the runs, flushed before their folder is removed: their outputs are saved after each step. */
+const running = new Set<{ flush(): Promise<void> }>();
+
 /**
  * The same scripted agent run for any tool name, through `createAgent` and the middleware: 81 calls of one
  * tool, each answered with ~600 tokens, at a 16K window. Returns the middleware and the calls the model got.
@@ -40,6 +43,7 @@ async function scriptedRun(
     schema: z.object({ id: z.string() }),
     ...(metadata ? { metadata } : {}),
   });
+  running.add(middleware);
   const agent = createAgent({ model, tools: [lookup], middleware: [middleware] });
   await agent.invoke({ messages: start }, { recursionLimit: 500 });
   return { middleware, calls };
@@ -62,6 +66,8 @@ describe("tool results of any tool, in createAgent", () => {
     dir = await mkdtemp(join(tmpdir(), "unforget-langchain-"));
   });
   afterEach(async () => {
+    for (const middleware of running) await middleware.flush();
+    running.clear();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -120,6 +120,12 @@ export interface HostConversation<H> {
   status(): ContextStatus;
   /** Subscribes to the manager's events and the conversation's own; returns the unsubscribe function. */
   on(listener: HostConversationListener): () => void;
+  /**
+   * Waits for the tool outputs still being saved to the session folder (they are written after the step that saw
+   * them, off its path), this manager's and those of any manager a reset replaced: call it before removing the
+   * folder or ending the process.
+   */
+  flush(): Promise<void>;
 }
 
 /** How many of the last returned lists a host may continue from (a prepared one, then a recovered one). */
@@ -135,6 +141,8 @@ interface HostState<H> {
   readonly listeners: Set<HostConversationListener>;
   readonly context: HostCodecContext;
   manager: ContextManager;
+  /** Managers a reset replaced whose saves may still be running, until the next flush. */
+  replaced: ContextManager[];
   unsubscribe: () => void;
   /** The last number given to an id of `prefix`. */
   counter: number;
@@ -187,6 +195,7 @@ function createCodecContext(listeners: ReadonlySet<HostConversationListener>): H
 /** Starts over with a new manager and an empty conversation. */
 function startConversation<H>(state: HostState<H>): void {
   state.unsubscribe();
+  if (state.manager.flush) state.replaced.push(state.manager);
   state.manager = state.options.createManager();
   state.unsubscribe = state.manager.on((event) => emit(state.listeners, event));
   state.history = [];
@@ -387,6 +396,7 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     listeners,
     context: createCodecContext(listeners),
     manager,
+    replaced: [],
     unsubscribe: manager.on((event) => emit(listeners, event)),
     counter: 0,
     history: [],
@@ -425,6 +435,10 @@ export function createHostConversation<H>(options: HostConversationOptions<H>): 
     on(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    async flush() {
+      const managers = [...state.replaced.splice(0), state.manager];
+      await Promise.all(managers.map((manager) => manager.flush?.()));
     },
   };
 }
