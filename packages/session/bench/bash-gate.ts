@@ -82,6 +82,15 @@ const medians = new Map<string, number[]>();
 for (let round = 1; round <= rounds; round++)
   for (const bytes of SIZES) {
     const text = command(bytes);
+    // A gate that reads the command differently (a checkout without its dependencies reads nothing, and answers
+    // at once) does other work: its figures would compare nothing.
+    const readings = new Set(
+      gates.map(([, analyze]) => JSON.stringify(analyze(text, { homeDir: "/home/u" }))),
+    );
+    if (readings.size > 1)
+      throw new Error(
+        `The gates read the ${text.length}-byte command differently; is the baseline installed and built? Nothing was compared.`,
+      );
     for (const [name, analyze] of gates) {
       const figures = measure(analyze, text);
       const key = `${name} ${text.length}`;
