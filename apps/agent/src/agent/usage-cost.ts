@@ -1,6 +1,9 @@
 import { canonicalModelId, type Usage } from "@unforget/core";
 
-/** US dollars per million tokens: uncached input and output (cache writes 1.25×, reads 0.1× the input price). */
+/**
+ * US dollars per million tokens: uncached input and output (cache writes 1.25× the input price for a 5-minute
+ * life, 2× for one hour; reads 0.1×).
+ */
 const PRICES: readonly (readonly [prefix: string, input: number, output: number])[] = [
   ["claude-opus-4-1", 15, 75],
   ["claude-opus-4-0", 15, 75],
@@ -21,9 +24,15 @@ const UNKNOWN: readonly [number, number] = [3, 15];
 export function usageCostUsd(model: string, usage: Usage): number {
   const id = canonicalModelId(model);
   const [input, output] = PRICES.find(([prefix]) => id.startsWith(prefix))?.slice(1) ?? UNKNOWN;
+  // Writes of a one-hour life cost more; the split, when the provider reports it, says how many were.
+  const hourWrites = Math.min(
+    usage.cacheCreation?.ephemeral1hInputTokens ?? 0,
+    usage.cacheCreationInputTokens,
+  );
   const dollars =
     (usage.inputTokens * (input as number) +
-      usage.cacheCreationInputTokens * (input as number) * 1.25 +
+      (usage.cacheCreationInputTokens - hourWrites) * (input as number) * 1.25 +
+      hourWrites * (input as number) * 2 +
       usage.cacheReadInputTokens * (input as number) * 0.1 +
       usage.outputTokens * (output as number)) /
     1_000_000;

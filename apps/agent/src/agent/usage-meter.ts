@@ -20,16 +20,41 @@ export function createUsageMeter(): UsageMeter {
   const totals = new Map<string, Usage>();
   const record = (model: string, usage: Usage) => {
     const total = totals.get(model) ?? createUsage();
-    total.inputTokens += usage.inputTokens;
-    total.outputTokens += usage.outputTokens;
-    total.cacheCreationInputTokens += usage.cacheCreationInputTokens;
-    total.cacheReadInputTokens += usage.cacheReadInputTokens;
+    const billed = billedUsage(usage);
+    total.inputTokens += billed.inputTokens;
+    total.outputTokens += billed.outputTokens;
+    total.cacheCreationInputTokens += billed.cacheCreationInputTokens;
+    total.cacheReadInputTokens += billed.cacheReadInputTokens;
+    if (billed.cacheCreation) {
+      const split = total.cacheCreation ?? { ephemeral5mInputTokens: 0, ephemeral1hInputTokens: 0 };
+      split.ephemeral5mInputTokens += billed.cacheCreation.ephemeral5mInputTokens;
+      split.ephemeral1hInputTokens += billed.cacheCreation.ephemeral1hInputTokens;
+      total.cacheCreation = split;
+    }
     totals.set(model, total);
   };
   return {
     wrap: (provider) => meteredProvider(provider, record),
     byModel: () => totals,
   };
+}
+
+/**
+ * What a response is billed for: with a server compaction the top-level counts leave the compaction's pass out, and
+ * the passes (`iterations`) hold every sampling pass, so they are summed instead. The cache-write split by
+ * time-to-live is kept only where it describes the counts used (no passes).
+ */
+function billedUsage(usage: Usage): Usage {
+  const passes = usage.iterations;
+  if (!passes || passes.length === 0) return usage;
+  const billed = createUsage();
+  for (const pass of passes) {
+    billed.inputTokens += pass.inputTokens;
+    billed.outputTokens += pass.outputTokens;
+    billed.cacheCreationInputTokens += pass.cacheCreationInputTokens;
+    billed.cacheReadInputTokens += pass.cacheReadInputTokens;
+  }
+  return billed;
 }
 
 /** Claude Code's `modelUsage` of the result object: each model's tokens and what they cost. */
@@ -95,8 +120,13 @@ function meteredStream(stream: ModelStream, record: (usage: Usage) => void): Mod
         for await (const event of stream) {
           if (event.type === "message_start") usage = { ...event.usage };
           else if (event.type === "message_delta" && event.usage && usage)
-            for (const [key, value] of Object.entries(event.usage))
+            for (const [key, value] of Object.entries(event.usage)) {
               if (typeof value === "number") (usage as unknown as Record<string, number>)[key] = value;
+              // The passes of a server compaction arrive with the final counts.
+              else if (key === "iterations" && Array.isArray(value)) usage.iterations = value;
+              else if (key === "cacheCreation" && value)
+                usage.cacheCreation = { ...event.usage.cacheCreation! };
+            }
           yield event;
         }
       } finally {
