@@ -1,5 +1,5 @@
-import type { Summarizer } from "@unforget/compact";
-import { syntheticToolOutput } from "@unforget/testing/arbitraries";
+import { fixedSummarizer } from "@unforget/compact/testing";
+import { failingLookups } from "@unforget/testing/arbitraries";
 import * as ai7 from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
@@ -7,24 +7,7 @@ import { createScriptedModel } from "./__fixtures__/scripted-model.ts";
 import { createAiSdkContext } from "./ai-sdk-context.ts";
 
 /** A summariser that writes little: one sentence, no errors, no calls. */
-const terse: Summarizer = {
-  name: "terse",
-  async summarize() {
-    return { text: "Records were looked up.", inputTokens: 0, outputTokens: 0, calls: 0 };
-  },
-};
-
-/** A small deterministic generator (mulberry32), so each run's failing steps differ and a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+const terse = fixedSummarizer("Records were looked up.");
 
 const STEPS = 70;
 const FAILURES = 9;
@@ -35,28 +18,16 @@ const FAILURES = 9;
  * their own at steps the seed picks among the first fifty. Returns the nine error lines and the last request.
  */
 async function run(seed: number): Promise<{ errors: string[]; last: string; compactions: number }> {
-  const next = random(seed);
-  const failing = new Set<number>();
-  while (failing.size < FAILURES) failing.add(1 + Math.floor(next() * 50));
+  const lookups = failingLookups(seed, { failures: FAILURES, among: 50 });
   const { model, calls } = createScriptedModel(MockLanguageModelV4 as never, (_prompt, call) => ({
     tool: "get_record",
     input: { id: `rec-${call}` },
   }));
-  const errors: string[] = [];
-  let step = 0;
   const tools = {
     get_record: ai7.tool({
       description: "Looks a record up",
       inputSchema: ai7.jsonSchema<{ id: string }>({ type: "object", properties: { id: { type: "string" } } }),
-      execute: async ({ id }) => {
-        step++;
-        if (failing.has(step)) {
-          const line = `RecordError: ${id} checksum ${Math.floor(next() * 1e6)} does not match (shard ${step % 7})`;
-          errors.push(line);
-          throw new Error(line);
-        }
-        return syntheticToolOutput(step, 300 + Math.floor(next() * 500));
-      },
+      execute: async ({ id }) => lookups.lookUp(id),
     }),
   };
   const context = createAiSdkContext({
@@ -72,7 +43,11 @@ async function run(seed: number): Promise<{ errors: string[]; last: string; comp
     stopWhen: ai7.stepCountIs(STEPS),
     prepareStep: context.prepareStep,
   });
-  return { errors, last: JSON.stringify(calls.at(-1)!.prompt), compactions: context.status().compactions };
+  return {
+    errors: lookups.errors,
+    last: JSON.stringify(calls.at(-1)!.prompt),
+    compactions: context.status().compactions,
+  };
 }
 
 describe("the continuation through the AI SDK adapter", () => {

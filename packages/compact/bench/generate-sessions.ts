@@ -3,6 +3,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ContentBlock, Message } from "@unforget/core";
+import { seededRandom } from "@unforget/testing/arbitraries";
 import type { CorpusSession } from "./replay-corpus.ts";
 
 /**
@@ -26,18 +27,6 @@ const READ_MAX_LINES = 2_000;
 const READ_LINE_CHARS = 2_000;
 const BASH_MAX_CHARS = 30_000;
 const GREP_MAX_LINES = 250;
-
-/** mulberry32: a small seeded generator, so that every run makes the same choices. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ran = new Map<string, { output: string; status: number }>();
 
@@ -155,7 +144,7 @@ interface Pending {
 
 /** One generated session: a task in one package, `calls` model calls. */
 function generateSession(index: number, files: readonly string[], calls: number): CorpusSession {
-  const next = random(0x5eed + index * 7919);
+  const next = seededRandom(0x5eed + index * 7919);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
   const dirs = packageDirs(files);
   const pkg = dirs[(index * 5 + 3) % dirs.length]!;

@@ -1,6 +1,6 @@
 import { HumanMessage } from "@langchain/core/messages";
-import type { Summarizer } from "@unforget/compact";
-import { syntheticToolOutput } from "@unforget/testing/arbitraries";
+import { fixedSummarizer } from "@unforget/compact/testing";
+import { failingLookups } from "@unforget/testing/arbitraries";
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -8,24 +8,7 @@ import { createScriptedChatModel } from "./__fixtures__/scripted-chat-model.ts";
 import { createContextMiddleware } from "./context-middleware.ts";
 
 /** A summariser that writes little: one sentence, no errors, no calls. */
-const terse: Summarizer = {
-  name: "terse",
-  async summarize() {
-    return { text: "Records were looked up.", inputTokens: 0, outputTokens: 0, calls: 0 };
-  },
-};
-
-/** A small deterministic generator (mulberry32), so each run's failing steps differ and a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+const terse = fixedSummarizer("Records were looked up.");
 
 const STEPS = 70;
 const FAILURES = 9;
@@ -41,28 +24,17 @@ async function run(
   seed: number,
   mode: "state" | "request",
 ): Promise<{ errors: string[]; last: string; compactions: number }> {
-  const next = random(seed);
-  const failing = new Set<number>();
-  while (failing.size < FAILURES) failing.add(1 + Math.floor(next() * 50));
+  const lookups = failingLookups(seed, { failures: FAILURES, among: 50 });
   const { model, calls } = createScriptedChatModel(
     (_messages, call) =>
       call === STEPS ? { text: "Done." } : { tool: "get_record", args: { id: `rec-${call}` } },
     STEPS,
   );
-  const errors: string[] = [];
-  let step = 0;
-  const getRecord = tool(
-    async ({ id }) => {
-      step++;
-      if (failing.has(step)) {
-        const line = `RecordError: ${id} checksum ${Math.floor(next() * 1e6)} does not match (shard ${step % 7})`;
-        errors.push(line);
-        throw new Error(line);
-      }
-      return syntheticToolOutput(step, 300 + Math.floor(next() * 500));
-    },
-    { name: "get_record", description: "Looks a record up", schema: z.object({ id: z.string() }) },
-  );
+  const getRecord = tool(async ({ id }) => lookups.lookUp(id), {
+    name: "get_record",
+    description: "Looks a record up",
+    schema: z.object({ id: z.string() }),
+  });
   const middleware = createContextMiddleware({
     model: "claude-sonnet-4-5",
     limits: { contextWindow: 16_000, maxOutputTokens: 4_000 },
@@ -75,7 +47,7 @@ async function run(
     { recursionLimit: 4 * STEPS },
   );
   const last = JSON.stringify(calls.at(-1)!.messages.map((message) => message.content));
-  return { errors, last, compactions: middleware.status().compactions };
+  return { errors: lookups.errors, last, compactions: middleware.status().compactions };
 }
 
 describe("the continuation through the LangChain middleware", () => {

@@ -56,6 +56,54 @@ export function syntheticToolOutput(seed: number, tokens: number): string {
   return lines.join("\n");
 }
 
+/**
+ * A small seeded generator (mulberry32): numbers in [0, 1), the same sequence for the same seed, so a test that
+ * draws its cases from it replays a failure exactly.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = state;
+    value = Math.imul(value ^ (value >>> 15), value | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A record look-up tool's behaviour for continuation tests: which calls fail, and the lines they failed with. */
+export interface FailingLookups {
+  /** The error line of each failed call so far, in order. */
+  readonly errors: string[];
+  /** One call: a result of 300–800 tokens, or a thrown `Error` whose message is a line of its own. */
+  lookUp(id: string): string;
+}
+
+/**
+ * A look-up tool whose calls fail at `failures` steps the seed picks among the first `among`, each with an error
+ * line no other run shares (a checksum drawn from the seed), the other calls answering with synthetic outputs.
+ */
+export function failingLookups(seed: number, options: { failures: number; among: number }): FailingLookups {
+  const next = seededRandom(seed);
+  const failing = new Set<number>();
+  while (failing.size < Math.min(options.failures, options.among))
+    failing.add(1 + Math.floor(next() * options.among));
+  const errors: string[] = [];
+  let step = 0;
+  return {
+    errors,
+    lookUp(id) {
+      step++;
+      if (failing.has(step)) {
+        const line = `RecordError: ${id} checksum ${Math.floor(next() * 1e6)} does not match (shard ${step % 7})`;
+        errors.push(line);
+        throw new Error(line);
+      }
+      return syntheticToolOutput(step, 300 + Math.floor(next() * 500));
+    },
+  };
+}
+
 const TOOL_NAMES = ["Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"] as const;
 
 interface ToolCallSpec {

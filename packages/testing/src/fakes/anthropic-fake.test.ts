@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { expectHeldReply } from "../__fixtures__/held-reply.ts";
 import { type AnthropicFakeServer, startAnthropicFake } from "./anthropic-fake.ts";
 
 let fake: AnthropicFakeServer;
@@ -173,22 +174,10 @@ describe("startAnthropicFake", () => {
   });
 
   it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
-    let release: () => void = () => undefined;
-    fake.enqueue({
-      kind: "reply",
-      text: "Released.",
-      holdUntil: new Promise<void>((resolve) => (release = resolve)),
+    await expectHeldReply(fake, async () => {
+      const response = await post("/v1/messages", BODY);
+      return ((await response.json()) as { content: { text: string }[] }).content[0]?.text;
     });
-    let settled = false;
-    const answer = post("/v1/messages", BODY).then(async (response) => {
-      settled = true;
-      return (await response.json()) as { content: { text: string }[] };
-    });
-    await expect.poll(() => fake.requests.length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(settled).toBe(false);
-    release();
-    expect((await answer).content[0]?.text).toBe("Released.");
   });
 
   it("asks the responder when the script is empty: never for a count, never before a queued step", async () => {

@@ -2,6 +2,7 @@ import http2 from "node:http2";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { expectHeldReply } from "../__fixtures__/held-reply.ts";
 import type { BedrockFakeServer } from "./bedrock-fake.ts";
 import { startBedrockFake } from "./bedrock-fake.ts";
 
@@ -94,24 +95,10 @@ describe("startBedrockFake", () => {
   });
 
   it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
-    let release: () => void = () => undefined;
-    fake.enqueue({
-      kind: "reply",
-      text: "Released.",
-      holdUntil: new Promise<void>((resolve) => (release = resolve)),
+    await expectHeldReply(fake, async () => {
+      const response = await post(fake.url, `/model/${encodeURIComponent(MODEL)}/converse`, conversation);
+      return JSON.parse(response.body.toString("utf8")).output.message.content[0]?.text;
     });
-    let settled = false;
-    const answer = post(fake.url, `/model/${encodeURIComponent(MODEL)}/converse`, conversation).then(
-      (response) => {
-        settled = true;
-        return JSON.parse(response.body.toString("utf8"));
-      },
-    );
-    await expect.poll(() => fake.requests.length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(settled).toBe(false);
-    release();
-    expect((await answer).output.message.content).toEqual([{ text: "Released." }]);
   });
 
   it("streams binary event-stream frames in the real order, ending with metadata", async () => {

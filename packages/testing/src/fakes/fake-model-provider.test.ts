@@ -6,6 +6,7 @@ import {
   ProviderRequestError,
 } from "@unforget/core";
 import { describe, expect, it } from "vitest";
+import { expectHeldReply } from "../__fixtures__/held-reply.ts";
 import { createFakeModelProvider } from "./fake-model-provider.ts";
 
 const request = (text: string): ModelRequest => ({
@@ -45,22 +46,10 @@ describe("createFakeModelProvider", () => {
 
   it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
     const provider = createFakeModelProvider();
-    let release: () => void = () => undefined;
-    provider.enqueue({
-      kind: "reply",
-      text: "Released.",
-      holdUntil: new Promise<void>((resolve) => (release = resolve)),
+    await expectHeldReply(provider, async () => {
+      const [block] = (await provider.createMessage(request("hello"))).content;
+      return block?.type === "text" ? block.text : undefined;
     });
-    let settled = false;
-    const answer = provider.createMessage(request("hello")).then((response) => {
-      settled = true;
-      return response;
-    });
-    await expect.poll(() => provider.requests.length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(settled).toBe(false);
-    release();
-    expect((await answer).content).toEqual([{ type: "text", text: "Released." }]);
   });
 
   it("maps scripted errors to the typed errors a real provider throws", async () => {

@@ -3,6 +3,7 @@ import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { expectHeldReply } from "../__fixtures__/held-reply.ts";
 import { fakeTokenCount } from "./fake-script.ts";
 import {
   startVertexFake,
@@ -93,22 +94,10 @@ describe("Vertex fake", () => {
   });
 
   it("holds a reply until the test releases it, the request recorded meanwhile", async () => {
-    let release: () => void = () => undefined;
-    fake.enqueue({
-      kind: "reply",
-      text: "Released.",
-      holdUntil: new Promise<void>((resolve) => (release = resolve)),
+    await expectHeldReply(fake, async () => {
+      const response = await call(fake, `${BASE}:generateContent`, BODY);
+      return JSON.parse(response.text).candidates[0].content.parts[0]?.text;
     });
-    let settled = false;
-    const answer = call(fake, `${BASE}:generateContent`, BODY).then((response) => {
-      settled = true;
-      return JSON.parse(response.text);
-    });
-    await expect.poll(() => fake.requests.length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(settled).toBe(false);
-    release();
-    expect((await answer).candidates[0].content.parts).toEqual([{ text: "Released." }]);
   });
 
   it("counts only contents, system instruction and tools, the same way for every endpoint", () => {
