@@ -49,9 +49,47 @@ const CODE_VARIABLES = new Set([
   "GIT_EXEC_PATH",
   "GIT_CONFIG_PARAMETERS",
   "GIT_CONFIG_COUNT",
+  // Configuration files and folders that can hold commands (git's `core.fsmonitor`, `core.pager`, aliases, hooks).
+  "GIT_CONFIG",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
+  "GIT_DIR",
+  "GIT_TEMPLATE_DIR",
+  "XDG_CONFIG_HOME",
+  // The shell a program starts for a command (`flock -c`, `script`, `sudo -s`).
+  "SHELL",
+  // make reads its options from these (`--eval` runs `$(shell …)`).
+  "MAKEFLAGS",
+  "GNUMAKEFLAGS",
+  "MFLAGS",
+  // Editors' and pagers' start-up commands and the programs they hand text to.
+  "VIMINIT",
+  "EXINIT",
+  "MYVIMRC",
+  "MANOPT",
+  "LESS",
+  "LESSKEY",
+  "LESSKEYIN",
+  "SYSTEMD_PAGER",
+  "SYSTEMD_EDITOR",
+  "SUDO_EDITOR",
+  "FCEDIT",
+  "BROWSER",
+  // Code loaded into a runtime: converter modules, Java and .NET agents, the breakpoint hook.
+  "GCONV_PATH",
+  "JAVA_TOOL_OPTIONS",
+  "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+  "DOTNET_STARTUP_HOOKS",
+  "PYTHONBREAKPOINT",
 ]);
+/** npm's (and pnpm's) settings that choose what runs scripts or where more settings come from; any case. */
+const NPM_CODE_SETTING =
+  /^npm_config_(script_shell|node_options|userconfig|globalconfig|shell|editor|browser|git)$/i;
 export const isCodeVariable = (name: string) =>
-  CODE_VARIABLES.has(name) || /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name);
+  CODE_VARIABLES.has(name) ||
+  /^(BASH_FUNC_|GIT_CONFIG_(KEY|VALUE)_)/.test(name) ||
+  NPM_CODE_SETTING.test(name);
 
 /** Variables that say where a shell reads its start-up files from (see startup-files.ts). */
 export const isStartupVariable = (name: string) => name === "HOME" || name === "ZDOTDIR";
