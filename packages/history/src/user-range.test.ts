@@ -40,7 +40,11 @@ describe("a range of the user's messages", () => {
   });
 
   it("does not resolve backwards, across an assistant's text, or from an unknown id", async () => {
-    const messages = [createMessage("user", "a"), createMessage("assistant", "b"), createMessage("user", "c")];
+    const messages = [
+      createMessage("user", "a"),
+      createMessage("assistant", "b"),
+      createMessage("user", "c"),
+    ];
     const history = await openHistory({ transcriptPath: await session(messages) });
     const [a, b, c] = messages.map((m) => `${m.id}:0`);
     await expect(history.read(`${c}..${a}`)).rejects.toBeInstanceOf(HistoryItemNotFoundError);

@@ -10,6 +10,7 @@ import { CompactionFailedError } from "../compact-error.ts";
 import { createContextManager } from "../manager/context-manager.ts";
 import { compactConversation } from "../summary/compact-conversation.ts";
 import type { Summarizer } from "../summary/summarizer.ts";
+import { messagesInFolds } from "./carried-fold.ts";
 import {
   type CarriedUserMessage,
   carriedCount,
@@ -17,7 +18,6 @@ import {
   readCarriedUserMessages,
   renderCarriedUserMessages,
 } from "./carried-user-messages.ts";
-import { messagesInFolds } from "./carried-fold.ts";
 import { continuationIn } from "./continuation-text.ts";
 import { estimateTextTokens, isUserAuthored, userText } from "./conversation.ts";
 

@@ -50,11 +50,7 @@ const unescapeTags = (text: string) => text.replace(/<(\/?)\\(\\*)(user-messages
 
 /** Characters of the user's own text a carried message shows (a fold shows none). */
 const quotedChars = (message: CarriedUserMessage) =>
-  "text" in message
-    ? message.text.length
-    : "head" in message
-      ? message.head.length + message.tail.length
-      : 0;
+  "text" in message ? message.text.length : "head" in message ? message.head.length + message.tail.length : 0;
 
 /** How many user messages a carried list stands for: one per message, a fold its count. */
 export function carriedCount(messages: readonly CarriedUserMessage[]): number {
