@@ -96,12 +96,14 @@ describe("folding the oldest carried messages", () => {
     expect(readBack.at(-1)).toEqual({ text: userText(sent.at(-1)!), id: "u41:0" });
   });
 
-  it("never folds a message without a history id, nor anything after it", async () => {
+  it("never folds a message without a history id: it stays shown, before the fold", async () => {
     const fitted = await fitCarriedUserMessages(
       [{ text: "written before folds" }, ...collectCarriedUserMessages([], prompts(100))],
       { budgetTokens: 300, keepLast: true },
     );
-    expect(folds(fitted)).toEqual([]);
+    expect(fitted[0]).toEqual({ text: "written before folds" });
+    expect(fitted[1]).toMatchObject({ first: "u0:0" });
+    expect(cost(fitted)).toBeLessThanOrEqual(300);
     expect(carriedCount(fitted)).toBe(101);
   });
 

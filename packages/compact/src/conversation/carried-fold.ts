@@ -67,9 +67,9 @@ export interface FoldOptions {
 
 /**
  * The carried messages with the fewest oldest ones folded into one range that brings them within the budget
- * (all that can be, when nothing less does). Only a leading run is folded — a fold already there and the messages
- * that follow it with a history id, oldest first — so the range stays contiguous; a message without an id (a
- * summary written before folds) stays shown, and so does everything after it.
+ * (all that can be, when nothing less does). Only one run is folded — from the first fold or message with a
+ * history id, the folds and messages with an id that follow it, oldest first — so the range stays contiguous.
+ * Messages without an id (read from a summary written before folds) stay shown, before the fold.
  */
 export function foldOldest(
   messages: readonly CarriedUserMessage[],
@@ -77,11 +77,18 @@ export function foldOldest(
 ): CarriedUserMessage[] {
   if (options.cost(messages) <= options.budgetTokens) return [...messages];
   const limit = options.keepLast ? messages.length - 1 : messages.length;
-  let foldable = 0;
-  while (foldable < limit && rangeOf(messages[foldable]!) !== undefined) foldable++;
+  let start = 0;
+  while (start < limit && rangeOf(messages[start]!) === undefined) start++;
+  let end = start;
+  while (end < limit && rangeOf(messages[end]!) !== undefined) end++;
+  const foldable = end - start;
   // Folding one message that is not a fold already saves nothing: a fold costs more than a short message.
-  if (foldable === 0 || (foldable === 1 && !("folded" in messages[0]!))) return [...messages];
-  const folded = (count: number) => [merge(messages.slice(0, count)), ...messages.slice(count)];
+  if (foldable === 0 || (foldable === 1 && !("folded" in messages[start]!))) return [...messages];
+  const folded = (count: number) => [
+    ...messages.slice(0, start),
+    merge(messages.slice(start, start + count)),
+    ...messages.slice(start + count),
+  ];
   let low = 1;
   let high = foldable;
   while (low < high) {
