@@ -16,9 +16,9 @@ import { createInstantProvider } from "./instant-provider.ts";
 
 const TARGET = Number(process.argv[2] ?? 1_000);
 const MARKS = [10, 100, 1_000, 10_000].filter((mark) => mark <= TARGET);
-// Model calls per user turn. Every user message is carried verbatim beside each summary, so their count sets a
-// floor under the context: at six calls a turn (the history bench's pace) the 16,000-token window overflows near
-// compaction 570, with about 450 prompts carried (BENCHMARKS.md). `BENCH_CALLS_PER_TURN=6` shows it.
+// Model calls per user turn. Every user message is carried beside each summary, the oldest folded into one range of
+// history ids once over their budget (decision 0044): at six calls a turn (the history bench's pace, more prompts)
+// the 16,000-token window used to overflow near compaction 554 (BENCHMARKS.md). `BENCH_CALLS_PER_TURN=6` shows it.
 const CALLS_PER_TURN = Number(process.env.BENCH_CALLS_PER_TURN ?? 24);
 const WORDS = ["parse", "token", "cache", "module", "error", "config", "build", "result", "index", "stream"];
 
