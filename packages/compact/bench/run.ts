@@ -150,7 +150,7 @@ function printReplay(
       .map(([layer, value]) => `${layer} ${value.runs} runs / ${int(value.tokensFreed)} freed`)
       .join("; ")}.`,
   );
-  if (sessions.length > 1 && sessions.length <= 24) {
+  if (sessions.length <= 24) {
     console.log(
       `Per session, ours in dollars / BaseAgent (/ simple policy): ${ours.perSession
         .map(
