@@ -26,12 +26,12 @@ export function userHistoryId(message: Message): string | undefined {
  * Ids a fold can name: no quote, angle bracket or whitespace (they sit in an attribute) and no `..` (the range
  * separator). Messages with other ids stay shown, never folded.
  */
-export function isFoldableId(id: string): boolean {
+function isFoldableId(id: string): boolean {
   return /^[\w.:@+/=-]+$/.test(id) && !id.includes("..");
 }
 
 /** The id `history_read` takes for the range: `first..last`. */
-export const foldRangeId = (fold: FoldedUserMessages) => `${fold.first}..${fold.last}`;
+const foldRangeId = (fold: FoldedUserMessages) => `${fold.first}..${fold.last}`;
 
 /** A fold as rendered (the body is one line the reader does not need). */
 export const FOLD =
