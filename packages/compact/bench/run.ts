@@ -150,12 +150,12 @@ function printReplay(
       .map(([layer, value]) => `${layer} ${value.runs} runs / ${int(value.tokensFreed)} freed`)
       .join("; ")}.`,
   );
-  if (sessions.length > 1 && sessions.length <= 24) {
+  if (sessions.length <= 24) {
     console.log(
-      `Per session, ours / BaseAgent (/ simple policy): ${ours.perSession
+      `Per session, ours in dollars / BaseAgent (/ simple policy): ${ours.perSession
         .map(
           (session, index) =>
-            `${session.name.split(" ")[0]} ${fmt(session.inputCostUsd / baseAgent.perSession[index]!.inputCostUsd)}× (${fmt(session.inputCostUsd / simple.perSession[index]!.inputCostUsd)}×)`,
+            `${session.name.split(" ")[0]} $${session.inputCostUsd.toFixed(3)}: ${fmt(session.inputCostUsd / baseAgent.perSession[index]!.inputCostUsd)}× (${fmt(session.inputCostUsd / simple.perSession[index]!.inputCostUsd)}×)`,
         )
         .join(", ")}.`,
     );

@@ -250,8 +250,9 @@ export const USER_MESSAGES_MIN_TOKENS = 600;
  */
 export const CARRIED_USER_MESSAGE_LEVELS: readonly number[] = [2_000, 600, 160];
 /**
- * The shortest a carried message gets: its first 100 characters, what the replay benchmark checks to count a
- * message as kept (its whole text stays on disk or in the transcript, and the cut says where).
+ * The shortest a carried message is cut to: its first 100 characters, what the replay benchmark checks to count a
+ * message as kept (its whole text stays on disk or in the transcript, and the cut says where). Past it, the oldest
+ * are folded into one range of history ids instead (decision 0044).
  */
 export const CARRIED_USER_MESSAGE_FLOOR_CHARS = 100;
 

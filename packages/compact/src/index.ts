@@ -10,7 +10,7 @@ export {
   PinLimitError,
   PinNotFoundError,
 } from "./compact-error.ts";
-export type { CarriedUserMessage } from "./conversation/carried-user-messages.ts";
+export type { CarriedUserMessage, FoldedUserMessages } from "./conversation/carried-user-messages.ts";
 export type { KeepWindowOptions } from "./conversation/keep-window.ts";
 export { adjustForPairs, calculateKeepStart } from "./conversation/keep-window.ts";
 export { findNewestTurn, type NewestTurn } from "./conversation/newest-turn.ts";

@@ -26,6 +26,8 @@ export interface ItemRecord {
   /** The sub-agent whose transcript holds it (its session id); absent for the session's own items. */
   agent?: string;
   isError?: boolean;
+  /** A text block of a message the user wrote (not a note of the system, a summary or an observation). */
+  authored?: true;
   at: ItemLocation;
   /** A tool item's call (the tool_use block). */
   call?: ItemLocation;
@@ -120,7 +122,9 @@ export function extractItems(
       if (block.text.trim() === "") return;
       const id = `${message.id}:${part}`;
       const kind = message.role === "user" ? "user" : "assistant";
-      sink(withAgent({ id, kind, turn: state.turn, at: location }, state), {
+      const record: ItemRecord = { id, kind, turn: state.turn, at: location };
+      if (kind === "user" && !message.isMeta && !message.isObservation) record.authored = true;
+      sink(withAgent(record, state), {
         id,
         call: "",
         text: block.text,

@@ -91,7 +91,7 @@ function createHistoryReadTool(history: HistorySource): Tool {
   return {
     name: "history_read",
     description:
-      "Read one item of this session's history exactly as it was (a tool result, a message, a summary), by the id a history_search hit, a clearing marker or a summary names. Long items come in pages: pass the offset the previous page gave.",
+      "Read one item of this session's history exactly as it was (a tool result, a message, a summary), by the id a history_search hit, a clearing marker or a summary names. A range of the user's messages a summary folded (\"<first id>..<last id>\") lists them, each with its id. Long items come in pages: pass the offset the previous page gave.",
     inputSchema: {
       type: "object",
       properties: {

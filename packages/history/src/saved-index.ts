@@ -9,7 +9,8 @@ import type { ExtractionState, ItemDocument, ItemRecord } from "./history-items.
 export const SAVED_INDEX_FILE = "history-index.json";
 const FORMAT = "unforget-history-index";
 /** Bumped whenever what is saved, or how items are extracted, changes: an index of another version is rebuilt. */
-const VERSION = 1;
+// 2: user text items say whether the user wrote them (`authored`), which ranges of user messages list.
+const VERSION = 2;
 
 /** One transcript as far as the index has read it. */
 export interface SavedSource {

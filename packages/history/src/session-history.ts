@@ -17,6 +17,7 @@ import {
   type ItemRecord,
 } from "./history-items.ts";
 import { loadIndex, savedIndexPath, saveIndex } from "./saved-index.ts";
+import { parseUserRange, type UserRangeListing, userRangeListing } from "./user-range.ts";
 
 /** The history tools' own names: their results are never indexed, so a restored result is not found twice. */
 export const HISTORY_TOOL_NAMES: readonly string[] = ["history_search", "history_read", "context_status"];
@@ -106,7 +107,11 @@ export interface SessionHistory {
   refresh(): Promise<void>;
   /** BM25 over every item (calls with their inputs and results, texts, summaries), filtered; best first. */
   search(query: string, options?: HistorySearchOptions): Promise<HistoryHit[]>;
-  /** One page of the item with this id. Throws `HistoryItemNotFoundError`, or `HistoryRangeError` for a bad range. */
+  /**
+   * One page of the item with this id, or of the listing of a range of the user's messages (`<first id>..<last
+   * id>`, what a summary names for the oldest messages it folded). Throws `HistoryItemNotFoundError`, or
+   * `HistoryRangeError` for a bad range.
+   */
   read(id: string, options?: HistoryReadOptions): Promise<HistoryPage>;
   /** How many items are indexed. */
   readonly size: number;
@@ -342,8 +347,15 @@ async function read(state: HistoryState, id: string, options: HistoryReadOptions
     await refresh(state);
     record = state.items.get(id);
   }
+  let listing: UserRangeListing | undefined;
+  if (record === undefined) {
+    // A range of the user's messages (`first..last`, what a summary's fold names) reads as their listing.
+    const range = parseUserRange(id);
+    listing = range && (await userRangeListing(state.items, range, (item) => itemText(state, item)));
+    record = listing?.record;
+  }
   if (record === undefined) throw new HistoryItemNotFoundError(id);
-  const text = (await itemText(state, record)) ?? "";
+  const text = listing?.text ?? (await itemText(state, record)) ?? "";
   const offset = options.offset ?? 0;
   const limit = options.limit ?? DEFAULT_PAGE_CHARS;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > text.length) {
@@ -363,11 +375,12 @@ async function read(state: HistoryState, id: string, options: HistoryReadOptions
   if (end < text.length && end > offset + 1 && isHighSurrogate(text.charCodeAt(end - 1))) end--;
   const page: HistoryPage = {
     ...describe(record),
+    ...(listing ? { id } : {}),
     text: text.slice(offset, end),
     offset,
     totalChars: text.length,
   };
-  if (record.call !== undefined) {
+  if (listing === undefined && record.call !== undefined) {
     const call = await blockAt(state, record.call);
     if (call?.type === "tool_use") page.input = call.input;
   }

@@ -16,9 +16,9 @@ import { createInstantProvider } from "./instant-provider.ts";
 
 const TARGET = Number(process.argv[2] ?? 1_000);
 const MARKS = [10, 100, 1_000, 10_000].filter((mark) => mark <= TARGET);
-// Model calls per user turn. Every user message is carried verbatim beside each summary, so their count sets a
-// floor under the context: at six calls a turn (the history bench's pace) the 16,000-token window overflows near
-// compaction 570, with about 450 prompts carried (BENCHMARKS.md). `BENCH_CALLS_PER_TURN=6` shows it.
+// Model calls per user turn. Every user message is carried beside each summary, the oldest folded into one range of
+// history ids once over their budget (decision 0044): at six calls a turn (the history bench's pace, more prompts)
+// the 16,000-token window used to overflow near compaction 554 (BENCHMARKS.md). `BENCH_CALLS_PER_TURN=6` shows it.
 const CALLS_PER_TURN = Number(process.env.BENCH_CALLS_PER_TURN ?? 24);
 const WORDS = ["parse", "token", "cache", "module", "error", "config", "build", "result", "index", "stream"];
 
@@ -80,6 +80,20 @@ function gc(): void {
 
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 
+/** The summaries the transcript holds so far: how many, and their average size in characters. */
+async function summaries(path: string): Promise<string> {
+  let count = 0;
+  let chars = 0;
+  for (const line of (await readFile(path, "utf8")).split("\n")) {
+    if (!line.includes('"type":"summary"')) continue;
+    const entry = JSON.parse(line) as { type: string; text?: string };
+    if (entry.type !== "summary" || typeof entry.text !== "string") continue;
+    count++;
+    chars += entry.text.length;
+  }
+  return count === 0 ? "none" : `${(chars / count / 1_000).toFixed(1)} KB`;
+}
+
 const dir = await mkdtemp(join(tmpdir(), "unforget-session-long-"));
 try {
   const session = await createAgentSession({
@@ -120,9 +134,10 @@ try {
     const transcript = (await stat(session.transcriptPath)).size;
     const held = session.messages;
     const status = session.status();
+    const averageSummary = await summaries(session.transcriptPath);
     loads.push(loadavg()[0] ?? 0);
     rows.push(
-      `| ${status.compactions.toLocaleString("en")} | ${calls.toLocaleString("en")} | ${perCall.toFixed(2)} ms | ${mb(heap)} | ${mb(transcript)} | ${held.length.toLocaleString("en")} (${mb(JSON.stringify(held).length)}) | ${status.tokens.toLocaleString("en")} |`,
+      `| ${status.compactions.toLocaleString("en")} | ${calls.toLocaleString("en")} | ${perCall.toFixed(2)} ms | ${mb(heap)} | ${mb(transcript)} | ${held.length.toLocaleString("en")} (${mb(JSON.stringify(held).length)}) | ${status.tokens.toLocaleString("en")} | ${averageSummary} |`,
     );
     console.error(rows.at(-1));
     mark++;
@@ -153,9 +168,9 @@ try {
     `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, load average ${loads.map((load) => load.toFixed(1)).join(" / ")} at the rows`,
   );
   console.log(
-    "| compactions | model calls | time per call | heap used | transcript | messages held (JSON) | context tokens |",
+    "| compactions | model calls | time per call | heap used | transcript | messages held (JSON) | context tokens | summary (average) |",
   );
-  console.log("| --- | --- | --- | --- | --- | --- | --- |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const row of rows) console.log(row);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -10,8 +10,10 @@ import { CompactionFailedError } from "../compact-error.ts";
 import { createContextManager } from "../manager/context-manager.ts";
 import { compactConversation } from "../summary/compact-conversation.ts";
 import type { Summarizer } from "../summary/summarizer.ts";
+import { messagesInFolds } from "./carried-fold.ts";
 import {
   type CarriedUserMessage,
+  carriedCount,
   fitCarriedUserMessages,
   readCarriedUserMessages,
   renderCarriedUserMessages,
@@ -46,24 +48,35 @@ function wordsIn(projected: readonly Message[]): { verbatim: string[]; carried: 
   return { verbatim, carried };
 }
 
-/** Every message the user sent is in the projection: verbatim, or its beginning and end with the whole text on disk. */
-async function expectEveryUserMessage(projected: readonly Message[], sent: readonly string[]) {
+/**
+ * Every message the user sent is in the projection: verbatim, its beginning and end with the whole text on disk,
+ * or named by a fold that resolves to it.
+ */
+async function expectEveryUserMessage(projected: readonly Message[], sent: readonly Message[]) {
   const { verbatim, carried } = wordsIn(projected);
   const saved = new Set<string>();
   const folder = join(dir, "user-messages");
   for (const name of await readdir(folder).catch(() => [] as string[])) {
     saved.add(await readFile(join(folder, name), "utf8"));
   }
-  for (const text of sent) {
+  const folded = messagesInFolds(
+    sent,
+    carried.filter((message) => "folded" in message),
+  );
+  for (const message of sent) {
+    const text = userText(message);
     const found =
       verbatim.includes(text) ||
-      carried.some((message) =>
-        "text" in message
-          ? message.text === text
-          : message.chars === text.length &&
-            text.startsWith(message.head) &&
-            text.endsWith(message.tail) &&
-            saved.has(text),
+      folded.has(message.id) ||
+      carried.some((quote) =>
+        "folded" in quote
+          ? false
+          : "text" in quote
+            ? quote.text === text
+            : quote.chars === text.length &&
+              text.startsWith(quote.head) &&
+              text.endsWith(quote.tail) &&
+              saved.has(text),
       );
     expect(found, `user message lost: ${JSON.stringify(text.slice(0, 80))}`).toBe(true);
   }
@@ -105,11 +118,11 @@ describe("every user message survives any number of summaries", () => {
             config: { proactive: "off" },
           });
           const c = conversationBuilder();
-          const sent: string[] = [];
+          const sent: Message[] = [];
           let summaries = 0;
           for (const [index, turn] of turns.entries()) {
             c.user(turn.text);
-            sent.push(turn.text);
+            sent.push(c.messages.at(-1)!);
             for (let round = 0; round < turn.rounds; round++) {
               c.tool("Read", { file_path: `src/f${index}-${round}.ts` }, filler(300, index * 4 + round));
             }
@@ -161,11 +174,13 @@ describe("every user message survives any number of summaries", () => {
     c.assistant("Writing them.");
     const second = await manager.compact(c.messages);
     expect(second.actions.filter((action) => action.layer === "summary")).toHaveLength(1);
-    await expectEveryUserMessage(second.projected, [
+    const sent = c.messages.filter(isUserAuthored);
+    expect(sent.map(userText)).toEqual([
       "Port the billing module to the new API; keep the old one as a fallback.",
       "Go on.",
       "And the tests.",
     ]);
+    await expectEveryUserMessage(second.projected, sent);
   });
 });
 
@@ -251,12 +266,17 @@ describe("the carried messages' budget", () => {
         sessionDir: dir,
       });
       const carried = readCarriedUserMessages(outcome.messageText)!;
-      expect(carried).toHaveLength(6);
+      expect(carriedCount(carried)).toBe(6);
       carriedTokens.push(estimateTextTokens(renderCarriedUserMessages(carried, dir)));
-      // Every question keeps at least its opening, and the part shrinks to less than half.
+      // Every question keeps at least its opening or, the oldest, is named by the fold (in order), and the
+      // part shrinks to less than half.
+      const fold = carried[0] && "folded" in carried[0] ? carried[0] : undefined;
+      const asked = c.messages.filter(isUserAuthored);
+      expect(messagesInFolds(asked, fold ? [fold] : []).size).toBe(fold?.folded ?? 0);
       for (const [index, message] of carried.entries()) {
-        expect("head" in message ? message.head : message.text).toMatch(
-          new RegExp(`^Question ${index}: context`),
+        if ("folded" in message) continue;
+        expect("head" in message ? message.head : "text" in message ? message.text : "").toMatch(
+          new RegExp(`^Question ${index - (fold ? 1 : 0) + (fold?.folded ?? 0)}: context`),
         );
       }
       expect(outcome.tokensAfter).toBeLessThan(outcome.tokensBefore * 0.5);

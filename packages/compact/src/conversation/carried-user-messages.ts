@@ -8,14 +8,17 @@ import {
   USER_MESSAGES_SHARE,
 } from "../defaults.ts";
 import { persistOutput } from "../tool-outputs/persist-output.ts";
+import { FOLD, type FoldedUserMessages, foldOldest, renderFold, userHistoryId } from "./carried-fold.ts";
 import { estimateTextTokens, estimateTokens, isUserAuthored, userText } from "./conversation.ts";
 
 /**
  * One user message as a summary message carries it: verbatim, or — when the carried messages outgrew their
- * budget — its head and tail with how much was left out and where the whole text is.
+ * budget — its head and tail with how much was left out and where the whole text is; or, first in the list, the
+ * oldest ones folded into one range of history ids (`FoldedUserMessages`) once even their shortest form no longer
+ * fits. `id` is the message's history id, what a fold names.
  */
 export type CarriedUserMessage =
-  | { text: string }
+  | { text: string; id?: string }
   | {
       head: string;
       tail: string;
@@ -23,13 +26,19 @@ export type CarriedUserMessage =
       chars: number;
       /** Where the whole message is: "whole text: user-messages/<name>.txt" (in the session folder) or "whole text in the transcript". */
       pointer?: string;
-    };
+      id?: string;
+    }
+  | FoldedUserMessages;
+
+export type { FoldedUserMessages } from "./carried-fold.ts";
 
 const OPEN = "<user-messages>";
 const CLOSE = "</user-messages>";
 const INTRO =
   "The user's messages from the part the summary stands for, oldest first, verbatim (kept by the system); a cut one says where its whole text is:";
-const ITEM = /<user-message(?: chars="(\d+)" head="(\d+)" tail="(\d+)")?>\n([\s\S]*?)\n<\/user-message>/g;
+const ITEM =
+  /<user-message(?: id="([^"\s<>]+)")?(?: chars="(\d+)" head="(\d+)" tail="(\d+)")?>\n([\s\S]*?)\n<\/user-message>/g;
+const ITEM_OR_FOLD = new RegExp(`${ITEM.source}|${FOLD.source}`, "g");
 /** How a pointer to a message saved in the session folder starts. */
 const SAVED_POINTER = "whole text: ";
 const MARKER = /^\[… [\d,]+ more characters(?:; (.*))?\]$/;
@@ -39,17 +48,25 @@ const MARKER = /^\[… [\d,]+ more characters(?:; (.*))?\]$/;
 const escapeTags = (text: string) => text.replace(/<(\/?)(\\*)(user-messages?)\b/g, "<$1\\$2$3");
 const unescapeTags = (text: string) => text.replace(/<(\/?)\\(\\*)(user-messages?)\b/g, "<$1$2$3");
 
-/** Characters of the user's own text a carried message shows. */
+/** Characters of the user's own text a carried message shows (a fold shows none). */
 const quotedChars = (message: CarriedUserMessage) =>
-  "text" in message ? message.text.length : message.head.length + message.tail.length;
+  "text" in message ? message.text.length : "head" in message ? message.head.length + message.tail.length : 0;
 
-/** The text a carried message shows: the message, or its head, what was left out and its tail. */
+/** How many user messages a carried list stands for: one per message, a fold its count. */
+export function carriedCount(messages: readonly CarriedUserMessage[]): number {
+  return messages.reduce((sum, message) => sum + ("folded" in message ? message.folded : 1), 0);
+}
+
+/** The text a carried message shows: the message, or its head, what was left out and its tail; a fold, its pointer. */
 export function shown(message: CarriedUserMessage): string {
   if ("text" in message) return message.text;
+  if ("folded" in message) return renderFold(message);
   return `${message.head}\n${marker(message)}\n${message.tail}`;
 }
 
-function marker(message: Extract<CarriedUserMessage, { head: string }>): string {
+type CutMessage = Extract<CarriedUserMessage, { head: string }>;
+
+function marker(message: CutMessage): string {
   const left = message.chars - message.head.length - message.tail.length;
   const count = (value: number) => value.toLocaleString("en-US");
   return `[… ${count(left)} more characters${message.pointer ? `; ${message.pointer}` : ""}]`;
@@ -66,11 +83,13 @@ export function renderCarriedUserMessages(
   const saved =
     sessionDir !== undefined &&
     messages.some((message) => "pointer" in message && message.pointer?.startsWith(SAVED_POINTER));
-  const items = messages.map((message) =>
-    "text" in message
-      ? `<user-message>\n${escapeTags(message.text)}\n</user-message>`
-      : `<user-message chars="${message.chars}" head="${message.head.length}" tail="${message.tail.length}">\n${escapeTags(shown(message))}\n</user-message>`,
-  );
+  const items = messages.map((message) => {
+    if ("folded" in message) return renderFold(message);
+    const id = message.id === undefined ? "" : ` id="${message.id}"`;
+    return "text" in message
+      ? `<user-message${id}>\n${escapeTags(message.text)}\n</user-message>`
+      : `<user-message${id} chars="${message.chars}" head="${message.head.length}" tail="${message.tail.length}">\n${escapeTags(shown(message))}\n</user-message>`;
+  });
   return [
     OPEN,
     INTRO,
@@ -91,20 +110,25 @@ export function readCarriedUserMessages(text: string): CarriedUserMessage[] | un
   const end = text.indexOf(`\n${CLOSE}`, from);
   const block = text.slice(from, end < 0 ? text.length : end + 1 + CLOSE.length);
   const messages: CarriedUserMessage[] = [];
-  for (const match of block.matchAll(ITEM)) {
-    const body = unescapeTags(match[4]!);
-    if (match[1] === undefined) {
-      messages.push({ text: body });
+  for (const match of block.matchAll(ITEM_OR_FOLD)) {
+    if (match[6] !== undefined) {
+      messages.push({ folded: Number(match[6]), first: match[7]!, last: match[8]! });
       continue;
     }
-    const chars = Number(match[1]);
-    const headLength = Number(match[2]);
-    const tailLength = Number(match[3]);
+    const body = unescapeTags(match[5]!);
+    const id = match[1] === undefined ? {} : { id: match[1] };
+    if (match[2] === undefined) {
+      messages.push({ text: body, ...id });
+      continue;
+    }
+    const chars = Number(match[2]);
+    const headLength = Number(match[3]);
+    const tailLength = Number(match[4]);
     const head = body.slice(0, headLength);
     const tail = tailLength > 0 ? body.slice(body.length - tailLength) : "";
     const middle = body.slice(headLength + 1, body.length - tailLength - 1);
     const pointer = MARKER.exec(middle)?.[1];
-    messages.push({ head, tail, chars, ...(pointer ? { pointer } : {}) });
+    messages.push({ head, tail, chars, ...(pointer ? { pointer } : {}), ...id });
   }
   return messages;
 }
@@ -120,7 +144,8 @@ export function collectCarriedUserMessages(
   const carried = [...previous];
   for (const message of summarized) {
     if (isUserAuthored(message)) {
-      carried.push({ text: userText(message) });
+      const id = userHistoryId(message);
+      carried.push({ text: userText(message), ...(id ? { id } : {}) });
     } else if (message.role === "user" && message.isMeta) {
       carried.push(...(readCarriedUserMessages(userText(message)) ?? []));
     }
@@ -141,10 +166,11 @@ export interface FitCarriedOptions {
 
 /**
  * The carried messages within their budget. All verbatim when they fit. Otherwise, level by level (2,000, then
- * 600, then 200 characters), the oldest messages longer than the level are shortened to it (their head and
- * tail) until the rest fits: the user's newest message (`keepLast`) stays verbatim, every message keeps at
- * least its first and last words, and the whole text stays reachable — saved to the session folder (written
- * before anything points at it), else in the transcript. A message already shortened keeps its pointer.
+ * 600, then 160, then 100 characters), the oldest messages longer than the level are shortened to it (their head
+ * and tail) until the rest fits: the user's newest message (`keepLast`) stays verbatim, and the whole text stays
+ * reachable — saved to the session folder (written before anything points at it), else in the transcript. A
+ * message already shortened keeps its pointer. When even that does not fit, the oldest are folded into one
+ * range of history ids (`foldOldest`), as few as it takes, so the block has a bound however long the session.
  */
 export async function fitCarriedUserMessages(
   messages: readonly CarriedUserMessage[],
@@ -162,7 +188,11 @@ export async function fitCarriedUserMessages(
       if (cost() <= options.budgetTokens) return fitted;
     }
   }
-  return fitted;
+  return foldOldest(fitted, {
+    cost: (messages) => estimateTextTokens(renderCarriedUserMessages(messages)),
+    budgetTokens: options.budgetTokens,
+    keepLast: options.keepLast ?? false,
+  });
 }
 
 /** What the user's messages carried beside a summary may take of its budget before older long ones are shortened. */
@@ -208,12 +238,15 @@ async function shorten(
 ): Promise<CarriedUserMessage> {
   const headChars = Math.min(chars, Math.max(CARRIED_USER_MESSAGE_FLOOR_CHARS, Math.ceil(chars * 0.75)));
   const tailChars = chars - headChars;
+  if ("folded" in message) return message;
+  const id = message.id === undefined ? {} : { id: message.id };
   if ("head" in message) {
     return {
       head: message.head.slice(0, headChars),
       tail: message.tail.slice(Math.max(0, message.tail.length - tailChars)),
       chars: message.chars,
       ...(message.pointer ? { pointer: message.pointer } : {}),
+      ...id,
     };
   }
   const text = message.text;
@@ -235,5 +268,6 @@ async function shorten(
     tail: text.slice(text.length - tailChars),
     chars: text.length,
     ...(pointer ? { pointer } : {}),
+    ...id,
   };
 }

@@ -15,7 +15,7 @@ import {
   findErrorLines,
   findExitStatus,
 } from "../tool-outputs/tool-output-record.ts";
-import { readCarriedUserMessages } from "./carried-user-messages.ts";
+import { carriedCount, readCarriedUserMessages } from "./carried-user-messages.ts";
 import {
   type Continuation,
   type OpenError,
@@ -44,7 +44,7 @@ export function userTurnsIn(message: Message): number {
   if (message.role !== "user" || !(message.isMeta || message.isCompactSummary)) return 0;
   const text = userText(message);
   const carried = readCarriedUserMessages(text);
-  if (carried) return carried.length;
+  if (carried) return carriedCount(carried);
   return message.metadata?.reason === "snip"
     ? text.split("\n").filter((line) => line.startsWith('- "')).length
     : 0;

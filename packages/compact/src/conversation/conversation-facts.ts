@@ -150,7 +150,7 @@ export function collectConversationFacts(messages: readonly Message[]): Conversa
       const text = userText(message);
       const carried = readCarriedUserMessages(text);
       if (carried) {
-        for (const quote of carried) facts.userMessages.push(shown(quote));
+        for (const quote of carried) if (!("folded" in quote)) facts.userMessages.push(shown(quote));
         continue;
       }
       if (message.metadata?.reason === "collapse") {

@@ -79,7 +79,9 @@ describe("session-memory compaction", () => {
     expect(outcome?.summarizer.name).toBe("session-memory");
     expect(outcome?.messageText).toContain("Cache refactor");
     // The notes do not quote the user's request, so the compaction carries it.
-    expect(outcome?.messageText).toContain("<user-message>\nRefactor the cache.\n</user-message>");
+    expect(outcome?.messageText).toContain(
+      `<user-message id="${c.messages[0]!.id}:0">\nRefactor the cache.\n</user-message>`,
+    );
     expect(outcome?.keptMessageIds[0]).toBe(c.messages[41]!.id);
     expect(
       await sessionMemoryCompact(c.messages, { source: fileNotes(path, covered), threshold: 500 }),

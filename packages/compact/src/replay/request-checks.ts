@@ -1,14 +1,28 @@
 import { contentBlocks, findToolPairViolations, type Message, type RequestMessage } from "@unforget/core";
+import { foldsIn, messagesInFolds } from "../conversation/carried-fold.ts";
 import { isTextObservation, resultText, userText } from "../conversation/conversation.ts";
 import { findNewestTurn } from "../conversation/newest-turn.ts";
 
 /**
  * A user message counts as kept when its first characters appear in the request (verbatim, or quoted in a
- * summary or placeholder, which cut long messages but never below this).
+ * summary or placeholder, which cut long messages but never below this), or when a fold in the request names it:
+ * a range of the user's messages whose both ends are messages the user sent and which stands for exactly those
+ * between them (`messagesInFolds`), so that `history_read` of the range lists each one.
  */
 export const USER_PREFIX_CHARS = 100;
 
-/** What a request lost: broken tool pairs, and user messages neither in it nor quoted by a summary. */
+/** The user's messages the folds in a request's (or an output's) text blocks name, by message id. */
+export function foldedUserMessages(
+  messages: readonly Pick<RequestMessage, "content">[],
+  users: readonly Message[],
+): Set<string> {
+  const folds = messages.flatMap((message) =>
+    contentBlocks(message.content).flatMap((block) => (block.type === "text" ? foldsIn(block.text) : [])),
+  );
+  return folds.length === 0 ? new Set() : messagesInFolds(users, folds);
+}
+
+/** What a request lost: broken tool pairs, and user messages neither in it, quoted by a summary nor folded. */
 export function checkRequest(request: readonly RequestMessage[], users: readonly Message[]): string[] {
   const problems = findToolPairViolations(
     request.map((message, index) => ({
@@ -23,8 +37,11 @@ export function checkRequest(request: readonly RequestMessage[], users: readonly
   const blocks = new Set<unknown>();
   for (const message of request) for (const block of contentBlocks(message.content)) blocks.add(block);
   let text: string | undefined;
+  let folded: Set<string> | undefined;
   for (const user of users) {
     if (user.content.length > 0 && user.content.every((block) => blocks.has(block))) continue;
+    folded ??= foldedUserMessages(request, users);
+    if (folded.has(user.id)) continue;
     text ??= JSON.stringify(request);
     const prefix = JSON.stringify(userText(user).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     if (!text.includes(prefix))

@@ -18,7 +18,7 @@ import { findNewestTurn } from "../conversation/newest-turn.ts";
 import type { EditLayer, LayerContext } from "../layers/layer.ts";
 import { scaleFor } from "../layers/layer.ts";
 import type { LayerResult } from "../layers/layer-result.ts";
-import { USER_PREFIX_CHARS } from "../replay/request-checks.ts";
+import { foldedUserMessages, USER_PREFIX_CHARS } from "../replay/request-checks.ts";
 
 /** A layer as the suite drives it: a function of messages, or a ladder `EditLayer` (run as if due in a batch). */
 export interface LayerUnderTest {
@@ -214,10 +214,11 @@ async function checkLayer(
 
   const outputText = output.map((message) => JSON.stringify(message.content)).join("\n");
   const outputIds = new Map(output.map((message) => [message.id, message]));
+  const folded = foldedUserMessages(output, input.filter(isUserAuthored));
   for (const message of input) {
     if (!isUserAuthored(message)) continue;
     const kept = outputIds.get(message.id);
-    if (kept && userText(kept) === userText(message)) continue;
+    if ((kept && userText(kept) === userText(message)) || folded.has(message.id)) continue;
     const prefix = JSON.stringify(userText(message).slice(0, USER_PREFIX_CHARS)).slice(1, -1);
     expect(outputText.includes(prefix), `user message ${message.id} is kept or quoted`).toBe(true);
   }
