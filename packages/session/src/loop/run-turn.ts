@@ -50,12 +50,14 @@ export async function runTurn(
   control: { signal: AbortSignal; maxTurns?: number },
 ): Promise<TurnResult> {
   const { signal } = control;
-  const from = runtime.conversation.length;
+  const turnMessages: Message[] = [];
+  runtime.turnMessages = turnMessages;
   const usage = createUsage();
   let turns = 0;
   let truncations = 0;
   const end = (stopReason: TurnStopReason): TurnResult => {
-    const messages = runtime.conversation.slice(from);
+    if (runtime.turnMessages === turnMessages) runtime.turnMessages = undefined;
+    const messages = turnMessages;
     const lastAssistant = messages.findLast((message) => message.role === "assistant");
     const result: TurnResult = {
       stopReason,
@@ -152,6 +154,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
   runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
+  runtime.trimConversation();
   let recovered: { tokensBefore: number } | undefined;
   for (;;) {
     runtime.lastPrepared = prepared;
@@ -195,6 +198,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
       recovered = { tokensBefore: prepared.tokens };
       // Rejects with compact's ContextOverflowError when nothing is left to remove (the transcript is untouched).
       prepared = await runtime.manager.recover(error, prepareOptions);
+      runtime.trimConversation();
       runtime.emit({
         type: "retry",
         turn,

@@ -212,6 +212,7 @@ export async function compactSession(
         ...(options.preview ? { preview: true } : {}),
       });
       runtime.lastPrepared = result;
+      runtime.trimConversation();
       return {
         tokensBefore: result.tokensBefore,
         tokensAfter: result.tokens,

@@ -97,8 +97,16 @@ export class SessionRuntime {
   readonly sessionId: string;
   readonly transcript: SessionTranscript;
   readonly hooks: SessionHooks;
-  /** Every message of the session, in order (what the manager receives; only ever appended to). */
+  /**
+   * The messages of the session the context still needs, in order (what the manager receives): appended to,
+   * and after each compaction trimmed in place to those the manager still projects from (`trimConversation`). The
+   * transcript on disk holds every message.
+   */
   readonly conversation: Message[];
+  /** The messages of the running turn (its `TurnResult.messages`), whatever trimming does meanwhile. */
+  turnMessages: Message[] | undefined;
+  /** The last message memory extraction read: trimming keeps everything after it, for the next extraction. */
+  extractedThrough: string | undefined;
   readonly toolState: ToolSessionState;
   readonly calibrator: Calibrator;
   readonly validator = new ToolInputValidator();
@@ -231,12 +239,8 @@ export class SessionRuntime {
       ...(tasksPackage ? { taskAttachment: tasksPackage.createTaskNotificationAttachment } : {}),
     });
     if (memory && memoryPackage) {
-      runtime.memory = attachSessionMemory(
-        runtime,
-        memoryPackage.attachMemory,
-        memory,
-        extractedThrough(init.resume ?? [], conversation),
-      );
+      runtime.extractedThrough = extractedThrough(init.resume ?? [], conversation);
+      runtime.memory = attachSessionMemory(runtime, memoryPackage.attachMemory, memory, runtime.extractedThrough);
     }
     return runtime;
   }
@@ -352,6 +356,7 @@ export class SessionRuntime {
   /** Appends a message to the conversation and the transcript (on disk before this resolves), and streams it. */
   async append(message: Message): Promise<void> {
     this.conversation.push(message);
+    this.turnMessages?.push(message);
     await this.transcript.appendMessage(message);
     this.emit({ type: "message", message });
   }
@@ -398,6 +403,34 @@ export class SessionRuntime {
     await this.appendAttachments([attachment]);
   }
 
+  /**
+   * Called after the manager saw the whole conversation (`prepare`, `recover`, `compact`): drops the messages it
+   * no longer projects from (summarised before its latest boundary), keeping the last one it was given and, with
+   * memory, everything extraction has not read. What the session holds then no longer grows with its length;
+   * the transcript on disk keeps everything. Nothing is dropped when the manager retains every entry.
+   */
+  trimConversation(): void {
+    if ((this.options.context?.retainEntries ?? "context") !== "context") return;
+    const retained = new Set<string>();
+    for (const entry of this.manager.entries) if (entry.type === "message") retained.add(entry.message.id);
+    const conversation = this.conversation;
+    if (conversation.length <= retained.size + 1) return;
+    // With memory, extraction reads what follows its cursor: that and the cursor stay (everything, before its first run).
+    let from = conversation.length;
+    if (this.memory) {
+      const cursor = this.extractedThrough;
+      if (cursor === undefined) return;
+      const index = conversation.findIndex((message) => message.id === cursor);
+      if (index >= 0) from = index;
+    }
+    const last = conversation.length - 1;
+    const kept = conversation.filter(
+      (message, index) => index >= from || index === last || retained.has(message.id),
+    );
+    // In place: whatever reads the list (memory's notes, `session.messages`) reads the trimmed one.
+    if (kept.length < conversation.length) conversation.splice(0, conversation.length, ...kept);
+  }
+
   /** Changes the model: a new manager continues from the current one's entries (the context is unchanged). */
   setModel(model: string): void {
     this.model = model;
@@ -436,6 +469,8 @@ export class SessionRuntime {
         createTodosProvider({ todos: () => todosOf(state) }),
       ],
       ...summarizerOf(this.options),
+      // Only what the context is projected from stays in memory; the transcript on disk holds the rest.
+      retainEntries: "context",
       ...context,
       model: this.model,
       provider: this.options.provider,

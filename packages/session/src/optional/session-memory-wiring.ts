@@ -23,8 +23,11 @@ export function attachSessionMemory(
   return attachMemory(runtime.hooks, {
     ...(through === undefined ? {} : { extractedThrough: through }),
     // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
-    onExtracted: (id) =>
-      runtime.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } }),
+    onExtracted: (id) => {
+      // The session keeps what follows it in memory until then (`trimConversation`).
+      runtime.extractedThrough = id;
+      return runtime.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } });
+    },
     // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
     extractionInputTokens: () => Math.floor(runtime.manager.status().threshold / 2),
     sessionId: runtime.sessionId,
