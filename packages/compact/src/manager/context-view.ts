@@ -75,6 +75,8 @@ export class ContextView {
   // How many messages the caller has passed, and the id of the last one.
   #callerCount = 0;
   #callerLast: string | undefined;
+  // The last message of the resumed entries: until the caller has passed one, its messages up to it are the resumed ones.
+  #resumedLast: string | undefined;
   #pending: TranscriptEntry[] = [];
   #writes: Promise<unknown> = Promise.resolve();
   #writeError: unknown;
@@ -96,9 +98,13 @@ export class ContextView {
     this.#options = options;
     this.#entries = [...(options.resume ?? [])];
     this.#known = new Set();
-    for (const entry of this.#entries) if (entry.type === "message") this.#known.add(entry.message.id);
+    for (const entry of this.#entries) {
+      if (entry.type !== "message") continue;
+      this.#known.add(entry.message.id);
+      this.#resumedLast = entry.message.id;
+    }
     // The resumed ids stay known until the first boundary: the caller's first call passes the resumed messages.
-    if (options.retain === "context") this.#entries = [...retainedEntries(this.#entries)];
+    if (options.retain === "context") this.#entries = [...retainedEntries(this.#entries, this.#resumedLast)];
     for (const entry of this.#entries)
       if (entry.type === "layer_decision") this.#noteReplacements(entry.edits);
     const projected = projectContext(this.#entries);
@@ -162,11 +168,21 @@ export class ContextView {
   /** Where the caller's new messages start: after the last message it passed (searched from the end). */
   #newFrom(messages: readonly Message[]): number {
     const last = this.#callerLast;
-    if (last === undefined) return 0;
+    if (last === undefined) {
+      // Resumed: the caller's messages up to the last resumed one are known (it may have dropped older ones,
+      // kept ones the entries no longer hold); without it there, each message is looked up among the known.
+      const resumed = this.#resumedLast;
+      const index = resumed === undefined ? -1 : messages.findLastIndex((message) => message?.id === resumed);
+      if (index < 0) return 0;
+      this.#callerCount = index + 1;
+      this.#callerLast = resumed;
+      return index + 1;
+    }
     // The common case, the whole list kept: the last message passed is where it was.
     const seen = this.#callerCount;
     if (messages[seen - 1]?.id === last) return seen;
-    for (let index = messages.length - 1; index >= 0; index--) if (messages[index]?.id === last) return index + 1;
+    for (let index = messages.length - 1; index >= 0; index--)
+      if (messages[index]?.id === last) return index + 1;
     const index = Math.min(seen, messages.length) - 1;
     throw new InvalidOperationError(
       `prepare() expects the same conversation with new messages appended, but message ${index} changed (the last message it was given, ${last}, is gone; message ${index} is now ${messages[index]?.id ?? "absent"}). Create a new ContextManager (resuming from the transcript) for a rewritten or rewound conversation.`,
@@ -261,8 +277,10 @@ export class ContextView {
   /** The view with these entries appended, recording nothing (ids and the clock's time are the caller's). */
   preview(inputs: readonly TranscriptEntryInput[]): Message[] {
     const defaults = this.#defaults();
-    return projectContext([...this.#entries, ...inputs.map((input) => createTranscriptEntry(input, defaults))])
-      .messages;
+    return projectContext([
+      ...this.#entries,
+      ...inputs.map((input) => createTranscriptEntry(input, defaults)),
+    ]).messages;
   }
 
   /** The entries of a boundary compaction: boundary (first), summary, the session metadata again, attachments. */
@@ -344,7 +362,7 @@ export class ContextView {
    * original outputs) for those entries alone: what the view holds no longer grows with the session.
    */
   #prune(): void {
-    this.#entries = [...retainedEntries(this.#entries)];
+    this.#entries = [...retainedEntries(this.#entries, this.#callerLast)];
     this.#known = new Set();
     this.#replaced.clear();
     this.#outputs.clear();

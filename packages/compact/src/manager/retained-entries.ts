@@ -7,9 +7,14 @@ import type { TranscriptEntry } from "@unforget/transcript";
  * decisions whose edits name something still projected (a kept message, a tool call in one, or a replacement
  * such an edit made), and the pin entries (a manager replays its pins from them). `projectContext` of the result
  * equals `projectContext` of `entries`; without a boundary, `entries` is returned as it is. Everything else
- * (older summaries, boundaries, messages and decisions) stays in the transcript on disk.
+ * (older summaries, boundaries, messages and decisions) stays in the transcript on disk. `lastPassed` is the
+ * last message the caller passed: its entry is kept too (it projects nothing), so that a manager resumed from
+ * the result knows where the caller's conversation stood.
  */
-export function retainedEntries(entries: readonly TranscriptEntry[]): readonly TranscriptEntry[] {
+export function retainedEntries(
+  entries: readonly TranscriptEntry[],
+  lastPassed?: string,
+): readonly TranscriptEntry[] {
   let boundaryIndex = -1;
   for (let index = entries.length - 1; index >= 0; index--) {
     if (entries[index]!.type === "compact_boundary") {
@@ -44,7 +49,7 @@ export function retainedEntries(entries: readonly TranscriptEntry[]): readonly T
   for (let index = 0; index < boundaryIndex; index++) {
     const entry = entries[index]!;
     if (entry.type === "message") {
-      if (preserved.has(entry.message.id)) kept.push(entry);
+      if (preserved.has(entry.message.id) || entry.message.id === lastPassed) kept.push(entry);
     } else if (entry.type === "pin") {
       kept.push(entry);
     } else if (entry.type === "layer_decision" && namesAny(entry.edits, named)) {

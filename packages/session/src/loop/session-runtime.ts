@@ -240,7 +240,12 @@ export class SessionRuntime {
     });
     if (memory && memoryPackage) {
       runtime.extractedThrough = extractedThrough(init.resume ?? [], conversation);
-      runtime.memory = attachSessionMemory(runtime, memoryPackage.attachMemory, memory, runtime.extractedThrough);
+      runtime.memory = attachSessionMemory(
+        runtime,
+        memoryPackage.attachMemory,
+        memory,
+        runtime.extractedThrough,
+      );
     }
     return runtime;
   }
