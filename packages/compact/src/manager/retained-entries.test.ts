@@ -1,8 +1,14 @@
-import type { Message } from "@unforget/core";
-import { projectMessages, type TranscriptEntry, toRequestMessages } from "@unforget/transcript";
+import { createMessage, type Message } from "@unforget/core";
+import {
+  createTranscriptEntry,
+  projectMessages,
+  type TranscriptEntry,
+  toRequestMessages,
+} from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
 import { createContextManager } from "./context-manager.ts";
+import { retainedEntries } from "./retained-entries.ts";
 
 const LIMITS = { contextWindow: 16_000, maxOutputTokens: 2_000 };
 const counter = () => {
@@ -84,6 +90,51 @@ describe("retainEntries: context", () => {
     const resumedRequest = await rebuilt.prepare(kept);
     const request = await context.prepare(kept);
     expect(JSON.stringify(resumedRequest.messages)).toBe(JSON.stringify(request.messages));
+  });
+
+  it("keeps the last message passed when a summary kept none, so a manager rebuilt from the entries does not take it for new", async () => {
+    const now = new Date("2026-01-01T00:00:00Z");
+    const a = createMessage("user", "Port the parser.");
+    const b = createMessage("assistant", "Ported.");
+    const entries = [
+      createTranscriptEntry({ type: "message", message: a }, { now }),
+      createTranscriptEntry({ type: "message", message: b }, { now }),
+      createTranscriptEntry(
+        {
+          type: "compact_boundary",
+          id: "boundary-1",
+          trigger: "manual",
+          layer: "summary",
+          tokensBefore: 40,
+          tokensAfter: 20,
+          messagesSummarized: 2,
+          logicalParentId: b.id,
+        },
+        { now },
+      ),
+      createTranscriptEntry(
+        {
+          type: "summary",
+          id: "summary-1",
+          kind: "compact",
+          text: "The parser was ported.",
+          boundaryId: "boundary-1",
+        },
+        { now },
+      ),
+    ];
+    const kept = retainedEntries(entries, b.id);
+    expect(kept.map((entry) => entry.id)).toEqual([b.id, "boundary-1", "summary-1"]);
+    const rebuilt = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      resume: kept,
+      retainEntries: "context",
+    });
+    // The caller kept the last message it passed (and an older one, as a session does for memory), and appended one.
+    const c = createMessage("user", "Now the tests.");
+    const prepared = await rebuilt.prepare([a, b, c]);
+    expect(prepared.projected.map((message) => message.id)).toEqual(["summary-1_message", c.id]);
   });
 
   it("still refuses a rewound conversation once messages are dropped from its start", async () => {
