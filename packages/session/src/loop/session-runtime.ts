@@ -420,9 +420,9 @@ export class SessionRuntime {
     for (const entry of this.manager.entries) if (entry.type === "message") retained.add(entry.message.id);
     const conversation = this.conversation;
     if (conversation.length <= retained.size + 1) return;
-    // With memory, extraction reads what follows its cursor: that and the cursor stay (everything, before its first run).
+    // With memory extracting, it reads what follows its cursor: that and the cursor stay (all, before its first run).
     let from = conversation.length;
-    if (this.memory) {
+    if (this.memory && this.options.memory?.consent !== "off") {
       const cursor = this.extractedThrough;
       if (cursor === undefined) return;
       const index = conversation.findIndex((message) => message.id === cursor);
