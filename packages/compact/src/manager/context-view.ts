@@ -19,7 +19,7 @@ import {
   type TranscriptEntryInput,
 } from "@unforget/transcript";
 import { resultText } from "../conversation/conversation.ts";
-import { retainedEntries } from "./retained-entries.ts";
+import { retainedEntries } from "../conversation/retained-entries.ts";
 
 /** Where the manager's transcript entries go (a core `TranscriptWriter`, or anything with `append`). */
 export interface TranscriptSink {

@@ -18,6 +18,7 @@ import { runToolCalls } from "../tools/tool-runner.ts";
 import type { TurnStopReason } from "./session-events.ts";
 import { INTERRUPTED_FOR_TOOL_USE_TEXT, INTERRUPTED_TEXT, type SessionRuntime } from "./session-runtime.ts";
 import { type StreamOutcome, streamResponse } from "./stream-response.ts";
+import { trimSessionConversation } from "./trim-conversation.ts";
 
 /**
  * How many responses in a row may hit the output limit inside a tool call before the turn gives up: each one
@@ -57,14 +58,13 @@ export async function runTurn(
   let truncations = 0;
   const end = (stopReason: TurnStopReason): TurnResult => {
     if (runtime.turnMessages === turnMessages) runtime.turnMessages = undefined;
-    const messages = turnMessages;
-    const lastAssistant = messages.findLast((message) => message.role === "assistant");
+    const lastAssistant = turnMessages.findLast((message) => message.role === "assistant");
     const result: TurnResult = {
       stopReason,
       turns,
       usage,
       text: lastAssistant ? getMessageText(lastAssistant) : "",
-      messages,
+      messages: turnMessages,
     };
     runtime.emit({ type: "turn-end", stopReason, turns, usage, text: result.text });
     return result;
@@ -154,7 +154,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
   runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
-  runtime.trimConversation();
+  trimSessionConversation(runtime);
   let recovered: { tokensBefore: number } | undefined;
   for (;;) {
     runtime.lastPrepared = prepared;
@@ -198,7 +198,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
       recovered = { tokensBefore: prepared.tokens };
       // Rejects with compact's ContextOverflowError when nothing is left to remove (the transcript is untouched).
       prepared = await runtime.manager.recover(error, prepareOptions);
-      runtime.trimConversation();
+      trimSessionConversation(runtime);
       runtime.emit({
         type: "retry",
         turn,

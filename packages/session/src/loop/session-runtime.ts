@@ -97,16 +97,11 @@ export class SessionRuntime {
   readonly sessionId: string;
   readonly transcript: SessionTranscript;
   readonly hooks: SessionHooks;
-  /**
-   * The messages of the session the context still needs, in order (what the manager receives): appended to,
-   * and after each compaction trimmed in place to those the manager still projects from (`trimConversation`). The
-   * transcript on disk holds every message.
-   */
+  /** The messages the context still needs, in order (what the manager receives; trimmed by `trimConversation`). */
   readonly conversation: Message[];
   /** The messages of the running turn (its `TurnResult.messages`), whatever trimming does meanwhile. */
   turnMessages: Message[] | undefined;
-  /** The last message memory extraction read: trimming keeps everything after it, for the next extraction. */
-  extractedThrough: string | undefined;
+  extractedThrough: string | undefined; // The last message memory extraction read: what follows it is kept.
   readonly toolState: ToolSessionState;
   readonly calibrator: Calibrator;
   readonly validator = new ToolInputValidator();
@@ -239,12 +234,11 @@ export class SessionRuntime {
       ...(tasksPackage ? { taskAttachment: tasksPackage.createTaskNotificationAttachment } : {}),
     });
     if (memory && memoryPackage) {
-      runtime.extractedThrough = extractedThrough(init.resume ?? [], conversation);
       runtime.memory = attachSessionMemory(
         runtime,
         memoryPackage.attachMemory,
         memory,
-        runtime.extractedThrough,
+        extractedThrough(init.resume ?? [], conversation),
       );
     }
     return runtime;
@@ -408,34 +402,6 @@ export class SessionRuntime {
     await this.appendAttachments([attachment]);
   }
 
-  /**
-   * Called after the manager saw the whole conversation (`prepare`, `recover`, `compact`): drops the messages it
-   * no longer projects from (summarised before its latest boundary), keeping the last one it was given and, with
-   * memory, everything extraction has not read. What the session holds then no longer grows with its length;
-   * the transcript on disk keeps everything. Nothing is dropped when the manager retains every entry.
-   */
-  trimConversation(): void {
-    if ((this.options.context?.retainEntries ?? "context") !== "context") return;
-    const retained = new Set<string>();
-    for (const entry of this.manager.entries) if (entry.type === "message") retained.add(entry.message.id);
-    const conversation = this.conversation;
-    if (conversation.length <= retained.size + 1) return;
-    // With memory extracting, it reads what follows its cursor: that and the cursor stay (all, before its first run).
-    let from = conversation.length;
-    if (this.memory && this.options.memory?.consent !== "off") {
-      const cursor = this.extractedThrough;
-      if (cursor === undefined) return;
-      const index = conversation.findIndex((message) => message.id === cursor);
-      if (index >= 0) from = index;
-    }
-    const last = conversation.length - 1;
-    const kept = conversation.filter(
-      (message, index) => index >= from || index === last || retained.has(message.id),
-    );
-    // In place: whatever reads the list (memory's notes, `session.messages`) reads the trimmed one.
-    if (kept.length < conversation.length) conversation.splice(0, conversation.length, ...kept);
-  }
-
   /** Changes the model: a new manager continues from the current one's entries (the context is unchanged). */
   setModel(model: string): void {
     this.model = model;
@@ -474,8 +440,7 @@ export class SessionRuntime {
         createTodosProvider({ todos: () => todosOf(state) }),
       ],
       ...summarizerOf(this.options),
-      // Only what the context is projected from stays in memory; the transcript on disk holds the rest.
-      retainEntries: "context",
+      retainEntries: "context", // Only what the context is projected from stays in memory (docs/decisions/0043).
       ...context,
       model: this.model,
       provider: this.options.provider,

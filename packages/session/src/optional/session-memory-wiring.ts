@@ -19,6 +19,8 @@ export function attachSessionMemory(
   memory: NonNullable<AgentSessionOptions["memory"]>,
   through: string | undefined,
 ): { idle(): Promise<void> } {
+  // Until extraction has read past it, what follows `through` stays in the session's memory (`trimConversation`).
+  runtime.extractedThrough = through;
   // The options' types are what the session itself needs; what it is given are @unforget/memory's objects.
   return attachMemory(runtime.hooks, {
     ...(through === undefined ? {} : { extractedThrough: through }),

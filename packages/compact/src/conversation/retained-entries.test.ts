@@ -7,7 +7,7 @@ import {
 } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
-import { createContextManager } from "./context-manager.ts";
+import { createContextManager } from "../manager/context-manager.ts";
 import { retainedEntries } from "./retained-entries.ts";
 
 const LIMITS = { contextWindow: 16_000, maxOutputTokens: 2_000 };
