@@ -21,7 +21,7 @@ export function trimSessionConversation(runtime: SessionRuntime): void {
  * from extraction's cursor on (all of it before extraction's first run). Whatever reads the list (memory's notes,
  * `session.messages`) reads the trimmed one; the transcript on disk keeps every message.
  */
-function trimConversation(
+export function trimConversation(
   conversation: Message[],
   entries: readonly TranscriptEntry[],
   extraction: { cursor: string | undefined } | undefined,
