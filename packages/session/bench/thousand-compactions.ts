@@ -3,9 +3,11 @@
 // note of about 200 per model call, results kept so that only summaries free room, the extractive summariser),
 // but a user turn every 24 model calls rather than six (see CALLS_PER_TURN). At compaction 10, 100 and 1,000:
 // time per model call since the previous row, heap after a full GC, the transcript's size, the messages the
-// session holds (`session.messages`) and their JSON size. At the end, what the transcript holds by kind: the
-// manager mirrors every entry in memory (`ContextManager.entries`), the session every message.
-// Run with `node --expose-gc --import tsx bench/thousand-compactions.ts [compactions]`.
+// session holds (`session.messages`) and their JSON size. At the end, what the transcript holds by kind (in
+// memory, the manager keeps only the entries the context is projected from, the session only their messages).
+// Run with `node --expose-gc --import tsx bench/thousand-compactions.ts [compactions]` (default 1,000; rows at
+// 10, 100, 1,000). `BENCH_RETAIN=all` runs the baseline that holds everything in memory, as the session did
+// before (`context.retainEntries: "all"`: every entry in the manager, every message in `session.messages`).
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +22,7 @@ const MARKS = [10, 100, 1_000, 10_000].filter((mark) => mark <= TARGET);
 // history ids once over their budget (decision 0044): at six calls a turn (the history bench's pace, more prompts)
 // the 16,000-token window used to overflow near compaction 554 (BENCHMARKS.md). `BENCH_CALLS_PER_TURN=6` shows it.
 const CALLS_PER_TURN = Number(process.env.BENCH_CALLS_PER_TURN ?? 24);
+const RETAIN = process.env.BENCH_RETAIN === "all" ? "all" : "context";
 const WORDS = ["parse", "token", "cache", "module", "error", "config", "build", "result", "index", "stream"];
 
 /** A deterministic pseudo-random stream (no Math.random: the same run every time). */
@@ -105,6 +108,7 @@ try {
     context: {
       limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
       summarizer: createExtractiveSummarizer(),
+      retainEntries: RETAIN,
     },
   });
   const loads: number[] = [];
@@ -165,7 +169,7 @@ try {
   for (const [kind, { entries, bytes }] of [...byKind].sort((a, b) => b[1].bytes - a[1].bytes))
     console.log(`| ${kind} | ${entries.toLocaleString("en")} | ${mb(bytes)} |`);
   console.log(
-    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, load average ${loads.map((load) => load.toFixed(1)).join(" / ")} at the rows`,
+    `retainEntries: ${RETAIN}; Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, load average ${loads.map((load) => load.toFixed(1)).join(" / ")} at the rows`,
   );
   console.log(
     "| compactions | model calls | time per call | heap used | transcript | messages held (JSON) | context tokens | summary (average) |",

@@ -144,6 +144,13 @@ export interface ContextManagerOptions {
   transcript?: TranscriptSink;
   /** Entries of an earlier run: the manager resumes with their projection. */
   resume?: readonly TranscriptEntry[];
+  /**
+   * What `entries` (and the records beside them) keeps in memory: "all" (default) every entry since the start;
+   * "context" only what the current context is projected from — from the latest compact boundary's preserved
+   * segment on, pruned at each boundary — so that a session's memory stays bounded over any number of
+   * compactions. The transcript sink still receives every entry: the whole record is the transcript on disk.
+   */
+  retainEntries?: "all" | "context";
   /** Context restored after each compaction, in order. */
   attachments?: readonly AttachmentProvider[];
   /** Time source (ms since the epoch) for timestamps and idle gaps; replays pass the recorded clock so time-based layers decide as they did. */

@@ -96,7 +96,8 @@ export interface CompactOptions {
 /** The ladder, composed: call `prepare` before every model call and `recover` after a prompt-too-long error. */
 export interface ContextManager {
   /**
-   * Called before every model call with the whole conversation (the caller's list, only ever appended to).
+   * Called before every model call with the whole conversation (the caller's list, only ever appended to; the
+   * caller may drop messages from its start once passed, as long as the last message it passed is still there).
    * Records new messages, runs the layers the policy says are due (cheap first), and resolves to what to send.
    * Each layer runs at most once per call. At the blocking limit the summary runs even against a PreCompact
    * veto. Rejects with `CompactionDisabledError` when proactive compaction is off and the context is at the
@@ -141,7 +142,11 @@ export interface ContextManager {
   status(): ContextStatus;
   /** The ladder this manager runs, in order: names, labels and colours for tables and reports. */
   readonly layers: readonly Layer[];
-  /** Everything the manager has recorded, in order (also written to the transcript sink). */
+  /**
+   * What the manager has recorded (or resumed), in order, as also written to the transcript sink: everything, or
+   * with `retainEntries: "context"` only the entries the current context is projected from (the latest
+   * boundary, its summary and preserved messages, what came after; the transcript on disk holds the rest).
+   */
   readonly entries: readonly TranscriptEntry[];
   /** Subscribes to events; returns the unsubscribe function. */
   on(listener: ContextEventListener): () => void;

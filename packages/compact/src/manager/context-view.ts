@@ -19,6 +19,7 @@ import {
   type TranscriptEntryInput,
 } from "@unforget/transcript";
 import { resultText } from "../conversation/conversation.ts";
+import { retainedEntries } from "../conversation/retained-entries.ts";
 
 /** Where the manager's transcript entries go (a core `TranscriptWriter`, or anything with `append`). */
 export interface TranscriptSink {
@@ -35,6 +36,12 @@ export interface ContextViewOptions {
   idFactory?: (kind: string) => string;
   /** Entries of an earlier run of this session; the view starts as their projection. */
   resume?: readonly TranscriptEntry[];
+  /**
+   * What `entries` keeps: "all" (default) every entry since the start; "context" only what the projection still
+   * reads (`retainedEntries`: from the latest boundary's preserved segment on), pruned at each boundary, so that
+   * memory stays bounded however many compactions the session goes through.
+   */
+  retain?: "all" | "context";
 }
 
 /** A boundary compaction, as the summary pipeline records it. */
@@ -59,12 +66,17 @@ export interface BoundaryInput {
  * boundary, a summary and attachments and re-project. The view always equals `projectContext(entries)`.
  */
 export class ContextView {
-  readonly entries: TranscriptEntry[];
+  #entries: TranscriptEntry[];
   /** The projected messages (what is sent, before same-role merging). */
   view: Message[];
   readonly #options: ContextViewOptions;
-  readonly #known: Set<string>;
-  #callerIds: string[] = [];
+  // Ids of the messages the entries hold (with "context", those retained, and the resumed ones until the first boundary).
+  #known: Set<string>;
+  // How many messages the caller has passed, and the id of the last one.
+  #callerCount = 0;
+  #callerLast: string | undefined;
+  // The last message of the resumed entries: until the caller has passed one, its messages up to it are the resumed ones.
+  #resumedLast: string | undefined;
   #pending: TranscriptEntry[] = [];
   #writes: Promise<unknown> = Promise.resolve();
   #writeError: unknown;
@@ -84,18 +96,28 @@ export class ContextView {
 
   constructor(options: ContextViewOptions) {
     this.#options = options;
-    this.entries = [...(options.resume ?? [])];
+    this.#entries = [...(options.resume ?? [])];
     this.#known = new Set();
-    for (const entry of this.entries) {
-      if (entry.type === "message") this.#known.add(entry.message.id);
-      if (entry.type === "layer_decision") this.#noteReplacements(entry.edits);
+    for (const entry of this.#entries) {
+      if (entry.type !== "message") continue;
+      this.#known.add(entry.message.id);
+      this.#resumedLast = entry.message.id;
     }
-    const projected = projectContext(this.entries);
+    // The resumed ids stay known until the first boundary: the caller's first call passes the resumed messages.
+    if (options.retain === "context") this.#entries = [...retainedEntries(this.#entries, this.#resumedLast)];
+    for (const entry of this.#entries)
+      if (entry.type === "layer_decision") this.#noteReplacements(entry.edits);
+    const projected = projectContext(this.#entries);
     this.view = projected.messages;
     this.#boundary = projected.boundary;
     this.#session = createTokenCountSession();
     this.#usageValidFrom = this.view.length;
     this.#rebuildCountView();
+  }
+
+  /** The entries recorded (or resumed), in order: all of them, or with `retain: "context"` those the projection reads. */
+  get entries(): readonly TranscriptEntry[] {
+    return this.#entries;
   }
 
   /** The latest compact boundary, when there is one. */
@@ -109,19 +131,14 @@ export class ContextView {
   }
 
   /**
-   * Appends the caller's messages that are new since the previous call. The caller passes its whole
-   * conversation each time, only ever appending to it; a rewritten conversation is refused.
+   * Appends the caller's messages that are new since the previous call: those after the last message it passed.
+   * The caller passes its conversation each time, only ever appending to it; it may drop messages from the start
+   * once passed, as long as the last one it passed is still there. A rewritten or rewound conversation is refused.
    */
   sync(messages: readonly Message[]): Message[] {
-    const seen = this.#callerIds.length;
-    if (messages.length < seen || (seen > 0 && messages[seen - 1]?.id !== this.#callerIds[seen - 1])) {
-      const index = Math.min(seen, messages.length) - 1;
-      throw new InvalidOperationError(
-        `prepare() expects the same conversation with new messages appended, but message ${index} changed (it was ${this.#callerIds[index] ?? "absent"}, now ${messages[index]?.id ?? "absent"}). Create a new ContextManager (resuming from the transcript) for a rewritten or rewound conversation.`,
-      );
-    }
+    const start = this.#newFrom(messages);
     const added: Message[] = [];
-    for (let index = seen; index < messages.length; index++) {
+    for (let index = start; index < messages.length; index++) {
       const message = messages[index]!;
       if (!message || typeof message.id !== "string" || message.id.length === 0) {
         throw new InvalidMessageError(
@@ -133,7 +150,8 @@ export class ContextView {
           `Message ${index} (${message.id}) has no content array; build messages with createMessage.`,
         );
       }
-      this.#callerIds.push(message.id);
+      this.#callerCount++;
+      this.#callerLast = message.id;
       if (this.#known.has(message.id)) continue;
       this.#known.add(message.id);
       added.push(message);
@@ -145,6 +163,30 @@ export class ContextView {
       if (this.#request) this.#request = extendRequestMessages(this.#request, added);
     }
     return added;
+  }
+
+  /** Where the caller's new messages start: after the last message it passed (searched from the end). */
+  #newFrom(messages: readonly Message[]): number {
+    const last = this.#callerLast;
+    if (last === undefined) {
+      // Resumed: the caller's messages up to the last resumed one are known (it may have dropped older ones,
+      // kept ones the entries no longer hold); without it there, each message is looked up among the known.
+      const resumed = this.#resumedLast;
+      const index = resumed === undefined ? -1 : messages.findLastIndex((message) => message?.id === resumed);
+      if (index < 0) return 0;
+      this.#callerCount = index + 1;
+      this.#callerLast = resumed;
+      return index + 1;
+    }
+    // The common case, the whole list kept: the last message passed is where it was.
+    const seen = this.#callerCount;
+    if (messages[seen - 1]?.id === last) return seen;
+    for (let index = messages.length - 1; index >= 0; index--)
+      if (messages[index]?.id === last) return index + 1;
+    const index = Math.min(seen, messages.length) - 1;
+    throw new InvalidOperationError(
+      `prepare() expects the same conversation with new messages appended, but message ${index} changed (the last message it was given, ${last}, is gone; message ${index} is now ${messages[index]?.id ?? "absent"}). Create a new ContextManager (resuming from the transcript) for a rewritten or rewound conversation.`,
+    );
   }
 
   /** Replaces the view with a layer's result and records its edits as one `layer_decision` entry. */
@@ -174,8 +216,8 @@ export class ContextView {
    * undefined for an id the transcript does not hold, or holds twice.
    */
   originalOutput(toolUseId: string): string | undefined {
-    for (; this.#outputsIndexed < this.entries.length; this.#outputsIndexed++) {
-      const entry = this.entries[this.#outputsIndexed]!;
+    for (; this.#outputsIndexed < this.#entries.length; this.#outputsIndexed++) {
+      const entry = this.#entries[this.#outputsIndexed]!;
       if (entry.type !== "message" || entry.message.role !== "user") continue;
       for (const block of entry.message.content)
         if (block.type === "tool_result")
@@ -216,7 +258,8 @@ export class ContextView {
     this.#queue(boundaryEntry);
     for (const entry of rest) this.#queue(createTranscriptEntry(entry, this.#defaults()));
     this.#boundary = boundaryEntry;
-    this.view = projectContext(this.entries).messages;
+    if (this.#options.retain === "context") this.#prune();
+    this.view = projectContext(this.#entries).messages;
     this.#usageValidFrom = this.view.length;
     this.#session.reset();
     this.#rebuildCountView();
@@ -234,8 +277,10 @@ export class ContextView {
   /** The view with these entries appended, recording nothing (ids and the clock's time are the caller's). */
   preview(inputs: readonly TranscriptEntryInput[]): Message[] {
     const defaults = this.#defaults();
-    return projectContext([...this.entries, ...inputs.map((input) => createTranscriptEntry(input, defaults))])
-      .messages;
+    return projectContext([
+      ...this.#entries,
+      ...inputs.map((input) => createTranscriptEntry(input, defaults)),
+    ]).messages;
   }
 
   /** The entries of a boundary compaction: boundary (first), summary, the session metadata again, attachments. */
@@ -308,8 +353,24 @@ export class ContextView {
         ),
       );
     }
-    this.view = projectContext(this.entries).messages;
+    this.view = projectContext(this.#entries).messages;
     this.#rebuildCountView();
+  }
+
+  /**
+   * Keeps only the entries the projection reads, and the records kept beside them (known ids, replacements,
+   * original outputs) for those entries alone: what the view holds no longer grows with the session.
+   */
+  #prune(): void {
+    this.#entries = [...retainedEntries(this.#entries, this.#callerLast)];
+    this.#known = new Set();
+    this.#replaced.clear();
+    this.#outputs.clear();
+    this.#outputsIndexed = 0;
+    for (const entry of this.#entries) {
+      if (entry.type === "message") this.#known.add(entry.message.id);
+      if (entry.type === "layer_decision") this.#noteReplacements(entry.edits);
+    }
   }
 
   /** The estimated tokens of the system prompt and tools last set. */
@@ -350,15 +411,15 @@ export class ContextView {
   }
 
   #latestMetadata(): Extract<TranscriptEntry, { type: "metadata" }> | undefined {
-    for (let index = this.entries.length - 1; index >= 0; index--) {
-      const entry = this.entries[index]!;
+    for (let index = this.#entries.length - 1; index >= 0; index--) {
+      const entry = this.#entries[index]!;
       if (entry.type === "metadata") return entry;
     }
     return undefined;
   }
 
   #queue(entry: TranscriptEntry): void {
-    this.entries.push(entry);
+    this.#entries.push(entry);
     this.#pending.push(entry);
   }
 

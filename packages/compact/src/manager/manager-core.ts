@@ -79,6 +79,7 @@ export function createCore(
     ...(options.transcript ? { sink: options.transcript } : {}),
     ...(options.idFactory ? { idFactory: options.idFactory } : {}),
     ...(options.resume ? { resume: options.resume } : {}),
+    ...(options.retainEntries ? { retain: options.retainEntries } : {}),
   });
   const extractive = createExtractiveSummarizer();
   const primary =

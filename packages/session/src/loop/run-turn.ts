@@ -18,6 +18,7 @@ import { runToolCalls } from "../tools/tool-runner.ts";
 import type { TurnStopReason } from "./session-events.ts";
 import { INTERRUPTED_FOR_TOOL_USE_TEXT, INTERRUPTED_TEXT, type SessionRuntime } from "./session-runtime.ts";
 import { type StreamOutcome, streamResponse } from "./stream-response.ts";
+import { trimSessionConversation } from "./trim-conversation.ts";
 
 /**
  * How many responses in a row may hit the output limit inside a tool call before the turn gives up: each one
@@ -50,19 +51,20 @@ export async function runTurn(
   control: { signal: AbortSignal; maxTurns?: number },
 ): Promise<TurnResult> {
   const { signal } = control;
-  const from = runtime.conversation.length;
+  const turnMessages: Message[] = [];
+  runtime.turnMessages = turnMessages;
   const usage = createUsage();
   let turns = 0;
   let truncations = 0;
   const end = (stopReason: TurnStopReason): TurnResult => {
-    const messages = runtime.conversation.slice(from);
-    const lastAssistant = messages.findLast((message) => message.role === "assistant");
+    if (runtime.turnMessages === turnMessages) runtime.turnMessages = undefined;
+    const lastAssistant = turnMessages.findLast((message) => message.role === "assistant");
     const result: TurnResult = {
       stopReason,
       turns,
       usage,
       text: lastAssistant ? getMessageText(lastAssistant) : "",
-      messages,
+      messages: turnMessages,
     };
     runtime.emit({ type: "turn-end", stopReason, turns, usage, text: result.text });
     return result;
@@ -152,6 +154,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
   runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
+  trimSessionConversation(runtime);
   let recovered: { tokensBefore: number } | undefined;
   for (;;) {
     runtime.lastPrepared = prepared;
@@ -195,6 +198,7 @@ async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSig
       recovered = { tokensBefore: prepared.tokens };
       // Rejects with compact's ContextOverflowError when nothing is left to remove (the transcript is untouched).
       prepared = await runtime.manager.recover(error, prepareOptions);
+      trimSessionConversation(runtime);
       runtime.emit({
         type: "retry",
         turn,

@@ -17,6 +17,7 @@ import { runTurn } from "./run-turn.ts";
 import { SessionBusyError, SessionClosedError } from "./session-errors.ts";
 import type { SessionEvent } from "./session-events.ts";
 import type { SessionRuntime } from "./session-runtime.ts";
+import { trimSessionConversation } from "./trim-conversation.ts";
 
 // What an open session does, as module-level functions over its state: send a turn, compact, report its status,
 // change the model, clear and close. `createAgentSession` wires the state and exposes these as `AgentSession`.
@@ -212,6 +213,7 @@ export async function compactSession(
         ...(options.preview ? { preview: true } : {}),
       });
       runtime.lastPrepared = result;
+      trimSessionConversation(runtime);
       return {
         tokensBefore: result.tokensBefore,
         tokensAfter: result.tokens,

@@ -97,8 +97,11 @@ export class SessionRuntime {
   readonly sessionId: string;
   readonly transcript: SessionTranscript;
   readonly hooks: SessionHooks;
-  /** Every message of the session, in order (what the manager receives; only ever appended to). */
+  /** The messages the context still needs, in order (what the manager receives; trimmed by `trimConversation`). */
   readonly conversation: Message[];
+  /** The messages of the running turn (its `TurnResult.messages`), whatever trimming does meanwhile. */
+  turnMessages: Message[] | undefined;
+  extractedThrough: string | undefined; // The last message memory extraction read: what follows it is kept.
   readonly toolState: ToolSessionState;
   readonly calibrator: Calibrator;
   readonly validator = new ToolInputValidator();
@@ -352,6 +355,7 @@ export class SessionRuntime {
   /** Appends a message to the conversation and the transcript (on disk before this resolves), and streams it. */
   async append(message: Message): Promise<void> {
     this.conversation.push(message);
+    this.turnMessages?.push(message);
     await this.transcript.appendMessage(message);
     this.emit({ type: "message", message });
   }
@@ -436,6 +440,7 @@ export class SessionRuntime {
         createTodosProvider({ todos: () => todosOf(state) }),
       ],
       ...summarizerOf(this.options),
+      retainEntries: "context", // Only what the context is projected from stays in memory (docs/decisions/0043).
       ...context,
       model: this.model,
       provider: this.options.provider,

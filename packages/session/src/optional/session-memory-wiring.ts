@@ -19,12 +19,17 @@ export function attachSessionMemory(
   memory: NonNullable<AgentSessionOptions["memory"]>,
   through: string | undefined,
 ): { idle(): Promise<void> } {
+  // Until extraction has read past it, what follows `through` stays in the session's memory (`trimConversation`).
+  runtime.extractedThrough = through;
   // The options' types are what the session itself needs; what it is given are @unforget/memory's objects.
   return attachMemory(runtime.hooks, {
     ...(through === undefined ? {} : { extractedThrough: through }),
     // Where extraction stopped goes into the transcript, so that a resumed session does not read it again.
-    onExtracted: (id) =>
-      runtime.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } }),
+    onExtracted: (id) => {
+      // The session keeps what follows it in memory until then (`trimConversation`).
+      runtime.extractedThrough = id;
+      return runtime.transcript.appendEntry({ type: "metadata", data: { [EXTRACTED_THROUGH]: id } });
+    },
     // No larger than half the agent's own largest request (the compaction threshold), whatever the session's length.
     extractionInputTokens: () => Math.floor(runtime.manager.status().threshold / 2),
     sessionId: runtime.sessionId,

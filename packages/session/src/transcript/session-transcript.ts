@@ -24,6 +24,7 @@ export function transcriptPathOf(sessionsDir: string, sessionId: string): string
 export class SessionTranscript {
   readonly path: string;
   readonly #writer: TranscriptWriter;
+  // Ids of the messages written (or resumed) that the manager has not passed back through `sink` yet.
   readonly #written = new Set<string>();
   /** What the manager writes through: its message entries are the session's, already on disk. */
   readonly sink: TranscriptSink;
@@ -36,8 +37,9 @@ export class SessionTranscript {
     this.sink = {
       path,
       append: (entries: readonly TranscriptEntry[]) => {
-        const fresh = entries.filter((entry) => entry.type !== "message" || !written.has(entry.id));
-        for (const entry of fresh) if (entry.type === "message") written.add(entry.id);
+        // The manager passes each message once (it never records an id twice): once skipped, its id is let go,
+        // so what the set holds stays the messages the manager has not seen yet, not every id of the session.
+        const fresh = entries.filter((entry) => entry.type !== "message" || !written.delete(entry.id));
         return fresh.length === 0 ? undefined : writer.append(fresh);
       },
     };
