@@ -198,7 +198,7 @@ describe.each(PROVIDER_NAMES)("end to end on the %s fake", (name) => {
           toolCalls: [{ name: "Bash", input: { command: "echo build finished", run_in_background: true } }],
         },
         // A long answer, so that a summary has something to shrink (the user's words are carried whole).
-        { kind: "reply", text: `The build runs in the background. ${"detail ".repeat(300)}` },
+        { kind: "reply", text: `The build runs in the background. ${"detail ".repeat(600)}` },
       );
       await session.send("Build in the background.").result();
       const [task] = await tasks.list();
