@@ -15,9 +15,16 @@ let file;
 export function initialize(data) { file = data.file; }
 export async function load(url, context, next) { appendFileSync(file, url + "\\n"); return next(url, context); }`;
 
+/**
+ * Registers the hook, and at exit appends every file `require` loaded: the hook sees only `import`, and a package
+ * loaded on first use through `createRequire` (re2js, yaml) would otherwise come back unseen.
+ */
 function importFlag(file: string): string {
   const hooks = `data:text/javascript,${encodeURIComponent(RECORD_LOADS)}`;
-  const register = `import { register } from "node:module"; register(${JSON.stringify(hooks)}, { data: { file: ${JSON.stringify(file)} } });`;
+  const register = `import { register, createRequire } from "node:module"; import { appendFileSync } from "node:fs";
+register(${JSON.stringify(hooks)}, { data: { file: ${JSON.stringify(file)} } });
+const required = createRequire(process.cwd() + "/").cache;
+process.on("exit", () => appendFileSync(${JSON.stringify(file)}, Object.keys(required).join("\\n") + "\\n"));`;
   return `data:text/javascript,${encodeURIComponent(register)}`;
 }
 
@@ -54,7 +61,8 @@ function loadedModules(
  * checked by a validator compiled at build time), the other providers' SDKs for their provider, Ink, React and
  * the Markdown renderer for the REPL, image-size for the first image read, secretlint for the first memory
  * write, the PostgreSQL stores for `unforget db` and `unforget memory`,
- * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK.
+ * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK, re2js for the first name
+ * pattern compiled (Glob, Grep, an ignore file, a path rule), yaml for the first memory file with frontmatter.
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
@@ -72,6 +80,8 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   "secretlint (memory writes)": /@secretlint/,
   "the PostgreSQL stores and driver": /\/(memory-postgres|postgres)\/dist\/|\/pg@/,
   "jsonc-parser (where a JSON file breaks)": /jsonc-parser/,
+  "re2js (the tools' name patterns)": /\/re2js\//,
+  "yaml (memory files' frontmatter)": /\/yaml\//,
 };
 
 let fake: AnthropicFakeServer;
@@ -99,6 +109,18 @@ describe("unforget -p start-up", () => {
       .filter(([, pattern]) => run.modules.some((url) => pattern.test(url)))
       .map(([name]) => name);
     expect(loaded).toEqual([]);
+  });
+
+  it("with no settings files, does not load their validator", async () => {
+    const empty = agentFolders("start-up-empty");
+    try {
+      const run = await loadedModules(["-p", "hi"], empty, { ANTHROPIC_BASE_URL: fake.url });
+      expect(run.stdout).toBe("ok\n");
+      expect(run.modules.some((url) => url.includes("/session/dist/"))).toBe(true);
+      expect(run.modules.filter((url) => url.includes("settings-validator"))).toEqual([]);
+    } finally {
+      empty.cleanup();
+    }
   });
 
   // Choosing a provider reads each one's environment rules (its `/environment` entry), never its SDK.
