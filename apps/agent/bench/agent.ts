@@ -213,7 +213,9 @@ if (runs("start-up")) {
   });
   const quick = process.env.QUICK === "1";
   if (before) cases.push(unforget(`\`unforget -p\` before (${version})`, node, version, before));
-  cases.push(unforget(`\`unforget -p\` (the esbuild bundle, as installed, ${version})`, node, version, CLI_PATH));
+  cases.push(
+    unforget(`\`unforget -p\` (the esbuild bundle, as installed, ${version})`, node, version, CLI_PATH),
+  );
   if (!quick)
     cases.push(unforget(`\`unforget -p\` (tsc output, unbundled, ${version})`, node, version, UNBUNDLED));
   // Two MCP servers configured: one written with the MCP SDK (as most are), one whose command does not exist.

@@ -1,10 +1,11 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
+import { CLI_PATH, runCliProcess } from "../../test-support/run-cli.ts";
 
 /** The compiled modules, one file each (the bundle would hide which package a module came from). */
 const UNBUNDLED_CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -120,6 +121,44 @@ describe("unforget -p start-up", () => {
       expect(run.modules.filter((url) => url.includes("settings-validator"))).toEqual([]);
     } finally {
       empty.cleanup();
+    }
+  });
+
+  // re2js and yaml are required on first use from where the code runs: in the bundle, the chunks' folder, so the
+  // app depends on them itself (a dependency of a dependency is not found from there).
+  it("the bundle finds what it loads on first use, and a Glob call runs through it", async () => {
+    // In a process of its own: this one's NODE_PATH (set by pnpm's shims) would find them from anywhere.
+    const chunk = join(dirname(CLI_PATH), "chunks", "any.js");
+    const script = `const load = require("node:module").createRequire(${JSON.stringify(chunk)});
+process.stdout.write(typeof load("re2js").RE2JS.compile + " " + typeof load("yaml").parseDocument);`;
+    const resolved = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["-e", script],
+        { env: { PATH: process.env.PATH ?? "" } },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      ),
+    );
+    expect(resolved).toBe("function function");
+
+    const globbing = agentFolders("start-up-glob");
+    try {
+      globbing.write("project/notes-for-glob.txt", "x");
+      fake.enqueue(
+        { kind: "reply", toolCalls: [{ name: "Glob", input: { pattern: "*.txt" } }] },
+        { kind: "reply", text: "found" },
+      );
+      const before = fake.requests.length;
+      const run = await runCliProcess(["-p", "list the text files"], {
+        cwd: globbing.project,
+        env: { HOME: globbing.home, ANTHROPIC_BASE_URL: fake.url },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.stdout).toBe("found\n");
+      const second = fake.requests.slice(before).at(-1);
+      expect(JSON.stringify(second?.body)).toContain("notes-for-glob.txt");
+    } finally {
+      globbing.cleanup();
     }
   });
 
