@@ -4,8 +4,9 @@
 // latency in the REPL while a reply streams. Run with `npx tsx bench/agent.ts [start-up] [keys]` in apps/agent after
 // a build (both parts by default). `BEFORE_CLI=/other/checkout/apps/agent/dist/bundle/cli.js` adds that build's
 // start-up to the same run, for a before/after under the same load; `NODE22=/path/to/node` adds the baseline and the
-// bundle on that Node too (22.1+ keeps a compile cache, which `cli.ts` turns on). The runs are interleaved, one of each
-// per round, so that a machine whose load changes during the run weighs on every row alike.
+// bundle on that Node too (22.1+ keeps a compile cache, which `cli.ts` turns on); `QUICK=1` leaves out the unbundled and
+// MCP rows (a before/after of the bundle alone). The runs are interleaved, one of each per round, so that a machine
+// whose load changes during the run weighs on every row alike.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -210,11 +211,13 @@ if (runs("start-up")) {
     argv: [cli, "-p", "hi"],
     waitForRequest: true,
   });
+  const quick = process.env.QUICK === "1";
   if (before) cases.push(unforget(`\`unforget -p\` before (${version})`, node, version, before));
   cases.push(
     unforget(`\`unforget -p\` (the esbuild bundle, as installed, ${version})`, node, version, CLI_PATH),
-    unforget(`\`unforget -p\` (tsc output, unbundled, ${version})`, node, version, UNBUNDLED),
   );
+  if (!quick)
+    cases.push(unforget(`\`unforget -p\` (tsc output, unbundled, ${version})`, node, version, UNBUNDLED));
   // Two MCP servers configured: one written with the MCP SDK (as most are), one whose command does not exist.
   const mcp = JSON.stringify({
     mcpServers: {
@@ -222,7 +225,7 @@ if (runs("start-up")) {
       missing: { command: join(project, "no-such-mcp-server"), args: [] },
     },
   });
-  for (const nonblocking of [false, true])
+  for (const nonblocking of quick ? [] : [false, true])
     cases.push({
       ...unforget(
         `\`unforget -p\` with two MCP servers${nonblocking ? ", `--mcp-nonblocking`" : ""} (the bundle, ${version})`,

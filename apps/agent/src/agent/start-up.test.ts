@@ -1,10 +1,11 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
+import { CLI_PATH, runCliProcess } from "../../test-support/run-cli.ts";
 
 /** The compiled modules, one file each (the bundle would hide which package a module came from). */
 const UNBUNDLED_CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
@@ -15,9 +16,16 @@ let file;
 export function initialize(data) { file = data.file; }
 export async function load(url, context, next) { appendFileSync(file, url + "\\n"); return next(url, context); }`;
 
+/**
+ * Registers the hook, and at exit appends every file `require` loaded: the hook sees only `import`, and a package
+ * loaded on first use through `createRequire` (re2js, yaml) would otherwise come back unseen.
+ */
 function importFlag(file: string): string {
   const hooks = `data:text/javascript,${encodeURIComponent(RECORD_LOADS)}`;
-  const register = `import { register } from "node:module"; register(${JSON.stringify(hooks)}, { data: { file: ${JSON.stringify(file)} } });`;
+  const register = `import { register, createRequire } from "node:module"; import { appendFileSync } from "node:fs";
+register(${JSON.stringify(hooks)}, { data: { file: ${JSON.stringify(file)} } });
+const required = createRequire(process.cwd() + "/").cache;
+process.on("exit", () => appendFileSync(${JSON.stringify(file)}, Object.keys(required).join("\\n") + "\\n"));`;
   return `data:text/javascript,${encodeURIComponent(register)}`;
 }
 
@@ -54,7 +62,8 @@ function loadedModules(
  * checked by a validator compiled at build time), the other providers' SDKs for their provider, Ink, React and
  * the Markdown renderer for the REPL, image-size for the first image read, secretlint for the first memory
  * write, the PostgreSQL stores for `unforget db` and `unforget memory`,
- * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK.
+ * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK, re2js for the first name
+ * pattern compiled (Glob, Grep, an ignore file, a path rule), yaml for the first memory file with frontmatter.
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
@@ -72,6 +81,8 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   "secretlint (memory writes)": /@secretlint/,
   "the PostgreSQL stores and driver": /\/(memory-postgres|postgres)\/dist\/|\/pg@/,
   "jsonc-parser (where a JSON file breaks)": /jsonc-parser/,
+  "re2js (the tools' name patterns)": /\/re2js\//,
+  "yaml (memory files' frontmatter)": /\/yaml\//,
 };
 
 let fake: AnthropicFakeServer;
@@ -99,6 +110,56 @@ describe("unforget -p start-up", () => {
       .filter(([, pattern]) => run.modules.some((url) => pattern.test(url)))
       .map(([name]) => name);
     expect(loaded).toEqual([]);
+  });
+
+  it("with no settings files, does not load their validator", async () => {
+    const empty = agentFolders("start-up-empty");
+    try {
+      const run = await loadedModules(["-p", "hi"], empty, { ANTHROPIC_BASE_URL: fake.url });
+      expect(run.stdout).toBe("ok\n");
+      expect(run.modules.some((url) => url.includes("/session/dist/"))).toBe(true);
+      expect(run.modules.filter((url) => url.includes("settings-validator"))).toEqual([]);
+    } finally {
+      empty.cleanup();
+    }
+  });
+
+  // re2js and yaml are required on first use from where the code runs: in the bundle, the chunks' folder, so the
+  // app depends on them itself (a dependency of a dependency is not found from there).
+  it("the bundle finds what it loads on first use, and a Glob call runs through it", async () => {
+    // In a process of its own: this one's NODE_PATH (set by pnpm's shims) would find them from anywhere.
+    const chunk = join(dirname(CLI_PATH), "chunks", "any.js");
+    const script = `const load = require("node:module").createRequire(${JSON.stringify(chunk)});
+process.stdout.write(typeof load("re2js").RE2JS.compile + " " + typeof load("yaml").parseDocument);`;
+    const resolved = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["-e", script],
+        { env: { PATH: process.env.PATH ?? "" } },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      ),
+    );
+    expect(resolved).toBe("function function");
+
+    const globbing = agentFolders("start-up-glob");
+    try {
+      globbing.write("project/notes-for-glob.txt", "x");
+      fake.enqueue(
+        { kind: "reply", toolCalls: [{ name: "Glob", input: { pattern: "*.txt" } }] },
+        { kind: "reply", text: "found" },
+      );
+      const before = fake.requests.length;
+      const run = await runCliProcess(["-p", "list the text files"], {
+        cwd: globbing.project,
+        env: { HOME: globbing.home, ANTHROPIC_BASE_URL: fake.url },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.stdout).toBe("found\n");
+      const second = fake.requests.slice(before).at(-1);
+      expect(JSON.stringify(second?.body)).toContain("notes-for-glob.txt");
+    } finally {
+      globbing.cleanup();
+    }
   });
 
   // Choosing a provider reads each one's environment rules (its `/environment` entry), never its SDK.

@@ -1,4 +1,4 @@
-import { parseDocument, stringify } from "yaml";
+import { createRequire } from "node:module";
 import { isRecord } from "./is-record.ts";
 import { MemoryFrontmatterError } from "./memory-errors.ts";
 
@@ -43,6 +43,18 @@ export interface ParsedMemoryFile {
   body: string;
 }
 
+let yamlModule: typeof import("yaml") | undefined;
+
+/**
+ * The YAML parser, loaded by the first frontmatter read or written rather than with the package: it is 250 kB of
+ * code that a session whose memory folder is empty (every `unforget -p` in a new project) would compile at
+ * start-up for nothing. Loaded synchronously (its CommonJS build), because parsing a file is synchronous.
+ */
+function yaml(): typeof import("yaml") {
+  yamlModule ??= createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yamlModule;
+}
+
 const OPENING = /^---[ \t]*\r?\n/;
 const CLOSING = /^---[ \t]*$/m;
 
@@ -64,7 +76,7 @@ export function parseMemoryFile(content: string, memoryName: string): ParsedMemo
   }
   const yamlText = rest.slice(0, closing.index);
   const afterClosing = rest.slice(closing.index + closing[0].length).replace(/^\r?\n/, "");
-  const document = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
+  const document = yaml().parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
   const problem = document.errors[0];
   if (problem) {
     const line = (problem.linePos?.[0]?.line ?? 0) + 1;
@@ -122,7 +134,7 @@ function checkFrontmatter(data: unknown, memoryName: string): MemoryFrontmatter 
 export function formatMemoryFile(frontmatter: MemoryFrontmatter, body: string): string {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(frontmatter)) if (value !== undefined) fields[key] = value;
-  const yaml = stringify(fields, { lineWidth: 0 }).trimEnd();
+  const text = yaml().stringify(fields, { lineWidth: 0 }).trimEnd();
   const trimmedBody = body.replace(/^\n+/, "");
-  return `---\n${yaml}\n---\n${trimmedBody.endsWith("\n") || trimmedBody === "" ? trimmedBody : `${trimmedBody}\n`}`;
+  return `---\n${text}\n---\n${trimmedBody.endsWith("\n") || trimmedBody === "" ? trimmedBody : `${trimmedBody}\n`}`;
 }

@@ -1,5 +1,6 @@
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 import { bracket, closingIndex, literal, rangeMembers, splitTopLevel, unsupported } from "./glob-pieces.ts";
+import { re2 } from "./re2.ts";
 
 /**
  * Name patterns (Glob's and Grep's globs, `.gitignore` lines) are translated to RE2's syntax and run by
@@ -201,7 +202,7 @@ function translate(
 
 function compile(source: string, pattern: string): RE2JS {
   try {
-    return RE2JS.compile(source);
+    return re2().compile(source);
   } catch (error) {
     throw unsupported(pattern, `it could not be compiled (${(error as Error).message}).`);
   }
@@ -330,14 +331,14 @@ export function compileGitignore(text: string): GitignoreRules | undefined {
     const rule = parseGitignoreLine(line);
     if (rule === undefined) return [];
     try {
-      return [{ ...rule, expression: RE2JS.compile(`(?i)^(?:${rule.source})$`) }];
+      return [{ ...rule, expression: re2().compile(`(?i)^(?:${rule.source})$`) }];
     } catch {
       return [];
     }
   });
   if (rules.length === 0) return undefined;
   const any = (kept: typeof rules) =>
-    kept.length === 0 ? undefined : RE2JS.compile(`(?i)^(?:${kept.map((rule) => rule.source).join("|")})$`);
+    kept.length === 0 ? undefined : re2().compile(`(?i)^(?:${kept.map((rule) => rule.source).join("|")})$`);
   const forFolders = any(rules);
   const forFiles = any(rules.filter((rule) => !rule.foldersOnly));
   return {

@@ -3,10 +3,14 @@ import { distance as editDistance } from "fastest-levenshtein";
 import { MAX_WINDOW, MIN_WINDOW } from "../../parse-window.ts";
 import { SettingsError } from "../agent-errors.ts";
 import { SETTINGS_SCHEMA } from "./settings-json-schema.ts";
-import { validate as generatedValidate } from "./settings-validator.generated.ts";
 
-/** ajv's validator for `SETTINGS_SCHEMA`, compiled when the app is built (`pnpm generate`), not at start-up. */
-const validate = generatedValidate as ValidateFunction;
+/**
+ * ajv's validator for `SETTINGS_SCHEMA`, compiled when the app is built (`pnpm generate`), not at start-up; loaded
+ * with the first settings file read (50 kB of code that a run without settings files never needs).
+ */
+async function loadValidator(): Promise<ValidateFunction> {
+  return (await import("./settings-validator.generated.ts")).validate as ValidateFunction;
+}
 
 /** `/compaction/threshold` → `compaction.threshold`, `/plugins/0` → `plugins[0]`. */
 export function keyOf(instancePath: string, property?: string): string {
@@ -67,7 +71,8 @@ function describe(error: ErrorObject): { key: string; text: string } {
 }
 
 /** Throws a `SettingsError` naming the file and the first bad key when `json` is not valid settings. */
-export function checkSettings(json: unknown, file: string): void {
+export async function checkSettings(json: unknown, file: string): Promise<void> {
+  const validate = await loadValidator();
   if (validate(json)) return;
   // oneOf reports each branch's failure as well; the oneOf message says it all.
   const errors = validate.errors ?? [];

@@ -197,6 +197,7 @@ async function parseSettingsLayer(
   // MCP's configuration parser loads only for a file that lists servers (start-up stays without it).
   const listsServers = typeof json === "object" && json !== null && "mcpServers" in json;
   const mcp = listsServers ? await import("@unforget/mcp") : undefined;
+  await checkSettings(json, spec.file);
   return ownLayer(json, spec, env, mcp?.parseMcpConfig);
 }
 
@@ -206,7 +207,6 @@ function ownLayer(
   env: Record<string, string | undefined> | undefined,
   parseMcpConfig: typeof import("@unforget/mcp").parseMcpConfig | undefined,
 ): SettingsLayer {
-  checkSettings(json, spec.file);
   const settings = json as AgentSettings;
   const parsed = parseHookSettings({ hooks: settings.hooks }, spec.file);
   const hookProblem = parsed.problems[0];
