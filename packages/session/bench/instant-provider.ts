@@ -7,6 +7,7 @@ import {
   type ModelResponse,
   type ModelStreamEvent,
   PROVIDER_SPECIFICATION_VERSION,
+  type Tool,
 } from "@unforget/core";
 import { createModelStream } from "@unforget/provider-runtime";
 
@@ -96,5 +97,41 @@ export function createInstantProvider(decide: (request: ModelRequest) => Instant
       return { inputTokens: inputTokensOf(request), method: "heuristic" };
     },
     getModelLimits: (model) => getModelLimits(model),
+  };
+}
+
+/** A tool `inspect({ part })` whose results compaction must keep (only summaries make room), printing `print(part)`. */
+export function keptInspectTool(print: (part: number) => string): Tool {
+  return {
+    name: "inspect",
+    description: "Prints a part of the code base.",
+    inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
+    readOnly: true,
+    concurrencySafe: true,
+    resultRetention: "keep",
+    async execute(input) {
+      return { content: print(Number(input.part)), isError: false };
+    },
+  };
+}
+
+/**
+ * User turns of `callsPerTurn` calls of `inspect` each (the part numbered by the call, after the note `note(call)`),
+ * then the end of the turn: what `createInstantProvider` answers in the long-session benches and tests.
+ */
+export function inspectingTurns(
+  callsPerTurn: number,
+  note: (call: number) => string,
+): (request: ModelRequest) => InstantReply {
+  let calls = 0;
+  let inTurn = 0;
+  return () => {
+    if (inTurn === callsPerTurn) {
+      inTurn = 0;
+      return { text: "Done with this step." };
+    }
+    inTurn++;
+    calls++;
+    return { text: note(calls), toolCall: { name: "inspect", input: { part: calls } } };
   };
 }

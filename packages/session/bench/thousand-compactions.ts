@@ -12,9 +12,8 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createExtractiveSummarizer } from "@unforget/compact";
-import type { Tool } from "@unforget/core";
 import { createAgentSession } from "../src/index.ts";
-import { createInstantProvider } from "./instant-provider.ts";
+import { createInstantProvider, inspectingTurns, keptInspectTool } from "./instant-provider.ts";
 
 const TARGET = Number(process.argv[2] ?? 1_000);
 const MARKS = [10, 100, 1_000, 10_000].filter((mark) => mark <= TARGET);
@@ -47,32 +46,15 @@ function filler(next: () => number, tokens: number): string {
 }
 
 const next = random(11);
-const inspect: Tool = {
-  name: "inspect",
-  description: "Prints a part of the code base.",
-  inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
-  readOnly: true,
-  concurrencySafe: true,
-  resultRetention: "keep",
-  async execute(input) {
-    return { content: `part ${String(input.part)}\n${filler(next, 1_200)}`, isError: false };
-  },
-};
-
+const inspect = keptInspectTool((part) => `part ${part}\n${filler(next, 1_200)}`);
+/** Model calls that called the tool, the rows' "model calls". */
 let calls = 0;
-let inTurn = 0;
-const provider = createInstantProvider(() => {
-  if (inTurn === CALLS_PER_TURN) {
-    inTurn = 0;
-    return { text: "Done with this step." };
-  }
-  inTurn++;
-  calls++;
-  return {
-    text: `Step ${calls}. ${filler(next, 200)}`,
-    toolCall: { name: "inspect", input: { part: calls } },
-  };
-});
+const provider = createInstantProvider(
+  inspectingTurns(CALLS_PER_TURN, (call) => {
+    calls = call;
+    return `Step ${call}. ${filler(next, 200)}`;
+  }),
+);
 
 function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createExtractiveSummarizer } from "@unforget/compact";
-import type { ModelRequest, Tool } from "@unforget/core";
+import type { ModelRequest } from "@unforget/core";
 import { readTranscript } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createInstantProvider } from "../../bench/instant-provider.ts";
+import { createInstantProvider, inspectingTurns, keptInspectTool } from "../../bench/instant-provider.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 // A long session through the real loop: what the session holds in memory (its messages, the manager's entries)
@@ -23,35 +23,15 @@ const CALLS_PER_TURN = 8;
 
 /** A tool whose ~1,200-token results are kept (only summaries free room), and a provider that calls it. */
 function scripted() {
-  const inspect: Tool = {
-    name: "inspect",
-    description: "Prints a part of the code base.",
-    inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
-    readOnly: true,
-    resultRetention: "keep",
-    async execute(input) {
-      const lines = Array.from(
-        { length: 120 },
-        (_, line) => `  step_${line}(part_${String(input.part)}); // ok`,
-      );
-      return { content: `part ${String(input.part)}\n${lines.join("\n")}`, isError: false };
-    },
-  };
-  let calls = 0;
-  let inTurn = 0;
+  const inspect = keptInspectTool((part) => {
+    const lines = Array.from({ length: 120 }, (_, line) => `  step_${line}(part_${part}); // ok`);
+    return `part ${part}\n${lines.join("\n")}`;
+  });
   const requests: ModelRequest[] = [];
+  const turns = inspectingTurns(CALLS_PER_TURN, (call) => `Step ${call}: reading the next part.`);
   const provider = createInstantProvider((request) => {
     requests.push(request);
-    if (inTurn === CALLS_PER_TURN) {
-      inTurn = 0;
-      return { text: "Done with this step." };
-    }
-    inTurn++;
-    calls++;
-    return {
-      text: `Step ${calls}: reading the next part.`,
-      toolCall: { name: "inspect", input: { part: calls } },
-    };
+    return turns(request);
   });
   return { inspect, provider, requests };
 }

@@ -2,10 +2,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createExtractiveSummarizer } from "@unforget/compact";
-import type { Tool } from "@unforget/core";
 import { openHistory } from "@unforget/history";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createInstantProvider } from "../../bench/instant-provider.ts";
+import { createInstantProvider, inspectingTurns, keptInspectTool } from "../../bench/instant-provider.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 let dir: string;
@@ -17,32 +16,15 @@ afterEach(async () => {
 });
 
 /** A tool whose results compaction keeps: only summaries make room. */
-const inspect: Tool = {
-  name: "inspect",
-  description: "Prints a part of the code base.",
-  inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
-  readOnly: true,
-  concurrencySafe: true,
-  resultRetention: "keep",
-  async execute(input) {
-    const rows = Array.from(
-      { length: 80 },
-      (_, row) => `  row_${row}(${String(input.part)}); // value ${row}`,
-    );
-    return { content: rows.join("\n"), isError: false };
-  },
-};
+const inspect = keptInspectTool((part) =>
+  Array.from({ length: 80 }, (_, row) => `  row_${row}(${part}); // value ${row}`).join("\n"),
+);
 
 const FOLD = /<user-messages-folded count="(\d+)" first="([^"]+)" last="([^"]+)">\n([^\n]*)\n/;
 
 describe("a long session of short prompts", () => {
   it("folds the oldest prompts into a range the history reads back byte-exact, and never overflows the window", async () => {
-    let step = 0;
-    const provider = createInstantProvider(() =>
-      step++ % 2 === 0
-        ? { text: "Looking.", toolCall: { name: "inspect", input: { part: step } } }
-        : { text: "Done." },
-    );
+    const provider = createInstantProvider(inspectingTurns(1, () => "Looking."));
     const session = await createAgentSession({
       provider,
       model: "claude-sonnet-4-6",
