@@ -24,7 +24,12 @@ function closedSession() {
 describe.each(["context", "all"] as const)("a resumed manager's count (retainEntries: %s)", (retain) => {
   it("goes on from the last usage: before the first call, and in that call's count", async () => {
     const { c, entries } = closedSession();
-    const manager = createContextManager({ model: "m", limits: LIMITS, resume: entries, retainEntries: retain });
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      resume: entries,
+      retainEntries: retain,
+    });
     const gauge = manager.status().tokens;
     // The reported size and the answer after it (a few tokens), not the result estimated again on top.
     expect(gauge).toBeGreaterThanOrEqual(REPORTED);
@@ -51,7 +56,12 @@ describe.each(["context", "all"] as const)("a resumed manager's count (retainEnt
         ],
       }),
     );
-    const manager = createContextManager({ model: "m", limits: LIMITS, resume: entries, retainEntries: retain });
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      resume: entries,
+      retainEntries: retain,
+    });
     // What is left is a few short messages: the 26,000 tokens reported before the clearing are gone.
     expect(manager.status().tokens).toBeLessThan(1_000);
   });
