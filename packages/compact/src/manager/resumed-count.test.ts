@@ -1,4 +1,4 @@
-import { createMessage } from "@unforget/core";
+import { createMessage, type ToolDefinition } from "@unforget/core";
 import { createTranscriptEntry, type TranscriptEntry } from "@unforget/transcript";
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
@@ -64,5 +64,38 @@ describe.each(["context", "all"] as const)("a resumed manager's count (retainEnt
     });
     // What is left is a few short messages: the 26,000 tokens reported before the clearing are gone.
     expect(manager.status().tokens).toBeLessThan(1_000);
+  });
+  it("after a compaction that no response measured, counts the system prompt and tools as its first request will", async () => {
+    const c = conversationBuilder().user("Read the logs.");
+    // A subagent's reports: kept whole by the cheap layers, so the summary acts.
+    for (let part = 0; part < 6; part++) c.tool("Task", { description: `log ${part}` }, filler(2_000, part));
+    c.assistant("All read.");
+    const request: { system: string; tools: ToolDefinition[] } = {
+      system: "You are careful. ".repeat(200),
+      tools: [{ name: "Read", description: "Reads a file. ".repeat(100), inputSchema: { type: "object" } }],
+    };
+    const written: TranscriptEntry[] = [];
+    const closed = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      transcript: { append: (entries) => void written.push(...entries) },
+      retainEntries: retain,
+    });
+    await closed.prepare(c.messages, request);
+    await closed.compact(c.messages, request);
+    expect(closed.status().compactions).toBe(1);
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      resume: written,
+      retainEntries: retain,
+      request,
+    });
+    const gauge = manager.status().tokens;
+    const prepared = await manager.prepare([...c.messages, createMessage("user", "Go on.")], request);
+    expect(prepared.actions).toEqual([]);
+    // The same count but the new prompt's few tokens: the system prompt and tools were in it before the call.
+    expect(prepared.tokens - gauge).toBeGreaterThan(0);
+    expect(prepared.tokens - gauge).toBeLessThan(20);
   });
 });

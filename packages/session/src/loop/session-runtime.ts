@@ -448,6 +448,8 @@ export class SessionRuntime {
       sessionId: this.sessionId,
       transcript: this.transcript.sink,
       calibrator: this.calibrator,
+      // Counted from the start: the gauge before the first call (of a new or resumed session) includes them.
+      request: this.prepareOptions(),
       ...(resume && resume.length > 0 ? { resume } : {}),
       ...(this.notes ? { sessionMemory: this.notes } : {}),
       onEvent: (event) => {

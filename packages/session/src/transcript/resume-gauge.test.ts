@@ -93,4 +93,25 @@ describe.each(["context", "all"] as const)("the gauge right after a resume (reta
     expect(closed).toBeGreaterThan(0);
     expect(Math.abs(gauge - closed)).toBeLessThanOrEqual(closed * 0.02);
   });
+
+  it("closed right after a compaction: is what the first request after it counts, system prompt and tools included", async () => {
+    const given = { ...options(retain), system: "You are a careful agent. ".repeat(100) };
+    const first = await createAgentSession(given);
+    for (let turn = 1; turn <= 2; turn++) await first.send(`Next step ${turn}.`).result();
+    const report = await first.compact();
+    expect(report.actions.length).toBeGreaterThan(0);
+    await first.close();
+
+    const resumed = await createAgentSession({ ...given, resume: first.sessionId });
+    const gauge = resumed.status().tokens;
+    let requestCount: number | undefined;
+    for await (const event of resumed.send("Go on.")) {
+      if (event.type === "message" && event.message.role === "assistant" && requestCount === undefined)
+        requestCount = resumed.status().tokens;
+    }
+    await resumed.close();
+    // No response measured the context since the compaction: both are the estimate, the prompt's few tokens apart.
+    expect(requestCount! - gauge).toBeGreaterThan(0);
+    expect(requestCount! - gauge).toBeLessThan(20);
+  });
 });
