@@ -151,6 +151,12 @@ export interface ContextManagerOptions {
    * compactions. The transcript sink still receives every entry: the whole record is the transcript on disk.
    */
   retainEntries?: "all" | "context";
+  /**
+   * The system prompt and tools the requests will send, when known before the first `prepare`: `status()` counts
+   * them from the start, as the first request will (a new context, or a resumed one that no response measured
+   * since its last compaction). Each `prepare` gives them again.
+   */
+  request?: Pick<PrepareOptions, "system" | "tools" | "maxTokens">;
   /** Context restored after each compaction, in order. */
   attachments?: readonly AttachmentProvider[];
   /** Time source (ms since the epoch) for timestamps and idle gaps; replays pass the recorded clock so time-based layers decide as they did. */

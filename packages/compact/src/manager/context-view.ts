@@ -111,7 +111,9 @@ export class ContextView {
     this.view = projected.messages;
     this.#boundary = projected.boundary;
     this.#session = createTokenCountSession();
-    this.#usageValidFrom = this.view.length;
+    // The usage a resumed response reported still measures the context when nothing edited it since: the count
+    // goes on from it, as it did before the session was closed, instead of estimating everything afresh.
+    this.#usageValidFrom = usageValidFrom(this.view, options.resume ?? []);
     this.#rebuildCountView();
   }
 
@@ -447,4 +449,23 @@ export class ContextView {
       return rest;
     });
   }
+}
+
+/**
+ * Where usage becomes valid in a resumed view: after the messages that a layer decision or a compact boundary
+ * edited or summarised. The entries are in the order things happened (a response is written after the request's
+ * edits), so the messages and attachments after the last such entry are those appended since; the view ends
+ * with them, and a response among them reported the size of the context as it is now.
+ */
+function usageValidFrom(view: readonly Message[], entries: readonly TranscriptEntry[]): number {
+  const appended = new Set<string>();
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index]!;
+    if (entry.type === "layer_decision" || entry.type === "compact_boundary") break;
+    if (entry.type === "message") appended.add(entry.message.id);
+    else if (entry.type === "attachment") appended.add(entry.id);
+  }
+  let from = view.length;
+  while (from > 0 && appended.has(view[from - 1]!.id)) from--;
+  return from;
 }

@@ -113,7 +113,7 @@ export function createCore(
       },
       events,
     ),
-    shape: createRequestShape(view),
+    shape: createRequestShape(view, options.request),
     cacheBreaks: createCacheBreakDetector(),
     summarizer: primary === fallback ? primary : learningFromRefusals(primary, window),
     fallbackSummarizer: fallback,

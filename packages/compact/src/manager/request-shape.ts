@@ -13,12 +13,13 @@ export interface RequestShape {
   readonly discoveredTools: readonly string[];
 }
 
-export function createRequestShape(view: ContextView): RequestShape {
+/** The shape of the calls; `initial` (the requests' system prompt and tools, known before the first call) is counted at once. */
+export function createRequestShape(view: ContextView, initial?: PrepareOptions): RequestShape {
   const discovered = new Set<string>();
   let lastSystem: unknown;
   let lastTools: unknown;
   let cacheSafe: CacheSafeParameters = {};
-  return {
+  const shape: RequestShape = {
     set(options) {
       for (const tool of options.tools ?? []) discovered.add(tool.name);
       if (options.system !== lastSystem || options.tools !== lastTools) {
@@ -45,4 +46,6 @@ export function createRequestShape(view: ContextView): RequestShape {
       return [...discovered];
     },
   };
+  if (initial) shape.set(initial);
+  return shape;
 }

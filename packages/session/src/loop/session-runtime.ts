@@ -152,8 +152,7 @@ export class SessionRuntime {
     this.link = init.link;
     this.tracer = options.tracer ?? defaultTracer;
     this.toolState = options.toolState ?? new Map();
-    // What the tools had read before the resume (written with each batch of tool results), so that an edit
-    // the original session would have allowed is allowed now, and one to a file changed since is still refused.
+    // Restores what the tools read before the resume: edits allowed then stay allowed, a file changed since is refused.
     if (init.resume !== undefined) restoreReadState(this.toolState, this.conversation);
     this.calibrator = init.calibrator ?? options.context?.calibrator ?? createCalibrator();
     this.#pendingStart = init.startSource;
@@ -294,7 +293,7 @@ export class SessionRuntime {
     );
   }
 
-  /** What `prepare`, `recover` and `compact` receive: the request's shape, so summaries share its cache prefix. */
+  /** The request's shape: the manager counts it from its creation on, summaries reuse it (same cache prefix). */
   prepareOptions(signal?: AbortSignal): PrepareOptions {
     const options: PrepareOptions = { tools: this.#definitions, maxTokens: this.maxTokens };
     if (this.#system !== undefined) options.system = this.#system;
@@ -448,6 +447,7 @@ export class SessionRuntime {
       sessionId: this.sessionId,
       transcript: this.transcript.sink,
       calibrator: this.calibrator,
+      request: this.prepareOptions(),
       ...(resume && resume.length > 0 ? { resume } : {}),
       ...(this.notes ? { sessionMemory: this.notes } : {}),
       onEvent: (event) => {

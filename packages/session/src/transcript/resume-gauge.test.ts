@@ -1,0 +1,117 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createExtractiveSummarizer } from "@unforget/compact";
+import type { Tool } from "@unforget/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createInstantProvider } from "../../bench/instant-provider.ts";
+import { type AgentSessionOptions, createAgentSession } from "../index.ts";
+
+// The gauge of a resumed session: before its first call it shows the context the session had when it was
+// closed, as the provider will count it, and the first call after the resume goes on from there (no compaction
+// that the closed session would not have made).
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "unforget-resume-gauge-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const inspect: Tool = {
+  name: "inspect",
+  description: "Prints a part of the code base.",
+  inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
+  readOnly: true,
+  resultRetention: "keep",
+  async execute(input) {
+    const lines = Array.from(
+      { length: 120 },
+      (_, line) => `  step_${line}(part_${String(input.part)}); // ok`,
+    );
+    return { content: `part ${String(input.part)}\n${lines.join("\n")}`, isError: false };
+  },
+};
+
+/** Four tool calls a turn, then the end of the turn; usage is what the provider counts of each request. */
+function options(retainEntries: "context" | "all"): AgentSessionOptions {
+  let calls = 0;
+  let inTurn = 0;
+  const provider = createInstantProvider(() => {
+    if (inTurn === 4) {
+      inTurn = 0;
+      return { text: "Done with this step." };
+    }
+    inTurn++;
+    calls++;
+    return { text: `Step ${calls}.`, toolCall: { name: "inspect", input: { part: calls } } };
+  });
+  return {
+    provider,
+    model: "claude-sonnet-4-6",
+    tools: [inspect],
+    sessionsDir: dir,
+    context: {
+      limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
+      summarizer: createExtractiveSummarizer(),
+      retainEntries,
+    },
+  };
+}
+
+describe.each(["context", "all"] as const)("the gauge right after a resume (retainEntries: %s)", (retain) => {
+  it.each([
+    ["without a compaction", 1],
+    ["after compactions", 6],
+  ])("%s: is the closed session's context, and what the first request after it counts", async (_, turns) => {
+    const given = options(retain);
+    const first = await createAgentSession(given);
+    for (let turn = 1; turn <= turns; turn++) await first.send(`Next step ${turn}.`).result();
+    expect(first.status().compactions > 0).toBe(turns > 1);
+    // The closed session's context as the provider counted it: its last request (the last answer's usage).
+    const closed = first.messages.at(-1)?.usage?.inputTokens ?? 0;
+    await first.close();
+
+    const resumed = await createAgentSession({ ...given, resume: first.sessionId });
+    const { tokens: gauge, compactions } = resumed.status();
+    // The first request after the resume: its count (the gauge while the model answers) and the provider's.
+    let requestCount: number | undefined;
+    let reported: number | undefined;
+    for await (const event of resumed.send("Go on.")) {
+      if (event.type !== "message" || event.message.role !== "assistant" || reported !== undefined) continue;
+      requestCount = resumed.status().tokens;
+      reported = event.message.usage?.inputTokens;
+      // Nothing was compacted for it: the context had not grown since the closed session's last request.
+      expect(resumed.status().compactions).toBe(compactions);
+    }
+    await resumed.close();
+    // Before: an estimate of the whole resumed context, padded and uncalibrated, about twice these.
+    expect(reported).toBeGreaterThan(0);
+    expect(Math.abs(gauge - reported!)).toBeLessThanOrEqual(reported! * 0.02);
+    expect(Math.abs(requestCount! - gauge)).toBeLessThanOrEqual(reported! * 0.02);
+    expect(closed).toBeGreaterThan(0);
+    expect(Math.abs(gauge - closed)).toBeLessThanOrEqual(closed * 0.02);
+  });
+
+  it("closed right after a compaction: is what the first request after it counts, system prompt and tools included", async () => {
+    const given = { ...options(retain), system: "You are a careful agent. ".repeat(100) };
+    const first = await createAgentSession(given);
+    for (let turn = 1; turn <= 2; turn++) await first.send(`Next step ${turn}.`).result();
+    const report = await first.compact();
+    expect(report.actions.length).toBeGreaterThan(0);
+    await first.close();
+
+    const resumed = await createAgentSession({ ...given, resume: first.sessionId });
+    const gauge = resumed.status().tokens;
+    let requestCount: number | undefined;
+    for await (const event of resumed.send("Go on.")) {
+      if (event.type === "message" && event.message.role === "assistant" && requestCount === undefined)
+        requestCount = resumed.status().tokens;
+    }
+    await resumed.close();
+    // No response measured the context since the compaction: both are the estimate, the prompt's few tokens apart.
+    expect(requestCount! - gauge).toBeGreaterThan(0);
+    expect(requestCount! - gauge).toBeLessThan(20);
+  });
+});
