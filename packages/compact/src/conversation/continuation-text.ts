@@ -51,8 +51,10 @@ export const CONTINUATION_OPEN = "<continuation>";
 export const CONTINUATION_CLOSE = "</continuation>";
 const INTRO =
   "Where the work stands, derived by the system from the messages this replaces (not written by the summariser); where the summary disagrees, this holds.";
+const SHORT_INTRO = "Where the work stands, derived by the system; where the summary disagrees, this holds.";
 const DONE_HEADER =
   "Done (each ran once, in the user turn named; do not run one again unless a later user message asks for it):";
+const SHORT_DONE_HEADER = "Done (do not run one again unless a later user message asks for it):";
 const PENDING_HEADER = "Pending:";
 const ERRORS_HEADER = "Open errors (failed and not since run successfully with the same input):";
 const DONE_LINE = /^- turn (\d+)(?: \[([^\]\s]+)\])? done: (.*)$/;
@@ -79,11 +81,13 @@ interface Shape {
   input: boolean;
   /** Characters each error line keeps (default: as found, the first up to 500). */
   lineChars?: number;
+  /** The tightest shape: the short intro, and earlier actions counted without their ids (history_search finds them). */
+  tight?: boolean;
 }
 
 /** The `<continuation>` block, in the given shape (how much of each part is shown). */
 function render(continuation: Continuation, shape: Shape): string {
-  const parts = [CONTINUATION_OPEN, INTRO];
+  const parts = [CONTINUATION_OPEN, shape.tight ? SHORT_INTRO : INTRO];
   const { lastUser, executionPoint: point } = continuation;
   if (lastUser) {
     parts.push(
@@ -91,7 +95,8 @@ function render(continuation: Continuation, shape: Shape): string {
       `<last-user-message>\n${escapeTags(lastUser.text)}\n</last-user-message>`,
     );
   }
-  if (point) {
+  // The tightest shape leaves out a latest call kept verbatim after the message: the request shows it.
+  if (point && !(shape.tight && point.inTail)) {
     const input = shape.input && point.input.length > 0 ? ` with input ${point.input}` : "";
     parts.push(
       point.inTail
@@ -103,12 +108,14 @@ function render(continuation: Continuation, shape: Shape): string {
   const shown = continuation.done.slice(hidden);
   const earlierCount = continuation.earlier.count + hidden;
   if (shown.length > 0 || earlierCount > 0) {
-    parts.push(DONE_HEADER);
+    parts.push(shape.tight ? SHORT_DONE_HEADER : DONE_HEADER);
     if (earlierCount > 0) {
-      const ids = shownIds([
-        ...continuation.earlier.ids,
-        ...continuation.done.slice(0, hidden).flatMap((action) => (action.id ? [action.id] : [])),
-      ]);
+      const ids = shape.tight
+        ? []
+        : shownIds([
+            ...continuation.earlier.ids,
+            ...continuation.done.slice(0, hidden).flatMap((action) => (action.id ? [action.id] : [])),
+          ]);
       parts.push(
         `- (${earlierCount} earlier action${earlierCount === 1 ? "" : "s"} done${ids.length > 0 ? `; history ids ${ids.join(", ")}` : ""})`,
       );
@@ -158,6 +165,7 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     { done: 4, errors: all, errorLines: 3, input: true },
     { done: 2, errors: all, errorLines: 1, input: true },
     { done: 0, errors: all, errorLines: 1, input: false, lineChars: ERROR_LINE_CHARS },
+    { done: 0, errors: all, errorLines: 1, input: false, lineChars: ERROR_LINE_CHARS, tight: true },
   ];
   let text = "";
   for (const shape of shapes) {
@@ -197,8 +205,13 @@ export function readContinuation(
   };
   let section = "";
   for (const line of lines) {
-    if (line === DONE_HEADER || line === PENDING_HEADER || line === ERRORS_HEADER) {
-      section = line;
+    if (
+      line === DONE_HEADER ||
+      line === SHORT_DONE_HEADER ||
+      line === PENDING_HEADER ||
+      line === ERRORS_HEADER
+    ) {
+      section = line === SHORT_DONE_HEADER ? DONE_HEADER : line;
       continue;
     }
     if (section === DONE_HEADER) {
