@@ -1,6 +1,7 @@
 import {
   CONTINUATION_DONE_SHOWN,
   CONTINUATION_ERROR_LINES,
+  CONTINUATION_OPEN_ERRORS_LISTED,
   CONTINUATION_OPEN_ERRORS_SHOWN,
   ERROR_LINE_CHARS,
   REPLACED_IDS_SHOWN_AT_EACH_END,
@@ -45,6 +46,8 @@ export interface Continuation {
   earlier: { count: number; ids: string[] };
   pending: string[];
   openErrors: OpenError[];
+  /** Open errors older than those listed: how many, and the history ids of the first and last few. */
+  earlierErrors: { count: number; ids: string[] };
 }
 
 export const CONTINUATION_OPEN = "<continuation>";
@@ -59,6 +62,7 @@ const PENDING_HEADER = "Pending:";
 const ERRORS_HEADER = "Open errors (failed and not since run successfully with the same input):";
 const DONE_LINE = /^- turn (\d+)(?: \[([^\]\s]+)\])? done: (.*)$/;
 const EARLIER_LINE = /^- \((\d+) earlier actions? done(?:; history ids ([^)]*))?\)$/;
+const EARLIER_ERRORS_LINE = /^- \((\d+) earlier open errors?(?:; history ids ([^:)]*))?(?::[^)]*)?\)$/;
 const ERROR_LINE = /^- turn (\d+)(?: \[([^\]\s]+)\])? (.*) → (exit -?\d+|error)$/;
 const ERROR_DETAIL = "    ";
 
@@ -126,12 +130,25 @@ function render(continuation: Continuation, shape: Shape): string {
   }
   if (continuation.pending.length > 0)
     parts.push(PENDING_HEADER, ...continuation.pending.map((line) => `- ${line}`));
-  if (continuation.openErrors.length > 0) {
+  // Past the listed ones, the oldest open errors are counted with their ids: the list stays bounded.
+  const unlisted = Math.max(0, continuation.openErrors.length - CONTINUATION_OPEN_ERRORS_LISTED);
+  const listed = continuation.openErrors.slice(unlisted);
+  const earlierErrors = continuation.earlierErrors.count + unlisted;
+  if (listed.length > 0 || earlierErrors > 0) {
     parts.push(ERRORS_HEADER);
-    continuation.openErrors.forEach((error, index) => {
+    if (earlierErrors > 0) {
+      const ids = shownIds([
+        ...continuation.earlierErrors.ids,
+        ...continuation.openErrors.slice(0, unlisted).flatMap((error) => (error.id ? [error.id] : [])),
+      ]);
+      parts.push(
+        `- (${earlierErrors} earlier open error${earlierErrors === 1 ? "" : "s"}${ids.length > 0 ? `; history ids ${ids.join(", ")}` : ""}: read one with history_read, find the others with history_search)`,
+      );
+    }
+    listed.forEach((error, index) => {
       parts.push(`- turn ${error.turn}${error.id ? ` [${error.id}]` : ""} ${error.call} → ${error.status}`);
       // The most recent errors keep their lines; older ones past the shape are named by call and id.
-      const withLines = index >= continuation.openErrors.length - shape.errors;
+      const withLines = index >= listed.length - shape.errors;
       if (!withLines) return;
       for (const line of error.lines.slice(0, shape.errorLines)) {
         parts.push(`${ERROR_DETAIL}${shape.lineChars ? clip(line, shape.lineChars) : line}`);
@@ -155,7 +172,8 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     continuation.done.length === 0 &&
     continuation.earlier.count === 0 &&
     continuation.pending.length === 0 &&
-    continuation.openErrors.length === 0;
+    continuation.openErrors.length === 0 &&
+    continuation.earlierErrors.count === 0;
   if (empty) return undefined;
   // Done actions give way first, then error lines beyond the first, then the input. The floor, like the user's
   // messages' floor, is every open error (the most recent dozen) with its first line: they are never dropped.
@@ -174,7 +192,9 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
   }
   // Over the budget even at the floor: what must stay (open errors, the user's last message) stays; without
   // them a small span gets no block, so that its summary still shrinks it.
-  return continuation.openErrors.length > 0 || continuation.lastUser ? text : undefined;
+  return continuation.openErrors.length > 0 || continuation.earlierErrors.count > 0 || continuation.lastUser
+    ? text
+    : undefined;
 }
 
 /** The last `<continuation>` block in a message (its tags included), or undefined. */
@@ -193,15 +213,16 @@ export function continuationIn(text: string): string | undefined {
  */
 export function readContinuation(
   text: string,
-): Pick<Continuation, "done" | "earlier" | "openErrors"> | undefined {
+): Pick<Continuation, "done" | "earlier" | "openErrors" | "earlierErrors"> | undefined {
   const block = continuationIn(text);
   if (block === undefined) return undefined;
   const quoted = /<last-user-message>\n[\s\S]*?\n<\/last-user-message>/.exec(block);
   const lines = (quoted ? block.replace(quoted[0], "") : block).split("\n");
-  const read: Pick<Continuation, "done" | "earlier" | "openErrors"> = {
+  const read: Pick<Continuation, "done" | "earlier" | "openErrors" | "earlierErrors"> = {
     done: [],
     earlier: { count: 0, ids: [] },
     openErrors: [],
+    earlierErrors: { count: 0, ids: [] },
   };
   let section = "";
   for (const line of lines) {
@@ -227,6 +248,14 @@ export function readContinuation(
       if (done)
         read.done.push({ turn: Number(done[1]), ...(done[2] ? { id: done[2] } : {}), record: done[3]! });
     } else if (section === ERRORS_HEADER) {
+      const earlier = EARLIER_ERRORS_LINE.exec(line);
+      if (earlier) {
+        read.earlierErrors = {
+          count: Number(earlier[1]),
+          ids: earlier[2] ? earlier[2].split(", ").filter((id) => id !== "…") : [],
+        };
+        continue;
+      }
       const error = ERROR_LINE.exec(line);
       if (error) {
         read.openErrors.push({

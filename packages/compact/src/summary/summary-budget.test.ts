@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { conversationBuilder, filler } from "../__fixtures__/builders.ts";
 import { userMessageBudget } from "../conversation/carried-user-messages.ts";
+import { continuationBlock } from "../conversation/continuation.ts";
+import { readContinuation } from "../conversation/continuation-text.ts";
 import { estimateTextTokens } from "../conversation/conversation.ts";
 import { SUMMARY_MAX_TOKENS, SUMMARY_MIN_TOKENS, SUMMARY_SHARE } from "../defaults.ts";
 import { compactConversation } from "./compact-conversation.ts";
@@ -72,4 +74,45 @@ describe("the summary message's budget, every part counted", () => {
       });
     }
   }
+});
+
+describe("the open errors a continuation carries", () => {
+  /** `failures` distinct commands that fail and are never run again successfully. */
+  const failing = (failures: number) => {
+    const c = conversationBuilder().user("Run every step.");
+    for (let index = 0; index < failures; index++) {
+      c.tool("Bash", { command: `npm run step-${index}` }, `${failure(index)}\nexit 1`, { isError: true });
+    }
+    return c.messages;
+  };
+
+  it("are bounded however many calls failed: the oldest counted with their ids, each reachable by history", () => {
+    const sizes = [40, 400].map((failures) => {
+      const block = continuationBlock(failing(failures), [], 100_000)!;
+      const read = readContinuation(block)!;
+      // The newest are listed by call and id, the newest dozen with their first line; the rest are counted.
+      expect(read.openErrors).toHaveLength(24);
+      expect(read.earlierErrors.count).toBe(failures - 24);
+      expect(read.earlierErrors.ids[0]).toBe("toolu_2");
+      expect(block).toContain(failure(failures - 1));
+      expect(block).toMatch(
+        /earlier open errors; history ids toolu_2, .*: read one with history_read, find the others with history_search\)/,
+      );
+      return estimateTextTokens(block);
+    });
+    expect(sizes[1]! - sizes[0]!).toBeLessThan(200);
+  });
+
+  it("carry the counted ones on through a later summary", () => {
+    const first = continuationBlock(failing(30), [], 100_000)!;
+    const summary = {
+      ...failing(1)[0]!,
+      id: "s1",
+      isCompactSummary: true,
+      content: [{ type: "text" as const, text: first }],
+    };
+    const again = readContinuation(continuationBlock([summary], [], 100_000)!)!;
+    expect(again.openErrors).toHaveLength(24);
+    expect(again.earlierErrors.count).toBe(6);
+  });
 });
