@@ -9,6 +9,7 @@ import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import {
   type CarriedUserMessage,
+  type CarryOptions,
   carryUserMessages,
   readCarriedUserMessages,
   userMessageBudget,
@@ -146,20 +147,7 @@ export async function compactConversation(
   const carried = await carryUserMessages(
     opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [],
     summarized,
-    {
-      budgetTokens: Math.min(
-        options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY,
-        Math.max(0, budget - frameTokens - continuationMax),
-      ),
-      shareOfSummarized:
-        options.trigger === "reactive"
-          ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
-          : USER_MESSAGES_SHARE_OF_SUMMARIZED,
-      // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
-      ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
-      ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
-      ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
-    },
+    carryOptions(options, turn.userMessageId, Math.max(0, budget - frameTokens - continuationMax)),
   );
   const continuation = continuationBlock(
     opening ? [opening, ...summarized] : summarized,
@@ -200,6 +188,25 @@ export async function compactConversation(
     },
     ptlRetries: result.ptlRetries,
     pieces: result.pieces,
+  };
+}
+
+/** How the user's messages are carried: within the smaller of their budget and what the derived parts leave. */
+function carryOptions(
+  options: CompactConversationOptions,
+  newestUserMessageId: string | undefined,
+  leftTokens: number,
+): CarryOptions {
+  return {
+    budgetTokens: Math.min(options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY, leftTokens),
+    shareOfSummarized:
+      options.trigger === "reactive"
+        ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+        : USER_MESSAGES_SHARE_OF_SUMMARIZED,
+    // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
+    ...(newestUserMessageId !== undefined ? { newestUserMessageId } : {}),
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+    ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
   };
 }
 
