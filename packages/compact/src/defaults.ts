@@ -375,6 +375,11 @@ export const CONTINUATION_SHARE_OF_REPLACED = 0.25;
 export const CONTINUATION_DONE_SHOWN = 12;
 /** Open errors shown with their lines; past that, named by call and id. Judgement call: a failing build rarely has more distinct failing calls. */
 export const CONTINUATION_OPEN_ERRORS_SHOWN = 12;
+/**
+ * Open errors named one a line (the newest; those shown with their lines among them); older ones are counted
+ * with the history ids of the first and last few, so the list is bounded however many calls failed. Judgement call.
+ */
+export const CONTINUATION_OPEN_ERRORS_LISTED = 24;
 /** Error lines an open error keeps. Judgement call: the message, its frame and a few assertion lines. */
 export const CONTINUATION_ERROR_LINES = 5;
 /** Characters of the latest call's input the continuation shows. Judgement call: a command or a small JSON object. */

@@ -221,7 +221,7 @@ describe("the carried messages' budget", () => {
     }
   });
 
-  it("comes out of the summary's budget: the summariser is given what the carried messages leave", async () => {
+  it("comes out of the summary's budget: the summariser is given what the carried messages and the other parts leave", async () => {
     const budgets: number[] = [];
     const c = conversationBuilder().user(long(1));
     for (let index = 0; index < 4; index++) c.tool("Read", { file_path: `f${index}.ts` }, filler(400, index));
@@ -243,9 +243,11 @@ describe("the carried messages' budget", () => {
     expect(carried[0]).toMatchObject({ chars: long(1).length });
     const tokens = estimateTextTokens(renderCarriedUserMessages(carried));
     expect(tokens).toBeLessThanOrEqual(800);
-    // The continuation the ladder derives comes out of it too.
+    // The continuation the ladder derives comes out of it too, and so do the prose and the replaced calls' ids.
     const continuation = estimateTextTokens(continuationIn(outcome.messageText)!);
-    expect(budgets).toEqual([2_000 - tokens - continuation]);
+    const everythingElse = estimateTextTokens(outcome.messageText.replace("Work continues.", ""));
+    expect(everythingElse).toBeGreaterThan(tokens + continuation);
+    expect(budgets).toEqual([2_000 - everythingElse]);
   });
 
   it("takes at most a quarter of what the summary stands for (a tenth in a recovery): a part of mostly the user's words still shrinks", async () => {

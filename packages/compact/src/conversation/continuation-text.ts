@@ -1,6 +1,7 @@
 import {
   CONTINUATION_DONE_SHOWN,
   CONTINUATION_ERROR_LINES,
+  CONTINUATION_OPEN_ERRORS_LISTED,
   CONTINUATION_OPEN_ERRORS_SHOWN,
   ERROR_LINE_CHARS,
   REPLACED_IDS_SHOWN_AT_EACH_END,
@@ -45,18 +46,23 @@ export interface Continuation {
   earlier: { count: number; ids: string[] };
   pending: string[];
   openErrors: OpenError[];
+  /** Open errors older than those listed: how many, and the history ids of the first and last few. */
+  earlierErrors: { count: number; ids: string[] };
 }
 
 export const CONTINUATION_OPEN = "<continuation>";
 export const CONTINUATION_CLOSE = "</continuation>";
 const INTRO =
   "Where the work stands, derived by the system from the messages this replaces (not written by the summariser); where the summary disagrees, this holds.";
+const SHORT_INTRO = "Where the work stands, derived by the system; where the summary disagrees, this holds.";
 const DONE_HEADER =
   "Done (each ran once, in the user turn named; do not run one again unless a later user message asks for it):";
+const SHORT_DONE_HEADER = "Done (do not run one again unless a later user message asks for it):";
 const PENDING_HEADER = "Pending:";
 const ERRORS_HEADER = "Open errors (failed and not since run successfully with the same input):";
 const DONE_LINE = /^- turn (\d+)(?: \[([^\]\s]+)\])? done: (.*)$/;
 const EARLIER_LINE = /^- \((\d+) earlier actions? done(?:; history ids ([^)]*))?\)$/;
+const EARLIER_ERRORS_LINE = /^- \((\d+) earlier open errors?(?:; history ids ([^:)]*))?(?::[^)]*)?\)$/;
 const ERROR_LINE = /^- turn (\d+)(?: \[([^\]\s]+)\])? (.*) → (exit -?\d+|error)$/;
 const ERROR_DETAIL = "    ";
 
@@ -79,11 +85,13 @@ interface Shape {
   input: boolean;
   /** Characters each error line keeps (default: as found, the first up to 500). */
   lineChars?: number;
+  /** The tightest shape: the short intro, and earlier actions counted without their ids (history_search finds them). */
+  tight?: boolean;
 }
 
 /** The `<continuation>` block, in the given shape (how much of each part is shown). */
 function render(continuation: Continuation, shape: Shape): string {
-  const parts = [CONTINUATION_OPEN, INTRO];
+  const parts = [CONTINUATION_OPEN, shape.tight ? SHORT_INTRO : INTRO];
   const { lastUser, executionPoint: point } = continuation;
   if (lastUser) {
     parts.push(
@@ -91,7 +99,8 @@ function render(continuation: Continuation, shape: Shape): string {
       `<last-user-message>\n${escapeTags(lastUser.text)}\n</last-user-message>`,
     );
   }
-  if (point) {
+  // The tightest shape leaves out a latest call kept verbatim after the message: the request shows it.
+  if (point && !(shape.tight && point.inTail)) {
     const input = shape.input && point.input.length > 0 ? ` with input ${point.input}` : "";
     parts.push(
       point.inTail
@@ -103,12 +112,14 @@ function render(continuation: Continuation, shape: Shape): string {
   const shown = continuation.done.slice(hidden);
   const earlierCount = continuation.earlier.count + hidden;
   if (shown.length > 0 || earlierCount > 0) {
-    parts.push(DONE_HEADER);
+    parts.push(shape.tight ? SHORT_DONE_HEADER : DONE_HEADER);
     if (earlierCount > 0) {
-      const ids = shownIds([
-        ...continuation.earlier.ids,
-        ...continuation.done.slice(0, hidden).flatMap((action) => (action.id ? [action.id] : [])),
-      ]);
+      const ids = shape.tight
+        ? []
+        : shownIds([
+            ...continuation.earlier.ids,
+            ...continuation.done.slice(0, hidden).flatMap((action) => (action.id ? [action.id] : [])),
+          ]);
       parts.push(
         `- (${earlierCount} earlier action${earlierCount === 1 ? "" : "s"} done${ids.length > 0 ? `; history ids ${ids.join(", ")}` : ""})`,
       );
@@ -119,12 +130,25 @@ function render(continuation: Continuation, shape: Shape): string {
   }
   if (continuation.pending.length > 0)
     parts.push(PENDING_HEADER, ...continuation.pending.map((line) => `- ${line}`));
-  if (continuation.openErrors.length > 0) {
+  // Past the listed ones, the oldest open errors are counted with their ids: the list stays bounded.
+  const unlisted = Math.max(0, continuation.openErrors.length - CONTINUATION_OPEN_ERRORS_LISTED);
+  const listed = continuation.openErrors.slice(unlisted);
+  const earlierErrors = continuation.earlierErrors.count + unlisted;
+  if (listed.length > 0 || earlierErrors > 0) {
     parts.push(ERRORS_HEADER);
-    continuation.openErrors.forEach((error, index) => {
+    if (earlierErrors > 0) {
+      const ids = shownIds([
+        ...continuation.earlierErrors.ids,
+        ...continuation.openErrors.slice(0, unlisted).flatMap((error) => (error.id ? [error.id] : [])),
+      ]);
+      parts.push(
+        `- (${earlierErrors} earlier open error${earlierErrors === 1 ? "" : "s"}${ids.length > 0 ? `; history ids ${ids.join(", ")}` : ""}: read one with history_read, find the others with history_search)`,
+      );
+    }
+    listed.forEach((error, index) => {
       parts.push(`- turn ${error.turn}${error.id ? ` [${error.id}]` : ""} ${error.call} → ${error.status}`);
       // The most recent errors keep their lines; older ones past the shape are named by call and id.
-      const withLines = index >= continuation.openErrors.length - shape.errors;
+      const withLines = index >= listed.length - shape.errors;
       if (!withLines) return;
       for (const line of error.lines.slice(0, shape.errorLines)) {
         parts.push(`${ERROR_DETAIL}${shape.lineChars ? clip(line, shape.lineChars) : line}`);
@@ -148,7 +172,8 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     continuation.done.length === 0 &&
     continuation.earlier.count === 0 &&
     continuation.pending.length === 0 &&
-    continuation.openErrors.length === 0;
+    continuation.openErrors.length === 0 &&
+    continuation.earlierErrors.count === 0;
   if (empty) return undefined;
   // Done actions give way first, then error lines beyond the first, then the input. The floor, like the user's
   // messages' floor, is every open error (the most recent dozen) with its first line: they are never dropped.
@@ -158,6 +183,7 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
     { done: 4, errors: all, errorLines: 3, input: true },
     { done: 2, errors: all, errorLines: 1, input: true },
     { done: 0, errors: all, errorLines: 1, input: false, lineChars: ERROR_LINE_CHARS },
+    { done: 0, errors: all, errorLines: 1, input: false, lineChars: ERROR_LINE_CHARS, tight: true },
   ];
   let text = "";
   for (const shape of shapes) {
@@ -166,7 +192,9 @@ export function renderContinuation(continuation: Continuation, budgetTokens: num
   }
   // Over the budget even at the floor: what must stay (open errors, the user's last message) stays; without
   // them a small span gets no block, so that its summary still shrinks it.
-  return continuation.openErrors.length > 0 || continuation.lastUser ? text : undefined;
+  return continuation.openErrors.length > 0 || continuation.earlierErrors.count > 0 || continuation.lastUser
+    ? text
+    : undefined;
 }
 
 /** The last `<continuation>` block in a message (its tags included), or undefined. */
@@ -185,20 +213,26 @@ export function continuationIn(text: string): string | undefined {
  */
 export function readContinuation(
   text: string,
-): Pick<Continuation, "done" | "earlier" | "openErrors"> | undefined {
+): Pick<Continuation, "done" | "earlier" | "openErrors" | "earlierErrors"> | undefined {
   const block = continuationIn(text);
   if (block === undefined) return undefined;
   const quoted = /<last-user-message>\n[\s\S]*?\n<\/last-user-message>/.exec(block);
   const lines = (quoted ? block.replace(quoted[0], "") : block).split("\n");
-  const read: Pick<Continuation, "done" | "earlier" | "openErrors"> = {
+  const read: Pick<Continuation, "done" | "earlier" | "openErrors" | "earlierErrors"> = {
     done: [],
     earlier: { count: 0, ids: [] },
     openErrors: [],
+    earlierErrors: { count: 0, ids: [] },
   };
   let section = "";
   for (const line of lines) {
-    if (line === DONE_HEADER || line === PENDING_HEADER || line === ERRORS_HEADER) {
-      section = line;
+    if (
+      line === DONE_HEADER ||
+      line === SHORT_DONE_HEADER ||
+      line === PENDING_HEADER ||
+      line === ERRORS_HEADER
+    ) {
+      section = line === SHORT_DONE_HEADER ? DONE_HEADER : line;
       continue;
     }
     if (section === DONE_HEADER) {
@@ -214,6 +248,14 @@ export function readContinuation(
       if (done)
         read.done.push({ turn: Number(done[1]), ...(done[2] ? { id: done[2] } : {}), record: done[3]! });
     } else if (section === ERRORS_HEADER) {
+      const earlier = EARLIER_ERRORS_LINE.exec(line);
+      if (earlier) {
+        read.earlierErrors = {
+          count: Number(earlier[1]),
+          ids: earlier[2] ? earlier[2].split(", ").filter((id) => id !== "…") : [],
+        };
+        continue;
+      }
       const error = ERROR_LINE.exec(line);
       if (error) {
         read.openErrors.push({

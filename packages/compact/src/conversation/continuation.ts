@@ -204,6 +204,10 @@ function walkMessage(walk: Walk, message: Message, replaced: boolean): void {
         count: continuation.earlier.count + previous.earlier.count,
         ids: [...continuation.earlier.ids, ...previous.earlier.ids],
       };
+      continuation.earlierErrors = {
+        count: continuation.earlierErrors.count + previous.earlierErrors.count,
+        ids: [...continuation.earlierErrors.ids, ...previous.earlierErrors.ids],
+      };
       continuation.done.push(...previous.done);
       for (const error of previous.openErrors) openError(walk, error);
     }
@@ -244,7 +248,13 @@ export function collectContinuation(
   options: ContinuationOptions = {},
 ): Continuation {
   const walk: Walk = {
-    continuation: { done: [], earlier: { count: 0, ids: [] }, pending: [], openErrors: [] },
+    continuation: {
+      done: [],
+      earlier: { count: 0, ids: [] },
+      pending: [],
+      openErrors: [],
+      earlierErrors: { count: 0, ids: [] },
+    },
     turn: 0,
     calls: new Map(),
     answered: false,

@@ -8,9 +8,10 @@ import {
 import type { CompactTrigger } from "@unforget/transcript";
 import { CompactionFailedError } from "../compact-error.ts";
 import {
+  type CarriedUserMessage,
+  type CarryOptions,
   carryUserMessages,
   readCarriedUserMessages,
-  renderCarriedUserMessages,
   userMessageBudget,
 } from "../conversation/carried-user-messages.ts";
 import { continuationBlock, continuationBudget } from "../conversation/continuation.ts";
@@ -43,7 +44,7 @@ import type { CompactionOutcome, CompactRange, ContinuationStyle } from "./compa
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import type { CacheSafeParameters, Summarizer, SummaryScope } from "./summarizer.ts";
 import { formatSummaryReply } from "./summary-format.ts";
-import { replacedToolUseIds, summaryMessageText } from "./summary-message.ts";
+import { clipSummaryToBudget, replacedToolUseIds, summaryMessageText } from "./summary-message.ts";
 
 export interface CompactConversationOptions extends LayerTimeOptions {
   summarizer: Summarizer;
@@ -58,7 +59,10 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   range?: CompactRange;
   /** The verbatim tail kept after the summary; default at least one text message, at most 8,000 tokens, and always the newest tool round. */
   keep?: KeepWindowOptions;
-  /** Most tokens the summary should take. */
+  /**
+   * Most tokens the summary message takes, every part counted: the fixed prose, the replaced calls' ids, the
+   * continuation, the carried user messages and the summariser's text (cut to what the others leave).
+   */
   summaryMaxTokens: number;
   /**
    * Most tokens the summariser's input may have. Above it the input is summarised in pieces (whole API rounds,
@@ -68,8 +72,9 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   maxInputTokens?: number;
   /**
    * Most tokens the user's messages carried beside the summary may take before the older long ones are
-   * shortened (their whole text saved in `sessionDir`); default: no limit. Never more than a quarter of what the
-   * summary stands for; what they take comes out of `summaryMaxTokens` (the summariser gets the rest, at least 500).
+   * shortened (their whole text saved in `sessionDir`); default: what `summaryMaxTokens` leaves after the parts
+   * the system derives. Never more than a quarter of what the summary stands for; what they take comes out of
+   * `summaryMaxTokens` (the summariser gets the rest).
    */
   userMessageBudgetTokens?: number;
   /** The session folder: shortened user messages are saved whole to `<sessionDir>/user-messages/`. */
@@ -118,57 +123,58 @@ export async function compactConversation(
     );
   }
   const input = prepareForSummary(summarized, options.reinjectedAttachmentKinds ?? "all");
+  // The whole summary message fits `summaryMaxTokens`. What the system derives is counted first: the fixed
+  // prose with the line naming the replaced calls (bounded: first and last few ids and a count), then the
+  // continuation (its budget; its floor — open errors, the user's last message — may take more); the carried
+  // user messages get at most what is left (past it they fold, never dropped), the summariser the rest.
+  const budget = options.summaryMaxTokens;
+  const style = options.continuation ?? "interactive";
+  const toolUseIds = replacedToolUseIds(summarized);
+  let tight = false;
+  const compose = (summary: string, carried: readonly CarriedUserMessage[], continuation?: string) =>
+    summaryMessageText(
+      summary,
+      style,
+      options.transcriptPath,
+      carried,
+      options.sessionDir,
+      toolUseIds,
+      continuation,
+      tight,
+    );
+  const frameTokens = estimateTextTokens(compose("", []));
+  const continuationMax = Math.min(continuationBudget(budget, summarized), Math.max(0, budget - frameTokens));
   const carried = await carryUserMessages(
     opening ? (readCarriedUserMessages(userText(opening)) ?? []) : [],
     summarized,
-    {
-      ...(options.userMessageBudgetTokens !== undefined
-        ? { budgetTokens: options.userMessageBudgetTokens }
-        : {}),
-      shareOfSummarized:
-        options.trigger === "reactive"
-          ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
-          : USER_MESSAGES_SHARE_OF_SUMMARIZED,
-      // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
-      ...(turn.userMessageId !== undefined ? { newestUserMessageId: turn.userMessageId } : {}),
-      ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
-      ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
-    },
+    carryOptions(options, turn.userMessageId, Math.max(0, budget - frameTokens - continuationMax)),
   );
-  // The carried messages come out of the summary's budget: the summary message is no larger for carrying them.
-  const carriedTokens =
-    carried.length > 0 ? estimateTextTokens(renderCarriedUserMessages(carried, options.sessionDir)) : 0;
-  // So does the continuation the ladder derives from the replaced messages, whatever the summariser writes.
   const continuation = continuationBlock(
     opening ? [opening, ...summarized] : summarized,
     tail,
-    continuationBudget(options.summaryMaxTokens, summarized),
+    continuationMax,
     {
       before: head,
       carriedVerbatim: carried.flatMap((message) => ("text" in message ? [message.text] : [])),
     },
   );
-  const continuationTokens = continuation ? estimateTextTokens(continuation) : 0;
+  // Parts that barely fit take their shortest wording.
+  tight = estimateTextTokens(compose("", carried, continuation)) > budget;
+  const derivedTokens = estimateTextTokens(compose("", carried, continuation));
   const result = await summarizeInPieces(input, scope, previousSummary, {
     ...options,
-    summaryMaxTokens: Math.max(
-      SUMMARY_MIN_TOKENS,
-      options.summaryMaxTokens - carriedTokens - continuationTokens,
-    ),
+    summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, budget - derivedTokens),
   });
-  const messageText = summaryMessageText(
-    result.text,
-    options.continuation ?? "interactive",
-    options.transcriptPath,
-    carried,
-    options.sessionDir,
-    replacedToolUseIds(summarized),
-    continuation,
+  // The summariser's text gets what is left: one that runs over (or a floor the derived parts leave no room
+  // for) is cut at a line end, so that the message as sent is within the budget.
+  const summary = clipSummaryToBudget(result.text, budget, (text) =>
+    estimateTextTokens(compose(text, carried, continuation)),
   );
+  const messageText = compose(summary, carried, continuation);
   const kept = [...head, ...tail];
   return {
     mode: scope === "from" ? "replace" : "boundary",
-    summary: result.text,
+    summary,
     messageText,
     keptMessageIds: kept.map((message) => message.id),
     summarizedMessageIds: [...(opening ? [opening.id] : []), ...summarized.map((message) => message.id)],
@@ -182,6 +188,25 @@ export async function compactConversation(
     },
     ptlRetries: result.ptlRetries,
     pieces: result.pieces,
+  };
+}
+
+/** How the user's messages are carried: within the smaller of their budget and what the derived parts leave. */
+function carryOptions(
+  options: CompactConversationOptions,
+  newestUserMessageId: string | undefined,
+  leftTokens: number,
+): CarryOptions {
+  return {
+    budgetTokens: Math.min(options.userMessageBudgetTokens ?? Number.POSITIVE_INFINITY, leftTokens),
+    shareOfSummarized:
+      options.trigger === "reactive"
+        ? USER_MESSAGES_SHARE_OF_SUMMARIZED_REACTIVE
+        : USER_MESSAGES_SHARE_OF_SUMMARIZED,
+    // The user's newest message goes along whole when the summary stands for it (the newest turn stays).
+    ...(newestUserMessageId !== undefined ? { newestUserMessageId } : {}),
+    ...(options.sessionDir ? { sessionDir: options.sessionDir } : {}),
+    ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
   };
 }
 

@@ -13,8 +13,8 @@ export function replacedToolUseIds(messages: readonly Message[]): string[] {
 }
 
 /** The line naming the calls a summary replaced: every id, or the first and last few and a count. */
-function replacedCallsLine(ids: readonly string[]): string {
-  const shown = REPLACED_IDS_SHOWN_AT_EACH_END;
+function replacedCallsLine(ids: readonly string[], tight: boolean): string {
+  const shown = tight ? 2 : REPLACED_IDS_SHOWN_AT_EACH_END;
   const list =
     ids.length <= shown * 2
       ? ids.join(", ")
@@ -34,6 +34,8 @@ export function summaryMessageText(
   sessionDir?: string,
   toolUseIds: readonly string[] = [],
   continuationBlock?: string,
+  /** The shortest wording of the fixed prose and fewer replaced ids, for a budget the parts barely fit. */
+  tight = false,
 ): string {
   const parts = [
     "This session continues an earlier conversation that ran out of context. The summary below stands for the earlier part.",
@@ -42,11 +44,13 @@ export function summaryMessageText(
     summary,
     "</summary>",
   ];
-  if (toolUseIds.length > 0) parts.push("", replacedCallsLine(toolUseIds));
+  if (toolUseIds.length > 0) parts.push("", replacedCallsLine(toolUseIds, tight));
   if (userMessages.length > 0) parts.push("", renderCarriedUserMessages(userMessages, sessionDir));
   // Where the work stands (`<continuation>`), derived by the ladder from the replaced messages.
   if (continuationBlock) parts.push("", continuationBlock);
-  if (transcriptPath) {
+  if (transcriptPath && tight) {
+    parts.push("", `The full earlier transcript is at ${transcriptPath}.`);
+  } else if (transcriptPath) {
     parts.push(
       "",
       `The full earlier transcript is at ${transcriptPath}; read it if you need an exact detail (a code snippet, an error message) that the summary does not have.`,
@@ -64,4 +68,32 @@ export function summaryMessageText(
     );
   }
   return parts.join("\n");
+}
+
+const CUT_NOTE = "[… the rest of the summary was cut to fit the summary's budget]";
+
+/**
+ * The summariser's text cut (at a line end where one is near) so that `measure(text)` is at most `maxTokens`:
+ * the text unchanged when it fits, an empty string when not even the note fits.
+ */
+export function clipSummaryToBudget(
+  text: string,
+  maxTokens: number,
+  measure: (text: string) => number,
+): string {
+  if (measure(text) <= maxTokens) return text;
+  const cut = (chars: number) => {
+    const head = text.slice(0, chars);
+    const lineEnd = head.lastIndexOf("\n");
+    return `${lineEnd > chars / 2 ? head.slice(0, lineEnd) : head}\n${CUT_NOTE}`;
+  };
+  let low = 0;
+  let high = text.length;
+  // The longest head that fits, by halving (the estimate grows with the text).
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (measure(cut(middle)) <= maxTokens) low = middle;
+    else high = middle - 1;
+  }
+  return low > 0 || measure(cut(0)) <= maxTokens ? cut(low) : "";
 }
