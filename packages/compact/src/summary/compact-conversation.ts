@@ -44,7 +44,7 @@ import type { CompactionOutcome, CompactRange, ContinuationStyle } from "./compa
 import { createExtractiveSummarizer } from "./extractive-summarizer.ts";
 import type { CacheSafeParameters, Summarizer, SummaryScope } from "./summarizer.ts";
 import { formatSummaryReply } from "./summary-format.ts";
-import { clipSummaryToBudget, replacedToolUseIds, summaryMessageText } from "./summary-message.ts";
+import { replacedToolUseIds, summaryMessageText } from "./summary-message.ts";
 
 export interface CompactConversationOptions extends LayerTimeOptions {
   summarizer: Summarizer;
@@ -61,7 +61,7 @@ export interface CompactConversationOptions extends LayerTimeOptions {
   keep?: KeepWindowOptions;
   /**
    * Most tokens the summary message takes, every part counted: the fixed prose, the replaced calls' ids, the
-   * continuation, the carried user messages and the summariser's text (cut to what the others leave).
+   * continuation, the carried user messages and the summariser's text (asked for what the others leave).
    */
   summaryMaxTokens: number;
   /**
@@ -165,11 +165,10 @@ export async function compactConversation(
     ...options,
     summaryMaxTokens: Math.max(SUMMARY_MIN_TOKENS, budget - derivedTokens),
   });
-  // The summariser's text gets what is left: one that runs over (or a floor the derived parts leave no room
-  // for) is cut at a line end, so that the message as sent is within the budget.
-  const summary = clipSummaryToBudget(result.text, budget, (text) =>
-    estimateTextTokens(compose(text, carried, continuation)),
-  );
+  // A summariser that writes past what it was given is not cut (its last sections say where the work stands):
+  // the ladder declines a summary that would not shrink the context, and its thrash guard hands over to the
+  // fallback summariser when summaries keep leaving too much.
+  const summary = result.text;
   const messageText = compose(summary, carried, continuation);
   const kept = [...head, ...tail];
   return {

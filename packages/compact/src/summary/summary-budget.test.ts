@@ -54,7 +54,7 @@ describe("the summary message's budget, every part counted", () => {
   const upTo = messages.length - 4;
   for (const window of [2_000, 8_000, 32_000, 100_000, 200_000]) {
     for (const summarizer of [createExtractiveSummarizer(), verbose]) {
-      it(`fits a ${window.toLocaleString("en-US")}-token window's budget with the ${summarizer.name} summariser, open errors and the last user message kept`, async () => {
+      it(`fits a ${window.toLocaleString("en-US")}-token window's budget with the ${summarizer.name} summariser (what the system derives, for one that runs over), open errors and the last user message kept`, async () => {
         const budget = budgetFor(window);
         const outcome = await compactConversation(messages, {
           summarizer,
@@ -64,7 +64,21 @@ describe("the summary message's budget, every part counted", () => {
           range: { upTo },
           transcriptPath: "/tmp/session.jsonl",
         });
-        expect(estimateTextTokens(outcome.messageText)).toBeLessThanOrEqual(budget);
+        if (summarizer === verbose) {
+          // A summariser that runs over is not cut (the ladder declines or falls back, see its contract): what
+          // the system derives still fits the budget, and the summary is there whole.
+          expect(outcome.messageText).toContain(outcome.summary);
+          const derived = outcome.messageText.replace(outcome.summary, "");
+          expect(estimateTextTokens(derived)).toBeLessThanOrEqual(budget);
+        } else {
+          // The summariser is never asked for less than its floor: at the smallest budgets that floor shows (the
+          // extractive summariser's own estimate of its text may be off by a few percent).
+          const derived = estimateTextTokens(outcome.messageText.replace(outcome.summary, ""));
+          expect(estimateTextTokens(outcome.messageText)).toBeLessThanOrEqual(
+            Math.max(budget, derived + Math.ceil(SUMMARY_MIN_TOKENS * 1.1)),
+          );
+          if (window >= 8_000) expect(estimateTextTokens(outcome.messageText)).toBeLessThanOrEqual(budget);
+        }
         expect(outcome.messageText).toContain(LAST_USER);
         for (const index of [3, 78, 153, 228]) expect(outcome.messageText).toContain(failure(index));
         // The replaced calls stay reachable: a count, the first and last ids, and the tools to find the rest.

@@ -69,31 +69,3 @@ export function summaryMessageText(
   }
   return parts.join("\n");
 }
-
-const CUT_NOTE = "[… the rest of the summary was cut to fit the summary's budget]";
-
-/**
- * The summariser's text cut (at a line end where one is near) so that `measure(text)` is at most `maxTokens`:
- * the text unchanged when it fits, an empty string when not even the note fits.
- */
-export function clipSummaryToBudget(
-  text: string,
-  maxTokens: number,
-  measure: (text: string) => number,
-): string {
-  if (measure(text) <= maxTokens) return text;
-  const cut = (chars: number) => {
-    const head = text.slice(0, chars);
-    const lineEnd = head.lastIndexOf("\n");
-    return `${lineEnd > chars / 2 ? head.slice(0, lineEnd) : head}\n${CUT_NOTE}`;
-  };
-  let low = 0;
-  let high = text.length;
-  // The longest head that fits, by halving (the estimate grows with the text).
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (measure(cut(middle)) <= maxTokens) low = middle;
-    else high = middle - 1;
-  }
-  return low > 0 || measure(cut(0)) <= maxTokens ? cut(low) : "";
-}
