@@ -1,4 +1,6 @@
 // A model provider that answers at once from a script, in process: the benches measure the loop, not a model.
+
+import { type ContextManagerOptions, createExtractiveSummarizer } from "@unforget/compact";
 import {
   createUsage,
   getModelLimits,
@@ -10,6 +12,7 @@ import {
   type Tool,
 } from "@unforget/core";
 import { createModelStream } from "@unforget/provider-runtime";
+import type { AgentSessionOptions } from "../src/index.ts";
 
 /** What the provider answers to one request: a tool call (after a note, when `text` is given), or the end of the turn. */
 export type InstantReply =
@@ -133,5 +136,32 @@ export function inspectingTurns(
     inTurn++;
     calls++;
     return { text: note(calls), toolCall: { name: "inspect", input: { part: calls } } };
+  };
+}
+
+/** A part of the code base as `inspect` prints it in the tests: a heading and 120 lines (about 1,200 tokens). */
+export const printedPart = (part: number) =>
+  `part ${part}\n${Array.from({ length: 120 }, (_, line) => `  step_${line}(part_${part}); // ok`).join("\n")}`;
+
+/**
+ * A long session's options in the benches' and tests' shape: `tools` at a 16,000-token window (2,000 for the
+ * answer), the extractive summariser, what else the context needs (`retainEntries`, …) from `context`.
+ */
+export function longSessionOptions(
+  provider: ModelProvider,
+  tools: Tool[],
+  sessionsDir: string,
+  context: Partial<Pick<ContextManagerOptions, "retainEntries">> = {},
+): AgentSessionOptions {
+  return {
+    provider,
+    model: "claude-sonnet-4-6",
+    tools,
+    sessionsDir,
+    context: {
+      limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
+      summarizer: createExtractiveSummarizer(),
+      ...context,
+    },
   };
 }

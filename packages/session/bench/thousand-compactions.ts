@@ -11,9 +11,13 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExtractiveSummarizer } from "@unforget/compact";
 import { createAgentSession } from "../src/index.ts";
-import { createInstantProvider, inspectingTurns, keptInspectTool } from "./instant-provider.ts";
+import {
+  createInstantProvider,
+  inspectingTurns,
+  keptInspectTool,
+  longSessionOptions,
+} from "./instant-provider.ts";
 
 const TARGET = Number(process.argv[2] ?? 1_000);
 const MARKS = [10, 100, 1_000, 10_000].filter((mark) => mark <= TARGET);
@@ -82,16 +86,8 @@ async function summaries(path: string): Promise<string> {
 const dir = await mkdtemp(join(tmpdir(), "unforget-session-long-"));
 try {
   const session = await createAgentSession({
-    provider,
-    model: "claude-sonnet-4-6",
+    ...longSessionOptions(provider, [inspect], dir, { retainEntries: RETAIN }),
     system: "You are a careful agent.",
-    tools: [inspect],
-    sessionsDir: dir,
-    context: {
-      limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
-      summarizer: createExtractiveSummarizer(),
-      retainEntries: RETAIN,
-    },
   });
   const loads: number[] = [];
   const rows: string[] = [];

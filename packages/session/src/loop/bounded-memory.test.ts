@@ -1,11 +1,16 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExtractiveSummarizer } from "@unforget/compact";
 import type { ModelRequest } from "@unforget/core";
 import { readTranscript } from "@unforget/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createInstantProvider, inspectingTurns, keptInspectTool } from "../../bench/instant-provider.ts";
+import {
+  createInstantProvider,
+  inspectingTurns,
+  keptInspectTool,
+  longSessionOptions,
+  printedPart,
+} from "../../bench/instant-provider.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 // A long session through the real loop: what the session holds in memory (its messages, the manager's entries)
@@ -23,10 +28,7 @@ const CALLS_PER_TURN = 8;
 
 /** A tool whose ~1,200-token results are kept (only summaries free room), and a provider that calls it. */
 function scripted() {
-  const inspect = keptInspectTool((part) => {
-    const lines = Array.from({ length: 120 }, (_, line) => `  step_${line}(part_${part}); // ok`);
-    return `part ${part}\n${lines.join("\n")}`;
-  });
+  const inspect = keptInspectTool(printedPart);
   const requests: ModelRequest[] = [];
   const turns = inspectingTurns(CALLS_PER_TURN, (call) => `Step ${call}: reading the next part.`);
   const provider = createInstantProvider((request) => {
@@ -39,16 +41,7 @@ function scripted() {
 describe("a session through many compactions", () => {
   it("holds messages and entries bounded by the context, the transcript every message once, across a model change", async () => {
     const { inspect, provider } = scripted();
-    const session = await createAgentSession({
-      provider,
-      model: "claude-sonnet-4-6",
-      tools: [inspect],
-      sessionsDir: dir,
-      context: {
-        limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
-        summarizer: createExtractiveSummarizer(),
-      },
-    });
+    const session = await createAgentSession(longSessionOptions(provider, [inspect], dir));
     let appended = 0;
     let mostHeld = 0;
     for (let turn = 1; turn <= 40; turn++) {
@@ -83,17 +76,12 @@ describe("a session through many compactions", () => {
 
   it("resumes a long session with the context it had, and goes on", async () => {
     const { inspect, provider, requests } = scripted();
-    const options = {
+    const options = longSessionOptions(
       provider,
-      model: "claude-sonnet-4-6",
-      tools: [inspect],
-      sessionsDir: dir,
-      context: {
-        limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
-        summarizer: createExtractiveSummarizer(),
-        ...(process.env.RETAIN_ALL ? { retainEntries: "all" as const } : {}),
-      },
-    };
+      [inspect],
+      dir,
+      process.env.RETAIN_ALL ? { retainEntries: "all" } : {},
+    );
     const first = await createAgentSession(options);
     for (let turn = 1; turn <= 12; turn++) await first.send(`Next step ${turn}.`).result();
     expect(first.status().compactions).toBeGreaterThan(5);

@@ -1,10 +1,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExtractiveSummarizer } from "@unforget/compact";
-import type { Tool } from "@unforget/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createInstantProvider } from "../../bench/instant-provider.ts";
+import {
+  createInstantProvider,
+  inspectingTurns,
+  keptInspectTool,
+  longSessionOptions,
+  printedPart,
+} from "../../bench/instant-provider.ts";
 import { type AgentSessionOptions, createAgentSession } from "../index.ts";
 
 // The gauge of a resumed session: before its first call it shows the context the session had when it was
@@ -19,45 +23,12 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const inspect: Tool = {
-  name: "inspect",
-  description: "Prints a part of the code base.",
-  inputSchema: { type: "object", properties: { part: { type: "number" } }, required: ["part"] },
-  readOnly: true,
-  resultRetention: "keep",
-  async execute(input) {
-    const lines = Array.from(
-      { length: 120 },
-      (_, line) => `  step_${line}(part_${String(input.part)}); // ok`,
-    );
-    return { content: `part ${String(input.part)}\n${lines.join("\n")}`, isError: false };
-  },
-};
+const inspect = keptInspectTool(printedPart);
 
 /** Four tool calls a turn, then the end of the turn; usage is what the provider counts of each request. */
 function options(retainEntries: "context" | "all"): AgentSessionOptions {
-  let calls = 0;
-  let inTurn = 0;
-  const provider = createInstantProvider(() => {
-    if (inTurn === 4) {
-      inTurn = 0;
-      return { text: "Done with this step." };
-    }
-    inTurn++;
-    calls++;
-    return { text: `Step ${calls}.`, toolCall: { name: "inspect", input: { part: calls } } };
-  });
-  return {
-    provider,
-    model: "claude-sonnet-4-6",
-    tools: [inspect],
-    sessionsDir: dir,
-    context: {
-      limits: { contextWindow: 16_000, maxOutputTokens: 2_000 },
-      summarizer: createExtractiveSummarizer(),
-      retainEntries,
-    },
-  };
+  const provider = createInstantProvider(inspectingTurns(4, (call) => `Step ${call}.`));
+  return longSessionOptions(provider, [inspect], dir, { retainEntries });
 }
 
 describe.each(["context", "all"] as const)("the gauge right after a resume (retainEntries: %s)", (retain) => {
