@@ -124,8 +124,8 @@ function meteredStream(stream: ModelStream, record: (usage: Usage) => void): Mod
               if (typeof value === "number") (usage as unknown as Record<string, number>)[key] = value;
               // The passes of a server compaction arrive with the final counts.
               else if (key === "iterations" && Array.isArray(value)) usage.iterations = value;
-              else if (key === "cacheCreation" && value)
-                usage.cacheCreation = { ...event.usage.cacheCreation! };
+              else if (key === "cacheCreation" && event.usage.cacheCreation)
+                usage.cacheCreation = { ...event.usage.cacheCreation };
             }
           yield event;
         }

@@ -92,30 +92,23 @@ export function describeConformance(corpus: Corpus, { recordedOnly = false } = {
   );
 
   let counter = 0;
-  describeContextManagerContract({
-    name: "default ladder, offline",
-    sessions,
-    recordedOnly,
-    createManager: ({ window, options }) =>
-      createContextManager({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: Math.min(8_000, Math.floor(window / 4)) },
-        idFactory: (kind) => `${kind}-${++counter}`,
-        ...options,
-      }),
-  });
   // The same ladder keeping in memory only the entries the context is projected from: every guarantee holds.
-  describeContextManagerContract({
-    name: "default ladder, offline, retaining the context's entries only",
-    sessions,
-    recordedOnly,
-    createManager: ({ window, options }) =>
-      createContextManager({
-        model: "replay",
-        limits: { contextWindow: window, maxOutputTokens: Math.min(8_000, Math.floor(window / 4)) },
-        idFactory: (kind) => `${kind}-${++counter}`,
-        retainEntries: "context",
-        ...options,
-      }),
-  });
+  for (const [name, retainEntries] of [
+    ["default ladder, offline", "all"],
+    ["default ladder, offline, retaining the context's entries only", "context"],
+  ] as const) {
+    describeContextManagerContract({
+      name,
+      sessions,
+      recordedOnly,
+      createManager: ({ window, options }) =>
+        createContextManager({
+          model: "replay",
+          limits: { contextWindow: window, maxOutputTokens: Math.min(8_000, Math.floor(window / 4)) },
+          idFactory: (kind) => `${kind}-${++counter}`,
+          retainEntries,
+          ...options,
+        }),
+    });
+  }
 }

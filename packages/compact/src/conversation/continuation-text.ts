@@ -238,10 +238,7 @@ export function readContinuation(
     if (section === DONE_HEADER) {
       const earlier = EARLIER_LINE.exec(line);
       if (earlier) {
-        read.earlier = {
-          count: Number(earlier[1]),
-          ids: earlier[2] ? earlier[2].split(", ").filter((id) => id !== "…") : [],
-        };
+        read.earlier = countedIds(earlier);
         continue;
       }
       const done = DONE_LINE.exec(line);
@@ -250,10 +247,7 @@ export function readContinuation(
     } else if (section === ERRORS_HEADER) {
       const earlier = EARLIER_ERRORS_LINE.exec(line);
       if (earlier) {
-        read.earlierErrors = {
-          count: Number(earlier[1]),
-          ids: earlier[2] ? earlier[2].split(", ").filter((id) => id !== "…") : [],
-        };
+        read.earlierErrors = countedIds(earlier);
         continue;
       }
       const error = ERROR_LINE.exec(line);
@@ -278,4 +272,9 @@ export function readContinuationLastUser(text: string): string | undefined {
   const block = continuationIn(text);
   const quoted = block ? /<last-user-message>\n([\s\S]*?)\n<\/last-user-message>/.exec(block) : null;
   return quoted ? unescapeTags(quoted[1]!) : undefined;
+}
+
+/** A line that counts earlier items: how many, and the ids it names (the "…" between the first and last few left out). */
+function countedIds(match: RegExpExecArray): { count: number; ids: string[] } {
+  return { count: Number(match[1]), ids: match[2] ? match[2].split(", ").filter((id) => id !== "…") : [] };
 }
