@@ -787,6 +787,64 @@ describe("the ladder as plug-ins", () => {
 });
 
 describe("background summaries", () => {
+  it("are not spliced in when the files they would bring back take what they free", async () => {
+    // A summariser whose summaries leave ~7,000 tokens of what they stand for, of a session that read large
+    // files: applying one would restore the files (up to half of what it frees), so the request would gain
+    // less than the tenth of the threshold a background summary must free.
+    const files = new Map<string, string>();
+    const sections = SUMMARY_SECTIONS.map((title, index) => `${index + 1}. ${title}:\n- noted`).join("\n");
+    const leavesRoom: Summarizer = {
+      name: "model",
+      async summarize(request) {
+        const target = estimateTokens(request.messages) - 7_000;
+        return {
+          text: `${sections}\n${filler(Math.max(0, target))}`,
+          calls: 1,
+          inputTokens: 1,
+          outputTokens: 1,
+        };
+      },
+    };
+    const c = conversationBuilder().user("Review the modules one by one.");
+    const events: ContextEvent[] = [];
+    const manager = createContextManager({
+      model: "m",
+      limits: LIMITS,
+      clock: c.now,
+      summarizer: leavesRoom,
+      onEvent: (event) => events.push(event),
+      attachments: [createRecentFilesProvider({ root: tmpdir(), readFile: async (path) => files.get(path) })],
+      config: {
+        collapse: false,
+        microcompact: false,
+        cheapLayers: { level: 0.99, target: 0.5, minimumFreedShare: 0.5, protectShare: 0.01 },
+        policy: {
+          ...createFixedLevelPolicy(),
+          startBackground: (input) => !input.backgroundPending && input.tokens >= input.threshold * 0.7,
+        },
+      },
+    });
+    for (let turn = 0; turn < 60; turn++) {
+      const path = join(tmpdir(), `m${turn}.ts`);
+      files.set(path, filler(1_500, turn));
+      c.tool("Read", { file_path: path }, files.get(path)!);
+      await manager.prepare(c.messages);
+    }
+    const threshold = manager.status().threshold;
+    // Each background summary applied, as its layer report (the event just before "background-applied") says.
+    const applied = events.flatMap((event, index) => {
+      const report = events[index - 1];
+      return event.type === "background-applied" && report?.type === "layer" ? [report] : [];
+    });
+    for (const report of applied)
+      expect(report.tokensBefore - report.tokensAfter, report.reason).toBeGreaterThanOrEqual(threshold * 0.1);
+    expect(
+      events.filter((event) => event.type === "background-discarded" && event.reason.includes("outgrown"))
+        .length,
+      "background summaries that would have freed too little",
+    ).toBeGreaterThan(0);
+  });
+
   it("splice in at the threshold although the cheap layers folded part of what they summarise", async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => {

@@ -3,7 +3,7 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { findNewestTurn } from "../conversation/newest-turn.ts";
-import { STALL_FRACTION } from "../defaults.ts";
+import { ATTACHMENT_SHARE_OF_FREED, STALL_FRACTION } from "../defaults.ts";
 import type { SummaryLayer } from "../layers/layer.ts";
 import type { LayerReport, SummaryFallback } from "../manager/context-events.ts";
 import type { BoundaryInput } from "../manager/context-view.ts";
@@ -193,13 +193,15 @@ export function record(
  * now when the messages it covers — or replacements (folds, placeholders) of only such messages — still form
  * a prefix: the cheap layers' edits to that prefix are superseded by the summary, their edits after it kept.
  * And only while it frees enough (at the threshold a tenth of it; when spliced in early, as much as a cheap
- * layer must): short of that, the conversation has outgrown it.
+ * layer must), net of the files applying it may restore (`restoreBudget`, at most half of what it frees): short
+ * of that, the conversation has outgrown it.
  */
 export function splice(
   core: ManagerCore,
   outcome: CompactionOutcome,
   minimumFreed: number,
   threshold: number,
+  restoreBudget: number,
 ): { outcome: CompactionOutcome } | "changed" | "outgrown" {
   const covered = new Set(outcome.summarizedMessageIds);
   const current = core.view.view;
@@ -227,8 +229,10 @@ export function splice(
   // threshold: with the estimate's padding on top, background summaries that left about as much as a fresh one
   // would were thrown away, and the call waited for the fresh one (background benchmark, 16K: 6 of 8 applied
   // instead of 3 of 8).
-  if ((estimateTokens(current) - tokensAfter) * DEFAULT_PADDING < Math.max(1, minimumFreed))
-    return "outgrown";
+  // What applying it restores (files the summarised part read) comes back on top: counted against what it frees.
+  const freed = (estimateTokens(current) - tokensAfter) * DEFAULT_PADDING;
+  const restoring = Math.min(restoreBudget, Math.floor(Math.max(0, freed) * ATTACHMENT_SHARE_OF_FREED));
+  if (freed - restoring < Math.max(1, minimumFreed)) return "outgrown";
   if (tokensAfter + core.view.preambleTokens >= threshold) return "outgrown";
   return {
     outcome: {

@@ -90,7 +90,9 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
         call.state.minimumFreedTokens,
         call.state.threshold * BACKGROUND_MINIMUM_SHARE,
       );
-      if (typeof splice(p.core, result, minimum, call.state.threshold) !== "object") return false;
+      const restoreBudget = rehydrationBudget(p.core.config, call.state.threshold);
+      if (typeof splice(p.core, result, minimum, call.state.threshold, restoreBudget) !== "object")
+        return false;
       return applyBackground(
         p,
         call,
@@ -436,7 +438,13 @@ async function applyBackground(
     return false;
   }
   const spliced = result
-    ? splice(p.core, result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
+    ? splice(
+        p.core,
+        result,
+        call.state.threshold * BACKGROUND_MINIMUM_SHARE,
+        call.state.threshold,
+        rehydrationBudget(p.core.config, call.state.threshold),
+      )
     : undefined;
   if (typeof spliced !== "object") {
     p.core.events.emit({
