@@ -177,7 +177,8 @@ function printReplay(
 function printTargets(window: number, results: [string, PolicyTotals][]) {
   const [, ours] = results[0]!;
   const baseAgent = results.find(([name]) => name === BASE_AGENT)![1];
-  const others = results.slice(1);
+  // The peers and baselines: our own variants (the previous default, clearing sooner) are not "another".
+  const others = results.slice(1).filter(([name]) => !name.startsWith("unforget"));
   const costTarget = window >= 100_000 ? 0.3 : 0.35;
   const simple = results.find(([name]) => name === SIMPLE)?.[1];
   const ratio = ours.inputCostUsd / baseAgent.inputCostUsd;
