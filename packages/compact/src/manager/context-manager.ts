@@ -39,9 +39,17 @@ export interface ContextStatus {
    */
   blockingLimit: number;
   percentUsed: number;
-  /** Turns until the threshold at the recent rate of growth; undefined until the rate is known. */
+  /**
+   * Turns until the threshold at the recent rate of growth (a resumed session's goes on from its transcript's last
+   * responses); undefined until the rate is known, or while the context is not growing.
+   */
   turnsUntilCompaction: number | undefined;
-  /** Summaries so far (the summary layer, session notes, reactive and manual ones): the "compactions" of reports. */
+  /** Why `turnsUntilCompaction` is undefined, in words (what the rate needs and what is missing); set only then. */
+  growthUnknown?: string;
+  /**
+   * Summaries so far (the summary layer, session notes, reactive and manual ones): the "compactions" of reports.
+   * A resumed session's count goes on from its transcript's.
+   */
   compactions: number;
   /** Summaries in a row that came within three turns of the previous one. */
   recompactionChain: number;
@@ -165,7 +173,16 @@ export interface ContextManager {
 export function createContextManager(options: ContextManagerOptions): ContextManager {
   const window = createWindow(options);
   const core = createCore(options, window);
-  const stats = createSessionStats();
+  const stats = createSessionStats(
+    options.resume
+      ? {
+          entries: options.resume,
+          summaryLayers: new Set(
+            core.layers.flatMap((layer) => (layer.kind === "summary" ? [layer.name] : [])),
+          ),
+        }
+      : undefined,
+  );
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
   const session: SessionState = {
     pending: new Map(),
@@ -267,6 +284,7 @@ function statusOf(
 ): ContextStatus {
   const levels = core.levels();
   const rate = stats.growthRate;
+  const growthUnknown = stats.growthUnknown;
   const workingSet = core.policy.levels?.();
   return {
     tokens,
@@ -279,6 +297,7 @@ function statusOf(
       rate === undefined || rate <= 0
         ? undefined
         : Math.max(0, Math.ceil((levels.threshold - tokens) / rate)),
+    ...(growthUnknown === undefined ? {} : { growthUnknown }),
     compactions: stats.compactions,
     recompactionChain: stats.chain,
     failures: core.breakers.failures(),
