@@ -52,4 +52,18 @@ describe.each(["context", "all"] as const)("a resumed session's status (retainEn
     expect(resumed.status().compactions).toBeGreaterThanOrEqual(closed.compactions);
     await resumed.close();
   });
+
+  it("after a change of model, still counts the compactions so far and knows when the next one comes", async () => {
+    const session = await createAgentSession(options(retain));
+    for (let turn = 1; turn <= 6; turn++) await session.send(`Next step ${turn}.`).result();
+    const before = session.status();
+    expect(before.compactions).toBeGreaterThan(1);
+    session.setModel("claude-haiku-4-5");
+    const after = session.status();
+    expect(after.compactions).toBe(before.compactions);
+    expect(after.turnsUntilCompaction).toBeDefined();
+    await session.send("Go on.").result();
+    expect(session.status().compactions).toBeGreaterThanOrEqual(before.compactions);
+    await session.close();
+  });
 });
