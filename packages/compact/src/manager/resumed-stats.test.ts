@@ -168,7 +168,7 @@ describe.each(["context", "all"] as const)("a resumed manager's status (retainEn
     expect(manager.status().turnsUntilCompaction).toBeUndefined();
     expect(manager.status().growthUnknown).toMatch(/needs the growth of 2 calls and 1 is known/);
     expect(await statusText(manager)).toMatch(
-      /when is not known yet \(it needs the growth of 2 calls and 1 is known: the resumed transcript measured 1/,
+      /when it comes is not known yet \(it needs the growth of 2 calls and 1 is known: the resumed transcript measured 1/,
     );
   });
 
@@ -190,6 +190,8 @@ describe("a new manager's status", () => {
   it("says what the rate needs until two calls have grown the context", async () => {
     const manager = createContextManager({ model: "m", limits: LIMITS });
     expect(manager.status().growthUnknown).toBe("it needs the growth of 2 calls and 0 are known");
-    expect(await statusText(manager)).toMatch(/when is not known yet \(it needs the growth of 2 calls/);
+    expect(await statusText(manager)).toMatch(
+      /when it comes is not known yet \(it needs the growth of 2 calls/,
+    );
   });
 });
