@@ -138,6 +138,12 @@ interface HistoryState {
 
 const tokenize = MiniSearch.getDefault("tokenize") as (text: string) => string[];
 const INDEX_OPTIONS: Options<ItemDocument> = { fields: ["call", "text"], storeFields: [] };
+/**
+ * The factor on a user message's score: someone searching for what they asked expects their own words before a
+ * tool output or a reply that repeats them. Modest, so it settles ties and near-ties (within a fifth) and never
+ * puts a user message over an item that matches clearly better. Judgement call.
+ */
+const USER_MESSAGE_BOOST = 1.2;
 
 function createIndex(): MiniSearch<ItemDocument> {
   return new MiniSearch<ItemDocument>(INDEX_OPTIONS);
@@ -296,6 +302,7 @@ async function search(
       const record = state.items.get(String(result.id));
       return record !== undefined && keep(record);
     },
+    boostDocument: (id) => (state.items.get(String(id))?.kind === "user" ? USER_MESSAGE_BOOST : 1),
   });
   const terms = tokenize(query.toLowerCase()).filter((term) => term.length > 0);
   const hits: HistoryHit[] = [];

@@ -145,3 +145,14 @@ export function describeNextCompaction(turns: number | undefined): string | unde
   if (turns >= 100) return "compaction in 100+ turns";
   return `compaction in about ${turns} turn${turns === 1 ? "" : "s"}`;
 }
+
+/** `/context`'s line about the next compaction: when, or why that is not known yet (the manager says why). */
+export function nextCompactionLine(status: {
+  turnsUntilCompaction: number | undefined;
+  growthUnknown?: string;
+}): string {
+  return (
+    describeNextCompaction(status.turnsUntilCompaction) ??
+    `when the next compaction comes is not known yet${status.growthUnknown ? ` (${status.growthUnknown})` : ""}`
+  );
+}

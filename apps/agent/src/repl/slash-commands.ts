@@ -5,7 +5,7 @@ import { modelNameProblem } from "../agent/model-names.ts";
 import { closestName } from "../agent/settings/settings-schema.ts";
 import { COMPACT_COMMAND, PIN_COMMANDS } from "./context-commands.ts";
 import { describeProposal } from "./describe-proposal.ts";
-import { bar, describeNextCompaction, formatTokens } from "./repl-state.ts";
+import { bar, formatTokens, nextCompactionLine } from "./repl-state.ts";
 import { needSession, print, type SlashCommand, table } from "./slash-command.ts";
 
 const context: SlashCommand = {
@@ -35,9 +35,7 @@ const context: SlashCommand = {
     // Before the first request the gauge has nothing measured yet: the parts' estimate stands in, as in the table.
     const tokens = status.tokens > 0 ? status.tokens : parts.total;
     const share = status.threshold > 0 ? tokens / status.threshold : 0;
-    const next =
-      describeNextCompaction(status.turnsUntilCompaction) ??
-      "when the next compaction comes is not known yet";
+    const next = nextCompactionLine(status);
     print(
       controller,
       [

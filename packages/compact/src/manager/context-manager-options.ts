@@ -21,6 +21,7 @@ import type { AttachmentProvider } from "../summary/rehydration.ts";
 import type { Summarizer } from "../summary/summarizer.ts";
 import type { ResultRetentionSetting } from "../tool-outputs/compactable-tools.ts";
 import type { ContextEventListener } from "./context-events.ts";
+import type { ContextManager } from "./context-manager.ts";
 import type { TranscriptSink } from "./context-view.ts";
 import type { NativeContextOptions } from "./native-context.ts";
 
@@ -142,8 +143,14 @@ export interface ContextManagerOptions {
   resultRetention?: ResultRetentionSetting;
   /** Where transcript entries go (a `TranscriptWriter`). */
   transcript?: TranscriptSink;
-  /** Entries of an earlier run: the manager resumes with their projection. */
+  /** Entries of an earlier run: the manager resumes with their projection, its compactions and its rate of growth. */
   resume?: readonly TranscriptEntry[];
+  /**
+   * The manager this one takes over from in the same session (another model; `resume` is its `entries`): the
+   * compactions so far, the recompaction chain and the rate of growth go on from that manager's, which `resume`
+   * alone cannot give when it holds only the entries the context is projected from (`retainEntries: "context"`).
+   */
+  continues?: ContextManager;
   /**
    * What `entries` (and the records beside them) keeps in memory: "all" (default) every entry since the start;
    * "context" only what the current context is projected from — from the latest compact boundary's preserved

@@ -24,7 +24,7 @@ import { observe, prepareCall, recoverCall } from "./manager-calls.ts";
 import { changedByCheapLayers, createCore, type SessionState } from "./manager-core.ts";
 import { buildContextManagement, supportsNativeContext } from "./native-context.ts";
 import type { PinnedItem, PinsStatus } from "./pins.ts";
-import { createSessionStats } from "./session-stats.ts";
+import { createSessionStats, type SessionStats } from "./session-stats.ts";
 
 export interface ContextStatus {
   /** Context size now, in tokens (usage-anchored where possible). */
@@ -39,9 +39,17 @@ export interface ContextStatus {
    */
   blockingLimit: number;
   percentUsed: number;
-  /** Turns until the threshold at the recent rate of growth; undefined until the rate is known. */
+  /**
+   * Turns until the threshold at the recent rate of growth (a resumed session's goes on from its transcript's last
+   * responses); undefined until the rate is known, or while the context is not growing.
+   */
   turnsUntilCompaction: number | undefined;
-  /** Summaries so far (the summary layer, session notes, reactive and manual ones): the "compactions" of reports. */
+  /** Why `turnsUntilCompaction` is undefined, in words (what the rate needs and what is missing); set only then. */
+  growthUnknown?: string;
+  /**
+   * Summaries so far (the summary layer, session notes, reactive and manual ones): the "compactions" of reports.
+   * A resumed session's count goes on from its transcript's.
+   */
   compactions: number;
   /** Summaries in a row that came within three turns of the previous one. */
   recompactionChain: number;
@@ -165,7 +173,7 @@ export interface ContextManager {
 export function createContextManager(options: ContextManagerOptions): ContextManager {
   const window = createWindow(options);
   const core = createCore(options, window);
-  const stats = createSessionStats();
+  const stats = (options.continues && statsOf.get(options.continues)) ?? resumedStats(options, core.layers);
   const pipeline = createSummaryPipeline(core, () => stats.compacted());
   const session: SessionState = {
     pending: new Map(),
@@ -176,7 +184,7 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
   const status = (tokens = core.size.tokens()) => statusOf(core, window.policy, stats, tokens);
   const finish = (call: LadderCall) => finishCall(core, call, session, status);
 
-  return {
+  const manager: ContextManager = {
     prepare: (messages, prepareOptions = {}) =>
       prepareCall(core, pipeline, stats, session, messages, prepareOptions).then(finish),
     async recover(error, prepareOptions = {}) {
@@ -257,16 +265,29 @@ export function createContextManager(options: ContextManagerOptions): ContextMan
     on: (listener) => core.events.on(listener),
     flush: async () => core.outputs?.flush(),
   };
+  statsOf.set(manager, stats);
+  return manager;
+}
+
+// Each manager's counts, for the manager that takes over from it (`continues`); nothing else reads them.
+const statsOf = new WeakMap<ContextManager, SessionStats>();
+
+/** A new manager's counts: zero, or a resumed transcript's (its summary layers' decisions are compactions too). */
+function resumedStats(options: ContextManagerOptions, layers: readonly Layer[]): SessionStats {
+  if (!options.resume) return createSessionStats();
+  const summaryLayers = new Set(layers.flatMap((layer) => (layer.kind === "summary" ? [layer.name] : [])));
+  return createSessionStats({ entries: options.resume, summaryLayers });
 }
 
 function statusOf(
   core: ManagerCore,
   policy: ContextPolicy,
-  stats: ReturnType<typeof createSessionStats>,
+  stats: SessionStats,
   tokens: number,
 ): ContextStatus {
   const levels = core.levels();
   const rate = stats.growthRate;
+  const growthUnknown = stats.growthUnknown;
   const workingSet = core.policy.levels?.();
   return {
     tokens,
@@ -279,6 +300,7 @@ function statusOf(
       rate === undefined || rate <= 0
         ? undefined
         : Math.max(0, Math.ceil((levels.threshold - tokens) / rate)),
+    ...(growthUnknown === undefined ? {} : { growthUnknown }),
     compactions: stats.compactions,
     recompactionChain: stats.chain,
     failures: core.breakers.failures(),

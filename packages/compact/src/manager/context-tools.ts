@@ -106,7 +106,7 @@ function describeContextStatus(manager: StatusSource): string {
   const count = (value: number) => value.toLocaleString("en-US");
   const soon =
     status.turnsUntilCompaction === undefined
-      ? "the rate of growth is not known yet"
+      ? `when it comes is not known yet (${status.growthUnknown ?? "the rate of growth is not known"})`
       : `compaction in about ${count(status.turnsUntilCompaction)} turns at the recent rate`;
   const cleared: string[] = [];
   const removed = new Set<string>();

@@ -79,7 +79,7 @@ export interface AgentSessionOptions {
    */
   context?: Omit<
     ContextManagerOptions,
-    "model" | "provider" | "hooks" | "sessionId" | "transcript" | "resume" | "sessionMemory"
+    "model" | "provider" | "hooks" | "sessionId" | "transcript" | "resume" | "continues" | "sessionMemory"
   >;
   memory?: SessionMemoryOptions;
   /**

@@ -401,11 +401,11 @@ export class SessionRuntime {
     await this.appendAttachments([attachment]);
   }
 
-  /** Changes the model: a new manager continues from the current one's entries (the context is unchanged). */
+  /** Changes the model: a new manager goes on from the current one's entries and counts (the context is unchanged). */
   setModel(model: string): void {
     this.model = model;
     this.#retired.push(this.manager);
-    this.manager = this.#createManager(this.manager.entries);
+    this.manager = this.#createManager(this.manager.entries, this.manager);
   }
 
   /** Fires SessionEnd, lets memory's background work and the outputs being saved finish, closes the transcript. */
@@ -420,7 +420,7 @@ export class SessionRuntime {
     await this.transcript.close();
   }
 
-  #createManager(resume: readonly TranscriptEntry[] | undefined): ContextManager {
+  #createManager(resume: readonly TranscriptEntry[] | undefined, continues?: ContextManager): ContextManager {
     const context = this.options.context ?? {};
     const state = this.toolState;
     return createContextManager({
@@ -448,7 +448,7 @@ export class SessionRuntime {
       transcript: this.transcript.sink,
       calibrator: this.calibrator,
       request: this.prepareOptions(),
-      ...(resume && resume.length > 0 ? { resume } : {}),
+      ...(resume && resume.length > 0 ? { resume, ...(continues && { continues }) } : {}),
       ...(this.notes ? { sessionMemory: this.notes } : {}),
       onEvent: (event) => {
         context.onEvent?.(event);
