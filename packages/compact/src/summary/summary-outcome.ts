@@ -3,7 +3,12 @@ import { DEFAULT_PADDING } from "@unforget/tokens";
 import { applyLayerEdits, type CompactTrigger } from "@unforget/transcript";
 import { estimateTextTokens, estimateTokens } from "../conversation/conversation.ts";
 import { findNewestTurn } from "../conversation/newest-turn.ts";
-import { ATTACHMENT_SHARE_OF_FREED, STALL_FRACTION } from "../defaults.ts";
+import {
+  ATTACHMENT_SHARE_OF_FREED,
+  POST_COMPACT_TOTAL_TOKENS,
+  REHYDRATION_SHARE,
+  STALL_FRACTION,
+} from "../defaults.ts";
 import type { SummaryLayer } from "../layers/layer.ts";
 import type { LayerReport, SummaryFallback } from "../manager/context-events.ts";
 import type { BoundaryInput } from "../manager/context-view.ts";
@@ -188,12 +193,16 @@ export function record(
   core.cacheBreaks.resetBaseline();
 }
 
+/** What the attachments restored after a summary may take at most (files, plan, skills…). */
+export const rehydrationBudget = (config: ManagerCore["config"], threshold: number) =>
+  Math.min(POST_COMPACT_TOTAL_TOKENS, Math.floor(threshold * (config.rehydrationShare ?? REHYDRATION_SHARE)));
+
 /**
  * A background summary stands for a prefix of the conversation as it was. It applies to the view as it is
  * now when the messages it covers — or replacements (folds, placeholders) of only such messages — still form
  * a prefix: the cheap layers' edits to that prefix are superseded by the summary, their edits after it kept.
  * And only while it frees enough (at the threshold a tenth of it; when spliced in early, as much as a cheap
- * layer must), net of the files applying it may restore (`restoreBudget`, at most half of what it frees): short
+ * layer must), net of the files applying it may restore (at most half of what it frees, within `rehydrationBudget`): short
  * of that, the conversation has outgrown it.
  */
 export function splice(
@@ -201,7 +210,6 @@ export function splice(
   outcome: CompactionOutcome,
   minimumFreed: number,
   threshold: number,
-  restoreBudget: number,
 ): { outcome: CompactionOutcome } | "changed" | "outgrown" {
   const covered = new Set(outcome.summarizedMessageIds);
   const current = core.view.view;
@@ -231,7 +239,10 @@ export function splice(
   // instead of 3 of 8).
   // What applying it restores (files the summarised part read) comes back on top: counted against what it frees.
   const freed = (estimateTokens(current) - tokensAfter) * DEFAULT_PADDING;
-  const restoring = Math.min(restoreBudget, Math.floor(Math.max(0, freed) * ATTACHMENT_SHARE_OF_FREED));
+  const restoring = Math.min(
+    rehydrationBudget(core.config, threshold),
+    Math.floor(Math.max(0, freed) * ATTACHMENT_SHARE_OF_FREED),
+  );
   if (freed - restoring < Math.max(1, minimumFreed)) return "outgrown";
   if (tokensAfter + core.view.preambleTokens >= threshold) return "outgrown";
   return {

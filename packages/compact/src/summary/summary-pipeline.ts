@@ -9,8 +9,6 @@ import {
   BACKGROUND_MINIMUM_SHARE,
   COMPACT_PROMPT_TOKENS,
   IRREDUCIBLE_MARGIN,
-  POST_COMPACT_TOTAL_TOKENS,
-  REHYDRATION_SHARE,
   SUMMARY_MAX_TOKENS,
   SUMMARY_MIN_INPUT_TOKENS,
   SUMMARY_MIN_TOKENS,
@@ -33,6 +31,7 @@ import {
   newestTurnDropped,
   previewView,
   record,
+  rehydrationBudget,
   restore,
   splice,
   summaryReport,
@@ -90,9 +89,7 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
         call.state.minimumFreedTokens,
         call.state.threshold * BACKGROUND_MINIMUM_SHARE,
       );
-      const restoreBudget = rehydrationBudget(p.core.config, call.state.threshold);
-      if (typeof splice(p.core, result, minimum, call.state.threshold, restoreBudget) !== "object")
-        return false;
+      if (typeof splice(p.core, result, minimum, call.state.threshold) !== "object") return false;
       return applyBackground(
         p,
         call,
@@ -109,8 +106,6 @@ export function createSummaryPipeline(core: ManagerCore, onCompaction: () => num
 const summaryMaxTokens = (config: ManagerCore["config"], threshold: number) =>
   config.summary?.maxTokens ??
   Math.max(SUMMARY_MIN_TOKENS, Math.min(SUMMARY_MAX_TOKENS, Math.floor(threshold * SUMMARY_SHARE)));
-const rehydrationBudget = (config: ManagerCore["config"], threshold: number) =>
-  Math.min(POST_COMPACT_TOTAL_TOKENS, Math.floor(threshold * (config.rehydrationShare ?? REHYDRATION_SHARE)));
 
 function summaryContext(
   p: Pipeline,
@@ -438,13 +433,7 @@ async function applyBackground(
     return false;
   }
   const spliced = result
-    ? splice(
-        p.core,
-        result,
-        call.state.threshold * BACKGROUND_MINIMUM_SHARE,
-        call.state.threshold,
-        rehydrationBudget(p.core.config, call.state.threshold),
-      )
+    ? splice(p.core, result, call.state.threshold * BACKGROUND_MINIMUM_SHARE, call.state.threshold)
     : undefined;
   if (typeof spliced !== "object") {
     p.core.events.emit({
