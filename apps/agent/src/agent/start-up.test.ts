@@ -67,7 +67,8 @@ function loadedModules(
  * pattern compiled (Glob, Grep, an ignore file, a path rule), yaml for the first memory file with frontmatter,
  * memory for a session with memories to read or a consent to write them (only where its folder is, before), the
  * task manager for the first task (the session's task tools come from `@unforget/tasks/tools`), minisearch for
- * the first history search.
+ * the first history search, Node's child_process and worker_threads for the first process, hook command or
+ * search worker (`process.getBuiltinModule` where they are used).
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
@@ -91,6 +92,8 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   "the task manager, its runners and backends":
     /\/tasks\/dist\/(index\.js|(manager|lifecycle|backend|types|mailbox|output)\/)/,
   "minisearch (history search, memory recall)": /\/minisearch\//,
+  "Node's child_process (processes, hook commands)": /^node:child_process$/,
+  "Node's worker_threads (the search worker)": /^node:worker_threads$/,
 };
 
 let fake: AnthropicFakeServer;
