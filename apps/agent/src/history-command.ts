@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { openHistory, type SessionHistory } from "@unforget/history";
-import { defaultMemoryRoot } from "@unforget/memory";
+import { defaultMemoryRoot } from "@unforget/memory/root";
 import type { Command } from "commander";
 import { unforgetHome } from "./agent/settings/settings.ts";
 import type { CommandOutput } from "./replay/replay-command.ts";

@@ -1,7 +1,6 @@
 import { stat } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
-import { createMemoryDir } from "@unforget/memory";
 import type { Command } from "commander";
 import type { CommandOutput } from "./replay/replay-command.ts";
 import { OptionValueError } from "./replay/replay-errors.ts";
@@ -51,11 +50,13 @@ export function registerMemoryCommand(program: Command, output: CommandOutput): 
           `${from} is not a memory dir (it has no .unforget folder); point --from at the folder that holds MEMORY.md.`,
         );
       }
-      // The PostgreSQL store and driver load with this command, not with every start of the CLI.
-      const [{ createPostgresMemoryStore, importMemoryHistory }, { createSqlClient }] = await Promise.all([
-        import("@unforget/memory-postgres"),
-        import("@unforget/postgres"),
-      ]);
+      // Memory, the PostgreSQL store and driver load with this command, not with every start of the CLI.
+      const [{ createMemoryDir }, { createPostgresMemoryStore, importMemoryHistory }, { createSqlClient }] =
+        await Promise.all([
+          import("@unforget/memory"),
+          import("@unforget/memory-postgres"),
+          import("@unforget/postgres"),
+        ]);
       const source = await createMemoryDir({ root: from });
       const client = await createSqlClient(
         url === undefined ? { pglite: options.pglite as string } : { url },

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import MiniSearch, { type Options } from "minisearch";
+import type { default as MiniSearch, Options } from "minisearch";
 import type { ExtractionState, ItemDocument, ItemRecord } from "./history-items.ts";
 
 /** What the saved index is called, in the session's folder. */
@@ -116,6 +116,7 @@ export async function saveIndex(
 export async function loadIndex(
   file: string,
   transcriptPath: string,
+  engine: typeof MiniSearch,
   options: Options<ItemDocument>,
 ): Promise<LoadedIndex | undefined> {
   try {
@@ -124,7 +125,7 @@ export async function loadIndex(
       return undefined;
     for (const source of saved.sources)
       if ((await fingerprint(source.path, source.offset)) !== source.fingerprint) return undefined;
-    const index = MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], options);
+    const index = engine.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], options);
     return {
       index: index as MiniSearch<ItemDocument>,
       items: new Map(saved.items.map((record) => [record.id, record])),

@@ -1,7 +1,7 @@
 import { open, readdir, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { streamTranscript, TranscriptNotFoundError } from "@unforget/transcript";
-import MiniSearch, { type Options } from "minisearch";
+import type { default as MiniSearch, Options } from "minisearch";
 import {
   HistoryItemNotFoundError,
   HistoryRangeError,
@@ -133,10 +133,11 @@ interface HistoryState {
   skipTools: ReadonlySet<string>;
   sources: Source[];
   items: Map<string, ItemRecord>;
+  /** minisearch's class, loaded by the first history opened: a session whose history is never searched loads none of it. */
+  engine: typeof MiniSearch;
   index: MiniSearch<ItemDocument>;
 }
 
-const tokenize = MiniSearch.getDefault("tokenize") as (text: string) => string[];
 const INDEX_OPTIONS: Options<ItemDocument> = { fields: ["call", "text"], storeFields: [] };
 /**
  * The factor on a user message's score: someone searching for what they asked expects their own words before a
@@ -145,8 +146,8 @@ const INDEX_OPTIONS: Options<ItemDocument> = { fields: ["call", "text"], storeFi
  */
 const USER_MESSAGE_BOOST = 1.2;
 
-function createIndex(): MiniSearch<ItemDocument> {
-  return new MiniSearch<ItemDocument>(INDEX_OPTIONS);
+function createIndex(engine: typeof MiniSearch): MiniSearch<ItemDocument> {
+  return new engine<ItemDocument>(INDEX_OPTIONS);
 }
 
 /**
@@ -155,12 +156,14 @@ function createIndex(): MiniSearch<ItemDocument> {
  */
 export async function openHistory(options: OpenHistoryOptions): Promise<SessionHistory> {
   const sessionDir = options.sessionDir ?? options.transcriptPath.replace(/\.jsonl$/, "");
+  const engine = (await import("minisearch")).default;
   const state: HistoryState = {
     options,
     skipTools: new Set(options.skipTools ?? HISTORY_TOOL_NAMES),
     sources: [newSource(options.transcriptPath, sessionDir, undefined)],
     items: new Map(),
-    index: createIndex(),
+    engine,
+    index: createIndex(engine),
   };
   try {
     await stat(options.transcriptPath);
@@ -169,7 +172,7 @@ export async function openHistory(options: OpenHistoryOptions): Promise<SessionH
   }
   const file = options.savedIndex === false ? undefined : savedIndexPath(sessionDir);
   const loaded =
-    file === undefined ? undefined : await loadIndex(file, options.transcriptPath, INDEX_OPTIONS);
+    file === undefined ? undefined : await loadIndex(file, options.transcriptPath, engine, INDEX_OPTIONS);
   if (loaded !== undefined) Object.assign(state, loaded);
   const opened = { loaded: state.items.size, read: 0 };
   await refresh(state);
@@ -275,7 +278,7 @@ async function discoverSubAgents(state: HistoryState, source: Source): Promise<v
 
 function resetAll(state: HistoryState): void {
   state.items.clear();
-  state.index = createIndex();
+  state.index = createIndex(state.engine);
   state.sources = [state.sources[0]!];
   const first = state.sources[0]!;
   state.sources[0] = newSource(first.path, first.sessionDir, undefined);
@@ -304,6 +307,7 @@ async function search(
     },
     boostDocument: (id) => (state.items.get(String(id))?.kind === "user" ? USER_MESSAGE_BOOST : 1),
   });
+  const tokenize = state.engine.getDefault("tokenize") as (text: string) => string[];
   const terms = tokenize(query.toLowerCase()).filter((term) => term.length > 0);
   const hits: HistoryHit[] = [];
   for (const result of results.slice(0, limit)) {

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 /**
@@ -39,10 +38,14 @@ export function readLinuxStat(pid: number | string): ProcessStat | undefined {
 /** Elsewhere (macOS, the BSDs) `ps` reports the state and the wall-clock start time. */
 function readPsStat(pid: number): ProcessStat | undefined {
   try {
-    const line = execFileSync("ps", ["-o", "stat=,lstart=", "-p", String(pid)], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
+    // child_process loads on first use (with `ps`), not with the package (start-up).
+    const line = process
+      .getBuiltinModule("node:child_process")
+      .execFileSync("ps", ["-o", "stat=,lstart=", "-p", String(pid)], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      })
+      .trim();
     const match = /^(\S+)\s+(.+)$/.exec(line);
     return match ? { state: match[1]!.charAt(0), startTime: match[2]! } : undefined;
   } catch {

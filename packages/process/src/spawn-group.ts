@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import { basename } from "node:path";
 import type { ProcessIdentity } from "./process-identity.ts";
@@ -39,7 +39,8 @@ export function spawnGroup(file: string, args: readonly string[], options: Spawn
   const output = openSync(options.outputPath, "a");
   let child: ChildProcess;
   try {
-    child = spawn(file, args, {
+    // child_process loads with the first process started, not with the package (start-up).
+    child = process.getBuiltinModule("node:child_process").spawn(file, args, {
       cwd: options.cwd,
       env: { ...(options.baseEnv ?? process.env), ...options.env },
       detached: true,

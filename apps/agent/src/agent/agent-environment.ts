@@ -3,13 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigurationError, type ModelProvider, type Usage } from "@unforget/core";
 import type { HookPlugin } from "@unforget/hooks";
 import type { McpServerConfig } from "@unforget/mcp";
-import {
-  createMemoryDir,
-  createProposalQueue,
-  defaultMemoryRoot,
-  type MemoryStore,
-  type ProposalQueue,
-} from "@unforget/memory";
+import { defaultMemoryRoot } from "@unforget/memory/root";
 import { createProviderFromEnv, type ProviderSettingsByName } from "@unforget/providers";
 import {
   type AgentSession,
@@ -18,13 +12,15 @@ import {
   listSessions,
   type PermissionMode,
 } from "@unforget/session";
-import { createTaskManager, type TaskManager } from "@unforget/tasks";
+import type { TaskManager } from "@unforget/tasks";
 import { createBuiltinTools } from "@unforget/tools";
 import { type AgentConfig, resolveAgentConfig } from "./agent-config.ts";
 import { AgentUsageError, NoProviderError, SettingsError } from "./agent-errors.ts";
 import { connectMcpOnUse, readMcpFlag } from "./mcp-flags.ts";
 import { modelNameProblem, unknownModelNotice, withContextWindow } from "./model-names.ts";
 import { loadPluginFiles } from "./plugin-loader.ts";
+import { createLazyTaskManager } from "./project-data/lazy-task-manager.ts";
+import { type ProjectMemory, projectMemoryOnUse, sessionNeedsMemory } from "./project-data/project-memory.ts";
 import {
   describeRunnables,
   newSinceTrusted,
@@ -107,8 +103,10 @@ export interface AgentEnvironment {
   trusted: boolean;
   instructions: InstructionsFile[];
   plugins: HookPlugin[];
+  /** The project's background tasks: `@unforget/tasks` loads with the first task used (or found from earlier runs). */
   tasks: TaskManager;
-  memory: { store: MemoryStore; proposals: ProposalQueue };
+  /** The project's memory, opened (and `@unforget/memory` loaded) on the first call. */
+  memory(): Promise<ProjectMemory>;
   mcpServers: Record<string, McpServerConfig>;
   /** The plugins that loaded: their names, and their files (relative to the project when inside it). */
   pluginFiles: { name: string; path: string }[];
@@ -173,10 +171,9 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     ...config.additionalDirectories,
     ...(flags.addDir ?? []).map((dir) => resolve(projectDir, dir)),
   ];
-  const tasks = await createTaskManager({ dir: join(dataDir, "tasks"), connectMcp: connectMcpOnUse });
+  const tasks = createLazyTaskManager({ dir: join(dataDir, "tasks"), connectMcp: connectMcpOnUse });
   const memoryRoot = join(dataDir, "memory");
-  const store = await createMemoryDir({ root: memoryRoot });
-  const proposals = createProposalQueue(join(memoryRoot, ".unforget", "proposals"));
+  const memory = projectMemoryOnUse(memoryRoot);
   const system = systemPromptFor(projectDir, additionalDirectories, instructions);
 
   const environment: AgentEnvironment = {
@@ -196,7 +193,7 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
     plugins: loadedPlugins.plugins,
     pluginFiles,
     tasks,
-    memory: { store, proposals },
+    memory,
     mcpServers,
     notices,
     resumeId,
@@ -215,7 +212,8 @@ export async function createAgentEnvironment(options: AgentEnvironmentOptions): 
           homeDir,
           plugins: loadedPlugins.plugins,
           config,
-          memory: { store, proposals },
+          memory,
+          memoryRoot,
           mcpServers,
         },
         open,
@@ -292,14 +290,21 @@ interface SessionParts {
   plugins: AgentEnvironment["plugins"];
   config: AgentConfig;
   memory: AgentEnvironment["memory"];
+  memoryRoot: string;
   mcpServers: Record<string, McpServerConfig>;
 }
 
 /** Opens a new session (or resumes one) with the environment's provider, tools, hooks, memory and permissions. */
-function openAgentSession(parts: SessionParts, open: { resume?: string }): Promise<AgentSession> {
+async function openAgentSession(parts: SessionParts, open: { resume?: string }): Promise<AgentSession> {
   const { options, config, tasks, additionalDirectories, mcpServers } = parts;
   const { flags } = options;
   const mode = flags.permissionMode ?? config.defaultMode;
+  const consent = config.memory.consent ?? (options.interactive ? "propose" : "off");
+  const withMemory = await sessionNeedsMemory(parts.memoryRoot, {
+    interactive: options.interactive === true,
+    consent,
+    sessionNotes: config.memory.sessionNotes === true,
+  });
   return createAgentSession({
     provider: parts.provider,
     model: parts.model,
@@ -314,13 +319,7 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
       ...(Object.keys(config.hooks).length > 0 ? { commands: config.hooks } : {}),
     },
     context: { config: config.compaction },
-    memory: {
-      store: parts.memory.store,
-      proposals: parts.memory.proposals,
-      consent: config.memory.consent ?? (options.interactive ? "propose" : "off"),
-      ...(config.memory.recall ? { recall: config.memory.recall } : {}),
-      ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
-    },
+    ...(withMemory ? { memory: await sessionMemory(parts, consent) } : {}),
     tasks,
     history: config.history,
     permissions: {
@@ -338,6 +337,22 @@ function openAgentSession(parts: SessionParts, open: { resume?: string }): Promi
     ...(flags.mcpNonblocking ? { waitForMcpServers: false } : {}),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
   });
+}
+
+/** The session's memory option: the project's memory with the settings' consent, recall and session notes. */
+async function sessionMemory(
+  parts: SessionParts,
+  consent: "propose" | "auto" | "off",
+): Promise<NonNullable<Parameters<typeof createAgentSession>[0]["memory"]>> {
+  const { config } = parts;
+  const { store, proposals } = await parts.memory();
+  return {
+    store,
+    proposals,
+    consent,
+    ...(config.memory.recall ? { recall: config.memory.recall } : {}),
+    ...(config.memory.sessionNotes !== undefined ? { sessionNotes: config.memory.sessionNotes } : {}),
+  };
 }
 
 /** A path inside the project as the user reads it (`.unforget/plugins/x.js`); any other as it is. */

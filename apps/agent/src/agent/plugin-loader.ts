@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { UnforgetError } from "@unforget/core";
@@ -51,11 +50,14 @@ function describeFailure(error: unknown, path: string): string {
   } catch {
     return message;
   }
-  const check = spawnSync(process.execPath, ["--input-type=module", "--check"], {
-    input,
-    encoding: "utf8",
-    timeout: SYNTAX_CHECK_TIMEOUT_MS,
-  });
+  // child_process loads with the first plugin checked, not with every start (start-up).
+  const check = process
+    .getBuiltinModule("node:child_process")
+    .spawnSync(process.execPath, ["--input-type=module", "--check"], {
+      input,
+      encoding: "utf8",
+      timeout: SYNTAX_CHECK_TIMEOUT_MS,
+    });
   // `[stdin]:LINE`, the line's text, then a caret under the column.
   const [where, , caret] = (check.stderr ?? "").split("\n");
   const line = /^\[stdin\]:(\d+)$/.exec(where ?? "")?.[1];

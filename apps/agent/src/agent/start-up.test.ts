@@ -2,6 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { defaultMemoryRoot } from "@unforget/memory";
 import { type AnthropicFakeServer, startAnthropicFake } from "@unforget/testing/fakes";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentFolders, agentFolders } from "../../test-support/agent-fixture.ts";
@@ -63,7 +64,11 @@ function loadedModules(
  * the Markdown renderer for the REPL, image-size for the first image read, secretlint for the first memory
  * write, the PostgreSQL stores for `unforget db` and `unforget memory`,
  * OpenTelemetry's API (ours; the Anthropic SDK brings its own) for a registered SDK, re2js for the first name
- * pattern compiled (Glob, Grep, an ignore file, a path rule), yaml for the first memory file with frontmatter.
+ * pattern compiled (Glob, Grep, an ignore file, a path rule), yaml for the first memory file with frontmatter,
+ * memory for a session with memories to read or a consent to write them (only where its folder is, before), the
+ * task manager for the first task (the session's task tools come from `@unforget/tasks/tools`), minisearch for
+ * the first history search, Node's child_process and worker_threads for the first process, hook command or
+ * search worker (`process.getBuiltinModule` where they are used).
  */
 const NOT_AT_START_UP: Record<string, RegExp> = {
   "the MCP SDK": /@modelcontextprotocol\/sdk/,
@@ -83,6 +88,12 @@ const NOT_AT_START_UP: Record<string, RegExp> = {
   "jsonc-parser (where a JSON file breaks)": /jsonc-parser/,
   "re2js (the tools' name patterns)": /\/re2js\//,
   "yaml (memory files' frontmatter)": /\/yaml\//,
+  "@unforget/memory (beyond where its folder is)": /\/memory\/dist\/(?!root\.js|dir\/memory-root\.js)/,
+  "the task manager, its runners and backends":
+    /\/tasks\/dist\/(index\.js|(manager|lifecycle|backend|types|mailbox|output)\/)/,
+  "minisearch (history search, memory recall)": /\/minisearch\//,
+  "Node's child_process (processes, hook commands)": /^node:child_process$/,
+  "Node's worker_threads (the search worker)": /^node:worker_threads$/,
 };
 
 let fake: AnthropicFakeServer;
@@ -121,6 +132,28 @@ describe("unforget -p start-up", () => {
       expect(run.modules.filter((url) => url.includes("settings-validator"))).toEqual([]);
     } finally {
       empty.cleanup();
+    }
+  });
+
+  // Memory only reads in `-p` (its consent is "off" unless the settings say otherwise): with memories to read,
+  // the session has it, and their index is in the first request.
+  it("with memories in the project's memory folder, reads them into the first request", async () => {
+    const remembering = agentFolders("start-up-memory");
+    try {
+      const root = defaultMemoryRoot(remembering.project, {
+        configHome: join(remembering.home, ".unforget"),
+      });
+      remembering.write(
+        join(root.slice(remembering.root.length), "MEMORY.md"),
+        "- the parser is a Pratt parser\n",
+      );
+      const before = fake.requests.length;
+      const run = await loadedModules(["-p", "hi"], remembering, { ANTHROPIC_BASE_URL: fake.url });
+      expect(run.stdout).toBe("ok\n");
+      expect(run.modules.some((url) => /\/memory\/dist\/attach-memory\.js/.test(url))).toBe(true);
+      expect(JSON.stringify(fake.requests[before]?.body)).toContain("the parser is a Pratt parser");
+    } finally {
+      remembering.cleanup();
     }
   });
 

@@ -61,7 +61,12 @@ export async function runRepl(options: { flags: AgentFlags; prompt?: string; io:
     });
     controller.attach(environment, session);
     if (environment.resumeId) controller.drawConversation();
-    const waiting = (await environment.memory.proposals.list().catch(() => [])).length;
+    const waiting = (
+      await environment
+        .memory()
+        .then((memory) => memory.proposals.list())
+        .catch(() => [])
+    ).length;
     if (waiting > 0)
       store.print({
         kind: "notice",

@@ -54,7 +54,7 @@ const memory: SlashCommand = {
     "lists memories and proposals; shows a memory, or what a proposal would change; approves or rejects one",
   async run(controller, args) {
     const { environment } = needSession(controller);
-    const { store, proposals } = environment.memory;
+    const { store, proposals } = await environment.memory();
     const [verb, given] = args.split(/\s+/, 2);
     // A proposal is named by its id or by its number in the list below.
     const numbered =

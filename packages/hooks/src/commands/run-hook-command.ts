@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-
 export interface RunHookCommandOptions {
   /** Shell command line, run with the system shell. */
   command: string;
@@ -46,7 +44,8 @@ export function runHookCommand(options: RunHookCommandOptions): Promise<HookComm
   const started = performance.now();
   const maxBytes = options.maxOutputBytes ?? 1024 * 1024;
   return new Promise((resolve) => {
-    const child = spawn(options.command, {
+    // child_process loads with the first hook command run, not with every session (start-up).
+    const child = process.getBuiltinModule("node:child_process").spawn(options.command, {
       shell: true,
       cwd: options.cwd,
       env: options.env,

@@ -176,7 +176,7 @@ export class SessionRuntime {
       ? await loadOptionalPackage("@unforget/memory", "memory", () => import("@unforget/memory"))
       : undefined;
     const tasksPackage = options.tasks
-      ? await loadOptionalPackage("@unforget/tasks", "tasks", () => import("@unforget/tasks"))
+      ? await loadOptionalPackage("@unforget/tasks", "tasks", () => import("@unforget/tasks/tools"))
       : undefined;
     // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.
     const tasks = options.tasks as TaskManager | undefined;

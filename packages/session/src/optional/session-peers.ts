@@ -27,7 +27,7 @@ export async function followUpTaskTools(
   const { createTaskTools, TASK_TOOL_NAMES } = await loadOptionalPackage(
     "@unforget/tasks",
     "tasks",
-    () => import("@unforget/tasks"),
+    () => import("@unforget/tasks/tools"),
   );
   const given = new Set((options.tools ?? []).map((tool) => tool.name));
   // The option's type is what the session itself calls; what it is given is a manager of @unforget/tasks.

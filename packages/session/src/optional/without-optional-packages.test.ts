@@ -60,7 +60,7 @@ describe("the built package", () => {
     for (const name of declarations) {
       const text = await readFile(join(dist, name), "utf8");
       expect(text, name).not.toMatch(
-        /from\s+["']@unforget\/(memory|mcp|tasks)["']|import\(["']@unforget\/(memory|mcp|tasks)["']\)/,
+        /from\s+["']@unforget\/(memory|mcp|tasks)(\/[^"']*)?["']|import\(["']@unforget\/(memory|mcp|tasks)(\/[^"']*)?["']\)/,
       );
     }
   });

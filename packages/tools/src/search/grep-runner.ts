@@ -1,7 +1,7 @@
 import * as nodeFs from "node:fs";
 import { availableParallelism } from "node:os";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { ToolCallError } from "../tool-errors.ts";
 import { type GrepScanJob, type GrepScanResult, SCAN_HELPERS, scanFiles } from "./grep-scan.ts";
 
@@ -107,7 +107,9 @@ interface SearchWorker {
 function startWorker(): SearchWorker | undefined {
   let worker: Worker;
   try {
-    worker = new Worker(WORKER_SOURCE, {
+    // worker_threads loads with the first search worker, not with the tools (start-up).
+    const { Worker: SearchThread } = process.getBuiltinModule("node:worker_threads");
+    worker = new SearchThread(WORKER_SOURCE, {
       eval: true,
       // The worker reads files only: it needs none of the process's variables (credentials among them).
       env: {},
