@@ -101,7 +101,11 @@ function startTurn(
   else outer?.addEventListener("abort", onAbort, { once: true });
   const channel = new EventChannel<SessionEvent>(() => controller.abort());
   const runtime = state.current;
-  runtime.emit = (event) => channel.push(event);
+  runtime.emit = (event) => {
+    // MCP servers that do not hold the first request up start once it is on its way.
+    if (event.type === "model-request") state.mcp?.start?.();
+    channel.push(event);
+  };
   runtime.turnSpan = startTurnSpan(runtime);
   runtime.emit({
     type: "turn-start",

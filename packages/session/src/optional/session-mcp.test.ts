@@ -13,6 +13,12 @@ const SERVER = fileURLToPath(new URL("../../../mcp/src/__fixtures__/test-server.
 
 const suite = anthropicSuite("mcp");
 
+/** The test server's processes this test process started (their command lines). */
+const serverProcesses = () =>
+  execFileSync("ps", ["--ppid", String(process.pid), "-o", "args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("test-server.mjs"));
+
 /**
  * A session with one MCP server that answers MCP's handshake only once the test writes the file `go`: it is
  * connecting until then.
@@ -76,6 +82,39 @@ describe("MCP servers", () => {
     await session.close();
   });
 
+  it("with waitForMcpServers false, nothing starts before the first request: the servers start while it is under way", async () => {
+    const { go, session } = await withHeldServer({ waitForMcpServers: false });
+    // Opened: no server process yet, the MCP SDK not loaded for it; each server says it is connecting.
+    expect(serverProcesses()).toEqual([]);
+    expect(session.mcpServers?.status()).toEqual([
+      { server: "tester", transport: "stdio", state: "connecting", tools: [] },
+    ]);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    suite.fake.enqueue({ kind: "reply", text: "First answer.", holdUntil: held });
+    const turn = collect(session.send("Hello."));
+    while (modelCalls(suite.fake).length === 0) await sleep(10);
+    // The request has reached the model and its answer is held: the server starts meanwhile.
+    while (serverProcesses().length === 0) await sleep(20);
+    release();
+    await turn;
+    await writeFile(go, "");
+    while (session.mcpServers?.status()[0]?.state === "connecting") await sleep(20);
+    expect(session.mcpServers?.status()[0]?.state).toBe("connected");
+    await session.close();
+  });
+
+  it("with waitForMcpServers false, a session closed before its first request starts no server", async () => {
+    const { session } = await withHeldServer({ waitForMcpServers: false });
+    await session.close();
+    await sleep(50);
+    expect(serverProcesses()).toEqual([]);
+    expect(session.mcpServers?.status().map((server) => server.state)).toEqual(["closed"]);
+    await expect(session.mcpServers?.reconnect("tester")).rejects.toThrow(/closed/);
+  });
+
   it("by default, the first request waits for a server that is still connecting and offers its tools", async () => {
     const { go, session } = await withHeldServer({});
     suite.fake.enqueue({ kind: "reply", text: "First answer." });
@@ -90,10 +129,6 @@ describe("MCP servers", () => {
   });
 
   it("a session that fails to open stops the MCP servers it started", async () => {
-    const children = () =>
-      execFileSync("ps", ["--ppid", String(process.pid), "-o", "args="], { encoding: "utf8" })
-        .split("\n")
-        .filter((line) => line.includes("test-server.mjs"));
     const failure = await createAgentSession({
       provider: suite.provider,
       model: "claude-sonnet-4-6",
@@ -102,6 +137,6 @@ describe("MCP servers", () => {
       mcpServers: { tester: { type: "stdio", command: process.execPath, args: [SERVER], env: {} } },
     }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SessionNotFoundError);
-    expect(children()).toEqual([]);
+    expect(serverProcesses()).toEqual([]);
   });
 });

@@ -10,6 +10,11 @@ import type { SessionMcpServers } from "./session-capabilities.ts";
 export interface ConnectedMcp {
   servers: SessionMcpServers;
   owned: boolean;
+  /**
+   * Set when they connect only once the first request has gone out (`waitForMcpServers: false`): called at each
+   * model request, it starts them the first time, after the request's own work (idempotent).
+   */
+  start?: () => void;
 }
 
 /**
@@ -48,17 +53,73 @@ export async function connectMcp(
   if (given === undefined) return undefined;
   if (isMcpServers(given)) return { servers: given, owned: false };
   if (Object.keys(given).length === 0) return undefined;
-  const { connectMcpServers } = await loadOptionalPackage(
+  const { connectMcpServers, McpServerError } = await loadOptionalPackage(
     "@unforget/mcp",
     "mcpServers",
     () => import("@unforget/mcp"),
   );
-  const servers: SessionMcpServers = connectMcpServers({
-    servers: given satisfies Record<string, McpServerConfig>,
-    cwd: options.cwd ?? process.cwd(),
-    onEvent: (event) => emitter()({ type: "mcp", event }),
+  const connect = (): SessionMcpServers =>
+    connectMcpServers({
+      servers: given satisfies Record<string, McpServerConfig>,
+      cwd: options.cwd ?? process.cwd(),
+      onEvent: (event) => emitter()({ type: "mcp", event }),
+    });
+  if (options.waitForMcpServers !== false) return { servers: connect(), owned: true };
+  const deferred = deferredMcpServers(given, connect, (server) => {
+    // As the servers themselves answer once closed.
+    return new McpServerError(`The MCP servers were closed; "${server}" cannot be connected again.`, {
+      server,
+      kind: "unknown",
+    });
   });
-  return { servers, owned: true };
+  return { servers: deferred, owned: true, start: deferred.start };
+}
+
+/**
+ * Servers that start (spawn, load the MCP SDK, connect) only when asked: the first request of a session that
+ * does not wait for them goes out without their cost on its path. Until then each is "connecting" with no tools;
+ * `ready` or `reconnect` start them; a close before the start starts nothing.
+ */
+function deferredMcpServers(
+  configs: Record<string, McpServerConfig>,
+  connect: () => SessionMcpServers,
+  closedError: (server: string) => Error,
+): SessionMcpServers & { start: () => void } {
+  let servers: SessionMcpServers | undefined;
+  let closed = false;
+  let scheduled = false;
+  const started = () => {
+    if (!servers && !closed) servers = connect();
+    return servers;
+  };
+  const status = () =>
+    servers?.status() ??
+    Object.entries(configs).map(([server, config]) => ({
+      server,
+      transport: config.type,
+      state: closed ? ("closed" as const) : ("connecting" as const),
+      tools: [],
+    }));
+  return {
+    // After the work already queued (the request's own): by then it is on its way.
+    start() {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(started);
+    },
+    tools: () => servers?.tools() ?? [],
+    status,
+    ready: async () => (await started()?.ready()) ?? status(),
+    reconnect: async (server) => {
+      const now = started();
+      if (!now) throw closedError(server);
+      return now.reconnect(server);
+    },
+    async close() {
+      closed = true;
+      await servers?.close();
+    },
+  };
 }
 
 function isMcpServers(value: NonNullable<AgentSessionOptions["mcpServers"]>): value is SessionMcpServers {
