@@ -235,6 +235,16 @@ if (runs("start-up")) {
       ),
       argv: [CLI_PATH, "-p", "hi", "--mcp-config", mcp, ...(nonblocking ? ["--mcp-nonblocking"] : [])],
     });
+  if (before && !quick)
+    cases.push({
+      ...unforget(
+        `\`unforget -p\` with two MCP servers, \`--mcp-nonblocking\`, before (${version})`,
+        node,
+        version,
+        before,
+      ),
+      argv: [before, "-p", "hi", "--mcp-config", mcp, "--mcp-nonblocking"],
+    });
   const node22 = process.env.NODE22;
   if (node22) {
     const other = execFileSync(node22, ["--version"], { encoding: "utf8" }).trim();
