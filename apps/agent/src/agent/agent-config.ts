@@ -17,6 +17,8 @@ export interface AgentConfig {
   /** Model limits by model id or family (`models`), later files winning per model. */
   models: ModelLimitSettings;
   compaction: ContextManagerConfig;
+  /** `compaction.pauseAfterAuto`: the REPL's turn ends after an automatic mid-turn compaction (default false). */
+  pauseAfterCompaction: boolean;
   memory: NonNullable<AgentSettings["memory"]>;
   /** The history tools and their paragraph in the system prompt (`history`, default true). */
   history: boolean;
@@ -56,6 +58,7 @@ export function resolveAgentConfig(
   const config: AgentConfig = {
     models: {},
     compaction: {},
+    pauseAfterCompaction: false,
     memory: {},
     history: true,
     hooks: {},
@@ -77,6 +80,8 @@ export function resolveAgentConfig(
     if (settings.history !== undefined) config.history = settings.history;
     if (settings.summarizer !== undefined) config.summarizer = settings.summarizer;
     if (settings.compaction) mergeCompaction(config.compaction, settings.compaction, layer.file);
+    if (settings.compaction?.pauseAfterAuto !== undefined)
+      config.pauseAfterCompaction = settings.compaction.pauseAfterAuto;
     const permissions = settings.permissions ?? {};
     const lists: PermissionRuleLists = {};
     if (permissions.deny) lists.deny = permissions.deny;

@@ -336,6 +336,8 @@ async function openAgentSession(parts: SessionParts, open: { resume?: string }):
     ...(Object.keys(mcpServers).length > 0 ? { mcpServers } : {}),
     ...(flags.mcpNonblocking ? { waitForMcpServers: false } : {}),
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    // A pause is for someone at the prompt: `-p` carries on.
+    ...(config.pauseAfterCompaction && options.interactive ? { pauseAfterCompaction: true } : {}),
   });
 }
 

@@ -219,6 +219,12 @@ export class ReplController {
             tone: "info",
             text: "Stopped at the turn limit; send another prompt to go on.",
           });
+        else if (event.stopReason === "compacted")
+          this.store.print({
+            kind: "notice",
+            tone: "info",
+            text: "Paused after compacting (compaction.pauseAfterAuto): /context shows what the summary kept. Type to go on, or say what to change.",
+          });
         break;
     }
   }

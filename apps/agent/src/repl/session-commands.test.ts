@@ -113,3 +113,18 @@ describe("/pin, /unpin and /pins", () => {
     await session.close();
   });
 });
+
+describe("the end of a turn", () => {
+  it("says why a turn paused after a compaction (compaction.pauseAfterAuto) and what to do next", () => {
+    const store = new ReplStore({ phase: "ready" });
+    const controller = new ReplController(store, () => {});
+    const usage = { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 };
+    controller.onEvent({ type: "turn-end", stopReason: "compacted", turns: 3, usage, text: "" });
+    const printed = store
+      .getState()
+      .history.map((item) => ("text" in item ? item.text : ""))
+      .join("\n");
+    expect(printed).toContain("Paused after compacting");
+    expect(printed).toContain("/context");
+  });
+});

@@ -115,6 +115,13 @@ export interface AgentSessionOptions {
   canUseTool?: CanUseTool;
   /** Most model calls per `send` (default unlimited); the turn then ends with "max_turns" and a valid conversation. */
   maxTurns?: number;
+  /**
+   * Ends the turn when an automatic compaction summarised the context while the model was working through tool
+   * calls, before the request after it (stop reason "compacted"): the user can read the summary and steer, and
+   * the next `send` goes on from there. Default false: the turn carries on. A compaction before the turn's first
+   * request (the user's message just sent) never pauses.
+   */
+  pauseAfterCompaction?: boolean;
   /** Output limit of each model call; default the model's output limit, at most 32,000. */
   maxTokens?: number;
   /** Extended thinking, passed on to each model call. */

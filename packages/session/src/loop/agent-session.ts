@@ -290,6 +290,8 @@ async function runSubAgent(
     toolState: _toolState,
     canUseTool: _canUseTool,
     mcpServers: _mcpServers,
+    // A sub-agent has no user to pause for: its report goes to the parent.
+    pauseAfterCompaction: _pause,
     context,
     ...inherited
   } = parentOptions;

@@ -91,11 +91,11 @@ export async function runTurn(
     if (signal.aborted) return end("aborted");
     await runtime.deliverTaskNotifications();
     if (control.maxTurns !== undefined && turns >= control.maxTurns) return end("max_turns");
-    turns++;
-    const outcome = await callModel(runtime, turns, signal);
-    if (outcome.kind === "aborted") {
-      await keepPartial(runtime, outcome.response, signal);
-      return end("aborted");
+    const outcome = await callModel(runtime, turns + 1, signal);
+    if (outcome.kind !== "paused") turns++; // a paused call was not sent
+    if (outcome.kind !== "complete") {
+      if (outcome.kind === "aborted") await keepPartial(runtime, outcome.response, signal);
+      return end(outcome.kind === "paused" ? "compacted" : "aborted");
     }
     const response = outcome.response;
     addUsage(usage, response.usage);
@@ -150,11 +150,19 @@ export async function runTurn(
  * Prepares the context and streams one call. A prompt-too-long refusal (before or during the stream) is
  * recovered once by reactive compaction and the call sent again; a second refusal is a `ContextOverflowError`.
  */
-async function callModel(runtime: SessionRuntime, turn: number, signal: AbortSignal): Promise<StreamOutcome> {
+async function callModel(
+  runtime: SessionRuntime,
+  turn: number,
+  signal: AbortSignal,
+): Promise<StreamOutcome | { kind: "paused" }> {
   runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
+  const compactions = runtime.manager.status().compactions;
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
   trimSessionConversation(runtime);
+  // Mid-turn (the model was working through tool calls), a summary just replaced what it was looking at.
+  if (runtime.options.pauseAfterCompaction && turn > 1 && prepared.status.compactions > compactions)
+    return { kind: "paused" };
   let recovered: { tokensBefore: number } | undefined;
   for (;;) {
     runtime.lastPrepared = prepared;

@@ -11,7 +11,12 @@ export type TurnStopReason =
   /** The signal was aborted or `interrupt()` was called: partial text kept, unfinished calls marked interrupted. */
   | "aborted"
   /** A UserPromptSubmit hook blocked the prompt; nothing was sent. */
-  | "blocked";
+  | "blocked"
+  /**
+   * `pauseAfterCompaction`: an automatic compaction summarised the context mid-turn and the turn stopped before
+   * the next request; the next `send` goes on from there.
+   */
+  | "compacted";
 
 /** How a tool call ended, as the loop saw it. */
 export type ToolCallStatus =

@@ -27,7 +27,7 @@ export interface SessionSpanEnd {
   error?: unknown;
   isError?: boolean;
   usage?: Usage;
-  stopReason?: StopReason | "max_turns" | "aborted" | "blocked";
+  stopReason?: StopReason | "max_turns" | "aborted" | "blocked" | "compacted";
   /** The provider's response id (model calls). */
   responseId?: string;
   /** Model calls in the turn (turn spans). */

@@ -61,6 +61,7 @@ export const SETTINGS_SCHEMA = {
         proactive: { enum: ["auto", "off"] },
         emergency: { enum: ["on", "off"] },
         layers: { type: "object", additionalProperties: { type: "boolean" } },
+        pauseAfterAuto: { type: "boolean" },
       },
     },
     hooks: { type: "object" },

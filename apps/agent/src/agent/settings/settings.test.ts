@@ -48,6 +48,7 @@ describe("settings files", () => {
       "hooks.PreCompact[0].hooks[0].command",
     ],
     [{ mcpServers: { github: { url: 42 } } }, "mcpServers.github", "mcpServers.github"],
+    [{ compaction: { pauseAfterAuto: "yes" } }, "compaction.pauseAfterAuto", "must be boolean"],
   ])("refuses %j, naming the file and %s", async (settings, key, text) => {
     const file = folders.write("project/.unforget/settings.json", settings);
     const error = await settingsError();
@@ -87,6 +88,19 @@ describe("settings files", () => {
     expect(() => resolveAgentConfig(small, { trusted: false, project })).toThrow(
       /settings\.json: contextWindow "5K" is 5,000 tokens; use a window from 8,000/,
     );
+  });
+
+  it("reads compaction.pauseAfterAuto, the later file winning; off by default", async () => {
+    const config = async () =>
+      resolveAgentConfig(await load(), {
+        trusted: false,
+        project: await projectRunnables(folders.project, await load()),
+      });
+    expect((await config()).pauseAfterCompaction).toBe(false);
+    folders.write("home/.unforget/settings.json", { compaction: { pauseAfterAuto: true } });
+    expect((await config()).pauseAfterCompaction).toBe(true);
+    folders.write("project/.unforget/settings.json", { compaction: { pauseAfterAuto: false } });
+    expect((await config()).pauseAfterCompaction).toBe(false);
   });
 
   it("reads Claude Code's files for hooks and permissions only, skipping what is bad with a warning", async () => {

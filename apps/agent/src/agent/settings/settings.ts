@@ -27,6 +27,12 @@ export interface AgentSettings {
     emergency?: "on" | "off";
     /** Layer name → false to switch it off (true to switch on one that is off by default). */
     layers?: Record<string, boolean>;
+    /**
+     * In the REPL, end the turn when an automatic compaction summarised the context while the model was working
+     * through tool calls, before the request after it: read the summary (`/context`), then type to go on or
+     * steer. Default false.
+     */
+    pauseAfterAuto?: boolean;
   };
   hooks?: unknown;
   permissions?: {
