@@ -223,7 +223,7 @@ export class ReplController {
           this.store.print({
             kind: "notice",
             tone: "info",
-            text: "Paused after compacting (compaction.pauseAfterAuto): /context shows what the summary kept. Type to go on, or say what to change.",
+            text: "Paused after compacting (compaction.pauseAfterAuto): /context summary shows what the model now reads. Type to go on, or say what to change.",
           });
         break;
     }

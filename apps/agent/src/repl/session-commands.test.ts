@@ -125,6 +125,6 @@ describe("the end of a turn", () => {
       .history.map((item) => ("text" in item ? item.text : ""))
       .join("\n");
     expect(printed).toContain("Paused after compacting");
-    expect(printed).toContain("/context");
+    expect(printed).toContain("/context summary");
   });
 });

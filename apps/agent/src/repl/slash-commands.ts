@@ -10,9 +10,24 @@ import { needSession, print, type SlashCommand, table } from "./slash-command.ts
 
 const context: SlashCommand = {
   name: "context",
-  summary: "what the context holds: a table of its parts and a bar against the threshold",
-  async run(controller) {
+  usage: "[summary]",
+  summary:
+    "what the context holds: a table of its parts and a bar against the threshold; the summary it starts with",
+  async run(controller, args) {
     const { session } = needSession(controller);
+    if (args.trim() === "summary") {
+      const summary = session.summary();
+      print(
+        controller,
+        summary ??
+          "No summary yet: nothing has been compacted into one. /compact --preview shows what one would say.",
+      );
+      return;
+    }
+    if (args.trim() !== "") {
+      print(controller, `/context takes no argument but "summary"; it was "${args.trim()}".`);
+      return;
+    }
     const status = session.status();
     const parts = status.breakdown;
     const rows: string[][] = [["part", "tokens", "share"]];

@@ -30,6 +30,7 @@ import {
   clearSession,
   closeSession,
   compactSession,
+  currentSummary,
   type OpenRuntime,
   pinMessage,
   type SessionState,
@@ -134,6 +135,11 @@ export interface AgentSession {
   pins(): PinsStatus;
   /** The gauge (tokens, threshold, turns until compaction) and the breakdown; cheap. */
   status(): SessionStatus;
+  /**
+   * The compaction summary the context holds now, as the model reads it (the summary, the user's carried
+   * messages, the continuation); undefined while no compaction has summarised anything.
+   */
+  summary(): string | undefined;
   /** Changes the model for the next calls; the context is unchanged (the manager continues from its entries). */
   setModel(model: string): void;
   /** Ends this session (SessionEnd "clear") and starts a new one with an empty context (SessionStart "clear"). */
@@ -264,6 +270,7 @@ function sessionOf(state: SessionState): AgentSession {
     unpin: (id) => unpinMessage(state, id),
     pins: () => state.current.manager.pins(),
     status: () => sessionStatus(state),
+    summary: () => currentSummary(state.current),
     setModel(model) {
       setSessionModel(state, model);
     },

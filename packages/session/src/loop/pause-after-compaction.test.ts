@@ -47,9 +47,14 @@ describe("pauseAfterCompaction", () => {
   it("ends the turn before the request after a mid-turn summary; the next send goes on from there", async () => {
     const { requests, open } = session(true);
     const agent = await open();
+    expect(agent.summary()).toBeUndefined();
     const first = await agent.send("Inspect every part.").result();
     expect(first.stopReason).toBe("compacted");
     expect(agent.status().compactions).toBe(1);
+    // What the status shows is the context the summary left (the request that was not sent), summary included.
+    expect(agent.status().breakdown.summary).toBeGreaterThan(0);
+    // And the summary itself, as the model will read it: the user's message carried verbatim.
+    expect(agent.summary()).toContain("Inspect every part.");
     // Every call the turn counts was sent; the one the summary came before was not.
     expect(requests).toHaveLength(first.turns);
     expect(first.turns).toBeGreaterThan(1);

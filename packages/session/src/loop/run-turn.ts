@@ -161,8 +161,10 @@ async function callModel(
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
   trimSessionConversation(runtime);
   // Mid-turn (the model was working through tool calls), a summary just replaced what it was looking at.
-  if (runtime.options.pauseAfterCompaction && turn > 1 && prepared.status.compactions > compactions)
+  if (runtime.options.pauseAfterCompaction && turn > 1 && prepared.status.compactions > compactions) {
+    runtime.lastPrepared = prepared; // what `/context` shows: the context the summary left, not the last sent
     return { kind: "paused" };
+  }
   let recovered: { tokensBefore: number } | undefined;
   for (;;) {
     runtime.lastPrepared = prepared;

@@ -7,6 +7,7 @@ import {
   InvalidMessageError,
   type Tool,
 } from "@unforget/core";
+import { projectMessages } from "@unforget/transcript";
 import { contextBreakdown } from "../context/context-breakdown.ts";
 import type { ConnectedMcp } from "../optional/session-peers.ts";
 import type { SessionAuthorization } from "../permissions/session-permissions.ts";
@@ -312,6 +313,13 @@ export function sessionStatus(state: SessionState): SessionStatus {
     busy: state.running !== undefined,
     breakdown: contextBreakdown(runtime),
   };
+}
+
+/** The summary message the context holds now (`AgentSession.summary`), from the last request or the entries. */
+export function currentSummary(runtime: SessionRuntime): string | undefined {
+  const messages = runtime.projected ?? projectMessages(runtime.entries);
+  const summary = messages.findLast((message) => message.isCompactSummary);
+  return summary ? getMessageText(summary) : undefined;
 }
 
 /** Changes the model for the next calls (`AgentSession.setModel`). */
