@@ -30,6 +30,22 @@ export async function tempDir(prefix: string): Promise<{ path: string; cleanup()
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }
 
+/** A temporary folder for each test of the file (made before it, removed after it); read `path` inside tests. */
+export function tempDirPerTest(prefix: string): { readonly path: string } {
+  let dir: { path: string; cleanup(): Promise<void> } | undefined;
+  beforeEach(async () => {
+    dir = await tempDir(prefix);
+  });
+  afterEach(async () => {
+    await dir?.cleanup();
+  });
+  return {
+    get path() {
+      return dir!.path;
+    },
+  };
+}
+
 /** The Anthropic fake and a provider pointed at it (no retries: a scripted error reaches the loop). */
 export async function anthropicSetup() {
   const fake: AnthropicFakeServer = await startAnthropicFake();

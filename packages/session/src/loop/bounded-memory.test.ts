@@ -1,9 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ModelRequest } from "@unforget/core";
 import { readTranscript } from "@unforget/transcript";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createInstantProvider,
   inspectingTurns,
@@ -11,18 +8,13 @@ import {
   longSessionOptions,
   printedPart,
 } from "../../bench/instant-provider.ts";
+import { tempDirPerTest } from "../__fixtures__/session-kit.ts";
 import { createAgentSession } from "./agent-session.ts";
 
 // A long session through the real loop: what the session holds in memory (its messages, the manager's entries)
 // stays bounded by the context, however many compactions it goes through; the transcript on disk has it all.
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "unforget-bounded-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest("bounded");
 
 const CALLS_PER_TURN = 8;
 
@@ -41,7 +33,7 @@ function scripted() {
 describe("a session through many compactions", () => {
   it("holds messages and entries bounded by the context, the transcript every message once, across a model change", async () => {
     const { inspect, provider } = scripted();
-    const session = await createAgentSession(longSessionOptions(provider, [inspect], dir));
+    const session = await createAgentSession(longSessionOptions(provider, [inspect], dir.path));
     let appended = 0;
     let mostHeld = 0;
     for (let turn = 1; turn <= 40; turn++) {
@@ -79,7 +71,7 @@ describe("a session through many compactions", () => {
     const options = longSessionOptions(
       provider,
       [inspect],
-      dir,
+      dir.path,
       process.env.RETAIN_ALL ? { retainEntries: "all" } : {},
     );
     const first = await createAgentSession(options);

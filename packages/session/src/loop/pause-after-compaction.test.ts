@@ -1,8 +1,5 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { findToolPairViolations, getMessageText, type ModelRequest } from "@unforget/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createInstantProvider,
   inspectingTurns,
@@ -10,18 +7,13 @@ import {
   longSessionOptions,
   printedPart,
 } from "../../bench/instant-provider.ts";
+import { tempDirPerTest } from "../__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "../index.ts";
 
 // `pauseAfterCompaction`: a summary that replaces what the model was working on mid-turn ends the turn before
 // the next request, so that the user can read it and steer (what users of other agents ask for after drifts).
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "unforget-pause-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest("pause");
 
 /** One user turn of 40 `inspect` calls (about 1,200 tokens each) at a 16K window: summaries come mid-turn. */
 function session(pauseAfterCompaction: boolean) {
@@ -32,7 +24,7 @@ function session(pauseAfterCompaction: boolean) {
     return script(request);
   });
   const options: AgentSessionOptions = {
-    ...longSessionOptions(provider, [keptInspectTool(printedPart)], dir),
+    ...longSessionOptions(provider, [keptInspectTool(printedPart)], dir.path),
     pauseAfterCompaction,
   };
   return { requests, open: () => createAgentSession(options) };

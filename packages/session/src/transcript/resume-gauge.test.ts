@@ -1,7 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createInstantProvider,
   inspectingTurns,
@@ -9,26 +6,21 @@ import {
   longSessionOptions,
   printedPart,
 } from "../../bench/instant-provider.ts";
+import { tempDirPerTest } from "../__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "../index.ts";
 
 // The gauge of a resumed session: before its first call it shows the context the session had when it was
 // closed, as the provider will count it, and the first call after the resume goes on from there (no compaction
 // that the closed session would not have made).
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "unforget-resume-gauge-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest("resume-gauge");
 
 const inspect = keptInspectTool(printedPart);
 
 /** Four tool calls a turn, then the end of the turn; usage is what the provider counts of each request. */
 function options(retainEntries: "context" | "all"): AgentSessionOptions {
   const provider = createInstantProvider(inspectingTurns(4, (call) => `Step ${call}.`));
-  return longSessionOptions(provider, [inspect], dir, { retainEntries });
+  return longSessionOptions(provider, [inspect], dir.path, { retainEntries });
 }
 
 describe.each(["context", "all"] as const)("the gauge right after a resume (retainEntries: %s)", (retain) => {

@@ -1,7 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createInstantProvider,
   inspectingTurns,
@@ -9,24 +6,19 @@ import {
   longSessionOptions,
   printedPart,
 } from "../../bench/instant-provider.ts";
+import { tempDirPerTest } from "../__fixtures__/session-kit.ts";
 import { type AgentSessionOptions, createAgentSession } from "../index.ts";
 
 // A resumed session's status goes on from the closed one's: the compactions so far (what `/context` and
 // context_status say) and when the next compaction comes, before the first call after the resume.
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "unforget-resume-status-"));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest("resume-status");
 
 const inspect = keptInspectTool(printedPart);
 
 function options(retainEntries: "context" | "all"): AgentSessionOptions {
   const provider = createInstantProvider(inspectingTurns(4, (call) => `Step ${call}.`));
-  return longSessionOptions(provider, [inspect], dir, { retainEntries });
+  return longSessionOptions(provider, [inspect], dir.path, { retainEntries });
 }
 
 describe.each(["context", "all"] as const)("a resumed session's status (retainEntries: %s)", (retain) => {
