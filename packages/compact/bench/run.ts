@@ -23,7 +23,8 @@ import {
  *
  * `tsx bench/run.ts` runs everything; `--replay` only the replays, `--speed` only the speeds; `--window 32000`,
  * `--set chained|single|generated|demo|corpus` and `--ttl 1h` narrow them, `--policy NAME-PART` picks policies
- * (ours by default; BaseAgent, the teaching and the simple policy always run; for tuning).
+ * (ours by default; BaseAgent, the teaching and the simple policy always run; for tuning). `DEMO_SESSION=FILE`
+ * replays that copy of the demo session instead of the one this checkout's build made (for before/after runs).
  */
 const args = process.argv.slice(2);
 const runSpeed = !args.includes("--replay");
