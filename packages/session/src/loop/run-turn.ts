@@ -157,7 +157,8 @@ async function callModel(
 ): Promise<StreamOutcome | { kind: "paused" }> {
   runtime.refreshTools();
   const prepareOptions = runtime.prepareOptions(signal);
-  const compactions = runtime.manager.status().compactions;
+  // Read only when it may pause: `status()` is not free, and this runs before every call.
+  const compactions = runtime.options.pauseAfterCompaction ? runtime.manager.status().compactions : 0;
   let prepared: PrepareResult = await runtime.manager.prepare(runtime.conversation, prepareOptions);
   trimSessionConversation(runtime);
   // Mid-turn (the model was working through tool calls), a summary just replaced what it was looking at.
